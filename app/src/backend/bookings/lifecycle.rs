@@ -1,0 +1,164 @@
+//! Cancel, approve, reject, end early and extend. Each locks the booking row,
+//! checks who may act, asks the state machine, and writes the change and its
+//! audit event in one transaction.
+
+use super::admission::{live_usages, lock_kind};
+use super::query::fetch_row;
+use super::row::{BookingRow, Need};
+use crate::backend::error::{ServiceError, ServiceResult};
+use crate::model::{Booking, BookingState, PoolRules, Principal, Window};
+use crate::rules::capacity::{peak_usage, Usage};
+use crate::rules::state_machine::{transition, Action};
+use crate::rules::window::validate_extension;
+use chrono::{DateTime, Utc};
+use sqlx::{PgConnection, Postgres, Transaction};
+use uuid::Uuid;
+
+async fn record_event(
+    conn: &mut PgConnection,
+    booking_id: Uuid,
+    actor: &Principal,
+    from: BookingState,
+    to: BookingState,
+    reason: &str,
+) -> ServiceResult<()> {
+    sqlx::query(
+        "INSERT INTO booking_event (booking_id, actor_id, from_state, to_state, reason) VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(booking_id)
+    .bind(actor.user_id)
+    .bind(from.as_str())
+    .bind(to.as_str())
+    .bind(reason)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+async fn locked_row(tx: &mut Transaction<'_, Postgres>, principal: &Principal, id: Uuid, need: Need) -> ServiceResult<BookingRow> {
+    let row = fetch_row(&mut **tx, id, true).await?.ok_or(ServiceError::NotFound("booking"))?;
+    row.authorize(principal, need)?;
+    Ok(row)
+}
+
+async fn db_now(conn: &mut PgConnection) -> ServiceResult<DateTime<Utc>> {
+    Ok(sqlx::query_scalar("SELECT now()").fetch_one(conn).await?)
+}
+
+/// Moves a booking through `action`, optionally setting a new end, and returns it as the actor sees it.
+async fn apply(
+    mut tx: Transaction<'_, Postgres>,
+    principal: &Principal,
+    row: BookingRow,
+    action: Action,
+    new_end: Option<DateTime<Utc>>,
+    reason: &str,
+) -> ServiceResult<Booking> {
+    let from = row.state();
+    let to = transition(from, action)?;
+    sqlx::query("UPDATE booking SET state = $2, ends_at = coalesce($3, ends_at), updated_at = now() WHERE id = $1")
+        .bind(row.id)
+        .bind(to.as_str())
+        .bind(new_end)
+        .execute(&mut *tx)
+        .await?;
+    record_event(&mut tx, row.id, principal, from, to, reason).await?;
+    tx.commit().await?;
+    Ok(BookingRow { state: to.as_str().into(), ends_at: new_end.unwrap_or(row.ends_at), ..row }.view_for(principal))
+}
+
+async fn act(db: &sqlx::PgPool, principal: &Principal, id: Uuid, need: Need, action: Action, reason: &str) -> ServiceResult<Booking> {
+    let mut tx = db.begin().await?;
+    let row = locked_row(&mut tx, principal, id, need).await?;
+    apply(tx, principal, row, action, None, reason).await
+}
+
+/// Withdraws a booking that has not become active; its capacity is free at once.
+pub async fn cancel(db: &sqlx::PgPool, principal: &Principal, id: Uuid, reason: &str) -> ServiceResult<Booking> {
+    act(db, principal, id, Need::OwnerOrAdmin, Action::Cancel, reason).await
+}
+
+pub async fn approve(db: &sqlx::PgPool, principal: &Principal, id: Uuid, comment: &str) -> ServiceResult<Booking> {
+    act(db, principal, id, Need::Admin, Action::Approve, comment).await
+}
+
+pub async fn reject(db: &sqlx::PgPool, principal: &Principal, id: Uuid, comment: &str) -> ServiceResult<Booking> {
+    act(db, principal, id, Need::Admin, Action::Reject, comment).await
+}
+
+/// Ends a running booking now: its window is cut at the database's "now" and
+/// the capacity after that is free again.
+pub async fn end_early(db: &sqlx::PgPool, principal: &Principal, id: Uuid) -> ServiceResult<Booking> {
+    let mut tx = db.begin().await?;
+    let row = locked_row(&mut tx, principal, id, Need::OwnerOrAdmin).await?;
+    transition(row.state(), Action::Complete)?;
+    let now = db_now(&mut tx).await?;
+    if now <= row.starts_at {
+        return Err(ServiceError::Conflict {
+            code: "not_started",
+            field: None,
+            reason: "the window has not started yet; cancel the booking instead".into(),
+        });
+    }
+    if now >= row.ends_at {
+        return Err(ServiceError::Conflict {
+            code: "already_ended",
+            field: None,
+            reason: "the window has already ended".into(),
+        });
+    }
+    apply(tx, principal, row, Action::Complete, Some(now), "ended early").await
+}
+
+/// Moves the end later if the extra time fits under the same capacity rule.
+pub async fn extend(db: &sqlx::PgPool, principal: &Principal, id: Uuid, new_end: DateTime<Utc>) -> ServiceResult<Booking> {
+    let mut tx = db.begin().await?;
+    // Pool and kind never change, so reading them before taking the kind lock is
+    // safe; the row itself is locked (and re-read) after it, in the same order
+    // admission takes its locks.
+    let peek = fetch_row(&mut *tx, id, false).await?.ok_or(ServiceError::NotFound("booking"))?;
+    peek.authorize(principal, Need::OwnerOrAdmin)?;
+    lock_kind(&mut tx, peek.pool_id, &peek.kind).await?;
+    let row = locked_row(&mut tx, principal, id, Need::OwnerOrAdmin).await?;
+    let state = row.state();
+    if !state.holds_capacity() {
+        return Err(ServiceError::Conflict {
+            code: "not_extendable",
+            field: None,
+            reason: format!("a {} booking cannot be extended", state.as_str()),
+        });
+    }
+    let (rules, capacity, now): (PoolRules, i32, DateTime<Utc>) = {
+        let (g, max, horizon, notice, capacity, now): (i32, i32, i32, i32, i32, DateTime<Utc>) = sqlx::query_as(
+            "SELECT p.granularity_minutes, p.max_booking_minutes, p.horizon_days, p.min_notice_minutes, k.capacity, now()
+             FROM pool p JOIN pool_kind k ON k.pool_id = p.id AND k.kind = $2 WHERE p.id = $1",
+        )
+        .bind(row.pool_id)
+        .bind(&row.kind)
+        .fetch_one(&mut *tx)
+        .await?;
+        let rules = PoolRules { granularity_minutes: g, max_booking_minutes: max, horizon_days: horizon, min_notice_minutes: notice };
+        (rules, capacity, now)
+    };
+    let current = Window { start: row.starts_at, end: row.ends_at };
+    validate_extension(&rules, now, current, new_end)?;
+    let added = Window { start: current.end, end: new_end };
+    let others: Vec<Usage> = live_usages(&mut tx, row.pool_id, &row.kind, added.start, added.end)
+        .await?
+        .into_iter()
+        .filter(|(other, _)| *other != row.id)
+        .map(|(_, u)| u)
+        .collect();
+    let peak_used = peak_usage(&others, added);
+    if peak_used + row.quantity > capacity {
+        return Err(ServiceError::CapacityExceeded { peak_used, capacity, next_free: None });
+    }
+    sqlx::query("UPDATE booking SET ends_at = $2, updated_at = now() WHERE id = $1")
+        .bind(row.id)
+        .bind(new_end)
+        .execute(&mut *tx)
+        .await?;
+    record_event(&mut tx, row.id, principal, state, state, &format!("extended to {}", new_end.to_rfc3339())).await?;
+    tx.commit().await?;
+    Ok(BookingRow { ends_at: new_end, ..row }.view_for(principal))
+}

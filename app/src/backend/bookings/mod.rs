@@ -1,0 +1,12 @@
+//! Bookings: admission under the capacity invariant, reading with per-principal
+//! visibility, and every lifecycle action through the one state machine.
+
+pub mod admission;
+mod create;
+mod lifecycle;
+mod query;
+mod row;
+
+pub use create::create;
+pub use lifecycle::{approve, cancel, end_early, extend, reject};
+pub use query::{get, list};

@@ -1,0 +1,55 @@
+use super::super::error::{ServiceError, ServiceResult};
+use super::super::pools::{tenant_ids, VISIBLE_POOL};
+use super::row::{BookingRow, BOOKING_COLUMNS, BOOKING_FROM};
+use crate::model::{Booking, BookingFilter, Principal};
+use sqlx::{PgExecutor, PgPool};
+use uuid::Uuid;
+
+/// Upper bound on one listing; a calendar asks for a week at a time.
+const LIST_LIMIT: i64 = 5000;
+
+/// Bookings in pools the principal may book (others' as occupancy only) plus
+/// the principal's own; admins see all.
+pub async fn list(db: &PgPool, principal: &Principal, filter: &BookingFilter) -> ServiceResult<Vec<Booking>> {
+    let sql = format!(
+        "SELECT {BOOKING_COLUMNS} FROM {BOOKING_FROM}
+         WHERE (b.user_id = $3 OR {VISIBLE_POOL})
+           AND ($4::uuid IS NULL OR b.pool_id = $4)
+           AND ($5::timestamptz IS NULL OR b.ends_at > $5)
+           AND ($6::timestamptz IS NULL OR b.starts_at < $6)
+           AND ($5::timestamptz IS NOT NULL OR $6::timestamptz IS NOT NULL OR b.ends_at > now())
+           AND (NOT $7 OR b.user_id = $3)
+         ORDER BY b.starts_at, b.id
+         LIMIT {LIST_LIMIT}"
+    );
+    let rows: Vec<BookingRow> = sqlx::query_as(&sql)
+        .bind(principal.is_admin())
+        .bind(tenant_ids(principal))
+        .bind(principal.user_id)
+        .bind(filter.pool_id)
+        .bind(filter.from)
+        .bind(filter.to)
+        .bind(filter.mine)
+        .fetch_all(db)
+        .await?;
+    Ok(rows.into_iter().map(|r| r.view_for(principal)).collect())
+}
+
+pub(super) async fn fetch_row<'e>(
+    db: impl PgExecutor<'e>,
+    id: Uuid,
+    for_update: bool,
+) -> ServiceResult<Option<BookingRow>> {
+    let lock = if for_update { "FOR UPDATE OF b" } else { "" };
+    let sql = format!("SELECT {BOOKING_COLUMNS} FROM {BOOKING_FROM} WHERE b.id = $1 {lock}");
+    Ok(sqlx::query_as(&sql).bind(id).fetch_optional(db).await?)
+}
+
+/// One booking: in full for its owner and admins, as occupancy for the rest
+/// of its tenant, and "not found" for everyone else.
+pub async fn get(db: &PgPool, principal: &Principal, id: Uuid) -> ServiceResult<Booking> {
+    match fetch_row(db, id, false).await? {
+        Some(row) if row.visible_to(principal) => Ok(row.view_for(principal)),
+        _ => Err(ServiceError::NotFound("booking")),
+    }
+}

@@ -1,0 +1,88 @@
+//! A booking row joined with its owner and tenant, and how much of it a
+//! principal may see.
+
+use super::super::error::{ServiceError, ServiceResult};
+use crate::model::{Booking, BookingState, Mode, Principal};
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+/// Columns every booking query selects, in `BookingRow`'s shape.
+pub const BOOKING_COLUMNS: &str = "b.id, b.pool_id, b.kind, b.user_id, b.tenant_id, b.quantity, b.mode, b.image, b.note,
+     b.starts_at, b.ends_at, b.state, b.created_at, u.email AS user_email, u.name AS user_name, t.slug AS tenant_slug";
+pub const BOOKING_FROM: &str =
+    "booking b JOIN app_user u ON u.id = b.user_id JOIN tenant t ON t.id = b.tenant_id JOIN pool p ON p.id = b.pool_id";
+
+#[derive(sqlx::FromRow)]
+pub struct BookingRow {
+    pub id: Uuid,
+    pub pool_id: Uuid,
+    pub kind: String,
+    pub user_id: Uuid,
+    pub tenant_id: Uuid,
+    pub quantity: i32,
+    pub mode: String,
+    pub image: String,
+    pub note: String,
+    pub starts_at: DateTime<Utc>,
+    pub ends_at: DateTime<Utc>,
+    pub state: String,
+    pub created_at: DateTime<Utc>,
+    pub user_email: String,
+    pub user_name: String,
+    pub tenant_slug: String,
+}
+
+/// What a caller needs to be allowed to act on a booking.
+pub enum Need {
+    OwnerOrAdmin,
+    Admin,
+}
+
+impl BookingRow {
+    pub fn state(&self) -> BookingState {
+        // The column's CHECK constraint admits only known states.
+        BookingState::parse(&self.state).unwrap_or(BookingState::Failed)
+    }
+
+    /// Admins and members of the booking's tenant may know it exists; for
+    /// everyone else it is "not found".
+    pub fn visible_to(&self, principal: &Principal) -> bool {
+        principal.is_admin() || self.user_id == principal.user_id || principal.in_tenant(self.tenant_id)
+    }
+
+    pub fn authorize(&self, principal: &Principal, need: Need) -> ServiceResult<()> {
+        if !self.visible_to(principal) {
+            return Err(ServiceError::NotFound("booking"));
+        }
+        match need {
+            Need::OwnerOrAdmin if principal.is_admin() || self.user_id == principal.user_id => Ok(()),
+            Need::OwnerOrAdmin => Err(ServiceError::Forbidden("only the booking's owner or an admin may do this")),
+            Need::Admin if principal.is_admin() => Ok(()),
+            Need::Admin => Err(ServiceError::Forbidden("only admins approve or reject bookings")),
+        }
+    }
+
+    /// The owner and admins see everything; others see occupancy only.
+    pub fn view_for(self, principal: &Principal) -> Booking {
+        let mine = self.user_id == principal.user_id;
+        let full = mine || principal.is_admin();
+        let state = self.state();
+        Booking {
+            id: self.id,
+            pool_id: self.pool_id,
+            kind: self.kind,
+            quantity: self.quantity,
+            mode: Mode::parse(&self.mode).unwrap_or(Mode::Interactive),
+            state,
+            start: self.starts_at,
+            end: self.ends_at,
+            mine,
+            user_email: full.then_some(self.user_email),
+            user_name: full.then_some(self.user_name),
+            tenant: full.then_some(self.tenant_slug),
+            image: full.then_some(self.image),
+            note: full.then_some(self.note),
+            created_at: self.created_at,
+        }
+    }
+}

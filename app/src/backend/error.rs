@@ -1,0 +1,81 @@
+use crate::model::Window;
+use crate::rules::state_machine::IllegalTransition;
+use crate::rules::FieldError;
+use uuid::Uuid;
+
+/// What a service call can refuse with. Transports map each variant to a
+/// status; `Database` is logged and never shown.
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    #[error(transparent)]
+    Invalid(#[from] FieldError),
+    #[error("{0} not found")]
+    NotFound(&'static str),
+    #[error("{0}")]
+    Forbidden(&'static str),
+    #[error("not enough free capacity: {peak_used} of {capacity} units are already booked at the busiest moment of this window")]
+    CapacityExceeded {
+        peak_used: i32,
+        capacity: i32,
+        next_free: Option<Window>,
+    },
+    #[error("kind {kind}: {booked} units are booked at once, more than the new capacity of {capacity}")]
+    CapacityBelowBooked {
+        kind: String,
+        capacity: i32,
+        booked: i32,
+        bookings: Vec<Uuid>,
+    },
+    #[error(transparent)]
+    IllegalTransition(#[from] IllegalTransition),
+    #[error("{reason}")]
+    Conflict {
+        code: &'static str,
+        field: Option<String>,
+        reason: String,
+    },
+    #[error("database error")]
+    Database(#[source] sqlx::Error),
+}
+
+impl From<sqlx::Error> for ServiceError {
+    /// Named constraints are part of the contract: the ones a client can break
+    /// become client errors, everything else stays an internal error.
+    fn from(err: sqlx::Error) -> Self {
+        if let Some(db) = err.as_database_error() {
+            match db.constraint() {
+                Some("pool_name_key") => {
+                    return Self::Conflict {
+                        code: "duplicate",
+                        field: Some("name".into()),
+                        reason: "a pool with this name exists".into(),
+                    }
+                }
+                Some("app_user_email_key") => {
+                    return Self::Conflict {
+                        code: "duplicate",
+                        field: Some("email".into()),
+                        reason: "a user with this email exists".into(),
+                    }
+                }
+                _ => {}
+            }
+        }
+        Self::Database(err)
+    }
+}
+
+impl ServiceError {
+    /// Text safe to show anyone: database errors are replaced and logged.
+    pub fn public_message(&self) -> String {
+        match self {
+            Self::Database(err) => {
+                tracing::error!(error = %err, "database error");
+                "internal error; it has been logged".to_string()
+            }
+            other => other.to_string(),
+        }
+    }
+}
+
+pub type ServiceResult<T> = Result<T, ServiceError>;

@@ -1,0 +1,16 @@
+//! Server-only services over PostgreSQL, shared by the server fns (through a
+//! `PgPool` in Leptos context) and the REST API in the `server` crate. Every
+//! entry point takes the asking `Principal` and does its own role and tenant
+//! checks, so no transport can skip them.
+
+pub mod bookings;
+pub mod error;
+pub mod overview;
+pub mod pools;
+pub mod tokens;
+pub mod users;
+
+pub use error::ServiceError;
+
+/// The single migration set, embedded so the binary can migrate a fresh database.
+pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations");

@@ -1,0 +1,346 @@
+//! Pools: listing what a principal may book, admin create/update (refusing to
+//! lower capacity below what is booked), and availability as a step function.
+
+use super::bookings::admission::{live_usages, lock_kind};
+use super::error::{ServiceError, ServiceResult};
+use crate::model::{KindSpec, NewPool, Pool, PoolKind, PoolPatch, PoolRules, Principal, Window};
+use crate::rules::capacity::{free_steps, Step};
+use crate::rules::{pool_spec, FieldError};
+use chrono::{DateTime, Duration, Utc};
+use sqlx::{PgConnection, PgPool};
+use uuid::Uuid;
+
+#[derive(sqlx::FromRow)]
+struct PoolRow {
+    id: Uuid,
+    name: String,
+    description: String,
+    gpu_model: String,
+    requires_approval: bool,
+    granularity_minutes: i32,
+    max_booking_minutes: i32,
+    horizon_days: i32,
+    min_notice_minutes: i32,
+    price_per_unit_hour: f64,
+    images: Vec<String>,
+    tenants: Vec<String>,
+}
+
+#[derive(sqlx::FromRow)]
+struct KindRow {
+    pool_id: Uuid,
+    kind: String,
+    capacity: i32,
+    replicas_per_unit: i32,
+    vram_gb_per_unit: i32,
+    cpu_millis_per_unit: i32,
+    memory_mib_per_unit: i32,
+    storage_gib_per_unit: i32,
+}
+
+/// SQL condition "pool p may be booked by someone in tenants $2, or $1 is an admin".
+/// Shared with the booking queries so visibility has one definition.
+pub(crate) const VISIBLE_POOL: &str = "($1 OR NOT EXISTS (SELECT 1 FROM pool_tenant pt WHERE pt.pool_id = p.id)
+      OR EXISTS (SELECT 1 FROM pool_tenant pt WHERE pt.pool_id = p.id AND pt.tenant_id = ANY($2)))";
+
+pub(crate) fn tenant_ids(principal: &Principal) -> Vec<Uuid> {
+    principal.tenants.iter().map(|t| t.id).collect()
+}
+
+async fn load(conn: &mut PgConnection, principal: &Principal, only: Option<Uuid>) -> ServiceResult<Vec<Pool>> {
+    let sql = format!(
+        "SELECT p.id, p.name, p.description, p.gpu_model, p.requires_approval, p.granularity_minutes,
+                p.max_booking_minutes, p.horizon_days, p.min_notice_minutes, p.price_per_unit_hour, p.images,
+                ARRAY(SELECT t.slug FROM pool_tenant pt JOIN tenant t ON t.id = pt.tenant_id
+                      WHERE pt.pool_id = p.id ORDER BY t.slug) AS tenants
+         FROM pool p
+         WHERE {VISIBLE_POOL} AND ($3::uuid IS NULL OR p.id = $3)
+         ORDER BY p.name"
+    );
+    let pools: Vec<PoolRow> = sqlx::query_as(&sql)
+        .bind(principal.is_admin())
+        .bind(tenant_ids(principal))
+        .bind(only)
+        .fetch_all(&mut *conn)
+        .await?;
+    let ids: Vec<Uuid> = pools.iter().map(|p| p.id).collect();
+    let kinds: Vec<KindRow> = sqlx::query_as("SELECT * FROM pool_kind WHERE pool_id = ANY($1) ORDER BY kind")
+        .bind(&ids)
+        .fetch_all(&mut *conn)
+        .await?;
+    Ok(pools
+        .into_iter()
+        .map(|p| Pool {
+            kinds: kinds
+                .iter()
+                .filter(|k| k.pool_id == p.id)
+                .map(|k| PoolKind {
+                    kind: k.kind.clone(),
+                    capacity: k.capacity,
+                    replicas_per_unit: k.replicas_per_unit,
+                    vram_gb_per_unit: k.vram_gb_per_unit,
+                    cpu_millis_per_unit: k.cpu_millis_per_unit,
+                    memory_mib_per_unit: k.memory_mib_per_unit,
+                    storage_gib_per_unit: k.storage_gib_per_unit,
+                })
+                .collect(),
+            id: p.id,
+            name: p.name,
+            description: p.description,
+            gpu_model: p.gpu_model,
+            requires_approval: p.requires_approval,
+            rules: PoolRules {
+                granularity_minutes: p.granularity_minutes,
+                max_booking_minutes: p.max_booking_minutes,
+                horizon_days: p.horizon_days,
+                min_notice_minutes: p.min_notice_minutes,
+            },
+            price_per_unit_hour: p.price_per_unit_hour,
+            images: p.images,
+            tenants: p.tenants,
+        })
+        .collect())
+}
+
+pub async fn list(db: &PgPool, principal: &Principal) -> ServiceResult<Vec<Pool>> {
+    load(&mut *db.acquire().await?, principal, None).await
+}
+
+/// A pool the principal may book; any other is "not found".
+pub async fn get(db: &PgPool, principal: &Principal, id: Uuid) -> ServiceResult<Pool> {
+    load(&mut *db.acquire().await?, principal, Some(id))
+        .await?
+        .pop()
+        .ok_or(ServiceError::NotFound("pool"))
+}
+
+fn require_admin(principal: &Principal) -> ServiceResult<()> {
+    if principal.is_admin() {
+        Ok(())
+    } else {
+        Err(ServiceError::Forbidden("only admins manage pools"))
+    }
+}
+
+async fn tenant_ids_for(conn: &mut PgConnection, slugs: &[String]) -> ServiceResult<Vec<Uuid>> {
+    let rows: Vec<(String, Uuid)> = sqlx::query_as("SELECT slug, id FROM tenant WHERE slug = ANY($1)")
+        .bind(slugs)
+        .fetch_all(&mut *conn)
+        .await?;
+    slugs
+        .iter()
+        .enumerate()
+        .map(|(i, slug)| {
+            rows.iter()
+                .find(|(s, _)| s == slug)
+                .map(|(_, id)| *id)
+                .ok_or_else(|| FieldError::new(format!("tenants[{i}]"), format!("no tenant named {slug}")).into())
+        })
+        .collect()
+}
+
+async fn replace_tenants(conn: &mut PgConnection, pool_id: Uuid, slugs: &[String]) -> ServiceResult<()> {
+    let ids = tenant_ids_for(conn, slugs).await?;
+    sqlx::query("DELETE FROM pool_tenant WHERE pool_id = $1")
+        .bind(pool_id)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query("INSERT INTO pool_tenant (pool_id, tenant_id) SELECT $1, unnest($2::uuid[])")
+        .bind(pool_id)
+        .bind(&ids)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+async fn upsert_kind(conn: &mut PgConnection, pool_id: Uuid, spec: &KindSpec) -> ServiceResult<()> {
+    sqlx::query(
+        "INSERT INTO pool_kind (pool_id, kind, capacity, replicas_per_unit, vram_gb_per_unit,
+                                cpu_millis_per_unit, memory_mib_per_unit, storage_gib_per_unit)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+         ON CONFLICT (pool_id, kind) DO UPDATE SET capacity = excluded.capacity,
+             replicas_per_unit = excluded.replicas_per_unit, vram_gb_per_unit = excluded.vram_gb_per_unit,
+             cpu_millis_per_unit = excluded.cpu_millis_per_unit, memory_mib_per_unit = excluded.memory_mib_per_unit,
+             storage_gib_per_unit = excluded.storage_gib_per_unit",
+    )
+    .bind(pool_id)
+    .bind(&spec.kind)
+    .bind(spec.capacity)
+    .bind(spec.replicas_per_unit)
+    .bind(spec.vram_gb_per_unit)
+    .bind(spec.cpu_millis_per_unit)
+    .bind(spec.memory_mib_per_unit)
+    .bind(spec.storage_gib_per_unit)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+pub async fn create(db: &PgPool, principal: &Principal, new: NewPool) -> ServiceResult<Pool> {
+    require_admin(principal)?;
+    let defaults = PoolRules::default();
+    let rules = PoolRules {
+        granularity_minutes: new.granularity_minutes.unwrap_or(defaults.granularity_minutes),
+        max_booking_minutes: new.max_booking_minutes.unwrap_or(defaults.max_booking_minutes),
+        horizon_days: new.horizon_days.unwrap_or(defaults.horizon_days),
+        min_notice_minutes: new.min_notice_minutes.unwrap_or(defaults.min_notice_minutes),
+    };
+    pool_spec::validate_name(&new.name)?;
+    pool_spec::validate_rules(&rules)?;
+    pool_spec::validate_price(new.price_per_unit_hour)?;
+    pool_spec::validate_images(&new.images)?;
+    pool_spec::validate_kinds(&new.kinds, true)?;
+
+    let mut tx = db.begin().await?;
+    let id: Uuid = sqlx::query_scalar(
+        "INSERT INTO pool (name, description, gpu_model, requires_approval, granularity_minutes,
+                           max_booking_minutes, horizon_days, min_notice_minutes, price_per_unit_hour, images)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id",
+    )
+    .bind(new.name.trim())
+    .bind(&new.description)
+    .bind(&new.gpu_model)
+    .bind(new.requires_approval)
+    .bind(rules.granularity_minutes)
+    .bind(rules.max_booking_minutes)
+    .bind(rules.horizon_days)
+    .bind(rules.min_notice_minutes)
+    .bind(new.price_per_unit_hour)
+    .bind(&new.images)
+    .fetch_one(&mut *tx)
+    .await?;
+    replace_tenants(&mut tx, id, &new.tenants).await?;
+    for spec in &new.kinds {
+        upsert_kind(&mut tx, id, spec).await?;
+    }
+    let pool = load(&mut tx, principal, Some(id)).await?.pop().ok_or(ServiceError::NotFound("pool"))?;
+    tx.commit().await?;
+    Ok(pool)
+}
+
+/// Refuses to set `capacity` below the peak of live bookings from now on,
+/// naming the bookings that overlap the overbooked instants.
+async fn check_capacity_change(conn: &mut PgConnection, pool_id: Uuid, spec: &KindSpec) -> ServiceResult<()> {
+    let now: DateTime<Utc> = sqlx::query_scalar("SELECT now()").fetch_one(&mut *conn).await?;
+    let live = live_usages(conn, pool_id, &spec.kind, now, DateTime::<Utc>::MAX_UTC).await?;
+    let Some(last_end) = live.iter().map(|(_, u)| u.end).max() else {
+        return Ok(());
+    };
+    let usages: Vec<_> = live.iter().map(|(_, u)| *u).collect();
+    let window = Window { start: now, end: last_end };
+    let over: Vec<Step> = free_steps(&usages, spec.capacity, window)
+        .into_iter()
+        .filter(|s| s.free < 0)
+        .collect();
+    if over.is_empty() {
+        return Ok(());
+    }
+    let booked = over.iter().map(|s| spec.capacity - s.free).max().unwrap_or(0);
+    let bookings = live
+        .iter()
+        .filter(|(_, u)| over.iter().any(|s| u.start < s.end && s.start < u.end))
+        .map(|(id, _)| *id)
+        .collect();
+    Err(ServiceError::CapacityBelowBooked {
+        kind: spec.kind.clone(),
+        capacity: spec.capacity,
+        booked,
+        bookings,
+    })
+}
+
+pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPatch) -> ServiceResult<Pool> {
+    require_admin(principal)?;
+    let mut tx = db.begin().await?;
+    let current = load(&mut tx, principal, Some(id)).await?.pop().ok_or(ServiceError::NotFound("pool"))?;
+    let rules = PoolRules {
+        granularity_minutes: patch.granularity_minutes.unwrap_or(current.rules.granularity_minutes),
+        max_booking_minutes: patch.max_booking_minutes.unwrap_or(current.rules.max_booking_minutes),
+        horizon_days: patch.horizon_days.unwrap_or(current.rules.horizon_days),
+        min_notice_minutes: patch.min_notice_minutes.unwrap_or(current.rules.min_notice_minutes),
+    };
+    if let Some(name) = &patch.name {
+        pool_spec::validate_name(name)?;
+    }
+    pool_spec::validate_rules(&rules)?;
+    pool_spec::validate_price(patch.price_per_unit_hour.unwrap_or(current.price_per_unit_hour))?;
+    if let Some(images) = &patch.images {
+        pool_spec::validate_images(images)?;
+    }
+    let mut kinds = patch.kinds.clone().unwrap_or_default();
+    pool_spec::validate_kinds(&kinds, false)?;
+
+    sqlx::query(
+        "UPDATE pool SET name = coalesce($2, name), description = coalesce($3, description),
+             gpu_model = coalesce($4, gpu_model), requires_approval = coalesce($5, requires_approval),
+             granularity_minutes = $6, max_booking_minutes = $7, horizon_days = $8, min_notice_minutes = $9,
+             price_per_unit_hour = coalesce($10, price_per_unit_hour), images = coalesce($11, images)
+         WHERE id = $1",
+    )
+    .bind(id)
+    .bind(patch.name.as_deref().map(str::trim))
+    .bind(&patch.description)
+    .bind(&patch.gpu_model)
+    .bind(patch.requires_approval)
+    .bind(rules.granularity_minutes)
+    .bind(rules.max_booking_minutes)
+    .bind(rules.horizon_days)
+    .bind(rules.min_notice_minutes)
+    .bind(patch.price_per_unit_hour)
+    .bind(&patch.images)
+    .execute(&mut *tx)
+    .await?;
+    if let Some(tenants) = &patch.tenants {
+        replace_tenants(&mut tx, id, tenants).await?;
+    }
+    // Lock kinds in name order, the same order everywhere, so two admins never deadlock.
+    kinds.sort_by(|a, b| a.kind.cmp(&b.kind));
+    for spec in &kinds {
+        lock_kind(&mut tx, id, &spec.kind).await?;
+        let lowered = current
+            .kinds
+            .iter()
+            .any(|k| k.kind == spec.kind && spec.capacity < k.capacity);
+        if lowered {
+            check_capacity_change(&mut tx, id, spec).await?;
+        }
+        upsert_kind(&mut tx, id, spec).await?;
+    }
+    let pool = load(&mut tx, principal, Some(id)).await?.pop().ok_or(ServiceError::NotFound("pool"))?;
+    tx.commit().await?;
+    Ok(pool)
+}
+
+/// Free units of `kind` over `[from, to)`; by default the coming week from the current slot.
+pub async fn availability(
+    db: &PgPool,
+    principal: &Principal,
+    id: Uuid,
+    kind: &str,
+    from: Option<DateTime<Utc>>,
+    to: Option<DateTime<Utc>>,
+) -> ServiceResult<Vec<Step>> {
+    let pool = get(db, principal, id).await?;
+    let capacity = pool
+        .kinds
+        .iter()
+        .find(|k| k.kind == kind)
+        .map(|k| k.capacity)
+        .ok_or_else(|| FieldError::new("kind", format!("pool {} has no kind {kind}", pool.name)))?;
+    let mut conn = db.acquire().await?;
+    let now: DateTime<Utc> = sqlx::query_scalar("SELECT now()").fetch_one(&mut *conn).await?;
+    let from = from.unwrap_or(now);
+    let to = to.unwrap_or(from + Duration::days(7));
+    if to <= from {
+        return Err(FieldError::new("to", "must be after from").into());
+    }
+    if to - from > Duration::days(92) {
+        return Err(FieldError::new("to", "a range may span at most 92 days").into());
+    }
+    let usages: Vec<_> = live_usages(&mut conn, id, kind, from, to)
+        .await?
+        .into_iter()
+        .map(|(_, u)| u)
+        .collect();
+    Ok(free_steps(&usages, capacity, Window { start: from, end: to }))
+}

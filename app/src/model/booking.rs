@@ -1,0 +1,139 @@
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// Lifecycle of a booking. Only `rules::state_machine::transition` moves between them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BookingState {
+    Pending,
+    Approved,
+    Active,
+    Completed,
+    Canceled,
+    Rejected,
+    Failed,
+}
+
+impl BookingState {
+    pub const ALL: [BookingState; 7] = [
+        Self::Pending,
+        Self::Approved,
+        Self::Active,
+        Self::Completed,
+        Self::Canceled,
+        Self::Rejected,
+        Self::Failed,
+    ];
+
+    /// States that hold capacity: the capacity invariant sums exactly these.
+    pub fn holds_capacity(self) -> bool {
+        matches!(self, Self::Pending | Self::Approved | Self::Active)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Approved => "approved",
+            Self::Active => "active",
+            Self::Completed => "completed",
+            Self::Canceled => "canceled",
+            Self::Rejected => "rejected",
+            Self::Failed => "failed",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.as_str() == text)
+    }
+}
+
+/// `interactive`: the workspace itself gets a GPU. `inference`: the workspace has
+/// none and every time-sliced slot is free for the user's own serving pods.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    Interactive,
+    Inference,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Interactive => "interactive",
+            Self::Inference => "inference",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "interactive" => Some(Self::Interactive),
+            "inference" => Some(Self::Inference),
+            _ => None,
+        }
+    }
+}
+
+/// A half-open time window `[start, end)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Window {
+    pub start: DateTime<Utc>,
+    pub end: DateTime<Utc>,
+}
+
+/// A booking as a reader may see it. For other users' bookings the personal
+/// fields (`user_*`, `tenant`, `image`, `note`) are `None`: occupancy only.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Booking {
+    pub id: Uuid,
+    pub pool_id: Uuid,
+    pub kind: String,
+    pub quantity: i32,
+    pub mode: Mode,
+    pub state: BookingState,
+    pub start: DateTime<Utc>,
+    pub end: DateTime<Utc>,
+    pub mine: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user_email: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tenant: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    pub created_at: DateTime<Utc>,
+}
+
+/// `POST /bookings`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewBooking {
+    pub pool_id: Uuid,
+    pub kind: String,
+    pub quantity: i32,
+    pub start: DateTime<Utc>,
+    pub end: DateTime<Utc>,
+    pub mode: Mode,
+    /// One of the pool's images; the pool's first image when left out.
+    #[serde(default)]
+    pub image: Option<String>,
+    #[serde(default)]
+    pub note: String,
+    /// Tenant slug to book for; needed only by members of several tenants.
+    #[serde(default)]
+    pub tenant: Option<String>,
+}
+
+/// `GET /bookings` filters. Without `from`/`to`, bookings that have not ended.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BookingFilter {
+    pub pool_id: Option<Uuid>,
+    pub from: Option<DateTime<Utc>>,
+    pub to: Option<DateTime<Utc>>,
+    #[serde(default)]
+    pub mine: bool,
+}

@@ -1,0 +1,96 @@
+use super::overview::{load_overview, Overview, PoolSummary};
+use crate::model::Booking;
+use chrono::{DateTime, Utc};
+use leptos::prelude::*;
+
+fn when(at: DateTime<Utc>) -> String {
+    at.format("%a %d %b %H:%M UTC").to_string()
+}
+
+/// Pools and the coming week's bookings. The refresh button re-asks the server
+/// without a page reload once the page has hydrated.
+#[component]
+pub fn HomePage() -> impl IntoView {
+    let overview = Resource::new(|| (), |_| load_overview());
+    view! {
+        <section class="page-head">
+            <h1>"Pools and bookings"</h1>
+            <button class="button" on:click=move |_| overview.refetch()>"Refresh"</button>
+        </section>
+        <Suspense fallback=|| view! { <p class="loading">"Loading pools…"</p> }>
+            {move || overview.get().map(|result| match result {
+                Ok(data) => view! { <OverviewView data/> }.into_any(),
+                Err(err) => view! {
+                    <p class="error" role="alert">"Could not load pools: " {err.to_string()}</p>
+                }.into_any(),
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn OverviewView(data: Overview) -> impl IntoView {
+    let names: Vec<(uuid::Uuid, String)> = data.pools.iter().map(|p| (p.pool.id, p.pool.name.clone())).collect();
+    let pool_name = move |id| names.iter().find(|(pid, _)| *pid == id).map(|(_, n)| n.clone()).unwrap_or_default();
+    view! {
+        <p class="muted">"As of " {when(data.now)}</p>
+        {if data.pools.is_empty() {
+            view! { <p class="empty">"No pools yet. An admin creates them with the API or " <code>"berth seed-demo"</code> "."</p> }.into_any()
+        } else {
+            data.pools.into_iter().map(|summary| view! { <PoolCard summary/> }).collect_view().into_any()
+        }}
+        <h2>"Bookings this week"</h2>
+        {if data.bookings.is_empty() {
+            view! { <p class="empty" id="no-bookings">"Nothing booked in the next seven days."</p> }.into_any()
+        } else {
+            view! {
+                <table class="bookings">
+                    <thead><tr><th>"Pool"</th><th>"Kind"</th><th>"Units"</th><th>"From"</th><th>"Until"</th><th>"State"</th></tr></thead>
+                    <tbody>
+                        {data.bookings.into_iter().map(|b| view! { <BookingRow pool=pool_name(b.pool_id) booking=b/> }).collect_view()}
+                    </tbody>
+                </table>
+            }.into_any()
+        }}
+    }
+}
+
+#[component]
+fn PoolCard(summary: PoolSummary) -> impl IntoView {
+    let pool = summary.pool;
+    view! {
+        <article class="pool-card">
+            <h3>{pool.name.clone()}</h3>
+            <p class="muted">{pool.gpu_model.clone()} " · " {pool.description.clone()}</p>
+            <p>{if pool.requires_approval { "Bookings need an admin's approval." } else { "Bookings are confirmed at once." }}</p>
+            <ul class="kinds">
+                {summary.kinds.into_iter().map(|k| {
+                    let detail = pool.kinds.iter().find(|d| d.kind == k.kind).cloned();
+                    view! {
+                        <li class="kind">
+                            <code>{k.kind.clone()}</code>
+                            <span class="free">{k.free_now} " of " {k.capacity} " free now"</span>
+                            {detail.map(|d| view! {
+                                <span class="muted">{d.vram_gb_per_unit} " GB VRAM · " {d.replicas_per_unit} " time-slice replicas per unit"</span>
+                            })}
+                        </li>
+                    }
+                }).collect_view()}
+            </ul>
+        </article>
+    }
+}
+
+#[component]
+fn BookingRow(pool: String, booking: Booking) -> impl IntoView {
+    view! {
+        <tr>
+            <td>{pool}</td>
+            <td><code>{booking.kind}</code></td>
+            <td>{booking.quantity}</td>
+            <td>{when(booking.start)}</td>
+            <td>{when(booking.end)}</td>
+            <td><span class=format!("badge state-{}", booking.state.as_str())>{booking.state.as_str()}</span></td>
+        </tr>
+    }
+}

@@ -1,0 +1,99 @@
+//! What makes a pool definition acceptable, checked before anything is written.
+
+use super::FieldError;
+use crate::model::{KindSpec, PoolRules};
+
+const MAX_CAPACITY: i32 = 10_000;
+
+pub fn validate_name(name: &str) -> Result<(), FieldError> {
+    let len = name.trim().chars().count();
+    if len == 0 || len > 100 {
+        return Err(FieldError::new("name", "must be 1 to 100 characters"));
+    }
+    Ok(())
+}
+
+pub fn validate_rules(rules: &PoolRules) -> Result<(), FieldError> {
+    let g = rules.granularity_minutes;
+    if g <= 0 || 1440 % g != 0 {
+        return Err(FieldError::new("granularity_minutes", "must divide a day (1440 minutes) evenly"));
+    }
+    if rules.max_booking_minutes < g || rules.max_booking_minutes % g != 0 {
+        return Err(FieldError::new(
+            "max_booking_minutes",
+            "must be a positive multiple of granularity_minutes",
+        ));
+    }
+    if !(1..=366).contains(&rules.horizon_days) {
+        return Err(FieldError::new("horizon_days", "must be between 1 and 366"));
+    }
+    if !(0..=7 * 1440).contains(&rules.min_notice_minutes) {
+        return Err(FieldError::new("min_notice_minutes", "must be between 0 and 10080"));
+    }
+    Ok(())
+}
+
+pub fn validate_price(price: f64) -> Result<(), FieldError> {
+    if !price.is_finite() || price < 0.0 {
+        return Err(FieldError::new("price_per_unit_hour", "must be a number of at least 0"));
+    }
+    Ok(())
+}
+
+pub fn validate_images(images: &[String]) -> Result<(), FieldError> {
+    for (i, image) in images.iter().enumerate() {
+        if image.is_empty() || image.len() > 512 || image.chars().any(char::is_whitespace) {
+            return Err(FieldError::new(format!("images[{i}]"), "must be an image reference without spaces"));
+        }
+    }
+    Ok(())
+}
+
+/// Whole GPUs (`nvidia.com/gpu`) or one MIG profile (`nvidia.com/mig-<g>g.<mem>gb`).
+pub fn is_known_kind(kind: &str) -> bool {
+    if kind == "nvidia.com/gpu" {
+        return true;
+    }
+    let Some(profile) = kind.strip_prefix("nvidia.com/mig-") else {
+        return false;
+    };
+    let Some((compute, memory)) = profile.split_once("g.") else {
+        return false;
+    };
+    let digits = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
+    digits(compute) && memory.strip_suffix("gb").is_some_and(digits)
+}
+
+pub fn validate_kinds(kinds: &[KindSpec], require_some: bool) -> Result<(), FieldError> {
+    if require_some && kinds.is_empty() {
+        return Err(FieldError::new("kinds", "a pool needs at least one resource kind"));
+    }
+    for (i, spec) in kinds.iter().enumerate() {
+        let field = |name: &str| format!("kinds[{i}].{name}");
+        if !is_known_kind(&spec.kind) {
+            return Err(FieldError::new(
+                field("kind"),
+                "must be nvidia.com/gpu or a MIG profile such as nvidia.com/mig-1g.24gb",
+            ));
+        }
+        if kinds[..i].iter().any(|k| k.kind == spec.kind) {
+            return Err(FieldError::new(field("kind"), "is listed twice"));
+        }
+        if !(0..=MAX_CAPACITY).contains(&spec.capacity) {
+            return Err(FieldError::new(field("capacity"), format!("must be between 0 and {MAX_CAPACITY}")));
+        }
+        if !(1..=64).contains(&spec.replicas_per_unit) {
+            return Err(FieldError::new(field("replicas_per_unit"), "must be between 1 and 64"));
+        }
+        let grants = [
+            ("vram_gb_per_unit", spec.vram_gb_per_unit),
+            ("cpu_millis_per_unit", spec.cpu_millis_per_unit),
+            ("memory_mib_per_unit", spec.memory_mib_per_unit),
+            ("storage_gib_per_unit", spec.storage_gib_per_unit),
+        ];
+        if let Some((name, _)) = grants.iter().find(|(_, v)| *v < 0) {
+            return Err(FieldError::new(field(name), "must not be negative"));
+        }
+    }
+    Ok(())
+}

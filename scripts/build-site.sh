@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Builds what cargo-leptos would, without needing cargo-leptos: the server
+# binary, the hydration WASM + JS glue, and the stylesheet, into target/site.
+# Usage: scripts/build-site.sh [dev|release]
+source "$(dirname "$0")/lib.sh"
+PROFILE="${1:-dev}"
+ensure_toolchain
+
+cd "$ROOT"
+if [ "$PROFILE" = release ]; then
+  cargo_profile=(--profile wasm-release); wasm_dir=wasm-release; server_flags=(--release)
+else
+  cargo_profile=(); wasm_dir=debug; server_flags=()
+fi
+
+say "building the WASM frontend ($PROFILE)"
+cargo build -p frontend --lib --target wasm32-unknown-unknown "${cargo_profile[@]}"
+mkdir -p target/site/pkg
+wasm-bindgen --target web --no-typescript --out-dir target/site/pkg --out-name berth \
+  "target/wasm32-unknown-unknown/$wasm_dir/frontend.wasm"
+# The hydration script loads pkg/berth.wasm (cargo-leptos' naming).
+mv target/site/pkg/berth_bg.wasm target/site/pkg/berth.wasm
+if [ "$PROFILE" = release ]; then
+  wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+    target/site/pkg/berth.wasm -o target/site/pkg/berth.wasm
+fi
+sass --no-source-map --style=compressed style/main.scss target/site/pkg/berth.css
+
+say "building the server ($PROFILE)"
+cargo build -p server --bin berth "${server_flags[@]}"

@@ -1,0 +1,80 @@
+# Shared helpers for the project's scripts. Source it; do not run it.
+# Everything here installs only what is missing, from package registries.
+
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export PATH="$ROOT/end2end/node_modules/.bin:$HOME/.cargo/bin:$PATH"
+
+# The variables cargo-leptos sets (see [[workspace.metadata.leptos]]). Every
+# cargo call exports the same values, so builds and tests share one cache.
+export LEPTOS_OUTPUT_NAME=berth LEPTOS_SITE_ROOT=target/site LEPTOS_SITE_PKG_DIR=pkg
+
+say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+apt_install() {
+  say "installing $* (apt)"
+  as_root apt-get install -y "$@" >/dev/null || { as_root apt-get update >/dev/null && as_root apt-get install -y "$@" >/dev/null; }
+}
+
+pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1; }
+
+ensure_postgres() {
+  [ -n "$(pg_bin)" ] && [ -x "$(pg_bin)/initdb" ] || apt_install postgresql
+  command -v pgbench >/dev/null || apt_install postgresql-contrib
+}
+
+# Runs a PostgreSQL tool as the cluster's owner: initdb refuses to run as root.
+pg_as_owner() {
+  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+# pg_up DIR PORT [extra postgres options]: initialise DIR if empty, start a server
+# listening on 127.0.0.1:PORT with its socket inside DIR. Idempotent.
+pg_up() {
+  local dir="$1" port="$2"; shift 2
+  ensure_postgres
+  local bin; bin="$(pg_bin)"
+  mkdir -p "$dir"
+  [ "$(id -u)" = 0 ] && chown postgres:postgres "$dir"
+  if [ ! -f "$dir/PG_VERSION" ]; then
+    pg_as_owner "$bin/initdb" -D "$dir" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >/dev/null
+  fi
+  if ! pg_as_owner "$bin/pg_ctl" -D "$dir" status >/dev/null 2>&1; then
+    pg_as_owner "$bin/pg_ctl" -D "$dir" -l "$dir/server.log" -w start \
+      -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=300 $*" >/dev/null
+  fi
+}
+
+pg_down() {
+  local dir="$1"
+  [ -f "$dir/PG_VERSION" ] && pg_as_owner "$(pg_bin)/pg_ctl" -D "$dir" -m fast stop >/dev/null 2>&1 || true
+}
+
+# createdb_if_missing PORT NAME
+createdb_if_missing() {
+  local port="$1" name="$2"
+  psql -h 127.0.0.1 -p "$port" -U postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$name'" | grep -q 1 ||
+    psql -h 127.0.0.1 -p "$port" -U postgres -qc "CREATE DATABASE \"$name\""
+}
+
+# The wasm-bindgen CLI must match the wasm-bindgen crate in Cargo.lock exactly.
+lock_version() { awk -v n="$1" '$0 == "name = \"" n "\"" { getline; gsub(/version = |"/, ""); print; exit }' "$ROOT/Cargo.lock"; }
+
+ensure_toolchain() {
+  rustup target list --installed 2>/dev/null | grep -q wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
+  local want; want="$(lock_version wasm-bindgen)"
+  if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$want" ]; then
+    say "installing wasm-bindgen-cli $want (a few minutes, once)"
+    cargo install wasm-bindgen-cli --version "=$want" >/dev/null
+  fi
+  command -v node >/dev/null || apt_install nodejs npm
+  if [ ! -x "$ROOT/end2end/node_modules/.bin/sass" ] || [ ! -x "$ROOT/end2end/node_modules/.bin/wasm-opt" ] ||
+     [ "$ROOT/end2end/package-lock.json" -nt "$ROOT/end2end/node_modules/.package-lock.json" ]; then
+    say "installing sass, binaryen and Playwright (npm)"
+    (cd "$ROOT/end2end" && npm ci --no-audit --no-fund >/dev/null)
+  fi
+}
+
+ensure_chromium() { [ -x /usr/bin/chromium ] || apt_install chromium; }

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Runs every test: Rust (pure rules, HTTP + PostgreSQL, concurrency) and the
+# browser tests in Debian Chromium. Starts a throwaway PostgreSQL of its own.
+source "$(dirname "$0")/lib.sh"
+cd "$ROOT"
+ensure_chromium
+bash scripts/build-site.sh dev
+
+PG_DIR="$(mktemp -d /tmp/berth-test-pg.XXXXXX)"
+PG_PORT="${BERTH_TEST_PG_PORT:-$((20000 + RANDOM % 20000))}"
+cleanup() { pg_down "$PG_DIR"; rm -rf "$PG_DIR"; [ -n "${SERVER_PID:-}" ] && kill "$SERVER_PID" 2>/dev/null || true; }
+trap cleanup EXIT
+say "starting a throwaway PostgreSQL on port $PG_PORT"
+# Durability is irrelevant for a throwaway cluster; skipping fsync keeps tests fast.
+pg_up "$PG_DIR" "$PG_PORT" -c fsync=off -c synchronous_commit=off -c full_page_writes=off
+export DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/postgres"
+
+status=0
+say "Rust tests"
+cargo test --workspace --exclude frontend 2>&1 | tee /tmp/berth-cargo-test.log || status=1
+rust_summary="$(grep -E '^test result:' /tmp/berth-cargo-test.log | awk '{p+=$4; f+=$6} END {printf "%d passed, %d failed", p, f}')"
+
+say "browser tests (Playwright in Debian Chromium)"
+createdb_if_missing "$PG_PORT" berth_e2e
+export BERTH_E2E_DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/berth_e2e"
+(cd end2end && npx playwright test) || status=1
+
+say "summary"
+echo "Rust: $rust_summary"
+echo "Browser: see the Playwright report above"
+exit $status

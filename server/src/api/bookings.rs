@@ -1,0 +1,103 @@
+use super::auth::Auth;
+use super::error::ApiResult;
+use super::input::{ApiJson, ApiQuery, PathId};
+use crate::state::AppState;
+use app::backend::bookings;
+use app::model::{Booking, BookingFilter, NewBooking};
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use chrono::{DateTime, Utc};
+use serde::Deserialize;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/bookings", get(list).post(create))
+        .route("/bookings/{id}", get(show))
+        .route("/bookings/{id}/cancel", post(cancel))
+        .route("/bookings/{id}/extend", post(extend))
+        .route("/bookings/{id}/end", post(end))
+        .route("/bookings/{id}/approve", post(approve))
+        .route("/bookings/{id}/reject", post(reject))
+}
+
+async fn create(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    ApiJson(new): ApiJson<NewBooking>,
+) -> ApiResult<(StatusCode, Json<Booking>)> {
+    Ok((StatusCode::CREATED, Json(bookings::create(&state.db, &principal, new).await?)))
+}
+
+async fn list(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    ApiQuery(filter): ApiQuery<BookingFilter>,
+) -> ApiResult<Json<Vec<Booking>>> {
+    Ok(Json(bookings::list(&state.db, &principal, &filter).await?))
+}
+
+async fn show(State(state): State<AppState>, Auth(principal): Auth, PathId(id): PathId) -> ApiResult<Json<Booking>> {
+    Ok(Json(bookings::get(&state.db, &principal, id).await?))
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct Reason {
+    #[serde(default)]
+    reason: String,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct Comment {
+    #[serde(default)]
+    comment: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewEnd {
+    end: DateTime<Utc>,
+}
+
+async fn cancel(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    PathId(id): PathId,
+    ApiJson(body): ApiJson<Reason>,
+) -> ApiResult<Json<Booking>> {
+    Ok(Json(bookings::cancel(&state.db, &principal, id, &body.reason).await?))
+}
+
+async fn extend(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    PathId(id): PathId,
+    ApiJson(body): ApiJson<NewEnd>,
+) -> ApiResult<Json<Booking>> {
+    Ok(Json(bookings::extend(&state.db, &principal, id, body.end).await?))
+}
+
+async fn end(State(state): State<AppState>, Auth(principal): Auth, PathId(id): PathId) -> ApiResult<Json<Booking>> {
+    Ok(Json(bookings::end_early(&state.db, &principal, id).await?))
+}
+
+async fn approve(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    PathId(id): PathId,
+    ApiJson(body): ApiJson<Comment>,
+) -> ApiResult<Json<Booking>> {
+    Ok(Json(bookings::approve(&state.db, &principal, id, &body.comment).await?))
+}
+
+async fn reject(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    PathId(id): PathId,
+    ApiJson(body): ApiJson<Comment>,
+) -> ApiResult<Json<Booking>> {
+    Ok(Json(bookings::reject(&state.db, &principal, id, &body.comment).await?))
+}

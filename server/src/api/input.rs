@@ -1,0 +1,105 @@
+//! Extractors that turn bad input into the API's error shape: which field,
+//! and why, instead of axum's plain-text rejections.
+
+use super::error::ApiError;
+use crate::state::AppState;
+use axum::body::Bytes;
+use axum::extract::{FromRequest, FromRequestParts, Path, Request};
+use axum::http::{header, request::Parts, StatusCode};
+use serde::de::DeserializeOwned;
+use uuid::Uuid;
+
+/// A JSON body. An empty body counts as `{}`, so actions whose fields are all
+/// optional can be posted bare.
+pub struct ApiJson<T>(pub T);
+
+/// serde's messages name the offending field in backticks ("unknown field `x`").
+fn quoted_name(message: &str) -> Option<&str> {
+    let start = message.find('`')? + 1;
+    let len = message[start..].find('`')?;
+    Some(&message[start..start + len])
+}
+
+/// Where in the input an error is, as a field path such as `kinds[0].capacity`.
+fn field_of(path: &str, message: &str) -> String {
+    let named = (message.starts_with("unknown field") || message.starts_with("missing field"))
+        .then(|| quoted_name(message))
+        .flatten();
+    match (path, named) {
+        (".", Some(name)) => name.to_string(),
+        (".", None) => "body".to_string(),
+        // For an unknown field the path already ends with its name.
+        (path, Some(name)) if path == name || path.ends_with(&format!(".{name}")) => path.to_string(),
+        (path, Some(name)) => format!("{path}.{name}"),
+        (path, None) => path.to_string(),
+    }
+}
+
+fn without_position(message: &str) -> &str {
+    message.split(" at line ").next().unwrap_or(message)
+}
+
+impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, ApiError> {
+        let json_type = req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(|v| v.starts_with("application/json"));
+        if json_type == Some(false) {
+            return Err(ApiError::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type", "send JSON with `Content-Type: application/json`"));
+        }
+        let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
+            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", format!("request bodies are limited to {} bytes", super::BODY_LIMIT))
+            } else {
+                ApiError::new(StatusCode::BAD_REQUEST, "bad_request", "the request body could not be read")
+            }
+        })?;
+        let text: &[u8] = if bytes.iter().all(u8::is_ascii_whitespace) { b"{}" } else { &bytes };
+        // Syntax first (including trailing text), then shape, so the two kinds
+        // of mistake get their own status.
+        let value: serde_json::Value = serde_json::from_slice(text).map_err(|err| {
+            let message = without_position(&err.to_string()).to_string();
+            ApiError::new(StatusCode::BAD_REQUEST, "malformed_json", format!("the body is not valid JSON: {message}"))
+        })?;
+        serde_path_to_error::deserialize(value).map(ApiJson).map_err(|err| {
+            let path = err.path().to_string();
+            let message = err.into_inner().to_string();
+            ApiError::invalid(field_of(&path, &message), message)
+        })
+    }
+}
+
+/// Query parameters, with the failing parameter named.
+pub struct ApiQuery<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for ApiQuery<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        let query = parts.uri.query().unwrap_or("");
+        let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
+        serde_path_to_error::deserialize(de).map(ApiQuery).map_err(|err| {
+            let path = err.path().to_string();
+            let message = err.into_inner().to_string();
+            ApiError::invalid(field_of(&path, &message), message)
+        })
+    }
+}
+
+/// An id in the path; one that is not a UUID names nothing, so it is a 404.
+pub struct PathId(pub Uuid);
+
+impl<S: Send + Sync> FromRequestParts<S> for PathId {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let Path(raw) = Path::<String>::from_request_parts(parts, state)
+            .await
+            .map_err(|_| ApiError::not_found("resource"))?;
+        raw.parse().map(PathId).map_err(|_| ApiError::not_found("resource"))
+    }
+}

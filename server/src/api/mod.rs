@@ -1,0 +1,28 @@
+//! REST API v1: JSON in and out, bearer-token auth, errors as
+//! `{"error", "message", "field"}`. One module per resource.
+
+mod auth;
+mod bookings;
+mod error;
+mod input;
+mod openapi;
+mod pools;
+
+pub use error::ApiError;
+
+use crate::state::AppState;
+use axum::{extract::DefaultBodyLimit, routing::get, Json, Router};
+
+/// Request bodies above this are refused with 413; the largest legitimate
+/// body (a pool with many kinds) is a few kilobytes.
+pub const BODY_LIMIT: usize = 64 * 1024;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/openapi.json", get(|| async { Json(openapi::document()) }))
+        .route("/me", get(auth::me))
+        .merge(pools::router())
+        .merge(bookings::router())
+        .fallback(|| async { ApiError::not_found("route") })
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+}

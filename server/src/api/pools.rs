@@ -1,0 +1,62 @@
+use super::auth::Auth;
+use super::error::ApiResult;
+use super::input::{ApiJson, ApiQuery, PathId};
+use crate::state::AppState;
+use app::backend::pools;
+use app::model::{NewPool, Pool, PoolPatch};
+use app::rules::capacity::Step;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::get;
+use axum::{Json, Router};
+use chrono::{DateTime, Utc};
+use serde::Deserialize;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/pools", get(list).post(create))
+        .route("/pools/{id}", get(show).patch(update))
+        .route("/pools/{id}/availability", get(availability))
+}
+
+async fn list(State(state): State<AppState>, Auth(principal): Auth) -> ApiResult<Json<Vec<Pool>>> {
+    Ok(Json(pools::list(&state.db, &principal).await?))
+}
+
+async fn show(State(state): State<AppState>, Auth(principal): Auth, PathId(id): PathId) -> ApiResult<Json<Pool>> {
+    Ok(Json(pools::get(&state.db, &principal, id).await?))
+}
+
+async fn create(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    ApiJson(new): ApiJson<NewPool>,
+) -> ApiResult<(StatusCode, Json<Pool>)> {
+    Ok((StatusCode::CREATED, Json(pools::create(&state.db, &principal, new).await?)))
+}
+
+async fn update(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    PathId(id): PathId,
+    ApiJson(patch): ApiJson<PoolPatch>,
+) -> ApiResult<Json<Pool>> {
+    Ok(Json(pools::update(&state.db, &principal, id, patch).await?))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AvailabilityQuery {
+    kind: String,
+    from: Option<DateTime<Utc>>,
+    to: Option<DateTime<Utc>>,
+}
+
+async fn availability(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    PathId(id): PathId,
+    ApiQuery(q): ApiQuery<AvailabilityQuery>,
+) -> ApiResult<Json<Vec<Step>>> {
+    Ok(Json(pools::availability(&state.db, &principal, id, &q.kind, q.from, q.to).await?))
+}

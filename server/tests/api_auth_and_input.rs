@@ -1,0 +1,170 @@
+//! The wire rules every endpoint shares: bearer auth, the error shape,
+//! malformed / oversized / unknown input, and the OpenAPI document.
+
+mod common;
+
+use axum::body::Body;
+use axum::http::{header, Method, Request, StatusCode};
+use common::{raw, slot, Fixture, MIG};
+use serde_json::{json, Value};
+
+#[tokio::test]
+async fn requests_without_a_live_token_get_401() {
+    let f = Fixture::new().await;
+    for token in [None, Some("berth_0000"), Some("not-a-berth-token")] {
+        let (status, body) = f.call(Method::GET, "/api/v1/pools", token, None).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{token:?}");
+        assert_eq!(body["error"], "unauthorized");
+    }
+    // Expired and revoked tokens stop working.
+    sqlx::query("UPDATE api_token SET expires_at = now() - interval '1 second' WHERE user_id = (SELECT id FROM app_user WHERE email = 'ada@a.test')")
+        .execute(&f.db).await.unwrap();
+    assert_eq!(f.call(Method::GET, "/api/v1/pools", Some(&f.ada), None).await.0, StatusCode::UNAUTHORIZED);
+    sqlx::query("UPDATE api_token SET revoked_at = now() WHERE user_id = (SELECT id FROM app_user WHERE email = 'bob@b.test')")
+        .execute(&f.db).await.unwrap();
+    assert_eq!(f.call(Method::GET, "/api/v1/pools", Some(&f.bob), None).await.0, StatusCode::UNAUTHORIZED);
+    assert_eq!(f.call(Method::GET, "/api/v1/pools", Some(&f.carol), None).await.0, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn me_returns_the_principal_and_records_last_use() {
+    let f = Fixture::new().await;
+    let (status, me) = f.call(Method::GET, "/api/v1/me", Some(&f.mia), None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(me["email"], "mia@a.test");
+    assert_eq!(me["role"], "manager");
+    assert_eq!(me["tenants"][0]["slug"], "team-a");
+    let used: Option<chrono::DateTime<chrono::Utc>> =
+        sqlx::query_scalar("SELECT last_used_at FROM api_token t JOIN app_user u ON u.id = t.user_id WHERE u.email = 'mia@a.test'")
+            .fetch_one(&f.db).await.unwrap();
+    assert!(used.is_some());
+}
+
+fn booking_request(f: &Fixture, body: &str, content_type: &str) -> Request<Body> {
+    Request::builder()
+        .method(Method::POST)
+        .uri("/api/v1/bookings")
+        .header(header::AUTHORIZATION, format!("Bearer {}", f.ada))
+        .header(header::CONTENT_TYPE, content_type)
+        .body(Body::from(body.to_string()))
+        .unwrap()
+}
+
+#[tokio::test]
+async fn malformed_json_is_400_and_nothing_is_written() {
+    let f = Fixture::new().await;
+    for body in ["{\"pool_id\": ", "not json", "{} trailing"] {
+        let (status, err) = raw(&f.app, booking_request(&f, body, "application/json")).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        assert_eq!(err["error"], "malformed_json");
+        assert!(err.get("field").is_some(), "every error carries `field`");
+    }
+    let count: i64 = sqlx::query_scalar("SELECT count(*) FROM booking").fetch_one(&f.db).await.unwrap();
+    assert_eq!(count, 0);
+}
+
+#[tokio::test]
+async fn oversized_bodies_are_413_and_non_json_is_415() {
+    let f = Fixture::new().await;
+    let huge = json!({ "note": "x".repeat(100 * 1024) }).to_string();
+    let (status, err) = raw(&f.app, booking_request(&f, &huge, "application/json")).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert_eq!(err["error"], "payload_too_large");
+    let (status, err) = raw(&f.app, booking_request(&f, "pool_id=1", "application/x-www-form-urlencoded")).await;
+    assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    assert_eq!(err["error"], "unsupported_media_type");
+}
+
+#[tokio::test]
+async fn unknown_missing_and_mistyped_fields_are_422_naming_the_field() {
+    let f = Fixture::new().await;
+    let valid = json!({
+        "pool_id": f.lab, "kind": MIG, "quantity": 1, "start": slot(4), "end": slot(8), "mode": "interactive"
+    });
+    let with = |key: &str, value: Value| {
+        let mut body = valid.clone();
+        body[key] = value;
+        body
+    };
+    let without = |key: &str| {
+        let mut body = valid.clone();
+        body.as_object_mut().unwrap().remove(key);
+        body
+    };
+    let cases = [
+        (with("colour", json!("blue")), "colour"),
+        (without("kind"), "kind"),
+        (with("quantity", json!("two")), "quantity"),
+        (with("mode", json!("batch")), "mode"),
+        (with("start", json!("tomorrow")), "start"),
+        (with("pool_id", json!("not-a-uuid")), "pool_id"),
+    ];
+    for (body, field) in cases {
+        let (status, err) = f.call(Method::POST, "/api/v1/bookings", Some(&f.ada), Some(body.clone())).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+        assert_eq!(err["error"], "invalid");
+        assert_eq!(err["field"], field, "{err}");
+        assert!(err["message"].as_str().unwrap().starts_with(field));
+    }
+    let (status, _) = f.call(Method::POST, "/api/v1/bookings", Some(&f.ada), Some(valid)).await;
+    assert_eq!(status, StatusCode::CREATED);
+}
+
+#[tokio::test]
+async fn unknown_routes_and_malformed_ids_are_json_404s() {
+    let f = Fixture::new().await;
+    for path in ["/api/v1/nothing-here", "/api/v1/bookings/not-a-uuid", "/api/v1/pools/123"] {
+        let (status, err) = f.call(Method::GET, path, Some(&f.ada), None).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{path}");
+        assert_eq!(err["error"], "not_found");
+    }
+}
+
+/// Every operation the router serves, as (method, OpenAPI path).
+const OPERATIONS: &[(&str, &str)] = &[
+    ("get", "/openapi.json"),
+    ("get", "/me"),
+    ("get", "/pools"),
+    ("post", "/pools"),
+    ("get", "/pools/{id}"),
+    ("patch", "/pools/{id}"),
+    ("get", "/pools/{id}/availability"),
+    ("get", "/bookings"),
+    ("post", "/bookings"),
+    ("get", "/bookings/{id}"),
+    ("post", "/bookings/{id}/cancel"),
+    ("post", "/bookings/{id}/extend"),
+    ("post", "/bookings/{id}/end"),
+    ("post", "/bookings/{id}/approve"),
+    ("post", "/bookings/{id}/reject"),
+];
+
+#[tokio::test]
+async fn openapi_document_describes_exactly_the_served_operations() {
+    let f = Fixture::new().await;
+    let (status, doc) = f.call(Method::GET, "/api/v1/openapi.json", None, None).await;
+    assert_eq!(status, StatusCode::OK, "served without a token");
+    assert_eq!(doc["openapi"], "3.1.0");
+    let mut documented: Vec<(String, String)> = doc["paths"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .flat_map(|(path, ops)| ops.as_object().unwrap().keys().map(move |m| (m.clone(), path.clone())))
+        .collect();
+    documented.sort();
+    let mut served: Vec<(String, String)> = OPERATIONS.iter().map(|(m, p)| (m.to_string(), p.to_string())).collect();
+    served.sort();
+    assert_eq!(documented, served);
+    // Each listed operation really is routed: without a token it is 401, not 404/405.
+    let id = uuid::Uuid::new_v4().to_string();
+    for (method, path) in OPERATIONS.iter().filter(|(_, p)| *p != "/openapi.json") {
+        let method = Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
+        let (status, _) = f.call(method.clone(), &format!("/api/v1{}", path.replace("{id}", &id)), None, None).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{method} {path}");
+    }
+    // Every schema reference resolves.
+    let text = doc.to_string();
+    for name in text.split("#/components/schemas/").skip(1).map(|s| s.split('"').next().unwrap()) {
+        assert!(doc["components"]["schemas"].get(name).is_some(), "missing schema {name}");
+    }
+}

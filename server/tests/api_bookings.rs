@@ -1,0 +1,208 @@
+//! Bookings over HTTP: admission, refusals with `next_free`, visibility per
+//! tenant, and every lifecycle action with its permissions and audit trail.
+
+mod common;
+
+use axum::http::{Method, StatusCode};
+use common::{at, slot, Fixture, GPU, MIG};
+use serde_json::json;
+
+#[tokio::test]
+async fn a_booking_that_fits_is_created_approved_and_audited() {
+    let f = Fixture::new().await;
+    let (status, booking) = f.book(&f.ada, MIG, 2, slot(4), slot(8)).await;
+    assert_eq!(status, StatusCode::CREATED, "{booking}");
+    assert_eq!(booking["state"], "approved");
+    assert_eq!(booking["quantity"], 2);
+    assert_eq!(booking["mine"], true);
+    assert_eq!(booking["tenant"], "team-a");
+    assert_eq!(booking["image"], "quay.io/jupyter/pytorch-notebook:cuda12-latest", "pool's default image");
+    assert_eq!(at(&booking["start"]), slot(4));
+    let events: Vec<(Option<String>, String, String)> =
+        sqlx::query_as("SELECT from_state, to_state, reason FROM booking_event WHERE booking_id = $1::text::uuid")
+            .bind(booking["id"].as_str())
+            .fetch_all(&f.db)
+            .await
+            .unwrap();
+    assert_eq!(events, [(None, "approved".to_string(), "booked".to_string())]);
+}
+
+#[tokio::test]
+async fn back_to_back_full_capacity_bookings_both_fit() {
+    let f = Fixture::new().await;
+    assert_eq!(f.book(&f.ada, MIG, 4, slot(4), slot(8)).await.0, StatusCode::CREATED);
+    assert_eq!(f.book(&f.bob, MIG, 4, slot(8), slot(12)).await.0, StatusCode::CREATED);
+    // A window spanning both has a peak of 4, so even one more unit does not fit...
+    let (status, err) = f.book(&f.carol, MIG, 1, slot(6), slot(10)).await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    // ...but the whole GPU is a separate kind.
+    assert_eq!(f.book(&f.carol, GPU, 1, slot(6), slot(10)).await.0, StatusCode::CREATED);
+    assert_eq!(err["error"], "capacity_exceeded");
+    assert_eq!(err["peak_used"], 4);
+    assert_eq!(at(&err["next_free"]["start"]), slot(12), "{err}");
+    assert_eq!(at(&err["next_free"]["end"]), slot(16), "same length as asked");
+}
+
+#[tokio::test]
+async fn refusals_leave_nothing_behind() {
+    let f = Fixture::new().await;
+    f.book(&f.ada, GPU, 1, slot(0), slot(40)).await;
+    let (status, err) = f.book(&f.bob, GPU, 1, slot(10), slot(20)).await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert_eq!(at(&err["next_free"]["start"]), slot(40));
+    let cases = [
+        (f.book(&f.bob, MIG, 0, slot(4), slot(8)).await, "quantity"),
+        (f.book(&f.bob, MIG, 5, slot(4), slot(8)).await, "quantity"),
+        (f.book(&f.bob, MIG, 1, slot(8), slot(8)).await, "end"),
+        (f.book(&f.bob, MIG, 1, slot(8), slot(4)).await, "end"),
+        (f.book(&f.bob, MIG, 1, slot(4) + chrono::Duration::minutes(5), slot(8)).await, "start"),
+        (f.book(&f.bob, MIG, 1, slot(-8), slot(4)).await, "start"),
+        (f.book(&f.bob, MIG, 1, slot(4), slot(4 + 30 * 96)).await, "end"),
+        (f.book(&f.bob, "nvidia.com/mig-3g.48gb", 1, slot(4), slot(8)).await, "kind"),
+    ];
+    for ((status, err), field) in cases {
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{err}");
+        assert_eq!(err["field"], field, "{err}");
+    }
+    let unknown_pool = json!({"pool_id": uuid::Uuid::new_v4(), "kind": MIG, "quantity": 1, "start": slot(4), "end": slot(8), "mode": "inference"});
+    let (status, err) = f.call(Method::POST, "/api/v1/bookings", Some(&f.bob), Some(unknown_pool)).await;
+    assert_eq!((status, err["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("pool_id")));
+    let (count, events): (i64, i64) = sqlx::query_as("SELECT (SELECT count(*) FROM booking), (SELECT count(*) FROM booking_event)")
+        .fetch_one(&f.db).await.unwrap();
+    assert_eq!((count, events), (1, 1));
+}
+
+#[tokio::test]
+async fn a_window_may_start_in_the_current_slot_and_be_ended_early() {
+    let f = Fixture::new().await;
+    let (status, running) = f.book(&f.ada, GPU, 1, slot(-1), slot(4)).await;
+    assert_eq!(status, StatusCode::CREATED, "{running}");
+    let id = running["id"].as_str().unwrap();
+    assert_eq!(f.call(Method::POST, &format!("/api/v1/bookings/{id}/end"), Some(&f.carol), None).await.0, StatusCode::FORBIDDEN);
+    let (status, ended) = f.call(Method::POST, &format!("/api/v1/bookings/{id}/end"), Some(&f.ada), None).await;
+    assert_eq!(status, StatusCode::OK, "{ended}");
+    assert_eq!(ended["state"], "completed");
+    assert!(at(&ended["end"]) <= chrono::Utc::now());
+    // The capacity is free from now on.
+    assert_eq!(f.book(&f.bob, GPU, 1, slot(0), slot(4)).await.0, StatusCode::CREATED);
+
+    let (_, future) = f.book(&f.ada, MIG, 1, slot(8), slot(12)).await;
+    let (status, err) = f.call(Method::POST, &format!("/api/v1/bookings/{}/end", future["id"].as_str().unwrap()), Some(&f.ada), None).await;
+    assert_eq!((status, err["error"].as_str()), (StatusCode::CONFLICT, Some("not_started")));
+}
+
+#[tokio::test]
+async fn each_tenant_sees_its_own_bookings_and_only_occupancy_of_others() {
+    let f = Fixture::new().await;
+    let (_, booking) = f.book(&f.ada, MIG, 1, slot(4), slot(8)).await;
+    let path = format!("/api/v1/bookings/{}", booking["id"].as_str().unwrap());
+
+    let (status, own) = f.call(Method::GET, &path, Some(&f.ada), None).await;
+    assert_eq!((status, own["user_email"].as_str()), (StatusCode::OK, Some("ada@a.test")));
+    let (status, teammate) = f.call(Method::GET, &path, Some(&f.carol), None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(teammate.get("user_email").is_none() && teammate.get("note").is_none(), "{teammate}");
+    assert_eq!(teammate["mine"], false);
+    assert_eq!(f.call(Method::GET, &path, Some(&f.bob), None).await.0, StatusCode::NOT_FOUND);
+    let (_, as_admin) = f.call(Method::GET, &path, Some(&f.admin), None).await;
+    assert_eq!(as_admin["user_email"], "ada@a.test");
+
+    // Bob sees the occupancy in the shared pool, without who booked it.
+    let (status, list) = f.call(Method::GET, "/api/v1/bookings", Some(&f.bob), None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(list.as_array().unwrap().len(), 1);
+    assert!(list[0].get("user_email").is_none() && list[0].get("tenant").is_none());
+    let (_, mine) = f.call(Method::GET, "/api/v1/bookings?mine=true", Some(&f.bob), None).await;
+    assert_eq!(mine.as_array().unwrap().len(), 0);
+    let (_, mine) = f.call(Method::GET, "/api/v1/bookings?mine=true", Some(&f.ada), None).await;
+    assert_eq!(mine.as_array().unwrap().len(), 1);
+    let later = format!("/api/v1/bookings?pool_id={}&from={}", f.lab, slot(8).to_rfc3339().replace('+', "%2B"));
+    assert_eq!(f.call(Method::GET, &later, Some(&f.ada), None).await.1.as_array().unwrap().len(), 0, "[a,b) ends before b");
+    let bad = f.call(Method::GET, "/api/v1/bookings?mine=perhaps", Some(&f.ada), None).await;
+    assert_eq!((bad.0, bad.1["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("mine")));
+}
+
+#[tokio::test]
+async fn cancel_frees_capacity_and_only_the_owner_or_an_admin_may() {
+    let f = Fixture::new().await;
+    let (_, booking) = f.book(&f.ada, MIG, 4, slot(4), slot(8)).await;
+    let cancel = format!("/api/v1/bookings/{}/cancel", booking["id"].as_str().unwrap());
+    assert_eq!(f.call(Method::POST, &cancel, Some(&f.bob), None).await.0, StatusCode::NOT_FOUND);
+    assert_eq!(f.call(Method::POST, &cancel, Some(&f.carol), None).await.0, StatusCode::FORBIDDEN);
+    assert_eq!(f.book(&f.bob, MIG, 1, slot(4), slot(8)).await.0, StatusCode::CONFLICT);
+
+    let (status, canceled) = f.call(Method::POST, &cancel, Some(&f.ada), Some(json!({"reason": "plans changed"}))).await;
+    assert_eq!((status, canceled["state"].as_str()), (StatusCode::OK, Some("canceled")));
+    assert_eq!(f.book(&f.bob, MIG, 4, slot(4), slot(8)).await.0, StatusCode::CREATED);
+
+    let (status, err) = f.call(Method::POST, &cancel, Some(&f.ada), None).await;
+    assert_eq!((status, err["error"].as_str(), err["state"].as_str()), (StatusCode::CONFLICT, Some("illegal_transition"), Some("canceled")));
+    let reason: String = sqlx::query_scalar("SELECT reason FROM booking_event WHERE to_state = 'canceled'").fetch_one(&f.db).await.unwrap();
+    assert_eq!(reason, "plans changed");
+}
+
+#[tokio::test]
+async fn extend_moves_the_end_only_when_the_extra_time_fits() {
+    let f = Fixture::new().await;
+    let (_, booking) = f.book(&f.ada, GPU, 1, slot(4), slot(8)).await;
+    f.book(&f.bob, GPU, 1, slot(12), slot(16)).await;
+    let extend = format!("/api/v1/bookings/{}/extend", booking["id"].as_str().unwrap());
+
+    let (status, extended) = f.call(Method::POST, &extend, Some(&f.ada), Some(json!({"end": slot(12)}))).await;
+    assert_eq!(status, StatusCode::OK, "{extended}");
+    assert_eq!(at(&extended["end"]), slot(12), "touching the next booking is fine");
+    let (status, err) = f.call(Method::POST, &extend, Some(&f.ada), Some(json!({"end": slot(13)}))).await;
+    assert_eq!((status, err["error"].as_str()), (StatusCode::CONFLICT, Some("capacity_exceeded")));
+    let (status, err) = f.call(Method::POST, &extend, Some(&f.ada), Some(json!({"end": slot(10)}))).await;
+    assert_eq!((status, err["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("end")));
+    let (status, err) = f.call(Method::POST, &extend, Some(&f.ada), Some(json!({}))).await;
+    assert_eq!((status, err["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("end")));
+    assert_eq!(f.call(Method::POST, &extend, Some(&f.carol), Some(json!({"end": slot(12)}))).await.0, StatusCode::FORBIDDEN);
+    let end: chrono::DateTime<chrono::Utc> = sqlx::query_scalar("SELECT ends_at FROM booking WHERE id = $1::text::uuid")
+        .bind(booking["id"].as_str()).fetch_one(&f.db).await.unwrap();
+    assert_eq!(end, slot(12));
+}
+
+#[tokio::test]
+async fn approval_pools_hold_capacity_while_pending_and_only_admins_decide() {
+    let f = Fixture::new().await;
+    let path = format!("/api/v1/pools/{}", f.lab);
+    f.call(Method::PATCH, &path, Some(&f.admin), Some(json!({"requires_approval": true}))).await;
+    let (status, pending) = f.book(&f.ada, GPU, 1, slot(4), slot(8)).await;
+    assert_eq!((status, pending["state"].as_str()), (StatusCode::CREATED, Some("pending")));
+    assert_eq!(f.book(&f.bob, GPU, 1, slot(4), slot(8)).await.0, StatusCode::CONFLICT, "pending holds capacity");
+
+    let approve = format!("/api/v1/bookings/{}/approve", pending["id"].as_str().unwrap());
+    assert_eq!(f.call(Method::POST, &approve, Some(&f.ada), None).await.0, StatusCode::FORBIDDEN);
+    assert_eq!(f.call(Method::POST, &approve, Some(&f.mia), None).await.0, StatusCode::FORBIDDEN);
+    assert_eq!(f.call(Method::POST, &approve, Some(&f.bob), None).await.0, StatusCode::NOT_FOUND);
+    let (status, approved) = f.call(Method::POST, &approve, Some(&f.admin), Some(json!({"comment": "go ahead"}))).await;
+    assert_eq!((status, approved["state"].as_str()), (StatusCode::OK, Some("approved")));
+    assert_eq!(f.call(Method::POST, &approve, Some(&f.admin), None).await.0, StatusCode::CONFLICT);
+
+    let (_, second) = f.book(&f.carol, MIG, 1, slot(4), slot(8)).await;
+    let reject = format!("/api/v1/bookings/{}/reject", second["id"].as_str().unwrap());
+    let (status, rejected) = f.call(Method::POST, &reject, Some(&f.admin), Some(json!({"comment": "maintenance"}))).await;
+    assert_eq!((status, rejected["state"].as_str()), (StatusCode::OK, Some("rejected")));
+    let (actor, reason): (String, String) = sqlx::query_as(
+        "SELECT u.email, e.reason FROM booking_event e JOIN app_user u ON u.id = e.actor_id WHERE e.to_state = 'rejected'",
+    )
+    .fetch_one(&f.db).await.unwrap();
+    assert_eq!((actor.as_str(), reason.as_str()), ("root@ops.test", "maintenance"));
+}
+
+#[tokio::test]
+async fn members_of_several_tenants_say_which_and_tenantless_users_are_told_to_ask() {
+    let f = Fixture::new().await;
+    app::backend::users::upsert_user(&f.db, "ada@a.test", "ada", app::model::Role::User, "team-b").await.unwrap();
+    let (status, err) = f.book(&f.ada, MIG, 1, slot(4), slot(8)).await;
+    assert_eq!((status, err["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("tenant")));
+    let body = json!({"pool_id": f.lab, "kind": MIG, "quantity": 1, "start": slot(4), "end": slot(8), "mode": "interactive", "tenant": "team-b"});
+    let (status, booking) = f.call(Method::POST, "/api/v1/bookings", Some(&f.ada), Some(body)).await;
+    assert_eq!((status, booking["tenant"].as_str()), (StatusCode::CREATED, Some("team-b")));
+
+    sqlx::query("DELETE FROM membership WHERE user_id = (SELECT id FROM app_user WHERE email = 'carol@a.test')").execute(&f.db).await.unwrap();
+    let (status, err) = f.book(&f.carol, MIG, 1, slot(4), slot(8)).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert!(err["message"].as_str().unwrap().contains("ask your admin"));
+}

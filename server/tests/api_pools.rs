@@ -1,0 +1,139 @@
+//! Pools over HTTP: who sees and manages them, validation, capacity changes
+//! against existing bookings, and availability.
+
+mod common;
+
+use axum::http::{Method, StatusCode};
+use common::{at, slot, Fixture, GPU, MIG};
+use serde_json::{json, Value};
+
+fn team_b_pool() -> Value {
+    json!({
+        "name": "team-b-a100", "gpu_model": "A100 80GB", "tenants": ["team-b"], "requires_approval": true,
+        "kinds": [{ "kind": "nvidia.com/gpu", "capacity": 2, "vram_gb_per_unit": 80 }],
+    })
+}
+
+#[tokio::test]
+async fn users_see_the_pools_their_tenant_may_book() {
+    let f = Fixture::new().await;
+    let (status, pool) = f.call(Method::POST, "/api/v1/pools", Some(&f.admin), Some(team_b_pool())).await;
+    assert_eq!(status, StatusCode::CREATED, "{pool}");
+    assert_eq!(pool["tenants"], json!(["team-b"]));
+    assert_eq!(pool["kinds"][0]["replicas_per_unit"], 1, "defaults fill unset grants");
+    assert_eq!(pool["granularity_minutes"], 15);
+    let id = pool["id"].as_str().unwrap();
+
+    let names = |body: Value| -> Vec<String> {
+        body.as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap().to_string()).collect()
+    };
+    assert_eq!(names(f.call(Method::GET, "/api/v1/pools", Some(&f.ada), None).await.1), ["lab-h100"]);
+    assert_eq!(names(f.call(Method::GET, "/api/v1/pools", Some(&f.bob), None).await.1), ["lab-h100", "team-b-a100"]);
+    assert_eq!(names(f.call(Method::GET, "/api/v1/pools", Some(&f.admin), None).await.1), ["lab-h100", "team-b-a100"]);
+
+    let lab = f.call(Method::GET, &format!("/api/v1/pools/{}", f.lab), Some(&f.ada), None).await;
+    assert_eq!(lab.0, StatusCode::OK);
+    assert_eq!(lab.1["kinds"][1]["kind"], MIG);
+    assert_eq!(lab.1["kinds"][1]["capacity"], 4);
+    assert_eq!(lab.1["kinds"][1]["replicas_per_unit"], 2);
+    assert_eq!(f.call(Method::GET, &format!("/api/v1/pools/{id}"), Some(&f.ada), None).await.0, StatusCode::NOT_FOUND);
+    assert_eq!(f.call(Method::GET, &format!("/api/v1/pools/{id}"), Some(&f.bob), None).await.0, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn only_admins_create_or_change_pools() {
+    let f = Fixture::new().await;
+    for token in [&f.ada, &f.mia] {
+        let (status, err) = f.call(Method::POST, "/api/v1/pools", Some(token), Some(team_b_pool())).await;
+        assert_eq!(status, StatusCode::FORBIDDEN);
+        assert_eq!(err["error"], "forbidden");
+        let patch = f.call(Method::PATCH, &format!("/api/v1/pools/{}", f.lab), Some(token), Some(json!({"description": "x"}))).await;
+        assert_eq!(patch.0, StatusCode::FORBIDDEN);
+    }
+    let count: i64 = sqlx::query_scalar("SELECT count(*) FROM pool").fetch_one(&f.db).await.unwrap();
+    assert_eq!(count, 1);
+    let missing = f.call(Method::PATCH, &format!("/api/v1/pools/{}", uuid::Uuid::new_v4()), Some(&f.admin), Some(json!({}))).await;
+    assert_eq!(missing.0, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn invalid_pools_are_refused_naming_the_field() {
+    let f = Fixture::new().await;
+    let cases = [
+        (json!({"name": "x", "kinds": [{"kind": "amd.com/gpu", "capacity": 1}]}), "kinds[0].kind"),
+        (json!({"name": "x", "kinds": [{"kind": GPU, "capacity": -1}]}), "kinds[0].capacity"),
+        (json!({"name": "x", "kinds": [{"kind": GPU, "capacity": 1}, {"kind": GPU, "capacity": 2}]}), "kinds[1].kind"),
+        (json!({"name": "x", "kinds": []}), "kinds"),
+        (json!({"name": "", "kinds": [{"kind": GPU, "capacity": 1}]}), "name"),
+        (json!({"name": "x", "granularity_minutes": 7, "kinds": [{"kind": GPU, "capacity": 1}]}), "granularity_minutes"),
+        (json!({"name": "x", "tenants": ["nobody"], "kinds": [{"kind": GPU, "capacity": 1}]}), "tenants[0]"),
+        (json!({"name": "x", "kinds": [{"kind": GPU, "capacity": 1, "colour": "red"}]}), "kinds[0].colour"),
+    ];
+    for (body, field) in cases {
+        let (status, err) = f.call(Method::POST, "/api/v1/pools", Some(&f.admin), Some(body.clone())).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}: {err}");
+        assert_eq!(err["field"], field);
+    }
+    let (status, err) = f.call(Method::POST, "/api/v1/pools", Some(&f.admin), Some(json!({"name": "lab-h100", "kinds": [{"kind": GPU, "capacity": 1}]}))).await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert_eq!((err["error"].as_str(), err["field"].as_str()), (Some("duplicate"), Some("name")));
+    let count: i64 = sqlx::query_scalar("SELECT count(*) FROM pool").fetch_one(&f.db).await.unwrap();
+    assert_eq!(count, 1, "nothing half-written");
+}
+
+#[tokio::test]
+async fn lowering_capacity_below_booked_usage_is_refused_with_the_bookings_named() {
+    let f = Fixture::new().await;
+    let (_, first) = f.book(&f.ada, MIG, 2, slot(4), slot(8)).await;
+    let (_, second) = f.book(&f.carol, MIG, 1, slot(6), slot(10)).await;
+    let (_, apart) = f.book(&f.bob, MIG, 1, slot(20), slot(24)).await;
+    let lower = |capacity: i32| json!({"kinds": [{"kind": MIG, "capacity": capacity, "replicas_per_unit": 2, "vram_gb_per_unit": 24}]});
+    let path = format!("/api/v1/pools/{}", f.lab);
+
+    let (status, err) = f.call(Method::PATCH, &path, Some(&f.admin), Some(lower(2))).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{err}");
+    assert_eq!(err["error"], "capacity_below_booked");
+    assert_eq!(err["booked"], 3);
+    let mut named: Vec<&str> = err["bookings"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    named.sort();
+    let mut expected = vec![first["id"].as_str().unwrap(), second["id"].as_str().unwrap()];
+    expected.sort();
+    assert_eq!(named, expected, "the booking at slot 20 does not conflict: {apart}");
+    let capacity: i32 = sqlx::query_scalar("SELECT capacity FROM pool_kind WHERE kind = $1").bind(MIG).fetch_one(&f.db).await.unwrap();
+    assert_eq!(capacity, 4, "refused change left nothing behind");
+
+    let (status, pool) = f.call(Method::PATCH, &path, Some(&f.admin), Some(lower(3))).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(pool["kinds"][1]["capacity"], 3);
+    let (status, pool) = f.call(Method::PATCH, &path, Some(&f.admin), Some(json!({"requires_approval": true, "horizon_days": 14}))).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!((pool["requires_approval"].as_bool(), pool["horizon_days"].as_i64()), (Some(true), Some(14)));
+}
+
+#[tokio::test]
+async fn availability_is_a_step_function_of_free_units() {
+    let f = Fixture::new().await;
+    f.book(&f.ada, MIG, 2, slot(4), slot(8)).await;
+    f.book(&f.carol, MIG, 1, slot(6), slot(10)).await;
+    let path = format!(
+        "/api/v1/pools/{}/availability?kind={}&from={}&to={}",
+        f.lab, "nvidia.com%2Fmig-1g.24gb", slot(0).to_rfc3339().replace('+', "%2B"), slot(12).to_rfc3339().replace('+', "%2B")
+    );
+    let (status, steps) = f.call(Method::GET, &path, Some(&f.bob), None).await;
+    assert_eq!(status, StatusCode::OK, "{steps}");
+    let got: Vec<(i64, i64)> = steps
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| ((at(&s["start"]) - slot(0)).num_minutes() / 15, s["free"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(got, [(0, 4), (4, 2), (6, 1), (8, 3), (10, 4)]);
+    assert_eq!(at(&steps[4]["end"]), slot(12));
+
+    let bad_kind = f.call(Method::GET, &format!("/api/v1/pools/{}/availability?kind=nvidia.com%2Fgpu-x", f.lab), Some(&f.bob), None).await;
+    assert_eq!((bad_kind.0, bad_kind.1["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("kind")));
+    let bad_from = f.call(Method::GET, &format!("/api/v1/pools/{}/availability?kind={GPU}&from=yesterday", f.lab), Some(&f.bob), None).await;
+    assert_eq!((bad_from.0, bad_from.1["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("from")));
+    let missing = f.call(Method::GET, &format!("/api/v1/pools/{}/availability", f.lab), Some(&f.bob), None).await;
+    assert_eq!((missing.0, missing.1["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("kind")));
+}

@@ -1,0 +1,127 @@
+//! Test fixtures: a fresh PostgreSQL database per test (on the server that
+//! `make test` starts), the real router, and users of every role with tokens.
+
+#![allow(dead_code)] // each test binary uses a different part of this module
+
+use app::backend::{tokens, users, MIGRATOR};
+use app::model::Role;
+use app::rules::capacity::align_up;
+use axum::body::Body;
+use axum::http::{header, Method, Request, StatusCode};
+use axum::Router;
+use chrono::{DateTime, Duration, Utc};
+use http_body_util::BodyExt;
+use serde_json::{json, Value};
+use server::{router, AppState};
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::PgPool;
+use tower::ServiceExt;
+use uuid::Uuid;
+
+/// A new, migrated database of its own, so tests never see each other's rows.
+pub async fn fresh_db() -> PgPool {
+    let url = std::env::var("DATABASE_URL")
+        .expect("DATABASE_URL must name a PostgreSQL server the tests may create databases on; `make test` starts one");
+    let options: PgConnectOptions = url.parse().expect("DATABASE_URL is not a PostgreSQL URL");
+    let admin = PgPoolOptions::new().max_connections(1).connect_with(options.clone()).await.expect("connect to DATABASE_URL");
+    let name = format!("berth_test_{}", Uuid::new_v4().simple());
+    sqlx::query(&format!("CREATE DATABASE {name}")).execute(&admin).await.expect("create test database");
+    admin.close().await;
+    let db = PgPoolOptions::new()
+        .max_connections(80)
+        .connect_with(options.database(&name))
+        .await
+        .expect("connect to test database");
+    MIGRATOR.run(&db).await.expect("migrate");
+    db
+}
+
+pub struct Fixture {
+    pub db: PgPool,
+    pub app: Router,
+    /// Member of tenant `team-a`.
+    pub ada: String,
+    /// Another member of `team-a`.
+    pub carol: String,
+    /// Member of tenant `team-b`.
+    pub bob: String,
+    /// Manager in `team-a`.
+    pub mia: String,
+    /// Admin in `ops`.
+    pub admin: String,
+    /// The demo pool (1 whole GPU, 4 MIG 1g.24gb slices), open to every tenant.
+    pub lab: Uuid,
+}
+
+pub async fn token_for(db: &PgPool, email: &str, role: Role, tenant: &str) -> String {
+    let user = users::upsert_user(db, email, email.split('@').next().unwrap_or(email), role, tenant).await.unwrap();
+    tokens::issue(db, user, "test", Duration::days(1)).await.unwrap().token
+}
+
+impl Fixture {
+    pub async fn new() -> Self {
+        let db = fresh_db().await;
+        server::seed::demo(&db).await.unwrap();
+        let lab = sqlx::query_scalar("SELECT id FROM pool WHERE name = $1")
+            .bind(server::seed::DEMO_POOL)
+            .fetch_one(&db)
+            .await
+            .unwrap();
+        Self {
+            ada: token_for(&db, "ada@a.test", Role::User, "team-a").await,
+            carol: token_for(&db, "carol@a.test", Role::User, "team-a").await,
+            bob: token_for(&db, "bob@b.test", Role::User, "team-b").await,
+            mia: token_for(&db, "mia@a.test", Role::Manager, "team-a").await,
+            admin: token_for(&db, "root@ops.test", Role::Admin, "ops").await,
+            app: router(AppState::new(db.clone(), "target/site")),
+            db,
+            lab,
+        }
+    }
+
+    pub async fn call(&self, method: Method, path: &str, token: Option<&str>, body: Option<Value>) -> (StatusCode, Value) {
+        call(&self.app, method, path, token, body).await
+    }
+
+    /// Books on the demo pool as `token`; returns status and body.
+    pub async fn book(&self, token: &str, kind: &str, quantity: i32, start: DateTime<Utc>, end: DateTime<Utc>) -> (StatusCode, Value) {
+        let body = json!({
+            "pool_id": self.lab, "kind": kind, "quantity": quantity,
+            "start": start, "end": end, "mode": "interactive",
+        });
+        self.call(Method::POST, "/api/v1/bookings", Some(token), Some(body)).await
+    }
+}
+
+pub async fn call(app: &Router, method: Method, path: &str, token: Option<&str>, body: Option<Value>) -> (StatusCode, Value) {
+    let mut request = Request::builder().method(method).uri(path);
+    if let Some(token) = token {
+        request = request.header(header::AUTHORIZATION, format!("Bearer {token}"));
+    }
+    let request = match body {
+        Some(body) => request.header(header::CONTENT_TYPE, "application/json").body(Body::from(body.to_string())),
+        None => request.body(Body::empty()),
+    }
+    .unwrap();
+    raw(app, request).await
+}
+
+pub async fn raw(app: &Router, request: Request<Body>) -> (StatusCode, Value) {
+    let response = app.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    let value = serde_json::from_slice(&bytes).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+    (status, value)
+}
+
+/// The slot boundary `slots` quarter-hours after the next one.
+pub fn slot(slots: i64) -> DateTime<Utc> {
+    align_up(Utc::now(), Duration::minutes(15)) + Duration::minutes(15 * slots)
+}
+
+pub fn at(value: &Value) -> DateTime<Utc> {
+    value.as_str().and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("not a timestamp: {value}"))
+}
+
+pub const GPU: &str = "nvidia.com/gpu";
+pub const MIG: &str = "nvidia.com/mig-1g.24gb";
