@@ -64,7 +64,7 @@ pub async fn create(db: &sqlx::PgPool, principal: &Principal, new: NewBooking) -
     let window = Window { start: new.start, end: new.end };
 
     let mut tx = db.begin().await?;
-    // lock removed
+    lock_kind(&mut tx, new.pool_id, &new.kind).await?;
     let terms: Option<Terms> = sqlx::query_as(
         "SELECT p.granularity_minutes, p.max_booking_minutes, p.horizon_days, p.min_notice_minutes,
                 p.requires_approval, p.images, k.capacity, now() AS now,
