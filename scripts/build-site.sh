@@ -24,6 +24,7 @@ if [ "$PROFILE" = release ]; then
   wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
     target/site/pkg/berth.wasm -o target/site/pkg/berth.wasm
 fi
+cp -r public/. target/site/
 sass --no-source-map --style=compressed style/main.scss target/site/pkg/berth.css
 
 say "building the server ($PROFILE)"

@@ -21,7 +21,7 @@ cargo test --workspace --exclude frontend 2>&1 | tee /tmp/berth-cargo-test.log |
 rust_summary="$(grep -E '^test result:' /tmp/berth-cargo-test.log | awk '{p+=$4; f+=$6} END {printf "%d passed, %d failed", p, f}')"
 
 say "browser tests (Playwright in Debian Chromium)"
-createdb_if_missing "$PG_PORT" berth_e2e
+psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -qc "DROP DATABASE IF EXISTS berth_e2e" -c "CREATE DATABASE berth_e2e"
 export BERTH_E2E_DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/berth_e2e"
 (cd end2end && npx playwright test) || status=1
 

@@ -172,3 +172,33 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lifetimes_take_days_hours_or_minutes() {
+        assert_eq!(parse_lifetime("30d"), Ok(Duration::days(30)));
+        assert_eq!(parse_lifetime("12h"), Ok(Duration::hours(12)));
+        assert_eq!(parse_lifetime("90m"), Ok(Duration::minutes(90)));
+        for bad in ["", "d", "30", "30s", "-1d", "0h", "1.5d", "99999d"] {
+            assert!(parse_lifetime(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn every_command_parses_with_its_documented_flags() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+        let cli = Cli::try_parse_from([
+            "berth", "user", "add", "--database-url", "postgres://x", "--email", "a@b.c", "--name", "A", "--role", "manager", "--tenant", "t",
+        ]);
+        assert!(cli.is_ok());
+        let serve = Cli::try_parse_from(["berth", "serve", "--database-url", "postgres://x"]).unwrap();
+        match serve.command {
+            Command::Serve { listen, .. } => assert_eq!(listen.to_string(), "127.0.0.1:3000"),
+            _ => panic!("expected serve"),
+        }
+    }
+}

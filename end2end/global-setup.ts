@@ -1,0 +1,13 @@
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+
+// Seeds the demo pool and a user through the real CLI, and keeps that user's
+// API token where the tests read it.
+export default function globalSetup() {
+  const env = { ...process.env, DATABASE_URL: process.env.BERTH_E2E_DATABASE_URL };
+  const berth = (...args: string[]) => execFileSync('../target/debug/berth', args, { env, encoding: 'utf8' });
+  berth('seed-demo');
+  berth('user', 'add', '--email', 'e2e@berth.test', '--name', 'E2E User', '--tenant', 'e2e');
+  const token = berth('token', 'create', '--email', 'e2e@berth.test', '--expires-in', '1h').trim();
+  writeFileSync('test-results-token.txt', token);
+}

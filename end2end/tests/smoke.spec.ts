@@ -1,0 +1,59 @@
+import { test, expect, Page } from '@playwright/test';
+import { readFileSync } from 'node:fs';
+
+const token = () => readFileSync('test-results-token.txt', 'utf8').trim();
+
+function nextQuarterHour(offsetSlots: number): string {
+  const slot = 15 * 60 * 1000;
+  return new Date((Math.floor(Date.now() / slot) + 1 + offsetSlots) * slot).toISOString();
+}
+
+function collectErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on('pageerror', (err) => errors.push(err.message));
+  page.on('console', (msg) => { if (msg.type() === 'error') errors.push(msg.text()); });
+  return errors;
+}
+
+test('the page renders the pools, hydrates, and refreshes bookings without a reload', async ({ page, request }) => {
+  const errors = collectErrors(page);
+  await page.goto('/');
+  await expect(page.getByRole('heading', { name: 'lab-h100' })).toBeVisible();
+  await expect(page.locator('.kinds').getByText('nvidia.com/mig-1g.24gb')).toBeVisible();
+  // The marker flips only when the WASM has hydrated the page.
+  await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
+
+  const booked = await request.post('/api/v1/bookings', {
+    headers: { Authorization: `Bearer ${token()}` },
+    data: {
+      pool_id: await poolId(request), kind: 'nvidia.com/mig-1g.24gb', quantity: 2,
+      start: nextQuarterHour(4), end: nextQuarterHour(8), mode: 'interactive',
+    },
+  });
+  expect(booked.status()).toBe(201);
+
+  await page.evaluate(() => { (window as any).sameDocument = true; });
+  await page.getByRole('button', { name: 'Refresh' }).click();
+  const row = page.locator('table.bookings tbody tr').filter({ hasText: 'nvidia.com/mig-1g.24gb' });
+  await expect(row).toHaveCount(1);
+  await expect(row).toContainText('approved');
+  expect(await page.evaluate(() => (window as any).sameDocument)).toBe(true);
+  expect(errors).toEqual([]);
+});
+
+test.describe('without JavaScript', () => {
+  test.use({ javaScriptEnabled: false });
+
+  test('the server-rendered page is complete', async ({ page }) => {
+    await page.goto('/');
+    await expect(page.getByRole('heading', { name: 'lab-h100' })).toBeVisible();
+    await expect(page.getByText('of 4 free now')).toBeVisible();
+    await expect(page.getByText('Loading pools')).toHaveCount(0);
+  });
+});
+
+async function poolId(request: import('@playwright/test').APIRequestContext): Promise<string> {
+  const pools = await request.get('/api/v1/pools', { headers: { Authorization: `Bearer ${token()}` } });
+  expect(pools.status()).toBe(200);
+  return (await pools.json()).find((p: { name: string }) => p.name === 'lab-h100').id;
+}
