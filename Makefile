@@ -1,4 +1,6 @@
 # The two commands a newcomer needs are `make run` and `make test`; see README.md.
+SECONDS ?= 30
+
 .PHONY: run test build release bench stop-db
 
 run:        ## Serve the portal on the embedded default (local PostgreSQL, demo data)
@@ -14,7 +16,7 @@ release:    ## Build the server and the site (release)
 	bash scripts/build-site.sh release
 
 bench:      ## Booking load benchmark against pgbench on the same PostgreSQL
-	bash scripts/bench.sh
+	bash scripts/bench.sh $(SECONDS)
 
 stop-db:    ## Stop the embedded PostgreSQL that `make run` started
 	bash scripts/stop-db.sh

@@ -15,17 +15,28 @@ say "starting a throwaway PostgreSQL on port $PG_PORT"
 pg_up "$PG_DIR" "$PG_PORT" -c fsync=off -c synchronous_commit=off -c full_page_writes=off
 export DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/postgres"
 
+LOGS="$(mktemp -d /tmp/berth-test-logs.XXXXXX)"
 status=0
+say "lints (clippy, warnings are errors)"
+if cargo clippy --workspace --exclude frontend --all-targets -- -D warnings >"$LOGS/clippy.log" 2>&1; then
+  clippy_ok=ok
+else
+  clippy_ok=FAILED; status=1
+  grep -E '^(warning|error)' -A8 "$LOGS/clippy.log" | head -150
+fi
+
 say "Rust tests"
-cargo test --workspace --exclude frontend 2>&1 | tee /tmp/berth-cargo-test.log || status=1
-rust_summary="$(grep -E '^test result:' /tmp/berth-cargo-test.log | awk '{p+=$4; f+=$6} END {printf "%d passed, %d failed", p, f}')"
+cargo test --workspace --exclude frontend 2>&1 | tee "$LOGS/cargo-test.log" || status=1
+rust_summary="$(grep -E '^test result:' "$LOGS/cargo-test.log" | awk '{p+=$4; f+=$6} END {printf "%d passed, %d failed", p, f}')"
 
 say "browser tests (Playwright in Debian Chromium)"
 psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -qc "DROP DATABASE IF EXISTS berth_e2e" -c "CREATE DATABASE berth_e2e"
 export BERTH_E2E_DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/berth_e2e"
-(cd end2end && npx playwright test) || status=1
+(cd end2end && npx playwright test) 2>&1 | tee "$LOGS/playwright.log" || status=1
+browser_summary="$(grep -E '^\s+[0-9]+ (passed|failed|flaky|skipped)' "$LOGS/playwright.log" | xargs)"
 
 say "summary"
-echo "Rust: $rust_summary"
-echo "Browser: see the Playwright report above"
+echo "Clippy:  $clippy_ok"
+echo "Rust:    $rust_summary"
+echo "Browser: ${browser_summary:-no Playwright summary (it did not run)}"
 exit $status

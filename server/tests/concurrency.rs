@@ -115,25 +115,9 @@ async fn no_instant_is_ever_overbooked_and_every_answer_matches_the_rows() {
     assert!(all.created.len() > 100 && all.capacity_refusals > 100, "the run must contend for capacity");
     assert!(all.extends_ok > 10 && all.cancels_ok > 10);
 
-    // Independent check, in SQL only: running sums of +quantity at starts and
-    // -quantity at ends, grouped per instant so [a,b) and [b,c) do not overlap.
-    let violations: Vec<(Uuid, String, chrono::DateTime<chrono::Utc>, i64, i32)> = sqlx::query_as(
-        "WITH edge AS (
-             SELECT pool_id, kind, starts_at AS at, quantity AS delta FROM booking WHERE state IN ('pending', 'approved', 'active')
-             UNION ALL
-             SELECT pool_id, kind, ends_at, -quantity FROM booking WHERE state IN ('pending', 'approved', 'active')
-         ), per_instant AS (
-             SELECT pool_id, kind, at, sum(delta) AS delta FROM edge GROUP BY pool_id, kind, at
-         ), running AS (
-             SELECT pool_id, kind, at, sum(delta) OVER (PARTITION BY pool_id, kind ORDER BY at) AS used FROM per_instant
-         )
-         SELECT r.pool_id, r.kind, r.at, r.used::bigint, k.capacity
-         FROM running r JOIN pool_kind k USING (pool_id, kind)
-         WHERE r.used > k.capacity",
-    )
-    .fetch_all(&db)
-    .await
-    .unwrap();
+    // Independent check, in SQL only (the same query the benchmark runs).
+    let violations: Vec<(Uuid, String, chrono::DateTime<chrono::Utc>, i64, i32)> =
+        sqlx::query_as(include_str!("../../scripts/sql/capacity-sweep.sql")).fetch_all(&db).await.unwrap();
     assert!(violations.is_empty(), "overbooked instants: {violations:?}");
 
     // Every 201 exists with its final end and state; every refusal left no row.

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Booking throughput and latency at 64 clients against the release server with
+# a real PostgreSQL, next to `pgbench -N` on the same PostgreSQL instance, then
+# the capacity invariant check. Results are printed, not asserted.
+# Usage: scripts/bench.sh [seconds]   (default 30)
+source "$(dirname "$0")/lib.sh"
+SECONDS_PER_RUN="${1:-30}"
+CLIENTS=64
+cd "$ROOT"
+command -v wrk >/dev/null || apt_install wrk
+ensure_postgres
+
+say "building the release server"
+cargo build --release -p server --bin berth
+berth="$ROOT/target/release/berth"
+
+PG_DIR="$(mktemp -d /tmp/berth-bench-pg.XXXXXX)"
+PG_PORT=$((20000 + RANDOM % 20000))
+WORK="$(mktemp -d /tmp/berth-bench.XXXXXX)"
+cleanup() { [ -n "${SERVER_PID:-}" ] && kill "$SERVER_PID" 2>/dev/null; pg_down "$PG_DIR"; rm -rf "$PG_DIR" "$WORK"; }
+trap cleanup EXIT
+# Default durability settings: both workloads commit the same way.
+pg_up "$PG_DIR" "$PG_PORT"
+psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -qc "CREATE DATABASE berth_bench" -c "CREATE DATABASE pgbench"
+export DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/berth_bench"
+
+say "seeding 8 pools (2 kinds each) and $CLIENTS users"
+$berth migrate >/dev/null
+$berth user add --email admin@bench.test --name Admin --role admin --tenant bench >/dev/null
+admin="$($berth token create --email admin@bench.test 2>/dev/null)"
+: > "$WORK/tokens"
+for i in $(seq 1 $CLIENTS); do
+  $berth user add --email "u$i@bench.test" --name "User $i" --tenant "bench-$((i % 4))" >/dev/null
+  $berth token create --email "u$i@bench.test" 2>/dev/null >> "$WORK/tokens"
+done
+
+PORT=$((PG_PORT + 1))
+$berth serve --listen "127.0.0.1:$PORT" --db-connections 64 2>"$WORK/server.log" &
+SERVER_PID=$!
+for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.1; done
+: > "$WORK/pools"
+for p in $(seq 1 8); do
+  curl -sf -X POST "http://127.0.0.1:$PORT/api/v1/pools" -H "Authorization: Bearer $admin" -H 'Content-Type: application/json' \
+    -d "{\"name\":\"bench-$p\",\"kinds\":[{\"kind\":\"nvidia.com/gpu\",\"capacity\":40},{\"kind\":\"nvidia.com/mig-1g.24gb\",\"capacity\":80}]}" |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])' >> "$WORK/pools"
+done
+
+say "booking load: $CLIENTS connections for ${SECONDS_PER_RUN}s"
+BENCH_TOKENS="$WORK/tokens" BENCH_POOLS="$WORK/pools" \
+  wrk -t2 -c$CLIENTS -d"${SECONDS_PER_RUN}s" -s scripts/bench/booking.lua "http://127.0.0.1:$PORT" | tee "$WORK/wrk.txt"
+kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true; SERVER_PID=
+
+say "pgbench -N: $CLIENTS clients for ${SECONDS_PER_RUN}s on the same instance"
+pgbench -h 127.0.0.1 -p "$PG_PORT" -U postgres -i -q -s 10 pgbench 2>/dev/null
+pgbench -h 127.0.0.1 -p "$PG_PORT" -U postgres -N -c $CLIENTS -j 2 -T "$SECONDS_PER_RUN" pgbench 2>/dev/null | tee "$WORK/pgbench.txt"
+
+violations="$(psql "$DATABASE_URL" -tAc "SELECT count(*) FROM ($(cat scripts/sql/capacity-sweep.sql)) v")"
+rows="$(psql "$DATABASE_URL" -tAc "SELECT count(*) FROM booking")"
+python3 - "$WORK/wrk.txt" "$WORK/pgbench.txt" "$violations" "$rows" "$SECONDS_PER_RUN" <<'PY'
+import re, sys
+wrk, pgb, violations, rows, secs = open(sys.argv[1]).read(), open(sys.argv[2]).read(), int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
+status = {int(s): int(n) for s, n in re.findall(r"STATUS (\d+) (\d+)", wrk)}
+lat = {int(p): float(v) for p, v in re.findall(r"LATENCY_P(\d+)_MS ([\d.]+)", wrk)}
+rps = float(re.search(r"REQUESTS_PER_S ([\d.]+)", wrk).group(1))
+tps = float(re.search(r"tps = ([\d.]+)", pgb).group(1))
+other = sum(n for s, n in status.items() if s not in (201, 409))
+print("\n== Booking benchmark summary ==")
+print(f"booking attempts/s : {rps:.0f}  (201 admitted: {status.get(201, 0)}, 409 refused: {status.get(409, 0)}, other: {other})")
+print(f"admitted bookings/s: {status.get(201, 0) / secs:.0f}")
+print(f"latency p50 / p99  : {lat[50]:.1f} ms / {lat[99]:.1f} ms")
+print(f"pgbench -N tps     : {tps:.0f}")
+print(f"attempts / pgbench : {rps / tps:.0%}")
+print(f"rows in booking    : {rows} (must equal 201 count: {'yes' if rows == status.get(201, 0) else 'NO'})")
+print(f"capacity violations: {violations}")
+PY
