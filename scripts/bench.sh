@@ -46,8 +46,14 @@ for p in $(seq 1 8); do
 done
 
 say "booking load: $CLIENTS connections for ${SECONDS_PER_RUN}s"
+# CPU seconds used by the server and by PostgreSQL during the run, to tell where time goes.
+cpu_of() { awk '{s += $14 + $15} END {printf "%.1f", s / 100}' $(for p in "$@"; do echo "/proc/$p/stat"; done) 2>/dev/null || echo 0; }
+pg_pids() { pgrep -u postgres -f "postgres" | tr '\n' ' '; }
+server_cpu0=$(cpu_of "$SERVER_PID"); pg_cpu0=$(cpu_of $(pg_pids))
 BENCH_TOKENS="$WORK/tokens" BENCH_POOLS="$WORK/pools" \
   wrk -t2 -c$CLIENTS -d"${SECONDS_PER_RUN}s" -s scripts/bench/booking.lua "http://127.0.0.1:$PORT" | tee "$WORK/wrk.txt"
+echo "CPU_SERVER_S $(awk -v a="$(cpu_of "$SERVER_PID")" -v b="$server_cpu0" 'BEGIN {print a - b}')" >> "$WORK/wrk.txt"
+echo "CPU_POSTGRES_S $(awk -v a="$(cpu_of $(pg_pids))" -v b="$pg_cpu0" 'BEGIN {print a - b}')" >> "$WORK/wrk.txt"
 kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true; SERVER_PID=
 
 say "pgbench -N: $CLIENTS clients for ${SECONDS_PER_RUN}s on the same instance"
@@ -70,6 +76,11 @@ print(f"admitted bookings/s: {status.get(201, 0) / secs:.0f}")
 print(f"latency p50 / p99  : {lat[50]:.1f} ms / {lat[99]:.1f} ms")
 print(f"pgbench -N tps     : {tps:.0f}")
 print(f"attempts / pgbench : {rps / tps:.0%}")
-print(f"rows in booking    : {rows} (must equal 201 count: {'yes' if rows == status.get(201, 0) else 'NO'})")
+in_flight = rows - status.get(201, 0)
+print(f"rows in booking    : {rows} = {status.get(201, 0)} answered 201 + {in_flight} still in flight when wrk stopped (must be 0..64: {'yes' if 0 <= in_flight <= 64 else 'NO'})")
 print(f"capacity violations: {violations}")
+cpu = dict(re.findall(r"CPU_(SERVER|POSTGRES)_S ([\d.-]+)", wrk))
+total = status.get(201, 0) + status.get(409, 0)
+if total:
+    print(f"CPU per attempt    : server {float(cpu.get('SERVER', 0)) / total * 1e6:.0f} us, PostgreSQL {float(cpu.get('POSTGRES', 0)) / total * 1e6:.0f} us (backends that ended during the run are not counted)")
 PY

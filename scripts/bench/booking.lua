@@ -4,7 +4,6 @@
 
 local tokens, pools = {}, {}
 local kinds = { "nvidia.com/gpu", "nvidia.com/mig-1g.24gb" }
-local counts = {}
 local threads = {}
 
 local function lines(path)
@@ -22,7 +21,7 @@ function init(args)
   tokens = lines(os.getenv("BENCH_TOKENS"))
   pools = lines(os.getenv("BENCH_POOLS"))
   math.randomseed(os.time() + id * 7919)
-  counts = {}
+  counts = {} -- global on purpose: done() reads it from each thread with thread:get
 end
 
 function request()

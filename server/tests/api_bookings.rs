@@ -64,6 +64,11 @@ async fn refusals_leave_nothing_behind() {
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{err}");
         assert_eq!(err["field"], field, "{err}");
     }
+    let ancient = chrono::DateTime::parse_from_rfc3339("0001-01-01T00:00:00Z").unwrap().to_utc();
+    let (status, err) = f.book(&f.bob, MIG, 1, ancient, slot(4)).await;
+    assert_eq!((status, err["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("start")), "{err}");
+    let (status, err) = f.call(Method::GET, "/api/v1/bookings?from=0001-01-01T00:00:00Z", Some(&f.bob), None).await;
+    assert_eq!((status, err["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("from")), "{err}");
     let unknown_pool = json!({"pool_id": uuid::Uuid::new_v4(), "kind": MIG, "quantity": 1, "start": slot(4), "end": slot(8), "mode": "inference"});
     let (status, err) = f.call(Method::POST, "/api/v1/bookings", Some(&f.bob), Some(unknown_pool)).await;
     assert_eq!((status, err["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("pool_id")));

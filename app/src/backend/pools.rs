@@ -5,6 +5,7 @@ use super::bookings::admission::{live_usages, lock_kind};
 use super::error::{ServiceError, ServiceResult};
 use crate::model::{KindSpec, NewPool, Pool, PoolKind, PoolPatch, PoolRules, Principal, Window};
 use crate::rules::capacity::{free_steps, Step};
+use crate::rules::window::check_in_range;
 use crate::rules::{pool_spec, FieldError};
 use chrono::{DateTime, Duration, Utc};
 use sqlx::{PgConnection, PgPool};
@@ -330,7 +331,9 @@ pub async fn availability(
     let mut conn = db.acquire().await?;
     let now: DateTime<Utc> = sqlx::query_scalar("SELECT now()").fetch_one(&mut *conn).await?;
     let from = from.unwrap_or(now);
+    check_in_range("from", from)?;
     let to = to.unwrap_or(from + Duration::days(7));
+    check_in_range("to", to)?;
     if to <= from {
         return Err(FieldError::new("to", "must be after from").into());
     }

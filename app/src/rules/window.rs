@@ -6,7 +6,7 @@
 use super::capacity::{align_down, align_up};
 use super::FieldError;
 use crate::model::{PoolRules, Window};
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Datelike, Duration, Utc};
 
 pub fn granularity(rules: &PoolRules) -> Duration {
     Duration::minutes(i64::from(rules.granularity_minutes.max(1)))
@@ -51,11 +51,31 @@ fn check_aligned(field: &'static str, at: DateTime<Utc>, rules: &PoolRules) -> R
     Ok(())
 }
 
-/// Checks an end against the pool's length limit and horizon.
-fn check_end(rules: &PoolRules, now: DateTime<Utc>, window: Window) -> Result<(), FieldError> {
+/// Timestamps outside years 1970–9999 are refused before they reach the
+/// database, whose range is narrower than what JSON can carry.
+pub fn check_in_range(field: &'static str, at: DateTime<Utc>) -> Result<(), FieldError> {
+    let year = at.year();
+    if (1970..=9999).contains(&year) {
+        Ok(())
+    } else {
+        Err(FieldError::new(field, "must be between the years 1970 and 9999"))
+    }
+}
+
+/// A window must not be empty; checked before anything asks the database
+/// about it (PostgreSQL refuses ranges whose end precedes their start).
+pub fn check_not_empty(window: Window) -> Result<(), FieldError> {
+    check_in_range("start", window.start)?;
+    check_in_range("end", window.end)?;
     if window.end <= window.start {
         return Err(FieldError::new("end", "must be after start"));
     }
+    Ok(())
+}
+
+/// Checks an end against the pool's length limit and horizon.
+fn check_end(rules: &PoolRules, now: DateTime<Utc>, window: Window) -> Result<(), FieldError> {
+    check_not_empty(window)?;
     check_aligned("end", window.end, rules)?;
     let max = Duration::minutes(i64::from(rules.max_booking_minutes));
     if window.end - window.start > max {

@@ -1,21 +1,39 @@
-//! The two primitives every capacity decision is made with.
+//! The primitives every capacity decision is made with: the per-pool+kind
+//! lock, and the capacity-holding bookings that overlap a window.
 
 use super::super::error::ServiceResult;
 use crate::rules::capacity::Usage;
 use chrono::{DateTime, Utc};
-use sqlx::PgConnection;
+use sha2::{Digest, Sha256};
+use sqlx::{PgConnection, PgPool, Postgres, Transaction};
 use uuid::Uuid;
 
-/// Serialises capacity decisions for one pool+kind until the transaction ends.
-/// Transaction-scoped on purpose: a session-level lock would stay with the
-/// pooled connection after an error. Hash collisions only serialise more.
+/// The advisory-lock key of one pool+kind: the first 8 bytes of SHA-256 over
+/// both, the same in every process and version. A collision only serialises
+/// two kinds that need not be.
+pub fn lock_key(pool_id: Uuid, kind: &str) -> i64 {
+    let digest = Sha256::new().chain_update(pool_id.as_bytes()).chain_update(kind.as_bytes()).finalize();
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&digest[..8]);
+    i64::from_be_bytes(first)
+}
+
+/// Serialises capacity decisions for one pool+kind until the transaction
+/// ends. Transaction-scoped on purpose: a session-level lock would stay with
+/// the pooled connection after an error.
 pub async fn lock_kind(conn: &mut PgConnection, pool_id: Uuid, kind: &str) -> ServiceResult<()> {
-    sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1::text || '/' || $2, 0))")
-        .bind(pool_id)
-        .bind(kind)
+    sqlx::query("SELECT pg_advisory_xact_lock($1)")
+        .bind(lock_key(pool_id, kind))
         .execute(conn)
         .await?;
     Ok(())
+}
+
+/// Opens a transaction already holding the pool+kind lock, in one round trip
+/// (the key is an integer literal, so nothing user-supplied reaches the SQL).
+pub async fn begin_locked(db: &PgPool, pool_id: Uuid, kind: &str) -> ServiceResult<Transaction<'static, Postgres>> {
+    let statement = format!("BEGIN; SELECT pg_advisory_xact_lock({})", lock_key(pool_id, kind));
+    Ok(db.begin_with(statement).await?)
 }
 
 /// Capacity-holding bookings of one pool+kind that overlap `[from, to)`.
@@ -29,7 +47,7 @@ pub async fn live_usages(
     let rows: Vec<(Uuid, DateTime<Utc>, DateTime<Utc>, i32)> = sqlx::query_as(
         "SELECT id, starts_at, ends_at, quantity FROM booking
          WHERE pool_id = $1 AND kind = $2 AND state IN ('pending', 'approved', 'active')
-           AND ends_at > $3 AND starts_at < $4",
+           AND tstzrange(starts_at, ends_at) && tstzrange($3, $4)",
     )
     .bind(pool_id)
     .bind(kind)

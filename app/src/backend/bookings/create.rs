@@ -2,11 +2,11 @@
 //! usage over the window and insert the booking with its audit event, all in
 //! one transaction. A refusal rolls back and leaves nothing behind.
 
-use super::admission::{live_usages, lock_kind};
+use super::admission::{begin_locked, live_usages};
 use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{Booking, BookingState, NewBooking, PoolRules, Principal, TenantRef, Window};
 use crate::rules::capacity::{next_free, peak_usage, Usage};
-use crate::rules::window::{earliest_start, granularity, horizon_end, validate_new};
+use crate::rules::window::{check_not_empty, earliest_start, granularity, horizon_end, validate_new};
 use crate::rules::FieldError;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
@@ -22,9 +22,20 @@ struct Terms {
     capacity: Option<i32>,
     may_book: bool,
     now: DateTime<Utc>,
+    // The capacity-holding bookings overlapping the requested window, read in
+    // the same round trip (and after the lock, so no admission can slip in).
+    starts: Vec<DateTime<Utc>>,
+    ends: Vec<DateTime<Utc>>,
+    quantities: Vec<i32>,
 }
 
 impl Terms {
+    fn overlapping(&self) -> Vec<Usage> {
+        (self.starts.iter().zip(&self.ends).zip(&self.quantities))
+            .map(|((&start, &end), &quantity)| Usage { start, end, quantity })
+            .collect()
+    }
+
     fn rules(&self) -> PoolRules {
         PoolRules {
             granularity_minutes: self.granularity_minutes,
@@ -62,20 +73,35 @@ pub async fn create(db: &sqlx::PgPool, principal: &Principal, new: NewBooking) -
     }
     let tenant = booking_tenant(principal, new.tenant.as_deref())?;
     let window = Window { start: new.start, end: new.end };
+    check_not_empty(window)?;
 
-    let mut tx = db.begin().await?;
-    lock_kind(&mut tx, new.pool_id, &new.kind).await?;
+    // Round trips matter here: the kind's lock is held from the first to the last.
+    let mut tx = begin_locked(db, new.pool_id, &new.kind).await?;
     let terms: Option<Terms> = sqlx::query_as(
-        "SELECT p.granularity_minutes, p.max_booking_minutes, p.horizon_days, p.min_notice_minutes,
+        "WITH overlapping AS (
+             SELECT starts_at, ends_at, quantity FROM booking
+             WHERE pool_id = $1 AND kind = $2 AND state IN ('pending', 'approved', 'active')
+               AND tstzrange(starts_at, ends_at) && tstzrange($4, $5)
+         )
+         SELECT p.granularity_minutes, p.max_booking_minutes, p.horizon_days, p.min_notice_minutes,
                 p.requires_approval, p.images, k.capacity, now() AS now,
                 (NOT EXISTS (SELECT 1 FROM pool_tenant pt WHERE pt.pool_id = p.id)
-                 OR EXISTS (SELECT 1 FROM pool_tenant pt WHERE pt.pool_id = p.id AND pt.tenant_id = $3)) AS may_book
+                 OR EXISTS (SELECT 1 FROM pool_tenant pt WHERE pt.pool_id = p.id AND pt.tenant_id = $3)) AS may_book,
+                o.starts, o.ends, o.quantities
          FROM pool p LEFT JOIN pool_kind k ON k.pool_id = p.id AND k.kind = $2
+         -- One aggregate level, so the three arrays list the bookings in the same order.
+         CROSS JOIN (
+             SELECT coalesce(array_agg(starts_at), '{}') AS starts, coalesce(array_agg(ends_at), '{}') AS ends,
+                    coalesce(array_agg(quantity), '{}') AS quantities
+             FROM overlapping
+         ) o
          WHERE p.id = $1",
     )
     .bind(new.pool_id)
     .bind(&new.kind)
     .bind(tenant.id)
+    .bind(window.start)
+    .bind(window.end)
     .fetch_optional(&mut *tx)
     .await?;
     let terms = match terms {
@@ -89,12 +115,7 @@ pub async fn create(db: &sqlx::PgPool, principal: &Principal, new: NewBooking) -
     validate_new(&rules, capacity, terms.now, window, new.quantity)?;
     let image = chosen_image(&terms, new.image)?;
 
-    let usages: Vec<Usage> = live_usages(&mut tx, new.pool_id, &new.kind, window.start, window.end)
-        .await?
-        .into_iter()
-        .map(|(_, u)| u)
-        .collect();
-    let peak_used = peak_usage(&usages, window);
+    let peak_used = peak_usage(&terms.overlapping(), window);
     if peak_used + new.quantity > capacity {
         let search_from = window.start.max(earliest_start(&rules, terms.now));
         let search_to = horizon_end(&rules, terms.now);

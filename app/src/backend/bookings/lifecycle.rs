@@ -9,7 +9,7 @@ use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{Booking, BookingState, PoolRules, Principal, Window};
 use crate::rules::capacity::{peak_usage, Usage};
 use crate::rules::state_machine::{transition, Action};
-use crate::rules::window::validate_extension;
+use crate::rules::window::{check_in_range, validate_extension};
 use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, Postgres, Transaction};
 use uuid::Uuid;
@@ -112,6 +112,7 @@ pub async fn end_early(db: &sqlx::PgPool, principal: &Principal, id: Uuid) -> Se
 
 /// Moves the end later if the extra time fits under the same capacity rule.
 pub async fn extend(db: &sqlx::PgPool, principal: &Principal, id: Uuid, new_end: DateTime<Utc>) -> ServiceResult<Booking> {
+    check_in_range("end", new_end)?;
     let mut tx = db.begin().await?;
     // Pool and kind never change, so reading them before taking the kind lock is
     // safe; the row itself is locked (and re-read) after it, in the same order

@@ -2,6 +2,7 @@ use super::super::error::{ServiceError, ServiceResult};
 use super::super::pools::{tenant_ids, VISIBLE_POOL};
 use super::row::{BookingRow, BOOKING_COLUMNS, BOOKING_FROM};
 use crate::model::{Booking, BookingFilter, Principal};
+use crate::rules::window::check_in_range;
 use sqlx::{PgExecutor, PgPool};
 use uuid::Uuid;
 
@@ -11,6 +12,12 @@ const LIST_LIMIT: i64 = 5000;
 /// Bookings in pools the principal may book (others' as occupancy only) plus
 /// the principal's own; admins see all.
 pub async fn list(db: &PgPool, principal: &Principal, filter: &BookingFilter) -> ServiceResult<Vec<Booking>> {
+    if let Some(from) = filter.from {
+        check_in_range("from", from)?;
+    }
+    if let Some(to) = filter.to {
+        check_in_range("to", to)?;
+    }
     let sql = format!(
         "SELECT {BOOKING_COLUMNS} FROM {BOOKING_FROM}
          WHERE (b.user_id = $3 OR {VISIBLE_POOL})
