@@ -20,8 +20,10 @@ WORK="$(mktemp -d /tmp/berth-bench.XXXXXX)"
 cleanup() { [ -n "${SERVER_PID:-}" ] && kill "$SERVER_PID" 2>/dev/null; pg_down "$PG_DIR"; rm -rf "$PG_DIR" "$WORK"; }
 trap cleanup EXIT
 # Default durability settings: both workloads commit the same way.
-pg_up "$PG_DIR" "$PG_PORT"
+# pg_stat_statements shows afterwards which statements the time went to.
+pg_up "$PG_DIR" "$PG_PORT" -c shared_preload_libraries=pg_stat_statements ${BENCH_PG_OPTS:-}
 psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -qc "CREATE DATABASE berth_bench" -c "CREATE DATABASE pgbench"
+psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -d berth_bench -qc "CREATE EXTENSION pg_stat_statements"
 export DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/berth_bench"
 
 say "seeding 8 pools (2 kinds each) and $CLIENTS users"
@@ -35,7 +37,7 @@ for i in $(seq 1 $CLIENTS); do
 done
 
 PORT=$((PG_PORT + 1))
-$berth serve --listen "127.0.0.1:$PORT" --db-connections 64 2>"$WORK/server.log" &
+$berth serve --listen "127.0.0.1:$PORT" --db-connections "${BENCH_DB_CONNECTIONS:-64}" 2>"$WORK/server.log" &
 SERVER_PID=$!
 for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.1; done
 : > "$WORK/pools"
@@ -50,10 +52,19 @@ say "booking load: $CLIENTS connections for ${SECONDS_PER_RUN}s"
 cpu_of() { awk '{s += $14 + $15} END {printf "%.1f", s / 100}' $(for p in "$@"; do echo "/proc/$p/stat"; done) 2>/dev/null || echo 0; }
 pg_pids() { pgrep -u postgres -f "postgres" | tr '\n' ' '; }
 server_cpu0=$(cpu_of "$SERVER_PID"); pg_cpu0=$(cpu_of $(pg_pids))
+psql "$DATABASE_URL" -qtAc "SELECT pg_stat_statements_reset()" >/dev/null
+# BENCH_PERF=1: a system-wide CPU profile of the middle of the run, for digging.
+if [ "${BENCH_PERF:-}" = 1 ]; then
+  (sleep 2; perf record -a -g -e cpu-clock -o "$ROOT/target/bench-perf.data" -- sleep $((SECONDS_PER_RUN - 4)) >/dev/null 2>&1) &
+fi
 BENCH_TOKENS="$WORK/tokens" BENCH_POOLS="$WORK/pools" \
   wrk -t2 -c$CLIENTS -d"${SECONDS_PER_RUN}s" -s scripts/bench/booking.lua "http://127.0.0.1:$PORT" | tee "$WORK/wrk.txt"
 echo "CPU_SERVER_S $(awk -v a="$(cpu_of "$SERVER_PID")" -v b="$server_cpu0" 'BEGIN {print a - b}')" >> "$WORK/wrk.txt"
 echo "CPU_POSTGRES_S $(awk -v a="$(cpu_of $(pg_pids))" -v b="$pg_cpu0" 'BEGIN {print a - b}')" >> "$WORK/wrk.txt"
+say "statements by total execution time during the load"
+psql "$DATABASE_URL" -P pager=off -c "SELECT calls, round(total_exec_time::numeric / calls * 1000) AS mean_us,
+  round(total_exec_time::numeric) AS total_ms, left(regexp_replace(query, '\s+', ' ', 'g'), 90) AS query
+  FROM pg_stat_statements WHERE calls > 100 ORDER BY total_exec_time DESC LIMIT 8"
 kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true; SERVER_PID=
 
 say "pgbench -N: $CLIENTS clients for ${SECONDS_PER_RUN}s on the same instance"

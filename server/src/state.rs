@@ -1,12 +1,20 @@
+use app::backend::tokens::TokenCache;
 use axum::extract::FromRef;
 use leptos::config::LeptosOptions;
 use sqlx::PgPool;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How long a token's principal is remembered; also the longest a revoked
+/// token, or a role or tenant change, can lag behind.
+pub const TOKEN_CACHE_TTL: Duration = Duration::from_secs(10);
 
 /// Shared by every handler; cheap to clone.
 #[derive(Clone)]
 pub struct AppState {
     pub db: PgPool,
     pub leptos: LeptosOptions,
+    pub tokens: Arc<TokenCache>,
 }
 
 impl FromRef<AppState> for LeptosOptions {
@@ -24,6 +32,6 @@ impl AppState {
             .site_root(site_root)
             .site_pkg_dir("pkg")
             .build();
-        Self { db, leptos }
+        Self { db, leptos, tokens: Arc::new(TokenCache::new(TOKEN_CACHE_TTL)) }
     }
 }

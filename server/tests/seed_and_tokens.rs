@@ -41,3 +41,18 @@ async fn tokens_are_stored_hashed_and_stop_at_expiry() {
     let bad_tenant = users::upsert_user(&db, "u@x.test", "U", Role::User, "Not A Slug").await;
     assert!(matches!(bad_tenant, Err(app::backend::ServiceError::Invalid(f)) if f.field == "tenant"));
 }
+
+#[tokio::test]
+async fn the_token_cache_remembers_a_principal_for_its_ttl_only() {
+    let db = fresh_db().await;
+    let user = users::upsert_user(&db, "c@x.test", "C", Role::User, "x").await.unwrap();
+    let issued = tokens::issue(&db, user, "cli", Duration::days(1)).await.unwrap();
+    let cache = tokens::TokenCache::new(std::time::Duration::from_millis(300));
+    assert!(cache.authenticate(&db, &issued.token).await.unwrap().is_some());
+    sqlx::query("UPDATE api_token SET revoked_at = now()").execute(&db).await.unwrap();
+    assert!(cache.authenticate(&db, &issued.token).await.unwrap().is_some(), "still remembered");
+    tokio::time::sleep(std::time::Duration::from_millis(350)).await;
+    assert!(cache.authenticate(&db, &issued.token).await.unwrap().is_none(), "revocation took effect after the ttl");
+    assert!(cache.authenticate(&db, "berth_unknown").await.unwrap().is_none());
+    assert!(cache.authenticate(&db, "other").await.unwrap().is_none());
+}

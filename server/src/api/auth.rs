@@ -2,7 +2,6 @@
 
 use super::error::{ApiError, ApiResult};
 use crate::state::AppState;
-use app::backend::tokens;
 use app::model::Principal;
 use axum::extract::FromRequestParts;
 use axum::http::{header, request::Parts};
@@ -21,7 +20,9 @@ impl FromRequestParts<AppState> for Auth {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "))
             .ok_or_else(ApiError::unauthorized)?;
-        tokens::authenticate(&state.db, token.trim())
+        state
+            .tokens
+            .authenticate(&state.db, token.trim())
             .await?
             .map(Auth)
             .ok_or_else(ApiError::unauthorized)
