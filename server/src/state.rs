@@ -1,3 +1,4 @@
+use app::backend::bookings::Admissions;
 use app::backend::tokens::TokenCache;
 use axum::extract::FromRef;
 use leptos::config::LeptosOptions;
@@ -15,6 +16,7 @@ pub struct AppState {
     pub db: PgPool,
     pub leptos: LeptosOptions,
     pub tokens: Arc<TokenCache>,
+    pub admissions: Admissions,
 }
 
 impl FromRef<AppState> for LeptosOptions {
@@ -32,6 +34,11 @@ impl AppState {
             .site_root(site_root)
             .site_pkg_dir("pkg")
             .build();
-        Self { db, leptos, tokens: Arc::new(TokenCache::new(TOKEN_CACHE_TTL)) }
+        Self {
+            admissions: Admissions::new(db.clone()),
+            tokens: Arc::new(TokenCache::new(TOKEN_CACHE_TTL)),
+            db,
+            leptos,
+        }
     }
 }

@@ -36,6 +36,9 @@ pub enum ServiceError {
     },
     #[error("database error")]
     Database(#[source] sqlx::Error),
+    /// A failure with no client-side cause; logged where it happens.
+    #[error("internal error: {0}")]
+    Internal(&'static str),
 }
 
 impl From<sqlx::Error> for ServiceError {
@@ -71,6 +74,10 @@ impl ServiceError {
         match self {
             Self::Database(err) => {
                 tracing::error!(error = %err, "database error");
+                "internal error; it has been logged".to_string()
+            }
+            Self::Internal(what) => {
+                tracing::error!(what, "internal error");
                 "internal error; it has been logged".to_string()
             }
             other => other.to_string(),

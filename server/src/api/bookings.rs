@@ -27,7 +27,7 @@ async fn create(
     Auth(principal): Auth,
     ApiJson(new): ApiJson<NewBooking>,
 ) -> ApiResult<(StatusCode, Json<Booking>)> {
-    Ok((StatusCode::CREATED, Json(bookings::create(&state.db, &principal, new).await?)))
+    Ok((StatusCode::CREATED, Json(bookings::create(&state.admissions, &principal, new).await?)))
 }
 
 async fn list(

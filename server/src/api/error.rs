@@ -71,7 +71,7 @@ impl From<ServiceError> for ApiError {
                     None => err,
                 }
             }
-            ServiceError::Database(_) => Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message),
+            ServiceError::Database(_) | ServiceError::Internal(_) => Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message),
         }
     }
 }

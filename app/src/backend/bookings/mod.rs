@@ -2,11 +2,14 @@
 //! visibility, and every lifecycle action through the one state machine.
 
 pub mod admission;
+mod admit;
 mod create;
 mod lifecycle;
 mod query;
+mod queue;
 mod row;
 
 pub use create::create;
+pub use queue::Admissions;
 pub use lifecycle::{approve, cancel, end_early, extend, reject};
 pub use query::{get, list};

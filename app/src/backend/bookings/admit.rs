@@ -1,0 +1,278 @@
+//! Admission of a batch of requests for one pool+kind in one transaction:
+//! take the kind's lock, read the pool's terms and the live bookings that
+//! overlap the batch, decide each request in arrival order with the pure
+//! rules (counting the ones admitted before it), insert the admitted ones with
+//! their audit events, commit. A refused request leaves nothing behind; a
+//! database failure fails the whole batch and writes nothing.
+
+use super::admission::{begin_locked, live_usages};
+use crate::backend::error::{ServiceError, ServiceResult};
+use crate::model::{Booking, BookingState, Mode, PoolRules, Principal, TenantRef, Window};
+use crate::rules::capacity::{next_free, peak_usage, Usage};
+use crate::rules::window::{earliest_start, granularity, horizon_end, validate_new};
+use crate::rules::FieldError;
+use chrono::{DateTime, Utc};
+use sqlx::PgPool;
+use uuid::Uuid;
+
+/// A booking request that passed the database-free checks.
+pub struct Request {
+    pub principal: Principal,
+    pub tenant: TenantRef,
+    pub pool_id: Uuid,
+    pub kind: String,
+    pub quantity: i32,
+    pub mode: Mode,
+    pub image: Option<String>,
+    pub note: String,
+    pub window: Window,
+}
+
+#[derive(sqlx::FromRow)]
+struct Terms {
+    granularity_minutes: i32,
+    max_booking_minutes: i32,
+    horizon_days: i32,
+    min_notice_minutes: i32,
+    requires_approval: bool,
+    images: Vec<String>,
+    capacity: Option<i32>,
+    /// Tenants that may book the pool; empty means every tenant.
+    tenants: Vec<Uuid>,
+    now: DateTime<Utc>,
+    // The capacity-holding bookings overlapping the batch's span, read in the
+    // same round trip (and after the lock, so no admission can slip in).
+    starts: Vec<DateTime<Utc>>,
+    ends: Vec<DateTime<Utc>>,
+    quantities: Vec<i32>,
+}
+
+impl Terms {
+    fn overlapping(&self) -> Vec<Usage> {
+        (self.starts.iter().zip(&self.ends).zip(&self.quantities))
+            .map(|((&start, &end), &quantity)| Usage { start, end, quantity })
+            .collect()
+    }
+
+    fn rules(&self) -> PoolRules {
+        PoolRules {
+            granularity_minutes: self.granularity_minutes,
+            max_booking_minutes: self.max_booking_minutes,
+            horizon_days: self.horizon_days,
+            min_notice_minutes: self.min_notice_minutes,
+        }
+    }
+
+    fn may_book(&self, tenant: Uuid) -> bool {
+        self.tenants.is_empty() || self.tenants.contains(&tenant)
+    }
+
+    fn image(&self, asked: &Option<String>) -> Result<String, FieldError> {
+        match asked {
+            Some(image) if self.images.contains(image) || self.images.is_empty() => Ok(image.clone()),
+            Some(_) => Err(FieldError::new("image", format!("must be one of: {}", self.images.join(", ")))),
+            None => Ok(self.images.first().cloned().unwrap_or_default()),
+        }
+    }
+}
+
+async fn read_terms(tx: &mut sqlx::PgConnection, pool_id: Uuid, kind: &str, span: Window) -> ServiceResult<Option<Terms>> {
+    Ok(sqlx::query_as(
+        "WITH overlapping AS (
+             SELECT starts_at, ends_at, quantity FROM booking
+             WHERE pool_id = $1 AND kind = $2 AND state IN ('pending', 'approved', 'active')
+               AND tstzrange(starts_at, ends_at) && tstzrange($3, $4)
+         )
+         SELECT p.granularity_minutes, p.max_booking_minutes, p.horizon_days, p.min_notice_minutes,
+                p.requires_approval, p.images, k.capacity, now() AS now,
+                ARRAY(SELECT pt.tenant_id FROM pool_tenant pt WHERE pt.pool_id = p.id) AS tenants,
+                o.starts, o.ends, o.quantities
+         FROM pool p LEFT JOIN pool_kind k ON k.pool_id = p.id AND k.kind = $2
+         -- One aggregate level, so the three arrays list the bookings in the same order.
+         CROSS JOIN (
+             SELECT coalesce(array_agg(starts_at), '{}') AS starts, coalesce(array_agg(ends_at), '{}') AS ends,
+                    coalesce(array_agg(quantity), '{}') AS quantities
+             FROM overlapping
+         ) o
+         WHERE p.id = $1",
+    )
+    .bind(pool_id)
+    .bind(kind)
+    .bind(span.start)
+    .bind(span.end)
+    .fetch_optional(tx)
+    .await?)
+}
+
+/// One admitted request, ready to insert.
+struct Admitted {
+    index: usize,
+    id: Uuid,
+    image: String,
+}
+
+enum Verdict {
+    Refused(ServiceError),
+    Admitted(Admitted),
+}
+
+/// Decides and records every request of the batch; all share one pool+kind.
+/// The outer error is a failure of the whole batch.
+pub async fn admit_batch(db: &PgPool, requests: &[&Request]) -> ServiceResult<Vec<ServiceResult<Booking>>> {
+    let Some(first) = requests.first() else { return Ok(Vec::new()) };
+    let (pool_id, kind) = (first.pool_id, first.kind.as_str());
+    let span = Window {
+        start: requests.iter().map(|r| r.window.start).min().unwrap_or(first.window.start),
+        end: requests.iter().map(|r| r.window.end).max().unwrap_or(first.window.end),
+    };
+    // Round trips matter here: the kind's lock is held from the first to the last.
+    let mut tx = begin_locked(db, pool_id, kind).await?;
+    let Some(terms) = read_terms(&mut tx, pool_id, kind, span).await? else {
+        return Ok(requests.iter().map(|_| Err(no_such_pool())).collect());
+    };
+    let Some(capacity) = terms.capacity else {
+        return Ok(requests
+            .iter()
+            .map(|_| Err(FieldError::new("kind", format!("this pool has no kind {kind}")).into()))
+            .collect());
+    };
+    let rules = terms.rules();
+    let state = if terms.requires_approval { BookingState::Pending } else { BookingState::Approved };
+    let mut usages = terms.overlapping();
+    let mut admitted_usages: Vec<Usage> = Vec::new();
+    // Bookings from now to the horizon, read only if some request is refused.
+    let mut ahead: Option<Vec<Usage>> = None;
+    let mut verdicts: Vec<Verdict> = Vec::with_capacity(requests.len());
+
+    for (index, request) in requests.iter().enumerate() {
+        let window = request.window;
+        let checked = if terms.may_book(request.tenant.id) {
+            validate_new(&rules, capacity, terms.now, window, request.quantity).and_then(|()| terms.image(&request.image))
+        } else {
+            Err(no_such_pool_field())
+        };
+        let image = match checked {
+            Ok(image) => image,
+            Err(err) => {
+                verdicts.push(Verdict::Refused(err.into()));
+                continue;
+            }
+        };
+        let peak_used = peak_usage(&usages, window);
+        if peak_used + request.quantity > capacity {
+            let earliest = earliest_start(&rules, terms.now);
+            let search_to = horizon_end(&rules, terms.now);
+            if ahead.is_none() {
+                let found = live_usages(&mut tx, pool_id, kind, earliest, search_to).await?;
+                ahead = Some(found.into_iter().map(|(_, u)| u).collect());
+            }
+            let mut known = ahead.clone().unwrap_or_default();
+            known.extend_from_slice(&admitted_usages);
+            let duration = window.end - window.start;
+            let next = next_free(&known, capacity, request.quantity, duration, window.start.max(earliest), search_to, granularity(&rules));
+            verdicts.push(Verdict::Refused(ServiceError::CapacityExceeded { peak_used, capacity, next_free: next }));
+            continue;
+        }
+        usages.push(usage_of(request));
+        admitted_usages.push(usage_of(request));
+        verdicts.push(Verdict::Admitted(Admitted { index, id: Uuid::new_v4(), image }));
+    }
+
+    let admitted: Vec<&Admitted> = verdicts
+        .iter()
+        .filter_map(|v| match v {
+            Verdict::Admitted(a) => Some(a),
+            Verdict::Refused(_) => None,
+        })
+        .collect();
+    if !admitted.is_empty() {
+        insert(&mut tx, requests, &admitted, pool_id, kind, state).await?;
+        tx.commit().await?;
+    }
+    Ok(verdicts
+        .into_iter()
+        .map(|verdict| match verdict {
+            Verdict::Refused(err) => Err(err),
+            Verdict::Admitted(a) => Ok(view(requests[a.index], a, pool_id, state, terms.now)),
+        })
+        .collect())
+}
+
+fn no_such_pool_field() -> FieldError {
+    FieldError::new("pool_id", "no pool with this id that your tenant may book")
+}
+
+fn no_such_pool() -> ServiceError {
+    no_such_pool_field().into()
+}
+
+fn usage_of(request: &Request) -> Usage {
+    Usage { start: request.window.start, end: request.window.end, quantity: request.quantity }
+}
+
+/// Inserts the admitted bookings and their "booked" audit events in one statement.
+async fn insert(
+    tx: &mut sqlx::PgConnection,
+    requests: &[&Request],
+    admitted: &[&Admitted],
+    pool_id: Uuid,
+    kind: &str,
+    state: BookingState,
+) -> ServiceResult<()> {
+    let column = |f: &dyn Fn(&Admitted, &Request) -> String| -> Vec<String> {
+        admitted.iter().map(|a| f(a, requests[a.index])).collect()
+    };
+    let ids: Vec<Uuid> = admitted.iter().map(|a| a.id).collect();
+    let users: Vec<Uuid> = admitted.iter().map(|a| requests[a.index].principal.user_id).collect();
+    let tenants: Vec<Uuid> = admitted.iter().map(|a| requests[a.index].tenant.id).collect();
+    let quantities: Vec<i32> = admitted.iter().map(|a| requests[a.index].quantity).collect();
+    let starts: Vec<DateTime<Utc>> = admitted.iter().map(|a| requests[a.index].window.start).collect();
+    let ends: Vec<DateTime<Utc>> = admitted.iter().map(|a| requests[a.index].window.end).collect();
+    sqlx::query(
+        "WITH b AS (
+             INSERT INTO booking (id, pool_id, kind, user_id, tenant_id, quantity, mode, image, note, starts_at, ends_at, state)
+             SELECT r.id, $1, $2, r.user_id, r.tenant_id, r.quantity, r.mode, r.image, r.note, r.starts_at, r.ends_at, $3
+             FROM unnest($4::uuid[], $5::uuid[], $6::uuid[], $7::int[], $8::text[], $9::text[], $10::text[],
+                         $11::timestamptz[], $12::timestamptz[])
+                  AS r(id, user_id, tenant_id, quantity, mode, image, note, starts_at, ends_at)
+             RETURNING id, user_id, state
+         )
+         INSERT INTO booking_event (booking_id, actor_id, from_state, to_state, reason)
+         SELECT id, user_id, NULL, state, 'booked' FROM b",
+    )
+    .bind(pool_id)
+    .bind(kind)
+    .bind(state.as_str())
+    .bind(&ids)
+    .bind(&users)
+    .bind(&tenants)
+    .bind(&quantities)
+    .bind(column(&|_, r| r.mode.as_str().to_string()))
+    .bind(column(&|a, _| a.image.clone()))
+    .bind(column(&|_, r| r.note.clone()))
+    .bind(&starts)
+    .bind(&ends)
+    .execute(tx)
+    .await?;
+    Ok(())
+}
+
+fn view(request: &Request, admitted: Admitted, pool_id: Uuid, state: BookingState, now: DateTime<Utc>) -> Booking {
+    Booking {
+        id: admitted.id,
+        pool_id,
+        kind: request.kind.clone(),
+        quantity: request.quantity,
+        mode: request.mode,
+        state,
+        start: request.window.start,
+        end: request.window.end,
+        mine: true,
+        user_email: Some(request.principal.email.clone()),
+        user_name: Some(request.principal.name.clone()),
+        tenant: Some(request.tenant.slug.clone()),
+        image: Some(admitted.image),
+        note: Some(request.note.clone()),
+        created_at: now,
+    }
+}
