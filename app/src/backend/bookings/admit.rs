@@ -40,8 +40,8 @@ struct Terms {
     /// Tenants that may book the pool; empty means every tenant.
     tenants: Vec<Uuid>,
     now: DateTime<Utc>,
-    // The capacity-holding bookings overlapping the batch's span, read in the
-    // same round trip (and after the lock, so no admission can slip in).
+    // The capacity-holding bookings overlapping the batch's windows, read in
+    // the same round trip (and after the lock, so no admission can slip in).
     starts: Vec<DateTime<Utc>>,
     ends: Vec<DateTime<Utc>>,
     quantities: Vec<i32>,
@@ -76,12 +76,19 @@ impl Terms {
     }
 }
 
-async fn read_terms(tx: &mut sqlx::PgConnection, pool_id: Uuid, kind: &str, span: Window) -> ServiceResult<Option<Terms>> {
+/// The pool's terms and, in the same round trip, the live bookings that
+/// overlap any of the batch's windows (each booking once).
+async fn read_terms(tx: &mut sqlx::PgConnection, pool_id: Uuid, kind: &str, windows: &[Window]) -> ServiceResult<Option<Terms>> {
+    let starts: Vec<DateTime<Utc>> = windows.iter().map(|w| w.start).collect();
+    let ends: Vec<DateTime<Utc>> = windows.iter().map(|w| w.end).collect();
     Ok(sqlx::query_as(
         "WITH overlapping AS (
+             -- The batch's windows as one multirange: the GiST index answers
+             -- \"overlaps any of them\" in one scan, each booking once.
              SELECT starts_at, ends_at, quantity FROM booking
              WHERE pool_id = $1 AND kind = $2 AND state IN ('pending', 'approved', 'active')
-               AND tstzrange(starts_at, ends_at) && tstzrange($3, $4)
+               AND tstzrange(starts_at, ends_at)
+                   && (SELECT range_agg(tstzrange(s, e)) FROM unnest($3::timestamptz[], $4::timestamptz[]) AS w(s, e))
          )
          SELECT p.granularity_minutes, p.max_booking_minutes, p.horizon_days, p.min_notice_minutes,
                 p.requires_approval, p.images, k.capacity, now() AS now,
@@ -98,8 +105,8 @@ async fn read_terms(tx: &mut sqlx::PgConnection, pool_id: Uuid, kind: &str, span
     )
     .bind(pool_id)
     .bind(kind)
-    .bind(span.start)
-    .bind(span.end)
+    .bind(starts)
+    .bind(ends)
     .fetch_optional(tx)
     .await?)
 }
@@ -121,13 +128,10 @@ enum Verdict {
 pub async fn admit_batch(db: &PgPool, requests: &[&Request]) -> ServiceResult<Vec<ServiceResult<Booking>>> {
     let Some(first) = requests.first() else { return Ok(Vec::new()) };
     let (pool_id, kind) = (first.pool_id, first.kind.as_str());
-    let span = Window {
-        start: requests.iter().map(|r| r.window.start).min().unwrap_or(first.window.start),
-        end: requests.iter().map(|r| r.window.end).max().unwrap_or(first.window.end),
-    };
+    let windows: Vec<Window> = requests.iter().map(|r| r.window).collect();
     // Round trips matter here: the kind's lock is held from the first to the last.
     let mut tx = begin_locked(db, pool_id, kind).await?;
-    let Some(terms) = read_terms(&mut tx, pool_id, kind, span).await? else {
+    let Some(terms) = read_terms(&mut tx, pool_id, kind, &windows).await? else {
         return Ok(requests.iter().map(|_| Err(no_such_pool())).collect());
     };
     let Some(capacity) = terms.capacity else {
