@@ -97,9 +97,9 @@ pub fn align_down(at: DateTime<Utc>, granularity: Duration) -> DateTime<Utc> {
 /// The earliest window of `duration` starting at or after `earliest` (aligned
 /// up) and ending by `latest_end` in which `quantity` more units fit.
 ///
-/// Free capacity only grows where a booking ends, so the earliest fitting start
-/// is `earliest` itself or the (aligned) end of some booking: no other instant
-/// needs checking.
+/// One sweep builds the free-capacity steps; the answer is the first run of
+/// consecutive steps with at least `quantity` free that is long enough from
+/// its first aligned instant. O(n log n) in the number of bookings.
 pub fn next_free(
     usages: &[Usage],
     capacity: i32,
@@ -109,24 +109,21 @@ pub fn next_free(
     latest_end: DateTime<Utc>,
     granularity: Duration,
 ) -> Option<Window> {
-    if quantity > capacity || duration <= Duration::zero() {
+    let earliest = align_up(earliest, granularity);
+    if quantity > capacity || duration <= Duration::zero() || earliest + duration > latest_end {
         return None;
     }
-    let earliest = align_up(earliest, granularity);
-    let mut candidates: Vec<DateTime<Utc>> = usages
-        .iter()
-        .map(|u| align_up(u.end, granularity))
-        .filter(|&end| end > earliest)
-        .collect();
-    candidates.push(earliest);
-    candidates.sort_unstable();
-    candidates.dedup();
-    candidates
-        .into_iter()
-        .map(|start| Window {
-            start,
-            end: start + duration,
-        })
-        .take_while(|w| w.end <= latest_end)
-        .find(|&w| fits(usages, capacity, w, quantity))
+    let span = Window { start: earliest, end: latest_end };
+    let mut run_start: Option<DateTime<Utc>> = None;
+    for step in free_steps(usages, capacity, span) {
+        if step.free < quantity {
+            run_start = None;
+            continue;
+        }
+        let start = align_up(*run_start.get_or_insert(step.start), granularity);
+        if start + duration <= step.end {
+            return Some(Window { start, end: start + duration });
+        }
+    }
+    None
 }

@@ -11,7 +11,7 @@ use crate::model::{Booking, BookingState, Mode, PoolRules, Principal, TenantRef,
 use crate::rules::capacity::{next_free, peak_usage, Usage};
 use crate::rules::window::{earliest_start, granularity, horizon_end, validate_new};
 use crate::rules::FieldError;
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Duration, Utc};
 use sqlx::PgPool;
 use uuid::Uuid;
 
@@ -120,6 +120,8 @@ struct Admitted {
 
 enum Verdict {
     Refused(ServiceError),
+    /// Refused for capacity; the suggestion is worked out after the lock is released.
+    Crowded { peak_used: i32 },
     Admitted(Admitted),
 }
 
@@ -143,9 +145,6 @@ pub async fn admit_batch(db: &PgPool, requests: &[&Request]) -> ServiceResult<Ve
     let rules = terms.rules();
     let state = if terms.requires_approval { BookingState::Pending } else { BookingState::Approved };
     let mut usages = terms.overlapping();
-    let mut admitted_usages: Vec<Usage> = Vec::new();
-    // Bookings from now to the horizon, read only if some request is refused.
-    let mut ahead: Option<Vec<Usage>> = None;
     let mut verdicts: Vec<Verdict> = Vec::with_capacity(requests.len());
 
     for (index, request) in requests.iter().enumerate() {
@@ -164,21 +163,10 @@ pub async fn admit_batch(db: &PgPool, requests: &[&Request]) -> ServiceResult<Ve
         };
         let peak_used = peak_usage(&usages, window);
         if peak_used + request.quantity > capacity {
-            let earliest = earliest_start(&rules, terms.now);
-            let search_to = horizon_end(&rules, terms.now);
-            if ahead.is_none() {
-                let found = live_usages(&mut tx, pool_id, kind, earliest, search_to).await?;
-                ahead = Some(found.into_iter().map(|(_, u)| u).collect());
-            }
-            let mut known = ahead.clone().unwrap_or_default();
-            known.extend_from_slice(&admitted_usages);
-            let duration = window.end - window.start;
-            let next = next_free(&known, capacity, request.quantity, duration, window.start.max(earliest), search_to, granularity(&rules));
-            verdicts.push(Verdict::Refused(ServiceError::CapacityExceeded { peak_used, capacity, next_free: next }));
+            verdicts.push(Verdict::Crowded { peak_used });
             continue;
         }
         usages.push(usage_of(request));
-        admitted_usages.push(usage_of(request));
         verdicts.push(Verdict::Admitted(Admitted { index, id: Uuid::new_v4(), image }));
     }
 
@@ -186,20 +174,54 @@ pub async fn admit_batch(db: &PgPool, requests: &[&Request]) -> ServiceResult<Ve
         .iter()
         .filter_map(|v| match v {
             Verdict::Admitted(a) => Some(a),
-            Verdict::Refused(_) => None,
+            _ => None,
         })
         .collect();
     if !admitted.is_empty() {
         insert(&mut tx, requests, &admitted, pool_id, kind, state).await?;
-        tx.commit().await?;
     }
-    Ok(verdicts
-        .into_iter()
-        .map(|verdict| match verdict {
+    tx.commit().await?;
+
+    let mut answers = Vec::with_capacity(verdicts.len());
+    for (request, verdict) in requests.iter().zip(verdicts) {
+        answers.push(match verdict {
             Verdict::Refused(err) => Err(err),
-            Verdict::Admitted(a) => Ok(view(requests[a.index], a, pool_id, state, terms.now)),
-        })
-        .collect())
+            Verdict::Crowded { peak_used } => {
+                let next_free = suggest(db, request, &rules, capacity, terms.now).await?;
+                Err(ServiceError::CapacityExceeded { peak_used, capacity, next_free })
+            }
+            Verdict::Admitted(a) => Ok(view(request, a, pool_id, state, terms.now)),
+        });
+    }
+    Ok(answers)
+}
+
+/// The earliest window like the refused one that fits now, searched forward
+/// from its start in growing reads, so that a nearby answer reads little. A
+/// hint, read without the lock: it can be taken by someone else before use.
+async fn suggest(db: &PgPool, request: &Request, rules: &PoolRules, capacity: i32, now: DateTime<Utc>) -> ServiceResult<Option<Window>> {
+    let from = request.window.start.max(earliest_start(rules, now));
+    let horizon = horizon_end(rules, now);
+    let duration = request.window.end - request.window.start;
+    let mut reach = duration * 4 + Duration::days(1);
+    let mut conn = db.acquire().await?;
+    loop {
+        // Windows that end by `to` depend only on bookings overlapping [from, to).
+        let to = (from + reach).min(horizon);
+        if to <= from {
+            return Ok(None);
+        }
+        let usages: Vec<Usage> = live_usages(&mut conn, request.pool_id, &request.kind, from, to)
+            .await?
+            .into_iter()
+            .map(|(_, u)| u)
+            .collect();
+        let found = next_free(&usages, capacity, request.quantity, duration, from, to, granularity(rules));
+        if found.is_some() || to >= horizon {
+            return Ok(found);
+        }
+        reach = reach * 4;
+    }
 }
 
 fn no_such_pool_field() -> FieldError {
