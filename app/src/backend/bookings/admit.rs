@@ -127,19 +127,19 @@ enum Verdict {
 
 /// Decides and records every request of the batch; all share one pool+kind.
 /// The outer error is a failure of the whole batch.
-pub async fn admit_batch(db: &PgPool, requests: &[&Request]) -> ServiceResult<Vec<ServiceResult<Booking>>> {
+pub async fn admit_batch(db: &PgPool, requests: &[&Request]) -> ServiceResult<Vec<Outcome>> {
     let Some(first) = requests.first() else { return Ok(Vec::new()) };
     let (pool_id, kind) = (first.pool_id, first.kind.as_str());
     let windows: Vec<Window> = requests.iter().map(|r| r.window).collect();
     // Round trips matter here: the kind's lock is held from the first to the last.
     let mut tx = begin_locked(db, pool_id, kind).await?;
     let Some(terms) = read_terms(&mut tx, pool_id, kind, &windows).await? else {
-        return Ok(requests.iter().map(|_| Err(no_such_pool())).collect());
+        return Ok(requests.iter().map(|_| Outcome::Decided(Err(no_such_pool()))).collect());
     };
     let Some(capacity) = terms.capacity else {
         return Ok(requests
             .iter()
-            .map(|_| Err(FieldError::new("kind", format!("this pool has no kind {kind}")).into()))
+            .map(|_| Outcome::Decided(Err(FieldError::new("kind", format!("this pool has no kind {kind}")).into())))
             .collect());
     };
     let rules = terms.rules();
@@ -182,18 +182,37 @@ pub async fn admit_batch(db: &PgPool, requests: &[&Request]) -> ServiceResult<Ve
     }
     tx.commit().await?;
 
-    let mut answers = Vec::with_capacity(verdicts.len());
-    for (request, verdict) in requests.iter().zip(verdicts) {
-        answers.push(match verdict {
-            Verdict::Refused(err) => Err(err),
-            Verdict::Crowded { peak_used } => {
-                let next_free = suggest(db, request, &rules, capacity, terms.now).await?;
-                Err(ServiceError::CapacityExceeded { peak_used, capacity, next_free })
-            }
-            Verdict::Admitted(a) => Ok(view(request, a, pool_id, state, terms.now)),
-        });
+    Ok(requests
+        .iter()
+        .zip(verdicts)
+        .map(|(request, verdict)| match verdict {
+            Verdict::Refused(err) => Outcome::Decided(Err(err)),
+            Verdict::Crowded { peak_used } => Outcome::Crowded(Crowded { peak_used, capacity, rules, now: terms.now }),
+            Verdict::Admitted(a) => Outcome::Decided(Ok(view(request, a, pool_id, state, terms.now))),
+        })
+        .collect())
+}
+
+/// What the batch decided for one request.
+pub enum Outcome {
+    Decided(ServiceResult<Booking>),
+    /// Refused for capacity; `Crowded::answer` adds the `next_free` hint,
+    /// outside the kind's queue so the next batch need not wait for it.
+    Crowded(Crowded),
+}
+
+pub struct Crowded {
+    peak_used: i32,
+    capacity: i32,
+    rules: PoolRules,
+    now: DateTime<Utc>,
+}
+
+impl Crowded {
+    pub async fn answer(self, db: &PgPool, request: &Request) -> ServiceResult<Booking> {
+        let next_free = suggest(db, request, &self.rules, self.capacity, self.now).await?;
+        Err(ServiceError::CapacityExceeded { peak_used: self.peak_used, capacity: self.capacity, next_free })
     }
-    Ok(answers)
 }
 
 /// The earliest window like the refused one that fits now, searched forward
@@ -203,7 +222,7 @@ async fn suggest(db: &PgPool, request: &Request, rules: &PoolRules, capacity: i3
     let from = request.window.start.max(earliest_start(rules, now));
     let horizon = horizon_end(rules, now);
     let duration = request.window.end - request.window.start;
-    let mut reach = duration * 4 + Duration::days(1);
+    let mut reach = duration * 2 + Duration::hours(2);
     let mut conn = db.acquire().await?;
     loop {
         // Windows that end by `to` depend only on bookings overlapping [from, to).

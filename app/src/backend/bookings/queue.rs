@@ -5,7 +5,7 @@
 //! batch is a single request. Several server replicas stay correct because
 //! each batch still takes the kind's advisory lock.
 
-use super::admit::{admit_batch, Request};
+use super::admit::{admit_batch, Outcome, Request};
 use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::Booking;
 use sqlx::PgPool;
@@ -87,9 +87,19 @@ async fn run_queue(admissions: Admissions, key: Key, mut jobs: mpsc::UnboundedRe
         }
         let requests: Vec<&Request> = batch.iter().map(|job| &job.request).collect();
         match admit_batch(&admissions.db, &requests).await {
-            Ok(verdicts) => {
-                for (job, verdict) in batch.into_iter().zip(verdicts) {
-                    let _ = job.reply.send(verdict);
+            Ok(outcomes) => {
+                for (job, outcome) in batch.into_iter().zip(outcomes) {
+                    match outcome {
+                        Outcome::Decided(verdict) => {
+                            let _ = job.reply.send(verdict);
+                        }
+                        Outcome::Crowded(crowded) => {
+                            let db = admissions.db.clone();
+                            tokio::spawn(async move {
+                                let _ = job.reply.send(crowded.answer(&db, &job.request).await);
+                            });
+                        }
+                    }
                 }
             }
             Err(err) => {
