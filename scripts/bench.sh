@@ -37,7 +37,7 @@ for i in $(seq 1 $CLIENTS); do
 done
 
 PORT=$((PG_PORT + 1))
-$berth serve --listen "127.0.0.1:$PORT" --db-connections "${BENCH_DB_CONNECTIONS:-64}" 2>"$WORK/server.log" &
+$berth serve --listen "127.0.0.1:$PORT" --db-connections "${BENCH_DB_CONNECTIONS:-16}" 2>"$WORK/server.log" &
 SERVER_PID=$!
 for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.1; done
 : > "$WORK/pools"
@@ -82,7 +82,8 @@ rps = float(re.search(r"REQUESTS_PER_S ([\d.]+)", wrk).group(1))
 tps = float(re.search(r"tps = ([\d.]+)", pgb).group(1))
 other = sum(n for s, n in status.items() if s not in (201, 409))
 print("\n== Booking benchmark summary ==")
-print(f"booking attempts/s : {rps:.0f}  (201 admitted: {status.get(201, 0)}, 409 refused: {status.get(409, 0)}, other: {other})")
+refused_share = status.get(409, 0) / max(1, status.get(201, 0) + status.get(409, 0))
+print(f"booking attempts/s : {rps:.0f}  (201 admitted: {status.get(201, 0)}, 409 refused: {status.get(409, 0)} = {refused_share:.0%}, other: {other})")
 print(f"admitted bookings/s: {status.get(201, 0) / secs:.0f}")
 print(f"latency p50 / p99  : {lat[50]:.1f} ms / {lat[99]:.1f} ms")
 print(f"pgbench -N tps     : {tps:.0f}")
