@@ -223,7 +223,9 @@ pub async fn create(db: &PgPool, principal: &Principal, new: NewPool) -> Service
 /// naming the bookings that overlap the overbooked instants.
 async fn check_capacity_change(conn: &mut PgConnection, pool_id: Uuid, spec: &KindSpec) -> ServiceResult<()> {
     let now: DateTime<Utc> = sqlx::query_scalar("SELECT now()").fetch_one(&mut *conn).await?;
-    let live = live_usages(conn, pool_id, &spec.kind, now, DateTime::<Utc>::MAX_UTC).await?;
+    // No live booking ends later than the longest horizon from now.
+    let last_possible_end = now + Duration::days(i64::from(pool_spec::MAX_HORIZON_DAYS) + 1);
+    let live = live_usages(conn, pool_id, &spec.kind, now, last_possible_end).await?;
     let Some(last_end) = live.iter().map(|(_, u)| u.end).max() else {
         return Ok(());
     };

@@ -5,6 +5,10 @@ use crate::model::{KindSpec, PoolRules};
 
 const MAX_CAPACITY: i32 = 10_000;
 
+/// The longest booking horizon a pool may have. Every booking therefore ends
+/// within this many days of when it was made or last extended.
+pub const MAX_HORIZON_DAYS: i32 = 366;
+
 pub fn validate_name(name: &str) -> Result<(), FieldError> {
     let len = name.trim().chars().count();
     if len == 0 || len > 100 {
@@ -24,8 +28,8 @@ pub fn validate_rules(rules: &PoolRules) -> Result<(), FieldError> {
             "must be a positive multiple of granularity_minutes",
         ));
     }
-    if !(1..=366).contains(&rules.horizon_days) {
-        return Err(FieldError::new("horizon_days", "must be between 1 and 366"));
+    if !(1..=MAX_HORIZON_DAYS).contains(&rules.horizon_days) {
+        return Err(FieldError::new("horizon_days", format!("must be between 1 and {MAX_HORIZON_DAYS}")));
     }
     if !(0..=7 * 1440).contains(&rules.min_notice_minutes) {
         return Err(FieldError::new("min_notice_minutes", "must be between 0 and 10080"));
