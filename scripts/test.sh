@@ -17,12 +17,13 @@ export DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/postgres"
 
 LOGS="$(mktemp -d /tmp/berth-test-logs.XXXXXX)"
 status=0
-say "lints (clippy, warnings are errors)"
-if cargo clippy --workspace --exclude frontend --all-targets -- -D warnings >"$LOGS/clippy.log" 2>&1; then
+say "lints (rustfmt, clippy with warnings as errors)"
+if cargo fmt --all --check >"$LOGS/clippy.log" 2>&1 &&
+   cargo clippy --workspace --exclude frontend --all-targets -- -D warnings >>"$LOGS/clippy.log" 2>&1; then
   clippy_ok=ok
 else
   clippy_ok=FAILED; status=1
-  grep -E '^(warning|error)' -A8 "$LOGS/clippy.log" | head -150
+  grep -E '^(Diff in|warning|error)' -A8 "$LOGS/clippy.log" | head -150
 fi
 
 say "Rust tests"
@@ -36,7 +37,7 @@ export BERTH_E2E_DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/berth_e2e"
 browser_summary="$(grep -E '^\s+[0-9]+ (passed|failed|flaky|skipped)' "$LOGS/playwright.log" | xargs)"
 
 say "summary"
-echo "Clippy:  $clippy_ok"
+echo "Lints:   $clippy_ok"
 echo "Rust:    $rust_summary"
 echo "Browser: ${browser_summary:-no Playwright summary (it did not run)}"
 exit $status

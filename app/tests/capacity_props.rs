@@ -16,11 +16,7 @@ fn window(a: i64, b: i64) -> Window {
 
 /// Usage at one instant, by definition: the sum over windows containing it.
 fn usage_at(usages: &[Usage], t: DateTime<Utc>) -> i32 {
-    usages
-        .iter()
-        .filter(|u| u.start <= t && t < u.end)
-        .map(|u| u.quantity)
-        .sum()
+    usages.iter().filter(|u| u.start <= t && t < u.end).map(|u| u.quantity).sum()
 }
 
 /// Reference peak: check every slot of the window one by one (all inputs are slot-aligned).
@@ -29,11 +25,8 @@ fn brute_peak(usages: &[Usage], a: i64, b: i64) -> i32 {
 }
 
 fn usages_strategy() -> impl Strategy<Value = Vec<Usage>> {
-    prop::collection::vec((0i64..40, 1i64..12, 1i32..4), 0..25).prop_map(|v| {
-        v.into_iter()
-            .map(|(s, len, q)| Usage { start: at(s), end: at(s + len), quantity: q })
-            .collect()
-    })
+    prop::collection::vec((0i64..40, 1i64..12, 1i32..4), 0..25)
+        .prop_map(|v| v.into_iter().map(|(s, len, q)| Usage { start: at(s), end: at(s + len), quantity: q }).collect())
 }
 
 proptest! {

@@ -20,10 +20,7 @@ const LEGAL: &[(BookingState, Action, BookingState)] = &[
 fn every_pair_is_legal_exactly_when_listed() {
     for from in BookingState::ALL {
         for action in Action::ALL {
-            let expected = LEGAL
-                .iter()
-                .find(|(f, a, _)| *f == from && *a == action)
-                .map(|(_, _, to)| *to);
+            let expected = LEGAL.iter().find(|(f, a, _)| *f == from && *a == action).map(|(_, _, to)| *to);
             match expected {
                 Some(to) => assert_eq!(transition(from, action), Ok(to), "{from:?} {action:?}"),
                 None => assert_eq!(

@@ -129,10 +129,7 @@ pub fn parse_lifetime(text: &str) -> Result<Duration, String> {
 }
 
 pub async fn connect(db: &Database, connections: u32) -> anyhow::Result<PgPool> {
-    Ok(PgPoolOptions::new()
-        .max_connections(connections)
-        .connect(&db.database_url)
-        .await?)
+    Ok(PgPoolOptions::new().max_connections(connections).connect(&db.database_url).await?)
 }
 
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
@@ -192,7 +189,19 @@ mod tests {
         use clap::CommandFactory;
         Cli::command().debug_assert();
         let cli = Cli::try_parse_from([
-            "berth", "user", "add", "--database-url", "postgres://x", "--email", "a@b.c", "--name", "A", "--role", "manager", "--tenant", "t",
+            "berth",
+            "user",
+            "add",
+            "--database-url",
+            "postgres://x",
+            "--email",
+            "a@b.c",
+            "--name",
+            "A",
+            "--role",
+            "manager",
+            "--tenant",
+            "t",
         ]);
         assert!(cli.is_ok());
         let serve = Cli::try_parse_from(["berth", "serve", "--database-url", "postgres://x"]).unwrap();

@@ -14,7 +14,5 @@ use axum::Router;
 /// The whole HTTP surface: REST under `/api/v1`, the Leptos pages and server
 /// fns, static files, and health checks.
 pub fn router(state: AppState) -> Router {
-    web::routes(&state)
-        .nest("/api/v1", api::router())
-        .with_state(state)
+    web::routes(&state).nest("/api/v1", api::router()).with_state(state)
 }

@@ -20,10 +20,7 @@ fn demo_pool() -> NewPool {
         horizon_days: None,
         min_notice_minutes: None,
         price_per_unit_hour: 2.5,
-        images: vec![
-            "quay.io/jupyter/pytorch-notebook:cuda12-latest".into(),
-            "codercom/code-server:latest".into(),
-        ],
+        images: vec!["quay.io/jupyter/pytorch-notebook:cuda12-latest".into(), "codercom/code-server:latest".into()],
         tenants: vec![],
         kinds: vec![
             KindSpec {

@@ -29,16 +29,7 @@ impl AppState {
     /// Options for the site built by `scripts/build-site.sh` (or cargo-leptos)
     /// into `site_root`, with the output name fixed in Cargo.toml's metadata.
     pub fn new(db: PgPool, site_root: &str) -> Self {
-        let leptos = LeptosOptions::builder()
-            .output_name("berth")
-            .site_root(site_root)
-            .site_pkg_dir("pkg")
-            .build();
-        Self {
-            admissions: Admissions::new(db.clone()),
-            tokens: Arc::new(TokenCache::new(TOKEN_CACHE_TTL)),
-            db,
-            leptos,
-        }
+        let leptos = LeptosOptions::builder().output_name("berth").site_root(site_root).site_pkg_dir("pkg").build();
+        Self { admissions: Admissions::new(db.clone()), tokens: Arc::new(TokenCache::new(TOKEN_CACHE_TTL)), db, leptos }
     }
 }

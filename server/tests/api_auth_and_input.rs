@@ -20,8 +20,12 @@ async fn requests_without_a_live_token_get_401() {
     sqlx::query("UPDATE api_token SET expires_at = now() - interval '1 second' WHERE user_id = (SELECT id FROM app_user WHERE email = 'ada@a.test')")
         .execute(&f.db).await.unwrap();
     assert_eq!(f.call(Method::GET, "/api/v1/pools", Some(&f.ada), None).await.0, StatusCode::UNAUTHORIZED);
-    sqlx::query("UPDATE api_token SET revoked_at = now() WHERE user_id = (SELECT id FROM app_user WHERE email = 'bob@b.test')")
-        .execute(&f.db).await.unwrap();
+    sqlx::query(
+        "UPDATE api_token SET revoked_at = now() WHERE user_id = (SELECT id FROM app_user WHERE email = 'bob@b.test')",
+    )
+    .execute(&f.db)
+    .await
+    .unwrap();
     assert_eq!(f.call(Method::GET, "/api/v1/pools", Some(&f.bob), None).await.0, StatusCode::UNAUTHORIZED);
     assert_eq!(f.call(Method::GET, "/api/v1/pools", Some(&f.carol), None).await.0, StatusCode::OK);
 }
@@ -34,9 +38,12 @@ async fn me_returns_the_principal_and_records_last_use() {
     assert_eq!(me["email"], "mia@a.test");
     assert_eq!(me["role"], "manager");
     assert_eq!(me["tenants"][0]["slug"], "team-a");
-    let used: Option<chrono::DateTime<chrono::Utc>> =
-        sqlx::query_scalar("SELECT last_used_at FROM api_token t JOIN app_user u ON u.id = t.user_id WHERE u.email = 'mia@a.test'")
-            .fetch_one(&f.db).await.unwrap();
+    let used: Option<chrono::DateTime<chrono::Utc>> = sqlx::query_scalar(
+        "SELECT last_used_at FROM api_token t JOIN app_user u ON u.id = t.user_id WHERE u.email = 'mia@a.test'",
+    )
+    .fetch_one(&f.db)
+    .await
+    .unwrap();
     assert!(used.is_some());
 }
 

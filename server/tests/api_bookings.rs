@@ -72,8 +72,11 @@ async fn refusals_leave_nothing_behind() {
     let unknown_pool = json!({"pool_id": uuid::Uuid::new_v4(), "kind": MIG, "quantity": 1, "start": slot(4), "end": slot(8), "mode": "inference"});
     let (status, err) = f.call(Method::POST, "/api/v1/bookings", Some(&f.bob), Some(unknown_pool)).await;
     assert_eq!((status, err["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("pool_id")));
-    let (count, events): (i64, i64) = sqlx::query_as("SELECT (SELECT count(*) FROM booking), (SELECT count(*) FROM booking_event)")
-        .fetch_one(&f.db).await.unwrap();
+    let (count, events): (i64, i64) =
+        sqlx::query_as("SELECT (SELECT count(*) FROM booking), (SELECT count(*) FROM booking_event)")
+            .fetch_one(&f.db)
+            .await
+            .unwrap();
     assert_eq!((count, events), (1, 1));
 }
 
@@ -83,7 +86,10 @@ async fn a_window_may_start_in_the_current_slot_and_be_ended_early() {
     let (status, running) = f.book(&f.ada, GPU, 1, slot(-1), slot(4)).await;
     assert_eq!(status, StatusCode::CREATED, "{running}");
     let id = running["id"].as_str().unwrap();
-    assert_eq!(f.call(Method::POST, &format!("/api/v1/bookings/{id}/end"), Some(&f.carol), None).await.0, StatusCode::FORBIDDEN);
+    assert_eq!(
+        f.call(Method::POST, &format!("/api/v1/bookings/{id}/end"), Some(&f.carol), None).await.0,
+        StatusCode::FORBIDDEN
+    );
     let (status, ended) = f.call(Method::POST, &format!("/api/v1/bookings/{id}/end"), Some(&f.ada), None).await;
     assert_eq!(status, StatusCode::OK, "{ended}");
     assert_eq!(ended["state"], "completed");
@@ -92,7 +98,9 @@ async fn a_window_may_start_in_the_current_slot_and_be_ended_early() {
     assert_eq!(f.book(&f.bob, GPU, 1, slot(0), slot(4)).await.0, StatusCode::CREATED);
 
     let (_, future) = f.book(&f.ada, MIG, 1, slot(8), slot(12)).await;
-    let (status, err) = f.call(Method::POST, &format!("/api/v1/bookings/{}/end", future["id"].as_str().unwrap()), Some(&f.ada), None).await;
+    let (status, err) = f
+        .call(Method::POST, &format!("/api/v1/bookings/{}/end", future["id"].as_str().unwrap()), Some(&f.ada), None)
+        .await;
     assert_eq!((status, err["error"].as_str()), (StatusCode::CONFLICT, Some("not_started")));
 }
 
@@ -122,7 +130,11 @@ async fn each_tenant_sees_its_own_bookings_and_only_occupancy_of_others() {
     let (_, mine) = f.call(Method::GET, "/api/v1/bookings?mine=true", Some(&f.ada), None).await;
     assert_eq!(mine.as_array().unwrap().len(), 1);
     let later = format!("/api/v1/bookings?pool_id={}&from={}", f.lab, slot(8).to_rfc3339().replace('+', "%2B"));
-    assert_eq!(f.call(Method::GET, &later, Some(&f.ada), None).await.1.as_array().unwrap().len(), 0, "[a,b) ends before b");
+    assert_eq!(
+        f.call(Method::GET, &later, Some(&f.ada), None).await.1.as_array().unwrap().len(),
+        0,
+        "[a,b) ends before b"
+    );
     let bad = f.call(Method::GET, "/api/v1/bookings?mine=perhaps", Some(&f.ada), None).await;
     assert_eq!((bad.0, bad.1["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("mine")));
 }
@@ -136,13 +148,20 @@ async fn cancel_frees_capacity_and_only_the_owner_or_an_admin_may() {
     assert_eq!(f.call(Method::POST, &cancel, Some(&f.carol), None).await.0, StatusCode::FORBIDDEN);
     assert_eq!(f.book(&f.bob, MIG, 1, slot(4), slot(8)).await.0, StatusCode::CONFLICT);
 
-    let (status, canceled) = f.call(Method::POST, &cancel, Some(&f.ada), Some(json!({"reason": "plans changed"}))).await;
+    let (status, canceled) =
+        f.call(Method::POST, &cancel, Some(&f.ada), Some(json!({"reason": "plans changed"}))).await;
     assert_eq!((status, canceled["state"].as_str()), (StatusCode::OK, Some("canceled")));
     assert_eq!(f.book(&f.bob, MIG, 4, slot(4), slot(8)).await.0, StatusCode::CREATED);
 
     let (status, err) = f.call(Method::POST, &cancel, Some(&f.ada), None).await;
-    assert_eq!((status, err["error"].as_str(), err["state"].as_str()), (StatusCode::CONFLICT, Some("illegal_transition"), Some("canceled")));
-    let reason: String = sqlx::query_scalar("SELECT reason FROM booking_event WHERE to_state = 'canceled'").fetch_one(&f.db).await.unwrap();
+    assert_eq!(
+        (status, err["error"].as_str(), err["state"].as_str()),
+        (StatusCode::CONFLICT, Some("illegal_transition"), Some("canceled"))
+    );
+    let reason: String = sqlx::query_scalar("SELECT reason FROM booking_event WHERE to_state = 'canceled'")
+        .fetch_one(&f.db)
+        .await
+        .unwrap();
     assert_eq!(reason, "plans changed");
 }
 
@@ -162,9 +181,16 @@ async fn extend_moves_the_end_only_when_the_extra_time_fits() {
     assert_eq!((status, err["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("end")));
     let (status, err) = f.call(Method::POST, &extend, Some(&f.ada), Some(json!({}))).await;
     assert_eq!((status, err["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("end")));
-    assert_eq!(f.call(Method::POST, &extend, Some(&f.carol), Some(json!({"end": slot(12)}))).await.0, StatusCode::FORBIDDEN);
-    let end: chrono::DateTime<chrono::Utc> = sqlx::query_scalar("SELECT ends_at FROM booking WHERE id = $1::text::uuid")
-        .bind(booking["id"].as_str()).fetch_one(&f.db).await.unwrap();
+    assert_eq!(
+        f.call(Method::POST, &extend, Some(&f.carol), Some(json!({"end": slot(12)}))).await.0,
+        StatusCode::FORBIDDEN
+    );
+    let end: chrono::DateTime<chrono::Utc> =
+        sqlx::query_scalar("SELECT ends_at FROM booking WHERE id = $1::text::uuid")
+            .bind(booking["id"].as_str())
+            .fetch_one(&f.db)
+            .await
+            .unwrap();
     assert_eq!(end, slot(12));
 }
 
@@ -187,7 +213,8 @@ async fn approval_pools_hold_capacity_while_pending_and_only_admins_decide() {
 
     let (_, second) = f.book(&f.carol, MIG, 1, slot(4), slot(8)).await;
     let reject = format!("/api/v1/bookings/{}/reject", second["id"].as_str().unwrap());
-    let (status, rejected) = f.call(Method::POST, &reject, Some(&f.admin), Some(json!({"comment": "maintenance"}))).await;
+    let (status, rejected) =
+        f.call(Method::POST, &reject, Some(&f.admin), Some(json!({"comment": "maintenance"}))).await;
     assert_eq!((status, rejected["state"].as_str()), (StatusCode::OK, Some("rejected")));
     let (actor, reason): (String, String) = sqlx::query_as(
         "SELECT u.email, e.reason FROM booking_event e JOIN app_user u ON u.id = e.actor_id WHERE e.to_state = 'rejected'",
@@ -206,7 +233,10 @@ async fn members_of_several_tenants_say_which_and_tenantless_users_are_told_to_a
     let (status, booking) = f.call(Method::POST, "/api/v1/bookings", Some(&f.ada), Some(body)).await;
     assert_eq!((status, booking["tenant"].as_str()), (StatusCode::CREATED, Some("team-b")));
 
-    sqlx::query("DELETE FROM membership WHERE user_id = (SELECT id FROM app_user WHERE email = 'carol@a.test')").execute(&f.db).await.unwrap();
+    sqlx::query("DELETE FROM membership WHERE user_id = (SELECT id FROM app_user WHERE email = 'carol@a.test')")
+        .execute(&f.db)
+        .await
+        .unwrap();
     let (status, err) = f.book(&f.carol, MIG, 1, slot(4), slot(8)).await;
     assert_eq!(status, StatusCode::FORBIDDEN);
     assert!(err["message"].as_str().unwrap().contains("ask your admin"));

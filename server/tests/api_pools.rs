@@ -47,12 +47,16 @@ async fn only_admins_create_or_change_pools() {
         let (status, err) = f.call(Method::POST, "/api/v1/pools", Some(token), Some(team_b_pool())).await;
         assert_eq!(status, StatusCode::FORBIDDEN);
         assert_eq!(err["error"], "forbidden");
-        let patch = f.call(Method::PATCH, &format!("/api/v1/pools/{}", f.lab), Some(token), Some(json!({"description": "x"}))).await;
+        let patch = f
+            .call(Method::PATCH, &format!("/api/v1/pools/{}", f.lab), Some(token), Some(json!({"description": "x"})))
+            .await;
         assert_eq!(patch.0, StatusCode::FORBIDDEN);
     }
     let count: i64 = sqlx::query_scalar("SELECT count(*) FROM pool").fetch_one(&f.db).await.unwrap();
     assert_eq!(count, 1);
-    let missing = f.call(Method::PATCH, &format!("/api/v1/pools/{}", uuid::Uuid::new_v4()), Some(&f.admin), Some(json!({}))).await;
+    let missing = f
+        .call(Method::PATCH, &format!("/api/v1/pools/{}", uuid::Uuid::new_v4()), Some(&f.admin), Some(json!({})))
+        .await;
     assert_eq!(missing.0, StatusCode::NOT_FOUND);
 }
 
@@ -65,7 +69,10 @@ async fn invalid_pools_are_refused_naming_the_field() {
         (json!({"name": "x", "kinds": [{"kind": GPU, "capacity": 1}, {"kind": GPU, "capacity": 2}]}), "kinds[1].kind"),
         (json!({"name": "x", "kinds": []}), "kinds"),
         (json!({"name": "", "kinds": [{"kind": GPU, "capacity": 1}]}), "name"),
-        (json!({"name": "x", "granularity_minutes": 7, "kinds": [{"kind": GPU, "capacity": 1}]}), "granularity_minutes"),
+        (
+            json!({"name": "x", "granularity_minutes": 7, "kinds": [{"kind": GPU, "capacity": 1}]}),
+            "granularity_minutes",
+        ),
         (json!({"name": "x", "tenants": ["nobody"], "kinds": [{"kind": GPU, "capacity": 1}]}), "tenants[0]"),
         (json!({"name": "x", "kinds": [{"kind": GPU, "capacity": 1, "colour": "red"}]}), "kinds[0].colour"),
     ];
@@ -74,7 +81,14 @@ async fn invalid_pools_are_refused_naming_the_field() {
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}: {err}");
         assert_eq!(err["field"], field);
     }
-    let (status, err) = f.call(Method::POST, "/api/v1/pools", Some(&f.admin), Some(json!({"name": "lab-h100", "kinds": [{"kind": GPU, "capacity": 1}]}))).await;
+    let (status, err) = f
+        .call(
+            Method::POST,
+            "/api/v1/pools",
+            Some(&f.admin),
+            Some(json!({"name": "lab-h100", "kinds": [{"kind": GPU, "capacity": 1}]})),
+        )
+        .await;
     assert_eq!(status, StatusCode::CONFLICT);
     assert_eq!((err["error"].as_str(), err["field"].as_str()), (Some("duplicate"), Some("name")));
     let count: i64 = sqlx::query_scalar("SELECT count(*) FROM pool").fetch_one(&f.db).await.unwrap();
@@ -99,13 +113,16 @@ async fn lowering_capacity_below_booked_usage_is_refused_with_the_bookings_named
     let mut expected = vec![first["id"].as_str().unwrap(), second["id"].as_str().unwrap()];
     expected.sort();
     assert_eq!(named, expected, "the booking at slot 20 does not conflict: {apart}");
-    let capacity: i32 = sqlx::query_scalar("SELECT capacity FROM pool_kind WHERE kind = $1").bind(MIG).fetch_one(&f.db).await.unwrap();
+    let capacity: i32 =
+        sqlx::query_scalar("SELECT capacity FROM pool_kind WHERE kind = $1").bind(MIG).fetch_one(&f.db).await.unwrap();
     assert_eq!(capacity, 4, "refused change left nothing behind");
 
     let (status, pool) = f.call(Method::PATCH, &path, Some(&f.admin), Some(lower(3))).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(pool["kinds"][1]["capacity"], 3);
-    let (status, pool) = f.call(Method::PATCH, &path, Some(&f.admin), Some(json!({"requires_approval": true, "horizon_days": 14}))).await;
+    let (status, pool) = f
+        .call(Method::PATCH, &path, Some(&f.admin), Some(json!({"requires_approval": true, "horizon_days": 14})))
+        .await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!((pool["requires_approval"].as_bool(), pool["horizon_days"].as_i64()), (Some(true), Some(14)));
 }
@@ -117,7 +134,10 @@ async fn availability_is_a_step_function_of_free_units() {
     f.book(&f.carol, MIG, 1, slot(6), slot(10)).await;
     let path = format!(
         "/api/v1/pools/{}/availability?kind={}&from={}&to={}",
-        f.lab, "nvidia.com%2Fmig-1g.24gb", slot(0).to_rfc3339().replace('+', "%2B"), slot(12).to_rfc3339().replace('+', "%2B")
+        f.lab,
+        "nvidia.com%2Fmig-1g.24gb",
+        slot(0).to_rfc3339().replace('+', "%2B"),
+        slot(12).to_rfc3339().replace('+', "%2B")
     );
     let (status, steps) = f.call(Method::GET, &path, Some(&f.bob), None).await;
     assert_eq!(status, StatusCode::OK, "{steps}");
@@ -130,9 +150,18 @@ async fn availability_is_a_step_function_of_free_units() {
     assert_eq!(got, [(0, 4), (4, 2), (6, 1), (8, 3), (10, 4)]);
     assert_eq!(at(&steps[4]["end"]), slot(12));
 
-    let bad_kind = f.call(Method::GET, &format!("/api/v1/pools/{}/availability?kind=nvidia.com%2Fgpu-x", f.lab), Some(&f.bob), None).await;
+    let bad_kind = f
+        .call(Method::GET, &format!("/api/v1/pools/{}/availability?kind=nvidia.com%2Fgpu-x", f.lab), Some(&f.bob), None)
+        .await;
     assert_eq!((bad_kind.0, bad_kind.1["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("kind")));
-    let bad_from = f.call(Method::GET, &format!("/api/v1/pools/{}/availability?kind={GPU}&from=yesterday", f.lab), Some(&f.bob), None).await;
+    let bad_from = f
+        .call(
+            Method::GET,
+            &format!("/api/v1/pools/{}/availability?kind={GPU}&from=yesterday", f.lab),
+            Some(&f.bob),
+            None,
+        )
+        .await;
     assert_eq!((bad_from.0, bad_from.1["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("from")));
     let missing = f.call(Method::GET, &format!("/api/v1/pools/{}/availability", f.lab), Some(&f.bob), None).await;
     assert_eq!((missing.0, missing.1["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("kind")));

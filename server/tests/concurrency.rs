@@ -36,14 +36,21 @@ async fn no_instant_is_ever_overbooked_and_every_answer_matches_the_rows() {
     let mut pools = Vec::new();
     for name in ["alpha", "beta"] {
         let kinds: Vec<_> = KINDS.iter().map(|(kind, capacity)| json!({"kind": kind, "capacity": capacity})).collect();
-        let (status, pool) = call(&app, Method::POST, "/api/v1/pools", Some(&admin), Some(json!({"name": name, "kinds": kinds}))).await;
+        let (status, pool) =
+            call(&app, Method::POST, "/api/v1/pools", Some(&admin), Some(json!({"name": name, "kinds": kinds}))).await;
         assert_eq!(status, StatusCode::CREATED);
         pools.push(pool["id"].as_str().unwrap().to_string());
     }
 
     let mut clients = Vec::new();
     for client in 0..CLIENTS {
-        let token = token_for(&db, &format!("user{client}@load.test"), app::model::Role::User, if client % 2 == 0 { "even" } else { "odd" }).await;
+        let token = token_for(
+            &db,
+            &format!("user{client}@load.test"),
+            app::model::Role::User,
+            if client % 2 == 0 { "even" } else { "odd" },
+        )
+        .await;
         let (app, pools) = (app.clone(), pools.clone());
         clients.push(tokio::spawn(async move {
             let mut rng = StdRng::seed_from_u64(client as u64);
@@ -110,7 +117,10 @@ async fn no_instant_is_ever_overbooked_and_every_answer_matches_the_rows() {
     let attempts = CLIENTS * ATTEMPTS_PER_CLIENT;
     println!(
         "{attempts} attempts: {} created, {} refused for capacity, {} extended, {} canceled",
-        all.created.len(), all.capacity_refusals, all.extends_ok, all.cancels_ok
+        all.created.len(),
+        all.capacity_refusals,
+        all.extends_ok,
+        all.cancels_ok
     );
     assert!(all.created.len() > 100 && all.capacity_refusals > 100, "the run must contend for capacity");
     assert!(all.extends_ok > 10 && all.cancels_ok > 10);

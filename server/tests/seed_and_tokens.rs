@@ -18,10 +18,7 @@ async fn seeding_twice_leaves_one_demo_pool_like_the_reference_lab() {
             .fetch_all(&db)
             .await
             .unwrap();
-    assert_eq!(
-        kinds,
-        [("nvidia.com/gpu".to_string(), 1, 4, 96), ("nvidia.com/mig-1g.24gb".to_string(), 4, 2, 24)]
-    );
+    assert_eq!(kinds, [("nvidia.com/gpu".to_string(), 1, 4, 96), ("nvidia.com/mig-1g.24gb".to_string(), 4, 2, 24)]);
 }
 
 #[tokio::test]

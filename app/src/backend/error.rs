@@ -14,26 +14,13 @@ pub enum ServiceError {
     #[error("{0}")]
     Forbidden(&'static str),
     #[error("not enough free capacity: {peak_used} of {capacity} units are already booked at the busiest moment of this window")]
-    CapacityExceeded {
-        peak_used: i32,
-        capacity: i32,
-        next_free: Option<Window>,
-    },
+    CapacityExceeded { peak_used: i32, capacity: i32, next_free: Option<Window> },
     #[error("kind {kind}: {booked} units are booked at once, more than the new capacity of {capacity}")]
-    CapacityBelowBooked {
-        kind: String,
-        capacity: i32,
-        booked: i32,
-        bookings: Vec<Uuid>,
-    },
+    CapacityBelowBooked { kind: String, capacity: i32, booked: i32, bookings: Vec<Uuid> },
     #[error(transparent)]
     IllegalTransition(#[from] IllegalTransition),
     #[error("{reason}")]
-    Conflict {
-        code: &'static str,
-        field: Option<String>,
-        reason: String,
-    },
+    Conflict { code: &'static str, field: Option<String>, reason: String },
     #[error("database error")]
     Database(#[source] sqlx::Error),
     /// A failure with no client-side cause; logged where it happens.

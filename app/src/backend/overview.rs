@@ -3,10 +3,10 @@
 //! yet, so nothing personal is shown).
 
 use super::error::ServiceResult;
+use crate::model::Window;
 use crate::model::{Booking, Principal, Role};
 use crate::pages::{KindSummary, Overview, PoolSummary};
 use crate::rules::capacity::{peak_usage, Usage};
-use crate::model::Window;
 use chrono::{DateTime, Duration, Utc};
 use sqlx::PgPool;
 use uuid::Uuid;
@@ -25,7 +25,8 @@ pub async fn load(db: &PgPool) -> ServiceResult<Overview> {
     let reader = occupancy_reader();
     let now: DateTime<Utc> = sqlx::query_scalar("SELECT now()").fetch_one(db).await?;
     let pools = super::pools::list(db, &reader).await?;
-    let filter = crate::model::BookingFilter { from: Some(now), to: Some(now + Duration::days(7)), ..Default::default() };
+    let filter =
+        crate::model::BookingFilter { from: Some(now), to: Some(now + Duration::days(7)), ..Default::default() };
     let bookings: Vec<Booking> = super::bookings::list(db, &reader, &filter)
         .await?
         .into_iter()
@@ -45,7 +46,11 @@ pub async fn load(db: &PgPool) -> ServiceResult<Overview> {
                         .filter(|b| b.pool_id == pool.id && b.kind == k.kind)
                         .map(|b| Usage { start: b.start, end: b.end, quantity: b.quantity })
                         .collect();
-                    KindSummary { kind: k.kind.clone(), capacity: k.capacity, free_now: k.capacity - peak_usage(&usages, instant) }
+                    KindSummary {
+                        kind: k.kind.clone(),
+                        capacity: k.capacity,
+                        free_now: k.capacity - peak_usage(&usages, instant),
+                    }
                 })
                 .collect();
             PoolSummary { pool, kinds }

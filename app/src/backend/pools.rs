@@ -109,10 +109,7 @@ pub async fn list(db: &PgPool, principal: &Principal) -> ServiceResult<Vec<Pool>
 
 /// A pool the principal may book; any other is "not found".
 pub async fn get(db: &PgPool, principal: &Principal, id: Uuid) -> ServiceResult<Pool> {
-    load(&mut *db.acquire().await?, principal, Some(id))
-        .await?
-        .pop()
-        .ok_or(ServiceError::NotFound("pool"))
+    load(&mut *db.acquire().await?, principal, Some(id)).await?.pop().ok_or(ServiceError::NotFound("pool"))
 }
 
 fn require_admin(principal: &Principal) -> ServiceResult<()> {
@@ -124,10 +121,8 @@ fn require_admin(principal: &Principal) -> ServiceResult<()> {
 }
 
 async fn tenant_ids_for(conn: &mut PgConnection, slugs: &[String]) -> ServiceResult<Vec<Uuid>> {
-    let rows: Vec<(String, Uuid)> = sqlx::query_as("SELECT slug, id FROM tenant WHERE slug = ANY($1)")
-        .bind(slugs)
-        .fetch_all(&mut *conn)
-        .await?;
+    let rows: Vec<(String, Uuid)> =
+        sqlx::query_as("SELECT slug, id FROM tenant WHERE slug = ANY($1)").bind(slugs).fetch_all(&mut *conn).await?;
     slugs
         .iter()
         .enumerate()
@@ -142,10 +137,7 @@ async fn tenant_ids_for(conn: &mut PgConnection, slugs: &[String]) -> ServiceRes
 
 async fn replace_tenants(conn: &mut PgConnection, pool_id: Uuid, slugs: &[String]) -> ServiceResult<()> {
     let ids = tenant_ids_for(conn, slugs).await?;
-    sqlx::query("DELETE FROM pool_tenant WHERE pool_id = $1")
-        .bind(pool_id)
-        .execute(&mut *conn)
-        .await?;
+    sqlx::query("DELETE FROM pool_tenant WHERE pool_id = $1").bind(pool_id).execute(&mut *conn).await?;
     sqlx::query("INSERT INTO pool_tenant (pool_id, tenant_id) SELECT $1, unnest($2::uuid[])")
         .bind(pool_id)
         .bind(&ids)
@@ -231,10 +223,7 @@ async fn check_capacity_change(conn: &mut PgConnection, pool_id: Uuid, spec: &Ki
     };
     let usages: Vec<_> = live.iter().map(|(_, u)| *u).collect();
     let window = Window { start: now, end: last_end };
-    let over: Vec<Step> = free_steps(&usages, spec.capacity, window)
-        .into_iter()
-        .filter(|s| s.free < 0)
-        .collect();
+    let over: Vec<Step> = free_steps(&usages, spec.capacity, window).into_iter().filter(|s| s.free < 0).collect();
     if over.is_empty() {
         return Ok(());
     }
@@ -244,12 +233,7 @@ async fn check_capacity_change(conn: &mut PgConnection, pool_id: Uuid, spec: &Ki
         .filter(|(_, u)| over.iter().any(|s| u.start < s.end && s.start < u.end))
         .map(|(id, _)| *id)
         .collect();
-    Err(ServiceError::CapacityBelowBooked {
-        kind: spec.kind.clone(),
-        capacity: spec.capacity,
-        booked,
-        bookings,
-    })
+    Err(ServiceError::CapacityBelowBooked { kind: spec.kind.clone(), capacity: spec.capacity, booked, bookings })
 }
 
 pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPatch) -> ServiceResult<Pool> {
@@ -300,10 +284,7 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPat
     kinds.sort_by(|a, b| a.kind.cmp(&b.kind));
     for spec in &kinds {
         lock_kind(&mut tx, id, &spec.kind).await?;
-        let lowered = current
-            .kinds
-            .iter()
-            .any(|k| k.kind == spec.kind && spec.capacity < k.capacity);
+        let lowered = current.kinds.iter().any(|k| k.kind == spec.kind && spec.capacity < k.capacity);
         if lowered {
             check_capacity_change(&mut tx, id, spec).await?;
         }
@@ -342,10 +323,6 @@ pub async fn availability(
     if to - from > Duration::days(92) {
         return Err(FieldError::new("to", "a range may span at most 92 days").into());
     }
-    let usages: Vec<_> = live_usages(&mut conn, id, kind, from, to)
-        .await?
-        .into_iter()
-        .map(|(_, u)| u)
-        .collect();
+    let usages: Vec<_> = live_usages(&mut conn, id, kind, from, to).await?.into_iter().map(|(_, u)| u).collect();
     Ok(free_steps(&usages, capacity, Window { start: from, end: to }))
 }

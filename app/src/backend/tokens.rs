@@ -127,10 +127,7 @@ async fn lookup(db: &PgPool, token_hash: &[u8]) -> ServiceResult<Option<(Princip
     // Last use is recorded at minute precision so that a busy client does not
     // turn every read into a write.
     if row.stale {
-        sqlx::query("UPDATE api_token SET last_used_at = now() WHERE id = $1")
-            .bind(row.token_id)
-            .execute(db)
-            .await?;
+        sqlx::query("UPDATE api_token SET last_used_at = now() WHERE id = $1").bind(row.token_id).execute(db).await?;
     }
     let valid_for = StdDuration::from_secs_f64(row.seconds_left.max(0.0));
     let principal = Principal {
@@ -138,12 +135,7 @@ async fn lookup(db: &PgPool, token_hash: &[u8]) -> ServiceResult<Option<(Princip
         email: row.email,
         name: row.name,
         role: Role::parse(&row.role).unwrap_or(Role::User),
-        tenants: row
-            .tenant_ids
-            .into_iter()
-            .zip(row.tenant_slugs)
-            .map(|(id, slug)| TenantRef { id, slug })
-            .collect(),
+        tenants: row.tenant_ids.into_iter().zip(row.tenant_slugs).map(|(id, slug)| TenantRef { id, slug }).collect(),
     };
     Ok(Some((principal, valid_for)))
 }

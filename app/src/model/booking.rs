@@ -16,15 +16,8 @@ pub enum BookingState {
 }
 
 impl BookingState {
-    pub const ALL: [BookingState; 7] = [
-        Self::Pending,
-        Self::Approved,
-        Self::Active,
-        Self::Completed,
-        Self::Canceled,
-        Self::Rejected,
-        Self::Failed,
-    ];
+    pub const ALL: [BookingState; 7] =
+        [Self::Pending, Self::Approved, Self::Active, Self::Completed, Self::Canceled, Self::Rejected, Self::Failed];
 
     /// States that hold capacity: the capacity invariant sums exactly these.
     pub fn holds_capacity(self) -> bool {

@@ -15,12 +15,7 @@ pub struct PoolRules {
 
 impl Default for PoolRules {
     fn default() -> Self {
-        Self {
-            granularity_minutes: 15,
-            max_booking_minutes: 7 * 24 * 60,
-            horizon_days: 28,
-            min_notice_minutes: 0,
-        }
+        Self { granularity_minutes: 15, max_booking_minutes: 7 * 24 * 60, horizon_days: 28, min_notice_minutes: 0 }
     }
 }
 

@@ -29,7 +29,5 @@ pub struct Overview {
 #[server(prefix = "/rpc", endpoint = "overview")]
 pub async fn load_overview() -> Result<Overview, ServerFnError> {
     let db = expect_context::<sqlx::PgPool>();
-    crate::backend::overview::load(&db)
-        .await
-        .map_err(|err| ServerFnError::new(err.public_message()))
+    crate::backend::overview::load(&db).await.map_err(|err| ServerFnError::new(err.public_message()))
 }

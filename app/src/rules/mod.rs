@@ -16,9 +16,6 @@ pub struct FieldError {
 
 impl FieldError {
     pub fn new(field: impl Into<String>, reason: impl Into<String>) -> Self {
-        Self {
-            field: field.into(),
-            reason: reason.into(),
-        }
+        Self { field: field.into(), reason: reason.into() }
     }
 }

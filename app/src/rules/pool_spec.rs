@@ -23,10 +23,7 @@ pub fn validate_rules(rules: &PoolRules) -> Result<(), FieldError> {
         return Err(FieldError::new("granularity_minutes", "must divide a day (1440 minutes) evenly"));
     }
     if rules.max_booking_minutes < g || rules.max_booking_minutes % g != 0 {
-        return Err(FieldError::new(
-            "max_booking_minutes",
-            "must be a positive multiple of granularity_minutes",
-        ));
+        return Err(FieldError::new("max_booking_minutes", "must be a positive multiple of granularity_minutes"));
     }
     if !(1..=MAX_HORIZON_DAYS).contains(&rules.horizon_days) {
         return Err(FieldError::new("horizon_days", format!("must be between 1 and {MAX_HORIZON_DAYS}")));

@@ -22,14 +22,8 @@ pub enum Action {
 }
 
 impl Action {
-    pub const ALL: [Action; 6] = [
-        Self::Approve,
-        Self::Reject,
-        Self::Cancel,
-        Self::Activate,
-        Self::Complete,
-        Self::Fail,
-    ];
+    pub const ALL: [Action; 6] =
+        [Self::Approve, Self::Reject, Self::Cancel, Self::Activate, Self::Complete, Self::Fail];
 
     pub fn as_str(self) -> &'static str {
         match self {

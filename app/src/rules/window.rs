@@ -33,20 +33,14 @@ fn check_quantity(quantity: i32, capacity: i32) -> Result<(), FieldError> {
         return Err(FieldError::new("quantity", "must be at least 1"));
     }
     if quantity > capacity {
-        return Err(FieldError::new(
-            "quantity",
-            format!("is more than the {capacity} units this kind has"),
-        ));
+        return Err(FieldError::new("quantity", format!("is more than the {capacity} units this kind has")));
     }
     Ok(())
 }
 
 fn check_aligned(field: &'static str, at: DateTime<Utc>, rules: &PoolRules) -> Result<(), FieldError> {
     if align_down(at, granularity(rules)) != at {
-        return Err(FieldError::new(
-            field,
-            format!("must be on a {}-minute boundary", rules.granularity_minutes),
-        ));
+        return Err(FieldError::new(field, format!("must be on a {}-minute boundary", rules.granularity_minutes)));
     }
     Ok(())
 }
@@ -128,12 +122,5 @@ pub fn validate_extension(
     if new_end <= current.end {
         return Err(FieldError::new("end", "must be later than the current end"));
     }
-    check_end(
-        rules,
-        now,
-        Window {
-            start: current.start,
-            end: new_end,
-        },
-    )
+    check_end(rules, now, Window { start: current.start, end: new_end })
 }

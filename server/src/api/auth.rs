@@ -20,12 +20,7 @@ impl FromRequestParts<AppState> for Auth {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "))
             .ok_or_else(ApiError::unauthorized)?;
-        state
-            .tokens
-            .authenticate(&state.db, token.trim())
-            .await?
-            .map(Auth)
-            .ok_or_else(ApiError::unauthorized)
+        state.tokens.authenticate(&state.db, token.trim()).await?.map(Auth).ok_or_else(ApiError::unauthorized)
     }
 }
 

@@ -62,8 +62,9 @@ impl From<ServiceError> for ApiError {
                     .detail("booked", json!(booked))
                     .detail("bookings", json!(bookings))
             }
-            ServiceError::IllegalTransition(illegal) => Self::new(StatusCode::CONFLICT, "illegal_transition", message)
-                .detail("state", json!(illegal.from)),
+            ServiceError::IllegalTransition(illegal) => {
+                Self::new(StatusCode::CONFLICT, "illegal_transition", message).detail("state", json!(illegal.from))
+            }
             ServiceError::Conflict { code, field, .. } => {
                 let err = Self::new(StatusCode::CONFLICT, code, message);
                 match field {
@@ -71,7 +72,9 @@ impl From<ServiceError> for ApiError {
                     None => err,
                 }
             }
-            ServiceError::Database(_) | ServiceError::Internal(_) => Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message),
+            ServiceError::Database(_) | ServiceError::Internal(_) => {
+                Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message)
+            }
         }
     }
 }

@@ -49,11 +49,19 @@ impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
             .and_then(|v| v.to_str().ok())
             .map(|v| v.starts_with("application/json"));
         if json_type == Some(false) {
-            return Err(ApiError::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type", "send JSON with `Content-Type: application/json`"));
+            return Err(ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_media_type",
+                "send JSON with `Content-Type: application/json`",
+            ));
         }
         let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
             if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", format!("request bodies are limited to {} bytes", super::BODY_LIMIT))
+                ApiError::new(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "payload_too_large",
+                    format!("request bodies are limited to {} bytes", super::BODY_LIMIT),
+                )
             } else {
                 ApiError::new(StatusCode::BAD_REQUEST, "bad_request", "the request body could not be read")
             }
@@ -97,9 +105,8 @@ impl<S: Send + Sync> FromRequestParts<S> for PathId {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-        let Path(raw) = Path::<String>::from_request_parts(parts, state)
-            .await
-            .map_err(|_| ApiError::not_found("resource"))?;
+        let Path(raw) =
+            Path::<String>::from_request_parts(parts, state).await.map_err(|_| ApiError::not_found("resource"))?;
         raw.parse().map(PathId).map_err(|_| ApiError::not_found("resource"))
     }
 }

@@ -23,7 +23,8 @@ pub async fn fresh_db() -> PgPool {
     let url = std::env::var("DATABASE_URL")
         .expect("DATABASE_URL must name a PostgreSQL server the tests may create databases on; `make test` starts one");
     let options: PgConnectOptions = url.parse().expect("DATABASE_URL is not a PostgreSQL URL");
-    let admin = PgPoolOptions::new().max_connections(1).connect_with(options.clone()).await.expect("connect to DATABASE_URL");
+    let admin =
+        PgPoolOptions::new().max_connections(1).connect_with(options.clone()).await.expect("connect to DATABASE_URL");
     let name = format!("berth_test_{}", Uuid::new_v4().simple());
     sqlx::query(&format!("CREATE DATABASE {name}")).execute(&admin).await.expect("create test database");
     admin.close().await;
@@ -79,12 +80,25 @@ impl Fixture {
         }
     }
 
-    pub async fn call(&self, method: Method, path: &str, token: Option<&str>, body: Option<Value>) -> (StatusCode, Value) {
+    pub async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        token: Option<&str>,
+        body: Option<Value>,
+    ) -> (StatusCode, Value) {
         call(&self.app, method, path, token, body).await
     }
 
     /// Books on the demo pool as `token`; returns status and body.
-    pub async fn book(&self, token: &str, kind: &str, quantity: i32, start: DateTime<Utc>, end: DateTime<Utc>) -> (StatusCode, Value) {
+    pub async fn book(
+        &self,
+        token: &str,
+        kind: &str,
+        quantity: i32,
+        start: DateTime<Utc>,
+        end: DateTime<Utc>,
+    ) -> (StatusCode, Value) {
         let body = json!({
             "pool_id": self.lab, "kind": kind, "quantity": quantity,
             "start": start, "end": end, "mode": "interactive",
@@ -93,7 +107,13 @@ impl Fixture {
     }
 }
 
-pub async fn call(app: &Router, method: Method, path: &str, token: Option<&str>, body: Option<Value>) -> (StatusCode, Value) {
+pub async fn call(
+    app: &Router,
+    method: Method,
+    path: &str,
+    token: Option<&str>,
+    body: Option<Value>,
+) -> (StatusCode, Value) {
     let mut request = Request::builder().method(method).uri(path);
     if let Some(token) = token {
         request = request.header(header::AUTHORIZATION, format!("Bearer {token}"));
@@ -110,7 +130,8 @@ pub async fn raw(app: &Router, request: Request<Body>) -> (StatusCode, Value) {
     let response = app.clone().oneshot(request).await.unwrap();
     let status = response.status();
     let bytes = response.into_body().collect().await.unwrap().to_bytes();
-    let value = serde_json::from_slice(&bytes).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+    let value =
+        serde_json::from_slice(&bytes).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
     (status, value)
 }
 

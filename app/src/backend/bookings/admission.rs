@@ -22,10 +22,7 @@ pub fn lock_key(pool_id: Uuid, kind: &str) -> i64 {
 /// ends. Transaction-scoped on purpose: a session-level lock would stay with
 /// the pooled connection after an error.
 pub async fn lock_kind(conn: &mut PgConnection, pool_id: Uuid, kind: &str) -> ServiceResult<()> {
-    sqlx::query("SELECT pg_advisory_xact_lock($1)")
-        .bind(lock_key(pool_id, kind))
-        .execute(conn)
-        .await?;
+    sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(lock_key(pool_id, kind)).execute(conn).await?;
     Ok(())
 }
 
@@ -55,8 +52,5 @@ pub async fn live_usages(
     .bind(to)
     .fetch_all(conn)
     .await?;
-    Ok(rows
-        .into_iter()
-        .map(|(id, start, end, quantity)| (id, Usage { start, end, quantity }))
-        .collect())
+    Ok(rows.into_iter().map(|(id, start, end, quantity)| (id, Usage { start, end, quantity })).collect())
 }

@@ -78,7 +78,12 @@ impl Terms {
 
 /// The pool's terms and, in the same round trip, the live bookings that
 /// overlap any of the batch's windows (each booking once).
-async fn read_terms(tx: &mut sqlx::PgConnection, pool_id: Uuid, kind: &str, windows: &[Window]) -> ServiceResult<Option<Terms>> {
+async fn read_terms(
+    tx: &mut sqlx::PgConnection,
+    pool_id: Uuid,
+    kind: &str,
+    windows: &[Window],
+) -> ServiceResult<Option<Terms>> {
     let starts: Vec<DateTime<Utc>> = windows.iter().map(|w| w.start).collect();
     let ends: Vec<DateTime<Utc>> = windows.iter().map(|w| w.end).collect();
     Ok(sqlx::query_as(
@@ -121,7 +126,9 @@ struct Admitted {
 enum Verdict {
     Refused(ServiceError),
     /// Refused for capacity; the suggestion is worked out after the lock is released.
-    Crowded { peak_used: i32 },
+    Crowded {
+        peak_used: i32,
+    },
     Admitted(Admitted),
 }
 
@@ -150,7 +157,8 @@ pub async fn admit_batch(db: &PgPool, requests: &[&Request]) -> ServiceResult<Ve
     for (index, request) in requests.iter().enumerate() {
         let window = request.window;
         let checked = if terms.may_book(request.tenant.id) {
-            validate_new(&rules, capacity, terms.now, window, request.quantity).and_then(|()| terms.image(&request.image))
+            validate_new(&rules, capacity, terms.now, window, request.quantity)
+                .and_then(|()| terms.image(&request.image))
         } else {
             Err(no_such_pool_field())
         };
@@ -218,7 +226,13 @@ impl Crowded {
 /// The earliest window like the refused one that fits now, searched forward
 /// from its start in growing reads, so that a nearby answer reads little. A
 /// hint, read without the lock: it can be taken by someone else before use.
-async fn suggest(db: &PgPool, request: &Request, rules: &PoolRules, capacity: i32, now: DateTime<Utc>) -> ServiceResult<Option<Window>> {
+async fn suggest(
+    db: &PgPool,
+    request: &Request,
+    rules: &PoolRules,
+    capacity: i32,
+    now: DateTime<Utc>,
+) -> ServiceResult<Option<Window>> {
     let from = request.window.start.max(earliest_start(rules, now));
     let horizon = horizon_end(rules, now);
     let duration = request.window.end - request.window.start;

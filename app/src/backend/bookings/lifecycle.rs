@@ -35,7 +35,12 @@ async fn record_event(
     Ok(())
 }
 
-async fn locked_row(tx: &mut Transaction<'_, Postgres>, principal: &Principal, id: Uuid, need: Need) -> ServiceResult<BookingRow> {
+async fn locked_row(
+    tx: &mut Transaction<'_, Postgres>,
+    principal: &Principal,
+    id: Uuid,
+    need: Need,
+) -> ServiceResult<BookingRow> {
     let row = fetch_row(&mut **tx, id, true).await?.ok_or(ServiceError::NotFound("booking"))?;
     row.authorize(principal, need)?;
     Ok(row)
@@ -67,7 +72,14 @@ async fn apply(
     Ok(BookingRow { state: to.as_str().into(), ends_at: new_end.unwrap_or(row.ends_at), ..row }.view_for(principal))
 }
 
-async fn act(db: &sqlx::PgPool, principal: &Principal, id: Uuid, need: Need, action: Action, reason: &str) -> ServiceResult<Booking> {
+async fn act(
+    db: &sqlx::PgPool,
+    principal: &Principal,
+    id: Uuid,
+    need: Need,
+    action: Action,
+    reason: &str,
+) -> ServiceResult<Booking> {
     let mut tx = db.begin().await?;
     let row = locked_row(&mut tx, principal, id, need).await?;
     apply(tx, principal, row, action, None, reason).await
@@ -111,7 +123,12 @@ pub async fn end_early(db: &sqlx::PgPool, principal: &Principal, id: Uuid) -> Se
 }
 
 /// Moves the end later if the extra time fits under the same capacity rule.
-pub async fn extend(db: &sqlx::PgPool, principal: &Principal, id: Uuid, new_end: DateTime<Utc>) -> ServiceResult<Booking> {
+pub async fn extend(
+    db: &sqlx::PgPool,
+    principal: &Principal,
+    id: Uuid,
+    new_end: DateTime<Utc>,
+) -> ServiceResult<Booking> {
     check_in_range("end", new_end)?;
     let mut tx = db.begin().await?;
     // Pool and kind never change, so reading them before taking the kind lock is
@@ -138,7 +155,12 @@ pub async fn extend(db: &sqlx::PgPool, principal: &Principal, id: Uuid, new_end:
         .bind(&row.kind)
         .fetch_one(&mut *tx)
         .await?;
-        let rules = PoolRules { granularity_minutes: g, max_booking_minutes: max, horizon_days: horizon, min_notice_minutes: notice };
+        let rules = PoolRules {
+            granularity_minutes: g,
+            max_booking_minutes: max,
+            horizon_days: horizon,
+            min_notice_minutes: notice,
+        };
         (rules, capacity, now)
     };
     let current = Window { start: row.starts_at, end: row.ends_at };

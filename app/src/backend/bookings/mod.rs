@@ -10,6 +10,6 @@ mod queue;
 mod row;
 
 pub use create::create;
-pub use queue::Admissions;
 pub use lifecycle::{approve, cancel, end_early, extend, reject};
 pub use query::{get, list};
+pub use queue::Admissions;

@@ -7,7 +7,8 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 /// Columns every booking query selects, in `BookingRow`'s shape.
-pub const BOOKING_COLUMNS: &str = "b.id, b.pool_id, b.kind, b.user_id, b.tenant_id, b.quantity, b.mode, b.image, b.note,
+pub const BOOKING_COLUMNS: &str =
+    "b.id, b.pool_id, b.kind, b.user_id, b.tenant_id, b.quantity, b.mode, b.image, b.note,
      b.starts_at, b.ends_at, b.state, b.created_at, u.email AS user_email, u.name AS user_name, t.slug AS tenant_slug";
 pub const BOOKING_FROM: &str =
     "booking b JOIN app_user u ON u.id = b.user_id JOIN tenant t ON t.id = b.tenant_id JOIN pool p ON p.id = b.pool_id";
