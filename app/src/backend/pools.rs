@@ -48,7 +48,19 @@ pub(crate) fn tenant_ids(principal: &Principal) -> Vec<Uuid> {
     principal.tenants.iter().map(|t| t.id).collect()
 }
 
-async fn load(conn: &mut PgConnection, principal: &Principal, only: Option<Uuid>) -> ServiceResult<Vec<Pool>> {
+/// Whose view of the pools a listing is.
+#[derive(Clone, Copy)]
+enum Scope<'a> {
+    /// Every pool: for views that carry nothing personal, like the overview.
+    Everyone,
+    Reader(&'a Principal),
+}
+
+async fn load(conn: &mut PgConnection, scope: Scope<'_>, only: Option<Uuid>) -> ServiceResult<Vec<Pool>> {
+    let (sees_all, tenants) = match scope {
+        Scope::Everyone => (true, Vec::new()),
+        Scope::Reader(principal) => (principal.is_admin(), tenant_ids(principal)),
+    };
     let sql = format!(
         "SELECT p.id, p.name, p.description, p.gpu_model, p.requires_approval, p.granularity_minutes,
                 p.max_booking_minutes, p.horizon_days, p.min_notice_minutes, p.price_per_unit_hour, p.images,
@@ -58,12 +70,8 @@ async fn load(conn: &mut PgConnection, principal: &Principal, only: Option<Uuid>
          WHERE {VISIBLE_POOL} AND ($3::uuid IS NULL OR p.id = $3)
          ORDER BY p.name"
     );
-    let pools: Vec<PoolRow> = sqlx::query_as(&sql)
-        .bind(principal.is_admin())
-        .bind(tenant_ids(principal))
-        .bind(only)
-        .fetch_all(&mut *conn)
-        .await?;
+    let pools: Vec<PoolRow> =
+        sqlx::query_as(&sql).bind(sees_all).bind(tenants).bind(only).fetch_all(&mut *conn).await?;
     let ids: Vec<Uuid> = pools.iter().map(|p| p.id).collect();
     let kinds: Vec<KindRow> = sqlx::query_as("SELECT * FROM pool_kind WHERE pool_id = ANY($1) ORDER BY kind")
         .bind(&ids)
@@ -104,12 +112,20 @@ async fn load(conn: &mut PgConnection, principal: &Principal, only: Option<Uuid>
 }
 
 pub async fn list(db: &PgPool, principal: &Principal) -> ServiceResult<Vec<Pool>> {
-    load(&mut *db.acquire().await?, principal, None).await
+    load(&mut *db.acquire().await?, Scope::Reader(principal), None).await
+}
+
+/// Every pool, for views that show no one's personal data.
+pub async fn list_all(db: &PgPool) -> ServiceResult<Vec<Pool>> {
+    load(&mut *db.acquire().await?, Scope::Everyone, None).await
 }
 
 /// A pool the principal may book; any other is "not found".
 pub async fn get(db: &PgPool, principal: &Principal, id: Uuid) -> ServiceResult<Pool> {
-    load(&mut *db.acquire().await?, principal, Some(id)).await?.pop().ok_or(ServiceError::NotFound("pool"))
+    load(&mut *db.acquire().await?, Scope::Reader(principal), Some(id))
+        .await?
+        .pop()
+        .ok_or(ServiceError::NotFound("pool"))
 }
 
 fn require_admin(principal: &Principal) -> ServiceResult<()> {
@@ -206,7 +222,7 @@ pub async fn create(db: &PgPool, principal: &Principal, new: NewPool) -> Service
     for spec in &new.kinds {
         upsert_kind(&mut tx, id, spec).await?;
     }
-    let pool = load(&mut tx, principal, Some(id)).await?.pop().ok_or(ServiceError::NotFound("pool"))?;
+    let pool = load(&mut tx, Scope::Reader(principal), Some(id)).await?.pop().ok_or(ServiceError::NotFound("pool"))?;
     tx.commit().await?;
     Ok(pool)
 }
@@ -239,7 +255,8 @@ async fn check_capacity_change(conn: &mut PgConnection, pool_id: Uuid, spec: &Ki
 pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPatch) -> ServiceResult<Pool> {
     require_admin(principal)?;
     let mut tx = db.begin().await?;
-    let current = load(&mut tx, principal, Some(id)).await?.pop().ok_or(ServiceError::NotFound("pool"))?;
+    let current =
+        load(&mut tx, Scope::Reader(principal), Some(id)).await?.pop().ok_or(ServiceError::NotFound("pool"))?;
     let rules = PoolRules {
         granularity_minutes: patch.granularity_minutes.unwrap_or(current.rules.granularity_minutes),
         max_booking_minutes: patch.max_booking_minutes.unwrap_or(current.rules.max_booking_minutes),
@@ -290,7 +307,7 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPat
         }
         upsert_kind(&mut tx, id, spec).await?;
     }
-    let pool = load(&mut tx, principal, Some(id)).await?.pop().ok_or(ServiceError::NotFound("pool"))?;
+    let pool = load(&mut tx, Scope::Reader(principal), Some(id)).await?.pop().ok_or(ServiceError::NotFound("pool"))?;
     tx.commit().await?;
     Ok(pool)
 }

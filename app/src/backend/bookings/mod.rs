@@ -11,5 +11,5 @@ mod row;
 
 pub use create::create;
 pub use lifecycle::{approve, cancel, end_early, extend, reject};
-pub use query::{get, list};
+pub use query::{get, list, occupancy};
 pub use queue::Admissions;

@@ -3,6 +3,7 @@ use super::super::pools::{tenant_ids, VISIBLE_POOL};
 use super::row::{BookingRow, BOOKING_COLUMNS, BOOKING_FROM};
 use crate::model::{Booking, BookingFilter, Principal};
 use crate::rules::window::check_in_range;
+use chrono::{DateTime, Utc};
 use sqlx::{PgExecutor, PgPool};
 use uuid::Uuid;
 
@@ -59,4 +60,17 @@ pub async fn get(db: &PgPool, principal: &Principal, id: Uuid) -> ServiceResult<
         Some(row) if row.visible_to(principal) => Ok(row.view_for(principal)),
         _ => Err(ServiceError::NotFound("booking")),
     }
+}
+
+/// Capacity-holding bookings overlapping `[from, to)` as occupancy only, for
+/// views that show no one's personal data.
+pub async fn occupancy(db: &PgPool, from: DateTime<Utc>, to: DateTime<Utc>) -> ServiceResult<Vec<Booking>> {
+    let sql = format!(
+        "SELECT {BOOKING_COLUMNS} FROM {BOOKING_FROM}
+         WHERE b.state IN ('pending', 'approved', 'active') AND b.ends_at > $1 AND b.starts_at < $2
+         ORDER BY b.starts_at, b.id
+         LIMIT {LIST_LIMIT}"
+    );
+    let rows: Vec<BookingRow> = sqlx::query_as(&sql).bind(from).bind(to).fetch_all(db).await?;
+    Ok(rows.into_iter().map(BookingRow::occupancy).collect())
 }

@@ -67,6 +67,15 @@ impl BookingRow {
     pub fn view_for(self, principal: &Principal) -> Booking {
         let mine = self.user_id == principal.user_id;
         let full = mine || principal.is_admin();
+        self.view(mine, full)
+    }
+
+    /// Only what occupies capacity: no one's name, tenant, image or note.
+    pub fn occupancy(self) -> Booking {
+        self.view(false, false)
+    }
+
+    fn view(self, mine: bool, full: bool) -> Booking {
         let state = self.state();
         Booking {
             id: self.id,
