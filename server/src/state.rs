@@ -26,7 +26,7 @@ impl FromRef<AppState> for LeptosOptions {
 }
 
 impl AppState {
-    /// Options for the site built by `scripts/build-site.sh` (or cargo-leptos)
+    /// Options for the site built by `.ci/build-site.sh` (or cargo-leptos)
     /// into `site_root`, with the output name fixed in Cargo.toml's metadata.
     pub fn new(db: PgPool, site_root: &str) -> Self {
         let leptos = LeptosOptions::builder().output_name("berth").site_root(site_root).site_pkg_dir("pkg").build();

@@ -127,7 +127,7 @@ async fn no_instant_is_ever_overbooked_and_every_answer_matches_the_rows() {
 
     // Independent check, in SQL only (the same query the benchmark runs).
     let violations: Vec<(Uuid, String, chrono::DateTime<chrono::Utc>, i64, i32)> =
-        sqlx::query_as(include_str!("../../scripts/sql/capacity-sweep.sql")).fetch_all(&db).await.unwrap();
+        sqlx::query_as(include_str!("sql/capacity-sweep.sql")).fetch_all(&db).await.unwrap();
     assert!(violations.is_empty(), "overbooked instants: {violations:?}");
 
     // Every 201 exists with its final end and state; every refusal left no row.

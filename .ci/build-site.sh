@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds what cargo-leptos would, without needing cargo-leptos: the server
 # binary, the hydration WASM + JS glue, and the stylesheet, into target/site.
-# Usage: scripts/build-site.sh [dev|release]
+# Usage: .ci/build-site.sh [dev|release]
 source "$(dirname "$0")/lib.sh"
 PROFILE="${1:-dev}"
 ensure_toolchain
@@ -24,7 +24,7 @@ if [ "$PROFILE" = release ]; then
   wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
     target/site/pkg/berth.wasm -o target/site/pkg/berth.wasm
 fi
-cp -r public/. target/site/
+cp -r style/assets/. target/site/
 sass --no-source-map --style=compressed style/main.scss target/site/pkg/berth.css
 
 say "building the server ($PROFILE)"

@@ -2,7 +2,7 @@
 # Booking throughput and latency at 64 clients against the release server with
 # a real PostgreSQL, next to `pgbench -N` on the same PostgreSQL instance, then
 # the capacity invariant check. Results are printed, not asserted.
-# Usage: scripts/bench.sh [seconds]   (default 30)
+# Usage: .ci/bench.sh [seconds]   (default 30)
 source "$(dirname "$0")/lib.sh"
 SECONDS_PER_RUN="${1:-30}"
 CLIENTS=64
@@ -58,7 +58,7 @@ if [ "${BENCH_PERF:-}" = 1 ]; then
   (sleep 2; perf record -a -g -e cpu-clock -o "$ROOT/target/bench-perf.data" -- sleep $((SECONDS_PER_RUN - 4)) >/dev/null 2>&1) &
 fi
 BENCH_TOKENS="$WORK/tokens" BENCH_POOLS="$WORK/pools" \
-  wrk -t2 -c$CLIENTS -d"${SECONDS_PER_RUN}s" -s scripts/bench/booking.lua "http://127.0.0.1:$PORT" | tee "$WORK/wrk.txt"
+  wrk -t2 -c$CLIENTS -d"${SECONDS_PER_RUN}s" -s .ci/bench/booking.lua "http://127.0.0.1:$PORT" | tee "$WORK/wrk.txt"
 echo "CPU_SERVER_S $(awk -v a="$(cpu_of "$SERVER_PID")" -v b="$server_cpu0" 'BEGIN {print a - b}')" >> "$WORK/wrk.txt"
 echo "CPU_POSTGRES_S $(awk -v a="$(cpu_of $(pg_pids))" -v b="$pg_cpu0" 'BEGIN {print a - b}')" >> "$WORK/wrk.txt"
 say "statements by total execution time during the load"
@@ -71,7 +71,7 @@ say "pgbench -N: $CLIENTS clients for ${SECONDS_PER_RUN}s on the same instance"
 pgbench -h 127.0.0.1 -p "$PG_PORT" -U postgres -i -q -s 10 pgbench 2>/dev/null
 pgbench -h 127.0.0.1 -p "$PG_PORT" -U postgres -N -c $CLIENTS -j 2 -T "$SECONDS_PER_RUN" pgbench 2>/dev/null | tee "$WORK/pgbench.txt"
 
-violations="$(psql "$DATABASE_URL" -tAc "SELECT count(*) FROM ($(cat scripts/sql/capacity-sweep.sql)) v")"
+violations="$(psql "$DATABASE_URL" -tAc "SELECT count(*) FROM ($(cat server/tests/sql/capacity-sweep.sql)) v")"
 rows="$(psql "$DATABASE_URL" -tAc "SELECT count(*) FROM booking")"
 python3 - "$WORK/wrk.txt" "$WORK/pgbench.txt" "$violations" "$rows" "$SECONDS_PER_RUN" <<'PY'
 import re, sys

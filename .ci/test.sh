@@ -4,7 +4,7 @@
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 ensure_chromium
-bash scripts/build-site.sh dev
+bash .ci/build-site.sh dev
 
 PG_DIR="$(mktemp -d /tmp/berth-test-pg.XXXXXX)"
 PG_PORT="${BERTH_TEST_PG_PORT:-$((20000 + RANDOM % 20000))}"

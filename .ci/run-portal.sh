@@ -7,7 +7,7 @@ PG_PORT="${BERTH_PG_PORT:-5544}"
 LISTEN="${BERTH_LISTEN:-127.0.0.1:3000}"
 cd "$ROOT"
 
-bash scripts/build-site.sh dev
+bash .ci/build-site.sh dev
 say "starting PostgreSQL in .data/pg on port $PG_PORT"
 pg_up "$ROOT/.data/pg" "$PG_PORT"
 createdb_if_missing "$PG_PORT" berth
@@ -24,7 +24,7 @@ cat <<MSG
   Berth is starting on http://$LISTEN
   Demo API token for ada@berth.local (kept in .data/demo-token):
     curl -H "Authorization: Bearer $(cat .data/demo-token)" http://$LISTEN/api/v1/pools
-  Stop with Ctrl-C; the database stays in .data/pg (scripts/stop-db.sh stops it).
+  Stop with Ctrl-C; the database stays in .data/pg (.ci/stop-db.sh stops it).
 
 MSG
 exec $berth serve --listen "$LISTEN"
