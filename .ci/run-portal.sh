@@ -24,7 +24,7 @@ cat <<MSG
   Berth is starting on http://$LISTEN
   Demo API token for ada@berth.local (kept in .data/demo-token):
     curl -H "Authorization: Bearer $(cat .data/demo-token)" http://$LISTEN/api/v1/pools
-  Stop with Ctrl-C; the database stays in .data/pg (.ci/stop-db.sh stops it).
+  Stop with Ctrl-C; the database stays in .data/pg (make stop-db stops it).
 
 MSG
 exec $berth serve --listen "$LISTEN"

@@ -5,7 +5,7 @@
 
 use app::backend::{tokens, users, MIGRATOR};
 use app::model::Role;
-use app::rules::capacity::align_up;
+use app::rules::capacity::align_down;
 use axum::body::Body;
 use axum::http::{header, Method, Request, StatusCode};
 use axum::Router;
@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 use server::{router, AppState};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::PgPool;
+use std::sync::OnceLock;
 use tower::ServiceExt;
 use uuid::Uuid;
 
@@ -135,9 +136,28 @@ pub async fn raw(app: &Router, request: Request<Body>) -> (StatusCode, Value) {
     (status, value)
 }
 
-/// The slot boundary `slots` quarter-hours after the next one.
+static NEXT_BOUNDARY: OnceLock<DateTime<Utc>> = OnceLock::new();
+
+/// The next quarter-hour boundary, fixed for the whole test binary so that
+/// windows never shift under a test. Chosen at least 20 s ahead, so that the
+/// current slot (`slot(-1)`) stays the current one while the tests run.
+fn next_boundary() -> DateTime<Utc> {
+    *NEXT_BOUNDARY.get_or_init(|| {
+        let quarter = Duration::minutes(15);
+        let now = Utc::now();
+        let next = align_down(now, quarter) + quarter;
+        if next - now >= Duration::seconds(20) {
+            return next;
+        }
+        std::thread::sleep((next - now + Duration::seconds(1)).to_std().unwrap_or_default());
+        next + quarter
+    })
+}
+
+/// The slot boundary `slots` quarter-hours after the next one; `slot(-1)` is
+/// the start of the current slot.
 pub fn slot(slots: i64) -> DateTime<Utc> {
-    align_up(Utc::now(), Duration::minutes(15)) + Duration::minutes(15 * slots)
+    next_boundary() + Duration::minutes(15 * slots)
 }
 
 pub fn at(value: &Value) -> DateTime<Utc> {
