@@ -5,13 +5,14 @@
 //! their audit events, commit. A refused request leaves nothing behind; a
 //! database failure fails the whole batch and writes nothing.
 
-use super::admission::{begin_locked, live_usages};
+use super::admission::begin_locked;
+use super::suggest::Crowded;
 use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{Booking, BookingState, Mode, PoolRules, Principal, TenantRef, Window};
-use crate::rules::capacity::{next_free, peak_usage, Usage};
-use crate::rules::window::{earliest_start, granularity, horizon_end, validate_new};
+use crate::rules::capacity::{peak_usage, Usage};
+use crate::rules::window::validate_new;
 use crate::rules::FieldError;
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 use uuid::Uuid;
 
@@ -207,54 +208,6 @@ pub enum Outcome {
     /// Refused for capacity; `Crowded::answer` adds the `next_free` hint,
     /// outside the kind's queue so the next batch need not wait for it.
     Crowded(Crowded),
-}
-
-pub struct Crowded {
-    peak_used: i32,
-    capacity: i32,
-    rules: PoolRules,
-    now: DateTime<Utc>,
-}
-
-impl Crowded {
-    pub async fn answer(self, db: &PgPool, request: &Request) -> ServiceResult<Booking> {
-        let next_free = suggest(db, request, &self.rules, self.capacity, self.now).await?;
-        Err(ServiceError::CapacityExceeded { peak_used: self.peak_used, capacity: self.capacity, next_free })
-    }
-}
-
-/// The earliest window like the refused one that fits now, searched forward
-/// from its start in growing reads, so that a nearby answer reads little. A
-/// hint, read without the lock: it can be taken by someone else before use.
-async fn suggest(
-    db: &PgPool,
-    request: &Request,
-    rules: &PoolRules,
-    capacity: i32,
-    now: DateTime<Utc>,
-) -> ServiceResult<Option<Window>> {
-    let from = request.window.start.max(earliest_start(rules, now));
-    let horizon = horizon_end(rules, now);
-    let duration = request.window.end - request.window.start;
-    let mut reach = duration * 2 + Duration::hours(2);
-    let mut conn = db.acquire().await?;
-    loop {
-        // Windows that end by `to` depend only on bookings overlapping [from, to).
-        let to = (from + reach).min(horizon);
-        if to <= from {
-            return Ok(None);
-        }
-        let usages: Vec<Usage> = live_usages(&mut conn, request.pool_id, &request.kind, from, to)
-            .await?
-            .into_iter()
-            .map(|(_, u)| u)
-            .collect();
-        let found = next_free(&usages, capacity, request.quantity, duration, from, to, granularity(rules));
-        if found.is_some() || to >= horizon {
-            return Ok(found);
-        }
-        reach = reach * 4;
-    }
 }
 
 fn no_such_pool_field() -> FieldError {

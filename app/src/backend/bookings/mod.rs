@@ -8,6 +8,7 @@ mod lifecycle;
 mod query;
 mod queue;
 mod row;
+mod suggest;
 
 pub use create::create;
 pub use lifecycle::{approve, cancel, end_early, extend, reject};

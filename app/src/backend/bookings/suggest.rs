@@ -1,0 +1,59 @@
+//! The `next_free` hint of a capacity refusal: the earliest window of the
+//! same length that fits, read after the kind's lock is released.
+
+use super::admission::live_usages;
+use super::admit::Request;
+use crate::backend::error::{ServiceError, ServiceResult};
+use crate::model::{Booking, PoolRules, Window};
+use crate::rules::capacity::{next_free, Usage};
+use crate::rules::window::{earliest_start, granularity, horizon_end};
+use chrono::{DateTime, Duration, Utc};
+use sqlx::PgPool;
+
+pub struct Crowded {
+    pub peak_used: i32,
+    pub capacity: i32,
+    pub rules: PoolRules,
+    pub now: DateTime<Utc>,
+}
+
+impl Crowded {
+    pub async fn answer(self, db: &PgPool, request: &Request) -> ServiceResult<Booking> {
+        let next_free = suggest(db, request, &self.rules, self.capacity, self.now).await?;
+        Err(ServiceError::CapacityExceeded { peak_used: self.peak_used, capacity: self.capacity, next_free })
+    }
+}
+
+/// The earliest window like the refused one that fits now, searched forward
+/// from its start in growing reads, so that a nearby answer reads little. A
+/// hint, read without the lock: it can be taken by someone else before use.
+async fn suggest(
+    db: &PgPool,
+    request: &Request,
+    rules: &PoolRules,
+    capacity: i32,
+    now: DateTime<Utc>,
+) -> ServiceResult<Option<Window>> {
+    let from = request.window.start.max(earliest_start(rules, now));
+    let horizon = horizon_end(rules, now);
+    let duration = request.window.end - request.window.start;
+    let mut reach = duration * 2 + Duration::hours(2);
+    let mut conn = db.acquire().await?;
+    loop {
+        // Windows that end by `to` depend only on bookings overlapping [from, to).
+        let to = (from + reach).min(horizon);
+        if to <= from {
+            return Ok(None);
+        }
+        let usages: Vec<Usage> = live_usages(&mut conn, request.pool_id, &request.kind, from, to)
+            .await?
+            .into_iter()
+            .map(|(_, u)| u)
+            .collect();
+        let found = next_free(&usages, capacity, request.quantity, duration, from, to, granularity(rules));
+        if found.is_some() || to >= horizon {
+            return Ok(found);
+        }
+        reach = reach * 4;
+    }
+}
