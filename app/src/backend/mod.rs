@@ -14,3 +14,9 @@ pub use error::ServiceError;
 
 /// The single migration set, embedded so the binary can migrate a fresh database.
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations");
+
+/// "Now" as the database sees it: every rule that depends on the time reads
+/// this clock, so all server replicas agree.
+pub async fn db_now<'e>(db: impl sqlx::PgExecutor<'e>) -> Result<chrono::DateTime<chrono::Utc>, ServiceError> {
+    Ok(sqlx::query_scalar("SELECT now()").fetch_one(db).await?)
+}

@@ -10,7 +10,7 @@ use chrono::{DateTime, Duration, Utc};
 use sqlx::PgPool;
 
 pub async fn load(db: &PgPool) -> ServiceResult<Overview> {
-    let now: DateTime<Utc> = sqlx::query_scalar("SELECT now()").fetch_one(db).await?;
+    let now: DateTime<Utc> = super::db_now(db).await?;
     let pools = super::pools::list_all(db).await?;
     let bookings: Vec<Booking> = super::bookings::occupancy(db, now, now + Duration::days(7)).await?;
     let instant = Window { start: now, end: now + Duration::seconds(1) };

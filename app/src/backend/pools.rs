@@ -18,10 +18,8 @@ struct PoolRow {
     description: String,
     gpu_model: String,
     requires_approval: bool,
-    granularity_minutes: i32,
-    max_booking_minutes: i32,
-    horizon_days: i32,
-    min_notice_minutes: i32,
+    #[sqlx(flatten)]
+    rules: PoolRules,
     price_per_unit_hour: f64,
     images: Vec<String>,
     tenants: Vec<String>,
@@ -98,12 +96,7 @@ async fn load(conn: &mut PgConnection, scope: Scope<'_>, only: Option<Uuid>) -> 
             description: p.description,
             gpu_model: p.gpu_model,
             requires_approval: p.requires_approval,
-            rules: PoolRules {
-                granularity_minutes: p.granularity_minutes,
-                max_booking_minutes: p.max_booking_minutes,
-                horizon_days: p.horizon_days,
-                min_notice_minutes: p.min_notice_minutes,
-            },
+            rules: p.rules,
             price_per_unit_hour: p.price_per_unit_hour,
             images: p.images,
             tenants: p.tenants,
@@ -230,7 +223,7 @@ pub async fn create(db: &PgPool, principal: &Principal, new: NewPool) -> Service
 /// Refuses to set `capacity` below the peak of live bookings from now on,
 /// naming the bookings that overlap the overbooked instants.
 async fn check_capacity_change(conn: &mut PgConnection, pool_id: Uuid, spec: &KindSpec) -> ServiceResult<()> {
-    let now: DateTime<Utc> = sqlx::query_scalar("SELECT now()").fetch_one(&mut *conn).await?;
+    let now = super::db_now(&mut *conn).await?;
     // No live booking ends later than the longest horizon from now.
     let last_possible_end = now + Duration::days(i64::from(pool_spec::MAX_HORIZON_DAYS) + 1);
     let live = live_usages(conn, pool_id, &spec.kind, now, last_possible_end).await?;
@@ -329,7 +322,7 @@ pub async fn availability(
         .map(|k| k.capacity)
         .ok_or_else(|| FieldError::new("kind", format!("pool {} has no kind {kind}", pool.name)))?;
     let mut conn = db.acquire().await?;
-    let now: DateTime<Utc> = sqlx::query_scalar("SELECT now()").fetch_one(&mut *conn).await?;
+    let now = super::db_now(&mut *conn).await?;
     let from = from.unwrap_or(now);
     check_in_range("from", from)?;
     let to = to.unwrap_or(from + Duration::days(7));

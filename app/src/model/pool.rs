@@ -3,6 +3,7 @@ use uuid::Uuid;
 
 /// The timing rules a booking window must satisfy in one pool.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(sqlx::FromRow))]
 pub struct PoolRules {
     /// Windows start and end on multiples of this many minutes (UTC epoch based).
     pub granularity_minutes: i32,

@@ -31,10 +31,8 @@ pub struct Request {
 
 #[derive(sqlx::FromRow)]
 struct Terms {
-    granularity_minutes: i32,
-    max_booking_minutes: i32,
-    horizon_days: i32,
-    min_notice_minutes: i32,
+    #[sqlx(flatten)]
+    rules: PoolRules,
     requires_approval: bool,
     images: Vec<String>,
     capacity: Option<i32>,
@@ -53,15 +51,6 @@ impl Terms {
         (self.starts.iter().zip(&self.ends).zip(&self.quantities))
             .map(|((&start, &end), &quantity)| Usage { start, end, quantity })
             .collect()
-    }
-
-    fn rules(&self) -> PoolRules {
-        PoolRules {
-            granularity_minutes: self.granularity_minutes,
-            max_booking_minutes: self.max_booking_minutes,
-            horizon_days: self.horizon_days,
-            min_notice_minutes: self.min_notice_minutes,
-        }
     }
 
     fn may_book(&self, tenant: Uuid) -> bool {
@@ -150,7 +139,7 @@ pub async fn admit_batch(db: &PgPool, requests: &[&Request]) -> ServiceResult<Ve
             .map(|_| Outcome::Decided(Err(FieldError::new("kind", format!("this pool has no kind {kind}")).into())))
             .collect());
     };
-    let rules = terms.rules();
+    let rules = terms.rules;
     let state = if terms.requires_approval { BookingState::Pending } else { BookingState::Approved };
     let mut usages = terms.overlapping();
     let mut verdicts: Vec<Verdict> = Vec::with_capacity(requests.len());

@@ -46,10 +46,6 @@ async fn locked_row(
     Ok(row)
 }
 
-async fn db_now(conn: &mut PgConnection) -> ServiceResult<DateTime<Utc>> {
-    Ok(sqlx::query_scalar("SELECT now()").fetch_one(conn).await?)
-}
-
 /// Moves a booking through `action`, optionally setting a new end, and returns it as the actor sees it.
 async fn apply(
     mut tx: Transaction<'_, Postgres>,
@@ -104,7 +100,7 @@ pub async fn end_early(db: &sqlx::PgPool, principal: &Principal, id: Uuid) -> Se
     let mut tx = db.begin().await?;
     let row = locked_row(&mut tx, principal, id, Need::OwnerOrAdmin).await?;
     transition(row.state(), Action::Complete)?;
-    let now = db_now(&mut tx).await?;
+    let now = crate::backend::db_now(&mut *tx).await?;
     if now <= row.starts_at {
         return Err(ServiceError::Conflict {
             code: "not_started",
@@ -120,6 +116,14 @@ pub async fn end_early(db: &sqlx::PgPool, principal: &Principal, id: Uuid) -> Se
         });
     }
     apply(tx, principal, row, Action::Complete, Some(now), "ended early").await
+}
+
+#[derive(sqlx::FromRow)]
+struct ExtensionTerms {
+    #[sqlx(flatten)]
+    rules: PoolRules,
+    capacity: i32,
+    now: DateTime<Utc>,
 }
 
 /// Moves the end later if the extra time fits under the same capacity rule.
@@ -146,23 +150,16 @@ pub async fn extend(
             reason: format!("a {} booking cannot be extended", state.as_str()),
         });
     }
-    let (rules, capacity, now): (PoolRules, i32, DateTime<Utc>) = {
-        let (g, max, horizon, notice, capacity, now): (i32, i32, i32, i32, i32, DateTime<Utc>) = sqlx::query_as(
-            "SELECT p.granularity_minutes, p.max_booking_minutes, p.horizon_days, p.min_notice_minutes, k.capacity, now()
-             FROM pool p JOIN pool_kind k ON k.pool_id = p.id AND k.kind = $2 WHERE p.id = $1",
-        )
-        .bind(row.pool_id)
-        .bind(&row.kind)
-        .fetch_one(&mut *tx)
-        .await?;
-        let rules = PoolRules {
-            granularity_minutes: g,
-            max_booking_minutes: max,
-            horizon_days: horizon,
-            min_notice_minutes: notice,
-        };
-        (rules, capacity, now)
-    };
+    let terms: ExtensionTerms = sqlx::query_as(
+        "SELECT p.granularity_minutes, p.max_booking_minutes, p.horizon_days, p.min_notice_minutes,
+                k.capacity, now() AS now
+         FROM pool p JOIN pool_kind k ON k.pool_id = p.id AND k.kind = $2 WHERE p.id = $1",
+    )
+    .bind(row.pool_id)
+    .bind(&row.kind)
+    .fetch_one(&mut *tx)
+    .await?;
+    let ExtensionTerms { rules, capacity, now } = terms;
     let current = Window { start: row.starts_at, end: row.ends_at };
     validate_extension(&rules, now, current, new_end)?;
     let added = Window { start: current.end, end: new_end };
