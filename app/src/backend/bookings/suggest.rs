@@ -9,6 +9,8 @@ use crate::rules::capacity::{next_free, Usage};
 use crate::rules::window::{earliest_start, granularity, horizon_end};
 use chrono::{DateTime, Duration, Utc};
 use sqlx::PgPool;
+use std::collections::HashMap;
+use uuid::Uuid;
 
 pub struct Crowded {
     pub peak_used: i32,
@@ -39,17 +41,19 @@ async fn suggest(
     let duration = request.window.end - request.window.start;
     let mut reach = duration * 2 + Duration::hours(2);
     let mut conn = db.acquire().await?;
+    // Each read covers only the stretch the previous ones did not; a booking
+    // that straddles the seam arrives twice and is kept once.
+    let mut known: HashMap<Uuid, Usage> = HashMap::new();
+    let mut read_to = from;
     loop {
         // Windows that end by `to` depend only on bookings overlapping [from, to).
         let to = (from + reach).min(horizon);
         if to <= from {
             return Ok(None);
         }
-        let usages: Vec<Usage> = live_usages(&mut conn, request.pool_id, &request.kind, from, to)
-            .await?
-            .into_iter()
-            .map(|(_, u)| u)
-            .collect();
+        known.extend(live_usages(&mut conn, request.pool_id, &request.kind, read_to, to).await?);
+        read_to = to;
+        let usages: Vec<Usage> = known.values().copied().collect();
         let found = next_free(&usages, capacity, request.quantity, duration, from, to, granularity(rules));
         if found.is_some() || to >= horizon {
             return Ok(found);
