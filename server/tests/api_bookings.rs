@@ -241,3 +241,45 @@ async fn members_of_several_tenants_say_which_and_tenantless_users_are_told_to_a
     assert_eq!(status, StatusCode::FORBIDDEN);
     assert!(err["message"].as_str().unwrap().contains("ask your admin"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_requests_for_one_kind_each_get_their_own_answer() {
+    let f = Fixture::new().await;
+    let mut calls = Vec::new();
+    // Eight one-unit requests for the same window on four MIG slices, mixed
+    // with requests that are invalid for different reasons, all at once so that
+    // they share admission batches.
+    for i in 0..11 {
+        let (app, token, lab) = (f.app.clone(), f.ada.clone(), f.lab);
+        calls.push(tokio::spawn(async move {
+            let (quantity, start) = match i {
+                8 => (0, slot(4)),
+                9 => (1, slot(4) + chrono::Duration::minutes(7)),
+                10 => (9, slot(4)),
+                _ => (1, slot(4)),
+            };
+            let body = json!({"pool_id": lab, "kind": MIG, "quantity": quantity, "start": start, "end": slot(8), "mode": "interactive"});
+            common::call(&app, Method::POST, "/api/v1/bookings", Some(&token), Some(body)).await
+        }));
+    }
+    let mut answers = Vec::new();
+    for call in calls {
+        answers.push(call.await.unwrap());
+    }
+    let created = answers[..8].iter().filter(|(s, _)| *s == StatusCode::CREATED).count();
+    let refused: Vec<_> = answers[..8].iter().filter(|(s, _)| *s == StatusCode::CONFLICT).collect();
+    assert_eq!((created, refused.len()), (4, 4), "{answers:?}");
+    for (_, err) in refused {
+        assert_eq!(err["error"], "capacity_exceeded");
+        assert_eq!((at(&err["next_free"]["start"]), at(&err["next_free"]["end"])), (slot(8), slot(12)));
+    }
+    let fields: Vec<_> =
+        answers[8..].iter().map(|(s, e)| (*s, e["field"].as_str().unwrap_or("").to_string())).collect();
+    let unprocessable = StatusCode::UNPROCESSABLE_ENTITY;
+    assert_eq!(
+        fields,
+        [(unprocessable, "quantity".into()), (unprocessable, "start".into()), (unprocessable, "quantity".into())]
+    );
+    let rows: i64 = sqlx::query_scalar("SELECT count(*) FROM booking").fetch_one(&f.db).await.unwrap();
+    assert_eq!(rows, 4);
+}
