@@ -220,15 +220,22 @@ async fn insert(
     kind: &str,
     state: BookingState,
 ) -> ServiceResult<()> {
-    let column = |f: &dyn Fn(&Admitted, &Request) -> String| -> Vec<String> {
-        admitted.iter().map(|a| f(a, requests[a.index])).collect()
-    };
-    let ids: Vec<Uuid> = admitted.iter().map(|a| a.id).collect();
-    let users: Vec<Uuid> = admitted.iter().map(|a| requests[a.index].principal.user_id).collect();
-    let tenants: Vec<Uuid> = admitted.iter().map(|a| requests[a.index].tenant.id).collect();
-    let quantities: Vec<i32> = admitted.iter().map(|a| requests[a.index].quantity).collect();
-    let starts: Vec<DateTime<Utc>> = admitted.iter().map(|a| requests[a.index].window.start).collect();
-    let ends: Vec<DateTime<Utc>> = admitted.iter().map(|a| requests[a.index].window.end).collect();
+    // One array per column, for unnest.
+    let (mut ids, mut users, mut tenants, mut quantities) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut modes, mut images, mut notes, mut starts, mut ends) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for a in admitted {
+        let r = requests[a.index];
+        ids.push(a.id);
+        users.push(r.principal.user_id);
+        tenants.push(r.tenant.id);
+        quantities.push(r.quantity);
+        modes.push(r.mode.as_str());
+        images.push(a.image.as_str());
+        notes.push(r.note.as_str());
+        starts.push(r.window.start);
+        ends.push(r.window.end);
+    }
     sqlx::query(
         "WITH b AS (
              INSERT INTO booking (id, pool_id, kind, user_id, tenant_id, quantity, mode, image, note, starts_at, ends_at, state)
@@ -248,9 +255,9 @@ async fn insert(
     .bind(&users)
     .bind(&tenants)
     .bind(&quantities)
-    .bind(column(&|_, r| r.mode.as_str().to_string()))
-    .bind(column(&|a, _| a.image.clone()))
-    .bind(column(&|_, r| r.note.clone()))
+    .bind(&modes)
+    .bind(&images)
+    .bind(&notes)
     .bind(&starts)
     .bind(&ends)
     .execute(tx)
