@@ -1,7 +1,9 @@
 //! The `berth` command line. Every flag has an environment fallback so the
 //! same binary runs from a shell, a script or a container.
 
+use crate::auth::{Auth, AuthConfig, GroupMapping, OidcSettings};
 use crate::{router, seed, AppState};
+use tower_sessions::ExpiredDeletion;
 use app::backend::{tokens, users, MIGRATOR};
 use app::model::Role;
 use chrono::Duration;
@@ -39,6 +41,8 @@ pub enum Command {
         /// Database connections kept open.
         #[arg(long, env = "BERTH_DB_CONNECTIONS", default_value_t = 32)]
         db_connections: u32,
+        #[command(flatten)]
+        auth: AuthArgs,
     },
     /// Apply pending database migrations.
     Migrate {
@@ -60,6 +64,97 @@ pub enum Command {
         #[command(subcommand)]
         command: TokenCommand,
     },
+}
+
+/// How people sign in. Without an issuer there is no single sign-on; the
+/// development login must be asked for and only works on loopback.
+#[derive(Args, Clone)]
+pub struct AuthArgs {
+    /// The portal's external URL (origin checks, OIDC redirect `<url>/auth/callback`,
+    /// `Secure` cookies when https). Defaults to http://<listen address>.
+    #[arg(long, env = "BERTH_PUBLIC_URL")]
+    pub public_url: Option<url::Url>,
+    /// OpenID provider issuer URL; enables single sign-on.
+    #[arg(long, env = "BERTH_OIDC_ISSUER", requires = "oidc_client_id")]
+    pub oidc_issuer: Option<String>,
+    #[arg(long, env = "BERTH_OIDC_CLIENT_ID")]
+    pub oidc_client_id: Option<String>,
+    /// Client secret (prefer the file variant; never logged).
+    #[arg(long, env = "BERTH_OIDC_CLIENT_SECRET", hide_env_values = true, conflicts_with = "oidc_client_secret_file")]
+    pub oidc_client_secret: Option<String>,
+    /// File holding the client secret.
+    #[arg(long, env = "BERTH_OIDC_CLIENT_SECRET_FILE")]
+    pub oidc_client_secret_file: Option<std::path::PathBuf>,
+    /// Scopes to ask for, comma-separated.
+    #[arg(long, env = "BERTH_OIDC_SCOPES", value_delimiter = ',', default_value = "openid,email,profile,groups")]
+    pub oidc_scopes: Vec<String>,
+    /// The ID-token claim that lists the user's groups.
+    #[arg(long, env = "BERTH_OIDC_GROUPS_CLAIM", default_value = "groups")]
+    pub oidc_groups_claim: String,
+    /// Groups whose members are admins, comma-separated.
+    #[arg(long, env = "BERTH_ADMIN_GROUPS", value_delimiter = ',', default_value = "berth-admins")]
+    pub admin_groups: Vec<String>,
+    /// Groups whose members are managers, comma-separated.
+    #[arg(long, env = "BERTH_MANAGER_GROUPS", value_delimiter = ',', default_value = "berth-managers")]
+    pub manager_groups: Vec<String>,
+    /// A group `<prefix><slug>` makes its members part of tenant `<slug>`.
+    #[arg(long, env = "BERTH_TENANT_GROUP_PREFIX", default_value = "berth-team-")]
+    pub tenant_group_prefix: String,
+    /// Offer the labelled development login (pick a local user); loopback only.
+    #[arg(long, env = "BERTH_DEV_LOGIN")]
+    pub dev_login: bool,
+    /// A session ends after this long without a request (e.g. 8h, 30m).
+    #[arg(long, env = "BERTH_SESSION_IDLE", default_value = "8h", value_parser = parse_lifetime)]
+    pub session_idle: Duration,
+    /// A session ends this long after login, however busy (e.g. 24h).
+    #[arg(long, env = "BERTH_SESSION_LIFETIME", default_value = "24h", value_parser = parse_lifetime)]
+    pub session_lifetime: Duration,
+}
+
+impl AuthArgs {
+    /// Checks the combination and reads the secret file.
+    pub fn into_config(self, listen: SocketAddr) -> anyhow::Result<AuthConfig> {
+        if self.dev_login && !listen.ip().is_loopback() {
+            anyhow::bail!("--dev-login lets anyone sign in as any user; it is refused on {listen}, which is not a loopback address");
+        }
+        let public_url = match self.public_url {
+            Some(url) => url,
+            None => url::Url::parse(&format!("http://{listen}"))?,
+        };
+        let oidc = match (self.oidc_issuer, self.oidc_client_id) {
+            (Some(issuer), Some(client_id)) => {
+                let client_secret = match (self.oidc_client_secret, self.oidc_client_secret_file) {
+                    (Some(secret), _) => secret,
+                    (None, Some(path)) => std::fs::read_to_string(&path)
+                        .map_err(|e| anyhow::anyhow!("cannot read the client secret file {}: {e}", path.display()))?
+                        .trim()
+                        .to_string(),
+                    (None, None) => anyhow::bail!("--oidc-issuer needs --oidc-client-secret or --oidc-client-secret-file"),
+                };
+                Some(OidcSettings {
+                    issuer,
+                    client_id,
+                    client_secret,
+                    scopes: self.oidc_scopes,
+                    groups_claim: self.oidc_groups_claim,
+                })
+            }
+            _ => None,
+        };
+        let to_std = |d: Duration| d.to_std().unwrap_or_default();
+        Ok(AuthConfig {
+            public_url,
+            oidc,
+            dev_login: self.dev_login,
+            groups: GroupMapping {
+                admin_groups: self.admin_groups,
+                manager_groups: self.manager_groups,
+                tenant_prefix: self.tenant_group_prefix,
+            },
+            idle_timeout: to_std(self.session_idle),
+            absolute_lifetime: to_std(self.session_lifetime),
+        })
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -134,10 +229,18 @@ pub async fn connect(db: &Database, connections: u32) -> anyhow::Result<PgPool> 
 
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Serve { db, listen, site_root, db_connections } => {
+        Command::Serve { db, listen, site_root, db_connections, auth } => {
+            let config = auth.into_config(listen)?;
             let pool = connect(&db, db_connections).await?;
             MIGRATOR.run(&pool).await?;
-            let app = router(AppState::new(pool, &site_root));
+            if config.dev_login {
+                tracing::warn!("development login is ON: anyone reaching {listen} can sign in as any user");
+            }
+            let state = AppState::new(pool, &site_root, Auth::new(config)?);
+            // Expired sessions are deleted every five minutes.
+            let store = crate::session_store(&state);
+            tokio::spawn(async move { store.continuously_delete_expired(tokio::time::Duration::from_secs(300)).await });
+            let app = router(state);
             let listener = tokio::net::TcpListener::bind(listen).await?;
             tracing::info!("serving on http://{listen}");
             axum::serve(listener, app)
@@ -209,5 +312,54 @@ mod tests {
             Command::Serve { listen, .. } => assert_eq!(listen.to_string(), "127.0.0.1:3000"),
             _ => panic!("expected serve"),
         }
+    }
+
+    fn auth_of(args: &[&str]) -> (SocketAddr, AuthArgs) {
+        let mut all = vec!["berth", "serve", "--database-url", "postgres://x"];
+        all.extend_from_slice(args);
+        match Cli::try_parse_from(all).expect("parses").command {
+            Command::Serve { listen, auth, .. } => (listen, auth),
+            _ => panic!("expected serve"),
+        }
+    }
+
+    #[test]
+    fn dev_login_is_refused_off_loopback() {
+        let (listen, auth) = auth_of(&["--dev-login", "--listen", "0.0.0.0:3000"]);
+        let err = auth.into_config(listen).unwrap_err().to_string();
+        assert!(err.contains("not a loopback address"), "{err}");
+        let (listen, auth) = auth_of(&["--dev-login", "--listen", "[::1]:3000"]);
+        assert!(auth.into_config(listen).unwrap().dev_login);
+    }
+
+    #[test]
+    fn auth_defaults_and_secret_file() {
+        let (listen, auth) = auth_of(&[]);
+        let config = auth.into_config(listen).unwrap();
+        assert_eq!(config.public_url.as_str(), "http://127.0.0.1:3000/");
+        assert!(config.oidc.is_none() && !config.dev_login);
+        assert_eq!(config.idle_timeout.as_secs(), 8 * 3600);
+        assert_eq!(config.absolute_lifetime.as_secs(), 24 * 3600);
+
+        let dir = std::env::temp_dir().join(format!("berth-secret-{}", std::process::id()));
+        std::fs::write(&dir, "s3cret\n").unwrap();
+        let (listen, auth) = auth_of(&[
+            "--oidc-issuer",
+            "https://id.example.org",
+            "--oidc-client-id",
+            "berth",
+            "--oidc-client-secret-file",
+            dir.to_str().unwrap(),
+            "--public-url",
+            "https://berth.example.org",
+        ]);
+        let config = auth.into_config(listen).unwrap();
+        std::fs::remove_file(&dir).ok();
+        let oidc = config.oidc.clone().unwrap();
+        assert_eq!(oidc.client_secret, "s3cret");
+        assert!(!format!("{config:?}").contains("s3cret"), "the secret must never be printed");
+        assert!(config.secure_cookies());
+        let (listen, auth) = auth_of(&["--oidc-issuer", "https://id.example.org", "--oidc-client-id", "berth"]);
+        assert!(auth.into_config(listen).is_err(), "an issuer without a secret is refused");
     }
 }

@@ -1,3 +1,4 @@
+use crate::auth::Auth;
 use app::backend::bookings::Admissions;
 use app::backend::tokens::TokenCache;
 use axum::extract::FromRef;
@@ -17,6 +18,7 @@ pub struct AppState {
     pub leptos: LeptosOptions,
     pub tokens: Arc<TokenCache>,
     pub admissions: Admissions,
+    pub auth: Arc<Auth>,
 }
 
 impl FromRef<AppState> for LeptosOptions {
@@ -28,8 +30,14 @@ impl FromRef<AppState> for LeptosOptions {
 impl AppState {
     /// Options for the site built by `.ci/build-site.sh` (or cargo-leptos)
     /// into `site_root`, with the output name fixed in Cargo.toml's metadata.
-    pub fn new(db: PgPool, site_root: &str) -> Self {
+    pub fn new(db: PgPool, site_root: &str, auth: Auth) -> Self {
         let leptos = LeptosOptions::builder().output_name("berth").site_root(site_root).site_pkg_dir("pkg").build();
-        Self { admissions: Admissions::new(db.clone()), tokens: Arc::new(TokenCache::new(TOKEN_CACHE_TTL)), db, leptos }
+        Self {
+            admissions: Admissions::new(db.clone()),
+            tokens: Arc::new(TokenCache::new(TOKEN_CACHE_TTL)),
+            db,
+            leptos,
+            auth: Arc::new(auth),
+        }
     }
 }

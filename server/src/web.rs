@@ -1,22 +1,35 @@
-//! Leptos pages and server fns (with the database in their context), static
-//! site files, and health checks.
+//! Leptos pages and server fns (with the database, the token cache, the
+//! sign-in options and the CSP nonce in their context), static site files,
+//! and health checks.
 
+use crate::auth::headers::CspNonce;
 use crate::state::AppState;
+use app::pages::SignInOptions;
 use app::{shell, App};
+use axum::http::request::Parts;
 use axum::{routing::get, Router};
-use leptos::prelude::provide_context;
+use leptos::nonce::Nonce;
+use leptos::prelude::{provide_context, use_context};
 use leptos_axum::{generate_route_list, LeptosRoutes};
 
 pub fn routes(state: &AppState) -> Router<AppState> {
     let db = state.db.clone();
+    let tokens = state.tokens.clone();
+    let sign_in = SignInOptions { dev_login: state.auth.config.dev_login, single_sign_on: state.auth.oidc.is_some() };
+    let context = move || {
+        provide_context(db.clone());
+        provide_context(tokens.clone());
+        provide_context(sign_in.clone());
+        // The nonce the security-header layer put into this response's CSP
+        // replaces the one leptos_axum made, so the hydration script runs.
+        let nonce = use_context::<Parts>().and_then(|parts| parts.extensions.get::<CspNonce>().cloned());
+        if let Some(CspNonce(value)) = nonce {
+            provide_context(Nonce::from_value(value));
+        }
+    };
     let options = state.leptos.clone();
     Router::new()
         .route("/healthz", get(|| async { "ok" }))
-        .leptos_routes_with_context(
-            state,
-            generate_route_list(App),
-            move || provide_context(db.clone()),
-            move || shell(options.clone()),
-        )
-        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+        .leptos_routes_with_context(state, generate_route_list(App), context.clone(), move || shell(options.clone()))
+        .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(context, shell))
 }

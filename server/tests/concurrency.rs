@@ -32,7 +32,7 @@ struct Outcome {
 async fn no_instant_is_ever_overbooked_and_every_answer_matches_the_rows() {
     let db = fresh_db().await;
     let admin = token_for(&db, "root@ops.test", app::model::Role::Admin, "ops").await;
-    let app = router(AppState::new(db.clone(), "target/site"));
+    let app = router(test_state(db.clone()));
     let mut pools = Vec::new();
     for name in ["alpha", "beta"] {
         let kinds: Vec<_> = KINDS.iter().map(|(kind, capacity)| json!({"kind": kind, "capacity": capacity})).collect();

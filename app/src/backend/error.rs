@@ -9,6 +9,9 @@ use uuid::Uuid;
 pub enum ServiceError {
     #[error(transparent)]
     Invalid(#[from] FieldError),
+    /// Nobody is signed in (or the session or token has expired).
+    #[error("sign in first")]
+    Unauthenticated,
     #[error("{0} not found")]
     NotFound(&'static str),
     #[error("{0}")]
@@ -68,6 +71,24 @@ impl ServiceError {
                 "internal error; it has been logged".to_string()
             }
             other => other.to_string(),
+        }
+    }
+}
+
+impl ServiceError {
+    /// The HTTP status every transport answers with; the REST API and the
+    /// server fns agree on it.
+    pub fn status(&self) -> u16 {
+        match self {
+            Self::Invalid(_) => 422,
+            Self::Unauthenticated => 401,
+            Self::Forbidden(_) => 403,
+            Self::NotFound(_) => 404,
+            Self::CapacityExceeded { .. }
+            | Self::CapacityBelowBooked { .. }
+            | Self::IllegalTransition(_)
+            | Self::Conflict { .. } => 409,
+            Self::Database(_) | Self::Internal(_) => 500,
         }
     }
 }

@@ -5,8 +5,10 @@
 
 pub mod bookings;
 pub mod error;
+pub mod identity;
 pub mod overview;
 pub mod pools;
+pub mod principals;
 pub mod tokens;
 pub mod users;
 

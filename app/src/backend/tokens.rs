@@ -1,8 +1,10 @@
 //! API tokens: random, shown once, stored as a SHA-256 hash, expiring,
 //! revocable. Also turns a presented token into a `Principal`.
 
-use super::error::ServiceResult;
-use crate::model::{Principal, Role, TenantRef};
+use super::error::{ServiceError, ServiceResult};
+use super::principals::{PrincipalRow, PRINCIPAL_COLUMNS};
+use crate::model::{CreatedToken, Principal, TokenInfo, MAX_TOKEN_DAYS};
+use crate::rules::FieldError;
 use chrono::{DateTime, Duration, Utc};
 use rand::RngCore;
 use sha2::{Digest, Sha256};
@@ -59,6 +61,13 @@ impl TokenCache {
         }
         Ok(Some(principal))
     }
+
+    /// Drops a token at once (after a revoke), instead of after `ttl`.
+    pub fn forget(&self, token_hash: &[u8]) {
+        if let Ok(mut entries) = self.entries.lock() {
+            entries.remove(token_hash);
+        }
+    }
 }
 
 pub struct IssuedToken {
@@ -87,14 +96,10 @@ pub async fn issue(db: &PgPool, user_id: Uuid, name: &str, lifetime: Duration) -
 }
 
 #[derive(sqlx::FromRow)]
-struct PrincipalRow {
+struct TokenRow {
     token_id: Uuid,
-    user_id: Uuid,
-    email: String,
-    name: String,
-    role: String,
-    tenant_ids: Vec<Uuid>,
-    tenant_slugs: Vec<String>,
+    #[sqlx(flatten)]
+    principal: PrincipalRow,
     stale: bool,
     seconds_left: f64,
 }
@@ -109,17 +114,13 @@ pub async fn authenticate(db: &PgPool, token: &str) -> ServiceResult<Option<Prin
 
 /// The principal behind a token hash, and how long the token stays valid.
 async fn lookup(db: &PgPool, token_hash: &[u8]) -> ServiceResult<Option<(Principal, StdDuration)>> {
-    let row: Option<PrincipalRow> = sqlx::query_as(
-        "SELECT t.id AS token_id, u.id AS user_id, u.email, u.name, u.role,
-                ARRAY(SELECT m.tenant_id FROM membership m JOIN tenant tn ON tn.id = m.tenant_id
-                      WHERE m.user_id = u.id ORDER BY tn.slug) AS tenant_ids,
-                ARRAY(SELECT tn.slug FROM membership m JOIN tenant tn ON tn.id = m.tenant_id
-                      WHERE m.user_id = u.id ORDER BY tn.slug) AS tenant_slugs,
+    let row: Option<TokenRow> = sqlx::query_as(&format!(
+        "SELECT t.id AS token_id, {PRINCIPAL_COLUMNS},
                 coalesce(t.last_used_at < now() - interval '1 minute', true) AS stale,
                 extract(epoch FROM t.expires_at - now())::float8 AS seconds_left
          FROM api_token t JOIN app_user u ON u.id = t.user_id
-         WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND t.expires_at > now()",
-    )
+         WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND t.expires_at > now()"
+    ))
     .bind(token_hash)
     .fetch_optional(db)
     .await?;
@@ -130,12 +131,61 @@ async fn lookup(db: &PgPool, token_hash: &[u8]) -> ServiceResult<Option<(Princip
         sqlx::query("UPDATE api_token SET last_used_at = now() WHERE id = $1").bind(row.token_id).execute(db).await?;
     }
     let valid_for = StdDuration::from_secs_f64(row.seconds_left.max(0.0));
-    let principal = Principal {
-        user_id: row.user_id,
-        email: row.email,
-        name: row.name,
-        role: Role::parse(&row.role).unwrap_or(Role::User),
-        tenants: row.tenant_ids.into_iter().zip(row.tenant_slugs).map(|(id, slug)| TenantRef { id, slug }).collect(),
-    };
+    let principal = Principal::from(row.principal);
     Ok(Some((principal, valid_for)))
+}
+
+/// The principal's own tokens, newest first, revoked ones included.
+pub async fn list_for(db: &PgPool, principal: &Principal) -> ServiceResult<Vec<TokenInfo>> {
+    let rows: Vec<(Uuid, String, DateTime<Utc>, DateTime<Utc>, Option<DateTime<Utc>>, Option<DateTime<Utc>>)> =
+        sqlx::query_as(
+            "SELECT id, name, created_at, expires_at, last_used_at, revoked_at FROM api_token
+             WHERE user_id = $1 ORDER BY created_at DESC, id LIMIT 500",
+        )
+        .bind(principal.user_id)
+        .fetch_all(db)
+        .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, name, created_at, expires_at, last_used_at, revoked_at)| TokenInfo {
+            id,
+            name,
+            created_at,
+            expires_at,
+            last_used_at,
+            revoked_at,
+        })
+        .collect())
+}
+
+/// Creates a token for the principal themself, as the Tokens page does.
+pub async fn create_for(db: &PgPool, principal: &Principal, name: &str, days: i64) -> ServiceResult<CreatedToken> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > 60 {
+        return Err(FieldError::new("name", "must be 1 to 60 characters").into());
+    }
+    if !(1..=MAX_TOKEN_DAYS).contains(&days) {
+        return Err(FieldError::new("expires_in_days", format!("must be between 1 and {MAX_TOKEN_DAYS}")).into());
+    }
+    let issued = issue(db, principal.user_id, name, Duration::days(days)).await?;
+    Ok(CreatedToken { id: issued.id, name: name.to_string(), token: issued.token, expires_at: issued.expires_at })
+}
+
+/// Revokes one of the principal's own tokens; anyone else's is "not found".
+/// Revoking twice is fine and keeps the first revocation time.
+pub async fn revoke(db: &PgPool, cache: &TokenCache, principal: &Principal, id: Uuid) -> ServiceResult<TokenInfo> {
+    let row: Option<(Vec<u8>, String, DateTime<Utc>, DateTime<Utc>, Option<DateTime<Utc>>, DateTime<Utc>)> =
+        sqlx::query_as(
+            "UPDATE api_token SET revoked_at = coalesce(revoked_at, now())
+             WHERE id = $1 AND user_id = $2
+             RETURNING token_hash, name, created_at, expires_at, last_used_at, revoked_at",
+        )
+        .bind(id)
+        .bind(principal.user_id)
+        .fetch_optional(db)
+        .await?;
+    let (token_hash, name, created_at, expires_at, last_used_at, revoked_at) =
+        row.ok_or(ServiceError::NotFound("token"))?;
+    cache.forget(&token_hash);
+    Ok(TokenInfo { id, name, created_at, expires_at, last_used_at, revoked_at: Some(revoked_at) })
 }

@@ -1,8 +1,8 @@
-//! Users and tenants as the command line manages them (OIDC logins will
-//! update the same rows).
+//! Users and tenants: created by the command line or the seed, by OIDC
+//! logins (identified by issuer + subject), and managed by admins.
 
 use super::error::{ServiceError, ServiceResult};
-use crate::model::Role;
+use crate::model::{Membership, MembershipSource, Principal, Role, UserSummary};
 use crate::rules::FieldError;
 use sqlx::PgPool;
 use uuid::Uuid;
@@ -60,4 +60,202 @@ pub async fn find_by_email(db: &PgPool, email: &str) -> ServiceResult<Uuid> {
         .fetch_optional(db)
         .await?
         .ok_or(ServiceError::NotFound("user"))
+}
+
+/// What a verified ID token says about a user, after group mapping.
+#[derive(Clone, Debug)]
+pub struct FederatedLogin {
+    pub issuer: String,
+    pub subject: String,
+    pub email: String,
+    pub name: String,
+    pub role: Role,
+    /// Tenants the user's groups grant; they replace last login's.
+    pub tenant_slugs: Vec<String>,
+}
+
+/// Records a login: finds the user by issuer + subject (email may change),
+/// or links a user an admin created by email before their first login (one
+/// that has no identity yet), or creates one. Role, name, email and the
+/// group-granted tenants are refreshed; hand-assigned tenants stay.
+pub async fn record_login(db: &PgPool, login: &FederatedLogin) -> ServiceResult<Uuid> {
+    let mut tx = db.begin().await?;
+    let known: Option<Uuid> = sqlx::query_scalar(
+        "SELECT id FROM app_user WHERE oidc_issuer = $1 AND oidc_subject = $2
+         UNION ALL
+         (SELECT id FROM app_user WHERE email = $3 AND oidc_issuer IS NULL)
+         LIMIT 1",
+    )
+    .bind(&login.issuer)
+    .bind(&login.subject)
+    .bind(&login.email)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let updated = match known {
+        Some(id) => sqlx::query_scalar(
+            "UPDATE app_user SET oidc_issuer = $2, oidc_subject = $3, email = $4, name = $5, role = $6
+             WHERE id = $1 RETURNING id",
+        )
+        .bind(id),
+        None => sqlx::query_scalar(
+            "INSERT INTO app_user (oidc_issuer, oidc_subject, email, name, role) VALUES ($2, $3, $4, $5, $6)
+             RETURNING id",
+        )
+        .bind(None::<Uuid>),
+    };
+    let user_id: Uuid = updated
+        .bind(&login.issuer)
+        .bind(&login.subject)
+        .bind(&login.email)
+        .bind(&login.name)
+        .bind(login.role.as_str())
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(|err| match ServiceError::from(err) {
+            ServiceError::Conflict { field, .. } if field.as_deref() == Some("email") => ServiceError::Conflict {
+                code: "email_taken",
+                field,
+                reason: "another account already uses this email address; ask your admin".into(),
+            },
+            other => other,
+        })?;
+    let mut tenant_ids = Vec::with_capacity(login.tenant_slugs.len());
+    for slug in &login.tenant_slugs {
+        tenant_ids.push(ensure_tenant_in(&mut tx, slug).await?);
+    }
+    sqlx::query("DELETE FROM membership WHERE user_id = $1 AND source = 'oidc' AND NOT (tenant_id = ANY($2))")
+        .bind(user_id)
+        .bind(&tenant_ids)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query(
+        "INSERT INTO membership (user_id, tenant_id, source) SELECT $1, unnest($2::uuid[]), 'oidc'
+         ON CONFLICT (user_id, tenant_id) DO NOTHING",
+    )
+    .bind(user_id)
+    .bind(&tenant_ids)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(user_id)
+}
+
+async fn ensure_tenant_in(tx: &mut sqlx::PgConnection, slug: &str) -> ServiceResult<Uuid> {
+    Ok(sqlx::query_scalar(
+        "INSERT INTO tenant (slug, name) VALUES ($1, $1)
+         ON CONFLICT ON CONSTRAINT tenant_slug_key DO UPDATE SET slug = excluded.slug
+         RETURNING id",
+    )
+    .bind(slug)
+    .fetch_one(tx)
+    .await?)
+}
+
+#[derive(sqlx::FromRow)]
+struct UserRow {
+    id: Uuid,
+    email: String,
+    name: String,
+    role: String,
+    federated: bool,
+    slugs: Vec<String>,
+    sources: Vec<String>,
+}
+
+impl From<UserRow> for UserSummary {
+    fn from(row: UserRow) -> Self {
+        let tenants = row
+            .slugs
+            .into_iter()
+            .zip(row.sources)
+            .map(|(slug, source)| Membership {
+                slug,
+                source: if source == "oidc" { MembershipSource::Oidc } else { MembershipSource::Manual },
+            })
+            .collect();
+        UserSummary {
+            id: row.id,
+            email: row.email,
+            name: row.name,
+            role: Role::parse(&row.role).unwrap_or(Role::User),
+            federated: row.federated,
+            tenants,
+        }
+    }
+}
+
+const USER_SUMMARY: &str = "SELECT u.id, u.email, u.name, u.role, u.oidc_issuer IS NOT NULL AS federated,
+        ARRAY(SELECT tn.slug FROM membership m JOIN tenant tn ON tn.id = m.tenant_id
+              WHERE m.user_id = u.id ORDER BY tn.slug) AS slugs,
+        ARRAY(SELECT m.source FROM membership m JOIN tenant tn ON tn.id = m.tenant_id
+              WHERE m.user_id = u.id ORDER BY tn.slug) AS sources
+    FROM app_user u";
+
+fn require_admin(principal: &Principal) -> ServiceResult<()> {
+    if principal.is_admin() {
+        Ok(())
+    } else {
+        Err(ServiceError::Forbidden("only admins manage users"))
+    }
+}
+
+/// Every user, for admins.
+pub async fn list(db: &PgPool, principal: &Principal) -> ServiceResult<Vec<UserSummary>> {
+    require_admin(principal)?;
+    let rows: Vec<UserRow> =
+        sqlx::query_as(&format!("{USER_SUMMARY} ORDER BY u.email LIMIT 1000")).fetch_all(db).await?;
+    Ok(rows.into_iter().map(UserSummary::from).collect())
+}
+
+async fn summary(db: &PgPool, id: Uuid) -> ServiceResult<UserSummary> {
+    let row: Option<UserRow> =
+        sqlx::query_as(&format!("{USER_SUMMARY} WHERE u.id = $1")).bind(id).fetch_optional(db).await?;
+    row.map(UserSummary::from).ok_or(ServiceError::NotFound("user"))
+}
+
+/// An admin adds a user to a tenant by hand (the tenant is created if new);
+/// logins keep it. Adding an existing membership makes it a manual one.
+pub async fn assign_tenant(db: &PgPool, principal: &Principal, user_id: Uuid, slug: &str) -> ServiceResult<UserSummary> {
+    require_admin(principal)?;
+    let tenant_id = ensure_tenant(db, slug, slug).await.map_err(|err| match err {
+        ServiceError::Invalid(e) if e.field == "tenant" => FieldError::new("tenant", e.reason).into(),
+        other => other,
+    })?;
+    let added = sqlx::query(
+        "INSERT INTO membership (user_id, tenant_id, source)
+         SELECT id, $2, 'manual' FROM app_user WHERE id = $1
+         ON CONFLICT (user_id, tenant_id) DO UPDATE SET source = 'manual'",
+    )
+    .bind(user_id)
+    .bind(tenant_id)
+    .execute(db)
+    .await?;
+    if added.rows_affected() == 0 {
+        return Err(ServiceError::NotFound("user"));
+    }
+    summary(db, user_id).await
+}
+
+/// An admin removes a user from a tenant. A group-granted membership comes
+/// back at the user's next login unless the group changes too.
+pub async fn remove_tenant(db: &PgPool, principal: &Principal, user_id: Uuid, slug: &str) -> ServiceResult<UserSummary> {
+    require_admin(principal)?;
+    let user = summary(db, user_id).await?;
+    if !user.tenants.iter().any(|m| m.slug == slug) {
+        return Err(ServiceError::NotFound("membership"));
+    }
+    sqlx::query("DELETE FROM membership m USING tenant t WHERE m.tenant_id = t.id AND m.user_id = $1 AND t.slug = $2")
+        .bind(user_id)
+        .bind(slug)
+        .execute(db)
+        .await?;
+    summary(db, user_id).await
+}
+
+/// Who the development login offers: every local user (it is only ever
+/// enabled on a loopback address).
+pub async fn dev_login_candidates(db: &PgPool) -> ServiceResult<Vec<UserSummary>> {
+    let rows: Vec<UserRow> =
+        sqlx::query_as(&format!("{USER_SUMMARY} ORDER BY u.role, u.email LIMIT 100")).fetch_all(db).await?;
+    Ok(rows.into_iter().map(UserSummary::from).collect())
 }

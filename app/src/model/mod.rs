@@ -1,9 +1,11 @@
 //! Types shared by the browser, the server fns and the REST API.
 
+mod account;
 mod booking;
 mod pool;
 mod principal;
 
+pub use account::{CreatedToken, Membership, MembershipSource, TokenInfo, UserSummary, MAX_TOKEN_DAYS};
 pub use booking::{Booking, BookingFilter, BookingState, Mode, NewBooking, Window};
 pub use pool::{KindSpec, NewPool, Pool, PoolKind, PoolPatch, PoolRules};
 pub use principal::{Principal, Role, TenantRef};

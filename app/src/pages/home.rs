@@ -1,16 +1,54 @@
 use super::overview::{load_overview, Overview, PoolSummary};
-use crate::model::Booking;
-use chrono::{DateTime, Utc};
+use super::{when, Me};
+use crate::model::{Booking, Principal, Role};
 use leptos::prelude::*;
 
-fn when(at: DateTime<Utc>) -> String {
-    at.format("%a %d %b %H:%M UTC").to_string()
+/// Anonymous visitors are asked to sign in; signed-in users without a tenant
+/// are told to ask an admin; everyone else sees their pools.
+#[component]
+pub fn HomePage() -> impl IntoView {
+    let me = expect_context::<Me>();
+    view! {
+        <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>
+            {move || me.get().map(|result| match result {
+                Ok(Some(principal)) if can_book(&principal) => view! { <PoolsOverview/> }.into_any(),
+                Ok(Some(_)) => view! { <AskYourAdmin/> }.into_any(),
+                Ok(None) => view! { <Welcome/> }.into_any(),
+                Err(err) => view! { <p class="error" role="alert">"Could not load your account: " {err.to_string()}</p> }.into_any(),
+            })}
+        </Suspense>
+    }
+}
+
+fn can_book(principal: &Principal) -> bool {
+    !principal.tenants.is_empty() || principal.role == Role::Admin
+}
+
+#[component]
+fn Welcome() -> impl IntoView {
+    view! {
+        <section class="welcome">
+            <h1>"Book GPU time like a meeting room"</h1>
+            <p>"Pick a window, get an isolated workspace with your GPUs when it starts."</p>
+            <a class="button" href="/signin" id="welcome-signin">"Sign in"</a>
+        </section>
+    }
+}
+
+#[component]
+fn AskYourAdmin() -> impl IntoView {
+    view! {
+        <section class="panel ask-admin" id="ask-your-admin">
+            <h1>"You are signed in, but not in any team yet"</h1>
+            <p>"Bookings belong to a team (tenant). Ask your Berth admin to add you to one — or to the identity-provider group that grants it — then sign in again."</p>
+        </section>
+    }
 }
 
 /// Pools and the coming week's bookings. The refresh button re-asks the server
 /// without a page reload once the page has hydrated.
 #[component]
-pub fn HomePage() -> impl IntoView {
+fn PoolsOverview() -> impl IntoView {
     let overview = Resource::new(|| (), |_| load_overview());
     view! {
         <section class="page-head">

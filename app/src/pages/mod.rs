@@ -1,17 +1,31 @@
 //! The HTML shell, the router and the pages.
 
+mod account;
 mod home;
 mod overview;
+mod signin;
+mod tokens;
+mod users;
 
+pub use account::*;
 pub use home::HomePage;
 pub use overview::{load_overview, KindSummary, Overview, PoolSummary};
 
+use crate::model::{Principal, Role};
+use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
 use leptos_router::{
     components::{Route, Router, Routes},
-    SsrMode, StaticSegment,
+    path, SsrMode,
 };
+
+/// The signed-in principal as every page reads it (one request per page load).
+pub type Me = Resource<Result<Option<Principal>, ServerFnError>>;
+
+pub(crate) fn when(at: DateTime<Utc>) -> String {
+    at.format("%a %d %b %Y %H:%M UTC").to_string()
+}
 
 /// The document around the app, rendered on the server only.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
@@ -35,6 +49,8 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
+    let me: Me = Resource::new(|| (), |_| current_user());
+    provide_context(me);
     // Effects run only in the browser, so this flips once the WASM has hydrated
     // the page; end-to-end tests wait for it before they click.
     let (hydrated, set_hydrated) = signal(false);
@@ -46,14 +62,50 @@ pub fn App() -> impl IntoView {
             <header class="topbar">
                 <a class="brand" href="/">"Berth"</a>
                 <span class="tagline">"GPU time, booked like a room"</span>
+                <Suspense fallback=|| ()>
+                    {move || me.get().map(|result| view! { <Navigation me=result.ok().flatten()/> })}
+                </Suspense>
             </header>
             <main data-hydrated=move || hydrated.get().to_string()>
+                // Async: the server waits for the data, so every page is complete
+                // without JavaScript; hydration then only adds behaviour.
                 <Routes fallback=|| view! { <p class="empty">"Page not found."</p> }>
-                    // Async: the server waits for the data, so the page is complete
-                    // without JavaScript; hydration then only adds behaviour.
-                    <Route path=StaticSegment("") view=HomePage ssr=SsrMode::Async/>
+                    <Route path=path!("") view=HomePage ssr=SsrMode::Async/>
+                    <Route path=path!("signin") view=signin::SignInPage ssr=SsrMode::Async/>
+                    <Route path=path!("tokens") view=tokens::TokensPage ssr=SsrMode::Async/>
+                    <Route path=path!("admin/users") view=users::UsersPage ssr=SsrMode::Async/>
                 </Routes>
             </main>
         </Router>
     }
+}
+
+/// Who is signed in (name, role, tenants), where they can go, and logout.
+#[component]
+fn Navigation(me: Option<Principal>) -> impl IntoView {
+    let Some(me) = me else {
+        return view! { <nav class="account"><a class="button" href="/signin">"Sign in"</a></nav> }.into_any();
+    };
+    let tenants = if me.tenants.is_empty() {
+        "no tenant".to_string()
+    } else {
+        me.tenants.iter().map(|t| t.slug.as_str()).collect::<Vec<_>>().join(", ")
+    };
+    let admin = me.role == Role::Admin;
+    view! {
+        <nav class="account" aria-label="Account">
+            <a href="/">"Pools"</a>
+            <a href="/tokens">"Tokens"</a>
+            {admin.then(|| view! { <a href="/admin/users" id="admin-nav">"Users (admin)"</a> })}
+            <span class="who" id="who">
+                <strong id="who-name">{me.name.clone()}</strong>
+                " · " <span id="who-role">{me.role.as_str()}</span>
+                " · " <span id="who-tenants">{tenants}</span>
+            </span>
+            <form method="post" action="/auth/logout" class="inline">
+                <button class="button secondary" type="submit" id="logout">"Sign out"</button>
+            </form>
+        </nav>
+    }
+    .into_any()
 }

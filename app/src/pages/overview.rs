@@ -1,5 +1,5 @@
-//! The data behind the home page: pools with what is free now, and the bookings
-//! of the coming week as anonymous occupancy.
+//! The data behind the home page: the pools the signed-in user may book with
+//! what is free now, and the coming week's bookings as anonymous occupancy.
 
 use crate::model::{Booking, Pool};
 use chrono::{DateTime, Utc};
@@ -28,6 +28,8 @@ pub struct Overview {
 
 #[server(prefix = "/rpc", endpoint = "overview")]
 pub async fn load_overview() -> Result<Overview, ServerFnError> {
+    use crate::backend::identity::{signed_in, to_server_error};
+    let principal = signed_in().map_err(to_server_error)?;
     let db = expect_context::<sqlx::PgPool>();
-    crate::backend::overview::load(&db).await.map_err(|err| ServerFnError::new(err.public_message()))
+    crate::backend::overview::load(&db, &principal).await.map_err(to_server_error)
 }

@@ -1,26 +1,26 @@
-//! Bearer-token authentication: the `Auth` extractor every handler takes.
+//! The REST side of identity: the `Auth` extractor every handler takes reads
+//! the `Identity` the identity layer resolved (bearer token or session).
 
 use super::error::{ApiError, ApiResult};
-use crate::state::AppState;
+use app::backend::identity::Identity;
 use app::model::Principal;
 use axum::extract::FromRequestParts;
-use axum::http::{header, request::Parts};
+use axum::http::request::Parts;
 use axum::Json;
 
-/// The signed-in principal; a request without a live token gets 401.
+/// The signed-in principal; a request without one gets 401.
 pub struct Auth(pub Principal);
 
-impl FromRequestParts<AppState> for Auth {
+impl<S: Send + Sync> FromRequestParts<S> for Auth {
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let token = parts
-            .headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .ok_or_else(ApiError::unauthorized)?;
-        state.tokens.authenticate(&state.db, token.trim()).await?.map(Auth).ok_or_else(ApiError::unauthorized)
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
+        parts
+            .extensions
+            .get::<Identity>()
+            .and_then(|identity| identity.principal.clone())
+            .map(Auth)
+            .ok_or_else(ApiError::unauthorized)
     }
 }
 

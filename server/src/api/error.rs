@@ -34,7 +34,7 @@ impl ApiError {
     }
 
     pub fn unauthorized() -> Self {
-        Self::new(StatusCode::UNAUTHORIZED, "unauthorized", "send a valid API token as `Authorization: Bearer <token>`")
+        Self::new(StatusCode::UNAUTHORIZED, "unauthorized", "sign in, or send a valid API token as `Authorization: Bearer <token>`")
     }
 
     pub fn invalid(field: impl Into<String>, reason: impl std::fmt::Display) -> Self {
@@ -48,6 +48,7 @@ impl From<ServiceError> for ApiError {
         let message = err.public_message();
         match err {
             ServiceError::Invalid(field) => Self::invalid(field.field, field.reason),
+            ServiceError::Unauthenticated => Self::unauthorized(),
             ServiceError::NotFound(what) => Self::not_found(what),
             ServiceError::Forbidden(_) => Self::new(StatusCode::FORBIDDEN, "forbidden", message),
             ServiceError::CapacityExceeded { peak_used, capacity, next_free } => {

@@ -75,7 +75,7 @@ impl Fixture {
             bob: token_for(&db, "bob@b.test", Role::User, "team-b").await,
             mia: token_for(&db, "mia@a.test", Role::Manager, "team-a").await,
             admin: token_for(&db, "root@ops.test", Role::Admin, "ops").await,
-            app: router(AppState::new(db.clone(), "target/site")),
+            app: router(test_state(db.clone())),
             db,
             lab,
         }
@@ -166,3 +166,10 @@ pub fn at(value: &Value) -> DateTime<Utc> {
 
 pub const GPU: &str = "nvidia.com/gpu";
 pub const MIG: &str = "nvidia.com/mig-1g.24gb";
+
+/// The server's state as tests use it: no identity provider, no dev login,
+/// public URL http://127.0.0.1:3000 (the origin CSRF checks compare with).
+pub fn test_state(db: PgPool) -> AppState {
+    let config = server::auth::AuthConfig::local("http://127.0.0.1:3000".parse().unwrap());
+    AppState::new(db, "target/site", server::auth::Auth::new(config).unwrap())
+}

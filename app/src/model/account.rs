@@ -1,0 +1,57 @@
+//! API tokens and users as the Tokens and Users pages show them.
+
+use super::Role;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// A token as listed: never the token itself, which is shown once at creation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TokenInfo {
+    pub id: Uuid,
+    pub name: String,
+    pub created_at: DateTime<Utc>,
+    pub expires_at: DateTime<Utc>,
+    /// Recorded at minute precision.
+    pub last_used_at: Option<DateTime<Utc>>,
+    pub revoked_at: Option<DateTime<Utc>>,
+}
+
+/// The answer to creating a token: the only time its secret is sent.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CreatedToken {
+    pub id: Uuid,
+    pub name: String,
+    pub token: String,
+    pub expires_at: DateTime<Utc>,
+}
+
+/// Longest lifetime a token created in the portal can have.
+pub const MAX_TOKEN_DAYS: i64 = 366;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MembershipSource {
+    /// Granted by an identity-provider group; replaced at every login.
+    Oidc,
+    /// Assigned by an admin; logins leave it alone.
+    Manual,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Membership {
+    pub slug: String,
+    pub source: MembershipSource,
+}
+
+/// A user as the admin's Users page lists them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct UserSummary {
+    pub id: Uuid,
+    pub email: String,
+    pub name: String,
+    pub role: Role,
+    /// Whether the user signs in through the identity provider (else: CLI or seed).
+    pub federated: bool,
+    pub tenants: Vec<Membership>,
+}

@@ -1,0 +1,75 @@
+//! API tokens for the signed-in user: create (shown once), list with last
+//! use, revoke. The same tokens `berth token create` makes.
+
+use super::account::{list_tokens, CreateToken, RevokeToken};
+use super::when;
+use crate::model::{TokenInfo, MAX_TOKEN_DAYS};
+use leptos::prelude::*;
+
+#[component]
+pub fn TokensPage() -> impl IntoView {
+    let create = ServerAction::<CreateToken>::new();
+    let revoke = ServerAction::<RevokeToken>::new();
+    let tokens = Resource::new(move || (create.version().get(), revoke.version().get()), |_| list_tokens());
+    view! {
+        <section class="page-head"><h1>"API tokens"</h1></section>
+        <p class="muted">"Tokens let scripts and the REST API act as you: send one as "
+            <code>"Authorization: Bearer <token>"</code> "."</p>
+        <section class="panel">
+            <h2>"New token"</h2>
+            <ActionForm action=create attr:class="inline-form">
+                <label>"Name" <input name="name" required maxlength="60" placeholder="e.g. laptop notebook"/></label>
+                <label>"Expires in (days)"
+                    <input name="expires_in_days" type="number" min="1" max=MAX_TOKEN_DAYS.to_string() value="30" required/>
+                </label>
+                <button class="button" type="submit">"Create token"</button>
+            </ActionForm>
+            {move || create.value().get().map(|result| match result {
+                Ok(created) => view! {
+                    <div class="token-once" role="status">
+                        <p>"Token " <strong>{created.name}</strong> " — copy it now, it is shown only once:"</p>
+                        <code id="new-token">{created.token}</code>
+                    </div>
+                }.into_any(),
+                Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
+            })}
+        </section>
+        <h2>"Your tokens"</h2>
+        <Transition fallback=|| view! { <p class="loading">"Loading tokens…"</p> }>
+            {move || tokens.get().map(|result| match result {
+                Ok(list) if list.is_empty() => view! { <p class="empty">"No tokens yet."</p> }.into_any(),
+                Ok(list) => view! { <TokenTable list revoke/> }.into_any(),
+                Err(err) => view! { <p class="error" role="alert">"Could not load tokens: " {err.to_string()}</p> }.into_any(),
+            })}
+        </Transition>
+    }
+}
+
+#[component]
+fn TokenTable(list: Vec<TokenInfo>, revoke: ServerAction<RevokeToken>) -> impl IntoView {
+    view! {
+        <table class="bookings" id="token-list">
+            <thead><tr><th>"Name"</th><th>"Created"</th><th>"Expires"</th><th>"Last used"</th><th>"Status"</th><th></th></tr></thead>
+            <tbody>
+                {list.into_iter().map(|t| {
+                    let live = t.revoked_at.is_none();
+                    view! {
+                        <tr>
+                            <td>{t.name.clone()}</td>
+                            <td>{when(t.created_at)}</td>
+                            <td>{when(t.expires_at)}</td>
+                            <td>{t.last_used_at.map(when).unwrap_or_else(|| "never".into())}</td>
+                            <td>{if live { "active" } else { "revoked" }}</td>
+                            <td>{live.then(|| view! {
+                                <ActionForm action=revoke>
+                                    <input type="hidden" name="id" value=t.id.to_string()/>
+                                    <button class="button secondary" type="submit" aria-label=format!("Revoke {}", t.name)>"Revoke"</button>
+                                </ActionForm>
+                            })}</td>
+                        </tr>
+                    }
+                }).collect_view()}
+            </tbody>
+        </table>
+    }
+}

@@ -1,0 +1,50 @@
+//! The one place a request's principal is decided: a bearer token (API
+//! clients) or the browser session (pages, server fns, and the REST API used
+//! from the portal). The result goes into the request's extensions as an
+//! `Identity`; everything downstream reads that.
+
+use super::session;
+use crate::state::AppState;
+use app::backend::identity::{Identity, Via};
+use app::backend::principals;
+use axum::extract::{Request, State};
+use axum::http::{header, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use tower_sessions::Session;
+
+/// The bearer token of a request, if it sends one.
+pub fn bearer(request: &Request) -> Option<&str> {
+    request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+}
+
+pub async fn resolve(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+    let token = bearer(&request).map(str::to_owned);
+    let session = request.extensions().get::<Session>().cloned();
+    let identity = match identify(&state, token, session).await {
+        Ok(identity) => identity,
+        Err(message) => {
+            tracing::error!(%message, "could not resolve the request's identity");
+            return (StatusCode::INTERNAL_SERVER_ERROR, "internal error; it has been logged").into_response();
+        }
+    };
+    request.extensions_mut().insert(identity);
+    next.run(request).await
+}
+
+async fn identify(state: &AppState, token: Option<String>, session: Option<Session>) -> Result<Identity, String> {
+    if let Some(token) = token {
+        let principal = state.tokens.authenticate(&state.db, &token).await.map_err(|e| e.to_string())?;
+        return Ok(Identity { principal, via: Via::Token });
+    }
+    let Some(session) = session else { return Ok(Identity::anonymous()) };
+    let user_id = session::signed_in_user(&session, state.auth.config.absolute_lifetime).await.map_err(|e| e.to_string())?;
+    let Some(user_id) = user_id else { return Ok(Identity::anonymous()) };
+    let principal = principals::by_user_id(&state.db, user_id).await.map_err(|e| e.to_string())?;
+    Ok(Identity { via: if principal.is_some() { Via::Session } else { Via::Anonymous }, principal })
+}

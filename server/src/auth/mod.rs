@@ -1,0 +1,29 @@
+//! Identity for every transport: OIDC login and server-side sessions for
+//! browsers, bearer tokens for API clients, resolved once per request into an
+//! `Identity`; plus CSRF and security-header layers.
+
+pub mod config;
+pub mod csrf;
+pub mod headers;
+pub mod identity;
+pub mod oidc;
+pub mod routes;
+pub mod session;
+
+pub use config::{AuthConfig, GroupMapping, OidcSettings};
+
+/// The auth configuration and, when configured, the OpenID relying party.
+pub struct Auth {
+    pub config: AuthConfig,
+    pub oidc: Option<oidc::Oidc>,
+}
+
+impl Auth {
+    pub fn new(config: AuthConfig) -> anyhow::Result<Self> {
+        let oidc = match &config.oidc {
+            Some(settings) => Some(oidc::Oidc::new(settings.clone(), config.redirect_url())?),
+            None => None,
+        };
+        Ok(Self { config, oidc })
+    }
+}

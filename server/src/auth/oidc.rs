@@ -1,0 +1,230 @@
+//! The OpenID Connect relying party: discovery, the authorization-code flow
+//! with PKCE (S256), and ID-token verification (signature, issuer, audience,
+//! expiry, nonce) with the `openidconnect` crate. Provider metadata and keys
+//! are fetched on first use and again whenever a token names a key we do not
+//! know, which is how a provider's key rotation reaches us.
+
+use super::config::OidcSettings;
+use openidconnect::core::{CoreAuthenticationFlow, CoreClient, CoreGenderClaim, CoreJweContentEncryptionAlgorithm, CoreJwsSigningAlgorithm};
+use openidconnect::{
+    AuthorizationCode, ClaimsVerificationError, ClientId, ClientSecret, CsrfToken, EmptyAdditionalClaims,
+    EndpointMaybeSet, EndpointNotSet, EndpointSet, IdToken, IdTokenClaims, IssuerUrl, Nonce, PkceCodeChallenge,
+    PkceCodeVerifier, ProviderMetadataWithLogout, RedirectUrl, Scope, SignatureVerificationError, TokenResponse,
+};
+use serde::{Deserialize, Serialize};
+use tokio::sync::RwLock;
+use url::Url;
+
+type Client = CoreClient<EndpointSet, EndpointNotSet, EndpointNotSet, EndpointNotSet, EndpointMaybeSet, EndpointMaybeSet>;
+type CoreIdToken = IdToken<EmptyAdditionalClaims, CoreGenderClaim, CoreJweContentEncryptionAlgorithm, CoreJwsSigningAlgorithm>;
+
+/// What the provider told us at discovery, ready to use.
+#[derive(Clone)]
+struct Discovered {
+    client: Client,
+    end_session: Option<Url>,
+}
+
+pub struct Oidc {
+    settings: OidcSettings,
+    redirect: RedirectUrl,
+    http: openidconnect::reqwest::Client,
+    discovered: RwLock<Option<Discovered>>,
+}
+
+/// Kept in the browser's server-side session between `/auth/login` and
+/// `/auth/callback`; taken out (and so usable once) by the callback.
+#[derive(Serialize, Deserialize)]
+pub struct PendingLogin {
+    pub state: String,
+    pub nonce: String,
+    pub pkce_verifier: String,
+    /// Local path to return to after login.
+    pub next: String,
+}
+
+/// A verified login.
+pub struct VerifiedLogin {
+    pub issuer: String,
+    pub subject: String,
+    pub email: Option<String>,
+    pub name: Option<String>,
+    pub groups: Vec<String>,
+    /// The raw ID token, kept for the provider's end-session `id_token_hint`.
+    pub id_token: String,
+}
+
+/// Why a login was refused; each becomes an error page, never a session.
+#[derive(Debug, thiserror::Error)]
+pub enum LoginError {
+    #[error("the identity provider could not be reached or answered unexpectedly")]
+    Provider(String),
+    #[error("the identity provider refused the login: {0}")]
+    Refused(String),
+    #[error("the ID token was not accepted: {0}")]
+    Token(String),
+}
+
+impl Oidc {
+    pub fn new(settings: OidcSettings, redirect: Url) -> anyhow::Result<Self> {
+        let http = openidconnect::reqwest::ClientBuilder::new()
+            // Following redirects would let a provider point us anywhere (SSRF).
+            .redirect(openidconnect::reqwest::redirect::Policy::none())
+            .timeout(std::time::Duration::from_secs(10))
+            .build()?;
+        Ok(Self { settings, redirect: RedirectUrl::from_url(redirect), http, discovered: RwLock::new(None) })
+    }
+
+    pub fn issuer(&self) -> &str {
+        &self.settings.issuer
+    }
+
+    async fn discover(&self) -> Result<Discovered, LoginError> {
+        let issuer = IssuerUrl::new(self.settings.issuer.clone()).map_err(|e| LoginError::Provider(e.to_string()))?;
+        let metadata = ProviderMetadataWithLogout::discover_async(issuer, &self.http)
+            .await
+            .map_err(|e| LoginError::Provider(format!("discovery: {e}")))?;
+        let end_session = metadata.additional_metadata().end_session_endpoint.as_ref().map(|u| u.url().clone());
+        let client = CoreClient::from_provider_metadata(
+            metadata,
+            ClientId::new(self.settings.client_id.clone()),
+            Some(ClientSecret::new(self.settings.client_secret.clone())),
+        )
+        .set_redirect_uri(self.redirect.clone());
+        Ok(Discovered { client, end_session })
+    }
+
+    /// The discovered client (a cheap clone), discovering first if needed.
+    async fn client(&self) -> Result<Discovered, LoginError> {
+        if let Some(found) = self.discovered.read().await.as_ref() {
+            return Ok(found.clone());
+        }
+        let mut slot = self.discovered.write().await;
+        if slot.is_none() {
+            *slot = Some(self.discover().await?);
+        }
+        Ok(slot.clone().expect("just filled"))
+    }
+
+    async fn rediscover(&self) -> Result<(), LoginError> {
+        let fresh = self.discover().await?;
+        *self.discovered.write().await = Some(fresh);
+        Ok(())
+    }
+
+    /// The provider's authorization URL and what the callback must check.
+    pub async fn start(&self, next: String) -> Result<(Url, PendingLogin), LoginError> {
+        let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
+        let scopes = self.settings.scopes.clone();
+        let discovered = self.client().await?;
+        let mut request = discovered.client.authorize_url(
+            CoreAuthenticationFlow::AuthorizationCode,
+            CsrfToken::new_random,
+            Nonce::new_random,
+        );
+        for scope in scopes.iter().filter(|s| s.as_str() != "openid") {
+            request = request.add_scope(Scope::new(scope.clone()));
+        }
+        let (url, state, nonce) = request.set_pkce_challenge(challenge).url();
+        let pending = PendingLogin {
+            state: state.secret().clone(),
+            nonce: nonce.secret().clone(),
+            pkce_verifier: verifier.secret().clone(),
+            next,
+        };
+        Ok((url, pending))
+    }
+
+    /// Exchanges the code (with the PKCE verifier) and verifies the ID token.
+    pub async fn finish(&self, pending: PendingLogin, code: String) -> Result<VerifiedLogin, LoginError> {
+        let discovered = self.client().await?;
+        let response = discovered
+            .client
+            .exchange_code(AuthorizationCode::new(code))
+            .map_err(|e| LoginError::Provider(e.to_string()))?
+            .set_pkce_verifier(PkceCodeVerifier::new(pending.pkce_verifier))
+            .request_async(&self.http)
+            .await
+            .map_err(|e| LoginError::Refused(e.to_string()))?;
+        let id_token = response.id_token().cloned().ok_or_else(|| LoginError::Token("no ID token in the response".into()))?;
+        let nonce = Nonce::new(pending.nonce);
+        let verified = match self.verify(&id_token, &nonce).await? {
+            Err(ClaimsVerificationError::SignatureVerification(SignatureVerificationError::NoMatchingKey)) => {
+                // A key we have not seen: the provider may have rotated keys.
+                self.rediscover().await?;
+                self.verify(&id_token, &nonce).await?
+            }
+            other => other,
+        };
+        let claims = verified.map_err(|e| LoginError::Token(e.to_string()))?;
+        let groups = groups_claim(&id_token.to_string(), &self.settings.groups_claim);
+        Ok(VerifiedLogin {
+            issuer: claims.issuer().to_string(),
+            subject: claims.subject().to_string(),
+            email: claims.email().map(|e| e.to_string()),
+            name: claims.name().and_then(|n| n.get(None)).map(|n| n.to_string()),
+            groups,
+            id_token: id_token.to_string(),
+        })
+    }
+
+    async fn verify(
+        &self,
+        token: &CoreIdToken,
+        nonce: &Nonce,
+    ) -> Result<Result<IdTokenClaims<EmptyAdditionalClaims, CoreGenderClaim>, ClaimsVerificationError>, LoginError> {
+        let discovered = self.client().await?;
+        let verifier = discovered.client.id_token_verifier();
+        let claims = token.claims(&verifier, nonce).cloned();
+        Ok(claims)
+    }
+
+    /// Where to send the browser to end the provider's session too, when
+    /// the provider has an end-session endpoint.
+    pub async fn end_session_url(&self, id_token: Option<&str>, after: &Url) -> Option<Url> {
+        let mut url = self.client().await.ok()?.end_session?;
+        {
+            let mut query = url.query_pairs_mut();
+            query.append_pair("client_id", &self.settings.client_id);
+            query.append_pair("post_logout_redirect_uri", after.as_str());
+            if let Some(hint) = id_token {
+                query.append_pair("id_token_hint", hint);
+            }
+        }
+        Some(url)
+    }
+}
+
+/// The groups claim of an ID token whose signature has been verified: read
+/// from the token's own payload, so any claim name can be configured.
+fn groups_claim(verified_token: &str, claim: &str) -> Vec<String> {
+    use base64::Engine as _;
+    let Some(payload) = verified_token.split('.').nth(1) else { return Vec::new() };
+    let Ok(bytes) = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload) else { return Vec::new() };
+    let Ok(json) = serde_json::from_slice::<serde_json::Value>(&bytes) else { return Vec::new() };
+    match json.get(claim) {
+        Some(serde_json::Value::Array(items)) => items.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect(),
+        Some(serde_json::Value::String(one)) => vec![one.clone()],
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::groups_claim;
+    use base64::Engine as _;
+
+    fn token(payload: &str) -> String {
+        let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        format!("{}.{}.sig", b64.encode("{}"), b64.encode(payload))
+    }
+
+    #[test]
+    fn groups_come_from_the_configured_claim_as_list_or_single_string() {
+        assert_eq!(groups_claim(&token(r#"{"groups":["a","b",3]}"#), "groups"), vec!["a", "b"]);
+        assert_eq!(groups_claim(&token(r#"{"roles":"admins"}"#), "roles"), vec!["admins"]);
+        assert!(groups_claim(&token(r#"{"groups":{"x":1}}"#), "groups").is_empty());
+        assert!(groups_claim(&token(r#"{}"#), "groups").is_empty());
+        assert!(groups_claim("garbage", "groups").is_empty());
+    }
+}
