@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The embedded default: a local PostgreSQL kept in .data/pg (it survives
-# restarts), the demo pool, a demo user with an API token, and the portal at
-# http://127.0.0.1:3000. Installs whatever is missing first.
+# restarts), the demo pool and users (development login) with an API token for
+# ada, and the portal at http://127.0.0.1:3000. Installs whatever is missing first.
 source "$(dirname "$0")/lib.sh"
 PG_PORT="${BERTH_PG_PORT:-5544}"
 LISTEN="${BERTH_LISTEN:-127.0.0.1:3000}"
@@ -15,16 +15,19 @@ export DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/berth"
 
 berth=target/debug/berth
 $berth seed-demo
-$berth user add --email ada@berth.local --name "Ada Demo" --role user --tenant demo
 if [ ! -s .data/demo-token ]; then
   $berth token create --email ada@berth.local --name demo --expires-in 365d 2>/dev/null > .data/demo-token
 fi
 cat <<MSG
 
   Berth is starting on http://$LISTEN
+  Sign in at http://$LISTEN/signin with the development login
+  (ada@berth.local user, mia@berth.local manager, admin@berth.local admin).
   Demo API token for ada@berth.local (kept in .data/demo-token):
     curl -H "Authorization: Bearer $(cat .data/demo-token)" http://$LISTEN/api/v1/pools
   Stop with Ctrl-C; the database stays in .data/pg (make stop-db stops it).
 
 MSG
-exec $berth serve --listen "$LISTEN"
+# No identity provider here: the labelled development login, loopback only.
+# Set BERTH_OIDC_ISSUER/_CLIENT_ID/_CLIENT_SECRET to use single sign-on instead.
+exec $berth serve --listen "$LISTEN" --dev-login

@@ -45,10 +45,21 @@ fn demo_pool() -> NewPool {
     }
 }
 
-/// Creates the demo tenant, admin and pool; running it again changes nothing.
+/// The demo people (email, name, role), all in tenant `demo`; the
+/// development login offers them.
+pub const DEMO_USERS: [(&str, &str, Role); 3] = [
+    ("ada@berth.local", "Ada Demo", Role::User),
+    ("mia@berth.local", "Mia Manager", Role::Manager),
+    ("admin@berth.local", "Demo Admin", Role::Admin),
+];
+
+/// Creates the demo tenant, users and pool; running it again changes nothing.
 pub async fn demo(db: &PgPool) -> Result<String, ServiceError> {
     let tenant = users::ensure_tenant(db, "demo", "Demo team").await?;
-    let admin = users::upsert_user(db, "admin@berth.local", "Demo Admin", Role::Admin, "demo").await?;
+    for (email, name, role) in DEMO_USERS {
+        users::upsert_user(db, email, name, role, "demo").await?;
+    }
+    let admin = users::find_by_email(db, "admin@berth.local").await?;
     let principal = Principal {
         user_id: admin,
         email: "admin@berth.local".into(),

@@ -6,11 +6,11 @@
 mod common;
 
 use axum::http::{Method, StatusCode};
-use common::{call, fresh_db, slot, token_for};
+use common::{call, fresh_db, slot, test_state, token_for};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::json;
-use server::{router, AppState};
+use server::router;
 use std::collections::HashMap;
 use uuid::Uuid;
 

@@ -46,19 +46,9 @@ pub(crate) fn tenant_ids(principal: &Principal) -> Vec<Uuid> {
     principal.tenants.iter().map(|t| t.id).collect()
 }
 
-/// Whose view of the pools a listing is.
-#[derive(Clone, Copy)]
-enum Scope<'a> {
-    /// Every pool: for views that carry nothing personal, like the overview.
-    Everyone,
-    Reader(&'a Principal),
-}
-
-async fn load(conn: &mut PgConnection, scope: Scope<'_>, only: Option<Uuid>) -> ServiceResult<Vec<Pool>> {
-    let (sees_all, tenants) = match scope {
-        Scope::Everyone => (true, Vec::new()),
-        Scope::Reader(principal) => (principal.is_admin(), tenant_ids(principal)),
-    };
+/// The pools `reader` may see (all, for admins), or only the one with id `only`.
+async fn load(conn: &mut PgConnection, reader: &Principal, only: Option<Uuid>) -> ServiceResult<Vec<Pool>> {
+    let (sees_all, tenants) = (reader.is_admin(), tenant_ids(reader));
     let sql = format!(
         "SELECT p.id, p.name, p.description, p.gpu_model, p.requires_approval, p.granularity_minutes,
                 p.max_booking_minutes, p.horizon_days, p.min_notice_minutes, p.price_per_unit_hour, p.images,
@@ -105,17 +95,12 @@ async fn load(conn: &mut PgConnection, scope: Scope<'_>, only: Option<Uuid>) -> 
 }
 
 pub async fn list(db: &PgPool, principal: &Principal) -> ServiceResult<Vec<Pool>> {
-    load(&mut *db.acquire().await?, Scope::Reader(principal), None).await
-}
-
-/// Every pool, for views that show no one's personal data.
-pub async fn list_all(db: &PgPool) -> ServiceResult<Vec<Pool>> {
-    load(&mut *db.acquire().await?, Scope::Everyone, None).await
+    load(&mut *db.acquire().await?, principal, None).await
 }
 
 /// A pool the principal may book; any other is "not found".
 pub async fn get(db: &PgPool, principal: &Principal, id: Uuid) -> ServiceResult<Pool> {
-    load(&mut *db.acquire().await?, Scope::Reader(principal), Some(id))
+    load(&mut *db.acquire().await?, principal, Some(id))
         .await?
         .pop()
         .ok_or(ServiceError::NotFound("pool"))
@@ -215,7 +200,7 @@ pub async fn create(db: &PgPool, principal: &Principal, new: NewPool) -> Service
     for spec in &new.kinds {
         upsert_kind(&mut tx, id, spec).await?;
     }
-    let pool = load(&mut tx, Scope::Reader(principal), Some(id)).await?.pop().ok_or(ServiceError::NotFound("pool"))?;
+    let pool = load(&mut tx, principal, Some(id)).await?.pop().ok_or(ServiceError::NotFound("pool"))?;
     tx.commit().await?;
     Ok(pool)
 }
@@ -249,7 +234,7 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPat
     require_admin(principal)?;
     let mut tx = db.begin().await?;
     let current =
-        load(&mut tx, Scope::Reader(principal), Some(id)).await?.pop().ok_or(ServiceError::NotFound("pool"))?;
+        load(&mut tx, principal, Some(id)).await?.pop().ok_or(ServiceError::NotFound("pool"))?;
     let rules = PoolRules {
         granularity_minutes: patch.granularity_minutes.unwrap_or(current.rules.granularity_minutes),
         max_booking_minutes: patch.max_booking_minutes.unwrap_or(current.rules.max_booking_minutes),
@@ -300,7 +285,7 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPat
         }
         upsert_kind(&mut tx, id, spec).await?;
     }
-    let pool = load(&mut tx, Scope::Reader(principal), Some(id)).await?.pop().ok_or(ServiceError::NotFound("pool"))?;
+    let pool = load(&mut tx, principal, Some(id)).await?.pop().ok_or(ServiceError::NotFound("pool"))?;
     tx.commit().await?;
     Ok(pool)
 }

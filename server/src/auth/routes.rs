@@ -60,6 +60,8 @@ struct CallbackQuery {
     state: Option<String>,
     error: Option<String>,
     error_description: Option<String>,
+    /// RFC 9207: the provider names itself, so a mix-up with another provider shows.
+    iss: Option<String>,
 }
 
 async fn callback(State(state): State<AppState>, session: Session, Query(query): Query<CallbackQuery>) -> Response {
@@ -77,6 +79,9 @@ async fn callback(State(state): State<AppState>, session: Session, Query(query):
     let state_matches = query.state.as_deref().is_some_and(|s| constant_time_eq(s.as_bytes(), pending.state.as_bytes()));
     if !state_matches {
         return error_page(StatusCode::BAD_REQUEST, "Sign-in failed", "The answer from the identity provider does not belong to this sign-in (state mismatch). Please start again.");
+    }
+    if query.iss.as_deref().is_some_and(|iss| iss != oidc.issuer()) {
+        return error_page(StatusCode::BAD_REQUEST, "Sign-in failed", "The answer came from another identity provider than the one this sign-in went to.");
     }
     if let Some(error) = query.error {
         let detail = format!("The identity provider said: {error} {}", query.error_description.unwrap_or_default());

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)] // each test binary uses a different part of this module
 
+pub mod provider;
+
 use app::backend::{tokens, users, MIGRATOR};
 use app::model::Role;
 use app::rules::capacity::align_down;
