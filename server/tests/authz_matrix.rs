@@ -1,0 +1,184 @@
+//! Every REST endpoint, server fn and page × {anonymous, user of tenant A,
+//! user of tenant B, manager, admin}, generated from one table. Each cell
+//! gets fresh objects to act on, so no cell depends on another's outcome.
+
+mod common;
+
+use app::backend::{pools, principals, tokens, users};
+use app::model::{KindSpec, NewPool, Principal};
+use axum::body::Body;
+use axum::http::{header, Method, Request};
+use chrono::Duration;
+use common::{raw, slot, Fixture, MIG};
+use uuid::Uuid;
+
+const CALLERS: [&str; 5] = ["anonymous", "ada (tenant A)", "bob (tenant B)", "mia (manager, A)", "admin"];
+
+enum Send {
+    Get,
+    Json(&'static str),
+    Patch(&'static str),
+    Form(&'static str),
+}
+
+/// (what is sent, path, expected status for each of `CALLERS`)
+const TABLE: &[(Send, &str, [u16; 5])] = &[
+    // REST API
+    (Send::Get, "/api/v1/openapi.json", [200, 200, 200, 200, 200]),
+    (Send::Get, "/api/v1/me", [401, 200, 200, 200, 200]),
+    (Send::Get, "/api/v1/pools", [401, 200, 200, 200, 200]),
+    (Send::Json(r#"{"name":"p-{uniq}","kinds":[{"kind":"nvidia.com/gpu","capacity":1}]}"#), "/api/v1/pools", [401, 403, 403, 403, 201]),
+    (Send::Get, "/api/v1/pools/{pool}", [401, 200, 200, 200, 200]),
+    (Send::Patch(r#"{"description":"x"}"#), "/api/v1/pools/{pool}", [401, 403, 403, 403, 200]),
+    (Send::Get, "/api/v1/pools/{pool}/availability?kind=nvidia.com%2Fmig-1g.24gb", [401, 200, 200, 200, 200]),
+    (Send::Get, "/api/v1/bookings", [401, 200, 200, 200, 200]),
+    (Send::Json(r#"{"pool_id":"{pool}","kind":"nvidia.com/mig-1g.24gb","quantity":1,"start":"{start}","end":"{end}","mode":"inference"}"#), "/api/v1/bookings", [401, 201, 201, 201, 201]),
+    (Send::Get, "/api/v1/bookings/{booking}", [401, 200, 404, 200, 200]),
+    (Send::Json("{}"), "/api/v1/bookings/{booking}/cancel", [401, 200, 404, 403, 200]),
+    (Send::Json(r#"{"end":"{later}"}"#), "/api/v1/bookings/{booking}/extend", [401, 200, 404, 403, 200]),
+    (Send::Json("{}"), "/api/v1/bookings/{live}/end", [401, 200, 404, 403, 200]),
+    (Send::Json("{}"), "/api/v1/bookings/{pending}/approve", [401, 403, 404, 403, 200]),
+    (Send::Json("{}"), "/api/v1/bookings/{pending}/reject", [401, 403, 404, 403, 200]),
+    // Server fns
+    (Send::Form(""), "/rpc/me", [200, 200, 200, 200, 200]),
+    (Send::Form(""), "/rpc/sign_in_options", [200, 200, 200, 200, 200]),
+    (Send::Form(""), "/rpc/overview", [401, 200, 200, 200, 200]),
+    (Send::Form(""), "/rpc/tokens/list", [401, 200, 200, 200, 200]),
+    (Send::Form("name=x&expires_in_days=3"), "/rpc/tokens/create", [401, 200, 200, 200, 200]),
+    (Send::Form("id={token}"), "/rpc/tokens/revoke", [401, 200, 404, 404, 404]),
+    (Send::Form(""), "/rpc/users/list", [401, 403, 403, 403, 200]),
+    (Send::Form("user_id={victim}&tenant=extra"), "/rpc/users/assign_tenant", [401, 403, 403, 403, 200]),
+    (Send::Form("user_id={victim}&tenant=team-a"), "/rpc/users/remove_tenant", [401, 403, 403, 403, 200]),
+    // Pages
+    (Send::Get, "/", [200, 200, 200, 200, 200]),
+    (Send::Get, "/signin", [200, 200, 200, 200, 200]),
+    (Send::Get, "/tokens", [401, 200, 200, 200, 200]),
+    (Send::Get, "/admin/users", [401, 403, 403, 403, 200]),
+];
+
+struct World {
+    f: Fixture,
+    admin: Principal,
+    ada: Principal,
+    /// Open to all, with room for every cell's bookings.
+    pool: Uuid,
+    /// Requires approval.
+    approval_pool: Uuid,
+}
+
+fn big_pool(name: &str, requires_approval: bool) -> NewPool {
+    NewPool {
+        name: name.into(),
+        description: String::new(),
+        gpu_model: String::new(),
+        requires_approval,
+        granularity_minutes: None,
+        max_booking_minutes: None,
+        horizon_days: None,
+        min_notice_minutes: None,
+        price_per_unit_hour: 0.0,
+        images: vec![],
+        tenants: vec![],
+        kinds: vec![KindSpec {
+            kind: MIG.into(),
+            capacity: 1000,
+            replicas_per_unit: 1,
+            vram_gb_per_unit: 24,
+            cpu_millis_per_unit: 1000,
+            memory_mib_per_unit: 1024,
+            storage_gib_per_unit: 10,
+        }],
+    }
+}
+
+async fn principal(f: &Fixture, token: &str) -> Principal {
+    tokens::authenticate(&f.db, token).await.unwrap().unwrap()
+}
+
+impl World {
+    async fn new() -> World {
+        let f = Fixture::new().await;
+        let admin = principal(&f, &f.admin).await;
+        let ada = principal(&f, &f.ada).await;
+        let pool = pools::create(&f.db, &admin, big_pool("matrix", false)).await.unwrap().id;
+        let approval_pool = pools::create(&f.db, &admin, big_pool("matrix-approval", true)).await.unwrap().id;
+        World { f, admin, ada, pool, approval_pool }
+    }
+
+    /// A booking of ada's (tenant A); `from..to` in slots from now.
+    async fn ada_books(&self, pool: Uuid, from: i64, to: i64) -> String {
+        let body = serde_json::json!({
+            "pool_id": pool, "kind": MIG, "quantity": 1, "start": slot(from), "end": slot(to), "mode": "interactive",
+        });
+        let (status, booking) = self.f.call(Method::POST, "/api/v1/bookings", Some(&self.f.ada), Some(body)).await;
+        assert_eq!(status, 201, "{booking}");
+        booking["id"].as_str().unwrap().to_string()
+    }
+
+    /// The template with every placeholder it uses filled with fresh objects.
+    async fn fill(&self, template: &str) -> String {
+        let mut text = template.replace("{pool}", &self.pool.to_string()).replace("{uniq}", &Uuid::new_v4().simple().to_string());
+        let replacements: [(&str, Option<String>); 8] = [
+            ("{booking}", None),
+            ("{live}", None),
+            ("{pending}", None),
+            ("{token}", None),
+            ("{victim}", None),
+            ("{start}", Some(slot(20).to_rfc3339())),
+            ("{end}", Some(slot(21).to_rfc3339())),
+            ("{later}", Some(slot(24).to_rfc3339())),
+        ];
+        for (key, value) in replacements {
+            if !text.contains(key) {
+                continue;
+            }
+            let value = match (key, value) {
+                (_, Some(value)) => value,
+                ("{booking}", None) => self.ada_books(self.pool, 8, 10).await,
+                ("{live}", None) => self.ada_books(self.pool, -1, 4).await,
+                ("{pending}", None) => self.ada_books(self.approval_pool, 8, 10).await,
+                ("{token}", None) => tokens::issue(&self.f.db, self.ada.user_id, "victim", Duration::days(1)).await.unwrap().id.to_string(),
+                ("{victim}", None) => {
+                    let email = format!("victim-{}@a.test", Uuid::new_v4().simple());
+                    users::upsert_user(&self.f.db, &email, "Victim", app::model::Role::User, "team-a").await.unwrap().to_string()
+                }
+                _ => unreachable!(),
+            };
+            text = text.replace(key, &value);
+        }
+        text
+    }
+}
+
+#[tokio::test]
+async fn every_endpoint_server_fn_and_page_answers_each_role_as_the_table_says() {
+    let world = World::new().await;
+    assert!(principals::by_user_id(&world.f.db, world.admin.user_id).await.unwrap().is_some());
+    let f = &world.f;
+    let tokens: [Option<&str>; 5] = [None, Some(&f.ada), Some(&f.bob), Some(&f.mia), Some(&f.admin)];
+    let mut wrong = Vec::new();
+    for (send, path, expected) in TABLE {
+        for (caller, token) in tokens.iter().enumerate() {
+            let path = world.fill(path).await;
+            let (method, content_type, body) = match send {
+                Send::Get => (Method::GET, None, String::new()),
+                Send::Json(body) => (Method::POST, Some("application/json"), world.fill(body).await),
+                Send::Patch(body) => (Method::PATCH, Some("application/json"), world.fill(body).await),
+                Send::Form(body) => (Method::POST, Some("application/x-www-form-urlencoded"), world.fill(body).await),
+            };
+            let mut request = Request::builder().method(method.clone()).uri(&path);
+            if let Some(token) = token {
+                request = request.header(header::AUTHORIZATION, format!("Bearer {token}"));
+            }
+            if let Some(content_type) = content_type {
+                request = request.header(header::CONTENT_TYPE, content_type);
+            }
+            let (status, answer) = raw(&f.app, request.body(Body::from(body)).unwrap()).await;
+            if status.as_u16() != expected[caller] {
+                let snippet: String = answer.to_string().chars().take(160).collect();
+                wrong.push(format!("{method} {path} as {}: {} (expected {}) {snippet}", CALLERS[caller], status.as_u16(), expected[caller]));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{} cells differ from the table:\n{}", wrong.len(), wrong.join("\n"));
+}
