@@ -3,6 +3,10 @@ import { defineConfig } from '@playwright/test';
 // Debian's Chromium, never a downloaded browser. The flags keep it from
 // reaching for the network, which this machine's sandbox refuses.
 const port = Number(process.env.BERTH_E2E_PORT ?? 3190);
+// The OpenID provider the portal signs in with: npm oidc-provider, real and certified.
+const opPort = Number(process.env.BERTH_E2E_OP_PORT ?? 4410);
+const portal = `http://127.0.0.1:${port}`;
+process.env.BERTH_E2E_BASE_URL = portal;
 const databaseUrl = process.env.BERTH_E2E_DATABASE_URL;
 if (!databaseUrl) throw new Error('BERTH_E2E_DATABASE_URL is not set; run the tests with `make test`');
 
@@ -23,11 +27,32 @@ export default defineConfig({
       ],
     },
   },
-  webServer: {
-    command: `../target/debug/berth serve --listen 127.0.0.1:${port} --site-root ../target/site`,
-    url: `http://127.0.0.1:${port}/healthz`,
-    env: { DATABASE_URL: databaseUrl, RUST_LOG: 'warn' },
-    reuseExistingServer: false,
-    timeout: 60_000,
-  },
+  webServer: [
+    {
+      command: 'node oidc/provider.mjs',
+      url: `http://127.0.0.1:${opPort}/.well-known/openid-configuration`,
+      env: {
+        PORT: String(opPort),
+        REDIRECT_URIS: `${portal}/auth/callback`,
+        POST_LOGOUT_REDIRECT_URIS: `${portal}/`,
+        CLIENT_SECRET: 'e2e-secret',
+      },
+      reuseExistingServer: false,
+      timeout: 30_000,
+    },
+    {
+      command: `../target/debug/berth serve --listen 127.0.0.1:${port} --site-root ../target/site`,
+      url: `${portal}/healthz`,
+      env: {
+        DATABASE_URL: databaseUrl,
+        RUST_LOG: 'warn',
+        BERTH_PUBLIC_URL: portal,
+        BERTH_OIDC_ISSUER: `http://127.0.0.1:${opPort}`,
+        BERTH_OIDC_CLIENT_ID: 'berth',
+        BERTH_OIDC_CLIENT_SECRET: 'e2e-secret',
+      },
+      reuseExistingServer: false,
+      timeout: 60_000,
+    },
+  ],
 });

@@ -1,5 +1,6 @@
-import { test, expect, Page } from '@playwright/test';
+import { test, expect } from '@playwright/test';
 import { readFileSync } from 'node:fs';
+import { collectErrors, signIn } from './login';
 
 const token = () => readFileSync('test-results-token.txt', 'utf8').trim();
 
@@ -8,16 +9,9 @@ function nextQuarterHour(offsetSlots: number): string {
   return new Date((Math.floor(Date.now() / slot) + 1 + offsetSlots) * slot).toISOString();
 }
 
-function collectErrors(page: Page): string[] {
-  const errors: string[] = [];
-  page.on('pageerror', (err) => errors.push(err.message));
-  page.on('console', (msg) => { if (msg.type() === 'error') errors.push(msg.text()); });
-  return errors;
-}
-
 test('the page renders the pools, hydrates, and refreshes bookings without a reload', async ({ page, request }) => {
   const errors = collectErrors(page);
-  await page.goto('/');
+  await signIn(page, 'ada');
   await expect(page.getByRole('heading', { name: 'lab-h100' })).toBeVisible();
   await expect(page.locator('.kinds').getByText('nvidia.com/mig-1g.24gb')).toBeVisible();
   // The marker flips only when the WASM has hydrated the page.
@@ -44,8 +38,8 @@ test('the page renders the pools, hydrates, and refreshes bookings without a rel
 test.describe('without JavaScript', () => {
   test.use({ javaScriptEnabled: false });
 
-  test('the server-rendered page is complete', async ({ page }) => {
-    await page.goto('/');
+  test('signing in and the server-rendered page work', async ({ page }) => {
+    await signIn(page, 'ada', false);
     await expect(page.getByRole('heading', { name: 'lab-h100' })).toBeVisible();
     await expect(page.getByText('of 4 free now')).toBeVisible();
     await expect(page.getByText('Loading pools')).toHaveCount(0);

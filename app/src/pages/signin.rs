@@ -26,7 +26,7 @@ fn SignInChoices(data: SignInPageData) -> impl IntoView {
         {data.options.single_sign_on.then(|| view! {
             <section class="panel">
                 <p>"Use your organisation's account."</p>
-                <a class="button" id="sso-login" href="/auth/login">"Sign in with single sign-on"</a>
+                <a class="button" id="sso-login" href="/auth/login" rel="external">"Sign in with single sign-on"</a>
             </section>
         })}
         {data.options.dev_login.then(|| view! {

@@ -1,0 +1,82 @@
+import { test, expect } from '@playwright/test';
+import { collectErrors, signIn, signOut } from './login';
+
+test('sign in through the provider, see name, role and tenant; sign out; an admin sees admin navigation', async ({ page }) => {
+  const errors = collectErrors(page);
+  await page.goto('/');
+  await expect(page.locator('#welcome-signin')).toBeVisible();
+
+  await signIn(page, 'mia');
+  await expect(page).toHaveURL(/127\.0\.0\.1:\d+\/$/);
+  await expect(page.locator('#who-name')).toHaveText('Mia Manager');
+  await expect(page.locator('#who-role')).toHaveText('manager');
+  await expect(page.locator('#who-tenants')).toHaveText('a');
+  await expect(page.getByRole('heading', { name: 'lab-h100' })).toBeVisible();
+  await expect(page.locator('#admin-nav')).toHaveCount(0);
+
+  await signOut(page);
+  expect((await page.request.get('/api/v1/me')).status()).toBe(401);
+
+  await signIn(page, 'root');
+  await expect(page.locator('#who-role')).toHaveText('admin');
+  await page.locator('#admin-nav').click();
+  await expect(page.getByRole('heading', { name: 'Users' })).toBeVisible();
+  await expect(page.locator('#user-list')).toContainText('mia@example.test');
+  expect(errors).toEqual([]);
+});
+
+test('a user without a tenant is asked to see an admin', async ({ page }) => {
+  await signIn(page, 'nobody');
+  await expect(page.locator('#ask-your-admin')).toBeVisible();
+  await expect(page.locator('#who-tenants')).toHaveText('no tenant');
+});
+
+test('tokens: created and shown once, listed with last use, revoked', async ({ page }) => {
+  const errors = collectErrors(page);
+  await signIn(page, 'ada');
+  await page.getByRole('link', { name: 'Tokens' }).click();
+  await expect(page.getByRole('heading', { name: 'API tokens' })).toBeVisible();
+  await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
+  await page.getByLabel('Name').fill('notebook');
+  await page.getByLabel('Expires in (days)').fill('7');
+  await page.getByRole('button', { name: 'Create token' }).click();
+  const token = (await page.locator('#new-token').textContent())!.trim();
+  expect(token).toMatch(/^berth_[0-9a-f]{64}$/);
+  const row = page.locator('#token-list tr', { hasText: 'notebook' });
+  await expect(row).toContainText('never');
+
+  const api = await page.request.get('/api/v1/me', { headers: { Authorization: `Bearer ${token}` } });
+  expect(api.status()).toBe(200);
+  expect((await api.json()).email).toBe('ada@example.test');
+
+  await page.reload();
+  await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
+  await expect(page.locator('#new-token')).toHaveCount(0);
+  await expect(row).not.toContainText('never');
+  await row.getByRole('button', { name: 'Revoke notebook' }).click();
+  await expect(row).toContainText('revoked');
+  const after = await page.request.get('/api/v1/me', { headers: { Authorization: `Bearer ${token}` } });
+  expect(after.status()).toBe(401);
+  expect(errors).toEqual([]);
+});
+
+test('a form on another origin cannot use the session (CSRF)', async ({ page }) => {
+  await signIn(page, 'ada');
+  const portal = new URL(page.url()).origin;
+  // Another origin on the same host: the browser sends the Lax cookie along,
+  // so only the portal's origin check stands in the way.
+  const evil = 'http://127.0.0.1:4499';
+  await page.route(`${evil}/**`, (route) => route.fulfill({
+    contentType: 'text/html',
+    body: `<form id="f" method="post" action="${portal}/rpc/tokens/create">
+             <input name="name" value="planted"><input name="expires_in_days" value="30"></form>
+           <script>document.getElementById('f').submit()</script>`,
+  }));
+  const answer = page.waitForResponse((r) => r.url().startsWith(`${portal}/rpc/tokens/create`));
+  await page.goto(`${evil}/page.html`);
+  expect((await answer).status()).toBe(403);
+
+  await page.goto('/tokens');
+  await expect(page.getByRole('heading', { name: 'API tokens' })).toBeVisible();
+  await expect(page.locator('#token-list', { hasText: 'planted' })).toHaveCount(0);
+});

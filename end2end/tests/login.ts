@@ -1,0 +1,36 @@
+import { expect, Page } from '@playwright/test';
+
+/// Signs in through the portal's sign-in page and the provider's login form
+/// (any password; the login name picks the account in oidc/provider.mjs).
+export async function signIn(page: Page, login: string, hydrated = true) {
+  await page.goto('/signin');
+  await page.getByRole('link', { name: 'Sign in with single sign-on' }).click();
+  await page.locator('input[name="login"]').fill(login);
+  await page.locator('input[name="password"]').fill('any');
+  await page.getByRole('button', { name: 'Sign-in' }).click();
+  await expect(page.locator('#who-name')).toBeVisible();
+  if (hydrated) await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
+}
+
+/// Signs out of the portal and confirms at the provider.
+export async function signOut(page: Page) {
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.getByRole('button', { name: /Yes, sign me out/i }).click();
+  await expect(page.getByRole('link', { name: 'Sign in' }).first()).toBeVisible();
+}
+
+/// Script errors and console errors of the portal's own pages. The
+/// provider's login page is not ours: it asks for web fonts this offline
+/// machine cannot resolve.
+export function collectErrors(page: Page): string[] {
+  const errors: string[] = [];
+  const ours = (url: string) => url.startsWith(process.env.BERTH_E2E_BASE_URL ?? 'http://127.0.0.1:3190');
+  page.on('pageerror', (err) => { if (ours(page.url())) errors.push(err.message); });
+  page.on('console', (msg) => {
+    if (msg.type() !== 'error' || !ours(page.url())) return;
+    const source = msg.location().url;
+    if (source && !ours(source)) return;
+    errors.push(`${msg.text()} (${source || page.url()})`);
+  });
+  return errors;
+}
