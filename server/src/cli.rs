@@ -3,7 +3,6 @@
 
 use crate::auth::{Auth, AuthConfig, GroupMapping, OidcSettings};
 use crate::{router, seed, AppState};
-use tower_sessions::ExpiredDeletion;
 use app::backend::{tokens, users, MIGRATOR};
 use app::model::Role;
 use chrono::Duration;
@@ -11,6 +10,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use sqlx::postgres::PgPoolOptions;
 use sqlx::PgPool;
 use std::net::SocketAddr;
+use tower_sessions::ExpiredDeletion;
 
 #[derive(Parser)]
 #[command(name = "berth", version, about = "Self-service GPU booking for Kubernetes and OpenShift")]
@@ -42,7 +42,7 @@ pub enum Command {
         #[arg(long, env = "BERTH_DB_CONNECTIONS", default_value_t = 32)]
         db_connections: u32,
         #[command(flatten)]
-        auth: AuthArgs,
+        auth: Box<AuthArgs>,
     },
     /// Apply pending database migrations.
     Migrate {
@@ -113,7 +113,7 @@ pub struct AuthArgs {
 
 impl AuthArgs {
     /// Checks the combination and reads the secret file.
-    pub fn into_config(self, listen: SocketAddr) -> anyhow::Result<AuthConfig> {
+    pub fn into_config(self: Box<Self>, listen: SocketAddr) -> anyhow::Result<AuthConfig> {
         if self.dev_login && !listen.ip().is_loopback() {
             anyhow::bail!("--dev-login lets anyone sign in as any user; it is refused on {listen}, which is not a loopback address");
         }
@@ -129,7 +129,9 @@ impl AuthArgs {
                         .map_err(|e| anyhow::anyhow!("cannot read the client secret file {}: {e}", path.display()))?
                         .trim()
                         .to_string(),
-                    (None, None) => anyhow::bail!("--oidc-issuer needs --oidc-client-secret or --oidc-client-secret-file"),
+                    (None, None) => {
+                        anyhow::bail!("--oidc-issuer needs --oidc-client-secret or --oidc-client-secret-file")
+                    }
                 };
                 Some(OidcSettings {
                     issuer,
@@ -314,7 +316,7 @@ mod tests {
         }
     }
 
-    fn auth_of(args: &[&str]) -> (SocketAddr, AuthArgs) {
+    fn auth_of(args: &[&str]) -> (SocketAddr, Box<AuthArgs>) {
         let mut all = vec!["berth", "serve", "--database-url", "postgres://x"];
         all.extend_from_slice(args);
         match Cli::try_parse_from(all).expect("parses").command {

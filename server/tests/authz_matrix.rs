@@ -27,12 +27,22 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     (Send::Get, "/api/v1/openapi.json", [200, 200, 200, 200, 200]),
     (Send::Get, "/api/v1/me", [401, 200, 200, 200, 200]),
     (Send::Get, "/api/v1/pools", [401, 200, 200, 200, 200]),
-    (Send::Json(r#"{"name":"p-{uniq}","kinds":[{"kind":"nvidia.com/gpu","capacity":1}]}"#), "/api/v1/pools", [401, 403, 403, 403, 201]),
+    (
+        Send::Json(r#"{"name":"p-{uniq}","kinds":[{"kind":"nvidia.com/gpu","capacity":1}]}"#),
+        "/api/v1/pools",
+        [401, 403, 403, 403, 201],
+    ),
     (Send::Get, "/api/v1/pools/{pool}", [401, 200, 200, 200, 200]),
     (Send::Patch(r#"{"description":"x"}"#), "/api/v1/pools/{pool}", [401, 403, 403, 403, 200]),
     (Send::Get, "/api/v1/pools/{pool}/availability?kind=nvidia.com%2Fmig-1g.24gb", [401, 200, 200, 200, 200]),
     (Send::Get, "/api/v1/bookings", [401, 200, 200, 200, 200]),
-    (Send::Json(r#"{"pool_id":"{pool}","kind":"nvidia.com/mig-1g.24gb","quantity":1,"start":"{start}","end":"{end}","mode":"inference"}"#), "/api/v1/bookings", [401, 201, 201, 201, 201]),
+    (
+        Send::Json(
+            r#"{"pool_id":"{pool}","kind":"nvidia.com/mig-1g.24gb","quantity":1,"start":"{start}","end":"{end}","mode":"inference"}"#,
+        ),
+        "/api/v1/bookings",
+        [401, 201, 201, 201, 201],
+    ),
     (Send::Get, "/api/v1/bookings/{booking}", [401, 200, 404, 200, 200]),
     (Send::Json("{}"), "/api/v1/bookings/{booking}/cancel", [401, 200, 404, 403, 200]),
     (Send::Json(r#"{"end":"{later}"}"#), "/api/v1/bookings/{booking}/extend", [401, 200, 404, 403, 200]),
@@ -117,7 +127,8 @@ impl World {
 
     /// The template with every placeholder it uses filled with fresh objects.
     async fn fill(&self, template: &str) -> String {
-        let mut text = template.replace("{pool}", &self.pool.to_string()).replace("{uniq}", &Uuid::new_v4().simple().to_string());
+        let mut text =
+            template.replace("{pool}", &self.pool.to_string()).replace("{uniq}", &Uuid::new_v4().simple().to_string());
         let replacements: [(&str, Option<String>); 8] = [
             ("{booking}", None),
             ("{live}", None),
@@ -137,10 +148,17 @@ impl World {
                 ("{booking}", None) => self.ada_books(self.pool, 8, 10).await,
                 ("{live}", None) => self.ada_books(self.pool, -1, 4).await,
                 ("{pending}", None) => self.ada_books(self.approval_pool, 8, 10).await,
-                ("{token}", None) => tokens::issue(&self.f.db, self.ada.user_id, "victim", Duration::days(1)).await.unwrap().id.to_string(),
+                ("{token}", None) => tokens::issue(&self.f.db, self.ada.user_id, "victim", Duration::days(1))
+                    .await
+                    .unwrap()
+                    .id
+                    .to_string(),
                 ("{victim}", None) => {
                     let email = format!("victim-{}@a.test", Uuid::new_v4().simple());
-                    users::upsert_user(&self.f.db, &email, "Victim", app::model::Role::User, "team-a").await.unwrap().to_string()
+                    users::upsert_user(&self.f.db, &email, "Victim", app::model::Role::User, "team-a")
+                        .await
+                        .unwrap()
+                        .to_string()
                 }
                 _ => unreachable!(),
             };
@@ -176,7 +194,12 @@ async fn every_endpoint_server_fn_and_page_answers_each_role_as_the_table_says()
             let (status, answer) = raw(&f.app, request.body(Body::from(body)).unwrap()).await;
             if status.as_u16() != expected[caller] {
                 let snippet: String = answer.to_string().chars().take(160).collect();
-                wrong.push(format!("{method} {path} as {}: {} (expected {}) {snippet}", CALLERS[caller], status.as_u16(), expected[caller]));
+                wrong.push(format!(
+                    "{method} {path} as {}: {} (expected {}) {snippet}",
+                    CALLERS[caller],
+                    status.as_u16(),
+                    expected[caller]
+                ));
             }
         }
     }

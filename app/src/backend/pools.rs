@@ -100,10 +100,7 @@ pub async fn list(db: &PgPool, principal: &Principal) -> ServiceResult<Vec<Pool>
 
 /// A pool the principal may book; any other is "not found".
 pub async fn get(db: &PgPool, principal: &Principal, id: Uuid) -> ServiceResult<Pool> {
-    load(&mut *db.acquire().await?, principal, Some(id))
-        .await?
-        .pop()
-        .ok_or(ServiceError::NotFound("pool"))
+    load(&mut *db.acquire().await?, principal, Some(id)).await?.pop().ok_or(ServiceError::NotFound("pool"))
 }
 
 fn require_admin(principal: &Principal) -> ServiceResult<()> {
@@ -233,8 +230,7 @@ async fn check_capacity_change(conn: &mut PgConnection, pool_id: Uuid, spec: &Ki
 pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPatch) -> ServiceResult<Pool> {
     require_admin(principal)?;
     let mut tx = db.begin().await?;
-    let current =
-        load(&mut tx, principal, Some(id)).await?.pop().ok_or(ServiceError::NotFound("pool"))?;
+    let current = load(&mut tx, principal, Some(id)).await?.pop().ok_or(ServiceError::NotFound("pool"))?;
     let rules = PoolRules {
         granularity_minutes: patch.granularity_minutes.unwrap_or(current.rules.granularity_minutes),
         max_booking_minutes: patch.max_booking_minutes.unwrap_or(current.rules.max_booking_minutes),

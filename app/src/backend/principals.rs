@@ -31,7 +31,12 @@ impl From<PrincipalRow> for Principal {
             email: row.email,
             name: row.name,
             role: Role::parse(&row.role).unwrap_or(Role::User),
-            tenants: row.tenant_ids.into_iter().zip(row.tenant_slugs).map(|(id, slug)| TenantRef { id, slug }).collect(),
+            tenants: row
+                .tenant_ids
+                .into_iter()
+                .zip(row.tenant_slugs)
+                .map(|(id, slug)| TenantRef { id, slug })
+                .collect(),
         }
     }
 }

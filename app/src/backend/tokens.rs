@@ -137,25 +137,13 @@ async fn lookup(db: &PgPool, token_hash: &[u8]) -> ServiceResult<Option<(Princip
 
 /// The principal's own tokens, newest first, revoked ones included.
 pub async fn list_for(db: &PgPool, principal: &Principal) -> ServiceResult<Vec<TokenInfo>> {
-    let rows: Vec<(Uuid, String, DateTime<Utc>, DateTime<Utc>, Option<DateTime<Utc>>, Option<DateTime<Utc>>)> =
-        sqlx::query_as(
-            "SELECT id, name, created_at, expires_at, last_used_at, revoked_at FROM api_token
-             WHERE user_id = $1 ORDER BY created_at DESC, id LIMIT 500",
-        )
-        .bind(principal.user_id)
-        .fetch_all(db)
-        .await?;
-    Ok(rows
-        .into_iter()
-        .map(|(id, name, created_at, expires_at, last_used_at, revoked_at)| TokenInfo {
-            id,
-            name,
-            created_at,
-            expires_at,
-            last_used_at,
-            revoked_at,
-        })
-        .collect())
+    Ok(sqlx::query_as(
+        "SELECT id, name, created_at, expires_at, last_used_at, revoked_at FROM api_token
+         WHERE user_id = $1 ORDER BY created_at DESC, id LIMIT 500",
+    )
+    .bind(principal.user_id)
+    .fetch_all(db)
+    .await?)
 }
 
 /// Creates a token for the principal themself, as the Tokens page does.
@@ -174,18 +162,22 @@ pub async fn create_for(db: &PgPool, principal: &Principal, name: &str, days: i6
 /// Revokes one of the principal's own tokens; anyone else's is "not found".
 /// Revoking twice is fine and keeps the first revocation time.
 pub async fn revoke(db: &PgPool, cache: &TokenCache, principal: &Principal, id: Uuid) -> ServiceResult<TokenInfo> {
-    let row: Option<(Vec<u8>, String, DateTime<Utc>, DateTime<Utc>, Option<DateTime<Utc>>, DateTime<Utc>)> =
-        sqlx::query_as(
-            "UPDATE api_token SET revoked_at = coalesce(revoked_at, now())
-             WHERE id = $1 AND user_id = $2
-             RETURNING token_hash, name, created_at, expires_at, last_used_at, revoked_at",
-        )
-        .bind(id)
-        .bind(principal.user_id)
-        .fetch_optional(db)
-        .await?;
-    let (token_hash, name, created_at, expires_at, last_used_at, revoked_at) =
-        row.ok_or(ServiceError::NotFound("token"))?;
-    cache.forget(&token_hash);
-    Ok(TokenInfo { id, name, created_at, expires_at, last_used_at, revoked_at: Some(revoked_at) })
+    #[derive(sqlx::FromRow)]
+    struct Revoked {
+        token_hash: Vec<u8>,
+        #[sqlx(flatten)]
+        info: TokenInfo,
+    }
+    let revoked: Option<Revoked> = sqlx::query_as(
+        "UPDATE api_token SET revoked_at = coalesce(revoked_at, now())
+         WHERE id = $1 AND user_id = $2
+         RETURNING token_hash, id, name, created_at, expires_at, last_used_at, revoked_at",
+    )
+    .bind(id)
+    .bind(principal.user_id)
+    .fetch_optional(db)
+    .await?;
+    let revoked = revoked.ok_or(ServiceError::NotFound("token"))?;
+    cache.forget(&revoked.token_hash);
+    Ok(revoked.info)
 }

@@ -215,7 +215,12 @@ async fn summary(db: &PgPool, id: Uuid) -> ServiceResult<UserSummary> {
 
 /// An admin adds a user to a tenant by hand (the tenant is created if new);
 /// logins keep it. Adding an existing membership makes it a manual one.
-pub async fn assign_tenant(db: &PgPool, principal: &Principal, user_id: Uuid, slug: &str) -> ServiceResult<UserSummary> {
+pub async fn assign_tenant(
+    db: &PgPool,
+    principal: &Principal,
+    user_id: Uuid,
+    slug: &str,
+) -> ServiceResult<UserSummary> {
     require_admin(principal)?;
     let tenant_id = ensure_tenant(db, slug, slug).await.map_err(|err| match err {
         ServiceError::Invalid(e) if e.field == "tenant" => FieldError::new("tenant", e.reason).into(),
@@ -238,7 +243,12 @@ pub async fn assign_tenant(db: &PgPool, principal: &Principal, user_id: Uuid, sl
 
 /// An admin removes a user from a tenant. A group-granted membership comes
 /// back at the user's next login unless the group changes too.
-pub async fn remove_tenant(db: &PgPool, principal: &Principal, user_id: Uuid, slug: &str) -> ServiceResult<UserSummary> {
+pub async fn remove_tenant(
+    db: &PgPool,
+    principal: &Principal,
+    user_id: Uuid,
+    slug: &str,
+) -> ServiceResult<UserSummary> {
     require_admin(principal)?;
     let user = summary(db, user_id).await?;
     if !user.tenants.iter().any(|m| m.slug == slug) {

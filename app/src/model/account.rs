@@ -7,6 +7,7 @@ use uuid::Uuid;
 
 /// A token as listed: never the token itself, which is shown once at creation.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(sqlx::FromRow))]
 pub struct TokenInfo {
     pub id: Uuid,
     pub name: String,

@@ -30,7 +30,11 @@ pub fn UsersPage() -> impl IntoView {
 }
 
 #[component]
-fn UserTable(list: Vec<UserSummary>, assign: ServerAction<AssignTenant>, remove: ServerAction<RemoveTenant>) -> impl IntoView {
+fn UserTable(
+    list: Vec<UserSummary>,
+    assign: ServerAction<AssignTenant>,
+    remove: ServerAction<RemoveTenant>,
+) -> impl IntoView {
     view! {
         <table class="bookings" id="user-list">
             <thead><tr><th>"User"</th><th>"Role"</th><th>"Tenants"</th><th>"Add tenant"</th></tr></thead>

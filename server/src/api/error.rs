@@ -34,7 +34,11 @@ impl ApiError {
     }
 
     pub fn unauthorized() -> Self {
-        Self::new(StatusCode::UNAUTHORIZED, "unauthorized", "sign in, or send a valid API token as `Authorization: Bearer <token>`")
+        Self::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "sign in, or send a valid API token as `Authorization: Bearer <token>`",
+        )
     }
 
     pub fn invalid(field: impl Into<String>, reason: impl std::fmt::Display) -> Self {

@@ -15,11 +15,14 @@ use url::Url;
 pub async fn guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
     match verdict(request.method(), request.headers(), bearer(&request).is_some(), &state.auth.config.origin()) {
         Ok(()) => next.run(request).await,
-        Err(reason) => (StatusCode::FORBIDDEN, axum::Json(serde_json::json!({
-            "error": "cross_origin",
-            "message": reason,
-            "field": null,
-        })))
+        Err(reason) => (
+            StatusCode::FORBIDDEN,
+            axum::Json(serde_json::json!({
+                "error": "cross_origin",
+                "message": reason,
+                "field": null,
+            })),
+        )
             .into_response(),
     }
 }
@@ -36,7 +39,9 @@ pub fn verdict(method: &Method, headers: &HeaderMap, has_bearer: bool, own_origi
     let text = |name| headers.get(name).and_then(|v: &axum::http::HeaderValue| v.to_str().ok());
     let claimed = match (text(header::ORIGIN), text(header::REFERER)) {
         (Some(origin), _) => Some(origin.to_string()),
-        (None, Some(referer)) => Some(Url::parse(referer).map(|u| u.origin().ascii_serialization()).unwrap_or_default()),
+        (None, Some(referer)) => {
+            Some(Url::parse(referer).map(|u| u.origin().ascii_serialization()).unwrap_or_default())
+        }
         (None, None) => None,
     };
     match claimed {
@@ -75,16 +80,24 @@ mod tests {
         let cookie = (header::COOKIE, "berth_session=x");
         for method in [Method::POST, Method::PUT, Method::PATCH, Method::DELETE] {
             assert!(verdict(&method, &headers(&[(header::ORIGIN, OWN), cookie.clone()]), false, OWN).is_ok());
-            assert!(verdict(&method, &headers(&[(header::ORIGIN, "http://evil.test"), cookie.clone()]), false, OWN).is_err());
+            assert!(verdict(&method, &headers(&[(header::ORIGIN, "http://evil.test"), cookie.clone()]), false, OWN)
+                .is_err());
             // Another port or scheme is another origin.
             assert!(verdict(&method, &headers(&[(header::ORIGIN, "http://127.0.0.1:3001")]), false, OWN).is_err());
             assert!(verdict(&method, &headers(&[(header::ORIGIN, "null"), cookie.clone()]), false, OWN).is_err());
             // Referer stands in for a missing Origin.
-            assert!(verdict(&method, &headers(&[(header::REFERER, "http://127.0.0.1:3000/tokens"), cookie.clone()]), false, OWN).is_ok());
-            assert!(verdict(&method, &headers(&[(header::REFERER, "http://evil.test/x"), cookie.clone()]), false, OWN).is_err());
+            assert!(verdict(
+                &method,
+                &headers(&[(header::REFERER, "http://127.0.0.1:3000/tokens"), cookie.clone()]),
+                false,
+                OWN
+            )
+            .is_ok());
+            assert!(verdict(&method, &headers(&[(header::REFERER, "http://evil.test/x"), cookie.clone()]), false, OWN)
+                .is_err());
             assert!(verdict(&method, &headers(&[(header::REFERER, "not a url"), cookie.clone()]), false, OWN).is_err());
             // Neither header: refused with a cookie, allowed without (nothing to ride on).
-            assert!(verdict(&method, &headers(&[cookie.clone()]), false, OWN).is_err());
+            assert!(verdict(&method, &headers(std::slice::from_ref(&cookie)), false, OWN).is_err());
             assert!(verdict(&method, &headers(&[]), false, OWN).is_ok());
         }
     }
@@ -92,7 +105,7 @@ mod tests {
     #[test]
     fn bearer_calls_are_exempt_unless_they_also_carry_cookies() {
         let evil = (header::ORIGIN, "http://evil.test");
-        assert!(verdict(&Method::POST, &headers(&[evil.clone()]), true, OWN).is_ok());
+        assert!(verdict(&Method::POST, &headers(std::slice::from_ref(&evil)), true, OWN).is_ok());
         assert!(verdict(&Method::POST, &headers(&[evil, (header::COOKIE, "s=1")]), true, OWN).is_err());
     }
 }

@@ -37,7 +37,9 @@ pub async fn secure(State(state): State<AppState>, mut request: Request, next: N
     request.extensions_mut().insert(nonce.clone());
     let mut response = next.run(request).await;
     let form_targets = match &state.auth.config.oidc {
-        Some(oidc) => url::Url::parse(&oidc.issuer).map(|u| format!(" {}", u.origin().ascii_serialization())).unwrap_or_default(),
+        Some(oidc) => {
+            url::Url::parse(&oidc.issuer).map(|u| format!(" {}", u.origin().ascii_serialization())).unwrap_or_default()
+        }
         None => String::new(),
     };
     let headers = response.headers_mut();

@@ -43,7 +43,8 @@ async fn identify(state: &AppState, token: Option<String>, session: Option<Sessi
         return Ok(Identity { principal, via: Via::Token });
     }
     let Some(session) = session else { return Ok(Identity::anonymous()) };
-    let user_id = session::signed_in_user(&session, state.auth.config.absolute_lifetime).await.map_err(|e| e.to_string())?;
+    let user_id =
+        session::signed_in_user(&session, state.auth.config.absolute_lifetime).await.map_err(|e| e.to_string())?;
     let Some(user_id) = user_id else { return Ok(Identity::anonymous()) };
     let principal = principals::by_user_id(&state.db, user_id).await.map_err(|e| e.to_string())?;
     Ok(Identity { via: if principal.is_some() { Via::Session } else { Via::Anonymous }, principal })

@@ -5,7 +5,9 @@
 //! know, which is how a provider's key rotation reaches us.
 
 use super::config::OidcSettings;
-use openidconnect::core::{CoreAuthenticationFlow, CoreClient, CoreGenderClaim, CoreJweContentEncryptionAlgorithm, CoreJwsSigningAlgorithm};
+use openidconnect::core::{
+    CoreAuthenticationFlow, CoreClient, CoreGenderClaim, CoreJweContentEncryptionAlgorithm, CoreJwsSigningAlgorithm,
+};
 use openidconnect::{
     AuthorizationCode, ClaimsVerificationError, ClientId, ClientSecret, CsrfToken, EmptyAdditionalClaims,
     EndpointMaybeSet, EndpointNotSet, EndpointSet, IdToken, IdTokenClaims, IssuerUrl, Nonce, PkceCodeChallenge,
@@ -15,8 +17,10 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::RwLock;
 use url::Url;
 
-type Client = CoreClient<EndpointSet, EndpointNotSet, EndpointNotSet, EndpointNotSet, EndpointMaybeSet, EndpointMaybeSet>;
-type CoreIdToken = IdToken<EmptyAdditionalClaims, CoreGenderClaim, CoreJweContentEncryptionAlgorithm, CoreJwsSigningAlgorithm>;
+type Client =
+    CoreClient<EndpointSet, EndpointNotSet, EndpointNotSet, EndpointNotSet, EndpointMaybeSet, EndpointMaybeSet>;
+type CoreIdToken =
+    IdToken<EmptyAdditionalClaims, CoreGenderClaim, CoreJweContentEncryptionAlgorithm, CoreJwsSigningAlgorithm>;
 
 /// What the provider told us at discovery, ready to use.
 #[derive(Clone)]
@@ -146,7 +150,8 @@ impl Oidc {
             .request_async(&self.http)
             .await
             .map_err(|e| LoginError::Refused(e.to_string()))?;
-        let id_token = response.id_token().cloned().ok_or_else(|| LoginError::Token("no ID token in the response".into()))?;
+        let id_token =
+            response.id_token().cloned().ok_or_else(|| LoginError::Token("no ID token in the response".into()))?;
         let nonce = Nonce::new(pending.nonce);
         let verified = match self.verify(&id_token, &nonce).await? {
             Err(ClaimsVerificationError::SignatureVerification(SignatureVerificationError::NoMatchingKey)) => {
@@ -172,7 +177,8 @@ impl Oidc {
         &self,
         token: &CoreIdToken,
         nonce: &Nonce,
-    ) -> Result<Result<IdTokenClaims<EmptyAdditionalClaims, CoreGenderClaim>, ClaimsVerificationError>, LoginError> {
+    ) -> Result<Result<IdTokenClaims<EmptyAdditionalClaims, CoreGenderClaim>, ClaimsVerificationError>, LoginError>
+    {
         let discovered = self.client().await?;
         let verifier = discovered.client.id_token_verifier();
         let claims = token.claims(&verifier, nonce).cloned();

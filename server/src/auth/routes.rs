@@ -43,7 +43,11 @@ struct LoginQuery {
 
 async fn login(State(state): State<AppState>, session: Session, Query(query): Query<LoginQuery>) -> Response {
     let Some(oidc) = state.auth.oidc.as_ref() else {
-        return error_page(StatusCode::NOT_FOUND, "Single sign-on is not configured", "This portal has no identity provider set up.");
+        return error_page(
+            StatusCode::NOT_FOUND,
+            "Single sign-on is not configured",
+            "This portal has no identity provider set up.",
+        );
     };
     match oidc.start(local_path(query.next.as_deref())).await {
         Ok((url, pending)) => match session::remember_pending(&session, &pending).await {
@@ -66,7 +70,11 @@ struct CallbackQuery {
 
 async fn callback(State(state): State<AppState>, session: Session, Query(query): Query<CallbackQuery>) -> Response {
     let Some(oidc) = state.auth.oidc.as_ref() else {
-        return error_page(StatusCode::NOT_FOUND, "Single sign-on is not configured", "This portal has no identity provider set up.");
+        return error_page(
+            StatusCode::NOT_FOUND,
+            "Single sign-on is not configured",
+            "This portal has no identity provider set up.",
+        );
     };
     // Taken out first: whatever happens next, this login attempt is spent.
     let pending: Option<PendingLogin> = match session::take_pending(&session).await {
@@ -74,21 +82,34 @@ async fn callback(State(state): State<AppState>, session: Session, Query(query):
         Err(err) => return session_failure(err),
     };
     let Some(pending) = pending else {
-        return error_page(StatusCode::BAD_REQUEST, "Sign-in failed", "This sign-in was not started in this browser, or it was already used. Please start again.");
+        return error_page(
+            StatusCode::BAD_REQUEST,
+            "Sign-in failed",
+            "This sign-in was not started in this browser, or it was already used. Please start again.",
+        );
     };
-    let state_matches = query.state.as_deref().is_some_and(|s| constant_time_eq(s.as_bytes(), pending.state.as_bytes()));
+    let state_matches =
+        query.state.as_deref().is_some_and(|s| constant_time_eq(s.as_bytes(), pending.state.as_bytes()));
     if !state_matches {
         return error_page(StatusCode::BAD_REQUEST, "Sign-in failed", "The answer from the identity provider does not belong to this sign-in (state mismatch). Please start again.");
     }
     if query.iss.as_deref().is_some_and(|iss| iss != oidc.issuer()) {
-        return error_page(StatusCode::BAD_REQUEST, "Sign-in failed", "The answer came from another identity provider than the one this sign-in went to.");
+        return error_page(
+            StatusCode::BAD_REQUEST,
+            "Sign-in failed",
+            "The answer came from another identity provider than the one this sign-in went to.",
+        );
     }
     if let Some(error) = query.error {
         let detail = format!("The identity provider said: {error} {}", query.error_description.unwrap_or_default());
         return error_page(StatusCode::UNAUTHORIZED, "Sign-in was refused", detail.trim());
     }
     let Some(code) = query.code else {
-        return error_page(StatusCode::BAD_REQUEST, "Sign-in failed", "The identity provider sent no authorization code.");
+        return error_page(
+            StatusCode::BAD_REQUEST,
+            "Sign-in failed",
+            "The identity provider sent no authorization code.",
+        );
     };
     let next = pending.next.clone();
     let verified = match oidc.finish(pending, code).await {
@@ -97,7 +118,11 @@ async fn callback(State(state): State<AppState>, session: Session, Query(query):
     };
     let (role, tenant_slugs) = state.auth.config.groups.map(&verified.groups);
     let Some(email) = verified.email.filter(|e| e.contains('@')) else {
-        return error_page(StatusCode::FORBIDDEN, "Sign-in failed", "The identity provider did not share an email address; Berth needs the `email` scope.");
+        return error_page(
+            StatusCode::FORBIDDEN,
+            "Sign-in failed",
+            "The identity provider did not share an email address; Berth needs the `email` scope.",
+        );
     };
     let login = FederatedLogin {
         issuer: verified.issuer,
@@ -110,7 +135,11 @@ async fn callback(State(state): State<AppState>, session: Session, Query(query):
     let user_id = match users::record_login(&state.db, &login).await {
         Ok(id) => id,
         Err(err) => {
-            return error_page(StatusCode::from_u16(err.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), "Sign-in failed", &err.public_message())
+            return error_page(
+                StatusCode::from_u16(err.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+                "Sign-in failed",
+                &err.public_message(),
+            )
         }
     };
     match session::sign_in(&session, user_id, Some(verified.id_token)).await {
@@ -142,12 +171,20 @@ struct DevLogin {
 
 async fn dev_login(State(state): State<AppState>, session: Session, Form(form): Form<DevLogin>) -> Response {
     if !state.auth.config.dev_login {
-        return error_page(StatusCode::NOT_FOUND, "Development login is off", "Start the portal with --dev-login to use it.");
+        return error_page(
+            StatusCode::NOT_FOUND,
+            "Development login is off",
+            "Start the portal with --dev-login to use it.",
+        );
     }
     let user_id = match users::find_by_email(&state.db, &form.email).await {
         Ok(id) => id,
         Err(err) => {
-            return error_page(StatusCode::from_u16(err.status()).unwrap_or(StatusCode::BAD_REQUEST), "Development login failed", &err.public_message())
+            return error_page(
+                StatusCode::from_u16(err.status()).unwrap_or(StatusCode::BAD_REQUEST),
+                "Development login failed",
+                &err.public_message(),
+            )
         }
     };
     match session::sign_in(&session, user_id, None).await {

@@ -144,11 +144,7 @@ impl Browser {
     pub fn session_cookie(&self) -> Option<String> {
         use reqwest::cookie::CookieStore;
         let header = self.jar.cookies(&self.portal.parse().unwrap())?;
-        header
-            .to_str()
-            .ok()?
-            .split("; ")
-            .find_map(|pair| pair.strip_prefix("berth_session=").map(str::to_owned))
+        header.to_str().ok()?.split("; ").find_map(|pair| pair.strip_prefix("berth_session=").map(str::to_owned))
     }
 
     /// Starts a login at Berth and signs in at the provider's login page as
