@@ -68,6 +68,24 @@ async fn the_development_login_signs_in_as_a_seeded_user_only_when_enabled() {
 }
 
 #[tokio::test]
+async fn session_cookies_are_secure_when_the_public_url_is_https() {
+    let db = fresh_db().await;
+    server::seed::demo(&db).await.unwrap();
+    let mut config = AuthConfig::local("https://berth.example.org".parse().unwrap());
+    config.dev_login = true;
+    let app = router(AppState::new(db, "target/site", Auth::new(config).unwrap()));
+    let request = Request::post("/auth/dev-login")
+        .header(header::ORIGIN, "https://berth.example.org")
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .body(Body::from("email=ada%40berth.local"))
+        .unwrap();
+    let response = app.oneshot(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let cookie = response.headers()[header::SET_COOKIE].to_str().unwrap();
+    assert!(cookie.contains("Secure") && cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax"), "{cookie}");
+}
+
+#[tokio::test]
 async fn idle_sessions_expire_and_expired_rows_are_purged() {
     let portal = Portal::start_with(fresh_db().await, None, |config| {
         config.idle_timeout = std::time::Duration::from_secs(1);

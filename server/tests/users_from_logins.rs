@@ -1,0 +1,53 @@
+//! How a verified login becomes a user: found by issuer + subject, linked to
+//! a user an admin pre-created by email, never merged into another identity.
+
+mod common;
+
+use app::backend::users::FederatedLogin;
+use app::backend::{principals, users};
+use app::model::Role;
+use common::fresh_db;
+
+fn login(subject: &str, email: &str, role: Role, tenants: &[&str]) -> FederatedLogin {
+    FederatedLogin {
+        issuer: "https://id.example.org".into(),
+        subject: subject.into(),
+        email: email.into(),
+        name: format!("User {subject}"),
+        role,
+        tenant_slugs: tenants.iter().map(|t| t.to_string()).collect(),
+    }
+}
+
+#[tokio::test]
+async fn a_changed_email_updates_the_same_user_and_groups_replace_group_tenants() {
+    let db = fresh_db().await;
+    let first = users::record_login(&db, &login("s-1", "old@x.test", Role::Admin, &["a", "b"])).await.unwrap();
+    let again = users::record_login(&db, &login("s-1", "new@x.test", Role::User, &["b", "c"])).await.unwrap();
+    assert_eq!(first, again, "issuer + subject identify the user");
+    let me = principals::by_user_id(&db, first).await.unwrap().unwrap();
+    assert_eq!(me.email, "new@x.test");
+    assert_eq!(me.role, Role::User, "the role follows the groups at every login");
+    let slugs: Vec<&str> = me.tenants.iter().map(|t| t.slug.as_str()).collect();
+    assert_eq!(slugs, ["b", "c"]);
+}
+
+#[tokio::test]
+async fn a_pre_created_user_is_linked_once_and_another_identity_cannot_take_their_email() {
+    let db = fresh_db().await;
+    let local = users::upsert_user(&db, "ada@x.test", "Ada", Role::User, "lab").await.unwrap();
+    let linked = users::record_login(&db, &login("s-ada", "ada@x.test", Role::User, &["a"])).await.unwrap();
+    assert_eq!(local, linked, "the admin's user gets the identity on first login");
+    let me = principals::by_user_id(&db, linked).await.unwrap().unwrap();
+    let slugs: Vec<&str> = me.tenants.iter().map(|t| t.slug.as_str()).collect();
+    assert_eq!(slugs, ["a", "lab"], "the hand-made membership stays beside the group's");
+
+    let intruder = users::record_login(&db, &login("s-other", "ada@x.test", Role::Admin, &[])).await;
+    let err = intruder.expect_err("a second identity with the same email is refused");
+    assert_eq!(err.status(), 409);
+    assert!(err.public_message().contains("ask your admin"), "{}", err.public_message());
+    let count: i64 = sqlx::query_scalar("SELECT count(*) FROM app_user").fetch_one(&db).await.unwrap();
+    assert_eq!(count, 1);
+    let role: String = sqlx::query_scalar("SELECT role FROM app_user").fetch_one(&db).await.unwrap();
+    assert_eq!(role, "user", "nothing of the refused login was written");
+}
