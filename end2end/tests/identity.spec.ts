@@ -21,7 +21,11 @@ test('sign in through the provider, see name, role and tenant; sign out; an admi
   await expect(page.locator('#who-role')).toHaveText('admin');
   await page.locator('#admin-nav').click();
   await expect(page.getByRole('heading', { name: 'Users' })).toBeVisible();
-  await expect(page.locator('#user-list')).toContainText('mia@example.test');
+  const mia = page.locator('#user-list tr', { hasText: 'mia@example.test' });
+  await expect(mia).toContainText('(from group)');
+  await mia.getByLabel('Tenant for mia@example.test').fill('extra');
+  await mia.getByRole('button', { name: 'Add' }).click();
+  await expect(mia.locator('code', { hasText: 'extra' })).toBeVisible();
   expect(errors).toEqual([]);
 });
 
