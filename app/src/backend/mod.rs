@@ -3,7 +3,9 @@
 //! entry point takes the asking `Principal` and does its own role and tenant
 //! checks, so no transport can skip them.
 
+pub mod booking_form;
 pub mod bookings;
+pub mod calendar;
 pub mod error;
 pub mod identity;
 pub mod overview;

@@ -1,6 +1,7 @@
 //! The HTML shell, the router and the pages.
 
 mod account;
+pub mod calendar;
 mod home;
 mod overview;
 mod signin;
@@ -72,6 +73,7 @@ pub fn App() -> impl IntoView {
                 <Routes fallback=|| view! { <p class="empty">"Page not found."</p> }>
                     <Route path=path!("") view=HomePage ssr=SsrMode::Async/>
                     <Route path=path!("signin") view=signin::SignInPage ssr=SsrMode::Async/>
+                    <Route path=path!("calendar") view=calendar::CalendarPage ssr=SsrMode::Async/>
                     <Route path=path!("tokens") view=tokens::TokensPage ssr=SsrMode::Async/>
                     <Route path=path!("admin/users") view=users::UsersPage ssr=SsrMode::Async/>
                 </Routes>
@@ -95,6 +97,7 @@ fn Navigation(me: Option<Principal>) -> impl IntoView {
     view! {
         <nav class="account" aria-label="Account">
             <a href="/">"Pools"</a>
+            <a href="/calendar">"Calendar"</a>
             <a href="/tokens">"Tokens"</a>
             {admin.then(|| view! { <a href="/admin/users" id="admin-nav">"Users (admin)"</a> })}
             <span class="who" id="who">

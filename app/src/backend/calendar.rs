@@ -1,0 +1,170 @@
+//! The calendar's data: one pool's week (or day) in the viewer's time zone,
+//! cut into the pool's slots, with free units per kind and slot, and the
+//! bookings the viewer may see.
+
+use super::error::{ServiceError, ServiceResult};
+use super::{bookings, db_now, pools};
+use crate::model::{
+    short_kind, Booking, BookingFilter, CalendarData, Day, KindLane, PoolChoice, Principal, Slot, Window,
+};
+use crate::rules::capacity::{align_up, free_steps, Step, Usage};
+use crate::rules::window::{earliest_start, granularity, horizon_end};
+use chrono::{DateTime, Duration, NaiveDate, TimeZone, Utc};
+use chrono_tz::Tz;
+use sqlx::PgPool;
+use uuid::Uuid;
+
+/// How a `datetime-local` input writes a time.
+pub const LOCAL_INPUT: &str = "%Y-%m-%dT%H:%M";
+
+/// What the calendar is asked to show.
+#[derive(Clone, Debug, Default)]
+pub struct CalendarQuery {
+    pub pool: Option<Uuid>,
+    /// The first day shown (of seven, or the one day); today when absent.
+    pub date: Option<NaiveDate>,
+    /// 1 for the day view, 7 for the week view.
+    pub days: u32,
+    /// IANA time zone; UTC when unknown.
+    pub tz: String,
+}
+
+/// The zone for a name, UTC when the name is unknown.
+pub fn zone(name: &str) -> Tz {
+    name.parse().unwrap_or(Tz::UTC)
+}
+
+/// The UTC instant of a local midnight. Where a zone skips midnight (a DST
+/// change at 00:00), the day starts at the first instant that exists.
+pub fn local_midnight(tz: Tz, date: NaiveDate) -> DateTime<Utc> {
+    let midnight = date.and_hms_opt(0, 0, 0).expect("midnight exists");
+    match tz.from_local_datetime(&midnight).earliest() {
+        Some(at) => at.with_timezone(&Utc),
+        None => tz
+            .from_local_datetime(&(midnight + Duration::hours(1)))
+            .earliest()
+            .map(|at| at.with_timezone(&Utc))
+            .unwrap_or_else(|| Utc.from_utc_datetime(&midnight)),
+    }
+}
+
+/// The smallest free count among the steps that overlap `window`; `steps`
+/// are sorted and cover it, and `cursor` walks forward across calls.
+fn min_free(steps: &[Step], cursor: &mut usize, window: Window) -> i32 {
+    while *cursor < steps.len() && steps[*cursor].end <= window.start {
+        *cursor += 1;
+    }
+    steps[*cursor..].iter().take_while(|s| s.start < window.end).map(|s| s.free).min().unwrap_or(0)
+}
+
+pub async fn load(db: &PgPool, principal: &Principal, query: &CalendarQuery) -> ServiceResult<CalendarData> {
+    let tz = zone(&query.tz);
+    let now = db_now(db).await?;
+    let visible = pools::list(db, principal).await?;
+    let pool = match query.pool {
+        Some(id) => visible.iter().find(|p| p.id == id).cloned().ok_or(ServiceError::NotFound("pool"))?,
+        None => visible.first().cloned().ok_or(ServiceError::NotFound("pool"))?,
+    };
+    let days = if query.days == 1 { 1 } else { 7 };
+    let today = now.with_timezone(&tz).date_naive();
+    let asked = query.date.unwrap_or(today);
+    // A rolling week from the asked day: on a Sunday, "this week" is mostly
+    // past, and booking looks ahead.
+    let first = asked;
+    let range = Window { start: local_midnight(tz, first), end: local_midnight(tz, first + Duration::days(days)) };
+
+    let filter = BookingFilter { pool_id: Some(pool.id), from: Some(range.start), to: Some(range.end), mine: false };
+    let bookings: Vec<Booking> =
+        bookings::list(db, principal, &filter).await?.into_iter().filter(|b| b.state.holds_capacity()).collect();
+
+    let rules = pool.rules;
+    let step = granularity(&rules);
+    let (bookable_from, bookable_until) = (earliest_start(&rules, now), horizon_end(&rules, now));
+    let lanes: Vec<Vec<Step>> = pool
+        .kinds
+        .iter()
+        .map(|k| {
+            let usages: Vec<Usage> = bookings
+                .iter()
+                .filter(|b| b.kind == k.kind)
+                .map(|b| Usage { start: b.start, end: b.end, quantity: b.quantity })
+                .collect();
+            free_steps(&usages, k.capacity, range)
+        })
+        .collect();
+    let mut cursors = vec![0usize; lanes.len()];
+    let day_list = (0..days)
+        .map(|offset| {
+            let date = first + Duration::days(offset);
+            let (day_start, day_end) = (local_midnight(tz, date), local_midnight(tz, date + Duration::days(1)));
+            let mut slots = Vec::new();
+            let mut at = align_up(day_start, step);
+            while at < day_end {
+                let window = Window { start: at, end: at + step };
+                let free = lanes.iter().zip(cursors.iter_mut()).map(|(steps, c)| min_free(steps, c, window)).collect();
+                slots.push(Slot {
+                    start: window.start,
+                    end: window.end,
+                    label: window.start.with_timezone(&tz).format("%H:%M").to_string(),
+                    local_start: window.start.with_timezone(&tz).format(LOCAL_INPUT).to_string(),
+                    local_end: window.end.with_timezone(&tz).format(LOCAL_INPUT).to_string(),
+                    free,
+                    bookable: window.start >= bookable_from && window.end <= bookable_until,
+                });
+                at += step;
+            }
+            Day { date, label: date.format("%a %d %b").to_string(), slots }
+        })
+        .collect();
+    Ok(CalendarData {
+        pools: visible.iter().map(|p| PoolChoice { id: p.id, name: p.name.clone() }).collect(),
+        kinds: pool
+            .kinds
+            .iter()
+            .map(|k| KindLane { kind: k.kind.clone(), capacity: k.capacity, short: short_kind(&k.kind) })
+            .collect(),
+        pool,
+        tz: tz.name().to_string(),
+        now,
+        days: day_list,
+        bookings,
+        today,
+        prev: first - Duration::days(days),
+        next: first + Duration::days(days),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_midnights_follow_the_zone_including_dst_days() {
+        let berlin = zone("Europe/Berlin");
+        let day = |d| NaiveDate::from_ymd_opt(2026, 3, d).unwrap();
+        assert_eq!(local_midnight(berlin, day(29)).to_rfc3339(), "2026-03-28T23:00:00+00:00");
+        // The spring-forward day is 23 hours long.
+        assert_eq!(local_midnight(berlin, day(30)) - local_midnight(berlin, day(29)), Duration::hours(23));
+        assert_eq!(zone("Not/AZone"), Tz::UTC);
+        // Asia/Gaza skips midnight on some DST days; the day then starts at 01:00.
+        let gaza = zone("Asia/Gaza");
+        let skipped = NaiveDate::from_ymd_opt(2024, 4, 20).unwrap();
+        let start = local_midnight(gaza, skipped);
+        assert_eq!(start.with_timezone(&gaza).format("%H:%M").to_string(), "01:00");
+    }
+
+    #[test]
+    fn min_free_is_the_lowest_step_overlapping_the_slot() {
+        let t = |m| Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap() + Duration::minutes(m);
+        let steps = [
+            Step { start: t(0), end: t(20), free: 3 },
+            Step { start: t(20), end: t(25), free: 1 },
+            Step { start: t(25), end: t(60), free: 2 },
+        ];
+        let mut cursor = 0;
+        assert_eq!(min_free(&steps, &mut cursor, Window { start: t(0), end: t(15) }), 3);
+        assert_eq!(min_free(&steps, &mut cursor, Window { start: t(15), end: t(30) }), 1);
+        assert_eq!(min_free(&steps, &mut cursor, Window { start: t(30), end: t(45) }), 2);
+        assert_eq!(cursor, 2);
+    }
+}

@@ -1,0 +1,109 @@
+//! What the calendar pages show: a week (or day) of one pool in the viewer's
+//! time zone, with free units per slot for every kind, the bookings the
+//! viewer may see, and the outcome of booking from the calendar.
+
+use super::{Booking, Pool, Window};
+use chrono::{DateTime, NaiveDate, Utc};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// One slot (the pool's granularity) of a local day.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Slot {
+    pub start: DateTime<Utc>,
+    pub end: DateTime<Utc>,
+    /// Local wall-clock start, "09:15".
+    pub label: String,
+    /// Local start and end as a `datetime-local` input writes them, "2026-11-23T09:15".
+    pub local_start: String,
+    pub local_end: String,
+    /// Free units per kind (in the order of `CalendarData::kinds`).
+    pub free: Vec<i32>,
+    /// Inside the pool's booking range (after the notice, before the horizon).
+    pub bookable: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Day {
+    pub date: NaiveDate,
+    /// "Mon 23 Nov".
+    pub label: String,
+    pub slots: Vec<Slot>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KindLane {
+    pub kind: String,
+    pub capacity: i32,
+    /// "GPU" or "MIG 1g.24gb", for column headers.
+    pub short: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PoolChoice {
+    pub id: Uuid,
+    pub name: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CalendarData {
+    pub pools: Vec<PoolChoice>,
+    pub pool: Pool,
+    /// The IANA zone everything local is shown in.
+    pub tz: String,
+    pub now: DateTime<Utc>,
+    pub kinds: Vec<KindLane>,
+    pub days: Vec<Day>,
+    /// Bookings that hold capacity in the shown range: the viewer's own in
+    /// full, everyone else's as anonymous occupancy (in full for admins).
+    pub bookings: Vec<Booking>,
+    pub today: NaiveDate,
+    pub prev: NaiveDate,
+    pub next: NaiveDate,
+}
+
+/// The fields of the booking form, as posted.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct BookingForm {
+    pub pool_id: Uuid,
+    pub kind: String,
+    pub quantity: i32,
+    /// `2026-11-23T09:15` (a `datetime-local` input, in `tz`) or RFC 3339.
+    pub start: String,
+    pub end: String,
+    pub tz: String,
+    pub mode: String,
+    #[serde(default)]
+    pub image: String,
+    #[serde(default)]
+    pub note: String,
+}
+
+/// What booking from the calendar (or a suggestion) led to.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum BookOutcome {
+    /// `when` is the window in the viewer's zone, "Mon 23 Nov 09:15–11:00".
+    Booked { booking: Booking, when: String },
+    /// Refused for a reason the user can act on: a field, or capacity (then
+    /// `suggestion` is the earliest window of the same length that fits).
+    Refused { field: Option<String>, message: String, suggestion: Option<Suggestion>, form: BookingForm },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Suggestion {
+    pub window: Window,
+    pub when: String,
+}
+
+/// A short name for a resource kind: `nvidia.com/gpu` → "GPU",
+/// `nvidia.com/mig-1g.24gb` → "MIG 1g.24gb".
+pub fn short_kind(kind: &str) -> String {
+    match kind.strip_prefix("nvidia.com/") {
+        Some("gpu") => "GPU".into(),
+        Some(rest) => match rest.strip_prefix("mig-") {
+            Some(profile) => format!("MIG {profile}"),
+            None => rest.to_string(),
+        },
+        None => kind.to_string(),
+    }
+}

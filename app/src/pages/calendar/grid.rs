@@ -1,0 +1,248 @@
+//! The week (or day) grid: time down, days across, one lane per kind inside
+//! each day. Each cell shows the free units (number and colour). Pressing a
+//! free cell and dragging selects a window; so do shift+arrows from a
+//! focused cell, and Enter opens the booking panel with it.
+
+use super::cells::{level, Cell};
+use super::selection::Selection;
+use crate::model::CalendarData;
+use leptos::prelude::*;
+use std::sync::Arc;
+
+/// Where keyboard focus sits: (day, kind, slot).
+pub type Focus = (usize, usize, usize);
+
+#[component]
+pub fn Grid(
+    data: Arc<CalendarData>,
+    cells: Arc<Vec<Vec<Vec<Cell>>>>,
+    selection: RwSignal<Option<Selection>>,
+    /// Called with the final selection when a drag ends or Enter is pressed.
+    on_choose: Callback<Selection>,
+) -> impl IntoView {
+    let dragging = RwSignal::new(false);
+    let start = first_bookable(&cells).unwrap_or((0, 0, 0));
+    let focus = RwSignal::new(start);
+    // Open at the first slot that can still be booked rather than at midnight.
+    #[cfg(feature = "hydrate")]
+    Effect::new(move |_| {
+        if let Some(cell) = leptos::tachys::dom::document().get_element_by_id(&cell_id(start.0, start.1, start.2)) {
+            let options = leptos::web_sys::ScrollIntoViewOptions::new();
+            options.set_block(leptos::web_sys::ScrollLogicalPosition::Center);
+            cell.scroll_into_view_with_scroll_into_view_options(&options);
+        }
+    });
+    let rows = data.days.iter().map(|d| d.slots.len()).max().unwrap_or(0);
+    let kinds = data.kinds.len();
+    let finish_drag = move || {
+        if dragging.get_untracked() {
+            dragging.set(false);
+            if let Some(s) = selection.get_untracked() {
+                on_choose.run(s);
+            }
+        }
+    };
+    // A drag may end outside the grid; the window hears that release.
+    #[cfg(feature = "hydrate")]
+    {
+        let handle = window_event_listener(leptos::ev::pointerup, move |_| finish_drag());
+        on_cleanup(move || handle.remove());
+    }
+    let head_days = data
+        .days
+        .iter()
+        .map(|day| {
+            view! { <th scope="colgroup" colspan=kinds.to_string() class="day-head">{day.label.clone()}</th> }
+        })
+        .collect_view();
+    let head_kinds = data
+        .days
+        .iter()
+        .map(|_| {
+            data.kinds
+                .iter()
+                .map(|k| {
+                    view! {
+                        <th scope="col" class="kind-head" title=k.kind.clone()>{k.short.clone()}</th>
+                    }
+                })
+                .collect_view()
+        })
+        .collect_view();
+    let body = (0..rows)
+        .map(|i| {
+            let label = data.days.iter().find_map(|d| d.slots.get(i)).map(|s| s.label.clone()).unwrap_or_default();
+            let hour_start = label.ends_with(":00");
+            let tds = data
+                .days
+                .iter()
+                .enumerate()
+                .map(|(d, day)| {
+                    (0..kinds)
+                        .map(|k| {
+                            let Some(cell) = cells[d][k].get(i).cloned() else {
+                                return view! { <td class="slot gap"></td> }.into_any();
+                            };
+                            let slot = day.slots[i].clone();
+                            let aria = format!(
+                                "{} {}, {}: {} of {} free{}",
+                                day.label,
+                                slot.label,
+                                data.kinds[k].short,
+                                cell.free,
+                                cell.capacity,
+                                if cell.mine > 0 { format!(", yours: {}", cell.mine) } else { String::new() },
+                            );
+                            let title = if cell.others.is_empty() {
+                                aria.clone()
+                            } else {
+                                format!("{aria}; booked by {}", cell.others.join(", "))
+                            };
+                            let base = format!(
+                                "slot free-{}{}{}{}",
+                                level(cell.free, cell.capacity),
+                                if cell.bookable { "" } else { " past" },
+                                if cell.mine > 0 { " mine" } else { "" },
+                                if cell.others.is_empty() { "" } else { " others" },
+                            );
+                            let bookable = cell.bookable && cell.free > 0;
+                            let class = move || {
+                                let selected = selection.get().is_some_and(|s| s.contains(d, k, i));
+                                if selected {
+                                    format!("{base} selected")
+                                } else {
+                                    base.clone()
+                                }
+                            };
+                            view! {
+                    <td
+                        id=cell_id(d, k, i)
+                        class=class
+                        role="gridcell"
+                        aria-label=aria
+                        title=title
+                        aria-selected=move || selection.get().is_some_and(|s| s.contains(d, k, i)).to_string()
+                        tabindex=move || if focus.get() == (d, k, i) { "0" } else { "-1" }
+                        data-slot=i.to_string()
+                        on:pointerdown=move |ev| {
+                            if !bookable { return; }
+                            ev.prevent_default();
+                            focus.set((d, k, i));
+                            selection.set(Some(Selection::at(d, k, i)));
+                            dragging.set(true);
+                        }
+                        on:pointerover=move |_| {
+                            if dragging.get_untracked() {
+                                selection.update(|s| if let Some(s) = s.as_mut() {
+                                    if s.day == d && s.kind == k { *s = s.extend_to(i); }
+                                });
+                            }
+                        }
+                        on:pointerup=move |_| finish_drag()
+                        on:keydown=move |ev| on_key(ev, (d, k, i), focus, selection, on_choose)
+                    >
+                        <span class="free">{cell.free}</span>
+                        {cell.block_label.map(|label| view! { <span class="block-label">{label}</span> })}
+                    </td>
+                }.into_any()
+                        })
+                        .collect_view()
+                })
+                .collect_view();
+            view! {
+                <tr class:hour=hour_start>
+                    <th scope="row" class="time">{if hour_start || i == 0 { label } else { String::new() }}</th>
+                    {tds}
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <div class="calendar-scroll">
+            <table class="calendar" role="grid" aria-label="Free units per slot; select a window to book">
+                <thead>
+                    <tr><th rowspan="2" scope="col" class="time">"Time"</th>{head_days}</tr>
+                    <tr>{head_kinds}</tr>
+                </thead>
+                <tbody>{body}</tbody>
+            </table>
+        </div>
+    }
+}
+
+pub fn cell_id(day: usize, kind: usize, slot: usize) -> String {
+    format!("cell-{day}-{kind}-{slot}")
+}
+
+fn first_bookable(cells: &[Vec<Vec<Cell>>]) -> Option<Focus> {
+    for (d, day) in cells.iter().enumerate() {
+        for (k, column) in day.iter().enumerate() {
+            if let Some(i) = column.iter().position(|c| c.bookable) {
+                return Some((d, k, i));
+            }
+        }
+    }
+    None
+}
+
+/// Arrows move the focus; shift+up/down grow or shrink the selection in the
+/// focused column; Enter books the selection (or the focused slot).
+fn on_key(
+    ev: leptos::ev::KeyboardEvent,
+    (d, k, i): Focus,
+    focus: RwSignal<Focus>,
+    selection: RwSignal<Option<Selection>>,
+    on_choose: Callback<Selection>,
+) {
+    let target = match ev.key().as_str() {
+        "ArrowUp" => Some((d, k, i.saturating_sub(1))),
+        "ArrowDown" => Some((d, k, i + 1)),
+        "ArrowLeft" => Some(if k > 0 { (d, k - 1, i) } else { (d.saturating_sub(1), k, i) }),
+        "ArrowRight" => Some((d, k + 1, i)),
+        "Enter" | " " => {
+            ev.prevent_default();
+            let chosen = selection.get_untracked().filter(|s| s.contains(d, k, i)).unwrap_or(Selection::at(d, k, i));
+            selection.set(Some(chosen));
+            on_choose.run(chosen);
+            None
+        }
+        _ => None,
+    };
+    let Some((nd, nk, ni)) = target else { return };
+    ev.prevent_default();
+    if !move_focus(nd, nk, ni) {
+        // Past the last kind of a day: on to the next day's first kind.
+        if ev.key() == "ArrowRight" && move_focus(d + 1, 0, i) {
+            focus.set((d + 1, 0, i));
+        }
+        return;
+    }
+    focus.set((nd, nk, ni));
+    if ev.shift_key() && nd == d && nk == k {
+        selection.update(|s| {
+            let current = s.filter(|s| s.day == d && s.kind == k).unwrap_or(Selection::at(d, k, i));
+            *s = Some(current.extend_to(ni));
+        });
+    }
+}
+
+/// Focuses a cell if it exists.
+fn move_focus(day: usize, kind: usize, slot: usize) -> bool {
+    #[cfg(feature = "hydrate")]
+    {
+        use leptos::wasm_bindgen::JsCast;
+        let element = leptos::tachys::dom::document()
+            .get_element_by_id(&cell_id(day, kind, slot))
+            .and_then(|e| e.dyn_into::<leptos::web_sys::HtmlElement>().ok());
+        if let Some(element) = element {
+            let _ = element.focus();
+            return true;
+        }
+        false
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = (day, kind, slot);
+        false
+    }
+}

@@ -1,0 +1,183 @@
+//! The calendar: one pool's week or day in the viewer's time zone, free
+//! units per slot for each kind side by side, the viewer's bookings as
+//! blocks, and the booking panel. Server-rendered and complete without
+//! JavaScript; hydrated, drag-select and the keyboard fill the panel and a
+//! booking updates the grid without a reload.
+
+mod cells;
+pub mod data;
+mod grid;
+mod outcome;
+mod panel;
+mod selection;
+
+use crate::model::CalendarData;
+use data::{load_calendar, Book};
+use grid::Grid;
+use leptos::prelude::*;
+use leptos_router::components::Form;
+use leptos_router::hooks::use_query_map;
+use outcome::{Banner, OutcomeBanner};
+use panel::{BookingPanel, Prefill};
+use selection::Selection;
+use std::sync::Arc;
+
+#[component]
+pub fn CalendarPage() -> impl IntoView {
+    let query = use_query_map();
+    let book = ServerAction::<Book>::new();
+    let params = move || {
+        query.with(|q| {
+            (
+                q.get("pool").and_then(|p| p.parse().ok()),
+                q.get("date").and_then(|d| d.parse().ok()),
+                if q.get("view").as_deref() == Some("day") { 1u32 } else { 7 },
+                q.get("tz").unwrap_or_default(),
+            )
+        })
+    };
+    let calendar = Resource::new(
+        move || (params(), book.version().get()),
+        |((pool, date, days, tz), _)| load_calendar(pool, date, days, tz),
+    );
+    // The server cannot know the browser's zone on a first visit: once
+    // hydrated, remember it in a cookie and show the calendar in it.
+    #[cfg(feature = "hydrate")]
+    {
+        let navigate = leptos_router::hooks::use_navigate();
+        let location = leptos_router::hooks::use_location();
+        Effect::new(move |_| {
+            let Some(Ok(data)) = calendar.get() else { return };
+            let browser = browser_zone();
+            if browser.is_empty() || browser == data.tz || query.with_untracked(|q| q.get("tz").is_some()) {
+                return;
+            }
+            set_zone_cookie(&browser);
+            let search = location.search.get_untracked();
+            let joiner = if search.is_empty() { "?" } else { "&" };
+            let path = location.pathname.get_untracked();
+            navigate(&format!("{path}{search}{joiner}tz={}", urlencode(&browser)), Default::default());
+        });
+    }
+    let banner =
+        move || book.value().get().and_then(|r| r.ok()).map(Banner::from).or_else(|| query.with(Banner::from_query));
+    view! {
+        <Transition fallback=|| view! { <p class="loading">"Loading the calendar…"</p> }>
+            {move || calendar.get().map(|result| match result {
+                Ok(data) => view! { <CalendarView data=Arc::new(data) book banner=banner()/> }.into_any(),
+                Err(err) => view! { <p class="error" role="alert">"Could not load the calendar: " {err.to_string()}</p> }.into_any(),
+            })}
+        </Transition>
+    }
+}
+
+#[component]
+fn CalendarView(data: Arc<CalendarData>, book: ServerAction<Book>, banner: Option<Banner>) -> impl IntoView {
+    let cells = Arc::new(cells::cells(&data));
+    let selection = RwSignal::new(None::<Selection>);
+    let on_choose = Callback::new(move |_s: Selection| {
+        #[cfg(feature = "hydrate")]
+        if let Some(panel) = leptos::tachys::dom::document().get_element_by_id("book-kind") {
+            use leptos::wasm_bindgen::JsCast;
+            if let Ok(panel) = panel.dyn_into::<leptos::web_sys::HtmlElement>() {
+                let _ = panel.focus();
+            }
+        }
+    });
+    let prefill = match &banner {
+        Some(Banner::Refused { form, .. }) => Prefill {
+            kind: Some(form.kind.clone()),
+            quantity: Some(form.quantity),
+            mode: Some(form.mode.clone()),
+            image: Some(form.image.clone()),
+            note: Some(form.note.clone()),
+        },
+        _ => Prefill::default(),
+    };
+    let pool = data.pool.clone();
+    let days = data.days.len();
+    let view_name = if days == 1 { "day" } else { "week" };
+    let link = {
+        let (pool, tz) = (pool.id, data.tz.clone());
+        move |date: chrono::NaiveDate, view: &str| {
+            format!("/calendar?pool={pool}&date={date}&view={view}&tz={}", urlencode(&tz))
+        }
+    };
+    let shown = match (data.days.first(), data.days.last()) {
+        (Some(first), Some(last)) if days > 1 => format!("{} – {}", first.label, last.label),
+        (Some(first), _) => first.label.clone(),
+        _ => String::new(),
+    };
+    let first_date = data.days.first().map(|d| d.date).unwrap_or(data.today);
+    let (prev, today, next, tz) = (data.prev, data.today, data.next, data.tz.clone());
+    let pools: Vec<_> = data.pools.clone();
+    let (tz_label, tz_banner) = (tz.clone(), tz.clone());
+    view! {
+        <section class="page-head calendar-head">
+            <h1>{pool.name.clone()} <span class="muted">" · " {shown}</span></h1>
+            <nav class="cal-nav" aria-label="Calendar navigation">
+                <a class="button secondary" id="prev" href=link(prev, view_name)>"‹ Previous"</a>
+                <a class="button secondary" id="today" href=link(today, view_name)>"Today"</a>
+                <a class="button secondary" id="next" href=link(next, view_name)>"Next ›"</a>
+                <a class="button secondary" id="view-switch" href=link(first_date, if days == 1 { "week" } else { "day" })>
+                    {if days == 1 { "Week view" } else { "Day view" }}
+                </a>
+            </nav>
+        </section>
+        <Form method="GET" action="/calendar" attr:class="inline-form pool-picker">
+            <label>"Pool "
+                <select name="pool" id="pool-picker">
+                    {pools.iter().map(|p| view! { <option value=p.id.to_string() selected=p.id == pool.id>{p.name.clone()}</option> }).collect_view()}
+                </select>
+            </label>
+            <input type="hidden" name="view" value=view_name/>
+            <input type="hidden" name="tz" value=tz/>
+            <button class="button secondary" type="submit">"Show"</button>
+            <span class="muted">"Times in " {tz_label} " · " <a href=format!("/find?pool={}", pool.id)>"Find a slot"</a></span>
+        </Form>
+        {banner.map(|banner| view! { <OutcomeBanner banner action=book tz=tz_banner/> })}
+        <Legend/>
+        <div class="calendar-layout">
+            <Grid data=data.clone() cells=cells.clone() selection on_choose/>
+            <BookingPanel data=data.clone() cells selection action=book prefill/>
+        </div>
+    }
+}
+
+#[component]
+fn Legend() -> impl IntoView {
+    view! {
+        <p class="legend" aria-label="Legend">
+            <span class="swatch free-ok">"3"</span>" free units · "
+            <span class="swatch free-low">"1"</span>" almost full · "
+            <span class="swatch free-none">"0"</span>" full · "
+            <span class="swatch mine">"You"</span>" your booking · "
+            <span class="swatch past">" "</span>" cannot be booked (past or beyond the horizon) · drag across free slots, or focus one and use shift+arrows, then Enter"
+        </p>
+    }
+}
+
+pub(crate) fn urlencode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// The browser's IANA time zone, from `Intl.DateTimeFormat`.
+#[cfg(feature = "hydrate")]
+fn browser_zone() -> String {
+    let options = js_sys::Intl::DateTimeFormat::new(&js_sys::Array::new(), &js_sys::Object::new()).resolved_options();
+    js_sys::Reflect::get(&options, &"timeZone".into()).ok().and_then(|v| v.as_string()).unwrap_or_default()
+}
+
+#[cfg(feature = "hydrate")]
+fn set_zone_cookie(zone: &str) {
+    use leptos::wasm_bindgen::JsCast;
+    let document = leptos::tachys::dom::document();
+    if let Ok(html) = document.dyn_into::<web_sys::HtmlDocument>() {
+        let _ = html.set_cookie(&format!("berth_tz={}; path=/; SameSite=Lax; max-age=31536000", urlencode(zone)));
+    }
+}

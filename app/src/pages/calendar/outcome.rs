@@ -1,0 +1,98 @@
+//! What the last booking attempt led to, shown above the calendar: the
+//! booked window (and, when it waits for approval, who must approve), or why
+//! it was refused with the next free window as a one-click alternative.
+
+use super::data::Book;
+use crate::model::{BookOutcome, BookingForm, BookingState, Suggestion, Window};
+use chrono::{DateTime, Utc};
+use leptos::prelude::*;
+use leptos_router::params::ParamsMap;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Banner {
+    Booked { when: String, state: String },
+    Refused { message: String, field: Option<String>, suggestion: Option<Suggestion>, form: BookingForm },
+}
+
+impl From<BookOutcome> for Banner {
+    fn from(outcome: BookOutcome) -> Self {
+        match outcome {
+            BookOutcome::Booked { booking, when } => Banner::Booked { when, state: booking.state.as_str().into() },
+            BookOutcome::Refused { field, message, suggestion, form } => {
+                Banner::Refused { message, field, suggestion, form }
+            }
+        }
+    }
+}
+
+impl Banner {
+    /// The outcome a script-less form post left in the page's query.
+    pub fn from_query(query: &ParamsMap) -> Option<Banner> {
+        let get = |key: &str| query.get(key).unwrap_or_default();
+        if query.get("booked").is_some() {
+            return Some(Banner::Booked { when: get("booked_when"), state: get("booked_state") });
+        }
+        let message = query.get("refused")?;
+        let time = |key: &str| get(key).parse::<DateTime<Utc>>().ok();
+        let suggestion = match (time("suggest_start"), time("suggest_end")) {
+            (Some(start), Some(end)) => Some(Suggestion { window: Window { start, end }, when: get("suggest_when") }),
+            _ => None,
+        };
+        let form = BookingForm {
+            pool_id: get("pool_id").parse().unwrap_or_default(),
+            kind: get("kind"),
+            quantity: get("quantity").parse().unwrap_or(1),
+            start: get("start"),
+            end: get("end"),
+            tz: String::new(),
+            mode: get("mode"),
+            image: get("image"),
+            note: get("note"),
+        };
+        Some(Banner::Refused { message, field: query.get("field"), suggestion, form })
+    }
+}
+
+#[component]
+pub fn OutcomeBanner(banner: Banner, action: ServerAction<Book>, tz: String) -> impl IntoView {
+    match banner {
+        Banner::Booked { when, state } => {
+            let pending = state == BookingState::Pending.as_str();
+            view! {
+                <div class="outcome ok" role="status" id="outcome">
+                    <strong>"Booked: "</strong> {when} " · " <span class=format!("badge state-{state}")>{state.clone()}</span>
+                    {pending.then(|| view! { <p>"Waiting for approval by an admin of this pool; you will see it change here and in My bookings."</p> })}
+                    " " <a href="/bookings">"See My bookings"</a>
+                </div>
+            }
+            .into_any()
+        }
+        Banner::Refused { message, field, suggestion, form } => view! {
+            <div class="outcome refused" role="alert" id="outcome">
+                <strong>"Not booked: "</strong> {message}
+                {field.map(|f| view! { <span class="muted">" (field: " {f} ")"</span> })}
+                {suggestion.map(|s| {
+                    let when = s.when.clone();
+                    view! {
+                        <div class="suggestion">
+                            "The earliest window of the same length that fits is " <strong>{s.when.clone()}</strong> "."
+                            <ActionForm action attr:class="inline">
+                                <input type="hidden" name="pool_id" value=form.pool_id.to_string()/>
+                                <input type="hidden" name="kind" value=form.kind.clone()/>
+                                <input type="hidden" name="quantity" value=form.quantity.to_string()/>
+                                <input type="hidden" name="start" value=s.window.start.to_rfc3339()/>
+                                <input type="hidden" name="end" value=s.window.end.to_rfc3339()/>
+                                <input type="hidden" name="tz" value=tz.clone()/>
+                                <input type="hidden" name="mode" value=form.mode.clone()/>
+                                <input type="hidden" name="image" value=form.image.clone()/>
+                                <input type="hidden" name="note" value=form.note.clone()/>
+                                <button class="button" type="submit" id="book-suggestion">{format!("Book {when} instead")}</button>
+                            </ActionForm>
+                        </div>
+                    }
+                })}
+            </div>
+        }
+        .into_any(),
+    }
+}

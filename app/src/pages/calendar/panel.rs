@@ -1,0 +1,128 @@
+//! The booking panel: a form prefilled with the selected window. It posts
+//! to the `book` server fn — through the hydrated app when JavaScript runs,
+//! as a plain form post when it does not.
+
+use super::cells::Cell;
+use super::data::Book;
+use super::selection::Selection;
+use crate::model::CalendarData;
+use leptos::prelude::*;
+use std::sync::Arc;
+
+/// What the panel starts with when no selection fills it (e.g. a refused
+/// booking's values echoed back to a page without JavaScript).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Prefill {
+    pub kind: Option<String>,
+    pub quantity: Option<i32>,
+    pub mode: Option<String>,
+    pub image: Option<String>,
+    pub note: Option<String>,
+}
+
+#[component]
+pub fn BookingPanel(
+    data: Arc<CalendarData>,
+    cells: Arc<Vec<Vec<Vec<Cell>>>>,
+    selection: RwSignal<Option<Selection>>,
+    action: ServerAction<Book>,
+    prefill: Prefill,
+) -> impl IntoView {
+    let first_slot = data.days.iter().flat_map(|d| d.slots.iter()).find(|s| s.bookable).cloned();
+    let kind = RwSignal::new(
+        prefill.kind.clone().unwrap_or_else(|| data.kinds.first().map(|k| k.kind.clone()).unwrap_or_default()),
+    );
+    let start = RwSignal::new(first_slot.as_ref().map(|s| s.local_start.clone()).unwrap_or_default());
+    let end = RwSignal::new(first_slot.as_ref().map(|s| s.local_end.clone()).unwrap_or_default());
+    let quantity = RwSignal::new(prefill.quantity.unwrap_or(1));
+    // A new selection fills the form; the quantity falls to what is free.
+    let (fill_data, fill_cells) = (data.clone(), cells.clone());
+    Effect::new(move |_| {
+        let Some(s) = selection.get() else { return };
+        let (first, last) = s.range();
+        let day = &fill_data.days[s.day];
+        if let (Some(a), Some(b)) = (day.slots.get(first), day.slots.get(last)) {
+            start.set(a.local_start.clone());
+            end.set(b.local_end.clone());
+        }
+        kind.set(fill_data.kinds[s.kind].kind.clone());
+        let most = s.max_quantity(&fill_cells[s.day][s.kind]);
+        quantity.update(|q| *q = (*q).clamp(1, most.max(1)));
+    });
+    // Only what is free across the selected window is offered.
+    let (offer_data, offer_cells) = (data.clone(), cells.clone());
+    let offered = move || {
+        let capacity = offer_data.kinds.iter().find(|k| k.kind == kind.get()).map(|k| k.capacity).unwrap_or(1);
+        let most = match selection.get() {
+            Some(s) if offer_data.kinds.get(s.kind).is_some_and(|k| k.kind == kind.get()) => {
+                s.max_quantity(&offer_cells[s.day][s.kind])
+            }
+            _ => capacity,
+        };
+        (1..=most.max(0)).collect::<Vec<i32>>()
+    };
+    let pool = data.pool.clone();
+    let images = pool.images.clone();
+    let chosen_image = prefill.image.clone().unwrap_or_default();
+    let chosen_mode = prefill.mode.clone().unwrap_or_else(|| "interactive".into());
+    let pending = action.pending();
+    view! {
+        <section class="panel booking-panel" id="booking-panel" aria-labelledby="panel-title">
+            <h2 id="panel-title">"Book a window"</h2>
+            <p class="muted">
+                {if pool.requires_approval { "Bookings in this pool wait for an admin's approval." } else { "Bookings in this pool are confirmed at once." }}
+                " Times are in " {data.tz.clone()} "."
+            </p>
+            <ActionForm action attr:class="booking-form">
+                <input type="hidden" name="pool_id" value=pool.id.to_string()/>
+                <input type="hidden" name="tz" value=data.tz.clone()/>
+                <label>"Kind"
+                    <select name="kind" id="book-kind" prop:value=move || kind.get() on:change=move |ev| kind.set(event_target_value(&ev))>
+                        {data.kinds.iter().map(|k| {
+                            let value = k.kind.clone();
+                            let selected = prefill.kind.as_deref().unwrap_or(data.kinds[0].kind.as_str()) == value;
+                            view! { <option value=value.clone() selected=selected>{format!("{} ({})", k.short, k.kind)}</option> }
+                        }).collect_view()}
+                    </select>
+                </label>
+                <label>"Units"
+                    <select name="quantity" id="book-quantity" prop:value=move || quantity.get().to_string()
+                        on:change=move |ev| quantity.set(event_target_value(&ev).parse().unwrap_or(1))>
+                        {move || offered().into_iter().map(|n| view! {
+                            <option value=n.to_string() selected=move || quantity.get() == n>{n}</option>
+                        }).collect_view()}
+                    </select>
+                </label>
+                <label>"From"
+                    <input type="datetime-local" name="start" id="book-start" required
+                        value=start.get_untracked() prop:value=move || start.get() on:input=move |ev| start.set(event_target_value(&ev))/>
+                </label>
+                <label>"Until"
+                    <input type="datetime-local" name="end" id="book-end" required
+                        value=end.get_untracked() prop:value=move || end.get() on:input=move |ev| end.set(event_target_value(&ev))/>
+                </label>
+                <fieldset class="modes">
+                    <legend>"Mode"</legend>
+                    <label><input type="radio" name="mode" value="interactive" checked=chosen_mode == "interactive"/>
+                        " Interactive — a notebook or IDE workspace with the GPUs attached."</label>
+                    <label><input type="radio" name="mode" value="inference" checked=chosen_mode == "inference"/>
+                        " Inference — serve a model; the workspace itself requests no GPU."</label>
+                </fieldset>
+                <label>"Workspace image"
+                    <select name="image" id="book-image">
+                        {images.is_empty().then(|| view! { <option value="">"Pool default"</option> })}
+                        {images.iter().map(|image| view! {
+                            <option value=image.clone() selected=chosen_image == *image>{image.clone()}</option>
+                        }).collect_view()}
+                    </select>
+                </label>
+                <label class="wide">"Note"
+                    <textarea name="note" id="book-note" maxlength="1000" rows="2">{prefill.note.clone().unwrap_or_default()}</textarea>
+                </label>
+                <button class="button" type="submit" id="book-submit" disabled=move || pending.get()>
+                    {move || if pending.get() { "Booking…" } else { "Book" }}
+                </button>
+            </ActionForm>
+        </section>
+    }
+}
