@@ -2,7 +2,9 @@
 
 mod account;
 pub mod calendar;
+mod find;
 mod home;
+mod my_bookings;
 mod overview;
 mod signin;
 mod tokens;
@@ -23,6 +25,16 @@ use leptos_router::{
 
 /// The signed-in principal as every page reads it (one request per page load).
 pub type Me = Resource<Result<Option<Principal>, ServerFnError>>;
+
+/// The browser's time zone once hydration has learnt it ("" before: the
+/// server then uses the `berth_tz` cookie an earlier visit left, else UTC).
+#[derive(Clone, Copy)]
+pub struct ViewerZone(pub RwSignal<String>);
+
+/// The zone a page shows times in: `?tz=` first, else the browser's.
+pub fn viewer_zone(query: &Memo<leptos_router::params::ParamsMap>) -> String {
+    query.with(|q| q.get("tz")).unwrap_or_else(|| use_context::<ViewerZone>().map(|z| z.0.get()).unwrap_or_default())
+}
 
 pub(crate) fn when(at: DateTime<Utc>) -> String {
     at.format("%a %d %b %Y %H:%M UTC").to_string()
@@ -52,10 +64,15 @@ pub fn App() -> impl IntoView {
     provide_meta_context();
     let me: Me = Resource::new(|| (), |_| current_user());
     provide_context(me);
+    let zone = RwSignal::new(String::new());
+    provide_context(ViewerZone(zone));
     // Effects run only in the browser, so this flips once the WASM has hydrated
     // the page; end-to-end tests wait for it before they click.
     let (hydrated, set_hydrated) = signal(false);
-    Effect::new(move |_| set_hydrated.set(true));
+    Effect::new(move |_| {
+        set_hydrated.set(true);
+        learn_zone(zone);
+    });
     view! {
         <Stylesheet id="leptos" href="/pkg/berth.css"/>
         <Title text="Berth — GPU booking"/>
@@ -74,6 +91,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("") view=HomePage ssr=SsrMode::Async/>
                     <Route path=path!("signin") view=signin::SignInPage ssr=SsrMode::Async/>
                     <Route path=path!("calendar") view=calendar::CalendarPage ssr=SsrMode::Async/>
+                    <Route path=path!("bookings") view=my_bookings::MyBookingsPage ssr=SsrMode::Async/>
+                    <Route path=path!("find") view=find::FindSlotPage ssr=SsrMode::Async/>
                     <Route path=path!("tokens") view=tokens::TokensPage ssr=SsrMode::Async/>
                     <Route path=path!("admin/users") view=users::UsersPage ssr=SsrMode::Async/>
                 </Routes>
@@ -98,6 +117,7 @@ fn Navigation(me: Option<Principal>) -> impl IntoView {
         <nav class="account" aria-label="Account">
             <a href="/">"Pools"</a>
             <a href="/calendar">"Calendar"</a>
+            <a href="/bookings">"My bookings"</a>
             <a href="/tokens">"Tokens"</a>
             {admin.then(|| view! { <a href="/admin/users" id="admin-nav">"Users (admin)"</a> })}
             <span class="who" id="who">
@@ -111,4 +131,27 @@ fn Navigation(me: Option<Principal>) -> impl IntoView {
         </nav>
     }
     .into_any()
+}
+
+/// Remembers the browser's zone in a cookie (so later pages render in it on
+/// the server) and, when the server did not know it yet, makes pages refetch
+/// their data in it.
+fn learn_zone(zone: RwSignal<String>) {
+    #[cfg(feature = "hydrate")]
+    {
+        use leptos::wasm_bindgen::JsCast;
+        let options =
+            js_sys::Intl::DateTimeFormat::new(&js_sys::Array::new(), &js_sys::Object::new()).resolved_options();
+        let browser =
+            js_sys::Reflect::get(&options, &"timeZone".into()).ok().and_then(|v| v.as_string()).unwrap_or_default();
+        let Ok(document) = leptos::tachys::dom::document().dyn_into::<web_sys::HtmlDocument>() else { return };
+        let encoded = calendar::urlencode(&browser);
+        let known = document.cookie().unwrap_or_default().split("; ").any(|c| c == format!("berth_tz={encoded}"));
+        if !browser.is_empty() && !known {
+            let _ = document.set_cookie(&format!("berth_tz={encoded}; path=/; SameSite=Lax; max-age=31536000"));
+            zone.set(browser);
+        }
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = zone;
 }

@@ -9,7 +9,7 @@ use leptos::prelude::*;
 use uuid::Uuid;
 
 /// Query keys that carry a booking outcome back to a page without JavaScript.
-pub const OUTCOME_KEYS: [&str; 16] = [
+pub const OUTCOME_KEYS: [&str; 18] = [
     "booked",
     "booked_when",
     "booked_state",
@@ -26,7 +26,18 @@ pub const OUTCOME_KEYS: [&str; 16] = [
     "note",
     "start",
     "end",
+    "notice",
+    "notice_ok",
 ];
+
+/// Sends a script-less form post back to its page with the notice in the query.
+#[cfg(feature = "ssr")]
+pub fn no_script_notice(notice: &crate::model::ActionNotice) {
+    if let Some(back) = no_script::referer() {
+        let ok = if notice.ok { "1" } else { "0" };
+        no_script::redirect_with(&back, &[("notice", notice.message.clone()), ("notice_ok", ok.to_string())]);
+    }
+}
 
 #[server(prefix = "/rpc", endpoint = "calendar")]
 pub async fn load_calendar(
@@ -134,7 +145,8 @@ pub mod no_script {
     pub fn zone_cookie() -> Option<String> {
         let parts = use_context::<http::request::Parts>()?;
         let cookies = parts.headers.get(http::header::COOKIE)?.to_str().ok()?;
-        cookies.split("; ").find_map(|pair| pair.strip_prefix("berth_tz=")).map(|v| v.replace("%2F", "/"))
+        let value = cookies.split("; ").find_map(|pair| pair.strip_prefix("berth_tz="))?;
+        url::form_urlencoded::parse(format!("tz={value}").as_bytes()).next().map(|(_, zone)| zone.into_owned())
     }
 
     /// Redirects to `back` with earlier outcome keys replaced by `query`.

@@ -7,7 +7,7 @@
 mod cells;
 pub mod data;
 mod grid;
-mod outcome;
+pub mod outcome;
 mod panel;
 mod selection;
 
@@ -32,33 +32,13 @@ pub fn CalendarPage() -> impl IntoView {
                 q.get("pool").and_then(|p| p.parse().ok()),
                 q.get("date").and_then(|d| d.parse().ok()),
                 if q.get("view").as_deref() == Some("day") { 1u32 } else { 7 },
-                q.get("tz").unwrap_or_default(),
             )
         })
     };
     let calendar = Resource::new(
-        move || (params(), book.version().get()),
-        |((pool, date, days, tz), _)| load_calendar(pool, date, days, tz),
+        move || (params(), super::viewer_zone(&query), book.version().get()),
+        |((pool, date, days), tz, _)| load_calendar(pool, date, days, tz),
     );
-    // The server cannot know the browser's zone on a first visit: once
-    // hydrated, remember it in a cookie and show the calendar in it.
-    #[cfg(feature = "hydrate")]
-    {
-        let navigate = leptos_router::hooks::use_navigate();
-        let location = leptos_router::hooks::use_location();
-        Effect::new(move |_| {
-            let Some(Ok(data)) = calendar.get() else { return };
-            let browser = browser_zone();
-            if browser.is_empty() || browser == data.tz || query.with_untracked(|q| q.get("tz").is_some()) {
-                return;
-            }
-            set_zone_cookie(&browser);
-            let search = location.search.get_untracked();
-            let joiner = if search.is_empty() { "?" } else { "&" };
-            let path = location.pathname.get_untracked();
-            navigate(&format!("{path}{search}{joiner}tz={}", urlencode(&browser)), Default::default());
-        });
-    }
     let banner =
         move || book.value().get().and_then(|r| r.ok()).map(Banner::from).or_else(|| query.with(Banner::from_query));
     view! {
@@ -164,20 +144,4 @@ pub(crate) fn urlencode(text: &str) -> String {
             _ => format!("%{b:02X}"),
         })
         .collect()
-}
-
-/// The browser's IANA time zone, from `Intl.DateTimeFormat`.
-#[cfg(feature = "hydrate")]
-fn browser_zone() -> String {
-    let options = js_sys::Intl::DateTimeFormat::new(&js_sys::Array::new(), &js_sys::Object::new()).resolved_options();
-    js_sys::Reflect::get(&options, &"timeZone".into()).ok().and_then(|v| v.as_string()).unwrap_or_default()
-}
-
-#[cfg(feature = "hydrate")]
-fn set_zone_cookie(zone: &str) {
-    use leptos::wasm_bindgen::JsCast;
-    let document = leptos::tachys::dom::document();
-    if let Ok(html) = document.dyn_into::<web_sys::HtmlDocument>() {
-        let _ = html.set_cookie(&format!("berth_tz={}; path=/; SameSite=Lax; max-age=31536000", urlencode(zone)));
-    }
 }

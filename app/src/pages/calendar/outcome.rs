@@ -11,7 +11,7 @@ use leptos_router::params::ParamsMap;
 #[derive(Clone, Debug, PartialEq)]
 pub enum Banner {
     Booked { when: String, state: String },
-    Refused { message: String, field: Option<String>, suggestion: Option<Suggestion>, form: BookingForm },
+    Refused { message: String, field: Option<String>, suggestion: Option<Suggestion>, form: Box<BookingForm> },
 }
 
 impl From<BookOutcome> for Banner {
@@ -19,7 +19,7 @@ impl From<BookOutcome> for Banner {
         match outcome {
             BookOutcome::Booked { booking, when } => Banner::Booked { when, state: booking.state.as_str().into() },
             BookOutcome::Refused { field, message, suggestion, form } => {
-                Banner::Refused { message, field, suggestion, form }
+                Banner::Refused { message, field, suggestion, form: Box::new(form) }
             }
         }
     }
@@ -49,7 +49,7 @@ impl Banner {
             image: get("image"),
             note: get("note"),
         };
-        Some(Banner::Refused { message, field: query.get("field"), suggestion, form })
+        Some(Banner::Refused { message, field: query.get("field"), suggestion, form: Box::new(form) })
     }
 }
 

@@ -1,0 +1,58 @@
+//! "My bookings": the principal's own bookings, live, upcoming and of the
+//! last 30 days, each with the ends it can be extended to and, when pending,
+//! who may approve it.
+
+use super::booking_form::local_window;
+use super::calendar::zone;
+use super::error::ServiceResult;
+use super::{bookings, db_now, planning, pools};
+use crate::model::{BookingCard, BookingFilter, BookingState, EndOption, MyBookings, Principal, Window};
+use chrono::Duration;
+use sqlx::PgPool;
+
+pub async fn load(db: &PgPool, principal: &Principal, tz: &str) -> ServiceResult<MyBookings> {
+    let now = db_now(db).await?;
+    let zone = zone(tz);
+    let filter = BookingFilter {
+        pool_id: None,
+        from: Some(now - Duration::days(30)),
+        to: Some(now + Duration::days(400)),
+        mine: true,
+    };
+    let own = bookings::list(db, principal, &filter).await?;
+    let pools = pools::list(db, principal).await?;
+    let approvers: Vec<String> =
+        sqlx::query_scalar("SELECT name FROM app_user WHERE role = 'admin' ORDER BY name LIMIT 10")
+            .fetch_all(db)
+            .await?;
+    let mut page =
+        MyBookings { now, tz: zone.name().to_string(), live: Vec::new(), upcoming: Vec::new(), past: Vec::new() };
+    for booking in own {
+        let pool = pools.iter().find(|p| p.id == booking.pool_id);
+        let extend_to = match pool {
+            Some(pool) => planning::extension_ends(db, pool, &booking, now)
+                .await?
+                .into_iter()
+                .map(|end| EndOption { end, label: end.with_timezone(&zone).format("%a %d %b %H:%M").to_string() })
+                .collect(),
+            None => Vec::new(),
+        };
+        let card = BookingCard {
+            when: local_window(Window { start: booking.start, end: booking.end }, tz),
+            pool_name: pool.map(|p| p.name.clone()).unwrap_or_else(|| "(pool no longer visible)".into()),
+            approvers: if booking.state == BookingState::Pending { approvers.clone() } else { Vec::new() },
+            extend_to,
+            booking,
+        };
+        let b = &card.booking;
+        if b.state.holds_capacity() && b.start <= now && now < b.end {
+            page.live.push(card);
+        } else if b.state.holds_capacity() && b.start > now {
+            page.upcoming.push(card);
+        } else {
+            page.past.push(card);
+        }
+    }
+    page.past.reverse();
+    Ok(page)
+}

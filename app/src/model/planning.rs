@@ -1,0 +1,52 @@
+//! My bookings and "find a slot", as the pages show them.
+
+use super::{Booking, Suggestion};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// An end a booking can be extended to, with its local label.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EndOption {
+    pub end: DateTime<Utc>,
+    pub label: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BookingCard {
+    pub booking: Booking,
+    pub pool_name: String,
+    /// The window in the viewer's zone.
+    pub when: String,
+    /// Later ends that fit (empty when the booking cannot be extended).
+    pub extend_to: Vec<EndOption>,
+    /// For a pending booking: who may approve it.
+    pub approvers: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MyBookings {
+    pub now: DateTime<Utc>,
+    pub tz: String,
+    pub live: Vec<BookingCard>,
+    pub upcoming: Vec<BookingCard>,
+    /// The last 30 days.
+    pub past: Vec<BookingCard>,
+}
+
+/// What an action on a booking (cancel, extend, end) led to.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ActionNotice {
+    pub ok: bool,
+    pub message: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FoundSlots {
+    pub pool_id: Uuid,
+    pub pool_name: String,
+    pub kind: String,
+    pub quantity: i32,
+    pub tz: String,
+    pub windows: Vec<Suggestion>,
+}

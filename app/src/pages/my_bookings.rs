@@ -1,0 +1,221 @@
+//! My bookings: live, upcoming and recent bookings as cards with a state
+//! badge, the window with a countdown, and actions — cancel, extend (only
+//! to ends that fit), end now — plus where the workspace link will appear.
+
+use crate::model::{ActionNotice, BookingCard, BookingState, MyBookings};
+use chrono::{DateTime, Utc};
+use leptos::prelude::*;
+use leptos_router::hooks::use_query_map;
+use uuid::Uuid;
+
+#[server(prefix = "/rpc", endpoint = "my_bookings")]
+pub async fn load_my_bookings(tz: String) -> Result<MyBookings, ServerFnError> {
+    use crate::backend::identity::{signed_in, to_server_error};
+    let principal = signed_in().map_err(to_server_error)?;
+    let tz = if tz.is_empty() { super::calendar::data::no_script::zone_cookie().unwrap_or_default() } else { tz };
+    crate::backend::my_bookings::load(&expect_context::<sqlx::PgPool>(), &principal, &tz).await.map_err(to_server_error)
+}
+
+#[server(prefix = "/rpc", endpoint = "bookings/cancel")]
+pub async fn cancel_booking(id: Uuid) -> Result<ActionNotice, ServerFnError> {
+    let db = expect_context::<sqlx::PgPool>();
+    act(
+        crate::backend::bookings::cancel(&db, &me()?, id, "canceled in the portal").await,
+        "Canceled; the capacity is free again.",
+    )
+}
+
+#[server(prefix = "/rpc", endpoint = "bookings/end")]
+pub async fn end_booking(id: Uuid) -> Result<ActionNotice, ServerFnError> {
+    let db = expect_context::<sqlx::PgPool>();
+    act(crate::backend::bookings::end_early(&db, &me()?, id).await, "Ended; the workspace will be torn down.")
+}
+
+#[server(prefix = "/rpc", endpoint = "bookings/extend")]
+pub async fn extend_booking(id: Uuid, end: DateTime<Utc>) -> Result<ActionNotice, ServerFnError> {
+    let db = expect_context::<sqlx::PgPool>();
+    act(crate::backend::bookings::extend(&db, &me()?, id, end).await, "Extended.")
+}
+
+#[cfg(feature = "ssr")]
+fn me() -> Result<crate::model::Principal, ServerFnError> {
+    use crate::backend::identity::{signed_in, to_server_error};
+    signed_in().map_err(to_server_error)
+}
+
+/// Refusals the user can act on become a notice (a script-less post is sent
+/// back to the page with it); sign-in and server failures stay errors.
+#[cfg(feature = "ssr")]
+fn act<T>(result: crate::backend::error::ServiceResult<T>, done: &str) -> Result<ActionNotice, ServerFnError> {
+    use super::calendar::data::no_script_notice;
+    use crate::backend::error::ServiceError;
+    use crate::backend::identity::to_server_error;
+    let notice = match result {
+        Ok(_) => ActionNotice { ok: true, message: done.to_string() },
+        Err(err @ (ServiceError::Unauthenticated | ServiceError::Database(_) | ServiceError::Internal(_))) => {
+            return Err(to_server_error(err))
+        }
+        Err(err) => ActionNotice { ok: false, message: err.public_message() },
+    };
+    no_script_notice(&notice);
+    Ok(notice)
+}
+
+/// "in 2 h 5 min", "3 days ago": how far `at` is from `now`.
+pub fn relative(now: DateTime<Utc>, at: DateTime<Utc>) -> String {
+    let minutes = (at - now).num_minutes();
+    let span = minutes.unsigned_abs();
+    let text = match span {
+        0 => return "now".into(),
+        1..=59 => format!("{span} min"),
+        60..=2879 => match span % 60 {
+            0 => format!("{} h", span / 60),
+            m => format!("{} h {m} min", span / 60),
+        },
+        _ => format!("{} days", span / 1440),
+    };
+    if minutes > 0 {
+        format!("in {text}")
+    } else {
+        format!("{text} ago")
+    }
+}
+
+#[component]
+pub fn MyBookingsPage() -> impl IntoView {
+    let query = use_query_map();
+    let cancel = ServerAction::<CancelBooking>::new();
+    let end = ServerAction::<EndBooking>::new();
+    let extend = ServerAction::<ExtendBooking>::new();
+    let versions = move || (cancel.version().get(), end.version().get(), extend.version().get());
+    let tz = move || super::viewer_zone(&query);
+    let data = Resource::new(move || (versions(), tz()), |(_, tz)| load_my_bookings(tz));
+    let notice = move || {
+        let latest = [cancel.value().get(), end.value().get(), extend.value().get()];
+        latest.into_iter().flatten().filter_map(|r| r.ok()).next_back().or_else(|| {
+            query.with(|q| {
+                q.get("notice").map(|message| ActionNotice { ok: q.get("notice_ok").as_deref() == Some("1"), message })
+            })
+        })
+    };
+    let actions = Actions { cancel, end, extend };
+    view! {
+        <section class="page-head"><h1>"My bookings"</h1><a class="button secondary" href="/calendar">"Book more"</a></section>
+        {move || notice().map(|n| view! {
+            <div class=if n.ok { "outcome ok" } else { "outcome refused" } role="status" id="notice">{n.message}</div>
+        })}
+        <Transition fallback=|| view! { <p class="loading">"Loading your bookings…"</p> }>
+            {move || data.get().map(|result| match result {
+                Ok(page) => view! { <Sections page actions/> }.into_any(),
+                Err(err) => view! { <p class="error" role="alert">"Could not load your bookings: " {err.to_string()}</p> }.into_any(),
+            })}
+        </Transition>
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Actions {
+    cancel: ServerAction<CancelBooking>,
+    end: ServerAction<EndBooking>,
+    extend: ServerAction<ExtendBooking>,
+}
+
+#[component]
+fn Sections(page: MyBookings, actions: Actions) -> impl IntoView {
+    let now = page.now;
+    let section = move |title: &'static str, id: &'static str, cards: Vec<BookingCard>, empty: &'static str| {
+        view! {
+            <section class="card-section" id=id>
+                <h2>{title}</h2>
+                {if cards.is_empty() {
+                    view! { <p class="empty">{empty}</p> }.into_any()
+                } else {
+                    view! { <div class="cards">{cards.into_iter().map(|card| view! { <Card card now actions/> }).collect_view()}</div> }.into_any()
+                }}
+            </section>
+        }
+    };
+    view! {
+        <p class="muted">"Times in " {page.tz.clone()} "."</p>
+        {section("Live now", "live", page.live, "Nothing running right now.")}
+        {section("Upcoming", "upcoming", page.upcoming, "Nothing booked ahead. Pick a window on the calendar.")}
+        {section("Past 30 days", "past", page.past, "No bookings in the last 30 days.")}
+    }
+}
+
+#[component]
+fn Card(card: BookingCard, now: DateTime<Utc>, actions: Actions) -> impl IntoView {
+    let b = card.booking;
+    let state = b.state;
+    let live = state.holds_capacity() && b.start <= now && now < b.end;
+    let countdown = if live {
+        format!("ends {}", relative(now, b.end))
+    } else if b.start > now {
+        format!("starts {}", relative(now, b.start))
+    } else {
+        format!("ended {}", relative(now, b.end))
+    };
+    let id = b.id;
+    let cancelable = matches!(state, BookingState::Pending | BookingState::Approved) && !live;
+    let workspace = match (state, live) {
+        (BookingState::Pending, _) => "Once approved, Berth prepares an isolated workspace when the window starts; its link appears here.",
+        (_, true) => "The provisioning worker prepares your isolated workspace for this window; its link and status appear here as soon as it reports them.",
+        (BookingState::Approved, false) => "When the window starts, Berth prepares an isolated namespace with your workspace; its link appears here.",
+        _ => "The workspace of this booking has been torn down.",
+    };
+    view! {
+        <article class="booking-card" data-booking=id.to_string()>
+            <header>
+                <span class=format!("badge state-{}", state.as_str())>{state.as_str()}</span>
+                <strong class="when">{card.when.clone()}</strong>
+                <span class="muted countdown">{countdown}</span>
+            </header>
+            <p>{card.pool_name.clone()} " · " <code>{b.kind.clone()}</code> " × " {b.quantity} " · " {b.mode.as_str()}</p>
+            {(!card.approvers.is_empty()).then(|| view! {
+                <p class="pending-note">"Pending: waiting for approval by " {card.approvers.join(", ")} " (admin)."</p>
+            })}
+            <p class="workspace muted">{workspace}</p>
+            <div class="card-actions">
+                {cancelable.then(|| view! {
+                    <ActionForm action=actions.cancel attr:class="inline">
+                        <input type="hidden" name="id" value=id.to_string()/>
+                        <button class="button secondary" type="submit">"Cancel booking"</button>
+                    </ActionForm>
+                })}
+                {live.then(|| view! {
+                    <ActionForm action=actions.end attr:class="inline">
+                        <input type="hidden" name="id" value=id.to_string()/>
+                        <button class="button secondary" type="submit">"End now"</button>
+                    </ActionForm>
+                })}
+                {(!card.extend_to.is_empty()).then(|| view! {
+                    <ActionForm action=actions.extend attr:class="inline">
+                        <input type="hidden" name="id" value=id.to_string()/>
+                        <label>"Extend to "
+                            <select name="end" class="extend-to">
+                                {card.extend_to.iter().map(|o| view! { <option value=o.end.to_rfc3339()>{o.label.clone()}</option> }).collect_view()}
+                            </select>
+                        </label>
+                        <button class="button secondary" type="submit">"Extend"</button>
+                    </ActionForm>
+                })}
+            </div>
+        </article>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::relative;
+    use chrono::{Duration, TimeZone, Utc};
+
+    #[test]
+    fn countdowns_read_naturally() {
+        let now = Utc.with_ymd_and_hms(2026, 11, 22, 12, 0, 0).unwrap();
+        assert_eq!(relative(now, now + Duration::minutes(45)), "in 45 min");
+        assert_eq!(relative(now, now + Duration::minutes(125)), "in 2 h 5 min");
+        assert_eq!(relative(now, now + Duration::hours(3)), "in 3 h");
+        assert_eq!(relative(now, now - Duration::days(3)), "3 days ago");
+        assert_eq!(relative(now, now), "now");
+    }
+}
