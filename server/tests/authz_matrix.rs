@@ -8,7 +8,7 @@ use app::backend::{pools, principals, tokens, users};
 use app::model::{KindSpec, NewPool, Principal};
 use axum::body::Body;
 use axum::http::{header, Method, Request};
-use chrono::Duration;
+use chrono::{Duration, SecondsFormat};
 use common::{raw, slot, Fixture, MIG};
 use uuid::Uuid;
 
@@ -59,11 +59,31 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     (Send::Form(""), "/rpc/users/list", [401, 403, 403, 403, 200]),
     (Send::Form("user_id={victim}&tenant=extra"), "/rpc/users/assign_tenant", [401, 403, 403, 403, 200]),
     (Send::Form("user_id={victim}&tenant=team-a"), "/rpc/users/remove_tenant", [401, 403, 403, 403, 200]),
+    (Send::Form("days=7&tz=Europe%2FBerlin"), "/rpc/calendar", [401, 200, 200, 200, 200]),
+    (
+        Send::Form(
+            "pool_id={pool}&kind=nvidia.com%2Fmig-1g.24gb&quantity=1&start={start}&end={end}&tz=UTC&mode=inference",
+        ),
+        "/rpc/book",
+        [401, 200, 200, 200, 200],
+    ),
+    (Send::Form("tz=UTC"), "/rpc/my_bookings", [401, 200, 200, 200, 200]),
+    (Send::Form("id={booking}"), "/rpc/bookings/cancel", [401, 200, 404, 403, 200]),
+    (Send::Form("id={booking}&end={later}"), "/rpc/bookings/extend", [401, 200, 404, 403, 200]),
+    (Send::Form("id={live}"), "/rpc/bookings/end", [401, 200, 404, 403, 200]),
+    (
+        Send::Form("tz=UTC&kind=nvidia.com%2Fmig-1g.24gb&quantity=1&duration_minutes=60"),
+        "/rpc/find",
+        [401, 200, 200, 200, 200],
+    ),
     // Pages
     (Send::Get, "/", [200, 200, 200, 200, 200]),
     (Send::Get, "/signin", [200, 200, 200, 200, 200]),
     (Send::Get, "/tokens", [401, 200, 200, 200, 200]),
     (Send::Get, "/admin/users", [401, 403, 403, 403, 200]),
+    (Send::Get, "/calendar?pool={pool}", [401, 200, 200, 200, 200]),
+    (Send::Get, "/bookings", [401, 200, 200, 200, 200]),
+    (Send::Get, "/find?pool={pool}", [401, 200, 200, 200, 200]),
 ];
 
 struct World {
@@ -135,9 +155,10 @@ impl World {
             ("{pending}", None),
             ("{token}", None),
             ("{victim}", None),
-            ("{start}", Some(slot(20).to_rfc3339())),
-            ("{end}", Some(slot(21).to_rfc3339())),
-            ("{later}", Some(slot(24).to_rfc3339())),
+            // "Z" rather than "+00:00": a '+' in a form body would read as a space.
+            ("{start}", Some(slot(20).to_rfc3339_opts(SecondsFormat::Secs, true))),
+            ("{end}", Some(slot(21).to_rfc3339_opts(SecondsFormat::Secs, true))),
+            ("{later}", Some(slot(24).to_rfc3339_opts(SecondsFormat::Secs, true))),
         ];
         for (key, value) in replacements {
             if !text.contains(key) {

@@ -41,8 +41,9 @@ fn new_booking(form: &BookingForm) -> Result<NewBooking, FieldError> {
     })
 }
 
-/// Books what the form asks for. Refusals the user can act on come back as
-/// `BookOutcome::Refused`; only failures of sign-in or of the server are errors.
+/// Books what the form asks for. Refusals the user can act on (a field,
+/// capacity) come back as `BookOutcome::Refused`; sign-in, permission,
+/// unknown pools and server failures are errors.
 pub async fn book(
     admissions: &bookings::Admissions,
     principal: &Principal,
@@ -57,7 +58,8 @@ pub async fn book(
             let when = local_window(Window { start: booking.start, end: booking.end }, &form.tz);
             Ok(BookOutcome::Booked { booking, when })
         }
-        Err(err @ (ServiceError::Unauthenticated | ServiceError::Database(_) | ServiceError::Internal(_))) => Err(err),
+        // Who may book where is not a form problem: those keep their status.
+        Err(err) if matches!(err.status(), 401 | 403 | 404) || err.status() >= 500 => Err(err),
         Err(err) => Ok(refused(err, form)),
     }
 }

@@ -43,8 +43,10 @@ fn me() -> Result<crate::model::Principal, ServerFnError> {
     signed_in().map_err(to_server_error)
 }
 
-/// Refusals the user can act on become a notice (a script-less post is sent
-/// back to the page with it); sign-in and server failures stay errors.
+/// Refusals the user can act on (a state that no longer allows it, an end
+/// that no longer fits) become a notice, and a script-less post is sent back
+/// to the page with it; sign-in, permission, not-found and server failures
+/// stay errors with their HTTP status.
 #[cfg(feature = "ssr")]
 fn act<T>(result: crate::backend::error::ServiceResult<T>, done: &str) -> Result<ActionNotice, ServerFnError> {
     use super::calendar::data::no_script_notice;
@@ -52,7 +54,7 @@ fn act<T>(result: crate::backend::error::ServiceResult<T>, done: &str) -> Result
     use crate::backend::identity::to_server_error;
     let notice = match result {
         Ok(_) => ActionNotice { ok: true, message: done.to_string() },
-        Err(err @ (ServiceError::Unauthenticated | ServiceError::Database(_) | ServiceError::Internal(_))) => {
+        Err(err) if err.status() == 401 || err.status() == 403 || err.status() == 404 || err.status() >= 500 => {
             return Err(to_server_error(err))
         }
         Err(err) => ActionNotice { ok: false, message: err.public_message() },
