@@ -92,9 +92,17 @@ pub fn MyBookingsPage() -> impl IntoView {
     let versions = move || (cancel.version().get(), end.version().get(), extend.version().get());
     let tz = move || super::viewer_zone(&query);
     let data = Resource::new(move || (versions(), tz()), |(_, tz)| load_my_bookings(tz));
+    // The newest answer of any of the three actions, in the order they came.
+    let last = RwSignal::new(None::<ActionNotice>);
+    for value in [cancel.value(), end.value(), extend.value()] {
+        Effect::new(move |_| {
+            if let Some(Ok(notice)) = value.get() {
+                last.set(Some(notice));
+            }
+        });
+    }
     let notice = move || {
-        let latest = [cancel.value().get(), end.value().get(), extend.value().get()];
-        latest.into_iter().flatten().filter_map(|r| r.ok()).next_back().or_else(|| {
+        last.get().or_else(|| {
             query.with(|q| {
                 q.get("notice").map(|message| ActionNotice { ok: q.get("notice_ok").as_deref() == Some("1"), message })
             })
@@ -166,7 +174,7 @@ fn Card(card: BookingCard, now: DateTime<Utc>, actions: Actions) -> impl IntoVie
         _ => "The workspace of this booking has been torn down.",
     };
     view! {
-        <article class="booking-card" data-booking=id.to_string()>
+        <article class="booking-card" data-booking=id.to_string() data-start=b.start.to_rfc3339()>
             <header>
                 <span class=format!("badge state-{}", state.as_str())>{state.as_str()}</span>
                 <strong class="when">{card.when.clone()}</strong>

@@ -57,7 +57,8 @@ fn CalendarView(data: Arc<CalendarData>, book: ServerAction<Book>, banner: Optio
     let selection = RwSignal::new(None::<Selection>);
     let on_choose = Callback::new(move |_s: Selection| {
         #[cfg(feature = "hydrate")]
-        if let Some(panel) = leptos::tachys::dom::document().get_element_by_id("book-kind") {
+        // Focus "Book": a second Enter books the window the keyboard chose.
+        if let Some(panel) = leptos::tachys::dom::document().get_element_by_id("book-submit") {
             use leptos::wasm_bindgen::JsCast;
             if let Ok(panel) = panel.dyn_into::<leptos::web_sys::HtmlElement>() {
                 let _ = panel.focus();

@@ -1,0 +1,153 @@
+import { test, expect, Page } from '@playwright/test';
+import { readFileSync, mkdirSync } from 'node:fs';
+import { collectErrors, signIn } from './login';
+
+// Day views in UTC of days ahead, one day per test so tests never share capacity.
+const day = (ahead: number) => new Date(Date.now() + ahead * 86_400_000).toISOString().slice(0, 10);
+const dayView = (ahead: number) => `/calendar?date=${day(ahead)}&view=day&tz=UTC`;
+const MIG = 1; // kind column in the demo pool: 0 = whole GPU, 1 = MIG 1g.24gb
+const slot = (hour: number, minute = 0) => hour * 4 + minute / 15;
+const cell = (page: Page, kind: number, hour: number, minute = 0) => page.locator(`#cell-0-${kind}-${slot(hour, minute)}`);
+const shots = 'test-results/screenshots';
+mkdirSync(shots, { recursive: true });
+
+async function hydrated(page: Page) {
+  await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
+}
+
+/// Fills the booking panel by hand (the way without JavaScript) and books.
+async function bookWithPanel(page: Page, kind: string, quantity: number, start: string, end: string) {
+  await page.selectOption('#book-kind', kind);
+  await page.selectOption('#book-quantity', String(quantity));
+  await page.fill('#book-start', start);
+  await page.fill('#book-end', end);
+  await page.click('#book-submit');
+}
+
+test.describe('hydrated', () => {
+  test('drag-select a window, book one MIG slice, see it on the calendar and in My bookings', async ({ page }) => {
+    const errors = collectErrors(page);
+    await signIn(page, 'ada');
+    await page.goto(`/calendar?date=${day(2)}&tz=UTC`);
+    await hydrated(page);
+    await page.screenshot({ path: `${shots}/week-view.png`, fullPage: true });
+    await page.goto(dayView(2));
+    await hydrated(page);
+    const from = cell(page, MIG, 10);
+    const to = cell(page, MIG, 10, 45);
+    await from.scrollIntoViewIfNeeded();
+    const a = (await from.boundingBox())!;
+    const b = (await to.boundingBox())!;
+    await page.mouse.move(a.x + a.width / 2, a.y + a.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(b.x + b.width / 2, b.y + b.height / 2, { steps: 6 });
+    await page.mouse.up();
+    await expect(page.locator('#book-start')).toHaveValue(`${day(2)}T10:00`);
+    await expect(page.locator('#book-end')).toHaveValue(`${day(2)}T11:00`);
+    await expect(page.locator('#book-kind')).toHaveValue('nvidia.com/mig-1g.24gb');
+    await expect(page.locator('#book-quantity option')).toHaveCount(4);
+    await page.locator('#booking-panel').screenshot({ path: `${shots}/booking-panel.png` });
+    await page.click('#book-submit');
+    await expect(page.locator('#outcome')).toContainText('Booked');
+    await expect(cell(page, MIG, 10, 30)).toHaveClass(/mine/);
+    await expect(cell(page, MIG, 10, 30).locator('.free')).toHaveText('3');
+    await expect(cell(page, MIG, 11).locator('.free')).toHaveText('4');
+
+    await page.locator('nav.account').getByRole('link', { name: 'My bookings' }).click();
+    await expect(page.locator('#upcoming .booking-card', { hasText: '10:00–11:00' })).toContainText('nvidia.com/mig-1g.24gb');
+    expect(errors).toEqual([]);
+  });
+
+  test('keyboard only: focus a slot, shift+arrows, Enter, Enter', async ({ page }) => {
+    await signIn(page, 'ada');
+    await page.goto(dayView(3));
+    await hydrated(page);
+    await cell(page, MIG, 12).focus();
+    for (let i = 0; i < 3; i++) await page.keyboard.press('Shift+ArrowDown');
+    await page.keyboard.press('Enter');
+    await expect(page.locator('#book-start')).toHaveValue(`${day(3)}T12:00`);
+    await expect(page.locator('#book-end')).toHaveValue(`${day(3)}T13:00`);
+    await expect(page.locator('#book-submit')).toBeFocused();
+    await page.keyboard.press('Enter');
+    await expect(page.locator('#outcome')).toContainText('Booked');
+    await expect(cell(page, MIG, 12, 45)).toHaveClass(/mine/);
+  });
+});
+
+for (const js of [true, false]) {
+  test.describe(js ? 'forms, hydrated' : 'forms, without JavaScript', () => {
+    test.use({ javaScriptEnabled: js });
+    const ahead = js ? 0 : 1; // each run books on days of its own
+
+    test('a booking over capacity names the conflict and offers the next free window, which books', async ({ page }) => {
+      await signIn(page, 'ada', js);
+      const d = 4 + ahead * 10;
+      await page.goto(dayView(d));
+      if (js) await hydrated(page);
+      await bookWithPanel(page, 'nvidia.com/gpu', 1, `${day(d)}T10:00`, `${day(d)}T12:00`);
+      await expect(page.locator('#outcome')).toContainText('Booked');
+      await bookWithPanel(page, 'nvidia.com/gpu', 1, `${day(d)}T10:00`, `${day(d)}T12:00`);
+      const refused = page.locator('#outcome');
+      await expect(refused).toContainText('not enough free capacity: 1 of 1 units are already booked');
+      await expect(refused).toContainText('12:00–14:00');
+      await page.click('#book-suggestion');
+      await expect(page.locator('#outcome')).toContainText('Booked');
+      await expect(page.locator('#outcome')).toContainText('12:00–14:00');
+      await expect(cell(page, 0, 13)).toHaveClass(/mine/);
+    });
+
+    test('find a slot returns windows and books one', async ({ page }) => {
+      await signIn(page, 'ada', js);
+      const d = 6 + ahead * 10;
+      await page.goto('/find?tz=UTC');
+      if (js) await hydrated(page);
+      await page.selectOption('#find-kind', 'nvidia.com/gpu');
+      await page.fill('#find-quantity', '1');
+      await page.fill('#find-duration', '90');
+      await page.fill('#find-earliest', `${day(d)}T09:00`);
+      await page.fill('#find-latest', `${day(d)}T18:00`);
+      await page.click('#find-submit');
+      const first = page.locator('#found li').first();
+      await expect(first).toContainText('09:00–10:30');
+      await first.getByRole('button').click();
+      await expect(page.locator('#outcome')).toContainText('Booked');
+      await expect(page.locator('#outcome')).toContainText('09:00–10:30');
+      await page.goto(dayView(d));
+      await expect(cell(page, 0, 9, 30)).toHaveClass(/mine/);
+    });
+
+    test('extend offers only ends that fit; cancel frees the lane at once', async ({ page, request }) => {
+      await signIn(page, 'ada', js);
+      const d = 8 + ahead * 10;
+      await page.goto(dayView(d));
+      if (js) await hydrated(page);
+      await bookWithPanel(page, 'nvidia.com/mig-1g.24gb', 1, `${day(d)}T14:00`, `${day(d)}T15:00`);
+      await expect(page.locator('#outcome')).toContainText('Booked');
+      // Someone else fills every slice from 16:00, so ada can reach 16:00 at most.
+      const token = readFileSync('test-results-token.txt', 'utf8').trim();
+      const pools = await (await request.get('/api/v1/pools', { headers: { Authorization: `Bearer ${token}` } })).json();
+      const blocker = await request.post('/api/v1/bookings', {
+        headers: { Authorization: `Bearer ${token}` },
+        data: { pool_id: pools[0].id, kind: 'nvidia.com/mig-1g.24gb', quantity: 4,
+                start: `${day(d)}T16:00:00Z`, end: `${day(d)}T17:00:00Z`, mode: 'inference' },
+      });
+      expect(blocker.status()).toBe(201);
+
+      await page.goto('/bookings?tz=UTC');
+      if (js) await hydrated(page);
+      const card = page.locator(`.booking-card[data-start="${day(d)}T14:00:00+00:00"]`);
+      const ends = await card.locator('select.extend-to option').allTextContents();
+      expect(ends.map((e) => e.slice(-5))).toEqual(['15:15', '15:30', '16:00']);
+      await card.locator('select.extend-to').selectOption({ label: ends[2] });
+      await card.getByRole('button', { name: 'Extend' }).click();
+      await expect(page.locator('#notice')).toContainText('Extended');
+      await expect(card).toContainText('14:00–16:00');
+      await card.getByRole('button', { name: 'Cancel booking' }).click();
+      await expect(page.locator('#notice')).toContainText('Canceled');
+
+      await page.goto(dayView(d));
+      await expect(cell(page, MIG, 14).locator('.free')).toHaveText('4');
+      await expect(cell(page, MIG, 14)).not.toHaveClass(/mine/);
+    });
+  });
+}
