@@ -1,7 +1,7 @@
 # The two commands a newcomer needs are `make run` and `make test`; see README.md.
 SECONDS ?= 30
 
-.PHONY: run test build release bench stop-db
+.PHONY: run test build release bench bench-calendar stop-db
 
 run:        ## Serve the portal on the embedded default (local PostgreSQL, demo data)
 	bash .ci/run-portal.sh
@@ -17,6 +17,9 @@ release:    ## Build the server and the site (release)
 
 bench:      ## Booking load benchmark against pgbench on the same PostgreSQL
 	bash .ci/bench.sh $(SECONDS)
+
+bench-calendar: ## WASM size, week-view render time with 500 bookings, time to interactive
+	bash .ci/bench-calendar.sh
 
 stop-db:    ## Stop the embedded PostgreSQL that `make run` started
 	bash .ci/stop-db.sh

@@ -50,7 +50,6 @@ fn me() -> Result<crate::model::Principal, ServerFnError> {
 #[cfg(feature = "ssr")]
 fn act<T>(result: crate::backend::error::ServiceResult<T>, done: &str) -> Result<ActionNotice, ServerFnError> {
     use super::calendar::data::no_script_notice;
-    use crate::backend::error::ServiceError;
     use crate::backend::identity::to_server_error;
     let notice = match result {
         Ok(_) => ActionNotice { ok: true, message: done.to_string() },

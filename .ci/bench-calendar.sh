@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The calendar's numbers: release WASM size (raw, gzip, brotli), server time
+# to render the week view with 500 bookings in the visible week (wrk, one
+# connection, so latency is server time), and time until the calendar is
+# interactive in Chromium (navigation start → hydrated). Printed, not asserted.
+source "$(dirname "$0")/lib.sh"
+cd "$ROOT"
+command -v wrk >/dev/null || apt_install wrk
+command -v brotli >/dev/null || apt_install brotli
+ensure_chromium
+SECONDS_PER_RUN="${1:-10}"
+
+bash .ci/build-site.sh release
+berth="$ROOT/target/release/berth"
+wasm="$ROOT/target/site/pkg/berth.wasm"
+say "WASM bundle"
+raw=$(stat -c %s "$wasm")
+gz=$(gzip -9 -c "$wasm" | wc -c)
+br=$(brotli -q 11 -c "$wasm" | wc -c)
+printf 'berth.wasm: raw %d KB, gzip -9 %d KB, brotli -q 11 %d KB (target <= 300 KB brotli)\n' $((raw / 1024)) $((gz / 1024)) $((br / 1024))
+
+PG_DIR="$(mktemp -d /tmp/berth-calbench-pg.XXXXXX)"
+PG_PORT=$((20000 + RANDOM % 20000))
+cleanup() { [ -n "${SERVER_PID:-}" ] && kill "$SERVER_PID" 2>/dev/null; pg_down "$PG_DIR"; rm -rf "$PG_DIR"; }
+trap cleanup EXIT
+pg_up "$PG_DIR" "$PG_PORT"
+psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -qc "CREATE DATABASE berth_calbench"
+export DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/berth_calbench"
+$berth seed-demo >/dev/null
+token="$($berth token create --email ada@berth.local 2>/dev/null)"
+
+say "500 bookings in the coming week of one pool (two kinds), a fifth of them ada's"
+psql "$DATABASE_URL" -qv ON_ERROR_STOP=1 <<'SQL'
+-- Room for every booking: the calendar's cost, not admission, is measured.
+UPDATE pool_kind SET capacity = 1000 WHERE pool_id = (SELECT id FROM pool WHERE name = 'lab-h100');
+INSERT INTO booking (pool_id, kind, user_id, tenant_id, quantity, mode, starts_at, ends_at, state)
+SELECT p.id, CASE WHEN i % 3 = 0 THEN 'nvidia.com/gpu' ELSE 'nvidia.com/mig-1g.24gb' END,
+       CASE WHEN i % 5 = 0 THEN ada.id ELSE adm.id END, t.id, 1 + i % 3, 'interactive',
+       date_trunc('hour', now()) + (i % 160) * interval '1 hour' + (i % 4) * interval '15 minutes',
+       date_trunc('hour', now()) + (i % 160) * interval '1 hour' + (1 + i % 8) * interval '45 minutes',
+       'approved'
+FROM generate_series(1, 500) AS i,
+     (SELECT id FROM pool WHERE name = 'lab-h100') AS p,
+     (SELECT id FROM app_user WHERE email = 'ada@berth.local') AS ada,
+     (SELECT id FROM app_user WHERE email = 'admin@berth.local') AS adm,
+     (SELECT id FROM tenant WHERE slug = 'demo') AS t;
+SQL
+pool=$(psql "$DATABASE_URL" -tAc "SELECT id FROM pool WHERE name = 'lab-h100'")
+
+PORT=$((PG_PORT + 1))
+$berth serve --listen "127.0.0.1:$PORT" --site-root target/site --dev-login 2>/dev/null &
+SERVER_PID=$!
+for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.1; done
+url="http://127.0.0.1:$PORT/calendar?pool=$pool&tz=UTC"
+bytes=$(curl -sf -H "Authorization: Bearer $token" "$url" | wc -c)
+visible=$(curl -sf -H "Authorization: Bearer $token" "$url" | grep -o 'class="slot' | wc -l)
+say "server render of the week view ($((bytes / 1024)) KB of HTML, $visible slot cells), 1 connection, ${SECONDS_PER_RUN}s"
+wrk -t1 -c1 -d"${SECONDS_PER_RUN}s" --latency -H "Authorization: Bearer $token" "$url" | grep -E 'Latency|50%|90%|99%|Requests/sec'
+
+say "time until the calendar is interactive in Chromium (navigation start → hydrated), 10 loads"
+BERTH_URL="http://127.0.0.1:$PORT" BERTH_POOL="$pool" node end2end/bench/interactive.mjs

@@ -1,0 +1,165 @@
+//! The calendar's data and the look-ahead helpers, on a real database: free
+//! units per slot, who sees what, time zones, extension ends, find a slot,
+//! and forms posted without JavaScript.
+
+mod common;
+
+use app::backend::calendar::{load, CalendarQuery};
+use app::backend::planning::{extension_ends, find_windows, SlotRequest};
+use app::backend::{db_now, pools, tokens};
+use app::model::Principal;
+use axum::body::Body;
+use axum::http::{header, Request};
+use chrono::Duration;
+use common::{slot, Fixture, GPU, MIG};
+use tower::ServiceExt;
+
+async fn who(f: &Fixture, token: &str) -> Principal {
+    tokens::authenticate(&f.db, token).await.unwrap().unwrap()
+}
+
+fn utc_day(f_days: i64) -> CalendarQuery {
+    CalendarQuery { pool: None, date: Some((slot(0) + Duration::days(f_days)).date_naive()), days: 1, tz: "UTC".into() }
+}
+
+#[tokio::test]
+async fn slots_show_free_units_per_kind_and_only_the_viewers_own_bookings_in_full() {
+    let f = Fixture::new().await;
+    let (start, end) = (slot(96 * 2), slot(96 * 2 + 4)); // two days ahead, one hour
+    assert_eq!(f.book(&f.ada, MIG, 3, start, end).await.0, 201);
+    assert_eq!(f.book(&f.carol, MIG, 1, start, start + Duration::minutes(15)).await.0, 201);
+    let ada = who(&f, &f.ada).await;
+    let date = start.date_naive();
+    let data =
+        load(&f.db, &ada, &CalendarQuery { pool: None, date: Some(date), days: 1, tz: "UTC".into() }).await.unwrap();
+    assert_eq!(data.kinds.iter().map(|k| k.short.as_str()).collect::<Vec<_>>(), ["GPU", "MIG 1g.24gb"]);
+    let day = &data.days[0];
+    assert_eq!(day.slots.len(), 96);
+    let at = |t: chrono::DateTime<chrono::Utc>| day.slots.iter().find(|s| s.start == t).unwrap();
+    assert_eq!(at(start).free, vec![1, 0], "3 of ada's and 1 of carol's MIG slices");
+    assert_eq!(at(start + Duration::minutes(15)).free, vec![1, 1]);
+    assert_eq!(at(end).free, vec![1, 4]);
+    assert_eq!(at(start).label, start.format("%H:%M").to_string());
+    let mine: Vec<_> = data.bookings.iter().filter(|b| b.mine).collect();
+    assert_eq!(mine.len(), 1);
+    let carols = data.bookings.iter().find(|b| !b.mine).unwrap();
+    assert!(carols.user_email.is_none() && carols.note.is_none(), "a teammate's booking is anonymous occupancy");
+
+    let admin = who(&f, &f.admin).await;
+    let seen =
+        load(&f.db, &admin, &CalendarQuery { pool: None, date: Some(date), days: 1, tz: "UTC".into() }).await.unwrap();
+    assert!(seen.bookings.iter().all(|b| b.user_email.is_some()), "admins see everything");
+}
+
+#[tokio::test]
+async fn days_follow_the_viewers_zone_including_daylight_saving_changes() {
+    let f = Fixture::new().await;
+    let ada = who(&f, &f.ada).await;
+    let week =
+        load(&f.db, &ada, &CalendarQuery { days: 7, tz: "Asia/Kathmandu".into(), ..Default::default() }).await.unwrap();
+    assert_eq!(week.days.len(), 7);
+    assert_eq!(week.tz, "Asia/Kathmandu");
+    assert!(week.days.iter().all(|d| d.slots.len() == 96));
+    assert_eq!(week.days[0].slots[0].label, "00:00", "the local day starts at local midnight (UTC+05:45)");
+    assert!(
+        week.days[0].slots.iter().any(|s| !s.bookable) || week.days[0].slots[0].start >= db_now(&f.db).await.unwrap()
+    );
+
+    // 2026-10-25 is 25 hours long in Berlin: 100 quarter-hour slots, 02:00–03:00 twice.
+    let horizon_ok = "2026-10-25".parse().unwrap();
+    let berlin =
+        load(&f.db, &ada, &CalendarQuery { date: Some(horizon_ok), days: 1, tz: "Europe/Berlin".into(), pool: None })
+            .await
+            .unwrap();
+    let day = &berlin.days[0];
+    assert_eq!(day.slots.len(), 100);
+    assert_eq!(day.slots.iter().filter(|s| s.label == "02:15").count(), 2);
+    assert!(day.slots.iter().all(|s| !s.bookable), "a past day cannot be booked");
+
+    let unknown =
+        load(&f.db, &ada, &CalendarQuery { tz: "Mars/Olympus".into(), days: 1, ..Default::default() }).await.unwrap();
+    assert_eq!(unknown.tz, "UTC");
+    let missing =
+        load(&f.db, &ada, &CalendarQuery { pool: Some(uuid::Uuid::new_v4()), ..utc_day(0) }).await.unwrap_err();
+    assert_eq!(missing.status(), 404);
+}
+
+#[tokio::test]
+async fn extensions_offer_only_ends_that_fit() {
+    let f = Fixture::new().await;
+    let (status, mine) = f.book(&f.ada, MIG, 1, slot(8), slot(12)).await;
+    assert_eq!(status, 201);
+    assert_eq!(f.book(&f.bob, MIG, 4, slot(14), slot(16)).await.0, 201);
+    let ada = who(&f, &f.ada).await;
+    let pool = pools::get(&f.db, &ada, f.lab).await.unwrap();
+    let booking =
+        app::backend::bookings::get(&f.db, &ada, mine["id"].as_str().unwrap().parse().unwrap()).await.unwrap();
+    let now = db_now(&f.db).await.unwrap();
+    let ends = extension_ends(&f.db, &pool, &booking, now).await.unwrap();
+    assert_eq!(ends, [slot(13), slot(14)], "one and two slots later; bob's four slices block from slot 14");
+    for end in ends {
+        assert!(end > booking.end && end <= slot(14));
+    }
+}
+
+#[tokio::test]
+async fn find_a_slot_returns_the_earliest_non_overlapping_windows_that_fit() {
+    let f = Fixture::new().await;
+    assert_eq!(f.book(&f.bob, GPU, 1, slot(4), slot(8)).await.0, 201);
+    let ada = who(&f, &f.ada).await;
+    let pool = pools::get(&f.db, &ada, f.lab).await.unwrap();
+    let now = db_now(&f.db).await.unwrap();
+    let ask =
+        SlotRequest { kind: GPU, quantity: 1, duration: Duration::hours(1), earliest: slot(2), latest_end: slot(20) };
+    let found = find_windows(&f.db, &pool, &ask, now).await.unwrap();
+    let starts: Vec<_> = found.iter().map(|w| w.start).collect();
+    assert_eq!(starts, [slot(8), slot(12), slot(16)], "slots 2–4 are too short before bob's booking");
+    assert!(found.iter().all(|w| w.end - w.start == Duration::hours(1) && w.end <= slot(20)));
+
+    let odd = SlotRequest { duration: Duration::minutes(50), ..ask };
+    assert_eq!(find_windows(&f.db, &pool, &odd, now).await.unwrap_err().status(), 422);
+    let too_many = SlotRequest { quantity: 2, ..ask };
+    assert_eq!(find_windows(&f.db, &pool, &too_many, now).await.unwrap_err().status(), 422);
+    let backwards = SlotRequest { latest_end: slot(1), earliest: slot(2), ..ask };
+    assert_eq!(find_windows(&f.db, &pool, &backwards, now).await.unwrap_err().status(), 422);
+}
+
+/// A booking form posted by a browser without JavaScript.
+async fn post_form(f: &Fixture, body: String) -> (u16, String) {
+    let request = Request::post("/rpc/book")
+        .header(header::AUTHORIZATION, format!("Bearer {}", f.ada))
+        .header(header::ACCEPT, "text/html,application/xhtml+xml")
+        .header(header::REFERER, "http://127.0.0.1:3000/calendar?view=day&refused=old")
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .body(Body::from(body))
+        .unwrap();
+    let response = f.app.clone().oneshot(request).await.unwrap();
+    let location =
+        response.headers().get(header::LOCATION).map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
+    (response.status().as_u16(), location)
+}
+
+#[tokio::test]
+async fn forms_without_javascript_come_back_to_their_page_with_the_outcome() {
+    let f = Fixture::new().await;
+    let z = |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let form = |start, end| {
+        format!("pool_id={}&kind=nvidia.com%2Fgpu&quantity=1&start={start}&end={end}&tz=UTC&mode=interactive", f.lab)
+    };
+    let (status, location) = post_form(&f, form(z(slot(8)), z(slot(12)))).await;
+    assert_eq!(status, 302);
+    assert!(location.starts_with("/calendar?view=day&booked="), "{location}");
+    assert!(!location.contains("refused=old"), "an earlier outcome is replaced: {location}");
+
+    let (status, location) = post_form(&f, form(z(slot(8)), z(slot(12)))).await;
+    assert_eq!(status, 302);
+    let query: std::collections::HashMap<String, String> =
+        url::form_urlencoded::parse(location.split_once('?').unwrap().1.as_bytes()).into_owned().collect();
+    assert!(query["refused"].contains("not enough free capacity"), "{query:?}");
+    assert_eq!(query["suggest_start"].parse::<chrono::DateTime<chrono::Utc>>().unwrap(), slot(12));
+    assert_eq!(query["kind"], GPU);
+
+    let (status, location) = post_form(&f, form("2026-13-01T00:00".into(), z(slot(12)))).await;
+    assert_eq!(status, 302);
+    assert!(location.contains("field=start"), "{location}");
+}
