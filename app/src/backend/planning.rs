@@ -67,12 +67,7 @@ pub async fn find_windows(
     now: DateTime<Utc>,
 ) -> ServiceResult<Vec<Window>> {
     let SlotRequest { kind, quantity, duration, earliest, latest_end } = *ask;
-    let capacity = pool
-        .kinds
-        .iter()
-        .find(|k| k.kind == kind)
-        .map(|k| k.capacity)
-        .ok_or_else(|| FieldError::new("kind", format!("pool {} has no kind {kind}", pool.name)))?;
+    let capacity = pool.capacity_of(kind)?;
     if quantity < 1 || quantity > capacity {
         return Err(FieldError::new("quantity", format!("must be between 1 and {capacity}")).into());
     }

@@ -296,12 +296,7 @@ pub async fn availability(
     to: Option<DateTime<Utc>>,
 ) -> ServiceResult<Vec<Step>> {
     let pool = get(db, principal, id).await?;
-    let capacity = pool
-        .kinds
-        .iter()
-        .find(|k| k.kind == kind)
-        .map(|k| k.capacity)
-        .ok_or_else(|| FieldError::new("kind", format!("pool {} has no kind {kind}", pool.name)))?;
+    let capacity = pool.capacity_of(kind)?;
     let mut conn = db.acquire().await?;
     let now = super::db_now(&mut *conn).await?;
     let from = from.unwrap_or(now);

@@ -222,10 +222,7 @@ pub async fn assign_tenant(
     slug: &str,
 ) -> ServiceResult<UserSummary> {
     require_admin(principal)?;
-    let tenant_id = ensure_tenant(db, slug, slug).await.map_err(|err| match err {
-        ServiceError::Invalid(e) if e.field == "tenant" => FieldError::new("tenant", e.reason).into(),
-        other => other,
-    })?;
+    let tenant_id = ensure_tenant(db, slug, slug).await?;
     let added = sqlx::query(
         "INSERT INTO membership (user_id, tenant_id, source)
          SELECT id, $2, 'manual' FROM app_user WHERE id = $1

@@ -99,6 +99,7 @@ fn PoolCard(summary: PoolSummary) -> impl IntoView {
     view! {
         <article class="pool-card">
             <h3>{pool.name.clone()}</h3>
+            <a class="button secondary open-calendar" href=format!("/calendar?pool={}", pool.id)>"Open calendar"</a>
             <p class="muted">{pool.gpu_model.clone()} " · " {pool.description.clone()}</p>
             <p>{if pool.requires_approval { "Bookings need an admin's approval." } else { "Bookings are confirmed at once." }}</p>
             <ul class="kinds">
