@@ -35,11 +35,17 @@ async fn slots_show_free_units_per_kind_and_only_the_viewers_own_bookings_in_ful
     assert_eq!(data.kinds.iter().map(|k| k.short.as_str()).collect::<Vec<_>>(), ["GPU", "MIG 1g.24gb"]);
     let day = &data.days[0];
     assert_eq!(day.slots.len(), 96);
-    let at = |t: chrono::DateTime<chrono::Utc>| day.slots.iter().find(|s| s.start == t).unwrap();
-    assert_eq!(at(start).free, vec![1, 0], "3 of ada's and 1 of carol's MIG slices");
-    assert_eq!(at(start + Duration::minutes(15)).free, vec![1, 1]);
-    assert_eq!(at(end).free, vec![1, 4]);
-    assert_eq!(at(start).label, start.format("%H:%M").to_string());
+    let index = |t: chrono::DateTime<chrono::Utc>| day.slots.iter().position(|s| s.start == t).unwrap();
+    let free = |t| (data.cells[0][0][index(t)].free, data.cells[0][1][index(t)].free);
+    assert_eq!(free(start), (1, 0), "3 of ada's and 1 of carol's MIG slices");
+    assert_eq!(free(start + Duration::minutes(15)), (1, 1));
+    assert_eq!(free(end), (1, 4));
+    assert_eq!(day.slots[index(start)].label, start.format("%H:%M").to_string());
+    let first = &data.cells[0][1][index(start)];
+    assert_eq!((first.mine, first.block_label.as_deref()), (3, Some("You ×3 · approved")), "ada's block starts here");
+    let second = &data.cells[0][1][index(start + Duration::minutes(15))];
+    assert_eq!((second.mine, second.block_label.as_deref()), (3, None));
+    assert!(data.cells[0][1].iter().all(|c| c.others.is_empty()), "no names for a non-admin");
     let mine: Vec<_> = data.bookings.iter().filter(|b| b.mine).collect();
     assert_eq!(mine.len(), 1);
     let carols = data.bookings.iter().find(|b| !b.mine).unwrap();
@@ -49,6 +55,8 @@ async fn slots_show_free_units_per_kind_and_only_the_viewers_own_bookings_in_ful
     let seen =
         load(&f.db, &admin, &CalendarQuery { pool: None, date: Some(date), days: 1, tz: "UTC".into() }).await.unwrap();
     assert!(seen.bookings.iter().all(|b| b.user_email.is_some()), "admins see everything");
+    let cell = &seen.cells[0][1][index(start)];
+    assert_eq!(cell.others.len(), 2, "admins see who booked: {:?}", cell.others);
 }
 
 #[tokio::test]

@@ -5,7 +5,8 @@
 use super::error::{ServiceError, ServiceResult};
 use super::{bookings, db_now, pools};
 use crate::model::{
-    short_kind, Booking, BookingFilter, CalendarData, Day, KindLane, PoolChoice, Principal, Slot, Window,
+    short_kind, Booking, BookingFilter, CalendarData, Cell, Day, KindLane, PoolChoice, PoolKind, Principal, Slot,
+    Window,
 };
 use crate::rules::capacity::{align_up, free_steps, Step, Usage};
 use crate::rules::window::{earliest_start, granularity, horizon_end};
@@ -93,29 +94,30 @@ pub async fn load(db: &PgPool, principal: &Principal, query: &CalendarQuery) -> 
         })
         .collect();
     let mut cursors = vec![0usize; lanes.len()];
-    let day_list = (0..days)
+    let mut free: Vec<Vec<Vec<i32>>> = Vec::new(); // [day][slot][kind]
+    let day_list: Vec<Day> = (0..days)
         .map(|offset| {
             let date = first + Duration::days(offset);
             let (day_start, day_end) = (local_midnight(tz, date), local_midnight(tz, date + Duration::days(1)));
             let mut slots = Vec::new();
+            let mut day_free = Vec::new();
             let mut at = align_up(day_start, step);
             while at < day_end {
                 let window = Window { start: at, end: at + step };
-                let free = lanes.iter().zip(cursors.iter_mut()).map(|(steps, c)| min_free(steps, c, window)).collect();
+                day_free
+                    .push(lanes.iter().zip(cursors.iter_mut()).map(|(steps, c)| min_free(steps, c, window)).collect());
                 slots.push(Slot {
                     start: window.start,
-                    end: window.end,
                     label: window.start.with_timezone(&tz).format("%H:%M").to_string(),
-                    local_start: window.start.with_timezone(&tz).format(LOCAL_INPUT).to_string(),
-                    local_end: window.end.with_timezone(&tz).format(LOCAL_INPUT).to_string(),
-                    free,
                     bookable: window.start >= bookable_from && window.end <= bookable_until,
                 });
                 at += step;
             }
+            free.push(day_free);
             Day { date, label: date.format("%a %d %b").to_string(), slots }
         })
         .collect();
+    let cells = cells(&day_list, &free, &pool.kinds, &bookings, step);
     Ok(CalendarData {
         pools: visible.iter().map(|p| PoolChoice { id: p.id, name: p.name.clone() }).collect(),
         kinds: pool
@@ -127,11 +129,56 @@ pub async fn load(db: &PgPool, principal: &Principal, query: &CalendarQuery) -> 
         tz: tz.name().to_string(),
         now,
         days: day_list,
+        cells,
         bookings,
         today,
         prev: first - Duration::days(days),
         next: first + Duration::days(days),
     })
+}
+
+/// `cells[day][kind][slot]`: free units, and the viewer's own bookings as
+/// blocks (labelled on their first slot in view), others' names for admins.
+fn cells(
+    days: &[Day],
+    free: &[Vec<Vec<i32>>],
+    kinds: &[PoolKind],
+    bookings: &[Booking],
+    step: Duration,
+) -> Vec<Vec<Vec<Cell>>> {
+    days.iter()
+        .zip(free)
+        .map(|(day, day_free)| {
+            kinds
+                .iter()
+                .enumerate()
+                .map(|(k, kind)| {
+                    let lane: Vec<&Booking> = bookings.iter().filter(|b| b.kind == kind.kind).collect();
+                    day.slots
+                        .iter()
+                        .enumerate()
+                        .map(|(i, slot)| {
+                            let end = slot.start + step;
+                            let covering = lane.iter().filter(|b| b.start < end && slot.start < b.end);
+                            let mut cell = Cell { free: day_free[i][k], ..Cell::default() };
+                            for b in covering {
+                                if b.mine {
+                                    cell.mine += b.quantity;
+                                    let first_in_view = b.start >= slot.start || i == 0;
+                                    if first_in_view && cell.block_label.is_none() {
+                                        cell.block_label = Some(format!("You ×{} · {}", b.quantity, b.state.as_str()));
+                                    }
+                                } else if let Some(name) = &b.user_name {
+                                    cell.others.push(format!("{name} ×{}", b.quantity));
+                                }
+                            }
+                            cell
+                        })
+                        .collect()
+                })
+                .collect()
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -11,14 +11,8 @@ use uuid::Uuid;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Slot {
     pub start: DateTime<Utc>,
-    pub end: DateTime<Utc>,
     /// Local wall-clock start, "09:15".
     pub label: String,
-    /// Local start and end as a `datetime-local` input writes them, "2026-11-23T09:15".
-    pub local_start: String,
-    pub local_end: String,
-    /// Free units per kind (in the order of `CalendarData::kinds`).
-    pub free: Vec<i32>,
     /// Inside the pool's booking range (after the notice, before the horizon).
     pub bookable: bool,
 }
@@ -29,6 +23,43 @@ pub struct Day {
     /// "Mon 23 Nov".
     pub label: String,
     pub slots: Vec<Slot>,
+}
+
+impl Day {
+    /// Slot `i`'s local start as a `datetime-local` input writes it.
+    pub fn local_start(&self, i: usize) -> String {
+        format!("{}T{}", self.date, self.slots.get(i).map(|s| s.label.as_str()).unwrap_or("00:00"))
+    }
+
+    /// Slot `i`'s local end: the next slot's start, or the next midnight.
+    pub fn local_end(&self, i: usize) -> String {
+        if i + 1 < self.slots.len() {
+            self.local_start(i + 1)
+        } else {
+            format!("{}T00:00", self.date.succ_opt().unwrap_or(self.date))
+        }
+    }
+}
+
+/// What one calendar cell (a slot of one kind on one day) shows. Short field
+/// names: a week is some 1 300 cells, all sent along for hydration.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Cell {
+    #[serde(rename = "f")]
+    pub free: i32,
+    /// Units of the viewer's own bookings in this slot.
+    #[serde(rename = "m", default, skip_serializing_if = "is_zero")]
+    pub mine: i32,
+    /// Label on the first slot of one of the viewer's bookings.
+    #[serde(rename = "l", default, skip_serializing_if = "Option::is_none")]
+    pub block_label: Option<String>,
+    /// Others' bookings the viewer may see in full (admins), for the tooltip.
+    #[serde(rename = "o", default, skip_serializing_if = "Vec::is_empty")]
+    pub others: Vec<String>,
+}
+
+fn is_zero(n: &i32) -> bool {
+    *n == 0
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -54,8 +85,12 @@ pub struct CalendarData {
     pub now: DateTime<Utc>,
     pub kinds: Vec<KindLane>,
     pub days: Vec<Day>,
+    /// `cells[day][kind][slot]`.
+    pub cells: Vec<Vec<Vec<Cell>>>,
     /// Bookings that hold capacity in the shown range: the viewer's own in
     /// full, everyone else's as anonymous occupancy (in full for admins).
+    /// Server-side only: the cells carry what the page shows.
+    #[serde(skip)]
     pub bookings: Vec<Booking>,
     pub today: NaiveDate,
     pub prev: NaiveDate,

@@ -9,7 +9,9 @@ mod principal;
 
 pub use account::{CreatedToken, Membership, MembershipSource, TokenInfo, UserSummary, MAX_TOKEN_DAYS};
 pub use booking::{Booking, BookingFilter, BookingState, Mode, NewBooking, Window};
-pub use calendar::{short_kind, BookOutcome, BookingForm, CalendarData, Day, KindLane, PoolChoice, Slot, Suggestion};
+pub use calendar::{
+    short_kind, BookOutcome, BookingForm, CalendarData, Cell, Day, KindLane, PoolChoice, Slot, Suggestion,
+};
 pub use planning::{ActionNotice, BookingCard, EndOption, FoundSlots, MyBookings};
 pub use pool::{KindSpec, NewPool, Pool, PoolKind, PoolPatch, PoolRules};
 pub use principal::{Principal, Role, TenantRef};

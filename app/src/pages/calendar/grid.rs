@@ -3,7 +3,6 @@
 //! free cell and dragging selects a window; so do shift+arrows from a
 //! focused cell, and Enter opens the booking panel with it.
 
-use super::cells::{level, Cell};
 use super::selection::Selection;
 use crate::model::CalendarData;
 use leptos::prelude::*;
@@ -15,13 +14,12 @@ pub type Focus = (usize, usize, usize);
 #[component]
 pub fn Grid(
     data: Arc<CalendarData>,
-    cells: Arc<Vec<Vec<Vec<Cell>>>>,
     selection: RwSignal<Option<Selection>>,
     /// Called with the final selection when a drag ends or Enter is pressed.
     on_choose: Callback<Selection>,
 ) -> impl IntoView {
     let dragging = RwSignal::new(false);
-    let start = first_bookable(&cells).unwrap_or((0, 0, 0));
+    let start = first_bookable(&data).unwrap_or((0, 0, 0));
     let focus = RwSignal::new(start);
     // Open at the first slot that can still be booked rather than at midnight.
     #[cfg(feature = "hydrate")]
@@ -80,32 +78,31 @@ pub fn Grid(
                 .map(|(d, day)| {
                     (0..kinds)
                         .map(|k| {
-                            let Some(cell) = cells[d][k].get(i).cloned() else {
+                            let Some(cell) = data.cells[d][k].get(i).cloned() else {
                                 return view! { <td class="slot gap"></td> }.into_any();
                             };
                             let slot = day.slots[i].clone();
+                            let capacity = data.kinds[k].capacity;
                             let aria = format!(
                                 "{} {}, {}: {} of {} free{}",
                                 day.label,
                                 slot.label,
                                 data.kinds[k].short,
                                 cell.free,
-                                cell.capacity,
+                                capacity,
                                 if cell.mine > 0 { format!(", yours: {}", cell.mine) } else { String::new() },
                             );
-                            let title = if cell.others.is_empty() {
-                                aria.clone()
-                            } else {
-                                format!("{aria}; booked by {}", cell.others.join(", "))
-                            };
+                            // A tooltip only where it adds something: who else booked (admins).
+                            let title =
+                                (!cell.others.is_empty()).then(|| format!("booked by {}", cell.others.join(", ")));
                             let base = format!(
                                 "slot free-{}{}{}{}",
-                                level(cell.free, cell.capacity),
-                                if cell.bookable { "" } else { " past" },
+                                level(cell.free, capacity),
+                                if slot.bookable { "" } else { " past" },
                                 if cell.mine > 0 { " mine" } else { "" },
                                 if cell.others.is_empty() { "" } else { " others" },
                             );
-                            let bookable = cell.bookable && cell.free > 0;
+                            let bookable = slot.bookable && cell.free > 0;
                             let class = move || {
                                 let selected = selection.get().is_some_and(|s| s.contains(d, k, i));
                                 if selected {
@@ -123,7 +120,6 @@ pub fn Grid(
                         title=title
                         aria-selected=move || selection.get().is_some_and(|s| s.contains(d, k, i)).to_string()
                         tabindex=move || if focus.get() == (d, k, i) { "0" } else { "-1" }
-                        data-slot=i.to_string()
                         on:pointerdown=move |ev| {
                             if !bookable { return; }
                             ev.prevent_default();
@@ -174,15 +170,19 @@ pub fn cell_id(day: usize, kind: usize, slot: usize) -> String {
     format!("cell-{day}-{kind}-{slot}")
 }
 
-fn first_bookable(cells: &[Vec<Vec<Cell>>]) -> Option<Focus> {
-    for (d, day) in cells.iter().enumerate() {
-        for (k, column) in day.iter().enumerate() {
-            if let Some(i) = column.iter().position(|c| c.bookable) {
-                return Some((d, k, i));
-            }
-        }
+fn first_bookable(data: &CalendarData) -> Option<Focus> {
+    data.days.iter().enumerate().find_map(|(d, day)| day.slots.iter().position(|s| s.bookable).map(|i| (d, 0, i)))
+}
+
+/// How full a cell looks: "none" free, "low" (a quarter or less), or "ok".
+pub fn level(free: i32, capacity: i32) -> &'static str {
+    if free <= 0 {
+        "none"
+    } else if free * 4 <= capacity {
+        "low"
+    } else {
+        "ok"
     }
-    None
 }
 
 /// Arrows move the focus; shift+up/down grow or shrink the selection in the

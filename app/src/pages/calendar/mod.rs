@@ -4,7 +4,6 @@
 //! JavaScript; hydrated, drag-select and the keyboard fill the panel and a
 //! booking updates the grid without a reload.
 
-mod cells;
 pub mod data;
 mod grid;
 pub mod outcome;
@@ -53,7 +52,6 @@ pub fn CalendarPage() -> impl IntoView {
 
 #[component]
 fn CalendarView(data: Arc<CalendarData>, book: ServerAction<Book>, banner: Option<Banner>) -> impl IntoView {
-    let cells = Arc::new(cells::cells(&data));
     let selection = RwSignal::new(None::<Selection>);
     let on_choose = Callback::new(move |_s: Selection| {
         #[cfg(feature = "hydrate")]
@@ -119,8 +117,8 @@ fn CalendarView(data: Arc<CalendarData>, book: ServerAction<Book>, banner: Optio
         {banner.map(|banner| view! { <OutcomeBanner banner action=book tz=tz_banner/> })}
         <Legend/>
         <div class="calendar-layout">
-            <Grid data=data.clone() cells=cells.clone() selection on_choose/>
-            <BookingPanel data=data.clone() cells selection action=book prefill/>
+            <Grid data=data.clone() selection on_choose/>
+            <BookingPanel data=data.clone() selection action=book prefill/>
         </div>
     }
 }

@@ -2,7 +2,6 @@
 //! to the `book` server fn — through the hydrated app when JavaScript runs,
 //! as a plain form post when it does not.
 
-use super::cells::Cell;
 use super::data::Book;
 use super::selection::Selection;
 use crate::model::CalendarData;
@@ -23,39 +22,40 @@ pub struct Prefill {
 #[component]
 pub fn BookingPanel(
     data: Arc<CalendarData>,
-    cells: Arc<Vec<Vec<Vec<Cell>>>>,
     selection: RwSignal<Option<Selection>>,
     action: ServerAction<Book>,
     prefill: Prefill,
 ) -> impl IntoView {
-    let first_slot = data.days.iter().flat_map(|d| d.slots.iter()).find(|s| s.bookable).cloned();
+    let first_slot = data
+        .days
+        .iter()
+        .find_map(|d| d.slots.iter().position(|s| s.bookable).map(|i| (d.local_start(i), d.local_end(i))));
     let kind = RwSignal::new(
         prefill.kind.clone().unwrap_or_else(|| data.kinds.first().map(|k| k.kind.clone()).unwrap_or_default()),
     );
-    let start = RwSignal::new(first_slot.as_ref().map(|s| s.local_start.clone()).unwrap_or_default());
-    let end = RwSignal::new(first_slot.as_ref().map(|s| s.local_end.clone()).unwrap_or_default());
+    let (first_start, first_end) = first_slot.unwrap_or_default();
+    let start = RwSignal::new(first_start);
+    let end = RwSignal::new(first_end);
     let quantity = RwSignal::new(prefill.quantity.unwrap_or(1));
     // A new selection fills the form; the quantity falls to what is free.
-    let (fill_data, fill_cells) = (data.clone(), cells.clone());
+    let fill_data = data.clone();
     Effect::new(move |_| {
         let Some(s) = selection.get() else { return };
         let (first, last) = s.range();
         let day = &fill_data.days[s.day];
-        if let (Some(a), Some(b)) = (day.slots.get(first), day.slots.get(last)) {
-            start.set(a.local_start.clone());
-            end.set(b.local_end.clone());
-        }
+        start.set(day.local_start(first));
+        end.set(day.local_end(last));
         kind.set(fill_data.kinds[s.kind].kind.clone());
-        let most = s.max_quantity(&fill_cells[s.day][s.kind]);
+        let most = s.max_quantity(&fill_data.cells[s.day][s.kind], &day.slots);
         quantity.update(|q| *q = (*q).clamp(1, most.max(1)));
     });
     // Only what is free across the selected window is offered.
-    let (offer_data, offer_cells) = (data.clone(), cells.clone());
+    let offer_data = data.clone();
     let offered = move || {
         let capacity = offer_data.kinds.iter().find(|k| k.kind == kind.get()).map(|k| k.capacity).unwrap_or(1);
         let most = match selection.get() {
             Some(s) if offer_data.kinds.get(s.kind).is_some_and(|k| k.kind == kind.get()) => {
-                s.max_quantity(&offer_cells[s.day][s.kind])
+                s.max_quantity(&offer_data.cells[s.day][s.kind], &offer_data.days[s.day].slots)
             }
             _ => capacity,
         };

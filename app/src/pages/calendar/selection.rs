@@ -1,7 +1,7 @@
 //! A selected window in one calendar column (a day and a kind): from the
 //! slot where the drag (or shift+arrow) began to where it is now.
 
-use super::cells::Cell;
+use crate::model::{Cell, Slot};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Selection {
@@ -33,15 +33,12 @@ impl Selection {
 
     /// The most units free in every selected slot, or 0 when any selected
     /// slot cannot be booked.
-    pub fn max_quantity(&self, column: &[Cell]) -> i32 {
+    pub fn max_quantity(&self, column: &[Cell], slots: &[Slot]) -> i32 {
         let (first, last) = self.range();
-        column
-            .get(first..=last.min(column.len().saturating_sub(1)))
-            .unwrap_or(&[])
-            .iter()
-            .map(|c| if c.bookable { c.free } else { 0 })
-            .min()
-            .unwrap_or(0)
+        if last >= column.len() || last >= slots.len() {
+            return 0;
+        }
+        (first..=last).map(|i| if slots[i].bookable { column[i].free } else { 0 }).min().unwrap_or(0)
     }
 }
 
@@ -49,8 +46,17 @@ impl Selection {
 mod tests {
     use super::*;
 
-    fn cell(free: i32, bookable: bool) -> Cell {
-        Cell { free, capacity: 4, bookable, ..Cell::default() }
+    fn column(cells: &[(i32, bool)]) -> (Vec<Cell>, Vec<Slot>) {
+        let at = chrono::DateTime::<chrono::Utc>::UNIX_EPOCH;
+        cells
+            .iter()
+            .map(|(free, bookable)| {
+                (
+                    Cell { free: *free, ..Cell::default() },
+                    Slot { start: at, label: "00:00".into(), bookable: *bookable },
+                )
+            })
+            .unzip()
     }
 
     #[test]
@@ -63,10 +69,14 @@ mod tests {
 
     #[test]
     fn only_what_is_free_across_the_whole_window_is_offered() {
-        let column = [cell(4, true), cell(2, true), cell(3, true), cell(4, false)];
-        assert_eq!(Selection::at(0, 0, 0).extend_to(2).max_quantity(&column), 2);
-        assert_eq!(Selection::at(0, 0, 0).max_quantity(&column), 4);
-        assert_eq!(Selection::at(0, 0, 2).extend_to(3).max_quantity(&column), 0, "a past slot blocks the window");
-        assert_eq!(Selection::at(0, 0, 9).max_quantity(&column), 0, "outside the column");
+        let (cells, slots) = column(&[(4, true), (2, true), (3, true), (4, false)]);
+        assert_eq!(Selection::at(0, 0, 0).extend_to(2).max_quantity(&cells, &slots), 2);
+        assert_eq!(Selection::at(0, 0, 0).max_quantity(&cells, &slots), 4);
+        assert_eq!(
+            Selection::at(0, 0, 2).extend_to(3).max_quantity(&cells, &slots),
+            0,
+            "a past slot blocks the window"
+        );
+        assert_eq!(Selection::at(0, 0, 9).max_quantity(&cells, &slots), 0, "outside the column");
     }
 }
