@@ -78,3 +78,12 @@ ensure_toolchain() {
 }
 
 ensure_chromium() { [ -x /usr/bin/chromium ] || apt_install chromium; }
+
+# Offline Kubernetes schemas (1.30 among them) for the manifest tests.
+KUBERNETES_VALIDATE_VERSION=1.37.0
+ensure_kubernetes_validate() {
+  if [ "$(kubernetes-validate --version 2>/dev/null)" != "$KUBERNETES_VALIDATE_VERSION" ]; then
+    say "installing kubernetes-validate $KUBERNETES_VALIDATE_VERSION (PyPI)"
+    python3 -m pip install --quiet --root-user-action=ignore "kubernetes-validate==$KUBERNETES_VALIDATE_VERSION"
+  fi
+}

@@ -2,6 +2,7 @@
 //! same binary runs from a shell, a script or a container.
 
 use crate::auth::{Auth, AuthConfig, GroupMapping, OidcSettings};
+use crate::worker::manifests::{self, Cluster, Proxy, Session};
 use crate::{router, seed, AppState};
 use app::backend::{tokens, users, MIGRATOR};
 use app::model::Role;
@@ -53,6 +54,14 @@ pub enum Command {
     SeedDemo {
         #[command(flatten)]
         db: Database,
+    },
+    /// Print the objects the worker applies for a booking (multi-document YAML).
+    Manifests {
+        #[command(flatten)]
+        db: Database,
+        booking_id: uuid::Uuid,
+        #[command(flatten)]
+        cluster: ClusterArgs,
     },
     /// Manage users.
     User {
@@ -159,6 +168,62 @@ impl AuthArgs {
     }
 }
 
+/// How the cluster that runs workspaces is set up.
+#[derive(Args, Clone)]
+pub struct ClusterArgs {
+    /// Workspace URLs are https://<namespace>.<domain>/.
+    #[arg(long, env = "BERTH_WORKSPACE_DOMAIN", default_value = "berth.local")]
+    pub workspace_domain: String,
+    /// The ingress controller's namespace: the only one let into sessions.
+    #[arg(long, env = "BERTH_INGRESS_NAMESPACE", default_value = "ingress-nginx")]
+    pub ingress_namespace: String,
+    #[arg(long, env = "BERTH_INGRESS_CLASS")]
+    pub ingress_class: Option<String>,
+    #[arg(long, env = "BERTH_STORAGE_CLASS")]
+    pub storage_class: Option<String>,
+    /// Outbound proxy such as http://proxy.corp:3128; sessions may reach nothing else outside.
+    #[arg(long, env = "BERTH_PROXY_URL", requires = "proxy_cidr")]
+    pub proxy_url: Option<url::Url>,
+    /// Where the proxy listens, for the egress policy (e.g. 10.20.0.5/32).
+    #[arg(long, env = "BERTH_PROXY_CIDR")]
+    pub proxy_cidr: Option<String>,
+    #[arg(long, env = "BERTH_NO_PROXY", default_value = ".cluster.local,.svc")]
+    pub no_proxy: String,
+    /// Size of each session's model cache volume.
+    #[arg(long, env = "BERTH_MODEL_CACHE_GIB", default_value_t = 200)]
+    pub model_cache_gib: i32,
+}
+
+impl ClusterArgs {
+    pub fn cluster(&self) -> Cluster {
+        let proxy = match (&self.proxy_url, &self.proxy_cidr) {
+            (Some(url), Some(cidr)) => Some(Proxy {
+                http: url.to_string(),
+                https: url.to_string(),
+                no_proxy: self.no_proxy.clone(),
+                cidr: cidr.clone(),
+                port: i32::from(url.port_or_known_default().unwrap_or(3128)),
+            }),
+            _ => None,
+        };
+        Cluster {
+            ingress_namespace: self.ingress_namespace.clone(),
+            domain: self.workspace_domain.clone(),
+            ingress_class: self.ingress_class.clone(),
+            storage_class: self.storage_class.clone(),
+            proxy,
+            model_cache_gib: self.model_cache_gib,
+        }
+    }
+}
+
+/// The manifests preview of one booking.
+pub async fn render_manifests(db: &PgPool, booking_id: uuid::Uuid, cluster: &Cluster) -> anyhow::Result<String> {
+    let facts =
+        app::backend::provisioning::facts(db, booking_id).await.map_err(|e| anyhow::anyhow!(e.public_message()))?;
+    Ok(manifests::preview(&Session::of(facts), cluster))
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 pub enum RoleArg {
     User,
@@ -259,6 +324,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let pool = connect(&db, 2).await?;
             MIGRATOR.run(&pool).await?;
             println!("{}", seed::demo(&pool).await?);
+        }
+        Command::Manifests { db, booking_id, cluster } => {
+            print!("{}", render_manifests(&connect(&db, 2).await?, booking_id, &cluster.cluster()).await?);
         }
         Command::User { command: UserCommand::Add { db, email, name, role, tenant } } => {
             let id = users::upsert_user(&connect(&db, 2).await?, &email, &name, role.into(), &tenant).await?;

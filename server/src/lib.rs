@@ -7,6 +7,7 @@ pub mod cli;
 pub mod seed;
 pub mod state;
 mod web;
+pub mod worker;
 
 pub use state::AppState;
 

@@ -13,6 +13,7 @@ pub mod overview;
 pub mod planning;
 pub mod pools;
 pub mod principals;
+pub mod provisioning;
 pub mod tokens;
 pub mod users;
 

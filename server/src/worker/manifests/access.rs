@@ -1,0 +1,48 @@
+use super::{meta, typed, Session};
+use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
+use serde_json::json;
+
+/// The user is admin of their session's namespace (the built-in namespaced
+/// `admin` ClusterRole, bound by a RoleBinding, so nothing outside it).
+pub fn admin_binding(session: &Session) -> RoleBinding {
+    typed(json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": meta(session, "berth-session-admin"),
+        "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "admin" },
+        "subjects": [{ "apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": session.user }],
+    }))
+}
+
+/// Reading the quota (and its usage) without being able to change it.
+pub fn quota_reader_role(session: &Session) -> Role {
+    typed(json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "Role",
+        "metadata": meta(session, "berth-quota-reader"),
+        "rules": [{ "apiGroups": [""], "resources": ["resourcequotas", "limitranges"], "verbs": ["get", "list", "watch"] }],
+    }))
+}
+
+pub fn quota_reader_binding(session: &Session) -> RoleBinding {
+    typed(json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": meta(session, "berth-quota-reader"),
+        "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "berth-quota-reader" },
+        "subjects": [{ "apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": session.user }],
+    }))
+}
+
+/// The workspace's access token: random per session, created once, read
+/// back only to open the workspace for its owner; never stored by Berth.
+pub fn access_secret(session: &Session, token: &str) -> Secret {
+    typed(json!({
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": meta(session, "berth-workspace-access"),
+        "type": "Opaque",
+        "stringData": { "token": token },
+    }))
+}

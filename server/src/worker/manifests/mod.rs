@@ -1,0 +1,172 @@
+//! What the worker applies for one booking's window: a namespace of its own
+//! with quota, defaults, access, network isolation, proxy settings, storage
+//! and the workspace. Every builder is a pure function of the `Session` (what
+//! was booked, by whom) and the `Cluster` (how this cluster is set up), so
+//! the same objects come out every time and a converged pass can compare.
+
+mod access;
+mod namespace;
+mod network;
+mod quota;
+mod workspace;
+
+pub use access::{access_secret, admin_binding, quota_reader_binding, quota_reader_role};
+pub use namespace::namespace;
+pub use network::{network_policies, proxy_config_map};
+pub use quota::{limit_range, resource_quota};
+pub use workspace::{deployment, ingress, persistent_volume_claims, service};
+
+use std::collections::BTreeMap;
+use uuid::Uuid;
+
+/// The field manager of every server-side apply.
+pub const FIELD_MANAGER: &str = "berth";
+/// Label marking everything Berth manages.
+pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "berth");
+pub const BOOKING_LABEL: &str = "berth.io/booking";
+pub const TENANT_LABEL: &str = "berth.io/tenant";
+/// Annotation with the booking's id: a namespace is only ever Berth's when
+/// label *and* annotation say so, never by its name alone.
+pub const BOOKING_ANNOTATION: &str = "berth.io/booking-id";
+
+/// One resource kind of the booked pool, with its per-unit grants.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KindGrant {
+    pub kind: String,
+    pub replicas_per_unit: i32,
+    pub cpu_millis_per_unit: i32,
+    pub memory_mib_per_unit: i32,
+    pub storage_gib_per_unit: i32,
+}
+
+/// What was booked, by whom: everything the builders read of a booking.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Session {
+    pub booking_id: Uuid,
+    pub tenant: String,
+    /// The user's identity as the cluster knows it (the OIDC username claim).
+    pub user: String,
+    pub quantity: i32,
+    pub interactive: bool,
+    pub image: String,
+    /// The booked kind.
+    pub kind: KindGrant,
+    /// The pool's other GPU kinds: hard-set to zero in the quota.
+    pub other_kinds: Vec<String>,
+}
+
+/// How this cluster is set up (from the worker's configuration).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cluster {
+    /// The namespace of the ingress controller, the only one let in.
+    pub ingress_namespace: String,
+    /// Host suffix of workspace URLs: `<namespace>.<domain>`.
+    pub domain: String,
+    pub ingress_class: Option<String>,
+    pub storage_class: Option<String>,
+    /// Outbound proxy, if the cluster needs one.
+    pub proxy: Option<Proxy>,
+    /// Size of the shared model cache volume, GiB.
+    pub model_cache_gib: i32,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Proxy {
+    pub http: String,
+    pub https: String,
+    pub no_proxy: String,
+    /// Where the proxy listens, for the egress policy.
+    pub cidr: String,
+    pub port: i32,
+}
+
+impl Session {
+    /// `berth-<tenant>-<first 8 hex of the booking id>`, at most 63 characters.
+    pub fn namespace(&self) -> String {
+        let id = self.booking_id.simple().to_string();
+        let tenant: String = self.tenant.chars().take(40).collect();
+        format!("berth-{tenant}-{}", &id[..8])
+    }
+
+    /// Labels on every object of the session.
+    pub fn labels(&self) -> BTreeMap<String, String> {
+        BTreeMap::from([
+            (MANAGED_BY.0.to_string(), MANAGED_BY.1.to_string()),
+            (BOOKING_LABEL.to_string(), self.booking_id.to_string()),
+            (TENANT_LABEL.to_string(), self.tenant.clone()),
+        ])
+    }
+
+    /// Units × time-slice replicas: what the device plugin schedules.
+    pub fn schedulable_units(&self) -> i32 {
+        self.quantity * self.kind.replicas_per_unit
+    }
+}
+
+impl Session {
+    /// The session of a booking as the database describes it.
+    pub fn of(facts: app::backend::provisioning::BookingFacts) -> Self {
+        Session {
+            booking_id: facts.booking_id,
+            tenant: facts.tenant,
+            user: facts.user_email,
+            quantity: facts.quantity,
+            interactive: facts.mode == app::model::Mode::Interactive,
+            image: facts.image,
+            kind: KindGrant {
+                kind: facts.kind.kind,
+                replicas_per_unit: facts.kind.replicas_per_unit,
+                cpu_millis_per_unit: facts.kind.cpu_millis_per_unit,
+                memory_mib_per_unit: facts.kind.memory_mib_per_unit,
+                storage_gib_per_unit: facts.kind.storage_gib_per_unit,
+            },
+            other_kinds: facts.other_kinds,
+        }
+    }
+}
+
+/// The objects as multi-document YAML (each document in JSON form, which is
+/// YAML), with the access token replaced: a preview never holds a secret.
+pub fn preview(session: &Session, cluster: &Cluster) -> String {
+    all(session, cluster, "<generated when the session starts>")
+        .iter()
+        .map(|object| serde_json::to_string_pretty(object).expect("JSON values serialize"))
+        .collect::<Vec<_>>()
+        .join("\n---\n")
+        + "\n"
+}
+
+/// Metadata of a namespaced object of the session.
+fn meta(session: &Session, name: &str) -> serde_json::Value {
+    serde_json::json!({ "name": name, "namespace": session.namespace(), "labels": session.labels() })
+}
+
+/// Builds a typed object from JSON; the builders' JSON is fixed by tests, so
+/// a failure here is a programming error caught by them.
+fn typed<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> T {
+    serde_json::from_value(value).expect("builders produce objects of their type")
+}
+
+/// Every object of a session, in the order the worker applies them (the
+/// namespace first, the workspace last), as JSON documents.
+pub fn all(session: &Session, cluster: &Cluster, access_token: &str) -> Vec<serde_json::Value> {
+    fn value<T: serde::Serialize>(object: T) -> serde_json::Value {
+        serde_json::to_value(object).expect("Kubernetes objects serialize")
+    }
+    let mut objects = vec![
+        value(namespace(session)),
+        value(resource_quota(session)),
+        value(limit_range(session)),
+        value(admin_binding(session)),
+        value(quota_reader_role(session)),
+        value(quota_reader_binding(session)),
+    ];
+    objects.extend(network_policies(session, cluster).into_iter().map(value));
+    objects.push(value(proxy_config_map(session, cluster)));
+    objects.extend(persistent_volume_claims(session, cluster).into_iter().map(value));
+    objects.push(value(access_secret(session, access_token)));
+    objects.push(value(deployment(session)));
+    objects.push(value(service(session)));
+    objects.push(value(ingress(session, cluster)));
+    objects
+}

@@ -1,0 +1,64 @@
+use super::{meta, typed, Cluster, Session};
+use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::networking::v1::NetworkPolicy;
+use serde_json::json;
+
+/// Isolation: nothing comes in but from inside the namespace and from the
+/// ingress controller's namespace; nothing goes out but inside the
+/// namespace, to cluster DNS, and to the configured proxy.
+pub fn network_policies(session: &Session, cluster: &Cluster) -> Vec<NetworkPolicy> {
+    let same_namespace = json!({ "podSelector": {} });
+    let ingress_controller = json!({
+        "namespaceSelector": { "matchLabels": { "kubernetes.io/metadata.name": cluster.ingress_namespace } }
+    });
+    let dns = json!({
+        "to": [{
+            "namespaceSelector": { "matchLabels": { "kubernetes.io/metadata.name": "kube-system" } },
+            "podSelector": { "matchLabels": { "k8s-app": "kube-dns" } },
+        }],
+        "ports": [{ "protocol": "UDP", "port": 53 }, { "protocol": "TCP", "port": 53 }],
+    });
+    let mut egress = vec![json!({ "to": [same_namespace.clone()] }), dns];
+    if let Some(proxy) = &cluster.proxy {
+        egress.push(json!({
+            "to": [{ "ipBlock": { "cidr": proxy.cidr } }],
+            "ports": [{ "protocol": "TCP", "port": proxy.port }],
+        }));
+    }
+    vec![
+        typed(json!({
+            "apiVersion": "networking.k8s.io/v1",
+            "kind": "NetworkPolicy",
+            "metadata": meta(session, "berth-ingress"),
+            "spec": {
+                "podSelector": {},
+                "policyTypes": ["Ingress"],
+                "ingress": [{ "from": [same_namespace, ingress_controller] }],
+            },
+        })),
+        typed(json!({
+            "apiVersion": "networking.k8s.io/v1",
+            "kind": "NetworkPolicy",
+            "metadata": meta(session, "berth-egress"),
+            "spec": { "podSelector": {}, "policyTypes": ["Egress"], "egress": egress },
+        })),
+    ]
+}
+
+/// Proxy settings for the workspace's environment (empty without a proxy,
+/// so the workspace's `envFrom` always finds the map).
+pub fn proxy_config_map(session: &Session, cluster: &Cluster) -> ConfigMap {
+    let data = match &cluster.proxy {
+        Some(proxy) => json!({
+            "HTTP_PROXY": proxy.http, "HTTPS_PROXY": proxy.https, "NO_PROXY": proxy.no_proxy,
+            "http_proxy": proxy.http, "https_proxy": proxy.https, "no_proxy": proxy.no_proxy,
+        }),
+        None => json!({}),
+    };
+    typed(json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": meta(session, "berth-proxy"),
+        "data": data,
+    }))
+}

@@ -1,0 +1,67 @@
+use super::{meta, typed, Session};
+use k8s_openapi::api::core::v1::{LimitRange, ResourceQuota};
+use serde_json::json;
+use std::collections::BTreeMap;
+
+/// Object counts a session may hold; generous for notebooks, closed for
+/// anything that would expose the namespace outside the cluster.
+const OBJECT_COUNTS: [(&str, &str); 8] = [
+    ("pods", "20"),
+    ("services", "5"),
+    ("services.loadbalancers", "0"),
+    ("services.nodeports", "0"),
+    ("persistentvolumeclaims", "4"),
+    ("secrets", "20"),
+    ("configmaps", "20"),
+    ("replicationcontrollers", "0"),
+];
+
+/// The quota: the booked units × time-slice replicas of the booked kind,
+/// zero of every other GPU kind of the pool, and CPU, memory, ephemeral and
+/// persistent storage as the pool grants per unit. Extended resources only
+/// take `requests.` quotas (they cannot be overcommitted).
+pub fn resource_quota(session: &Session) -> ResourceQuota {
+    let q = i64::from(session.quantity);
+    let grant = &session.kind;
+    let cpu = format!("{}m", q * i64::from(grant.cpu_millis_per_unit));
+    let memory = format!("{}Mi", q * i64::from(grant.memory_mib_per_unit));
+    let storage = format!("{}Gi", q * i64::from(grant.storage_gib_per_unit));
+    let mut hard: BTreeMap<String, String> = BTreeMap::new();
+    hard.insert(format!("requests.{}", grant.kind), session.schedulable_units().to_string());
+    for other in &session.other_kinds {
+        hard.insert(format!("requests.{other}"), "0".into());
+    }
+    for key in ["requests.cpu", "limits.cpu"] {
+        hard.insert(key.into(), cpu.clone());
+    }
+    for key in ["requests.memory", "limits.memory"] {
+        hard.insert(key.into(), memory.clone());
+    }
+    for key in ["requests.ephemeral-storage", "limits.ephemeral-storage", "requests.storage"] {
+        hard.insert(key.into(), storage.clone());
+    }
+    for (key, value) in OBJECT_COUNTS {
+        hard.insert(key.into(), value.into());
+    }
+    typed(json!({
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": meta(session, "berth-session"),
+        "spec": { "hard": hard },
+    }))
+}
+
+/// Defaults so that a bare `kubectl run` fits inside the quota: a small
+/// share of one unit's CPU and memory unless the pod asks for more.
+pub fn limit_range(session: &Session) -> LimitRange {
+    let grant = &session.kind;
+    let (cpu, memory) = (grant.cpu_millis_per_unit / 4, grant.memory_mib_per_unit / 4);
+    let request = json!({ "cpu": format!("{}m", cpu.max(100) / 2), "memory": format!("{}Mi", memory.max(256) / 2), "ephemeral-storage": "1Gi" });
+    let limit = json!({ "cpu": format!("{}m", cpu.max(100)), "memory": format!("{}Mi", memory.max(256)), "ephemeral-storage": "2Gi" });
+    typed(json!({
+        "apiVersion": "v1",
+        "kind": "LimitRange",
+        "metadata": meta(session, "berth-defaults"),
+        "spec": { "limits": [{ "type": "Container", "default": limit, "defaultRequest": request }] },
+    }))
+}

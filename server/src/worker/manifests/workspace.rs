@@ -1,0 +1,108 @@
+use super::{meta, typed, Cluster, Session};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Service};
+use k8s_openapi::api::networking::v1::Ingress;
+use serde_json::json;
+
+const WORKSPACE: &str = "workspace";
+const PORT: i32 = 8888;
+
+/// Home (the pool's storage grant per booked unit) and the model cache.
+pub fn persistent_volume_claims(session: &Session, cluster: &Cluster) -> Vec<PersistentVolumeClaim> {
+    let home = session.quantity * session.kind.storage_gib_per_unit;
+    [("berth-home", home.max(1)), ("berth-model-cache", cluster.model_cache_gib.max(1))]
+        .into_iter()
+        .map(|(name, gib)| {
+            let mut spec = json!({
+                "accessModes": ["ReadWriteOnce"],
+                "resources": { "requests": { "storage": format!("{gib}Gi") } },
+            });
+            if let Some(class) = &cluster.storage_class {
+                spec["storageClassName"] = json!(class);
+            }
+            typed(json!({ "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta(session, name), "spec": spec }))
+        })
+        .collect()
+}
+
+/// The workspace: the booked image, the access token in its environment,
+/// proxy settings, home and model cache mounted. In `interactive` mode it
+/// holds one unit of the booked kind; in `inference` mode none (the units
+/// are left for the user's serving pods).
+pub fn deployment(session: &Session) -> Deployment {
+    let grant = &session.kind;
+    let mut requests = json!({ "cpu": format!("{}m", grant.cpu_millis_per_unit / 2), "memory": format!("{}Mi", grant.memory_mib_per_unit / 2) });
+    let mut limits = requests.clone();
+    if session.interactive {
+        requests[&grant.kind] = json!("1");
+        limits[&grant.kind] = json!("1");
+    }
+    let selector = json!({ "app.kubernetes.io/name": WORKSPACE, "berth.io/booking": session.booking_id.to_string() });
+    let mut pod_labels = session.labels();
+    pod_labels.insert("app.kubernetes.io/name".into(), WORKSPACE.into());
+    typed(json!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": meta(session, WORKSPACE),
+        "spec": {
+            "replicas": 1,
+            "strategy": { "type": "Recreate" },
+            "selector": { "matchLabels": selector },
+            "template": {
+                "metadata": { "labels": pod_labels },
+                "spec": {
+                    "automountServiceAccountToken": false,
+                    "securityContext": { "runAsNonRoot": true, "runAsUser": 1000, "fsGroup": 100, "seccompProfile": { "type": "RuntimeDefault" } },
+                    "containers": [{
+                        "name": WORKSPACE,
+                        "image": session.image,
+                        "ports": [{ "name": "http", "containerPort": PORT }],
+                        "env": [{ "name": "BERTH_ACCESS_TOKEN", "valueFrom": { "secretKeyRef": { "name": "berth-workspace-access", "key": "token" } } }],
+                        "envFrom": [{ "configMapRef": { "name": "berth-proxy" } }],
+                        "resources": { "requests": requests, "limits": limits },
+                        "readinessProbe": { "tcpSocket": { "port": PORT }, "periodSeconds": 5 },
+                        "securityContext": { "allowPrivilegeEscalation": false, "capabilities": { "drop": ["ALL"] } },
+                        "volumeMounts": [
+                            { "name": "home", "mountPath": "/home/jovyan" },
+                            { "name": "model-cache", "mountPath": "/models" },
+                        ],
+                    }],
+                    "volumes": [
+                        { "name": "home", "persistentVolumeClaim": { "claimName": "berth-home" } },
+                        { "name": "model-cache", "persistentVolumeClaim": { "claimName": "berth-model-cache" } },
+                    ],
+                },
+            },
+        },
+    }))
+}
+
+pub fn service(session: &Session) -> Service {
+    typed(json!({
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": meta(session, WORKSPACE),
+        "spec": {
+            "selector": { "app.kubernetes.io/name": WORKSPACE, "berth.io/booking": session.booking_id.to_string() },
+            "ports": [{ "name": "http", "port": 80, "targetPort": "http" }],
+        },
+    }))
+}
+
+/// `https://<namespace>.<domain>/` to the workspace.
+pub fn ingress(session: &Session, cluster: &Cluster) -> Ingress {
+    let host = format!("{}.{}", session.namespace(), cluster.domain);
+    let mut spec = json!({
+        "rules": [{ "host": host, "http": { "paths": [{
+            "path": "/", "pathType": "Prefix",
+            "backend": { "service": { "name": WORKSPACE, "port": { "name": "http" } } },
+        }] } }],
+        "tls": [{ "hosts": [host] }],
+    });
+    if let Some(class) = &cluster.ingress_class {
+        spec["ingressClassName"] = json!(class);
+    }
+    typed(
+        json!({ "apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": meta(session, WORKSPACE), "spec": spec }),
+    )
+}

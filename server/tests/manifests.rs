@@ -1,0 +1,352 @@
+//! Golden tests of every object the worker applies for a session, and a
+//! schema check of each (and of every file in `deploy/`) with
+//! `kubernetes-validate --strict` for Kubernetes 1.30.
+
+use serde_json::{json, Value};
+use server::worker::manifests::{self, Cluster, KindGrant, Proxy, Session};
+
+fn session() -> Session {
+    Session {
+        booking_id: "0f0e0d0c-0b0a-4908-8706-050403020100".parse().unwrap(),
+        tenant: "team-a".into(),
+        user: "ada@example.test".into(),
+        quantity: 2,
+        interactive: true,
+        image: "quay.io/jupyter/pytorch-notebook:cuda12-latest".into(),
+        kind: KindGrant {
+            kind: "nvidia.com/mig-1g.24gb".into(),
+            replicas_per_unit: 2,
+            cpu_millis_per_unit: 4000,
+            memory_mib_per_unit: 32768,
+            storage_gib_per_unit: 50,
+        },
+        other_kinds: vec!["nvidia.com/gpu".into()],
+    }
+}
+
+fn cluster() -> Cluster {
+    Cluster {
+        ingress_namespace: "ingress-nginx".into(),
+        domain: "gpu.example.org".into(),
+        ingress_class: Some("nginx".into()),
+        storage_class: Some("fast".into()),
+        proxy: Some(Proxy {
+            http: "http://proxy.corp:3128".into(),
+            https: "http://proxy.corp:3128".into(),
+            no_proxy: ".cluster.local,.svc,10.0.0.0/8".into(),
+            cidr: "10.20.0.5/32".into(),
+            port: 3128,
+        }),
+        model_cache_gib: 200,
+    }
+}
+
+const NS: &str = "berth-team-a-0f0e0d0c";
+
+fn labels() -> Value {
+    json!({
+        "app.kubernetes.io/managed-by": "berth",
+        "berth.io/booking": "0f0e0d0c-0b0a-4908-8706-050403020100",
+        "berth.io/tenant": "team-a",
+    })
+}
+
+fn meta(name: &str) -> Value {
+    json!({ "name": name, "namespace": NS, "labels": labels() })
+}
+
+fn to_value<T: serde::Serialize>(object: T) -> Value {
+    serde_json::to_value(object).unwrap()
+}
+
+#[test]
+fn namespace_is_labelled_annotated_and_under_pod_security() {
+    let mut expected_labels = labels();
+    for (key, value) in [
+        ("enforce", "baseline"),
+        ("enforce-version", "latest"),
+        ("warn", "restricted"),
+        ("warn-version", "latest"),
+        ("audit", "restricted"),
+        ("audit-version", "latest"),
+    ] {
+        expected_labels[format!("pod-security.kubernetes.io/{key}")] = json!(value);
+    }
+    assert_eq!(
+        to_value(manifests::namespace(&session())),
+        json!({
+            "apiVersion": "v1", "kind": "Namespace",
+            "metadata": {
+                "name": NS, "labels": expected_labels,
+                "annotations": { "berth.io/booking-id": "0f0e0d0c-0b0a-4908-8706-050403020100" },
+            },
+        })
+    );
+}
+
+#[test]
+fn quota_grants_the_booked_units_times_replicas_and_zero_of_other_kinds() {
+    assert_eq!(
+        to_value(manifests::resource_quota(&session())),
+        json!({
+            "apiVersion": "v1", "kind": "ResourceQuota", "metadata": meta("berth-session"),
+            "spec": { "hard": {
+                "requests.nvidia.com/mig-1g.24gb": "4",
+                "requests.nvidia.com/gpu": "0",
+                "requests.cpu": "8000m", "limits.cpu": "8000m",
+                "requests.memory": "65536Mi", "limits.memory": "65536Mi",
+                "requests.ephemeral-storage": "100Gi", "limits.ephemeral-storage": "100Gi", "requests.storage": "100Gi",
+                "pods": "20", "services": "5", "services.loadbalancers": "0", "services.nodeports": "0",
+                "persistentvolumeclaims": "4", "secrets": "20", "configmaps": "20", "replicationcontrollers": "0",
+            } },
+        })
+    );
+}
+
+#[test]
+fn limit_range_defaults_fit_a_bare_pod_inside_the_quota() {
+    assert_eq!(
+        to_value(manifests::limit_range(&session())),
+        json!({
+            "apiVersion": "v1", "kind": "LimitRange", "metadata": meta("berth-defaults"),
+            "spec": { "limits": [{
+                "type": "Container",
+                "default": { "cpu": "1000m", "memory": "8192Mi", "ephemeral-storage": "2Gi" },
+                "defaultRequest": { "cpu": "500m", "memory": "4096Mi", "ephemeral-storage": "1Gi" },
+            }] },
+        })
+    );
+}
+
+#[test]
+fn the_user_administers_the_namespace_and_reads_its_quota() {
+    let user = json!([{ "apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "ada@example.test" }]);
+    assert_eq!(
+        to_value(manifests::admin_binding(&session())),
+        json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": meta("berth-session-admin"),
+            "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "admin" },
+            "subjects": user,
+        })
+    );
+    assert_eq!(
+        to_value(manifests::quota_reader_role(&session())),
+        json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": meta("berth-quota-reader"),
+            "rules": [{ "apiGroups": [""], "resources": ["resourcequotas", "limitranges"], "verbs": ["get", "list", "watch"] }],
+        })
+    );
+    assert_eq!(
+        to_value(manifests::quota_reader_binding(&session())),
+        json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": meta("berth-quota-reader"),
+            "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "berth-quota-reader" },
+            "subjects": user,
+        })
+    );
+    assert_eq!(
+        to_value(manifests::access_secret(&session(), "s3cret")),
+        json!({
+            "apiVersion": "v1", "kind": "Secret", "metadata": meta("berth-workspace-access"),
+            "type": "Opaque", "stringData": { "token": "s3cret" },
+        })
+    );
+}
+
+#[test]
+fn network_policies_admit_only_the_namespace_and_the_ingress_controller_and_egress_to_dns_and_proxy() {
+    let policies: Vec<Value> = manifests::network_policies(&session(), &cluster()).into_iter().map(to_value).collect();
+    assert_eq!(
+        policies,
+        [
+            json!({
+                "apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": meta("berth-ingress"),
+                "spec": {
+                    "podSelector": {}, "policyTypes": ["Ingress"],
+                    "ingress": [{ "from": [
+                        { "podSelector": {} },
+                        { "namespaceSelector": { "matchLabels": { "kubernetes.io/metadata.name": "ingress-nginx" } } },
+                    ] }],
+                },
+            }),
+            json!({
+                "apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": meta("berth-egress"),
+                "spec": {
+                    "podSelector": {}, "policyTypes": ["Egress"],
+                    "egress": [
+                        { "to": [{ "podSelector": {} }] },
+                        {
+                            "to": [{
+                                "namespaceSelector": { "matchLabels": { "kubernetes.io/metadata.name": "kube-system" } },
+                                "podSelector": { "matchLabels": { "k8s-app": "kube-dns" } },
+                            }],
+                            "ports": [{ "protocol": "UDP", "port": 53 }, { "protocol": "TCP", "port": 53 }],
+                        },
+                        { "to": [{ "ipBlock": { "cidr": "10.20.0.5/32" } }], "ports": [{ "protocol": "TCP", "port": 3128 }] },
+                    ],
+                },
+            }),
+        ]
+    );
+    let mut closed = cluster();
+    closed.proxy = None;
+    let egress = to_value(&manifests::network_policies(&session(), &closed)[1]);
+    assert_eq!(egress["spec"]["egress"].as_array().unwrap().len(), 2, "no proxy, no way out but DNS");
+}
+
+#[test]
+fn proxy_settings_are_a_config_map() {
+    assert_eq!(
+        to_value(manifests::proxy_config_map(&session(), &cluster())),
+        json!({
+            "apiVersion": "v1", "kind": "ConfigMap", "metadata": meta("berth-proxy"),
+            "data": {
+                "HTTP_PROXY": "http://proxy.corp:3128", "HTTPS_PROXY": "http://proxy.corp:3128",
+                "NO_PROXY": ".cluster.local,.svc,10.0.0.0/8",
+                "http_proxy": "http://proxy.corp:3128", "https_proxy": "http://proxy.corp:3128",
+                "no_proxy": ".cluster.local,.svc,10.0.0.0/8",
+            },
+        })
+    );
+}
+
+#[test]
+fn volumes_follow_the_pools_storage_grant_and_the_cache_size() {
+    let claims: Vec<Value> =
+        manifests::persistent_volume_claims(&session(), &cluster()).into_iter().map(to_value).collect();
+    let claim = |name: &str, size: &str| {
+        json!({
+            "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta(name),
+            "spec": { "accessModes": ["ReadWriteOnce"], "resources": { "requests": { "storage": size } }, "storageClassName": "fast" },
+        })
+    };
+    assert_eq!(claims, [claim("berth-home", "100Gi"), claim("berth-model-cache", "200Gi")]);
+}
+
+#[test]
+fn the_workspace_holds_one_unit_when_interactive_and_none_for_inference() {
+    let selector =
+        json!({ "app.kubernetes.io/name": "workspace", "berth.io/booking": "0f0e0d0c-0b0a-4908-8706-050403020100" });
+    let mut pod_labels = labels();
+    pod_labels["app.kubernetes.io/name"] = json!("workspace");
+    let resources = json!({ "cpu": "2000m", "memory": "16384Mi", "nvidia.com/mig-1g.24gb": "1" });
+    assert_eq!(
+        to_value(manifests::deployment(&session())),
+        json!({
+            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta("workspace"),
+            "spec": {
+                "replicas": 1, "strategy": { "type": "Recreate" }, "selector": { "matchLabels": selector },
+                "template": {
+                    "metadata": { "labels": pod_labels },
+                    "spec": {
+                        "automountServiceAccountToken": false,
+                        "securityContext": { "runAsNonRoot": true, "runAsUser": 1000, "fsGroup": 100, "seccompProfile": { "type": "RuntimeDefault" } },
+                        "containers": [{
+                            "name": "workspace",
+                            "image": "quay.io/jupyter/pytorch-notebook:cuda12-latest",
+                            "ports": [{ "name": "http", "containerPort": 8888 }],
+                            "env": [{ "name": "BERTH_ACCESS_TOKEN", "valueFrom": { "secretKeyRef": { "name": "berth-workspace-access", "key": "token" } } }],
+                            "envFrom": [{ "configMapRef": { "name": "berth-proxy" } }],
+                            "resources": { "requests": resources, "limits": resources },
+                            "readinessProbe": { "tcpSocket": { "port": 8888 }, "periodSeconds": 5 },
+                            "securityContext": { "allowPrivilegeEscalation": false, "capabilities": { "drop": ["ALL"] } },
+                            "volumeMounts": [{ "name": "home", "mountPath": "/home/jovyan" }, { "name": "model-cache", "mountPath": "/models" }],
+                        }],
+                        "volumes": [
+                            { "name": "home", "persistentVolumeClaim": { "claimName": "berth-home" } },
+                            { "name": "model-cache", "persistentVolumeClaim": { "claimName": "berth-model-cache" } },
+                        ],
+                    },
+                },
+            },
+        })
+    );
+    let mut inference = session();
+    inference.interactive = false;
+    let pod = to_value(manifests::deployment(&inference));
+    let requests = &pod["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"];
+    assert_eq!(requests, &json!({ "cpu": "2000m", "memory": "16384Mi" }), "inference workspaces hold no GPU");
+
+    assert_eq!(
+        to_value(manifests::service(&session())),
+        json!({
+            "apiVersion": "v1", "kind": "Service", "metadata": meta("workspace"),
+            "spec": { "selector": selector, "ports": [{ "name": "http", "port": 80, "targetPort": "http" }] },
+        })
+    );
+    let host = "berth-team-a-0f0e0d0c.gpu.example.org";
+    assert_eq!(
+        to_value(manifests::ingress(&session(), &cluster())),
+        json!({
+            "apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": meta("workspace"),
+            "spec": {
+                "ingressClassName": "nginx",
+                "rules": [{ "host": host, "http": { "paths": [{
+                    "path": "/", "pathType": "Prefix",
+                    "backend": { "service": { "name": "workspace", "port": { "name": "http" } } },
+                }] } }],
+                "tls": [{ "hosts": [host] }],
+            },
+        })
+    );
+}
+
+#[test]
+fn namespace_names_stay_valid_for_the_longest_tenant() {
+    let mut long = session();
+    long.tenant = "a".repeat(40);
+    let name = long.namespace();
+    assert!(name.len() <= 63, "{name}");
+    assert!(name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'));
+}
+
+/// Every rendered object, and every manifest in `deploy/`, passes
+/// `kubernetes-validate --strict` for Kubernetes 1.30 (offline schemas).
+#[test]
+fn every_object_and_every_deploy_file_validates_strictly_against_kubernetes_1_30() {
+    let dir = std::env::temp_dir().join(format!("berth-manifests-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut files = Vec::new();
+    let mut inference = session();
+    inference.interactive = false;
+    let mut open = cluster();
+    open.proxy = None;
+    open.storage_class = None;
+    open.ingress_class = None;
+    for (s, c) in [(session(), cluster()), (inference, open)] {
+        for object in manifests::all(&s, &c, "token") {
+            let path = dir.join(format!("{}-{}-{}.json", files.len(), object["kind"].as_str().unwrap(), s.interactive));
+            std::fs::write(&path, serde_json::to_vec_pretty(&object).unwrap()).unwrap();
+            files.push(path);
+        }
+    }
+    assert_eq!(files.len(), 2 * 15, "15 objects per session");
+    let deploy = concat!(env!("CARGO_MANIFEST_DIR"), "/../deploy");
+    for entry in walk(std::path::Path::new(deploy)) {
+        if entry.extension().is_some_and(|e| e == "yaml" || e == "yml") {
+            files.push(entry);
+        }
+    }
+    let output = std::process::Command::new("kubernetes-validate")
+        .args(["--strict", "--kubernetes-version", "1.30.0", "--quiet"])
+        .args(&files)
+        .output()
+        .expect("kubernetes-validate is installed (pip install kubernetes-validate; `make test` does it)");
+    let report = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(output.status.success(), "kubernetes-validate refused:\n{report}");
+    assert!(!report.contains("ERROR"), "{report}");
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(walk(&path));
+        } else {
+            found.push(path);
+        }
+    }
+    found
+}

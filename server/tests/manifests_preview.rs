@@ -1,0 +1,44 @@
+//! `berth manifests BOOKING_ID`: a booking from the database rendered into
+//! the exact objects the worker applies, with no secret in them.
+
+mod common;
+
+use common::{slot, Fixture, MIG};
+use server::cli::{render_manifests, Cli, Command};
+
+#[tokio::test]
+async fn a_booking_renders_as_fifteen_documents_with_its_quota_and_no_secret() {
+    let f = Fixture::new().await;
+    let (status, booking) = f.book(&f.ada, MIG, 2, slot(8), slot(12)).await;
+    assert_eq!(status, 201);
+    let id: uuid::Uuid = booking["id"].as_str().unwrap().parse().unwrap();
+    use clap::Parser;
+    let cli =
+        Cli::try_parse_from(["berth", "manifests", &id.to_string(), "--database-url", "postgres://unused"]).unwrap();
+    let Command::Manifests { cluster, .. } = cli.command else { panic!("expected manifests") };
+    let yaml = render_manifests(&f.db, id, &cluster.cluster()).await.unwrap();
+
+    let documents: Vec<serde_json::Value> = yaml
+        .split("\n---\n")
+        .map(|doc| serde_json::from_str(doc).expect("each document is JSON (and so YAML)"))
+        .collect();
+    assert_eq!(documents.len(), 15);
+    let namespace = format!("berth-team-a-{}", &id.simple().to_string()[..8]);
+    assert_eq!(documents[0]["kind"], "Namespace");
+    assert_eq!(documents[0]["metadata"]["name"], namespace.as_str());
+    let quota = documents.iter().find(|d| d["kind"] == "ResourceQuota").unwrap();
+    assert_eq!(quota["spec"]["hard"]["requests.nvidia.com/mig-1g.24gb"], "4", "2 slices × 2 time-slice replicas");
+    assert_eq!(quota["spec"]["hard"]["requests.nvidia.com/gpu"], "0");
+    let binding = documents.iter().find(|d| d["metadata"]["name"] == "berth-session-admin").unwrap();
+    assert_eq!(binding["subjects"][0]["name"], "ada@a.test");
+    let secret = documents.iter().find(|d| d["kind"] == "Secret").unwrap();
+    assert_eq!(secret["stringData"]["token"], "<generated when the session starts>");
+    let deployment = documents.iter().find(|d| d["kind"] == "Deployment").unwrap();
+    assert_eq!(
+        deployment["spec"]["template"]["spec"]["containers"][0]["image"],
+        "quay.io/jupyter/pytorch-notebook:cuda12-latest"
+    );
+
+    let missing = render_manifests(&f.db, uuid::Uuid::new_v4(), &cluster.cluster()).await.unwrap_err();
+    assert_eq!(missing.to_string(), "booking not found");
+}
