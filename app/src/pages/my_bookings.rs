@@ -131,7 +131,17 @@ struct Actions {
 
 #[component]
 fn Sections(page: MyBookings, actions: Actions) -> impl IntoView {
-    let now = page.now;
+    // The server's clock renders the page; once hydrated, countdowns tick.
+    let now = RwSignal::new(page.now);
+    #[cfg(feature = "hydrate")]
+    {
+        let offset = page.now - Utc::now();
+        let tick = move || now.set(Utc::now() + offset);
+        if let Ok(handle) = set_interval_with_handle(tick, std::time::Duration::from_secs(30)) {
+            on_cleanup(move || handle.clear());
+        }
+    }
+    let now = now.read_only();
     let section = move |title: &'static str, id: &'static str, cards: Vec<BookingCard>, empty: &'static str| {
         view! {
             <section class="card-section" id=id>
@@ -153,16 +163,21 @@ fn Sections(page: MyBookings, actions: Actions) -> impl IntoView {
 }
 
 #[component]
-fn Card(card: BookingCard, now: DateTime<Utc>, actions: Actions) -> impl IntoView {
+fn Card(card: BookingCard, now: ReadSignal<DateTime<Utc>>, actions: Actions) -> impl IntoView {
     let b = card.booking;
     let state = b.state;
-    let live = state.holds_capacity() && b.start <= now && now < b.end;
-    let countdown = if live {
-        format!("ends {}", relative(now, b.end))
-    } else if b.start > now {
-        format!("starts {}", relative(now, b.start))
-    } else {
-        format!("ended {}", relative(now, b.end))
+    let rendered = now.get_untracked();
+    let live = state.holds_capacity() && b.start <= rendered && rendered < b.end;
+    let (start, end) = (b.start, b.end);
+    let countdown = move || {
+        let now = now.get();
+        if state.holds_capacity() && start <= now && now < end {
+            format!("ends {}", relative(now, end))
+        } else if start > now {
+            format!("starts {}", relative(now, start))
+        } else {
+            format!("ended {}", relative(now, end))
+        }
     };
     let id = b.id;
     let cancelable = matches!(state, BookingState::Pending | BookingState::Approved) && !live;
