@@ -27,13 +27,8 @@ struct FactsRow {
     quantity: i32,
     mode: String,
     image: String,
-    kind: String,
-    capacity: i32,
-    replicas_per_unit: i32,
-    vram_gb_per_unit: i32,
-    cpu_millis_per_unit: i32,
-    memory_mib_per_unit: i32,
-    storage_gib_per_unit: i32,
+    #[sqlx(flatten)]
+    kind: PoolKind,
     other_kinds: Vec<String>,
 }
 
@@ -61,15 +56,7 @@ pub async fn facts(db: &PgPool, booking_id: Uuid) -> ServiceResult<BookingFacts>
         quantity: row.quantity,
         mode: Mode::parse(&row.mode).unwrap_or(Mode::Interactive),
         image: row.image,
-        kind: PoolKind {
-            kind: row.kind,
-            capacity: row.capacity,
-            replicas_per_unit: row.replicas_per_unit,
-            vram_gb_per_unit: row.vram_gb_per_unit,
-            cpu_millis_per_unit: row.cpu_millis_per_unit,
-            memory_mib_per_unit: row.memory_mib_per_unit,
-            storage_gib_per_unit: row.storage_gib_per_unit,
-        },
+        kind: row.kind,
         other_kinds: row.other_kinds,
     })
 }

@@ -22,6 +22,7 @@ impl Default for PoolRules {
 
 /// One resource kind of a pool: whole GPUs (`nvidia.com/gpu`) or one MIG profile.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(sqlx::FromRow))]
 pub struct PoolKind {
     pub kind: String,
     /// Physical units (GPUs or MIG slices); the capacity invariant counts these.
