@@ -44,6 +44,8 @@ pub enum Command {
         db_connections: u32,
         #[command(flatten)]
         auth: Box<AuthArgs>,
+        #[command(flatten)]
+        cluster: Box<ClusterArgs>,
     },
     /// Apply pending database migrations.
     Migrate {
@@ -296,14 +298,14 @@ pub async fn connect(db: &Database, connections: u32) -> anyhow::Result<PgPool> 
 
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Serve { db, listen, site_root, db_connections, auth } => {
+        Command::Serve { db, listen, site_root, db_connections, auth, cluster } => {
             let config = auth.into_config(listen)?;
             let pool = connect(&db, db_connections).await?;
             MIGRATOR.run(&pool).await?;
             if config.dev_login {
                 tracing::warn!("development login is ON: anyone reaching {listen} can sign in as any user");
             }
-            let state = AppState::new(pool, &site_root, Auth::new(config)?);
+            let state = AppState::new(pool, &site_root, Auth::new(config)?).with_cluster(cluster.cluster());
             // Expired sessions are deleted every five minutes.
             let store = crate::session_store(&state);
             tokio::spawn(async move { store.continuously_delete_expired(tokio::time::Duration::from_secs(300)).await });

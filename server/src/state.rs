@@ -1,4 +1,5 @@
 use crate::auth::Auth;
+use crate::worker::manifests::Cluster;
 use app::backend::bookings::Admissions;
 use app::backend::tokens::TokenCache;
 use axum::extract::FromRef;
@@ -19,6 +20,8 @@ pub struct AppState {
     pub tokens: Arc<TokenCache>,
     pub admissions: Admissions,
     pub auth: Arc<Auth>,
+    /// How the cluster that runs workspaces is set up.
+    pub cluster: Arc<Cluster>,
 }
 
 impl FromRef<AppState> for LeptosOptions {
@@ -38,6 +41,12 @@ impl AppState {
             db,
             leptos,
             auth: Arc::new(auth),
+            cluster: Arc::new(Cluster::default()),
         }
+    }
+
+    pub fn with_cluster(mut self, cluster: Cluster) -> Self {
+        self.cluster = Arc::new(cluster);
+        self
     }
 }

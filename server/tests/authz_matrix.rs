@@ -76,6 +76,7 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
         "/rpc/find",
         [401, 200, 200, 200, 200],
     ),
+    (Send::Form("id={booking}"), "/rpc/bookings/manifests", [401, 200, 404, 403, 200]),
     // Pages
     (Send::Get, "/", [200, 200, 200, 200, 200]),
     (Send::Get, "/signin", [200, 200, 200, 200, 200]),
@@ -84,6 +85,7 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     (Send::Get, "/calendar?pool={pool}", [401, 200, 200, 200, 200]),
     (Send::Get, "/bookings", [401, 200, 200, 200, 200]),
     (Send::Get, "/find?pool={pool}", [401, 200, 200, 200, 200]),
+    (Send::Get, "/bookings/{booking}/manifests", [401, 200, 404, 403, 200]),
 ];
 
 struct World {

@@ -42,3 +42,32 @@ async fn a_booking_renders_as_fifteen_documents_with_its_quota_and_no_secret() {
     let missing = render_manifests(&f.db, uuid::Uuid::new_v4(), &cluster.cluster()).await.unwrap_err();
     assert_eq!(missing.to_string(), "booking not found");
 }
+
+#[tokio::test]
+async fn owners_and_admins_see_a_bookings_manifests_page_others_do_not() {
+    use axum::body::Body;
+    use axum::http::{header, Request};
+    let f = Fixture::new().await;
+    let (_, booking) = f.book(&f.ada, MIG, 1, slot(8), slot(12)).await;
+    let id = booking["id"].as_str().unwrap();
+    let page = |token: String| {
+        Request::get(format!("/bookings/{id}/manifests"))
+            .header(header::AUTHORIZATION, format!("Bearer {token}"))
+            .body(Body::empty())
+            .unwrap()
+    };
+    let (status, html) = common::raw(&f.app, page(f.ada.clone())).await;
+    assert_eq!(status, 200);
+    let html = html.as_str().unwrap().to_string();
+    assert!(
+        html.contains("ResourceQuota") && html.contains("requests.nvidia.com/mig-1g.24gb"),
+        "the YAML is on the page"
+    );
+    assert!(
+        html.contains("&lt;generated when the session starts&gt;")
+            || html.contains("generated when the session starts")
+    );
+    assert_eq!(common::raw(&f.app, page(f.admin.clone())).await.0, 200);
+    assert_eq!(common::raw(&f.app, page(f.carol.clone())).await.0, 403, "a teammate sees the booking, not its details");
+    assert_eq!(common::raw(&f.app, page(f.bob.clone())).await.0, 404);
+}

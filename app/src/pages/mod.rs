@@ -4,6 +4,7 @@ mod account;
 pub mod calendar;
 mod find;
 mod home;
+mod manifests;
 mod my_bookings;
 mod overview;
 mod signin;
@@ -93,6 +94,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("calendar") view=calendar::CalendarPage ssr=SsrMode::Async/>
                     <Route path=path!("bookings") view=my_bookings::MyBookingsPage ssr=SsrMode::Async/>
                     <Route path=path!("find") view=find::FindSlotPage ssr=SsrMode::Async/>
+                    <Route path=path!("bookings/:id/manifests") view=manifests::ManifestsPage ssr=SsrMode::Async/>
                     <Route path=path!("tokens") view=tokens::TokensPage ssr=SsrMode::Async/>
                     <Route path=path!("admin/users") view=users::UsersPage ssr=SsrMode::Async/>
                 </Routes>

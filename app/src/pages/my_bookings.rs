@@ -199,6 +199,7 @@ fn Card(card: BookingCard, now: ReadSignal<DateTime<Utc>>, actions: Actions) -> 
                 <p class="pending-note">"Pending: waiting for approval by " {card.approvers.join(", ")} " (admin)."</p>
             })}
             <p class="workspace muted">{workspace}</p>
+            <p><a class="manifests-link" href=format!("/bookings/{id}/manifests")>"What the worker applies"</a></p>
             <div class="card-actions">
                 {cancelable.then(|| view! {
                     <ActionForm action=actions.cancel attr:class="inline">

@@ -70,6 +70,20 @@ pub struct Cluster {
     pub model_cache_gib: i32,
 }
 
+impl Default for Cluster {
+    /// The `berth serve` defaults (see `ClusterArgs`).
+    fn default() -> Self {
+        Cluster {
+            ingress_namespace: "ingress-nginx".into(),
+            domain: "berth.local".into(),
+            ingress_class: None,
+            storage_class: None,
+            proxy: None,
+            model_cache_gib: 200,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Proxy {
     pub http: String,

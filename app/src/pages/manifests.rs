@@ -1,0 +1,37 @@
+//! The exact objects the worker applies for a booking, as YAML, so owners and
+//! admins can audit a session's isolation before (and while) it runs.
+
+use leptos::prelude::*;
+use leptos_router::hooks::use_params_map;
+use uuid::Uuid;
+
+#[server(prefix = "/rpc", endpoint = "bookings/manifests")]
+pub async fn booking_manifests(id: Uuid) -> Result<String, ServerFnError> {
+    use crate::backend::identity::{signed_in, to_server_error};
+    use crate::backend::provisioning::{preview, ManifestRenderer};
+    let principal = signed_in().map_err(to_server_error)?;
+    let renderer = expect_context::<ManifestRenderer>();
+    preview(&expect_context::<sqlx::PgPool>(), &principal, &renderer, id).await.map_err(to_server_error)
+}
+
+#[component]
+pub fn ManifestsPage() -> impl IntoView {
+    let params = use_params_map();
+    let id = move || params.with(|p| p.get("id").and_then(|id| id.parse::<Uuid>().ok()));
+    let yaml = Resource::new(id, |id| async move {
+        match id {
+            Some(id) => booking_manifests(id).await,
+            None => Err(ServerFnError::new("booking not found")),
+        }
+    });
+    view! {
+        <section class="page-head"><h1>"What the worker applies"</h1><a class="button secondary" href="/bookings">"My bookings"</a></section>
+        <p class="muted">"One namespace per booking, created when the window opens and deleted when it ends. The access token is generated then and never shown here."</p>
+        <Suspense fallback=|| view! { <p class="loading">"Rendering…"</p> }>
+            {move || yaml.get().map(|result| match result {
+                Ok(text) => view! { <pre class="manifests" id="manifests">{text}</pre> }.into_any(),
+                Err(err) => view! { <p class="error" role="alert">"Could not render: " {err.to_string()}</p> }.into_any(),
+            })}
+        </Suspense>
+    }
+}
