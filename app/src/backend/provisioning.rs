@@ -81,3 +81,67 @@ pub async fn facts(db: &PgPool, booking_id: Uuid) -> ServiceResult<BookingFacts>
         other_kinds: row.other_kinds,
     })
 }
+
+/// What the worker must converge: sessions whose window is open, and
+/// bookings whose window has closed while they still hold capacity.
+#[derive(Clone, Debug, Default)]
+pub struct Due {
+    /// Approved or active bookings inside their window, with their state.
+    pub running: Vec<(BookingFacts, crate::model::BookingState)>,
+    /// Approved or active bookings whose window has ended.
+    pub ended: Vec<Uuid>,
+}
+
+pub async fn due(db: &PgPool) -> ServiceResult<Due> {
+    let rows: Vec<(Uuid, String, bool)> = sqlx::query_as(
+        "SELECT id, state, ends_at <= now() AS ended FROM booking
+         WHERE state IN ('approved', 'active') AND starts_at <= now()
+         ORDER BY starts_at, id",
+    )
+    .fetch_all(db)
+    .await?;
+    let mut due = Due::default();
+    for (id, state, ended) in rows {
+        if ended {
+            due.ended.push(id);
+        } else {
+            let state = crate::model::BookingState::parse(&state).unwrap_or(crate::model::BookingState::Approved);
+            due.running.push((facts(db, id).await?, state));
+        }
+    }
+    Ok(due)
+}
+
+/// The worker moves a booking (activate, complete, fail) as the system: the
+/// state machine decides, and the audit event has no actor.
+pub async fn system_transition(
+    db: &PgPool,
+    id: Uuid,
+    action: crate::rules::state_machine::Action,
+    reason: &str,
+) -> ServiceResult<crate::model::BookingState> {
+    let mut tx = db.begin().await?;
+    let state: String = sqlx::query_scalar("SELECT state FROM booking WHERE id = $1 FOR UPDATE")
+        .bind(id)
+        .fetch_optional(&mut *tx)
+        .await?
+        .ok_or(ServiceError::NotFound("booking"))?;
+    let from = crate::model::BookingState::parse(&state).unwrap_or(crate::model::BookingState::Failed);
+    let to = crate::rules::state_machine::transition(from, action)?;
+    sqlx::query("UPDATE booking SET state = $2, updated_at = now() WHERE id = $1")
+        .bind(id)
+        .bind(to.as_str())
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query(
+        "INSERT INTO booking_event (booking_id, actor_id, from_state, to_state, reason) VALUES ($1, NULL, $2, $3, $4)",
+    )
+    .bind(id)
+    .bind(from.as_str())
+    .bind(to.as_str())
+    .bind(reason)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(to)
+}

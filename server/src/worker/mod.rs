@@ -1,5 +1,6 @@
-//! The provisioning worker. So far: the objects it will apply for a booking,
-//! each built by a pure function (`manifests`), so what isolates a session
-//! can be read, tested and validated before anything talks to a cluster.
+//! The provisioning worker: the objects it applies for a booking, each built
+//! by a pure function (`manifests`), and the pass that converges the cluster
+//! onto the bookings in PostgreSQL (`reconcile`).
 
 pub mod manifests;
+pub mod reconcile;

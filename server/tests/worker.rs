@@ -1,0 +1,147 @@
+//! The worker's pass through a real `kube::Client` against an in-memory API
+//! server (kube-fake-client behind the namespace harness in
+//! `common/fake_cluster.rs`), with bookings in a real PostgreSQL.
+
+mod common;
+
+use common::fake_cluster::Cluster as FakeCluster;
+use common::{slot, Fixture, MIG};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::ResourceQuota;
+use k8s_openapi::api::networking::v1::NetworkPolicy;
+use kube::api::{Api, DeleteParams, Patch, PatchParams};
+use server::worker::manifests::Cluster;
+use server::worker::reconcile::Reconciler;
+use std::sync::Arc;
+
+struct World {
+    f: Fixture,
+    fake: Arc<FakeCluster>,
+    worker: Reconciler,
+}
+
+async fn world() -> World {
+    let f = Fixture::new().await;
+    let fake = Arc::new(FakeCluster::default());
+    let client = fake.client().await;
+    let worker = Reconciler { db: f.db.clone(), client, cluster: Cluster::default() };
+    World { f, fake, worker }
+}
+
+impl World {
+    /// Ada books two MIG slices for a window that is open now.
+    async fn open_booking(&self) -> uuid::Uuid {
+        let (status, body) = self.f.book(&self.f.ada, MIG, 2, slot(-1), slot(4)).await;
+        assert_eq!(status, 201, "{body}");
+        body["id"].as_str().unwrap().parse().unwrap()
+    }
+
+    async fn state(&self, id: uuid::Uuid) -> String {
+        sqlx::query_scalar("SELECT state FROM booking WHERE id = $1").bind(id).fetch_one(&self.f.db).await.unwrap()
+    }
+
+    fn namespace(id: uuid::Uuid) -> String {
+        format!("berth-team-a-{}", &id.simple().to_string()[..8])
+    }
+
+    /// What the kubelet would do: the workspace reports one ready replica.
+    async fn workspace_becomes_ready(&self, id: uuid::Uuid) {
+        let deployments: Api<Deployment> = Api::namespaced(self.worker.client.clone(), &Self::namespace(id));
+        let status = serde_json::json!({ "status": { "replicas": 1, "readyReplicas": 1 } });
+        deployments.patch_status("workspace", &PatchParams::default(), &Patch::Merge(&status)).await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn an_open_window_gets_every_object_with_the_right_quota_and_becomes_active_when_ready() {
+    let w = world().await;
+    let id = w.open_booking().await;
+    let report = w.worker.pass().await.unwrap();
+    assert_eq!(report.applied, 15, "namespace and 14 objects in it");
+    assert_eq!(w.fake.namespace_names(), [World::namespace(id)]);
+    let quotas: Api<ResourceQuota> = Api::namespaced(w.worker.client.clone(), &World::namespace(id));
+    let hard = quotas.get("berth-session").await.unwrap().spec.unwrap().hard.unwrap();
+    assert_eq!(hard["requests.nvidia.com/mig-1g.24gb"].0, "4", "2 slices × 2 replicas");
+    assert_eq!(hard["requests.nvidia.com/gpu"].0, "0");
+    assert_eq!(w.state(id).await, "approved", "not active before the workspace is ready");
+
+    w.workspace_becomes_ready(id).await;
+    let report = w.worker.pass().await.unwrap();
+    assert_eq!(report.started, [id]);
+    assert_eq!(w.state(id).await, "active");
+}
+
+#[tokio::test]
+async fn a_converged_pass_writes_nothing_and_a_deleted_policy_comes_back() {
+    let w = world().await;
+    let id = w.open_booking().await;
+    w.worker.pass().await.unwrap();
+    let before = w.fake.writes();
+    let report = w.worker.pass().await.unwrap();
+    assert_eq!((report.applied, w.fake.writes() - before), (0, 0), "a converged pass issues zero writes");
+
+    let policies: Api<NetworkPolicy> = Api::namespaced(w.worker.client.clone(), &World::namespace(id));
+    policies.delete("berth-egress", &DeleteParams::default()).await.unwrap();
+    let report = w.worker.pass().await.unwrap();
+    assert_eq!(report.applied, 1);
+    assert!(policies.get_opt("berth-egress").await.unwrap().is_some(), "the hand-deleted policy is back");
+}
+
+#[tokio::test]
+async fn closing_canceling_and_orphans_delete_the_namespace() {
+    let w = world().await;
+    let id = w.open_booking().await;
+    w.worker.pass().await.unwrap();
+    // The window ends (moved into the past directly, as time would).
+    sqlx::query("UPDATE booking SET starts_at = starts_at - interval '1 day', ends_at = now() - interval '1 minute' WHERE id = $1")
+        .bind(id)
+        .execute(&w.f.db)
+        .await
+        .unwrap();
+    let report = w.worker.pass().await.unwrap();
+    assert_eq!(report.completed, [id]);
+    assert!(w.fake.namespace_names().is_empty());
+    assert_eq!(w.state(id).await, "completed");
+    let quotas: Api<ResourceQuota> = Api::namespaced(w.worker.client.clone(), &World::namespace(id));
+    assert!(quotas.get_opt("berth-session").await.unwrap().is_none(), "the namespace's objects went with it");
+
+    // Ended early by its owner: the next pass collects the namespace.
+    let other = w.open_booking().await;
+    w.worker.pass().await.unwrap();
+    let (status, _) =
+        w.f.call(axum::http::Method::POST, &format!("/api/v1/bookings/{other}/end"), Some(&w.f.ada), None).await;
+    assert_eq!(status, 200);
+    let report = w.worker.pass().await.unwrap();
+    assert_eq!(report.collected, [World::namespace(other)]);
+    assert!(w.fake.namespace_names().is_empty());
+}
+
+#[tokio::test]
+async fn a_foreign_namespace_with_the_same_name_is_never_adopted_or_deleted() {
+    let w = world().await;
+    let id = w.open_booking().await;
+    w.fake.add_foreign_namespace(&World::namespace(id));
+    let report = w.worker.pass().await.unwrap();
+    assert_eq!(report.failed, [id]);
+    assert_eq!(report.applied, 0);
+    assert_eq!(w.state(id).await, "failed");
+    assert_eq!(w.fake.namespace_names(), [World::namespace(id)], "left alone");
+    w.worker.pass().await.unwrap();
+    assert_eq!(w.fake.namespace_names(), [World::namespace(id)], "not collected either: it has no Berth label");
+}
+
+#[tokio::test]
+async fn injected_api_errors_fail_a_pass_and_the_next_pass_converges() {
+    let w = world().await;
+    let id = w.open_booking().await;
+    for code in [409u16, 429, 500] {
+        w.fake.fail_next.lock().unwrap().push_back(code);
+        assert!(w.worker.pass().await.is_err(), "a {code} surfaces");
+    }
+    let report = w.worker.pass().await.unwrap();
+    assert!(report.applied > 0);
+    let before = w.fake.writes();
+    w.worker.pass().await.unwrap();
+    assert_eq!(w.fake.writes(), before, "converged after the errors");
+    assert_eq!(w.fake.namespace_names(), [World::namespace(id)]);
+}
