@@ -3,6 +3,8 @@
 
 use crate::auth::{Auth, AuthConfig, GroupMapping, OidcSettings};
 use crate::worker::manifests::{self, Cluster, Proxy, Session};
+use crate::worker::reconcile::Reconciler;
+use crate::worker::run::run as run_worker;
 use crate::{router, seed, AppState};
 use app::backend::{tokens, users, MIGRATOR};
 use app::model::Role;
@@ -44,6 +46,16 @@ pub enum Command {
         db_connections: u32,
         #[command(flatten)]
         auth: Box<AuthArgs>,
+        #[command(flatten)]
+        cluster: Box<ClusterArgs>,
+        /// Serve the portal only; another process runs `berth worker`.
+        #[arg(long, env = "BERTH_NO_WORKER")]
+        no_worker: bool,
+    },
+    /// Run the provisioning worker alone (needs a kubeconfig or in-cluster config).
+    Worker {
+        #[command(flatten)]
+        db: Database,
         #[command(flatten)]
         cluster: Box<ClusterArgs>,
     },
@@ -219,6 +231,23 @@ impl ClusterArgs {
     }
 }
 
+/// Runs the worker beside the portal when a cluster can be reached; without
+/// one the portal still serves (bookings wait for a worker).
+async fn spawn_worker(db: PgPool, cluster: Cluster, stopped: tokio::sync::watch::Receiver<bool>) {
+    match kube::Client::try_default().await {
+        Ok(client) => {
+            tokio::spawn(async move {
+                if let Err(err) = run_worker(Reconciler { db, client, cluster }, stopped).await {
+                    tracing::error!(error = %err, "the worker stopped");
+                }
+            });
+        }
+        Err(err) => {
+            tracing::warn!(error = %err, "no Kubernetes cluster found: the worker is off, no workspaces are provisioned")
+        }
+    }
+}
+
 /// The manifests preview of one booking.
 pub async fn render_manifests(db: &PgPool, booking_id: uuid::Uuid, cluster: &Cluster) -> anyhow::Result<String> {
     let facts =
@@ -298,14 +327,31 @@ pub async fn connect(db: &Database, connections: u32) -> anyhow::Result<PgPool> 
 
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Serve { db, listen, site_root, db_connections, auth, cluster } => {
+        Command::Worker { db, cluster } => {
+            let pool = connect(&db, 4).await?;
+            MIGRATOR.run(&pool).await?;
+            let client = kube::Client::try_default()
+                .await
+                .map_err(|e| anyhow::anyhow!("no Kubernetes cluster found (kubeconfig or in-cluster): {e}"))?;
+            let (stop, stopped) = tokio::sync::watch::channel(false);
+            tokio::spawn(async move {
+                let _ = tokio::signal::ctrl_c().await;
+                let _ = stop.send(true);
+            });
+            run_worker(Reconciler { db: pool, client, cluster: cluster.cluster() }, stopped).await?;
+        }
+        Command::Serve { db, listen, site_root, db_connections, auth, cluster, no_worker } => {
             let config = auth.into_config(listen)?;
             let pool = connect(&db, db_connections).await?;
             MIGRATOR.run(&pool).await?;
             if config.dev_login {
                 tracing::warn!("development login is ON: anyone reaching {listen} can sign in as any user");
             }
-            let state = AppState::new(pool, &site_root, Auth::new(config)?).with_cluster(cluster.cluster());
+            let state = AppState::new(pool.clone(), &site_root, Auth::new(config)?).with_cluster(cluster.cluster());
+            let (stop_worker, worker_stopped) = tokio::sync::watch::channel(false);
+            if !no_worker {
+                spawn_worker(pool, cluster.cluster(), worker_stopped).await;
+            }
             // Expired sessions are deleted every five minutes.
             let store = crate::session_store(&state);
             tokio::spawn(async move { store.continuously_delete_expired(tokio::time::Duration::from_secs(300)).await });
@@ -313,8 +359,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let listener = tokio::net::TcpListener::bind(listen).await?;
             tracing::info!("serving on http://{listen}");
             axum::serve(listener, app)
-                .with_graceful_shutdown(async {
+                .with_graceful_shutdown(async move {
                     let _ = tokio::signal::ctrl_c().await;
+                    let _ = stop_worker.send(true);
                 })
                 .await?;
         }

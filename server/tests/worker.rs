@@ -145,3 +145,42 @@ async fn injected_api_errors_fail_a_pass_and_the_next_pass_converges() {
     assert_eq!(w.fake.writes(), before, "converged after the errors");
     assert_eq!(w.fake.namespace_names(), [World::namespace(id)]);
 }
+
+async fn eventually(what: &str, check: impl Fn() -> bool, within: std::time::Duration) {
+    let deadline = std::time::Instant::now() + within;
+    while !check() {
+        assert!(std::time::Instant::now() < deadline, "timed out waiting for: {what}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn the_loop_wakes_on_a_booking_change_and_only_the_leader_works() {
+    let World { f, fake, worker } = world().await;
+    // Another worker is active: this one waits.
+    let mut leader = f.db.acquire().await.unwrap().detach();
+    assert!(app::backend::provisioning::try_lead(&mut leader).await.unwrap());
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let task = tokio::spawn(server::worker::run::run(worker, stopped));
+    let (status, body) = f.book(&f.ada, MIG, 1, slot(-1), slot(4)).await;
+    assert_eq!(status, 201, "{body}");
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    assert!(fake.namespace_names().is_empty(), "a standby worker does nothing");
+
+    // The active worker goes away: this one takes over and converges.
+    sqlx::Connection::close(leader).await.unwrap();
+    eventually("the standby takes over", || !fake.namespace_names().is_empty(), std::time::Duration::from_secs(10))
+        .await;
+
+    // A new booking is picked up at once (NOTIFY), not at the 30 s resync.
+    let (status, _) = f.book(&f.ada, MIG, 1, slot(-1), slot(2)).await;
+    assert_eq!(status, 201);
+    eventually(
+        "the notification wakes the loop",
+        || fake.namespace_names().len() == 2,
+        std::time::Duration::from_secs(3),
+    )
+    .await;
+    stop.send(true).unwrap();
+    task.await.unwrap().unwrap();
+}

@@ -145,3 +145,22 @@ pub async fn system_transition(
     tx.commit().await?;
     Ok(to)
 }
+
+/// The next instant a window opens or closes, for the worker's timer.
+pub async fn next_boundary(db: &PgPool) -> ServiceResult<Option<chrono::DateTime<chrono::Utc>>> {
+    Ok(sqlx::query_scalar(
+        "SELECT min(t) FROM (
+             SELECT starts_at AS t FROM booking WHERE state = 'approved' AND starts_at > now()
+             UNION ALL
+             SELECT ends_at FROM booking WHERE state IN ('approved', 'active') AND ends_at > now()
+         ) AS boundaries",
+    )
+    .fetch_one(db)
+    .await?)
+}
+
+/// Session-level advisory lock that makes one worker the active one; held
+/// as long as `conn` lives. The key is fixed (not user input).
+pub async fn try_lead(conn: &mut sqlx::PgConnection) -> ServiceResult<bool> {
+    Ok(sqlx::query_scalar("SELECT pg_try_advisory_lock(7243815062)").fetch_one(conn).await?)
+}
