@@ -22,8 +22,8 @@ struct World {
 
 async fn world() -> World {
     let f = Fixture::new().await;
-    let fake = Arc::new(FakeCluster::default());
-    let client = fake.client().await;
+    let fake = FakeCluster::start().await;
+    let client = fake.client();
     let worker = Reconciler { db: f.db.clone(), client, cluster: Cluster::default() };
     World { f, fake, worker }
 }
@@ -183,4 +183,27 @@ async fn the_loop_wakes_on_a_booking_change_and_only_the_leader_works() {
     .await;
     stop.send(true).unwrap();
     task.await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn a_worker_stopped_after_any_single_step_converges_on_restart_with_no_duplicates() {
+    let steps = 15; // namespace + 14 objects
+    for stop_after in 0..steps {
+        let w = world().await;
+        let id = w.open_booking().await;
+        *w.fake.stop_after.lock().unwrap() = Some(stop_after);
+        assert!(w.worker.pass().await.is_err(), "stopped after step {stop_after}");
+        *w.fake.stop_after.lock().unwrap() = None;
+        // A new worker process: nothing carried over but the cluster and the database.
+        let restarted = Reconciler { db: w.f.db.clone(), client: w.fake.client(), cluster: Cluster::default() };
+        let report = restarted.pass().await.unwrap();
+        assert_eq!(report.applied, steps - stop_after, "stopped after {stop_after}: the rest is applied");
+        assert_eq!(w.fake.namespace_names(), [World::namespace(id)]);
+        let ns = World::namespace(id);
+        let policies: Api<NetworkPolicy> = Api::namespaced(restarted.client.clone(), &ns);
+        assert_eq!(policies.list(&Default::default()).await.unwrap().items.len(), 2);
+        let before = w.fake.writes();
+        restarted.pass().await.unwrap();
+        assert_eq!(w.fake.writes(), before, "stopped after {stop_after}: converged");
+    }
 }

@@ -13,13 +13,17 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-#[derive(Default)]
 pub struct Cluster {
+    /// The kube-fake-client API server behind the harness.
+    inner: kube::Client,
     namespaces: Mutex<BTreeMap<String, Value>>,
     /// Writes (anything but GET) that reached the API, failed or not.
     pub writes: AtomicUsize,
     /// Statuses to answer the next writes with, before doing them.
     pub fail_next: Mutex<VecDeque<u16>>,
+    /// When set to n: the writes after the next n fail with 503, as if the
+    /// worker had been stopped right after its n-th step.
+    pub stop_after: Mutex<Option<usize>>,
 }
 
 /// Kinds the worker puts into a session namespace: deleted with it.
@@ -52,17 +56,32 @@ fn status(code: u16, reason: &str, message: &str) -> Response<Body> {
 }
 
 impl Cluster {
-    /// A `kube::Client` over the harness and a fresh fake API server.
-    pub async fn client(self: &Arc<Self>) -> kube::Client {
+    /// A fresh, empty in-memory cluster.
+    pub async fn start() -> Arc<Self> {
         let inner = kube_fake_client::ClientBuilder::new()
             .with_status_subresource::<k8s_openapi::api::apps::v1::Deployment>()
             .build()
             .await
             .expect("fake client");
+        Arc::new(Cluster {
+            inner,
+            namespaces: Mutex::default(),
+            writes: AtomicUsize::default(),
+            fail_next: Mutex::default(),
+            stop_after: Mutex::default(),
+        })
+    }
+
+    /// A `kube::Client` to this cluster (each call is a new client, as a
+    /// restarted process would make).
+    pub fn client(self: &Arc<Self>) -> kube::Client {
         let cluster = self.clone();
         let service = tower::service_fn(move |request: Request<Body>| {
-            let (cluster, inner) = (cluster.clone(), inner.clone());
-            async move { Ok::<_, std::convert::Infallible>(cluster.handle(request, inner).await) }
+            let cluster = cluster.clone();
+            async move {
+                let inner = cluster.inner.clone();
+                Ok::<_, std::convert::Infallible>(cluster.handle(request, inner).await)
+            }
         });
         kube::Client::new(service, "default")
     }
@@ -88,6 +107,12 @@ impl Cluster {
             self.writes.fetch_add(1, Ordering::SeqCst);
             if let Some(code) = self.fail_next.lock().unwrap().pop_front() {
                 return status(code, "Injected", "injected by the test harness");
+            }
+            let mut stop_after = self.stop_after.lock().unwrap();
+            match stop_after.as_mut() {
+                Some(0) => return status(503, "ServiceUnavailable", "the worker was stopped here"),
+                Some(left) => *left -= 1,
+                None => {}
             }
         }
         let rest = path.strip_prefix("/api/v1/namespaces").map(|r| r.trim_start_matches('/').to_string());
