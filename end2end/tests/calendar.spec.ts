@@ -151,3 +151,21 @@ for (const js of [true, false]) {
     });
   });
 }
+
+test('a window that starts now goes live on the simulated cluster and says so', async ({ page }) => {
+  await signIn(page, 'ada');
+  const quarter = 15 * 60 * 1000;
+  const start = new Date(Math.floor(Date.now() / quarter) * quarter);
+  const local = (d: Date) => d.toISOString().slice(0, 16);
+  await page.goto(`/calendar?date=${local(start).slice(0, 10)}&view=day&tz=UTC`);
+  await hydrated(page);
+  await bookWithPanel(page, 'nvidia.com/mig-1g.24gb', 1, local(start), local(new Date(start.getTime() + 2 * quarter)));
+  await expect(page.locator('#outcome')).toContainText('Booked');
+  await expect.poll(async () => {
+    await page.goto('/bookings?tz=UTC');
+    return page.locator('#live').innerText();
+  }, { timeout: 15_000 }).toContain('Simulated cluster — no workspace is running');
+  await expect(page.locator('#live .badge').first()).toHaveText('active');
+  await page.locator('#live').getByRole('link', { name: 'What the worker applies' }).first().click();
+  await expect(page.locator('#manifests')).toContainText('"kind": "ResourceQuota"');
+});

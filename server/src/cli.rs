@@ -5,8 +5,10 @@ use crate::auth::{Auth, AuthConfig, GroupMapping, OidcSettings};
 use crate::worker::manifests::{self, Cluster, Proxy, Session};
 use crate::worker::reconcile::Reconciler;
 use crate::worker::run::run as run_worker;
+use crate::worker::simulated::SimulatedCluster;
 use crate::{router, seed, AppState};
 use app::backend::{tokens, users, MIGRATOR};
+use app::model::ClusterMode;
 use app::model::Role;
 use chrono::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -231,19 +233,14 @@ impl ClusterArgs {
     }
 }
 
-/// Runs the worker beside the portal when a cluster can be reached; without
-/// one the portal still serves (bookings wait for a worker).
-async fn spawn_worker(db: PgPool, cluster: Cluster, stopped: tokio::sync::watch::Receiver<bool>) {
+/// The cluster the kubeconfig (or in-cluster config) names, or else the
+/// in-memory simulated one, where the whole lifecycle can still be watched.
+async fn cluster_client() -> (kube::Client, ClusterMode) {
     match kube::Client::try_default().await {
-        Ok(client) => {
-            tokio::spawn(async move {
-                if let Err(err) = run_worker(Reconciler { db, client, cluster }, stopped).await {
-                    tracing::error!(error = %err, "the worker stopped");
-                }
-            });
-        }
+        Ok(client) => (client, ClusterMode { simulated: false }),
         Err(err) => {
-            tracing::warn!(error = %err, "no Kubernetes cluster found: the worker is off, no workspaces are provisioned")
+            tracing::warn!(error = %err, "no Kubernetes cluster found: the worker uses a simulated, in-memory one");
+            (SimulatedCluster::start(true).await.client(), ClusterMode { simulated: true })
         }
     }
 }
@@ -347,10 +344,17 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             if config.dev_login {
                 tracing::warn!("development login is ON: anyone reaching {listen} can sign in as any user");
             }
-            let state = AppState::new(pool.clone(), &site_root, Auth::new(config)?).with_cluster(cluster.cluster());
+            let (client, mode) = cluster_client().await;
+            let state =
+                AppState::new(pool.clone(), &site_root, Auth::new(config)?).with_cluster(cluster.cluster(), mode);
             let (stop_worker, worker_stopped) = tokio::sync::watch::channel(false);
             if !no_worker {
-                spawn_worker(pool, cluster.cluster(), worker_stopped).await;
+                let worker = Reconciler { db: pool, client, cluster: cluster.cluster() };
+                tokio::spawn(async move {
+                    if let Err(err) = run_worker(worker, worker_stopped).await {
+                        tracing::error!(error = %err, "the worker stopped");
+                    }
+                });
             }
             // Expired sessions are deleted every five minutes.
             let store = crate::session_store(&state);

@@ -2,6 +2,7 @@ use crate::auth::Auth;
 use crate::worker::manifests::Cluster;
 use app::backend::bookings::Admissions;
 use app::backend::tokens::TokenCache;
+use app::model::ClusterMode;
 use axum::extract::FromRef;
 use leptos::config::LeptosOptions;
 use sqlx::PgPool;
@@ -22,6 +23,8 @@ pub struct AppState {
     pub auth: Arc<Auth>,
     /// How the cluster that runs workspaces is set up.
     pub cluster: Arc<Cluster>,
+    /// Whether the worker provisions on the in-memory simulated cluster.
+    pub mode: ClusterMode,
 }
 
 impl FromRef<AppState> for LeptosOptions {
@@ -42,11 +45,13 @@ impl AppState {
             leptos,
             auth: Arc::new(auth),
             cluster: Arc::new(Cluster::default()),
+            mode: ClusterMode::default(),
         }
     }
 
-    pub fn with_cluster(mut self, cluster: Cluster) -> Self {
+    pub fn with_cluster(mut self, cluster: Cluster, mode: ClusterMode) -> Self {
         self.cluster = Arc::new(cluster);
+        self.mode = mode;
         self
     }
 }

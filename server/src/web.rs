@@ -19,6 +19,7 @@ pub fn routes(state: &AppState) -> Router<AppState> {
     let tokens = state.tokens.clone();
     let admissions = state.admissions.clone();
     let cluster = state.cluster.clone();
+    let mode = state.mode;
     let renderer =
         ManifestRenderer(std::sync::Arc::new(move |facts| manifests::preview(&Session::of(facts), &cluster)));
     let sign_in = SignInOptions { dev_login: state.auth.config.dev_login, single_sign_on: state.auth.oidc.is_some() };
@@ -27,6 +28,7 @@ pub fn routes(state: &AppState) -> Router<AppState> {
         provide_context(tokens.clone());
         provide_context(admissions.clone());
         provide_context(renderer.clone());
+        provide_context(mode);
         provide_context(sign_in.clone());
         // The nonce the security-header layer put into this response's CSP
         // replaces the one leptos_axum made, so the hydration script runs.

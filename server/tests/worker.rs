@@ -1,10 +1,9 @@
 //! The worker's pass through a real `kube::Client` against an in-memory API
 //! server (kube-fake-client behind the namespace harness in
-//! `common/fake_cluster.rs`), with bookings in a real PostgreSQL.
+//! `server/src/worker/simulated.rs`), with bookings in a real PostgreSQL.
 
 mod common;
 
-use common::fake_cluster::Cluster as FakeCluster;
 use common::{slot, Fixture, MIG};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ResourceQuota;
@@ -12,6 +11,7 @@ use k8s_openapi::api::networking::v1::NetworkPolicy;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use server::worker::manifests::Cluster;
 use server::worker::reconcile::Reconciler;
+use server::worker::simulated::SimulatedCluster as FakeCluster;
 use std::sync::Arc;
 
 struct World {
@@ -22,7 +22,7 @@ struct World {
 
 async fn world() -> World {
     let f = Fixture::new().await;
-    let fake = FakeCluster::start().await;
+    let fake = FakeCluster::start(false).await;
     let client = fake.client();
     let worker = Reconciler { db: f.db.clone(), client, cluster: Cluster::default() };
     World { f, fake, worker }
@@ -206,4 +206,26 @@ async fn a_worker_stopped_after_any_single_step_converges_on_restart_with_no_dup
         restarted.pass().await.unwrap();
         assert_eq!(w.fake.writes(), before, "stopped after {stop_after}: converged");
     }
+}
+
+#[tokio::test]
+async fn on_the_simulated_cluster_a_session_goes_live_in_one_pass() {
+    let f = Fixture::new().await;
+    let simulated = FakeCluster::start(true).await;
+    let worker = Reconciler { db: f.db.clone(), client: simulated.client(), cluster: Cluster::default() };
+    let (status, body) = f.book(&f.ada, MIG, 1, slot(-1), slot(2)).await;
+    assert_eq!(status, 201, "{body}");
+    let id: uuid::Uuid = body["id"].as_str().unwrap().parse().unwrap();
+    let report = worker.pass().await.unwrap();
+    assert_eq!(report.started, [id], "the simulated kubelet reports the workspace ready");
+    let state: String =
+        sqlx::query_scalar("SELECT state FROM booking WHERE id = $1").bind(id).fetch_one(&f.db).await.unwrap();
+    assert_eq!(state, "active");
+    let events: Vec<(Option<uuid::Uuid>, String)> =
+        sqlx::query_as("SELECT actor_id, to_state FROM booking_event WHERE booking_id = $1 ORDER BY id")
+            .bind(id)
+            .fetch_all(&f.db)
+            .await
+            .unwrap();
+    assert_eq!(events.last().unwrap(), &(None, "active".to_string()), "the system's change is audited");
 }

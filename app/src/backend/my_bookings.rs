@@ -25,8 +25,14 @@ pub async fn load(db: &PgPool, principal: &Principal, tz: &str) -> ServiceResult
         sqlx::query_scalar("SELECT name FROM app_user WHERE role = 'admin' ORDER BY name LIMIT 10")
             .fetch_all(db)
             .await?;
-    let mut page =
-        MyBookings { now, tz: zone.name().to_string(), live: Vec::new(), upcoming: Vec::new(), past: Vec::new() };
+    let mut page = MyBookings {
+        now,
+        tz: zone.name().to_string(),
+        live: Vec::new(),
+        upcoming: Vec::new(),
+        past: Vec::new(),
+        simulated: false,
+    };
     for booking in own {
         let pool = pools.iter().find(|p| p.id == booking.pool_id);
         let extend_to = match pool {

@@ -12,6 +12,6 @@ pub use booking::{Booking, BookingFilter, BookingState, Mode, NewBooking, Window
 pub use calendar::{
     short_kind, BookOutcome, BookingForm, CalendarData, Cell, Day, KindLane, PoolChoice, Slot, Suggestion,
 };
-pub use planning::{ActionNotice, BookingCard, EndOption, FoundSlots, MyBookings};
+pub use planning::{ActionNotice, BookingCard, ClusterMode, EndOption, FoundSlots, MyBookings};
 pub use pool::{KindSpec, NewPool, Pool, PoolKind, PoolPatch, PoolRules};
 pub use principal::{Principal, Role, TenantRef};

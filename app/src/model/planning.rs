@@ -32,6 +32,16 @@ pub struct MyBookings {
     pub upcoming: Vec<BookingCard>,
     /// The last 30 days.
     pub past: Vec<BookingCard>,
+    /// The worker runs against the in-memory simulated cluster.
+    #[serde(default)]
+    pub simulated: bool,
+}
+
+/// Which cluster the worker provisions on, as the server tells the pages.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClusterMode {
+    /// No real cluster: sessions exist only in the in-memory API server.
+    pub simulated: bool,
 }
 
 /// What an action on a booking (cancel, extend, end) led to.

@@ -13,7 +13,11 @@ pub async fn load_my_bookings(tz: String) -> Result<MyBookings, ServerFnError> {
     use crate::backend::identity::{signed_in, to_server_error};
     let principal = signed_in().map_err(to_server_error)?;
     let tz = if tz.is_empty() { super::calendar::data::no_script::zone_cookie().unwrap_or_default() } else { tz };
-    crate::backend::my_bookings::load(&expect_context::<sqlx::PgPool>(), &principal, &tz).await.map_err(to_server_error)
+    let mut page = crate::backend::my_bookings::load(&expect_context::<sqlx::PgPool>(), &principal, &tz)
+        .await
+        .map_err(to_server_error)?;
+    page.simulated = use_context::<crate::model::ClusterMode>().unwrap_or_default().simulated;
+    Ok(page)
 }
 
 #[server(prefix = "/rpc", endpoint = "bookings/cancel")]
@@ -131,6 +135,7 @@ struct Actions {
 
 #[component]
 fn Sections(page: MyBookings, actions: Actions) -> impl IntoView {
+    let simulated = page.simulated;
     // The server's clock renders the page; once hydrated, countdowns tick.
     let now = RwSignal::new(page.now);
     #[cfg(feature = "hydrate")]
@@ -149,7 +154,7 @@ fn Sections(page: MyBookings, actions: Actions) -> impl IntoView {
                 {if cards.is_empty() {
                     view! { <p class="empty">{empty}</p> }.into_any()
                 } else {
-                    view! { <div class="cards">{cards.into_iter().map(|card| view! { <Card card now actions/> }).collect_view()}</div> }.into_any()
+                    view! { <div class="cards">{cards.into_iter().map(|card| view! { <Card card now actions simulated/> }).collect_view()}</div> }.into_any()
                 }}
             </section>
         }
@@ -163,7 +168,7 @@ fn Sections(page: MyBookings, actions: Actions) -> impl IntoView {
 }
 
 #[component]
-fn Card(card: BookingCard, now: ReadSignal<DateTime<Utc>>, actions: Actions) -> impl IntoView {
+fn Card(card: BookingCard, now: ReadSignal<DateTime<Utc>>, actions: Actions, simulated: bool) -> impl IntoView {
     let b = card.booking;
     let state = b.state;
     let rendered = now.get_untracked();
@@ -183,7 +188,9 @@ fn Card(card: BookingCard, now: ReadSignal<DateTime<Utc>>, actions: Actions) -> 
     let cancelable = matches!(state, BookingState::Pending | BookingState::Approved) && !live;
     let workspace = match (state, live) {
         (BookingState::Pending, _) => "Once approved, Berth prepares an isolated workspace when the window starts; its link appears here.",
-        (_, true) => "The provisioning worker prepares your isolated workspace for this window; its link and status appear here as soon as it reports them.",
+        (BookingState::Active, true) if simulated => "Simulated cluster — no workspace is running. The worker created this session's namespace and objects in its in-memory API server (see what it applies).",
+        (BookingState::Active, true) => "Your isolated workspace is ready.",
+        (_, true) => "The provisioning worker prepares your isolated workspace for this window; its status appears here as soon as it reports it.",
         (BookingState::Approved, false) => "When the window starts, Berth prepares an isolated namespace with your workspace; its link appears here.",
         _ => "The workspace of this booking has been torn down.",
     };

@@ -5,3 +5,4 @@
 pub mod manifests;
 pub mod reconcile;
 pub mod run;
+pub mod simulated;

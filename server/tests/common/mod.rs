@@ -3,7 +3,6 @@
 
 #![allow(dead_code)] // each test binary uses a different part of this module
 
-pub mod fake_cluster;
 pub mod provider;
 
 use app::backend::{tokens, users, MIGRATOR};

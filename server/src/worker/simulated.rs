@@ -1,9 +1,11 @@
-//! An in-memory Kubernetes API for the worker's tests: `kube-fake-client`
-//! serves namespaced objects (server-side apply, selectors), and this harness
-//! in front of it serves what that crate rejects — Namespace objects
-//! themselves — including deleting a namespace's objects with it (no cascade
-//! there). It also counts writes and can fail the next writes with chosen
-//! statuses, the way an API server under load does.
+//! The simulated cluster: an in-memory Kubernetes API the worker uses when
+//! no real cluster can be reached (and the tests use always).
+//! `kube-fake-client` serves namespaced objects (server-side apply,
+//! selectors); this harness in front of it serves what that crate rejects —
+//! Namespace objects themselves — and deletes a namespace's objects with it
+//! (no cascade there). Optionally it plays the kubelet, reporting each
+//! applied workspace ready. It counts writes and can fail chosen writes, the
+//! way an API server under load (or a stopped worker) does.
 
 use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode};
@@ -13,9 +15,11 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-pub struct Cluster {
+pub struct SimulatedCluster {
     /// The kube-fake-client API server behind the harness.
     inner: kube::Client,
+    /// Report every applied workspace Deployment as ready, as a kubelet would.
+    kubelet: bool,
     namespaces: Mutex<BTreeMap<String, Value>>,
     /// Writes (anything but GET) that reached the API, failed or not.
     pub writes: AtomicUsize,
@@ -43,28 +47,28 @@ const NAMESPACED: [(&str, &str); 12] = [
 ];
 
 fn respond(status: StatusCode, body: Value) -> Response<Body> {
-    Response::builder()
-        .status(status)
-        .header("content-type", "application/json")
-        .body(Body::from(serde_json::to_vec(&body).unwrap()))
-        .unwrap()
+    let mut response = Response::new(Body::from(serde_json::to_vec(&body).unwrap_or_default()));
+    *response.status_mut() = status;
+    response.headers_mut().insert("content-type", http::HeaderValue::from_static("application/json"));
+    response
 }
 
 fn status(code: u16, reason: &str, message: &str) -> Response<Body> {
     let body = json!({ "kind": "Status", "apiVersion": "v1", "status": "Failure", "message": message, "reason": reason, "code": code });
-    respond(StatusCode::from_u16(code).unwrap(), body)
+    respond(StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), body)
 }
 
-impl Cluster {
+impl SimulatedCluster {
     /// A fresh, empty in-memory cluster.
-    pub async fn start() -> Arc<Self> {
+    pub async fn start(kubelet: bool) -> Arc<Self> {
         let inner = kube_fake_client::ClientBuilder::new()
             .with_status_subresource::<k8s_openapi::api::apps::v1::Deployment>()
             .build()
             .await
-            .expect("fake client");
-        Arc::new(Cluster {
+            .expect("the in-memory API server starts");
+        Arc::new(SimulatedCluster {
             inner,
+            kubelet,
             namespaces: Mutex::default(),
             writes: AtomicUsize::default(),
             fail_next: Mutex::default(),
@@ -116,10 +120,20 @@ impl Cluster {
             }
         }
         let rest = path.strip_prefix("/api/v1/namespaces").map(|r| r.trim_start_matches('/').to_string());
-        match rest {
-            Some(rest) if !rest.contains('/') => self.namespace_request(request, &rest, inner).await,
-            _ => inner.send(request).await.unwrap_or_else(|e| status(500, "InternalError", &e.to_string())),
+        if let Some(rest) = rest.filter(|r| !r.contains('/')) {
+            return self.namespace_request(request, &rest, inner).await;
         }
+        let answer = inner.send(request).await.unwrap_or_else(|e| status(500, "InternalError", &e.to_string()));
+        let workspace_applied = method == Method::PATCH && path.contains("/deployments/") && !path.ends_with("/status");
+        if self.kubelet && workspace_applied && answer.status().is_success() {
+            let ready = json!({ "status": { "replicas": 1, "readyReplicas": 1, "availableReplicas": 1 } });
+            let patch = Request::patch(format!("{path}/status"))
+                .header("content-type", "application/merge-patch+json")
+                .body(serde_json::to_vec(&ready).unwrap_or_default())
+                .unwrap_or_default();
+            let _ = inner.request::<Value>(patch).await;
+        }
+        answer
     }
 
     async fn namespace_request(&self, request: Request<Body>, name: &str, inner: kube::Client) -> Response<Body> {
@@ -193,10 +207,13 @@ fn matches(ns: &Value, selector: &str) -> bool {
 async fn cascade(namespace: &str, inner: &kube::Client) {
     for (prefix, plural) in NAMESPACED {
         let list = format!("{prefix}/namespaces/{namespace}/{plural}");
-        let Ok(items) = inner.request::<Value>(Request::get(&list).body(Vec::new()).unwrap()).await else { continue };
+        let Ok(request) = Request::get(&list).body(Vec::new()) else { continue };
+        let Ok(items) = inner.request::<Value>(request).await else { continue };
         for item in items["items"].as_array().cloned().unwrap_or_default() {
             let name = item["metadata"]["name"].as_str().unwrap_or_default();
-            let _ = inner.request::<Value>(Request::delete(format!("{list}/{name}")).body(Vec::new()).unwrap()).await;
+            if let Ok(delete) = Request::delete(format!("{list}/{name}")).body(Vec::new()) {
+                let _ = inner.request::<Value>(delete).await;
+            }
         }
     }
 }
