@@ -93,8 +93,8 @@ fn quota_grants_the_booked_units_times_replicas_and_zero_of_other_kinds() {
             "spec": { "hard": {
                 "requests.nvidia.com/mig-1g.24gb": "4",
                 "requests.nvidia.com/gpu": "0",
-                "requests.cpu": "8000m", "limits.cpu": "8000m",
-                "requests.memory": "65536Mi", "limits.memory": "65536Mi",
+                "requests.cpu": "8", "limits.cpu": "8",
+                "requests.memory": "64Gi", "limits.memory": "64Gi",
                 "requests.ephemeral-storage": "100Gi", "limits.ephemeral-storage": "100Gi", "requests.storage": "100Gi",
                 "pods": "20", "services": "5", "services.loadbalancers": "0", "services.nodeports": "0",
                 "persistentvolumeclaims": "4", "secrets": "20", "configmaps": "20", "replicationcontrollers": "0",
@@ -111,8 +111,8 @@ fn limit_range_defaults_fit_a_bare_pod_inside_the_quota() {
             "apiVersion": "v1", "kind": "LimitRange", "metadata": meta("berth-defaults"),
             "spec": { "limits": [{
                 "type": "Container",
-                "default": { "cpu": "1000m", "memory": "8192Mi", "ephemeral-storage": "2Gi" },
-                "defaultRequest": { "cpu": "500m", "memory": "4096Mi", "ephemeral-storage": "1Gi" },
+                "default": { "cpu": "1", "memory": "8Gi", "ephemeral-storage": "2Gi" },
+                "defaultRequest": { "cpu": "500m", "memory": "4Gi", "ephemeral-storage": "1Gi" },
             }] },
         })
     );
@@ -229,7 +229,7 @@ fn the_workspace_holds_one_unit_when_interactive_and_none_for_inference() {
         json!({ "app.kubernetes.io/name": "workspace", "berth.io/booking": "0f0e0d0c-0b0a-4908-8706-050403020100" });
     let mut pod_labels = labels();
     pod_labels["app.kubernetes.io/name"] = json!("workspace");
-    let resources = json!({ "cpu": "2000m", "memory": "16384Mi", "nvidia.com/mig-1g.24gb": "1" });
+    let resources = json!({ "cpu": "2", "memory": "16Gi", "nvidia.com/mig-1g.24gb": "1" });
     assert_eq!(
         to_value(manifests::deployment(&session())),
         json!({
@@ -265,7 +265,7 @@ fn the_workspace_holds_one_unit_when_interactive_and_none_for_inference() {
     inference.interactive = false;
     let pod = to_value(manifests::deployment(&inference));
     let requests = &pod["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"];
-    assert_eq!(requests, &json!({ "cpu": "2000m", "memory": "16384Mi" }), "inference workspaces hold no GPU");
+    assert_eq!(requests, &json!({ "cpu": "2", "memory": "16Gi" }), "inference workspaces hold no GPU");
 
     assert_eq!(
         to_value(manifests::service(&session())),
@@ -289,6 +289,15 @@ fn the_workspace_holds_one_unit_when_interactive_and_none_for_inference() {
             },
         })
     );
+}
+
+#[test]
+fn quantities_are_written_the_way_the_api_server_writes_them_back() {
+    assert_eq!(
+        (manifests::cpu(8000), manifests::cpu(500), manifests::cpu(1500)),
+        ("8".into(), "500m".into(), "1500m".into())
+    );
+    assert_eq!((manifests::memory(65536), manifests::memory(1536)), ("64Gi".into(), "1536Mi".into()));
 }
 
 #[test]

@@ -150,6 +150,25 @@ pub fn preview(session: &Session, cluster: &Cluster) -> String {
         + "\n"
 }
 
+/// CPU in the API server's canonical form ("8", "500m"), so that what the
+/// worker sends equals what it reads back and a converged pass writes nothing.
+pub fn cpu(millis: i64) -> String {
+    if millis % 1000 == 0 {
+        (millis / 1000).to_string()
+    } else {
+        format!("{millis}m")
+    }
+}
+
+/// Memory in canonical binary form ("64Gi", "1536Mi").
+pub fn memory(mib: i64) -> String {
+    if mib % 1024 == 0 {
+        format!("{}Gi", mib / 1024)
+    } else {
+        format!("{mib}Mi")
+    }
+}
+
 /// Metadata of a namespaced object of the session.
 fn meta(session: &Session, name: &str) -> serde_json::Value {
     serde_json::json!({ "name": name, "namespace": session.namespace(), "labels": session.labels() })

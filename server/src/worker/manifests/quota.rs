@@ -1,4 +1,4 @@
-use super::{meta, typed, Session};
+use super::{cpu, memory, meta, typed, Session};
 use k8s_openapi::api::core::v1::{LimitRange, ResourceQuota};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -23,8 +23,8 @@ const OBJECT_COUNTS: [(&str, &str); 8] = [
 pub fn resource_quota(session: &Session) -> ResourceQuota {
     let q = i64::from(session.quantity);
     let grant = &session.kind;
-    let cpu = format!("{}m", q * i64::from(grant.cpu_millis_per_unit));
-    let memory = format!("{}Mi", q * i64::from(grant.memory_mib_per_unit));
+    let cpu = cpu(q * i64::from(grant.cpu_millis_per_unit));
+    let memory = memory(q * i64::from(grant.memory_mib_per_unit));
     let storage = format!("{}Gi", q * i64::from(grant.storage_gib_per_unit));
     let mut hard: BTreeMap<String, String> = BTreeMap::new();
     hard.insert(format!("requests.{}", grant.kind), session.schedulable_units().to_string());
@@ -55,9 +55,10 @@ pub fn resource_quota(session: &Session) -> ResourceQuota {
 /// share of one unit's CPU and memory unless the pod asks for more.
 pub fn limit_range(session: &Session) -> LimitRange {
     let grant = &session.kind;
-    let (cpu, memory) = (grant.cpu_millis_per_unit / 4, grant.memory_mib_per_unit / 4);
-    let request = json!({ "cpu": format!("{}m", cpu.max(100) / 2), "memory": format!("{}Mi", memory.max(256) / 2), "ephemeral-storage": "1Gi" });
-    let limit = json!({ "cpu": format!("{}m", cpu.max(100)), "memory": format!("{}Mi", memory.max(256)), "ephemeral-storage": "2Gi" });
+    let (millis, mib) =
+        (i64::from(grant.cpu_millis_per_unit / 4).max(100), i64::from(grant.memory_mib_per_unit / 4).max(256));
+    let request = json!({ "cpu": cpu(millis / 2), "memory": memory(mib / 2), "ephemeral-storage": "1Gi" });
+    let limit = json!({ "cpu": cpu(millis), "memory": memory(mib), "ephemeral-storage": "2Gi" });
     typed(json!({
         "apiVersion": "v1",
         "kind": "LimitRange",

@@ -1,4 +1,4 @@
-use super::{meta, typed, Cluster, Session};
+use super::{cpu, memory, meta, typed, Cluster, Session};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Service};
 use k8s_openapi::api::networking::v1::Ingress;
@@ -31,7 +31,10 @@ pub fn persistent_volume_claims(session: &Session, cluster: &Cluster) -> Vec<Per
 /// are left for the user's serving pods).
 pub fn deployment(session: &Session) -> Deployment {
     let grant = &session.kind;
-    let mut requests = json!({ "cpu": format!("{}m", grant.cpu_millis_per_unit / 2), "memory": format!("{}Mi", grant.memory_mib_per_unit / 2) });
+    let mut requests = json!({
+        "cpu": cpu(i64::from(grant.cpu_millis_per_unit / 2)),
+        "memory": memory(i64::from(grant.memory_mib_per_unit / 2)),
+    });
     let mut limits = requests.clone();
     if session.interactive {
         requests[&grant.kind] = json!("1");
