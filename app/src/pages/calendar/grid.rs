@@ -32,17 +32,18 @@ pub fn Grid(
     });
     let rows = data.days.iter().map(|d| d.slots.len()).max().unwrap_or(0);
     let kinds = data.kinds.len();
-    let finish_drag = move || {
-        if dragging.get_untracked() {
-            dragging.set(false);
-            if let Some(s) = selection.get_untracked() {
-                on_choose.run(s);
-            }
-        }
-    };
-    // A drag may end outside the grid; the window hears that release.
+    // A drag ends where the button is released, in the grid or outside it;
+    // the window hears that release.
     #[cfg(feature = "hydrate")]
     {
+        let finish_drag = move || {
+            if dragging.get_untracked() {
+                dragging.set(false);
+                if let Some(s) = selection.get_untracked() {
+                    on_choose.run(s);
+                }
+            }
+        };
         let handle = window_event_listener(leptos::ev::pointerup, move |_| finish_drag());
         on_cleanup(move || handle.remove());
     }
@@ -134,7 +135,6 @@ pub fn Grid(
                                 });
                             }
                         }
-                        on:pointerup=move |_| finish_drag()
                         on:keydown=move |ev| on_key(ev, (d, k, i), focus, selection, on_choose)
                     >
                         <span class="free">{cell.free}</span>

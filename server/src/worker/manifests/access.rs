@@ -3,16 +3,21 @@ use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use serde_json::json;
 
-/// The user is admin of their session's namespace (the built-in namespaced
-/// `admin` ClusterRole, bound by a RoleBinding, so nothing outside it).
-pub fn admin_binding(session: &Session) -> RoleBinding {
+/// Binds the session's user, inside the session namespace, to a role.
+fn user_binding(session: &Session, name: &str, role_kind: &str, role: &str) -> RoleBinding {
     typed(json!({
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "RoleBinding",
-        "metadata": meta(session, "berth-session-admin"),
-        "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "admin" },
+        "metadata": meta(session, name),
+        "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": role },
         "subjects": [{ "apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": session.user }],
     }))
+}
+
+/// The user is admin of their session's namespace (the built-in namespaced
+/// `admin` ClusterRole, bound by a RoleBinding, so nothing outside it).
+pub fn admin_binding(session: &Session) -> RoleBinding {
+    user_binding(session, "berth-session-admin", "ClusterRole", "admin")
 }
 
 /// Reading the quota (and its usage) without being able to change it.
@@ -26,13 +31,7 @@ pub fn quota_reader_role(session: &Session) -> Role {
 }
 
 pub fn quota_reader_binding(session: &Session) -> RoleBinding {
-    typed(json!({
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "RoleBinding",
-        "metadata": meta(session, "berth-quota-reader"),
-        "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "berth-quota-reader" },
-        "subjects": [{ "apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": session.user }],
-    }))
+    user_binding(session, "berth-quota-reader", "Role", "berth-quota-reader")
 }
 
 /// The workspace's access token: random per session, created once, read
