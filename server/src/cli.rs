@@ -2,7 +2,7 @@
 //! same binary runs from a shell, a script or a container.
 
 use crate::auth::{Auth, AuthConfig, GroupMapping, OidcSettings};
-use crate::worker::manifests::{self, Cluster, Proxy, Session};
+use crate::worker::manifests::{self, Cluster, Expose, ImageCache, Proxy, Session};
 use crate::worker::reconcile::Reconciler;
 use crate::worker::run::run as run_worker;
 use crate::worker::simulated::SimulatedCluster;
@@ -15,7 +15,6 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use sqlx::postgres::PgPoolOptions;
 use sqlx::PgPool;
 use std::net::SocketAddr;
-use tower_sessions::ExpiredDeletion;
 
 #[derive(Parser)]
 #[command(name = "berth", version, about = "Self-service GPU booking for Kubernetes and OpenShift")]
@@ -208,9 +207,49 @@ pub struct ClusterArgs {
     /// Size of each session's model cache volume.
     #[arg(long, env = "BERTH_MODEL_CACHE_GIB", default_value_t = 200)]
     pub model_cache_gib: i32,
+    /// How workspaces are reached: a Kubernetes Ingress or an OpenShift Route.
+    #[arg(long, env = "BERTH_EXPOSE", value_enum, default_value = "ingress")]
+    pub expose: Expose,
+    /// Keep a DaemonSet pre-pulling the pools' workspace images and `--cache-images` on GPU nodes.
+    #[arg(long, env = "BERTH_IMAGE_CACHE")]
+    pub image_cache: bool,
+    /// Berth's own namespace, where the image cache DaemonSet lives.
+    #[arg(long, env = "BERTH_NAMESPACE", default_value = "berth")]
+    pub berth_namespace: String,
+    /// Images to pre-pull besides the pools' workspace images, comma-separated.
+    #[arg(
+        long,
+        env = "BERTH_CACHE_IMAGES",
+        value_delimiter = ',',
+        default_value = "vllm/vllm-openai:v0.6.4,ollama/ollama:0.4.7,ghcr.io/huggingface/text-generation-inference:2.4.1,nvcr.io/nvidia/tritonserver:24.11-py3"
+    )]
+    pub cache_images: Vec<String>,
+    /// Label (`key=value`) of the pools' GPU nodes, where images are pre-pulled.
+    #[arg(long, env = "BERTH_GPU_NODE_SELECTOR", default_value = "nvidia.com/gpu.present=true", value_parser = parse_label)]
+    pub gpu_node_selector: (String, String),
+    #[arg(long, env = "BERTH_PAUSE_IMAGE", default_value = "registry.k8s.io/pause:3.10")]
+    pub pause_image: String,
+    /// Keep audit events (booking state changes) this many days.
+    #[arg(long, env = "BERTH_AUDIT_RETENTION_DAYS", default_value_t = 400, value_parser = clap::value_parser!(i32).range(1..))]
+    pub audit_retention_days: i32,
+}
+
+/// `key=value`, as in a label selector.
+fn parse_label(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((key, value)) if !key.is_empty() => Ok((key.to_string(), value.to_string())),
+        _ => Err(format!("`{text}` is not key=value")),
+    }
 }
 
 impl ClusterArgs {
+    /// The worker these settings describe.
+    pub fn worker(&self, db: PgPool, client: kube::Client) -> Reconciler {
+        let mut worker = Reconciler::new(db, client, self.cluster());
+        worker.policy.audit_retention_days = self.audit_retention_days;
+        worker
+    }
+
     pub fn cluster(&self) -> Cluster {
         let proxy = match (&self.proxy_url, &self.proxy_cidr) {
             (Some(url), Some(cidr)) => Some(Proxy {
@@ -229,6 +268,13 @@ impl ClusterArgs {
             storage_class: self.storage_class.clone(),
             proxy,
             model_cache_gib: self.model_cache_gib,
+            expose: self.expose,
+            image_cache: self.image_cache.then(|| ImageCache {
+                namespace: self.berth_namespace.clone(),
+                images: self.cache_images.clone(),
+                node_selector: [self.gpu_node_selector.clone()].into_iter().collect(),
+                pause_image: self.pause_image.clone(),
+            }),
         }
     }
 }
@@ -335,7 +381,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 let _ = tokio::signal::ctrl_c().await;
                 let _ = stop.send(true);
             });
-            run_worker(Reconciler { db: pool, client, cluster: cluster.cluster() }, stopped).await?;
+            run_worker(cluster.worker(pool, client), stopped).await?;
         }
         Command::Serve { db, listen, site_root, db_connections, auth, cluster, no_worker } => {
             let config = auth.into_config(listen)?;
@@ -349,16 +395,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 AppState::new(pool.clone(), &site_root, Auth::new(config)?).with_cluster(cluster.cluster(), mode);
             let (stop_worker, worker_stopped) = tokio::sync::watch::channel(false);
             if !no_worker {
-                let worker = Reconciler { db: pool, client, cluster: cluster.cluster() };
+                let worker = cluster.worker(pool, client.clone());
                 tokio::spawn(async move {
                     if let Err(err) = run_worker(worker, worker_stopped).await {
                         tracing::error!(error = %err, "the worker stopped");
                     }
                 });
             }
-            // Expired sessions are deleted every five minutes.
-            let store = crate::session_store(&state);
-            tokio::spawn(async move { store.continuously_delete_expired(tokio::time::Duration::from_secs(300)).await });
             let app = router(state);
             let listener = tokio::net::TcpListener::bind(listen).await?;
             tracing::info!("serving on http://{listen}");

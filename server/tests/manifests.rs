@@ -3,7 +3,7 @@
 //! `kubernetes-validate --strict` for Kubernetes 1.30.
 
 use serde_json::{json, Value};
-use server::worker::manifests::{self, Cluster, KindGrant, Proxy, Session};
+use server::worker::manifests::{self, Cluster, Expose, ImageCache, KindGrant, Proxy, Session};
 
 fn session() -> Session {
     Session {
@@ -38,6 +38,17 @@ fn cluster() -> Cluster {
             port: 3128,
         }),
         model_cache_gib: 200,
+        expose: Expose::Ingress,
+        image_cache: None,
+    }
+}
+
+fn image_cache() -> ImageCache {
+    ImageCache {
+        namespace: "berth".into(),
+        images: vec!["vllm/vllm-openai:v0.6.4".into()],
+        node_selector: [("nvidia.com/gpu.present".to_string(), "true".to_string())].into(),
+        pause_image: "registry.k8s.io/pause:3.10".into(),
     }
 }
 
@@ -292,6 +303,64 @@ fn the_workspace_holds_one_unit_when_interactive_and_none_for_inference() {
 }
 
 #[test]
+fn on_openshift_a_route_replaces_the_ingress() {
+    let mut openshift = cluster();
+    openshift.expose = Expose::Route;
+    let route = json!({
+        "apiVersion": "route.openshift.io/v1", "kind": "Route", "metadata": meta("workspace"),
+        "spec": {
+            "host": "berth-team-a-0f0e0d0c.gpu.example.org",
+            "to": { "kind": "Service", "name": "workspace", "weight": 100 },
+            "port": { "targetPort": "http" },
+            "tls": { "termination": "edge", "insecureEdgeTerminationPolicy": "Redirect" },
+            "wildcardPolicy": "None",
+        },
+    });
+    assert_eq!(manifests::route(&session(), &openshift), route);
+    let objects = manifests::all(&session(), &openshift, "t");
+    assert_eq!(objects.last(), Some(&route), "the Route takes the Ingress's place");
+    assert!(objects.iter().all(|o| o["kind"] != "Ingress"));
+    assert_eq!(openshift.workspace_url(&session()), "https://berth-team-a-0f0e0d0c.gpu.example.org/");
+}
+
+#[test]
+fn the_image_cache_pulls_every_image_on_gpu_nodes_as_nobody() {
+    let images = ["quay.io/jupyter/pytorch-notebook:cuda12-latest".to_string(), "vllm/vllm-openai:v0.6.4".to_string()];
+    let labels = json!({ "app.kubernetes.io/managed-by": "berth", "app.kubernetes.io/name": "berth-image-cache" });
+    let resources =
+        json!({ "requests": { "cpu": "10m", "memory": "16Mi" }, "limits": { "cpu": "100m", "memory": "64Mi" } });
+    let hardened = json!({ "allowPrivilegeEscalation": false, "capabilities": { "drop": ["ALL"] } });
+    let pull = |i: usize| {
+        json!({
+            "name": format!("pull-{i}"), "image": images[i], "imagePullPolicy": "IfNotPresent",
+            "command": ["sh", "-c", "exit 0"], "resources": resources, "securityContext": hardened,
+        })
+    };
+    assert_eq!(
+        to_value(manifests::image_cache_daemon_set(&image_cache(), &images)),
+        json!({
+            "apiVersion": "apps/v1", "kind": "DaemonSet",
+            "metadata": { "name": "berth-image-cache", "namespace": "berth", "labels": labels },
+            "spec": {
+                "selector": { "matchLabels": { "app.kubernetes.io/name": "berth-image-cache" } },
+                "updateStrategy": { "type": "RollingUpdate", "rollingUpdate": { "maxUnavailable": "25%" } },
+                "template": {
+                    "metadata": { "labels": labels },
+                    "spec": {
+                        "nodeSelector": { "nvidia.com/gpu.present": "true" },
+                        "tolerations": [{ "key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule" }],
+                        "automountServiceAccountToken": false,
+                        "securityContext": { "runAsNonRoot": true, "runAsUser": 65534, "seccompProfile": { "type": "RuntimeDefault" } },
+                        "initContainers": [pull(0), pull(1)],
+                        "containers": [{ "name": "pause", "image": "registry.k8s.io/pause:3.10", "resources": resources, "securityContext": hardened }],
+                    },
+                },
+            },
+        })
+    );
+}
+
+#[test]
 fn quantities_are_written_the_way_the_api_server_writes_them_back() {
     assert_eq!(
         (manifests::cpu(8000), manifests::cpu(500), manifests::cpu(1500)),
@@ -322,6 +391,7 @@ fn every_object_and_every_deploy_file_validates_strictly_against_kubernetes_1_30
     open.proxy = None;
     open.storage_class = None;
     open.ingress_class = None;
+    open.expose = Expose::Route;
     for (s, c) in [(session(), cluster()), (inference, open)] {
         for object in manifests::all(&s, &c, "token") {
             let path = dir.join(format!("{}-{}-{}.json", files.len(), object["kind"].as_str().unwrap(), s.interactive));
@@ -330,6 +400,11 @@ fn every_object_and_every_deploy_file_validates_strictly_against_kubernetes_1_30
         }
     }
     assert_eq!(files.len(), 2 * 15, "15 objects per session");
+    let images = ["a:1".to_string(), "b:2".to_string()];
+    let cache = serde_json::to_vec_pretty(&manifests::image_cache_daemon_set(&image_cache(), &images)).unwrap();
+    let path = dir.join("image-cache.json");
+    std::fs::write(&path, cache).unwrap();
+    files.push(path);
     let deploy = concat!(env!("CARGO_MANIFEST_DIR"), "/../deploy");
     for entry in walk(std::path::Path::new(deploy)) {
         if entry.extension().is_some_and(|e| e == "yaml" || e == "yml") {

@@ -10,7 +10,7 @@ use k8s_openapi::api::core::v1::ResourceQuota;
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use server::worker::manifests::Cluster;
-use server::worker::reconcile::Reconciler;
+use server::worker::reconcile::{Policy, Reconciler};
 use server::worker::simulated::SimulatedCluster as FakeCluster;
 use std::sync::Arc;
 
@@ -20,11 +20,16 @@ struct World {
     worker: Reconciler,
 }
 
+/// The default policy, with retries that do not slow the tests down.
+fn quick() -> Policy {
+    Policy { retry_delay: std::time::Duration::from_millis(1), ..Policy::default() }
+}
+
 async fn world() -> World {
     let f = Fixture::new().await;
     let fake = FakeCluster::start(false).await;
     let client = fake.client();
-    let worker = Reconciler { db: f.db.clone(), client, cluster: Cluster::default() };
+    let worker = Reconciler { db: f.db.clone(), client, cluster: Cluster::default(), policy: quick() };
     World { f, fake, worker }
 }
 
@@ -34,6 +39,21 @@ impl World {
         let (status, body) = self.f.book(&self.f.ada, MIG, 2, slot(-1), slot(4)).await;
         assert_eq!(status, 201, "{body}");
         body["id"].as_str().unwrap().parse().unwrap()
+    }
+
+    /// The steps as the booking page shows them: (step, state, detail).
+    async fn steps(&self, id: uuid::Uuid) -> Vec<(String, String, String)> {
+        let stored = app::backend::session_status::load(&self.f.db, &[id]).await.unwrap();
+        let status = stored.get(&id).expect("the worker reported on the session").status.clone();
+        status.steps.into_iter().map(|s| (s.step, s.state.as_str().to_string(), s.detail)).collect()
+    }
+
+    async fn status_written_at(&self, id: uuid::Uuid) -> chrono::DateTime<chrono::Utc> {
+        sqlx::query_scalar("SELECT updated_at FROM session_status WHERE booking_id = $1")
+            .bind(id)
+            .fetch_one(&self.f.db)
+            .await
+            .unwrap()
     }
 
     async fn state(&self, id: uuid::Uuid) -> String {
@@ -64,11 +84,26 @@ async fn an_open_window_gets_every_object_with_the_right_quota_and_becomes_activ
     assert_eq!(hard["requests.nvidia.com/mig-1g.24gb"].0, "4", "2 slices × 2 replicas");
     assert_eq!(hard["requests.nvidia.com/gpu"].0, "0");
     assert_eq!(w.state(id).await, "approved", "not active before the workspace is ready");
+    let steps = w.steps(id).await;
+    let names: Vec<&str> = steps.iter().map(|(step, _, _)| step.as_str()).collect();
+    assert_eq!(
+        names,
+        ["Namespace", "Quota and defaults", "Access", "Network isolation", "Storage", "Workspace", "Ready"]
+    );
+    assert!(steps[..6].iter().all(|(_, state, _)| state == "done"), "{steps:?}");
+    assert_eq!(steps[6], ("Ready".into(), "working".into(), "waiting for the workspace to report ready".into()));
 
     w.workspace_becomes_ready(id).await;
     let report = w.worker.pass().await.unwrap();
     assert_eq!(report.started, [id]);
     assert_eq!(w.state(id).await, "active");
+    assert!(w.steps(id).await.iter().all(|(_, state, _)| state == "done"));
+    let url: Option<String> = sqlx::query_scalar("SELECT workspace_url FROM session_status WHERE booking_id = $1")
+        .bind(id)
+        .fetch_one(&w.f.db)
+        .await
+        .unwrap();
+    assert_eq!(url, Some(format!("https://{}.berth.local/", World::namespace(id))));
 }
 
 #[tokio::test]
@@ -76,9 +111,10 @@ async fn a_converged_pass_writes_nothing_and_a_deleted_policy_comes_back() {
     let w = world().await;
     let id = w.open_booking().await;
     w.worker.pass().await.unwrap();
-    let before = w.fake.writes();
+    let (before, written) = (w.fake.writes(), w.status_written_at(id).await);
     let report = w.worker.pass().await.unwrap();
     assert_eq!((report.applied, w.fake.writes() - before), (0, 0), "a converged pass issues zero writes");
+    assert_eq!(w.status_written_at(id).await, written, "nor rewrites the session's status");
 
     let policies: Api<NetworkPolicy> = Api::namespaced(w.worker.client.clone(), &World::namespace(id));
     policies.delete("berth-egress", &DeleteParams::default()).await.unwrap();
@@ -126,24 +162,59 @@ async fn a_foreign_namespace_with_the_same_name_is_never_adopted_or_deleted() {
     assert_eq!(report.applied, 0);
     assert_eq!(w.state(id).await, "failed");
     assert_eq!(w.fake.namespace_names(), [World::namespace(id)], "left alone");
+    let steps = w.steps(id).await;
+    assert_eq!(steps[0].1, "failed");
+    assert!(steps[0].2.contains("is not Berth's"), "{steps:?}");
     w.worker.pass().await.unwrap();
     assert_eq!(w.fake.namespace_names(), [World::namespace(id)], "not collected either: it has no Berth label");
 }
 
 #[tokio::test]
-async fn injected_api_errors_fail_a_pass_and_the_next_pass_converges() {
+async fn injected_api_errors_are_retried_within_the_pass_which_still_converges() {
     let w = world().await;
     let id = w.open_booking().await;
-    for code in [409u16, 429, 500] {
-        w.fake.fail_next.lock().unwrap().push_back(code);
-        assert!(w.worker.pass().await.is_err(), "a {code} surfaces");
-    }
+    w.fake.fail_next.lock().unwrap().extend([409u16, 429, 500]);
     let report = w.worker.pass().await.unwrap();
-    assert!(report.applied > 0);
+    assert_eq!((report.applied, report.errors.len()), (15, 0), "every object applied despite 409, 429 and 500");
+    assert!(w.fake.fail_next.lock().unwrap().is_empty(), "all three errors were met");
     let before = w.fake.writes();
     w.worker.pass().await.unwrap();
     assert_eq!(w.fake.writes(), before, "converged after the errors");
     assert_eq!(w.fake.namespace_names(), [World::namespace(id)]);
+}
+
+#[tokio::test]
+async fn a_refusal_that_does_not_go_away_fails_the_booking_with_a_reason_the_user_can_read() {
+    let w = world().await;
+    let id = w.open_booking().await;
+    *w.fake.refuse.lock().unwrap() = Some(("/networkpolicies/".into(), 403));
+    for attempt in 1..5 {
+        let report = w.worker.pass().await.unwrap();
+        assert_eq!(report.errors.len(), 1, "attempt {attempt}");
+        assert_eq!(w.state(id).await, "approved", "attempt {attempt}: not given up yet");
+    }
+    let steps = w.steps(id).await;
+    let states: Vec<&str> = steps.iter().map(|(_, state, _)| state.as_str()).collect();
+    assert_eq!(states, ["done", "done", "pending", "failed", "pending", "pending", "pending"]);
+    assert_eq!(steps[3].2, "NetworkPolicy berth-ingress: the cluster answered 403 Refused");
+
+    let report = w.worker.pass().await.unwrap();
+    assert_eq!(report.failed, [id], "the fifth failed pass in a row gives up");
+    assert_eq!(w.state(id).await, "failed");
+    let request = axum::http::Request::post("/rpc/my_bookings")
+        .header("authorization", format!("Bearer {}", w.f.ada))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(axum::body::Body::from("tz=UTC"))
+        .unwrap();
+    let (status, body) = common::raw(&w.f.app, request).await;
+    assert_eq!(status, 200, "{body}");
+    let card = body["past"].as_array().unwrap().iter().find(|c| c["booking"]["id"] == id.to_string()).unwrap().clone();
+    assert_eq!(
+        card["failure"],
+        "Berth could not set up the workspace (5 attempts): NetworkPolicy berth-ingress: the cluster answered 403 Refused. Ask your Berth admin."
+    );
+    let report = w.worker.pass().await.unwrap();
+    assert_eq!(report.collected, [World::namespace(id)], "a failed booking's namespace is collected");
 }
 
 async fn eventually(what: &str, check: impl Fn() -> bool, within: std::time::Duration) {
@@ -192,10 +263,12 @@ async fn a_worker_stopped_after_any_single_step_converges_on_restart_with_no_dup
         let w = world().await;
         let id = w.open_booking().await;
         *w.fake.stop_after.lock().unwrap() = Some(stop_after);
-        assert!(w.worker.pass().await.is_err(), "stopped after step {stop_after}");
+        let stopped = w.worker.pass().await.unwrap();
+        assert_eq!((stopped.applied, stopped.errors.len()), (stop_after, 1), "stopped after step {stop_after}");
         *w.fake.stop_after.lock().unwrap() = None;
         // A new worker process: nothing carried over but the cluster and the database.
-        let restarted = Reconciler { db: w.f.db.clone(), client: w.fake.client(), cluster: Cluster::default() };
+        let restarted =
+            Reconciler { db: w.f.db.clone(), client: w.fake.client(), cluster: Cluster::default(), policy: quick() };
         let report = restarted.pass().await.unwrap();
         assert_eq!(report.applied, steps - stop_after, "stopped after {stop_after}: the rest is applied");
         assert_eq!(w.fake.namespace_names(), [World::namespace(id)]);
@@ -212,7 +285,7 @@ async fn a_worker_stopped_after_any_single_step_converges_on_restart_with_no_dup
 async fn on_the_simulated_cluster_a_session_goes_live_in_one_pass() {
     let f = Fixture::new().await;
     let simulated = FakeCluster::start(true).await;
-    let worker = Reconciler { db: f.db.clone(), client: simulated.client(), cluster: Cluster::default() };
+    let worker = Reconciler::new(f.db.clone(), simulated.client(), Cluster::default());
     let (status, body) = f.book(&f.ada, MIG, 1, slot(-1), slot(2)).await;
     assert_eq!(status, 201, "{body}");
     let id: uuid::Uuid = body["id"].as_str().unwrap().parse().unwrap();

@@ -8,12 +8,14 @@ pub mod bookings;
 pub mod calendar;
 pub mod error;
 pub mod identity;
+pub mod maintenance;
 pub mod my_bookings;
 pub mod overview;
 pub mod planning;
 pub mod pools;
 pub mod principals;
 pub mod provisioning;
+pub mod session_status;
 pub mod tokens;
 pub mod users;
 

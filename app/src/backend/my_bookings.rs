@@ -5,7 +5,7 @@
 use super::booking_form::local_window;
 use super::calendar::zone;
 use super::error::ServiceResult;
-use super::{bookings, db_now, planning, pools};
+use super::{bookings, db_now, planning, pools, session_status};
 use crate::model::{BookingCard, BookingFilter, BookingState, EndOption, MyBookings, Principal, Window};
 use chrono::Duration;
 use sqlx::PgPool;
@@ -20,6 +20,9 @@ pub async fn load(db: &PgPool, principal: &Principal, tz: &str) -> ServiceResult
         mine: true,
     };
     let own = bookings::list(db, principal, &filter).await?;
+    let ids: Vec<uuid::Uuid> = own.iter().map(|b| b.id).collect();
+    let mut sessions = session_status::load(db, &ids).await?;
+    let mut failures = session_status::failure_reasons(db, &ids).await?;
     let pools = pools::list(db, principal).await?;
     let approvers: Vec<String> =
         sqlx::query_scalar("SELECT name FROM app_user WHERE role = 'admin' ORDER BY name LIMIT 10")
@@ -48,6 +51,8 @@ pub async fn load(db: &PgPool, principal: &Principal, tz: &str) -> ServiceResult
             pool_name: pool.map(|p| p.name.clone()).unwrap_or_else(|| "(pool no longer visible)".into()),
             approvers: if booking.state == BookingState::Pending { approvers.clone() } else { Vec::new() },
             extend_to,
+            session: sessions.remove(&booking.id).map(|stored| stored.status),
+            failure: failures.remove(&booking.id),
             booking,
         };
         let b = &card.booking;

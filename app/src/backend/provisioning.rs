@@ -164,3 +164,8 @@ pub async fn next_boundary(db: &PgPool) -> ServiceResult<Option<chrono::DateTime
 pub async fn try_lead(conn: &mut sqlx::PgConnection) -> ServiceResult<bool> {
     Ok(sqlx::query_scalar("SELECT pg_try_advisory_lock(7243815062)").fetch_one(conn).await?)
 }
+
+/// Every workspace image any pool offers, for the image cache.
+pub async fn pool_images(db: &PgPool) -> ServiceResult<Vec<String>> {
+    Ok(sqlx::query_scalar("SELECT DISTINCT unnest(images) AS image FROM pool ORDER BY image").fetch_all(db).await?)
+}

@@ -6,6 +6,7 @@ mod calendar;
 mod planning;
 mod pool;
 mod principal;
+mod session;
 
 pub use account::{CreatedToken, Membership, MembershipSource, TokenInfo, UserSummary, MAX_TOKEN_DAYS};
 pub use booking::{Booking, BookingFilter, BookingState, Mode, NewBooking, Window};
@@ -15,3 +16,4 @@ pub use calendar::{
 pub use planning::{ActionNotice, BookingCard, ClusterMode, EndOption, FoundSlots, MyBookings};
 pub use pool::{KindSpec, NewPool, Pool, PoolKind, PoolPatch, PoolRules};
 pub use principal::{Principal, Role, TenantRef};
+pub use session::{SessionStatus, SessionStep, StepState};

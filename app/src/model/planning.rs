@@ -22,6 +22,12 @@ pub struct BookingCard {
     pub extend_to: Vec<EndOption>,
     /// For a pending booking: who may approve it.
     pub approvers: Vec<String>,
+    /// What the worker last reported, once it has worked on this booking.
+    #[serde(default)]
+    pub session: Option<super::SessionStatus>,
+    /// For a failed booking: why, in words the user can act on.
+    #[serde(default)]
+    pub failure: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

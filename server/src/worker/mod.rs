@@ -1,8 +1,14 @@
 //! The provisioning worker: the objects it applies for a booking, each built
-//! by a pure function (`manifests`), and the pass that converges the cluster
-//! onto the bookings in PostgreSQL (`reconcile`), repeated by `run`.
+//! by a pure function (`manifests`), converged one session at a time
+//! (`converge`, with `retry` for single requests) by the pass over all
+//! bookings in PostgreSQL (`reconcile`), swept every few minutes (`sweep`),
+//! and repeated by `run` on notifications, timers and watch events.
 
+pub mod converge;
 pub mod manifests;
 pub mod reconcile;
+pub mod retry;
 pub mod run;
 pub mod simulated;
+pub mod sweep;
+pub mod watch;

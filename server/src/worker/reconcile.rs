@@ -1,39 +1,75 @@
-//! One pass of the worker: stop what must stop, collect orphans, start or
-//! repair what must run. Desired state comes from PostgreSQL; the cluster is
-//! only read and written through `kube::Client`. Idempotent: a pass over a
-//! converged cluster reads but writes nothing, and a pass interrupted after
-//! any step is finished by the next one.
+//! One pass of the worker: stop what must stop, collect namespaces whose
+//! booking no longer runs, start or repair what must run, keep the image
+//! cache. Desired state comes from PostgreSQL; the cluster is only read and
+//! written through `kube::Client`. Idempotent: a pass over a converged
+//! cluster reads but writes nothing (neither to the cluster nor to the
+//! database), and a pass interrupted after any step is finished by the next.
 
-use super::manifests::{self, Cluster, Session, BOOKING_ANNOTATION, FIELD_MANAGER, MANAGED_BY};
+use super::converge::Progress;
+use super::manifests::{self, Cluster, Session, BOOKING_ANNOTATION, MANAGED_BY};
+use super::retry::retrying;
 use app::backend::provisioning::{self, BookingFacts};
-use app::model::BookingState;
+use app::backend::session_status::{self, Stored};
+use app::model::{BookingState, SessionStatus};
 use app::rules::state_machine::Action;
-use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams};
+use kube::api::{Api, DeleteParams, ListParams};
 use serde_json::Value;
 use sqlx::PgPool;
 use std::collections::HashSet;
+use std::time::Duration;
 use uuid::Uuid;
 
 /// What a pass did, for logs and tests.
 #[derive(Debug, Default, PartialEq)]
 pub struct PassReport {
+    /// Objects written (server-side apply).
     pub applied: usize,
     pub started: Vec<Uuid>,
     pub completed: Vec<Uuid>,
     pub collected: Vec<String>,
     pub failed: Vec<Uuid>,
+    /// Sessions this pass could not converge (retried in the next pass), with why.
+    pub errors: Vec<(Uuid, String)>,
+}
+
+/// How hard the worker tries before it gives up on a booking.
+#[derive(Clone, Debug)]
+pub struct Policy {
+    /// Extra attempts of a single request on 409, 429, 5xx or no answer.
+    pub retries: u32,
+    /// Wait before the first retry; doubled for each further one.
+    pub retry_delay: Duration,
+    /// Passes in a row that fail on a session before its booking is `failed`.
+    pub failures_before_failed: i32,
+    /// A namespace still terminating after this long is reported as stuck.
+    pub stuck_after: Duration,
+    /// Audit events older than this many days are deleted.
+    pub audit_retention_days: i32,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            retries: 3,
+            retry_delay: Duration::from_millis(200),
+            failures_before_failed: 5,
+            stuck_after: Duration::from_secs(300),
+            audit_retention_days: 400,
+        }
+    }
 }
 
 pub struct Reconciler {
     pub db: PgPool,
     pub client: kube::Client,
     pub cluster: Cluster,
+    pub policy: Policy,
 }
 
-/// Whether a namespace is Berth's for `booking`: label *and* annotation.
-fn owned_by(ns: &Namespace, booking: Option<Uuid>) -> Option<Uuid> {
+/// Whether a namespace is Berth's for `booking` (any booking when `None`):
+/// label *and* annotation, never the name alone. Returns the booking.
+pub fn owned_by(ns: &Namespace, booking: Option<Uuid>) -> Option<Uuid> {
     let meta = &ns.metadata;
     let managed = meta.labels.as_ref().and_then(|l| l.get(MANAGED_BY.0)).is_some_and(|v| v == MANAGED_BY.1);
     let id = meta.annotations.as_ref().and_then(|a| a.get(BOOKING_ANNOTATION)).and_then(|v| v.parse::<Uuid>().ok())?;
@@ -53,107 +89,135 @@ pub fn is_subset(desired: &Value, actual: &Value) -> bool {
     }
 }
 
-fn api_for(client: &kube::Client, object: &Value) -> Api<DynamicObject> {
-    let api_version = object["apiVersion"].as_str().unwrap_or_default();
-    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-    let gvk = GroupVersionKind::gvk(group, version, object["kind"].as_str().unwrap_or_default());
-    let resource = ApiResource::from_gvk(&gvk);
-    match object["metadata"]["namespace"].as_str() {
-        Some(ns) => Api::namespaced_with(client.clone(), ns, &resource),
-        None => Api::all_with(client.clone(), &resource),
-    }
-}
-
-fn random_token() -> String {
-    use rand::RngCore;
-    let mut bytes = [0u8; 24];
-    rand::rng().fill_bytes(&mut bytes);
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 impl Reconciler {
+    /// A worker with the default policy.
+    pub fn new(db: PgPool, client: kube::Client, cluster: Cluster) -> Self {
+        Reconciler { db, client, cluster, policy: Policy::default() }
+    }
+
+    pub(super) async fn managed_namespaces(&self) -> Result<Vec<Namespace>, kube::Error> {
+        let namespaces: Api<Namespace> = Api::all(self.client.clone());
+        let params = ListParams::default().labels(&format!("{}={}", MANAGED_BY.0, MANAGED_BY.1));
+        Ok(retrying(self.policy.retries, self.policy.retry_delay, || namespaces.list(&params)).await?.items)
+    }
+
     pub async fn pass(&self) -> anyhow::Result<PassReport> {
         let mut report = PassReport::default();
         let due = provisioning::due(&self.db).await?;
-        let namespaces: Api<Namespace> = Api::all(self.client.clone());
-        let managed =
-            namespaces.list(&ListParams::default().labels(&format!("{}={}", MANAGED_BY.0, MANAGED_BY.1))).await?;
+        let managed = self.managed_namespaces().await?;
 
         // Stop: windows that have closed.
         for id in &due.ended {
-            for ns in managed.items.iter().filter(|ns| owned_by(ns, Some(*id)).is_some()) {
+            for ns in managed.iter().filter(|ns| owned_by(ns, Some(*id)).is_some()) {
                 self.delete_namespace(ns).await?;
             }
             provisioning::system_transition(&self.db, *id, Action::Complete, "the window ended").await?;
             report.completed.push(*id);
         }
         // Collect: managed namespaces whose booking no longer runs (canceled,
-        // ended early, or already completed).
-        let running: HashSet<Uuid> = due.running.iter().map(|(facts, _)| facts.booking_id).collect();
-        for ns in &managed.items {
-            if let Some(id) = owned_by(ns, None) {
-                if !running.contains(&id) && !due.ended.contains(&id) {
-                    self.delete_namespace(ns).await?;
-                    report.collected.push(ns.metadata.name.clone().unwrap_or_default());
-                }
-            }
-        }
+        // ended early, failed, or already completed).
+        let mut keep: HashSet<Uuid> = due.running.iter().map(|(facts, _)| facts.booking_id).collect();
+        keep.extend(&due.ended);
+        report.collected = self.collect(&managed, &keep).await?;
+
         // Start or repair.
+        let ids: Vec<Uuid> = due.running.iter().map(|(facts, _)| facts.booking_id).collect();
+        let mut stored = session_status::load(&self.db, &ids).await?;
         for (facts, state) in due.running {
-            self.converge(facts, state, &mut report).await?;
+            let before = stored.remove(&facts.booking_id).unwrap_or_default();
+            self.run_session(facts, state, before, &mut report).await?;
+        }
+        if let Some(cache) = &self.cluster.image_cache {
+            let mut images = provisioning::pool_images(&self.db).await?;
+            images.extend(cache.images.iter().cloned());
+            images.sort();
+            images.dedup();
+            let daemon_set = manifests::image_cache_daemon_set(cache, &images);
+            match self.ensure(&serde_json::to_value(daemon_set)?).await {
+                Ok(wrote) => report.applied += usize::from(wrote),
+                Err(err) => report.errors.push((Uuid::nil(), format!("image cache: {}", super::retry::describe(&err)))),
+            }
         }
         Ok(report)
     }
 
+    /// Deletes the managed namespaces whose booking is not in `keep`; ones
+    /// already terminating are left to finish. Returns the deleted names.
+    pub(super) async fn collect(&self, managed: &[Namespace], keep: &HashSet<Uuid>) -> anyhow::Result<Vec<String>> {
+        let mut collected = Vec::new();
+        for ns in managed {
+            let Some(id) = owned_by(ns, None) else { continue };
+            if !keep.contains(&id) && ns.metadata.deletion_timestamp.is_none() {
+                self.delete_namespace(ns).await?;
+                collected.push(ns.metadata.name.clone().unwrap_or_default());
+            }
+        }
+        Ok(collected)
+    }
+
     async fn delete_namespace(&self, ns: &Namespace) -> anyhow::Result<()> {
+        if ns.metadata.deletion_timestamp.is_some() {
+            return Ok(()); // already on its way out; asking again would be a write per pass
+        }
         let namespaces: Api<Namespace> = Api::all(self.client.clone());
         let name = ns.metadata.name.clone().unwrap_or_default();
-        match namespaces.delete(&name, &DeleteParams::default()).await {
+        let params = DeleteParams::default();
+        match retrying(self.policy.retries, self.policy.retry_delay, || namespaces.delete(&name, &params)).await {
             Ok(_) => Ok(()),
             Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
             Err(err) => Err(err.into()),
         }
     }
 
-    async fn converge(&self, facts: BookingFacts, state: BookingState, report: &mut PassReport) -> anyhow::Result<()> {
+    /// Converges one session and records what happened: the steps for the
+    /// booking page, `active` once ready, `failed` after repeated refusals.
+    async fn run_session(
+        &self,
+        facts: BookingFacts,
+        state: BookingState,
+        before: Stored,
+        report: &mut PassReport,
+    ) -> anyhow::Result<()> {
         let id = facts.booking_id;
         let session = Session::of(facts);
-        let namespaces: Api<Namespace> = Api::all(self.client.clone());
-        if let Some(existing) = namespaces.get_opt(&session.namespace()).await? {
-            if owned_by(&existing, Some(id)).is_none() {
-                // Never adopt a namespace by its name alone.
-                let reason = format!("namespace {} exists and is not Berth's for this booking", session.namespace());
+        let converged = self.converge_session(&session).await;
+        report.applied += converged.applied;
+        let mut after = Stored {
+            status: SessionStatus { namespace: session.namespace(), workspace_url: None, steps: converged.steps },
+            failures: 0,
+        };
+        match converged.progress {
+            Progress::Applied { ready } => {
+                if ready {
+                    after.status.workspace_url = Some(self.cluster.workspace_url(&session));
+                }
+                if ready && state == BookingState::Approved {
+                    provisioning::system_transition(&self.db, id, Action::Activate, "the workspace is ready").await?;
+                    report.started.push(id);
+                }
+            }
+            Progress::Waiting => {}
+            Progress::Collision(reason) => {
                 provisioning::system_transition(&self.db, id, Action::Fail, &reason).await?;
                 report.failed.push(id);
-                return Ok(());
+            }
+            Progress::Refused(detail) => {
+                after.failures = before.failures + 1;
+                report.errors.push((id, detail.clone()));
+                if after.failures >= self.policy.failures_before_failed {
+                    let reason = format!(
+                        "Berth could not set up the workspace ({} attempts): {detail}. Ask your Berth admin.",
+                        after.failures
+                    );
+                    provisioning::system_transition(&self.db, id, Action::Fail, &reason).await?;
+                    report.failed.push(id);
+                }
             }
         }
-        for object in manifests::all(&session, &self.cluster, &random_token()) {
-            let api = api_for(&self.client, &object);
-            let name = object["metadata"]["name"].as_str().unwrap_or_default().to_string();
-            let current = api.get_opt(&name).await?;
-            let up_to_date = match &current {
-                // The access token is made once; re-applying would change it.
-                Some(_) if object["kind"] == "Secret" => true,
-                Some(found) => is_subset(&object, &serde_json::to_value(found)?),
-                None => false,
-            };
-            if !up_to_date {
-                api.patch(&name, &PatchParams::apply(FIELD_MANAGER).force(), &Patch::Apply(&object)).await?;
-                report.applied += 1;
-            }
-        }
-        if state == BookingState::Approved && self.workspace_ready(&session).await? {
-            provisioning::system_transition(&self.db, id, Action::Activate, "the workspace is ready").await?;
-            report.started.push(id);
+        if after != before {
+            session_status::save(&self.db, id, &after).await?;
         }
         Ok(())
-    }
-
-    async fn workspace_ready(&self, session: &Session) -> anyhow::Result<bool> {
-        let deployments: Api<Deployment> = Api::namespaced(self.client.clone(), &session.namespace());
-        let ready = deployments.get_opt("workspace").await?.and_then(|d| d.status).and_then(|s| s.ready_replicas);
-        Ok(ready.unwrap_or(0) >= 1)
     }
 }
 

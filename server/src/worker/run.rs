@@ -1,17 +1,21 @@
 //! The worker's loop: one active worker (a PostgreSQL advisory lock held on
-//! its own connection), a pass whenever bookings change (LISTEN/NOTIFY), when
-//! the next window opens or closes, and every 30 s regardless. Failed passes
-//! are retried on the next wake-up; nothing depends on a watch or a
-//! notification arriving, only on the pass being repeatable.
+//! its own connection), a pass whenever bookings change (LISTEN/NOTIFY), a
+//! managed namespace changes (watch), the next window opens or closes, and
+//! every 30 s regardless; a sweep every 5 minutes. Failed passes are retried
+//! with a growing pause; nothing depends on a watch or a notification
+//! arriving, only on the pass being repeatable.
 
-use super::reconcile::Reconciler;
+use super::reconcile::{PassReport, Reconciler};
+use super::sweep::SWEEP_EVERY;
 use app::backend::provisioning;
 use sqlx::postgres::PgListener;
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::Notify;
 
 /// Longest sleep between passes.
 pub const RESYNC: Duration = Duration::from_secs(30);
-/// Shortest sleep after a failed pass (an API server under load).
+/// Sleep after the first failed pass; doubled for each further one, up to RESYNC.
 const BACKOFF: Duration = Duration::from_secs(1);
 
 pub async fn run(worker: Reconciler, shutdown: tokio::sync::watch::Receiver<bool>) -> anyhow::Result<()> {
@@ -29,24 +33,57 @@ pub async fn run(worker: Reconciler, shutdown: tokio::sync::watch::Receiver<bool
     tracing::info!("this worker is the active one");
     let mut listener = PgListener::connect_with(&worker.db).await?;
     listener.listen("berth_bookings").await?;
+    let watched = Arc::new(Notify::new());
+    let watch = tokio::spawn(super::watch::namespaces(worker.client.clone(), watched.clone()));
+    let _stop_watch = AbortOnDrop(watch);
+    let mut last_sweep: Option<Instant> = None;
+    let mut failed_passes = 0u32;
     loop {
-        let pause = match worker.pass().await {
-            Ok(report) => {
-                if report.applied > 0 || !report.completed.is_empty() || !report.collected.is_empty() {
-                    tracing::info!(?report, "worker pass");
+        if last_sweep.is_none_or(|at| at.elapsed() >= SWEEP_EVERY) {
+            match worker.sweep().await {
+                Ok(report) => {
+                    tracing::info!(?report, "worker sweep");
+                    last_sweep = Some(Instant::now());
                 }
-                until_next_boundary(&worker).await
+                Err(err) => tracing::warn!(error = %err, "worker sweep failed; trying again after the next pass"),
             }
-            Err(err) => {
-                tracing::warn!(error = %err, "worker pass failed; retrying");
-                BACKOFF
-            }
+        }
+        let outcome = worker.pass().await;
+        failed_passes = match &outcome {
+            Ok(report) if report.errors.is_empty() => 0,
+            _ => failed_passes + 1,
+        };
+        match &outcome {
+            Ok(report) => log(report),
+            Err(err) => tracing::warn!(error = %err, "worker pass failed; retrying"),
+        }
+        let pause = match failed_passes {
+            0 => until_next_boundary(&worker).await,
+            n => (BACKOFF * 2u32.saturating_pow(n - 1)).min(RESYNC),
         };
         tokio::select! {
             _ = tokio::time::sleep(pause) => {}
             note = listener.recv() => { note?; }
+            _ = watched.notified() => {}
             _ = shutdown.changed() => return Ok(()),
         }
+    }
+}
+
+fn log(report: &PassReport) {
+    if report.applied > 0 || !report.completed.is_empty() || !report.collected.is_empty() || !report.failed.is_empty() {
+        tracing::info!(?report, "worker pass");
+    }
+    for (booking, error) in &report.errors {
+        tracing::warn!(%booking, %error, "session not converged; retrying");
+    }
+}
+
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 

@@ -4,16 +4,26 @@
 //! selectors); this harness in front of it serves what that crate rejects —
 //! Namespace objects themselves — and deletes a namespace's objects with it
 //! (no cascade there). Optionally it plays the kubelet, reporting each
-//! applied workspace ready. It counts writes and can fail chosen writes, the
-//! way an API server under load (or a stopped worker) does.
+//! applied workspace ready. It counts requests and writes, can fail chosen
+//! writes the way an API server under load (or a stopped worker) does, can
+//! keep deleted namespaces terminating, and streams namespace watch events.
 
 use bytes::Bytes;
+use futures::StreamExt;
 use http::{Method, Request, Response, StatusCode};
+use http_body::Frame;
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Full, StreamBody};
 use kube::client::Body;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use tokio::sync::broadcast;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+/// Answers are whole JSON documents, or a stream of watch events.
+type Answer = Response<UnsyncBoxBody<Bytes, BoxError>>;
 
 pub struct SimulatedCluster {
     /// The kube-fake-client API server behind the harness.
@@ -21,8 +31,17 @@ pub struct SimulatedCluster {
     /// Report every applied workspace Deployment as ready, as a kubelet would.
     kubelet: bool,
     namespaces: Mutex<BTreeMap<String, Value>>,
+    /// Requests of any kind that reached the API.
+    pub requests: AtomicUsize,
     /// Writes (anything but GET) that reached the API, failed or not.
     pub writes: AtomicUsize,
+    /// Every write whose path contains the text is refused with the status,
+    /// as an admission webhook or missing permission would.
+    pub refuse: Mutex<Option<(String, u16)>>,
+    /// Deleted namespaces stay `Terminating` until `finish_terminating`.
+    pub slow_termination: AtomicBool,
+    /// Namespace watch events (`ADDED`, `MODIFIED`, `DELETED`).
+    events: broadcast::Sender<Value>,
     /// Statuses to answer the next writes with, before doing them.
     pub fail_next: Mutex<VecDeque<u16>>,
     /// When set to n: the writes after the next n fail with 503, as if the
@@ -46,14 +65,15 @@ const NAMESPACED: [(&str, &str); 12] = [
     ("/api/v1", "pods"),
 ];
 
-fn respond(status: StatusCode, body: Value) -> Response<Body> {
-    let mut response = Response::new(Body::from(serde_json::to_vec(&body).unwrap_or_default()));
+fn respond(status: StatusCode, body: Value) -> Answer {
+    let bytes = Bytes::from(serde_json::to_vec(&body).unwrap_or_default());
+    let mut response = Response::new(Full::new(bytes).map_err(|never| match never {}).boxed_unsync());
     *response.status_mut() = status;
     response.headers_mut().insert("content-type", http::HeaderValue::from_static("application/json"));
     response
 }
 
-fn status(code: u16, reason: &str, message: &str) -> Response<Body> {
+fn status(code: u16, reason: &str, message: &str) -> Answer {
     let body = json!({ "kind": "Status", "apiVersion": "v1", "status": "Failure", "message": message, "reason": reason, "code": code });
     respond(StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), body)
 }
@@ -70,7 +90,11 @@ impl SimulatedCluster {
             inner,
             kubelet,
             namespaces: Mutex::default(),
+            requests: AtomicUsize::default(),
             writes: AtomicUsize::default(),
+            refuse: Mutex::default(),
+            slow_termination: AtomicBool::default(),
+            events: broadcast::channel(1024).0,
             fail_next: Mutex::default(),
             stop_after: Mutex::default(),
         })
@@ -94,6 +118,37 @@ impl SimulatedCluster {
         self.writes.load(Ordering::SeqCst)
     }
 
+    pub fn requests(&self) -> usize {
+        self.requests.load(Ordering::SeqCst)
+    }
+
+    /// A terminating namespace's finalizers are done: it goes, with its objects.
+    pub async fn finish_terminating(&self, name: &str) {
+        let removed = self.namespaces.lock().unwrap().remove(name);
+        if let Some(removed) = removed {
+            cascade(name, &self.inner).await;
+            let _ = self.events.send(json!({ "type": "DELETED", "object": removed }));
+        }
+    }
+
+    /// Backdates a terminating namespace's deletion, as if it had hung that long.
+    pub fn terminating_since(&self, name: &str, seconds_ago: i64) {
+        let at = k8s_openapi::jiff::Timestamp::now() - k8s_openapi::jiff::SignedDuration::from_secs(seconds_ago);
+        if let Some(ns) = self.namespaces.lock().unwrap().get_mut(name) {
+            ns["metadata"]["deletionTimestamp"] =
+                json!(at.round(k8s_openapi::jiff::Unit::Second).unwrap_or(at).to_string());
+        }
+    }
+
+    /// Deletes a namespace behind the worker's back (as `kubectl delete` would).
+    pub async fn delete_by_hand(&self, name: &str) {
+        let removed = self.namespaces.lock().unwrap().remove(name);
+        if let Some(removed) = removed {
+            cascade(name, &self.inner).await;
+            let _ = self.events.send(json!({ "type": "DELETED", "object": removed }));
+        }
+    }
+
     pub fn namespace_names(&self) -> Vec<String> {
         self.namespaces.lock().unwrap().keys().cloned().collect()
     }
@@ -104,13 +159,19 @@ impl SimulatedCluster {
         self.namespaces.lock().unwrap().insert(name.into(), ns);
     }
 
-    async fn handle(&self, request: Request<Body>, inner: kube::Client) -> Response<Body> {
+    async fn handle(&self, request: Request<Body>, inner: kube::Client) -> Answer {
         let path = request.uri().path().to_string();
         let method = request.method().clone();
+        self.requests.fetch_add(1, Ordering::SeqCst);
         if method != Method::GET {
             self.writes.fetch_add(1, Ordering::SeqCst);
             if let Some(code) = self.fail_next.lock().unwrap().pop_front() {
                 return status(code, "Injected", "injected by the test harness");
+            }
+            if let Some((_, code)) =
+                self.refuse.lock().unwrap().as_ref().filter(|(part, _)| path.contains(part.as_str()))
+            {
+                return status(*code, "Refused", "refused by the test harness");
             }
             let mut stop_after = self.stop_after.lock().unwrap();
             match stop_after.as_mut() {
@@ -123,7 +184,10 @@ impl SimulatedCluster {
         if let Some(rest) = rest.filter(|r| !r.contains('/')) {
             return self.namespace_request(request, &rest, inner).await;
         }
-        let answer = inner.send(request).await.unwrap_or_else(|e| status(500, "InternalError", &e.to_string()));
+        let answer = match inner.send(request).await {
+            Ok(answer) => answer.map(|body| body.map_err(|e| Box::new(e) as BoxError).boxed_unsync()),
+            Err(err) => status(500, "InternalError", &err.to_string()),
+        };
         let workspace_applied = method == Method::PATCH && path.contains("/deployments/") && !path.ends_with("/status");
         if self.kubelet && workspace_applied && answer.status().is_success() {
             let ready = json!({ "status": { "replicas": 1, "readyReplicas": 1, "availableReplicas": 1 } });
@@ -136,16 +200,18 @@ impl SimulatedCluster {
         answer
     }
 
-    async fn namespace_request(&self, request: Request<Body>, name: &str, inner: kube::Client) -> Response<Body> {
+    async fn namespace_request(&self, request: Request<Body>, name: &str, inner: kube::Client) -> Answer {
         let method = request.method().clone();
         let query = request.uri().query().unwrap_or_default().to_string();
         let body: Bytes =
             http_body_util::BodyExt::collect(request.into_body()).await.map(|b| b.to_bytes()).unwrap_or_default();
+        let param = |name: &str| {
+            url::form_urlencoded::parse(query.as_bytes()).find(|(k, _)| k == name).map(|(_, v)| v.into_owned())
+        };
+        let selector = param("labelSelector");
         match (method, name.is_empty()) {
+            (Method::GET, true) if param("watch").is_some_and(|w| w == "true" || w == "1") => self.watch(selector),
             (Method::GET, true) => {
-                let selector = url::form_urlencoded::parse(query.as_bytes())
-                    .find(|(k, _)| k == "labelSelector")
-                    .map(|(_, v)| v.into_owned());
                 let items: Vec<Value> = self
                     .namespaces
                     .lock()
@@ -181,17 +247,65 @@ impl SimulatedCluster {
                         stored["metadata"][field][key] = value;
                     }
                 }
+                let kind = if namespaces.contains_key(&name) { "MODIFIED" } else { "ADDED" };
                 namespaces.insert(name, stored.clone());
+                let _ = self.events.send(json!({ "type": kind, "object": stored }));
                 respond(StatusCode::OK, stored)
+            }
+            (Method::DELETE, false) if self.slow_termination.load(Ordering::SeqCst) => {
+                let mut namespaces = self.namespaces.lock().unwrap();
+                let Some(ns) = namespaces.get_mut(name) else { return status(404, "NotFound", "not found") };
+                if ns["metadata"]["deletionTimestamp"].is_null() {
+                    let now = k8s_openapi::jiff::Timestamp::now().round(k8s_openapi::jiff::Unit::Second);
+                    ns["metadata"]["deletionTimestamp"] = json!(now.map(|t| t.to_string()).unwrap_or_default());
+                    ns["status"] = json!({ "phase": "Terminating" });
+                }
+                let _ = self.events.send(json!({ "type": "MODIFIED", "object": ns.clone() }));
+                respond(StatusCode::OK, ns.clone())
             }
             (Method::DELETE, false) => {
                 let removed = self.namespaces.lock().unwrap().remove(name);
                 let Some(removed) = removed else { return status(404, "NotFound", "not found") };
                 cascade(name, &inner).await;
+                let _ = self.events.send(json!({ "type": "DELETED", "object": removed.clone() }));
                 respond(StatusCode::OK, removed)
             }
             _ => status(405, "MethodNotAllowed", "not supported by the harness"),
         }
+    }
+}
+
+impl SimulatedCluster {
+    /// A watch: the matching namespaces as `ADDED`, then every change, one
+    /// JSON event per line, until the client goes away.
+    fn watch(&self, selector: Option<String>) -> Answer {
+        let selected = move |event: &Value| selector.as_deref().is_none_or(|s| matches(&event["object"], s));
+        let initial: Vec<Value> = self
+            .namespaces
+            .lock()
+            .unwrap()
+            .values()
+            .map(|ns| json!({ "type": "ADDED", "object": ns }))
+            .filter(&selected)
+            .collect();
+        let live = futures::stream::unfold(self.events.subscribe(), |mut events| async move {
+            loop {
+                match events.recv().await {
+                    Ok(event) => return Some((event, events)),
+                    Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(broadcast::error::RecvError::Closed) => return None,
+                }
+            }
+        });
+        let lines =
+            futures::stream::iter(initial).chain(live.filter(move |e| std::future::ready(selected(e)))).map(|event| {
+                let mut line = serde_json::to_vec(&event).unwrap_or_default();
+                line.push(b'\n');
+                Ok::<_, BoxError>(Frame::data(Bytes::from(line)))
+            });
+        let mut response = Response::new(BodyExt::boxed_unsync(StreamBody::new(lines)));
+        response.headers_mut().insert("content-type", http::HeaderValue::from_static("application/json"));
+        response
     }
 }
 

@@ -5,16 +5,18 @@
 //! the same objects come out every time and a converged pass can compare.
 
 mod access;
+mod cache;
 mod namespace;
 mod network;
 mod quota;
 mod workspace;
 
 pub use access::{access_secret, admin_binding, quota_reader_binding, quota_reader_role};
+pub use cache::{image_cache_daemon_set, IMAGE_CACHE};
 pub use namespace::namespace;
 pub use network::{network_policies, proxy_config_map};
 pub use quota::{limit_range, resource_quota};
-pub use workspace::{deployment, ingress, persistent_volume_claims, service};
+pub use workspace::{deployment, host, ingress, persistent_volume_claims, route, service};
 
 use std::collections::BTreeMap;
 use uuid::Uuid;
@@ -68,6 +70,32 @@ pub struct Cluster {
     pub proxy: Option<Proxy>,
     /// Size of the shared model cache volume, GiB.
     pub model_cache_gib: i32,
+    /// How workspaces are reached from outside.
+    pub expose: Expose,
+    /// The image pre-pull DaemonSet, when enabled.
+    pub image_cache: Option<ImageCache>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Expose {
+    /// A Kubernetes Ingress (any ingress controller).
+    #[default]
+    Ingress,
+    /// An OpenShift Route.
+    Route,
+}
+
+/// A DaemonSet in Berth's own namespace pre-pulling images onto GPU nodes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ImageCache {
+    /// Berth's own namespace.
+    pub namespace: String,
+    /// Images to pull besides every pool's workspace images (inference
+    /// engines such as vLLM, Ollama, TGI, Triton).
+    pub images: Vec<String>,
+    /// Which nodes are the pools' nodes.
+    pub node_selector: BTreeMap<String, String>,
+    pub pause_image: String,
 }
 
 impl Default for Cluster {
@@ -80,6 +108,8 @@ impl Default for Cluster {
             storage_class: None,
             proxy: None,
             model_cache_gib: 200,
+            expose: Expose::Ingress,
+            image_cache: None,
         }
     }
 }
@@ -169,6 +199,13 @@ pub fn memory(mib: i64) -> String {
     }
 }
 
+impl Cluster {
+    /// Where a session's workspace is reached.
+    pub fn workspace_url(&self, session: &Session) -> String {
+        format!("https://{}/", host(session, self))
+    }
+}
+
 /// Metadata of a namespaced object of the session.
 fn meta(session: &Session, name: &str) -> serde_json::Value {
     serde_json::json!({ "name": name, "namespace": session.namespace(), "labels": session.labels() })
@@ -200,6 +237,9 @@ pub fn all(session: &Session, cluster: &Cluster, access_token: &str) -> Vec<serd
     objects.push(value(access_secret(session, access_token)));
     objects.push(value(deployment(session)));
     objects.push(value(service(session)));
-    objects.push(value(ingress(session, cluster)));
+    objects.push(match cluster.expose {
+        Expose::Ingress => value(ingress(session, cluster)),
+        Expose::Route => route(session, cluster),
+    });
     objects
 }

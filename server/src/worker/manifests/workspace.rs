@@ -92,9 +92,14 @@ pub fn service(session: &Session) -> Service {
     }))
 }
 
+/// The workspace's host name: `<namespace>.<domain>`.
+pub fn host(session: &Session, cluster: &Cluster) -> String {
+    format!("{}.{}", session.namespace(), cluster.domain)
+}
+
 /// `https://<namespace>.<domain>/` to the workspace.
 pub fn ingress(session: &Session, cluster: &Cluster) -> Ingress {
-    let host = format!("{}.{}", session.namespace(), cluster.domain);
+    let host = host(session, cluster);
     let mut spec = json!({
         "rules": [{ "host": host, "http": { "paths": [{
             "path": "/", "pathType": "Prefix",
@@ -108,4 +113,21 @@ pub fn ingress(session: &Session, cluster: &Cluster) -> Ingress {
     typed(
         json!({ "apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": meta(session, WORKSPACE), "spec": spec }),
     )
+}
+
+/// The OpenShift way to the workspace (when `--expose route`): the same host,
+/// TLS terminated at the router, plain HTTP redirected.
+pub fn route(session: &Session, cluster: &Cluster) -> serde_json::Value {
+    json!({
+        "apiVersion": "route.openshift.io/v1",
+        "kind": "Route",
+        "metadata": meta(session, WORKSPACE),
+        "spec": {
+            "host": host(session, cluster),
+            "to": { "kind": "Service", "name": WORKSPACE, "weight": 100 },
+            "port": { "targetPort": "http" },
+            "tls": { "termination": "edge", "insecureEdgeTerminationPolicy": "Redirect" },
+            "wildcardPolicy": "None",
+        },
+    })
 }

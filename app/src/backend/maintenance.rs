@@ -1,0 +1,33 @@
+//! Housekeeping the active worker does every few minutes: expired API tokens
+//! and web sessions go, and audit events older than the retention period.
+
+use super::error::ServiceResult;
+use sqlx::PgPool;
+
+/// Expired or revoked tokens stay listed on the tokens page this long, so
+/// their owners see what happened, then they are deleted.
+pub const TOKEN_GRACE_DAYS: i32 = 7;
+
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Swept {
+    pub tokens: u64,
+    pub sessions: u64,
+    pub events: u64,
+}
+
+pub async fn sweep(db: &PgPool, audit_retention_days: i32) -> ServiceResult<Swept> {
+    let tokens = sqlx::query(
+        "DELETE FROM api_token WHERE least(expires_at, coalesce(revoked_at, 'infinity')) < now() - make_interval(days => $1)",
+    )
+    .bind(TOKEN_GRACE_DAYS)
+    .execute(db)
+    .await?
+    .rows_affected();
+    let sessions = sqlx::query("DELETE FROM web_session WHERE expiry_date < now()").execute(db).await?.rows_affected();
+    let events = sqlx::query("DELETE FROM booking_event WHERE at < now() - make_interval(days => $1)")
+        .bind(audit_retention_days)
+        .execute(db)
+        .await?
+        .rows_affected();
+    Ok(Swept { tokens, sessions, events })
+}

@@ -1,0 +1,61 @@
+//! The worker's report on each session (steps, workspace URL, failures in a
+//! row), read by the booking page and written by the worker only when it
+//! changed.
+
+use super::error::ServiceResult;
+use crate::model::SessionStatus;
+use sqlx::types::Json;
+use sqlx::PgPool;
+use std::collections::HashMap;
+use uuid::Uuid;
+
+/// The stored report and the count of passes in a row that failed.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Stored {
+    pub status: SessionStatus,
+    pub failures: i32,
+}
+
+pub async fn load(db: &PgPool, ids: &[Uuid]) -> ServiceResult<HashMap<Uuid, Stored>> {
+    let rows: Vec<(Uuid, String, Option<String>, Json<Vec<crate::model::SessionStep>>, i32)> = sqlx::query_as(
+        "SELECT booking_id, namespace, workspace_url, steps, failures FROM session_status WHERE booking_id = ANY($1)",
+    )
+    .bind(ids)
+    .fetch_all(db)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, namespace, workspace_url, steps, failures)| {
+            (id, Stored { status: SessionStatus { namespace, workspace_url, steps: steps.0 }, failures })
+        })
+        .collect())
+}
+
+pub async fn save(db: &PgPool, id: Uuid, stored: &Stored) -> ServiceResult<()> {
+    sqlx::query(
+        "INSERT INTO session_status (booking_id, namespace, workspace_url, steps, failures)
+         VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (booking_id) DO UPDATE SET namespace = $2, workspace_url = $3, steps = $4, failures = $5,
+                                                updated_at = now()",
+    )
+    .bind(id)
+    .bind(&stored.status.namespace)
+    .bind(&stored.status.workspace_url)
+    .bind(Json(&stored.status.steps))
+    .bind(stored.failures)
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+/// Why each of these bookings failed: the reason of its last change to `failed`.
+pub async fn failure_reasons(db: &PgPool, ids: &[Uuid]) -> ServiceResult<HashMap<Uuid, String>> {
+    let rows: Vec<(Uuid, String)> = sqlx::query_as(
+        "SELECT DISTINCT ON (booking_id) booking_id, reason FROM booking_event
+         WHERE booking_id = ANY($1) AND to_state = 'failed' ORDER BY booking_id, at DESC, id DESC",
+    )
+    .bind(ids)
+    .fetch_all(db)
+    .await?;
+    Ok(rows.into_iter().collect())
+}

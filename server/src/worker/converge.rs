@@ -1,0 +1,184 @@
+//! Converging one session: apply each object the booking needs, in order,
+//! where the live object does not already hold it, and say how far it got —
+//! one line per step for the booking page.
+
+use super::manifests::{self, Session, FIELD_MANAGER};
+use super::reconcile::{owned_by, Reconciler};
+use super::retry::{describe, retrying};
+use app::model::{SessionStep, StepState};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
+use serde_json::Value;
+
+/// The steps a user sees, in the order the worker takes them.
+pub const STEPS: [&str; 7] =
+    ["Namespace", "Quota and defaults", "Access", "Network isolation", "Storage", "Workspace", "Ready"];
+
+/// Which step an object belongs to.
+fn step_of(kind: &str) -> usize {
+    match kind {
+        "Namespace" => 0,
+        "ResourceQuota" | "LimitRange" => 1,
+        "Role" | "RoleBinding" | "Secret" => 2,
+        "NetworkPolicy" | "ConfigMap" => 3,
+        "PersistentVolumeClaim" => 4,
+        _ => 5,
+    }
+}
+
+/// How far converging a session got.
+#[derive(Debug, PartialEq)]
+pub enum Progress {
+    /// Every object is in place; `ready` once the workspace reports it.
+    Applied { ready: bool },
+    /// The namespace of an earlier session of this booking is still being
+    /// deleted: nothing can be created in it until it is gone.
+    Waiting,
+    /// A name collision with a namespace Berth does not own.
+    Collision(String),
+    /// An object could not be applied, retries included.
+    Refused(String),
+}
+
+pub struct Converged {
+    pub progress: Progress,
+    pub steps: Vec<SessionStep>,
+    pub applied: usize,
+}
+
+fn api_for(client: &kube::Client, object: &Value) -> Api<DynamicObject> {
+    let api_version = object["apiVersion"].as_str().unwrap_or_default();
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let gvk = GroupVersionKind::gvk(group, version, object["kind"].as_str().unwrap_or_default());
+    let resource = ApiResource::from_gvk(&gvk);
+    match object["metadata"]["namespace"].as_str() {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, &resource),
+        None => Api::all_with(client.clone(), &resource),
+    }
+}
+
+fn random_token() -> String {
+    use rand::RngCore;
+    let mut bytes = [0u8; 24];
+    rand::rng().fill_bytes(&mut bytes);
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn steps_with(states: [StepState; 7], detail: Option<(usize, String)>) -> Vec<SessionStep> {
+    STEPS
+        .iter()
+        .zip(states)
+        .enumerate()
+        .map(|(i, (step, state))| SessionStep {
+            step: step.to_string(),
+            state,
+            detail: detail.as_ref().filter(|(at, _)| *at == i).map(|(_, d)| d.clone()).unwrap_or_default(),
+        })
+        .collect()
+}
+
+impl Reconciler {
+    /// Applies `object` (server-side apply, field manager `berth`) unless the
+    /// live one already holds every field; returns whether it wrote.
+    pub(super) async fn ensure(&self, object: &Value) -> Result<bool, kube::Error> {
+        let api = api_for(&self.client, object);
+        let name = object["metadata"]["name"].as_str().unwrap_or_default();
+        let (retries, delay) = (self.policy.retries, self.policy.retry_delay);
+        let current = retrying(retries, delay, || api.get_opt(name)).await?;
+        let up_to_date = match &current {
+            // The access token is made once; re-applying would change it.
+            Some(_) if object["kind"] == "Secret" => true,
+            Some(found) => serde_json::to_value(found).is_ok_and(|found| super::reconcile::is_subset(object, &found)),
+            None => false,
+        };
+        if !up_to_date {
+            let (params, patch) = (PatchParams::apply(FIELD_MANAGER).force(), Patch::Apply(object));
+            retrying(retries, delay, || api.patch(name, &params, &patch)).await?;
+        }
+        Ok(!up_to_date)
+    }
+
+    pub(super) async fn converge_session(&self, session: &Session) -> Converged {
+        let namespaces: Api<Namespace> = Api::all(self.client.clone());
+        let (retries, delay) = (self.policy.retries, self.policy.retry_delay);
+        let name = session.namespace();
+        let mut states = [StepState::Pending; 7];
+        match retrying(retries, delay, || namespaces.get_opt(&name)).await {
+            Err(err) => {
+                states[0] = StepState::Failed;
+                let detail = format!("Namespace {name}: {}", describe(&err));
+                return Converged {
+                    steps: steps_with(states, Some((0, detail.clone()))),
+                    progress: Progress::Refused(detail),
+                    applied: 0,
+                };
+            }
+            Ok(Some(existing)) if owned_by(&existing, Some(session.booking_id)).is_none() => {
+                // Never adopt a namespace by its name alone.
+                let reason = format!("namespace {name} exists and is not Berth's for this booking");
+                states[0] = StepState::Failed;
+                return Converged {
+                    steps: steps_with(states, Some((0, reason.clone()))),
+                    progress: Progress::Collision(reason),
+                    applied: 0,
+                };
+            }
+            Ok(Some(existing)) if existing.metadata.deletion_timestamp.is_some() => {
+                states[0] = StepState::Working;
+                let detail = "the previous namespace of this booking is still being deleted".to_string();
+                return Converged {
+                    steps: steps_with(states, Some((0, detail))),
+                    progress: Progress::Waiting,
+                    applied: 0,
+                };
+            }
+            Ok(_) => {}
+        }
+        let objects = manifests::all(session, &self.cluster, &random_token());
+        let mut applied = 0;
+        for (index, object) in objects.iter().enumerate() {
+            match self.ensure(object).await {
+                Ok(wrote) => applied += usize::from(wrote),
+                Err(err) => {
+                    let kind = object["kind"].as_str().unwrap_or_default();
+                    let detail = format!(
+                        "{kind} {}: {}",
+                        object["metadata"]["name"].as_str().unwrap_or_default(),
+                        describe(&err)
+                    );
+                    // Steps all of whose objects came before the refused one are done.
+                    for (step, state) in states.iter_mut().enumerate().take(6) {
+                        let last =
+                            objects.iter().rposition(|o| step_of(o["kind"].as_str().unwrap_or_default()) == step);
+                        if last.is_some_and(|last| last < index) {
+                            *state = StepState::Done;
+                        }
+                    }
+                    let failed = step_of(kind);
+                    states[failed] = StepState::Failed;
+                    return Converged {
+                        steps: steps_with(states, Some((failed, detail.clone()))),
+                        progress: Progress::Refused(detail),
+                        applied,
+                    };
+                }
+            }
+        }
+        let ready = self.workspace_ready(session).await;
+        states = [StepState::Done; 7];
+        let waiting = (!ready).then(|| {
+            states[6] = StepState::Working;
+            (6, "waiting for the workspace to report ready".to_string())
+        });
+        Converged { steps: steps_with(states, waiting), progress: Progress::Applied { ready }, applied }
+    }
+
+    /// A ready replica of the workspace; an unreadable status counts as not yet.
+    async fn workspace_ready(&self, session: &Session) -> bool {
+        let deployments: Api<Deployment> = Api::namespaced(self.client.clone(), &session.namespace());
+        let (retries, delay) = (self.policy.retries, self.policy.retry_delay);
+        let found = retrying(retries, delay, || deployments.get_opt("workspace")).await.ok().flatten();
+        found.and_then(|d| d.status).and_then(|s| s.ready_replicas).unwrap_or(0) >= 1
+    }
+}
