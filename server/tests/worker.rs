@@ -302,3 +302,176 @@ async fn on_the_simulated_cluster_a_session_goes_live_in_one_pass() {
             .unwrap();
     assert_eq!(events.last().unwrap(), &(None, "active".to_string()), "the system's change is audited");
 }
+
+#[tokio::test]
+async fn a_terminating_namespace_is_waited_for_never_deleted_twice_and_reported_when_stuck() {
+    let w = world().await;
+    w.fake.slow_termination.store(true, std::sync::atomic::Ordering::SeqCst);
+    let id = w.open_booking().await;
+    w.worker.pass().await.unwrap();
+    let ns = World::namespace(id);
+
+    // Deleted by hand while the session runs: the pass waits for it to go.
+    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(w.worker.client.clone());
+    namespaces.delete(&ns, &DeleteParams::default()).await.unwrap();
+    let before = w.fake.writes();
+    let report = w.worker.pass().await.unwrap();
+    assert_eq!((report.applied, report.errors.len(), w.fake.writes() - before), (0, 0, 0));
+    assert_eq!(
+        w.steps(id).await[0],
+        ("Namespace".into(), "working".into(), "the previous namespace of this booking is still being deleted".into())
+    );
+    w.fake.finish_terminating(&ns).await;
+    let report = w.worker.pass().await.unwrap();
+    assert_eq!(report.applied, 15, "recreated once the old one is gone");
+
+    // Ended early: deleted once, then left to terminate.
+    let (status, _) =
+        w.f.call(axum::http::Method::POST, &format!("/api/v1/bookings/{id}/end"), Some(&w.f.ada), None).await;
+    assert_eq!(status, 200);
+    assert_eq!(w.worker.pass().await.unwrap().collected, [ns.clone()]);
+    let before = w.fake.writes();
+    let report = w.worker.pass().await.unwrap();
+    assert!(report.collected.is_empty());
+    assert_eq!(w.fake.writes(), before, "a terminating namespace is not deleted again");
+
+    let sweep = w.worker.sweep().await.unwrap();
+    assert!(sweep.stuck.is_empty(), "terminating for a moment is normal");
+    w.fake.terminating_since(&ns, 600);
+    let sweep = w.worker.sweep().await.unwrap();
+    assert_eq!(sweep.stuck, [ns.clone()], "terminating for 10 minutes is reported");
+    assert_eq!(w.fake.namespace_names(), [ns], "and still not deleted again");
+}
+
+#[tokio::test]
+async fn the_sweep_collects_namespaces_of_bookings_that_no_longer_exist_and_tidies_the_database() {
+    let w = world().await;
+    let id = w.open_booking().await;
+    w.worker.pass().await.unwrap();
+    // The booking vanished (a restored database, say): its namespace is an orphan.
+    sqlx::query("DELETE FROM booking WHERE id = $1").bind(id).execute(&w.f.db).await.unwrap();
+    w.fake.add_foreign_namespace("team-x-scratch");
+    let db = &w.f.db;
+    let ada: uuid::Uuid =
+        sqlx::query_scalar("SELECT id FROM app_user WHERE email = 'ada@a.test'").fetch_one(db).await.unwrap();
+    for (name, expires, revoked) in
+        [("long expired", 8, None), ("just expired", 1, None), ("revoked long ago", -30, Some(9))]
+    {
+        sqlx::query(
+            "INSERT INTO api_token (user_id, name, token_hash, expires_at, revoked_at)
+             VALUES ($1, $2, sha256($2::bytea), now() - make_interval(days => $3), now() - make_interval(days => $4))",
+        )
+        .bind(ada)
+        .bind(name)
+        .bind(expires)
+        .bind(revoked)
+        .execute(db)
+        .await
+        .unwrap();
+    }
+    sqlx::query("INSERT INTO web_session (id, data, expiry_date) VALUES ('gone', '\\x00', now() - interval '1 minute'), ('live', '\\x00', now() + interval '1 hour')")
+        .execute(db)
+        .await
+        .unwrap();
+    let other = w.open_booking().await;
+    sqlx::query("UPDATE booking_event SET at = now() - interval '401 days' WHERE booking_id = $1")
+        .bind(other)
+        .execute(db)
+        .await
+        .unwrap();
+
+    let sweep = w.worker.sweep().await.unwrap();
+    assert_eq!(sweep.collected, [World::namespace(id)]);
+    assert_eq!(w.fake.namespace_names(), ["team-x-scratch"], "a namespace without Berth's label is never touched");
+    assert_eq!((sweep.swept.tokens, sweep.swept.sessions, sweep.swept.events), (2, 1, 1));
+    let tokens: Vec<String> =
+        sqlx::query_scalar("SELECT name FROM api_token WHERE user_id = $1 AND name <> 'test' ORDER BY name")
+            .bind(ada)
+            .fetch_all(db)
+            .await
+            .unwrap();
+    assert_eq!(tokens, ["just expired"], "expired tokens stay listed for a week");
+    let sessions: Vec<String> = sqlx::query_scalar("SELECT id FROM web_session").fetch_all(db).await.unwrap();
+    assert_eq!(sessions, ["live"]);
+}
+
+#[tokio::test]
+async fn a_hand_deleted_namespace_is_back_at_once_through_the_watch() {
+    let World { f, fake, mut worker } = world().await;
+    let (status, body) = f.book(&f.ada, MIG, 1, slot(-1), slot(4)).await;
+    assert_eq!(status, 201, "{body}");
+    let ns = World::namespace(body["id"].as_str().unwrap().parse().unwrap());
+    worker.client = fake.client();
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let task = tokio::spawn(server::worker::run::run(worker, stopped));
+    eventually(
+        "the session is provisioned",
+        || fake.namespace_names() == [ns.clone()],
+        std::time::Duration::from_secs(5),
+    )
+    .await;
+    // Let the first passes settle; nothing else will wake the loop for 30 s.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    fake.delete_by_hand(&ns).await;
+    assert!(fake.namespace_names().is_empty());
+    eventually(
+        "the watch event wakes a pass",
+        || fake.namespace_names() == [ns.clone()],
+        std::time::Duration::from_secs(3),
+    )
+    .await;
+    stop.send(true).unwrap();
+    task.await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn the_image_cache_daemon_set_follows_the_pools_images_and_the_configured_ones() {
+    let mut w = world().await;
+    w.worker.cluster.image_cache = Some(server::worker::manifests::ImageCache {
+        namespace: "berth".into(),
+        images: vec!["vllm/vllm-openai:v0.6.4".into()],
+        node_selector: [("nvidia.com/gpu.present".to_string(), "true".to_string())].into(),
+        pause_image: "registry.k8s.io/pause:3.10".into(),
+    });
+    let report = w.worker.pass().await.unwrap();
+    assert_eq!(report.applied, 1, "no session yet, only the cache");
+    let daemon_sets: Api<k8s_openapi::api::apps::v1::DaemonSet> = Api::namespaced(w.worker.client.clone(), "berth");
+    let pulled = |ds: k8s_openapi::api::apps::v1::DaemonSet| -> Vec<String> {
+        ds.spec.unwrap().template.spec.unwrap().init_containers.unwrap().into_iter().filter_map(|c| c.image).collect()
+    };
+    let mut expected: Vec<String> =
+        sqlx::query_scalar("SELECT DISTINCT unnest(images) FROM pool").fetch_all(&w.f.db).await.unwrap();
+    assert!(!expected.is_empty(), "the demo pool offers workspace images");
+    expected.push("vllm/vllm-openai:v0.6.4".into());
+    expected.sort();
+    assert_eq!(pulled(daemon_sets.get("berth-image-cache").await.unwrap()), expected);
+
+    let before = w.fake.writes();
+    assert_eq!(w.worker.pass().await.unwrap().applied, 0);
+    assert_eq!(w.fake.writes(), before, "unchanged images: no write");
+
+    sqlx::query("UPDATE pool SET images = images || '{ollama/ollama:0.4.7}'").execute(&w.f.db).await.unwrap();
+    assert_eq!(w.worker.pass().await.unwrap().applied, 1, "a new pool image is pulled too");
+    assert!(pulled(daemon_sets.get("berth-image-cache").await.unwrap()).contains(&"ollama/ollama:0.4.7".to_string()));
+}
+
+#[tokio::test]
+async fn on_openshift_the_workspace_gets_a_route() {
+    let mut w = world().await;
+    w.worker.cluster.expose = server::worker::manifests::Expose::Route;
+    let id = w.open_booking().await;
+    let report = w.worker.pass().await.unwrap();
+    assert_eq!((report.applied, report.errors.len()), (15, 0), "{report:?}");
+    let resource =
+        kube::api::ApiResource::from_gvk(&kube::api::GroupVersionKind::gvk("route.openshift.io", "v1", "Route"));
+    let routes: Api<kube::api::DynamicObject> =
+        Api::namespaced_with(w.worker.client.clone(), &World::namespace(id), &resource);
+    let route = routes.get("workspace").await.unwrap();
+    assert_eq!(route.data["spec"]["host"], format!("{}.berth.local", World::namespace(id)));
+    let ingresses: Api<k8s_openapi::api::networking::v1::Ingress> =
+        Api::namespaced(w.worker.client.clone(), &World::namespace(id));
+    assert!(ingresses.get_opt("workspace").await.unwrap().is_none());
+    let before = w.fake.writes();
+    w.worker.pass().await.unwrap();
+    assert_eq!(w.fake.writes(), before, "converged with a Route too");
+}

@@ -49,8 +49,41 @@ pub struct SimulatedCluster {
     pub stop_after: Mutex<Option<usize>>,
 }
 
+/// OpenShift's Route, which the in-memory API server must be told about
+/// (a real OpenShift serves it; plain Kubernetes answers 404).
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+struct OpenShiftRoute {
+    metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    #[serde(default)]
+    spec: Value,
+}
+
+impl kube::Resource for OpenShiftRoute {
+    type DynamicType = ();
+    type Scope = k8s_openapi::NamespaceResourceScope;
+
+    fn kind(_: &()) -> std::borrow::Cow<'_, str> {
+        "Route".into()
+    }
+    fn group(_: &()) -> std::borrow::Cow<'_, str> {
+        "route.openshift.io".into()
+    }
+    fn version(_: &()) -> std::borrow::Cow<'_, str> {
+        "v1".into()
+    }
+    fn plural(_: &()) -> std::borrow::Cow<'_, str> {
+        "routes".into()
+    }
+    fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn meta_mut(&mut self) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
+}
+
 /// Kinds the worker puts into a session namespace: deleted with it.
-const NAMESPACED: [(&str, &str); 12] = [
+const NAMESPACED: [(&str, &str); 13] = [
     ("/api/v1", "resourcequotas"),
     ("/api/v1", "limitranges"),
     ("/api/v1", "configmaps"),
@@ -63,6 +96,7 @@ const NAMESPACED: [(&str, &str); 12] = [
     ("/apis/rbac.authorization.k8s.io/v1", "roles"),
     ("/apis/rbac.authorization.k8s.io/v1", "rolebindings"),
     ("/api/v1", "pods"),
+    ("/apis/route.openshift.io/v1", "routes"),
 ];
 
 fn respond(status: StatusCode, body: Value) -> Answer {
@@ -83,6 +117,7 @@ impl SimulatedCluster {
     pub async fn start(kubelet: bool) -> Arc<Self> {
         let inner = kube_fake_client::ClientBuilder::new()
             .with_status_subresource::<k8s_openapi::api::apps::v1::Deployment>()
+            .with_resource::<OpenShiftRoute>()
             .build()
             .await
             .expect("the in-memory API server starts");
