@@ -391,8 +391,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 tracing::warn!("development login is ON: anyone reaching {listen} can sign in as any user");
             }
             let (client, mode) = cluster_client().await;
-            let state =
-                AppState::new(pool.clone(), &site_root, Auth::new(config)?).with_cluster(cluster.cluster(), mode);
+            let state = AppState::new(pool.clone(), &site_root, Auth::new(config)?).with_cluster(
+                cluster.cluster(),
+                mode,
+                client.clone(),
+            );
             let (stop_worker, worker_stopped) = tokio::sync::watch::channel(false);
             if !no_worker {
                 let worker = cluster.worker(pool, client.clone());

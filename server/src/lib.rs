@@ -4,6 +4,7 @@
 pub mod api;
 pub mod auth;
 pub mod cli;
+mod open_workspace;
 pub mod seed;
 pub mod state;
 mod web;
@@ -28,6 +29,7 @@ pub fn router(state: AppState) -> Router {
         .with_expiry(Expiry::OnInactivity(idle(&state)));
     web::routes(&state)
         .merge(auth::routes::router())
+        .route("/bookings/{id}/open", axum::routing::get(open_workspace::open))
         .nest("/api/v1", api::router())
         .layer(middleware::from_fn_with_state(state.clone(), auth::identity::resolve))
         .layer(sessions)

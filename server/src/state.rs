@@ -25,6 +25,9 @@ pub struct AppState {
     pub cluster: Arc<Cluster>,
     /// Whether the worker provisions on the in-memory simulated cluster.
     pub mode: ClusterMode,
+    /// The cluster, read only to open a workspace for its owner (the worker
+    /// does everything else). `None`: the portal cannot open workspaces.
+    pub kube: Option<kube::Client>,
 }
 
 impl FromRef<AppState> for LeptosOptions {
@@ -46,12 +49,14 @@ impl AppState {
             auth: Arc::new(auth),
             cluster: Arc::new(Cluster::default()),
             mode: ClusterMode::default(),
+            kube: None,
         }
     }
 
-    pub fn with_cluster(mut self, cluster: Cluster, mode: ClusterMode) -> Self {
+    pub fn with_cluster(mut self, cluster: Cluster, mode: ClusterMode, client: kube::Client) -> Self {
         self.cluster = Arc::new(cluster);
         self.mode = mode;
+        self.kube = Some(client);
         self
     }
 }

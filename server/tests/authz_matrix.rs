@@ -86,6 +86,8 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     (Send::Get, "/bookings", [401, 200, 200, 200, 200]),
     (Send::Get, "/find?pool={pool}", [401, 200, 200, 200, 200]),
     (Send::Get, "/bookings/{booking}/manifests", [401, 200, 404, 403, 200]),
+    // The workspace: owner only (not running here, so 409 for the owner).
+    (Send::Get, "/bookings/{live}/open", [401, 409, 404, 403, 403]),
 ];
 
 struct World {

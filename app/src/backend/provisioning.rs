@@ -169,3 +169,21 @@ pub async fn try_lead(conn: &mut sqlx::PgConnection) -> ServiceResult<bool> {
 pub async fn pool_images(db: &PgPool) -> ServiceResult<Vec<String>> {
     Ok(sqlx::query_scalar("SELECT DISTINCT unnest(images) AS image FROM pool ORDER BY image").fetch_all(db).await?)
 }
+
+/// The booking whose workspace `principal` wants to open: only its owner
+/// (not teammates, not admins: the workspace is a personal session), only
+/// while it is active. Not visible: 404.
+pub async fn openable(db: &PgPool, principal: &Principal, booking_id: Uuid) -> ServiceResult<BookingFacts> {
+    let booking = super::bookings::get(db, principal, booking_id).await?;
+    if !booking.mine {
+        return Err(ServiceError::Forbidden("only the booking's owner may open its workspace"));
+    }
+    if booking.state != crate::model::BookingState::Active {
+        return Err(ServiceError::Conflict {
+            code: "workspace_not_running",
+            field: None,
+            reason: format!("the workspace is not running: the booking is {}", booking.state.as_str()),
+        });
+    }
+    facts(db, booking_id).await
+}

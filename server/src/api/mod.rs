@@ -1,10 +1,10 @@
 //! REST API v1: JSON in and out, bearer-token auth, errors as
 //! `{"error", "message", "field"}`. One module per resource.
 
-mod auth;
+pub(crate) mod auth;
 mod bookings;
-mod error;
-mod input;
+pub(crate) mod error;
+pub(crate) mod input;
 mod openapi;
 mod pools;
 

@@ -34,13 +34,16 @@ pub fn quota_reader_binding(session: &Session) -> RoleBinding {
     user_binding(session, "berth-quota-reader", "Role", "berth-quota-reader")
 }
 
+/// The Secret holding the workspace's access token.
+pub const ACCESS_SECRET: &str = "berth-workspace-access";
+
 /// The workspace's access token: random per session, created once, read
 /// back only to open the workspace for its owner; never stored by Berth.
 pub fn access_secret(session: &Session, token: &str) -> Secret {
     typed(json!({
         "apiVersion": "v1",
         "kind": "Secret",
-        "metadata": meta(session, "berth-workspace-access"),
+        "metadata": meta(session, ACCESS_SECRET),
         "type": "Opaque",
         "stringData": { "token": token },
     }))

@@ -11,7 +11,7 @@ mod network;
 mod quota;
 mod workspace;
 
-pub use access::{access_secret, admin_binding, quota_reader_binding, quota_reader_role};
+pub use access::{access_secret, admin_binding, quota_reader_binding, quota_reader_role, ACCESS_SECRET};
 pub use cache::{image_cache_daemon_set, IMAGE_CACHE};
 pub use namespace::namespace;
 pub use network::{network_policies, proxy_config_map};

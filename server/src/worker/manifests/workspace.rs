@@ -60,7 +60,7 @@ pub fn deployment(session: &Session) -> Deployment {
                         "name": WORKSPACE,
                         "image": session.image,
                         "ports": [{ "name": "http", "containerPort": PORT }],
-                        "env": [{ "name": "BERTH_ACCESS_TOKEN", "valueFrom": { "secretKeyRef": { "name": "berth-workspace-access", "key": "token" } } }],
+                        "env": [{ "name": "BERTH_ACCESS_TOKEN", "valueFrom": { "secretKeyRef": { "name": super::ACCESS_SECRET, "key": "token" } } }],
                         "envFrom": [{ "configMapRef": { "name": "berth-proxy" } }],
                         "resources": { "requests": requests, "limits": limits },
                         "readinessProbe": { "tcpSocket": { "port": PORT }, "periodSeconds": 5 },

@@ -1,0 +1,53 @@
+//! `GET /bookings/{id}/open`: the owner of an active booking is sent to the
+//! workspace with its access token, read from the session's Secret in the
+//! cluster at that moment. The token is never stored in the database or
+//! logged, and the redirect is marked not to be cached (the security-header
+//! layer's `Referrer-Policy: same-origin` keeps it out of the workspace's
+//! Referer).
+
+use crate::api::auth::Auth;
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::input::PathId;
+use crate::state::AppState;
+use crate::worker::manifests::{Session, ACCESS_SECRET};
+use app::backend::provisioning;
+use axum::extract::State;
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use k8s_openapi::api::core::v1::Secret;
+use kube::Api;
+
+pub async fn open(State(state): State<AppState>, Auth(principal): Auth, PathId(id): PathId) -> ApiResult<Response> {
+    let facts = provisioning::openable(&state.db, &principal, id).await?;
+    let session = Session::of(facts);
+    let unavailable = |message: &str| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "cluster_unavailable", message);
+    let client = state.kube.clone().ok_or_else(|| unavailable("this portal has no connection to the cluster"))?;
+    let secrets: Api<Secret> = Api::namespaced(client, &session.namespace());
+    let secret = match secrets.get_opt(ACCESS_SECRET).await {
+        Ok(secret) => secret,
+        Err(err) => {
+            tracing::warn!(booking = %id, error = %err, "cannot read the workspace's access secret");
+            return Err(unavailable("the cluster did not answer; try again in a moment"));
+        }
+    };
+    // A real API server turns the applied `stringData` into `data`; the
+    // in-memory one keeps it as sent.
+    let token = secret
+        .and_then(|s| {
+            let data = s.data.and_then(|d| d.get("token").map(|t| String::from_utf8_lossy(&t.0).into_owned()));
+            data.or_else(|| s.string_data.and_then(|d| d.get("token").cloned()))
+        })
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| {
+            ApiError::new(StatusCode::CONFLICT, "workspace_not_running", "the workspace is still being prepared")
+        })?;
+    let mut target = url::Url::parse(&state.cluster.workspace_url(&session))
+        .map_err(|_| unavailable("the workspace domain is misconfigured"))?;
+    target.query_pairs_mut().append_pair("token", &token);
+    let location = HeaderValue::from_str(target.as_str()).map_err(|_| unavailable("the workspace URL is invalid"))?;
+    Ok((
+        StatusCode::SEE_OTHER,
+        [(header::LOCATION, location), (header::CACHE_CONTROL, HeaderValue::from_static("no-store"))],
+    )
+        .into_response())
+}
