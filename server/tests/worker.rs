@@ -56,6 +56,12 @@ impl World {
             .unwrap()
     }
 
+    async fn requests_of_a_pass(&self) -> usize {
+        let before = self.fake.requests();
+        self.worker.pass().await.unwrap();
+        self.fake.requests() - before
+    }
+
     async fn state(&self, id: uuid::Uuid) -> String {
         sqlx::query_scalar("SELECT state FROM booking WHERE id = $1").bind(id).fetch_one(&self.f.db).await.unwrap()
     }
@@ -115,6 +121,13 @@ async fn a_converged_pass_writes_nothing_and_a_deleted_policy_comes_back() {
     let report = w.worker.pass().await.unwrap();
     assert_eq!((report.applied, w.fake.writes() - before), (0, 0), "a converged pass issues zero writes");
     assert_eq!(w.status_written_at(id).await, written, "nor rewrites the session's status");
+    let one = w.requests_of_a_pass().await;
+    w.open_booking().await;
+    let (status, body) = w.f.book(&w.f.carol, common::GPU, 1, slot(-1), slot(4)).await;
+    assert_eq!(status, 201, "{body}");
+    w.worker.pass().await.unwrap();
+    assert_eq!(w.requests_of_a_pass().await, one, "a converged pass reads one list per kind, however many sessions");
+    assert_eq!(one, 13, "the namespaces and 12 kinds");
 
     let policies: Api<NetworkPolicy> = Api::namespaced(w.worker.client.clone(), &World::namespace(id));
     policies.delete("berth-egress", &DeleteParams::default()).await.unwrap();

@@ -2,7 +2,7 @@
 //! badge, the window with a countdown, and actions — cancel, extend (only
 //! to ends that fit), end now — plus where the workspace link will appear.
 
-use crate::model::{ActionNotice, BookingCard, BookingState, MyBookings};
+use crate::model::{ActionNotice, BookingCard, BookingState, MyBookings, StepState};
 use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
@@ -186,14 +186,46 @@ fn Card(card: BookingCard, now: ReadSignal<DateTime<Utc>>, actions: Actions, sim
     };
     let id = b.id;
     let cancelable = matches!(state, BookingState::Pending | BookingState::Approved) && !live;
+    let session = card.session.clone().filter(|_| live);
+    let workspace_url = session.as_ref().and_then(|s| s.workspace_url.clone());
     let workspace = match (state, live) {
         (BookingState::Pending, _) => "Once approved, Berth prepares an isolated workspace when the window starts; its link appears here.",
         (BookingState::Active, true) if simulated => "Simulated cluster — no workspace is running. The worker created this session's namespace and objects in its in-memory API server (see what it applies).",
         (BookingState::Active, true) => "Your isolated workspace is ready.",
-        (_, true) => "The provisioning worker prepares your isolated workspace for this window; its status appears here as soon as it reports it.",
+        (_, true) => "The provisioning worker prepares your isolated workspace for this window:",
         (BookingState::Approved, false) => "When the window starts, Berth prepares an isolated namespace with your workspace; its link appears here.",
+        (BookingState::Failed, _) => "The workspace could not be set up; its namespace has been removed.",
         _ => "The workspace of this booking has been torn down.",
     };
+    let steps = session.map(|s| {
+        view! {
+            <ol class="steps">
+                {s.steps.into_iter().map(|step| {
+                    let mark = match step.state {
+                        StepState::Done => "✓",
+                        StepState::Working => "…",
+                        StepState::Failed => "✗",
+                        StepState::Pending => "·",
+                    };
+                    view! {
+                        <li class=format!("step step-{}", step.state.as_str())>
+                            <span class="mark" aria-hidden="true">{mark}</span>
+                            <span class="name">{step.step}</span>
+                            <span class="muted">{step.state.as_str()}</span>
+                            {(!step.detail.is_empty()).then(|| view! { <span class="detail">" — " {step.detail}</span> })}
+                        </li>
+                    }
+                }).collect_view()}
+            </ol>
+        }
+    });
+    let open = (state == BookingState::Active && live).then_some(workspace_url).flatten().map(|url| {
+        if simulated {
+            view! { <p class="muted">"It would be at " <code>{url}</code> "."</p> }.into_any()
+        } else {
+            view! { <p><a class="button open-workspace" href=format!("/bookings/{id}/open") rel="external" target="_blank">"Open workspace"</a></p> }.into_any()
+        }
+    });
     view! {
         <article class="booking-card" data-booking=id.to_string() data-start=b.start.to_rfc3339()>
             <header>
@@ -205,7 +237,10 @@ fn Card(card: BookingCard, now: ReadSignal<DateTime<Utc>>, actions: Actions, sim
             {(!card.approvers.is_empty()).then(|| view! {
                 <p class="pending-note">"Pending: waiting for approval by " {card.approvers.join(", ")} " (admin)."</p>
             })}
+            {card.failure.clone().map(|reason| view! { <p class="failure">{reason}</p> })}
             <p class="workspace muted">{workspace}</p>
+            {steps}
+            {open}
             <p><a class="manifests-link" href=format!("/bookings/{id}/manifests")>"What the worker applies"</a></p>
             <div class="card-actions">
                 {cancelable.then(|| view! {

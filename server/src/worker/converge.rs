@@ -5,10 +5,11 @@
 use super::manifests::{self, Session, FIELD_MANAGER};
 use super::reconcile::{owned_by, Reconciler};
 use super::retry::{describe, retrying};
+use super::snapshot::Snapshot;
 use app::model::{SessionStep, StepState};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use serde_json::Value;
 
 /// The steps a user sees, in the order the worker takes them.
@@ -48,10 +49,8 @@ pub struct Converged {
 }
 
 fn api_for(client: &kube::Client, object: &Value) -> Api<DynamicObject> {
-    let api_version = object["apiVersion"].as_str().unwrap_or_default();
-    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-    let gvk = GroupVersionKind::gvk(group, version, object["kind"].as_str().unwrap_or_default());
-    let resource = ApiResource::from_gvk(&gvk);
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    let resource = super::snapshot::resource(&text(&object["apiVersion"]), &text(&object["kind"]));
     match object["metadata"]["namespace"].as_str() {
         Some(ns) => Api::namespaced_with(client.clone(), ns, &resource),
         None => Api::all_with(client.clone(), &resource),
@@ -79,17 +78,27 @@ fn steps_with(states: [StepState; 7], detail: Option<(usize, String)>) -> Vec<Se
 }
 
 impl Reconciler {
-    /// Applies `object` (server-side apply, field manager `berth`) unless the
-    /// live one already holds every field; returns whether it wrote.
+    /// Reads the live `object` and applies it unless up to date (see
+    /// `apply_unless_current`); returns whether it wrote.
     pub(super) async fn ensure(&self, object: &Value) -> Result<bool, kube::Error> {
         let api = api_for(&self.client, object);
         let name = object["metadata"]["name"].as_str().unwrap_or_default();
         let (retries, delay) = (self.policy.retries, self.policy.retry_delay);
         let current = retrying(retries, delay, || api.get_opt(name)).await?;
-        let up_to_date = match &current {
+        let current = current.and_then(|found| serde_json::to_value(found).ok());
+        self.apply_unless_current(object, current.as_ref()).await
+    }
+
+    /// Applies `object` (server-side apply, field manager `berth`) unless
+    /// `live` already holds every field it sets; returns whether it wrote.
+    async fn apply_unless_current(&self, object: &Value, live: Option<&Value>) -> Result<bool, kube::Error> {
+        let api = api_for(&self.client, object);
+        let name = object["metadata"]["name"].as_str().unwrap_or_default();
+        let (retries, delay) = (self.policy.retries, self.policy.retry_delay);
+        let up_to_date = match live {
             // The access token is made once; re-applying would change it.
             Some(_) if object["kind"] == "Secret" => true,
-            Some(found) => serde_json::to_value(found).is_ok_and(|found| super::reconcile::is_subset(object, &found)),
+            Some(found) => super::reconcile::is_subset(object, found),
             None => false,
         };
         if !up_to_date {
@@ -99,12 +108,27 @@ impl Reconciler {
         Ok(!up_to_date)
     }
 
-    pub(super) async fn converge_session(&self, session: &Session) -> Converged {
+    /// Converges one session against what the pass read: Berth's namespaces
+    /// (`managed`) and their objects (`snapshot`). Only a namespace missing
+    /// from `managed` is looked up by name (it may be someone else's).
+    pub(super) async fn converge_session(
+        &self,
+        session: &Session,
+        managed: &[Namespace],
+        snapshot: &Snapshot,
+    ) -> Converged {
         let namespaces: Api<Namespace> = Api::all(self.client.clone());
         let (retries, delay) = (self.policy.retries, self.policy.retry_delay);
         let name = session.namespace();
         let mut states = [StepState::Pending; 7];
-        match retrying(retries, delay, || namespaces.get_opt(&name)).await {
+        let known = managed.iter().find(|ns| ns.metadata.name.as_deref() == Some(name.as_str())).cloned();
+        let existing = match known {
+            Some(ns) => Ok(Some(ns)),
+            None => retrying(retries, delay, || namespaces.get_opt(&name)).await,
+        };
+        let live_namespace =
+            existing.as_ref().ok().and_then(|ns| ns.as_ref()).and_then(|ns| serde_json::to_value(ns).ok());
+        match existing {
             Err(err) => {
                 states[0] = StepState::Failed;
                 let detail = format!("Namespace {name}: {}", describe(&err));
@@ -137,9 +161,14 @@ impl Reconciler {
         }
         let objects = manifests::all(session, &self.cluster, &random_token());
         let mut applied = 0;
+        let mut workspace_written = false;
         for (index, object) in objects.iter().enumerate() {
-            match self.ensure(object).await {
-                Ok(wrote) => applied += usize::from(wrote),
+            let live = if index == 0 { live_namespace.as_ref() } else { snapshot.get(object) };
+            match self.apply_unless_current(object, live).await {
+                Ok(wrote) => {
+                    applied += usize::from(wrote);
+                    workspace_written |= wrote && object["kind"] == "Deployment";
+                }
                 Err(err) => {
                     let kind = object["kind"].as_str().unwrap_or_default();
                     let detail = format!(
@@ -165,7 +194,11 @@ impl Reconciler {
                 }
             }
         }
-        let ready = self.workspace_ready(session).await;
+        // The snapshot tells readiness unless the workspace was (re)written just now.
+        let ready = match objects.iter().find(|o| o["kind"] == "Deployment").and_then(|d| snapshot.get(d)) {
+            Some(live) if !workspace_written => live["status"]["readyReplicas"].as_i64().unwrap_or(0) >= 1,
+            _ => self.workspace_ready(session).await,
+        };
         states = [StepState::Done; 7];
         let waiting = (!ready).then(|| {
             states[6] = StepState::Working;

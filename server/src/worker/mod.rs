@@ -1,6 +1,7 @@
 //! The provisioning worker: the objects it applies for a booking, each built
 //! by a pure function (`manifests`), converged one session at a time
-//! (`converge`, with `retry` for single requests) by the pass over all
+//! (`converge`, with `retry` for single requests, against the `snapshot` of
+//! Berth's objects each pass reads) by the pass over all
 //! bookings in PostgreSQL (`reconcile`), swept every few minutes (`sweep`),
 //! and repeated by `run` on notifications, timers and watch events.
 
@@ -10,5 +11,6 @@ pub mod reconcile;
 pub mod retry;
 pub mod run;
 pub mod simulated;
+pub mod snapshot;
 pub mod sweep;
 pub mod watch;

@@ -8,6 +8,7 @@
 use super::converge::Progress;
 use super::manifests::{self, Cluster, Session, BOOKING_ANNOTATION, MANAGED_BY};
 use super::retry::retrying;
+use super::snapshot::Snapshot;
 use app::backend::provisioning::{self, BookingFacts};
 use app::backend::session_status::{self, Stored};
 use app::model::{BookingState, SessionStatus};
@@ -123,9 +124,14 @@ impl Reconciler {
         // Start or repair.
         let ids: Vec<Uuid> = due.running.iter().map(|(facts, _)| facts.booking_id).collect();
         let mut stored = session_status::load(&self.db, &ids).await?;
+        let snapshot = if ids.is_empty() {
+            Snapshot::default()
+        } else {
+            Snapshot::read(&self.client, self.policy.retries, self.policy.retry_delay).await?
+        };
         for (facts, state) in due.running {
             let before = stored.remove(&facts.booking_id).unwrap_or_default();
-            self.run_session(facts, state, before, &mut report).await?;
+            self.run_session(facts, state, before, (&managed, &snapshot), &mut report).await?;
         }
         if let Some(cache) = &self.cluster.image_cache {
             let mut images = provisioning::pool_images(&self.db).await?;
@@ -176,11 +182,12 @@ impl Reconciler {
         facts: BookingFacts,
         state: BookingState,
         before: Stored,
+        (managed, snapshot): (&[Namespace], &Snapshot),
         report: &mut PassReport,
     ) -> anyhow::Result<()> {
         let id = facts.booking_id;
         let session = Session::of(facts);
-        let converged = self.converge_session(&session).await;
+        let converged = self.converge_session(&session, managed, snapshot).await;
         report.applied += converged.applied;
         let mut after = Stored {
             status: SessionStatus { namespace: session.namespace(), workspace_url: None, steps: converged.steps },
