@@ -1,7 +1,7 @@
 # The two commands a newcomer needs are `make run` and `make test`; see README.md.
 SECONDS ?= 30
 
-.PHONY: run test build release bench bench-calendar stop-db
+.PHONY: run test build release bench bench-calendar bench-worker stop-db
 
 run:        ## Serve the portal on the embedded default (local PostgreSQL, demo data)
 	bash .ci/run-portal.sh
@@ -20,6 +20,9 @@ bench:      ## Booking load benchmark against pgbench on the same PostgreSQL
 
 bench-calendar: ## WASM size, week-view render time with 500 bookings, time to interactive
 	bash .ci/bench-calendar.sh
+
+bench-worker: ## Worker: requests per converged pass, start latency, 200 sessions at once
+	bash .ci/bench-worker.sh
 
 stop-db:    ## Stop the embedded PostgreSQL that `make run` started
 	bash .ci/stop-db.sh

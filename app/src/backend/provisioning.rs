@@ -43,6 +43,7 @@ pub struct BookingFacts {
 
 #[derive(sqlx::FromRow)]
 struct FactsRow {
+    booking_id: Uuid,
     tenant: String,
     user_email: String,
     quantity: i32,
@@ -53,10 +54,26 @@ struct FactsRow {
     other_kinds: Vec<String>,
 }
 
-pub async fn facts(db: &PgPool, booking_id: Uuid) -> ServiceResult<BookingFacts> {
-    let row: Option<FactsRow> = sqlx::query_as(
-        "SELECT t.slug AS tenant, u.email AS user_email, b.quantity, b.mode, b.image, k.kind, k.capacity,
-                k.replicas_per_unit, k.vram_gb_per_unit, k.cpu_millis_per_unit, k.memory_mib_per_unit,
+impl From<FactsRow> for BookingFacts {
+    fn from(row: FactsRow) -> Self {
+        BookingFacts {
+            booking_id: row.booking_id,
+            tenant: row.tenant,
+            user_email: row.user_email,
+            quantity: row.quantity,
+            mode: Mode::parse(&row.mode).unwrap_or(Mode::Interactive),
+            image: row.image,
+            kind: row.kind,
+            other_kinds: row.other_kinds,
+        }
+    }
+}
+
+/// The facts of each of `ids` that exists, in one query.
+async fn facts_of(db: &PgPool, ids: &[Uuid]) -> ServiceResult<Vec<BookingFacts>> {
+    let rows: Vec<FactsRow> = sqlx::query_as(
+        "SELECT b.id AS booking_id, t.slug AS tenant, u.email AS user_email, b.quantity, b.mode, b.image, k.kind,
+                k.capacity, k.replicas_per_unit, k.vram_gb_per_unit, k.cpu_millis_per_unit, k.memory_mib_per_unit,
                 k.storage_gib_per_unit,
                 ARRAY(SELECT o.kind FROM pool_kind o WHERE o.pool_id = b.pool_id AND o.kind <> b.kind ORDER BY o.kind)
                     AS other_kinds
@@ -64,22 +81,16 @@ pub async fn facts(db: &PgPool, booking_id: Uuid) -> ServiceResult<BookingFacts>
          JOIN tenant t ON t.id = b.tenant_id
          JOIN app_user u ON u.id = b.user_id
          JOIN pool_kind k ON k.pool_id = b.pool_id AND k.kind = b.kind
-         WHERE b.id = $1",
+         WHERE b.id = ANY($1)",
     )
-    .bind(booking_id)
-    .fetch_optional(db)
+    .bind(ids)
+    .fetch_all(db)
     .await?;
-    let row = row.ok_or(ServiceError::NotFound("booking"))?;
-    Ok(BookingFacts {
-        booking_id,
-        tenant: row.tenant,
-        user_email: row.user_email,
-        quantity: row.quantity,
-        mode: Mode::parse(&row.mode).unwrap_or(Mode::Interactive),
-        image: row.image,
-        kind: row.kind,
-        other_kinds: row.other_kinds,
-    })
+    Ok(rows.into_iter().map(BookingFacts::from).collect())
+}
+
+pub async fn facts(db: &PgPool, booking_id: Uuid) -> ServiceResult<BookingFacts> {
+    facts_of(db, &[booking_id]).await?.pop().ok_or(ServiceError::NotFound("booking"))
 }
 
 /// What the worker must converge: sessions whose window is open, and
@@ -101,14 +112,21 @@ pub async fn due(db: &PgPool) -> ServiceResult<Due> {
     .fetch_all(db)
     .await?;
     let mut due = Due::default();
+    let mut running = Vec::new();
     for (id, state, ended) in rows {
         if ended {
             due.ended.push(id);
         } else {
-            let state = crate::model::BookingState::parse(&state).unwrap_or(crate::model::BookingState::Approved);
-            due.running.push((facts(db, id).await?, state));
+            running.push((id, crate::model::BookingState::parse(&state).unwrap_or(crate::model::BookingState::Approved)));
         }
     }
+    let ids: Vec<Uuid> = running.iter().map(|(id, _)| *id).collect();
+    let mut facts: std::collections::HashMap<Uuid, BookingFacts> =
+        facts_of(db, &ids).await?.into_iter().map(|f| (f.booking_id, f)).collect();
+    // Sessions still to start come first: a new window should not wait
+    // behind repairs of running ones.
+    running.sort_by_key(|(_, state)| *state != crate::model::BookingState::Approved);
+    due.running = running.into_iter().filter_map(|(id, state)| Some((facts.remove(&id)?, state))).collect();
     Ok(due)
 }
 

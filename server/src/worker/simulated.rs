@@ -42,6 +42,8 @@ pub struct SimulatedCluster {
     pub slow_termination: AtomicBool,
     /// Namespace watch events (`ADDED`, `MODIFIED`, `DELETED`).
     events: broadcast::Sender<Value>,
+    /// When set, every successful write's time and path (for benchmarks).
+    pub write_log: Mutex<Option<Vec<(std::time::Instant, String)>>>,
     /// Statuses to answer the next writes with, before doing them.
     pub fail_next: Mutex<VecDeque<u16>>,
     /// When set to n: the writes after the next n fail with 503, as if the
@@ -130,6 +132,7 @@ impl SimulatedCluster {
             refuse: Mutex::default(),
             slow_termination: AtomicBool::default(),
             events: broadcast::channel(1024).0,
+            write_log: Mutex::default(),
             fail_next: Mutex::default(),
             stop_after: Mutex::default(),
         })
@@ -195,6 +198,17 @@ impl SimulatedCluster {
     }
 
     async fn handle(&self, request: Request<Body>, inner: kube::Client) -> Answer {
+        let (path, write) = (request.uri().path().to_string(), request.method() != Method::GET);
+        let answer = self.serve(request, inner).await;
+        if write && answer.status().is_success() {
+            if let Some(log) = self.write_log.lock().unwrap().as_mut() {
+                log.push((std::time::Instant::now(), path));
+            }
+        }
+        answer
+    }
+
+    async fn serve(&self, request: Request<Body>, inner: kube::Client) -> Answer {
         let path = request.uri().path().to_string();
         let method = request.method().clone();
         self.requests.fetch_add(1, Ordering::SeqCst);
