@@ -14,6 +14,7 @@ use app::model::{KindSpec, NewPool, Role};
 use server::worker::manifests::Cluster;
 use server::worker::reconcile::Reconciler;
 use server::worker::simulated::SimulatedCluster;
+use server::worker::snapshot::Snapshot;
 use sqlx::PgPool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -110,8 +111,8 @@ fn ms(d: Duration) -> String {
 
 async fn converged_pass_cost(bench: &Bench) {
     println!("\n## Converged pass (all sessions provisioned and ready)\n");
-    println!("| live sessions | first convergence | requests / pass | writes / pass | pass time (median of 5) |");
-    println!("| ---: | ---: | ---: | ---: | ---: |");
+    println!("| live sessions | first convergence | requests / pass | writes / pass | pass time (median of 5) | of which reading the snapshot |");
+    println!("| ---: | ---: | ---: | ---: | ---: | ---: |");
     for n in [10, 100, 1000] {
         bench.end_all().await;
         let cluster = SimulatedCluster::start(true).await;
@@ -134,19 +135,28 @@ async fn converged_pass_cost(bench: &Bench) {
         }
         times.sort();
         let per_pass = |total: usize| total as f64 / 5.0;
+        let (requests, writes) = (per_pass(cluster.requests() - requests), per_pass(cluster.writes() - writes));
+        let mut reads = Vec::new();
+        for _ in 0..5 {
+            let at = Instant::now();
+            Snapshot::read(&cluster.client(), 0, Duration::ZERO).await.unwrap();
+            reads.push(at.elapsed());
+        }
+        reads.sort();
         println!(
-            "| {n} | {:.2} s | {} | {} | {} |",
+            "| {n} | {:.2} s | {requests} | {writes} | {} | {} |",
             first.as_secs_f64(),
-            per_pass(cluster.requests() - requests),
-            per_pass(cluster.writes() - writes),
-            ms(times[2])
+            ms(times[2]),
+            ms(reads[2])
         );
     }
     bench.end_all().await;
 }
 
 /// Starts the real worker loop on a fresh simulated cluster.
-async fn running_worker(bench: &Bench) -> (Arc<SimulatedCluster>, tokio::sync::watch::Sender<bool>, tokio::task::JoinHandle<()>) {
+async fn running_worker(
+    bench: &Bench,
+) -> (Arc<SimulatedCluster>, tokio::sync::watch::Sender<bool>, tokio::task::JoinHandle<()>) {
     let cluster = SimulatedCluster::start(true).await;
     *cluster.write_log.lock().unwrap() = Some(Vec::new());
     let worker = Reconciler::new(bench.db.clone(), cluster.client(), Cluster::default());
@@ -171,7 +181,8 @@ async fn start_latency(bench: &Bench, samples: usize) {
     bench.end_all().await;
     let (cluster, stop, task) = running_worker(bench).await;
     let background = bench.book(10, chrono::Duration::minutes(-1)).await;
-    wait_for("background sessions", || background.iter().all(|id| applied_at(&cluster, &quota_path(*id)).is_some())).await;
+    wait_for("background sessions", || background.iter().all(|id| applied_at(&cluster, &quota_path(*id)).is_some()))
+        .await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     let mut latencies = Vec::new();
     for _ in 0..samples {
@@ -195,7 +206,12 @@ async fn start_latency(bench: &Bench, samples: usize) {
     // A poller notices a booking after a uniformly distributed wait in
     // [0, 30 s), then needs the same pass.
     let poll = |q: f64| Duration::from_secs_f64(30.0 * q) + p50;
-    println!("| 30 s polling (wait uniform in [0, 30 s) + the same pass) | {} | {} | {} |", ms(poll(0.5)), ms(poll(0.99)), ms(poll(1.0)));
+    println!(
+        "| 30 s polling (wait uniform in [0, 30 s) + the same pass) | {} | {} | {} |",
+        ms(poll(0.5)),
+        ms(poll(0.99)),
+        ms(poll(1.0))
+    );
     bench.end_all().await;
 }
 
@@ -205,7 +221,11 @@ async fn same_minute(bench: &Bench, n: i32) {
     tokio::time::sleep(Duration::from_millis(300)).await;
     let ids = bench.book(n, chrono::Duration::seconds(3)).await;
     let opens: chrono::DateTime<chrono::Utc> =
-        sqlx::query_scalar("SELECT min(starts_at) FROM booking WHERE id = ANY($1)").bind(&ids).fetch_one(&bench.db).await.unwrap();
+        sqlx::query_scalar("SELECT min(starts_at) FROM booking WHERE id = ANY($1)")
+            .bind(&ids)
+            .fetch_one(&bench.db)
+            .await
+            .unwrap();
     let opens_at = Instant::now() + (opens - chrono::Utc::now()).to_std().unwrap_or_default();
     let paths: Vec<String> = ids.iter().map(|id| quota_path(*id)).collect();
     wait_for("all applied", || paths.iter().all(|p| applied_at(&cluster, p).is_some())).await;
@@ -228,7 +248,10 @@ async fn same_minute(bench: &Bench, n: i32) {
     println!("| measure | from the windows' start |");
     println!("| --- | ---: |");
     println!("| every namespace + quota applied | {} |", ms(applied.saturating_duration_since(opens_at)));
-    println!("| every session `active` (all 15 objects, workspace ready) | {} |", ms(active.saturating_duration_since(opens_at)));
+    println!(
+        "| every session `active` (all 15 objects, workspace ready) | {} |",
+        ms(active.saturating_duration_since(opens_at))
+    );
     bench.end_all().await;
 }
 

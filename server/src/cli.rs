@@ -76,7 +76,7 @@ pub enum Command {
         db: Database,
         booking_id: uuid::Uuid,
         #[command(flatten)]
-        cluster: ClusterArgs,
+        cluster: Box<ClusterArgs>,
     },
     /// Manage users.
     User {
@@ -481,6 +481,40 @@ mod tests {
             Command::Serve { listen, .. } => assert_eq!(listen.to_string(), "127.0.0.1:3000"),
             _ => panic!("expected serve"),
         }
+    }
+
+    #[test]
+    fn cluster_flags_choose_route_and_image_cache() {
+        let parse = |extra: &[&str]| {
+            let mut all = vec!["berth", "worker", "--database-url", "postgres://x"];
+            all.extend_from_slice(extra);
+            match Cli::try_parse_from(all).expect("parses").command {
+                Command::Worker { cluster, .. } => cluster.cluster(),
+                _ => panic!("expected worker"),
+            }
+        };
+        let default = parse(&[]);
+        assert_eq!((default.expose, default.image_cache.is_none()), (Expose::Ingress, true));
+        let openshift = parse(&[
+            "--expose",
+            "route",
+            "--image-cache",
+            "--gpu-node-selector",
+            "pool=h100",
+            "--cache-images",
+            "a:1,b:2",
+        ]);
+        assert_eq!(openshift.expose, Expose::Route);
+        let cache = openshift.image_cache.unwrap();
+        assert_eq!(
+            (cache.namespace.as_str(), cache.images.clone()),
+            ("berth", vec!["a:1".to_string(), "b:2".to_string()])
+        );
+        assert_eq!(cache.node_selector.get("pool").map(String::as_str), Some("h100"));
+        assert!(
+            Cli::try_parse_from(["berth", "worker", "--database-url", "x", "--gpu-node-selector", "novalue"]).is_err()
+        );
+        assert!(Cli::try_parse_from(["berth", "worker", "--database-url", "x", "--audit-retention-days", "0"]).is_err());
     }
 
     fn auth_of(args: &[&str]) -> (SocketAddr, Box<AuthArgs>) {

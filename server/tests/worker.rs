@@ -334,7 +334,7 @@ async fn a_terminating_namespace_is_waited_for_never_deleted_twice_and_reported_
         w.steps(id).await[0],
         ("Namespace".into(), "working".into(), "the previous namespace of this booking is still being deleted".into())
     );
-    w.fake.finish_terminating(&ns).await;
+    w.fake.remove_namespace(&ns).await;
     let report = w.worker.pass().await.unwrap();
     assert_eq!(report.applied, 15, "recreated once the old one is gone");
 
@@ -342,7 +342,7 @@ async fn a_terminating_namespace_is_waited_for_never_deleted_twice_and_reported_
     let (status, _) =
         w.f.call(axum::http::Method::POST, &format!("/api/v1/bookings/{id}/end"), Some(&w.f.ada), None).await;
     assert_eq!(status, 200);
-    assert_eq!(w.worker.pass().await.unwrap().collected, [ns.clone()]);
+    assert_eq!(w.worker.pass().await.unwrap().collected, std::slice::from_ref(&ns));
     let before = w.fake.writes();
     let report = w.worker.pass().await.unwrap();
     assert!(report.collected.is_empty());
@@ -352,7 +352,7 @@ async fn a_terminating_namespace_is_waited_for_never_deleted_twice_and_reported_
     assert!(sweep.stuck.is_empty(), "terminating for a moment is normal");
     w.fake.terminating_since(&ns, 600);
     let sweep = w.worker.sweep().await.unwrap();
-    assert_eq!(sweep.stuck, [ns.clone()], "terminating for 10 minutes is reported");
+    assert_eq!(sweep.stuck, std::slice::from_ref(&ns), "terminating for 10 minutes is reported");
     assert_eq!(w.fake.namespace_names(), [ns], "and still not deleted again");
 }
 
@@ -425,7 +425,7 @@ async fn a_hand_deleted_namespace_is_back_at_once_through_the_watch() {
     .await;
     // Let the first passes settle; nothing else will wake the loop for 30 s.
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    fake.delete_by_hand(&ns).await;
+    fake.remove_namespace(&ns).await;
     assert!(fake.namespace_names().is_empty());
     eventually(
         "the watch event wakes a pass",

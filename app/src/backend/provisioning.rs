@@ -117,7 +117,8 @@ pub async fn due(db: &PgPool) -> ServiceResult<Due> {
         if ended {
             due.ended.push(id);
         } else {
-            running.push((id, crate::model::BookingState::parse(&state).unwrap_or(crate::model::BookingState::Approved)));
+            running
+                .push((id, crate::model::BookingState::parse(&state).unwrap_or(crate::model::BookingState::Approved)));
         }
     }
     let ids: Vec<Uuid> = running.iter().map(|(id, _)| *id).collect();

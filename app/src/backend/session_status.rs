@@ -16,8 +16,11 @@ pub struct Stored {
     pub failures: i32,
 }
 
+/// A `session_status` row: booking, namespace, URL, steps, failures.
+type Row = (Uuid, String, Option<String>, Json<Vec<crate::model::SessionStep>>, i32);
+
 pub async fn load(db: &PgPool, ids: &[Uuid]) -> ServiceResult<HashMap<Uuid, Stored>> {
-    let rows: Vec<(Uuid, String, Option<String>, Json<Vec<crate::model::SessionStep>>, i32)> = sqlx::query_as(
+    let rows: Vec<Row> = sqlx::query_as(
         "SELECT booking_id, namespace, workspace_url, steps, failures FROM session_status WHERE booking_id = ANY($1)",
     )
     .bind(ids)

@@ -48,6 +48,13 @@ pub struct Converged {
     pub applied: usize,
 }
 
+impl Converged {
+    /// Converging stopped at step `at`, which says why in `detail`.
+    fn stopped(states: [StepState; 7], at: usize, detail: String, progress: Progress, applied: usize) -> Self {
+        Converged { steps: steps_with(states, Some((at, detail))), progress, applied }
+    }
+}
+
 fn api_for(client: &kube::Client, object: &Value) -> Api<DynamicObject> {
     let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
     let resource = super::snapshot::resource(&text(&object["apiVersion"]), &text(&object["kind"]));
@@ -132,30 +139,18 @@ impl Reconciler {
             Err(err) => {
                 states[0] = StepState::Failed;
                 let detail = format!("Namespace {name}: {}", describe(&err));
-                return Converged {
-                    steps: steps_with(states, Some((0, detail.clone()))),
-                    progress: Progress::Refused(detail),
-                    applied: 0,
-                };
+                return Converged::stopped(states, 0, detail.clone(), Progress::Refused(detail), 0);
             }
             Ok(Some(existing)) if owned_by(&existing, Some(session.booking_id)).is_none() => {
                 // Never adopt a namespace by its name alone.
                 let reason = format!("namespace {name} exists and is not Berth's for this booking");
                 states[0] = StepState::Failed;
-                return Converged {
-                    steps: steps_with(states, Some((0, reason.clone()))),
-                    progress: Progress::Collision(reason),
-                    applied: 0,
-                };
+                return Converged::stopped(states, 0, reason.clone(), Progress::Collision(reason), 0);
             }
             Ok(Some(existing)) if existing.metadata.deletion_timestamp.is_some() => {
                 states[0] = StepState::Working;
                 let detail = "the previous namespace of this booking is still being deleted".to_string();
-                return Converged {
-                    steps: steps_with(states, Some((0, detail))),
-                    progress: Progress::Waiting,
-                    applied: 0,
-                };
+                return Converged::stopped(states, 0, detail, Progress::Waiting, 0);
             }
             Ok(_) => {}
         }
@@ -186,11 +181,7 @@ impl Reconciler {
                     }
                     let failed = step_of(kind);
                     states[failed] = StepState::Failed;
-                    return Converged {
-                        steps: steps_with(states, Some((failed, detail.clone()))),
-                        progress: Progress::Refused(detail),
-                        applied,
-                    };
+                    return Converged::stopped(states, failed, detail.clone(), Progress::Refused(detail), applied);
                 }
             }
         }

@@ -38,7 +38,7 @@ pub struct SimulatedCluster {
     /// Every write whose path contains the text is refused with the status,
     /// as an admission webhook or missing permission would.
     pub refuse: Mutex<Option<(String, u16)>>,
-    /// Deleted namespaces stay `Terminating` until `finish_terminating`.
+    /// Deleted namespaces stay `Terminating` until `remove_namespace`.
     pub slow_termination: AtomicBool,
     /// Namespace watch events (`ADDED`, `MODIFIED`, `DELETED`).
     events: broadcast::Sender<Value>,
@@ -160,15 +160,6 @@ impl SimulatedCluster {
         self.requests.load(Ordering::SeqCst)
     }
 
-    /// A terminating namespace's finalizers are done: it goes, with its objects.
-    pub async fn finish_terminating(&self, name: &str) {
-        let removed = self.namespaces.lock().unwrap().remove(name);
-        if let Some(removed) = removed {
-            cascade(name, &self.inner).await;
-            let _ = self.events.send(json!({ "type": "DELETED", "object": removed }));
-        }
-    }
-
     /// Backdates a terminating namespace's deletion, as if it had hung that long.
     pub fn terminating_since(&self, name: &str, seconds_ago: i64) {
         let at = k8s_openapi::jiff::Timestamp::now() - k8s_openapi::jiff::SignedDuration::from_secs(seconds_ago);
@@ -178,8 +169,9 @@ impl SimulatedCluster {
         }
     }
 
-    /// Deletes a namespace behind the worker's back (as `kubectl delete` would).
-    pub async fn delete_by_hand(&self, name: &str) {
+    /// A namespace goes at once with its objects, behind the worker's back:
+    /// `kubectl delete` by someone, or a terminating one's finalizers done.
+    pub async fn remove_namespace(&self, name: &str) {
         let removed = self.namespaces.lock().unwrap().remove(name);
         if let Some(removed) = removed {
             cascade(name, &self.inner).await;
