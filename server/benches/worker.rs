@@ -5,7 +5,8 @@
 //!
 //! 1. Requests, writes and time of a converged pass with 10, 100, 1 000 live sessions.
 //! 2. Start latency: booking committed → its namespace's quota applied, one
-//!    booking at a time with 10 sessions running, against a 30 s polling design.
+//!    booking at a time with 10 (then 1 000) sessions running, against a 30 s
+//!    polling design.
 //! 3. 200 sessions whose windows open in the same minute: time from the
 //!    window's start until all are applied and all are active.
 
@@ -177,10 +178,10 @@ async fn wait_for(what: &str, mut check: impl FnMut() -> bool) {
     }
 }
 
-async fn start_latency(bench: &Bench, samples: usize) {
+async fn start_latency(bench: &Bench, samples: usize, running: i32) {
     bench.end_all().await;
     let (cluster, stop, task) = running_worker(bench).await;
-    let background = bench.book(10, chrono::Duration::minutes(-1)).await;
+    let background = bench.book(running, chrono::Duration::minutes(-1)).await;
     wait_for("background sessions", || background.iter().all(|id| applied_at(&cluster, &quota_path(*id)).is_some()))
         .await;
     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -199,7 +200,7 @@ async fn start_latency(bench: &Bench, samples: usize) {
     task.await.unwrap();
     latencies.sort();
     let (p50, p99, max) = (percentile(&latencies, 50.0), percentile(&latencies, 99.0), *latencies.last().unwrap());
-    println!("\n## Start latency: booking committed → namespace and quota applied ({samples} bookings, 10 sessions running)\n");
+    println!("\n## Start latency: booking committed → namespace and quota applied ({samples} bookings, {running} sessions running)\n");
     println!("| design | p50 | p99 | max |");
     println!("| --- | ---: | ---: | ---: |");
     println!("| Berth (NOTIFY wakes the loop) | {} | {} | {} |", ms(p50), ms(p99), ms(max));
@@ -260,6 +261,7 @@ async fn main() {
     let bench = Bench::setup().await;
     let samples = std::env::var("BENCH_SAMPLES").ok().and_then(|s| s.parse().ok()).unwrap_or(200);
     converged_pass_cost(&bench).await;
-    start_latency(&bench, samples).await;
+    start_latency(&bench, samples, 10).await;
+    start_latency(&bench, samples / 4, 1000).await;
     same_minute(&bench, 200).await;
 }

@@ -121,19 +121,30 @@ async fn a_converged_pass_writes_nothing_and_a_deleted_policy_comes_back() {
     let report = w.worker.pass().await.unwrap();
     assert_eq!((report.applied, w.fake.writes() - before), (0, 0), "a converged pass issues zero writes");
     assert_eq!(w.status_written_at(id).await, written, "nor rewrites the session's status");
-    let one = w.requests_of_a_pass().await;
-    w.open_booking().await;
-    let (status, body) = w.f.book(&w.f.carol, common::GPU, 1, slot(-1), slot(4)).await;
-    assert_eq!(status, 201, "{body}");
-    w.worker.pass().await.unwrap();
-    assert_eq!(w.requests_of_a_pass().await, one, "a converged pass reads one list per kind, however many sessions");
-    assert_eq!(one, 13, "the namespaces and 12 kinds");
-
     let policies: Api<NetworkPolicy> = Api::namespaced(w.worker.client.clone(), &World::namespace(id));
     policies.delete("berth-egress", &DeleteParams::default()).await.unwrap();
     let report = w.worker.pass().await.unwrap();
     assert_eq!(report.applied, 1);
     assert!(policies.get_opt("berth-egress").await.unwrap().is_some(), "the hand-deleted policy is back");
+
+    // Active sessions are checked against one list per kind.
+    w.workspace_becomes_ready(id).await;
+    assert_eq!(w.worker.pass().await.unwrap().started, [id]);
+    let one = w.requests_of_a_pass().await;
+    assert_eq!(one, 13, "the namespaces and 12 kinds");
+    let second = w.open_booking().await;
+    let (status, body) = w.f.book(&w.f.carol, common::GPU, 1, slot(-1), slot(4)).await;
+    assert_eq!(status, 201, "{body}");
+    let third = body["id"].as_str().unwrap().parse().unwrap();
+    w.worker.pass().await.unwrap();
+    for id in [second, third] {
+        w.workspace_becomes_ready(id).await;
+    }
+    assert_eq!(w.worker.pass().await.unwrap().started.len(), 2);
+    assert_eq!(w.requests_of_a_pass().await, one, "the same requests for three sessions as for one");
+    let policies: Api<NetworkPolicy> = Api::namespaced(w.worker.client.clone(), &World::namespace(third));
+    policies.delete("berth-egress", &DeleteParams::default()).await.unwrap();
+    assert_eq!(w.worker.pass().await.unwrap().applied, 1, "the snapshot sees what an active session lacks");
 }
 
 #[tokio::test]

@@ -124,9 +124,6 @@ pub async fn due(db: &PgPool) -> ServiceResult<Due> {
     let ids: Vec<Uuid> = running.iter().map(|(id, _)| *id).collect();
     let mut facts: std::collections::HashMap<Uuid, BookingFacts> =
         facts_of(db, &ids).await?.into_iter().map(|f| (f.booking_id, f)).collect();
-    // Sessions still to start come first: a new window should not wait
-    // behind repairs of running ones.
-    running.sort_by_key(|(_, state)| *state != crate::model::BookingState::Approved);
     due.running = running.into_iter().filter_map(|(id, state)| Some((facts.remove(&id)?, state))).collect();
     Ok(due)
 }

@@ -116,13 +116,14 @@ impl Reconciler {
     }
 
     /// Converges one session against what the pass read: Berth's namespaces
-    /// (`managed`) and their objects (`snapshot`). Only a namespace missing
-    /// from `managed` is looked up by name (it may be someone else's).
+    /// (`managed`) and their objects (`snapshot`; without one, each object is
+    /// read by name). Only a namespace missing from `managed` is looked up by
+    /// name (it may be someone else's).
     pub(super) async fn converge_session(
         &self,
         session: &Session,
         managed: &[Namespace],
-        snapshot: &Snapshot,
+        snapshot: Option<&Snapshot>,
     ) -> Converged {
         let namespaces: Api<Namespace> = Api::all(self.client.clone());
         let (retries, delay) = (self.policy.retries, self.policy.retry_delay);
@@ -158,8 +159,12 @@ impl Reconciler {
         let mut applied = 0;
         let mut workspace_written = false;
         for (index, object) in objects.iter().enumerate() {
-            let live = if index == 0 { live_namespace.as_ref() } else { snapshot.get(object) };
-            match self.apply_unless_current(object, live).await {
+            let outcome = match (index, snapshot) {
+                (0, _) => self.apply_unless_current(object, live_namespace.as_ref()).await,
+                (_, Some(snapshot)) => self.apply_unless_current(object, snapshot.get(object)).await,
+                (_, None) => self.ensure(object).await,
+            };
+            match outcome {
                 Ok(wrote) => {
                     applied += usize::from(wrote);
                     workspace_written |= wrote && object["kind"] == "Deployment";
@@ -186,7 +191,8 @@ impl Reconciler {
             }
         }
         // The snapshot tells readiness unless the workspace was (re)written just now.
-        let ready = match objects.iter().find(|o| o["kind"] == "Deployment").and_then(|d| snapshot.get(d)) {
+        let workspace = objects.iter().find(|o| o["kind"] == "Deployment");
+        let ready = match workspace.zip(snapshot).and_then(|(d, snapshot)| snapshot.get(d)) {
             Some(live) if !workspace_written => live["status"]["readyReplicas"].as_i64().unwrap_or(0) >= 1,
             _ => self.workspace_ready(session).await,
         };

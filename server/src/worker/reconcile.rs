@@ -121,17 +121,23 @@ impl Reconciler {
         keep.extend(&due.ended);
         report.collected = self.collect(&managed, &keep).await?;
 
-        // Start or repair.
+        // Start: sessions not yet active, each object read by name, so a new
+        // window does not wait for the snapshot of all running sessions.
         let ids: Vec<Uuid> = due.running.iter().map(|(facts, _)| facts.booking_id).collect();
         let mut stored = session_status::load(&self.db, &ids).await?;
-        let snapshot = if ids.is_empty() {
-            Snapshot::default()
-        } else {
-            Snapshot::read(&self.client, self.policy.retries, self.policy.retry_delay).await?
-        };
-        for (facts, state) in due.running {
+        let (starting, active): (Vec<_>, Vec<_>) =
+            due.running.into_iter().partition(|(_, state)| *state == BookingState::Approved);
+        for (facts, state) in starting {
             let before = stored.remove(&facts.booking_id).unwrap_or_default();
-            self.run_session(facts, state, before, (&managed, &snapshot), &mut report).await?;
+            self.run_session(facts, state, before, (&managed, None), &mut report).await?;
+        }
+        // Repair: active sessions against one snapshot of Berth's objects.
+        if !active.is_empty() {
+            let snapshot = Snapshot::read(&self.client, self.policy.retries, self.policy.retry_delay).await?;
+            for (facts, state) in active {
+                let before = stored.remove(&facts.booking_id).unwrap_or_default();
+                self.run_session(facts, state, before, (&managed, Some(&snapshot)), &mut report).await?;
+            }
         }
         if let Some(cache) = &self.cluster.image_cache {
             let mut images = provisioning::pool_images(&self.db).await?;
@@ -182,7 +188,7 @@ impl Reconciler {
         facts: BookingFacts,
         state: BookingState,
         before: Stored,
-        (managed, snapshot): (&[Namespace], &Snapshot),
+        (managed, snapshot): (&[Namespace], Option<&Snapshot>),
         report: &mut PassReport,
     ) -> anyhow::Result<()> {
         let id = facts.booking_id;
