@@ -127,11 +127,12 @@ async fn a_converged_pass_writes_nothing_and_a_deleted_policy_comes_back() {
     assert_eq!(report.applied, 1);
     assert!(policies.get_opt("berth-egress").await.unwrap().is_some(), "the hand-deleted policy is back");
 
-    // Active sessions are checked against one list per kind.
+    // Active sessions are checked against one list per kind: the start pass
+    // lists namespaces, the repair pass namespaces and 12 kinds.
     w.workspace_becomes_ready(id).await;
     assert_eq!(w.worker.pass().await.unwrap().started, [id]);
     let one = w.requests_of_a_pass().await;
-    assert_eq!(one, 13, "the namespaces and 12 kinds");
+    assert_eq!(one, 14);
     let second = w.open_booking().await;
     let (status, body) = w.f.book(&w.f.carol, common::GPU, 1, slot(-1), slot(4)).await;
     assert_eq!(status, 201, "{body}");

@@ -203,3 +203,13 @@ pub async fn openable(db: &PgPool, principal: &Principal, booking_id: Uuid) -> S
     }
     facts(db, booking_id).await
 }
+
+/// Whether the booking is still active inside its window, checked by a
+/// repair right before it writes.
+pub async fn still_active(db: &PgPool, booking_id: Uuid) -> ServiceResult<bool> {
+    Ok(sqlx::query_scalar("SELECT state = 'active' AND now() < ends_at FROM booking WHERE id = $1")
+        .bind(booking_id)
+        .fetch_optional(db)
+        .await?
+        .unwrap_or(false))
+}

@@ -6,6 +6,7 @@ use super::manifests::{self, Session, FIELD_MANAGER};
 use super::reconcile::{owned_by, Reconciler};
 use super::retry::{describe, retrying};
 use super::snapshot::Snapshot;
+use app::backend::provisioning;
 use app::model::{SessionStep, StepState};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Namespace;
@@ -36,6 +37,9 @@ pub enum Progress {
     /// The namespace of an earlier session of this booking is still being
     /// deleted: nothing can be created in it until it is gone.
     Waiting,
+    /// The booking stopped running since the pass read it (a repair found
+    /// drift but must not bring back what the start pass just collected).
+    Stopped,
     /// A name collision with a namespace Berth does not own.
     Collision(String),
     /// An object could not be applied, retries included.
@@ -46,6 +50,16 @@ pub struct Converged {
     pub progress: Progress,
     pub steps: Vec<SessionStep>,
     pub applied: usize,
+}
+
+/// `live` holds every field of `object` (the access Secret: merely exists —
+/// its token is made once, and re-applying would change it).
+fn up_to_date(object: &Value, live: Option<&Value>) -> bool {
+    match live {
+        Some(_) if object["kind"] == "Secret" => true,
+        Some(found) => super::reconcile::is_subset(object, found),
+        None => false,
+    }
 }
 
 impl Converged {
@@ -102,12 +116,7 @@ impl Reconciler {
         let api = api_for(&self.client, object);
         let name = object["metadata"]["name"].as_str().unwrap_or_default();
         let (retries, delay) = (self.policy.retries, self.policy.retry_delay);
-        let up_to_date = match live {
-            // The access token is made once; re-applying would change it.
-            Some(_) if object["kind"] == "Secret" => true,
-            Some(found) => super::reconcile::is_subset(object, found),
-            None => false,
-        };
+        let up_to_date = up_to_date(object, live);
         if !up_to_date {
             let (params, patch) = (PatchParams::apply(FIELD_MANAGER).force(), Patch::Apply(object));
             retrying(retries, delay, || api.patch(name, &params, &patch)).await?;
@@ -156,6 +165,14 @@ impl Reconciler {
             Ok(_) => {}
         }
         let objects = manifests::all(session, &self.cluster, &random_token());
+        if let Some(snapshot) = snapshot {
+            let drifted = !up_to_date(&objects[0], live_namespace.as_ref())
+                || objects[1..].iter().any(|object| !up_to_date(object, snapshot.get(object)));
+            let running = drifted && provisioning::still_active(&self.db, session.booking_id).await.unwrap_or(false);
+            if drifted && !running {
+                return Converged { steps: Vec::new(), progress: Progress::Stopped, applied: 0 };
+            }
+        }
         let mut applied = 0;
         let mut workspace_written = false;
         for (index, object) in objects.iter().enumerate() {

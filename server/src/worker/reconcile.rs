@@ -102,7 +102,21 @@ impl Reconciler {
         Ok(retrying(self.policy.retries, self.policy.retry_delay, || namespaces.list(&params)).await?.items)
     }
 
+    /// A whole pass: the start pass, then the repair pass.
     pub async fn pass(&self) -> anyhow::Result<PassReport> {
+        let mut report = self.start_pass().await?;
+        let repaired = self.repair_pass().await?;
+        report.applied += repaired.applied;
+        report.failed.extend(repaired.failed);
+        report.errors.extend(repaired.errors);
+        Ok(report)
+    }
+
+    /// What a booking change needs at once: stop closed windows, collect
+    /// namespaces whose booking no longer runs, start sessions not yet
+    /// active (each object read by name). Its cost does not grow with the
+    /// number of running sessions, so a new window never waits for them.
+    pub async fn start_pass(&self) -> anyhow::Result<PassReport> {
         let mut report = PassReport::default();
         let due = provisioning::due(&self.db).await?;
         let managed = self.managed_namespaces().await?;
@@ -121,19 +135,28 @@ impl Reconciler {
         keep.extend(&due.ended);
         report.collected = self.collect(&managed, &keep).await?;
 
-        // Start: sessions not yet active, each object read by name, so a new
-        // window does not wait for the snapshot of all running sessions.
-        let ids: Vec<Uuid> = due.running.iter().map(|(facts, _)| facts.booking_id).collect();
+        // Start.
+        let starting: Vec<_> = due.running.into_iter().filter(|(_, state)| *state == BookingState::Approved).collect();
+        let ids: Vec<Uuid> = starting.iter().map(|(facts, _)| facts.booking_id).collect();
         let mut stored = session_status::load(&self.db, &ids).await?;
-        let (starting, active): (Vec<_>, Vec<_>) =
-            due.running.into_iter().partition(|(_, state)| *state == BookingState::Approved);
         for (facts, state) in starting {
             let before = stored.remove(&facts.booking_id).unwrap_or_default();
             self.run_session(facts, state, before, (&managed, None), &mut report).await?;
         }
-        // Repair: active sessions against one snapshot of Berth's objects.
+        Ok(report)
+    }
+
+    /// Drift repair: every active session against one snapshot of Berth's
+    /// objects (13 requests however many sessions run), and the image cache.
+    pub async fn repair_pass(&self) -> anyhow::Result<PassReport> {
+        let mut report = PassReport::default();
+        let due = provisioning::due(&self.db).await?;
+        let active: Vec<_> = due.running.into_iter().filter(|(_, state)| *state == BookingState::Active).collect();
         if !active.is_empty() {
+            let managed = self.managed_namespaces().await?;
             let snapshot = Snapshot::read(&self.client, self.policy.retries, self.policy.retry_delay).await?;
+            let ids: Vec<Uuid> = active.iter().map(|(facts, _)| facts.booking_id).collect();
+            let mut stored = session_status::load(&self.db, &ids).await?;
             for (facts, state) in active {
                 let before = stored.remove(&facts.booking_id).unwrap_or_default();
                 self.run_session(facts, state, before, (&managed, Some(&snapshot)), &mut report).await?;
@@ -200,6 +223,8 @@ impl Reconciler {
             failures: 0,
         };
         match converged.progress {
+            // The booking stopped while this pass ran: the start pass collects it.
+            Progress::Stopped => return Ok(()),
             Progress::Applied { ready } => {
                 if ready {
                     after.status.workspace_url = Some(self.cluster.workspace_url(&session));

@@ -1,9 +1,12 @@
-//! The worker's loop: one active worker (a PostgreSQL advisory lock held on
-//! its own connection), a pass whenever bookings change (LISTEN/NOTIFY), a
-//! managed namespace changes (watch), the next window opens or closes, and
-//! every 30 s regardless; a sweep every 5 minutes. Failed passes are retried
-//! with a growing pause; nothing depends on a watch or a notification
-//! arriving, only on the pass being repeatable.
+//! The worker's loops. One active worker (a PostgreSQL advisory lock held on
+//! its own connection) runs two: the start loop — stop, collect, start —
+//! whenever bookings change (LISTEN/NOTIFY), at the next window boundary, on
+//! a managed namespace's watch event and every 30 s; and the repair loop —
+//! drift repair of active sessions, the image cache, and the 5-minute sweep —
+//! every 30 s and on watch events. Starting thus never waits behind a repair
+//! of many sessions. Failed passes are retried with a growing pause; nothing
+//! depends on a watch or a notification arriving, only on the passes being
+//! repeatable.
 
 use super::reconcile::{PassReport, Reconciler};
 use super::sweep::SWEEP_EVERY;
@@ -31,11 +34,32 @@ pub async fn run(worker: Reconciler, shutdown: tokio::sync::watch::Receiver<bool
         }
     }
     tracing::info!("this worker is the active one");
+    let worker = Arc::new(worker);
     let mut listener = PgListener::connect_with(&worker.db).await?;
     listener.listen("berth_bookings").await?;
-    let watched = Arc::new(Notify::new());
-    let watch = tokio::spawn(super::watch::namespaces(worker.client.clone(), watched.clone()));
-    let _stop_watch = AbortOnDrop(watch);
+    let (wake_start, wake_repair) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+    let watch = super::watch::namespaces(worker.client.clone(), vec![wake_start.clone(), wake_repair.clone()]);
+    let _watch = AbortOnDrop(tokio::spawn(watch));
+    let _repair = AbortOnDrop(tokio::spawn(repair_loop(worker.clone(), wake_repair)));
+    let mut failed_passes = 0u32;
+    loop {
+        let outcome = worker.start_pass().await;
+        failed_passes = next_failures(failed_passes, &outcome);
+        let pause = match failed_passes {
+            0 => until_next_boundary(&worker).await,
+            n => backoff(n),
+        };
+        tokio::select! {
+            _ = tokio::time::sleep(pause) => {}
+            note = listener.recv() => { note?; }
+            _ = wake_start.notified() => {}
+            _ = shutdown.changed() => return Ok(()),
+        }
+    }
+}
+
+/// Drift repair every RESYNC (sooner on watch events), and the sweep.
+async fn repair_loop(worker: Arc<Reconciler>, wake: Arc<Notify>) {
     let mut last_sweep: Option<Instant> = None;
     let mut failed_passes = 0u32;
     loop {
@@ -48,35 +72,46 @@ pub async fn run(worker: Reconciler, shutdown: tokio::sync::watch::Receiver<bool
                 Err(err) => tracing::warn!(error = %err, "worker sweep failed; trying again after the next pass"),
             }
         }
-        let outcome = worker.pass().await;
-        failed_passes = match &outcome {
-            Ok(report) if report.errors.is_empty() => 0,
-            _ => failed_passes + 1,
-        };
-        match &outcome {
-            Ok(report) => log(report),
-            Err(err) => tracing::warn!(error = %err, "worker pass failed; retrying"),
-        }
-        let pause = match failed_passes {
-            0 => until_next_boundary(&worker).await,
-            n => (BACKOFF * 2u32.saturating_pow(n - 1)).min(RESYNC),
-        };
+        let outcome = worker.repair_pass().await;
+        failed_passes = next_failures(failed_passes, &outcome);
+        let pause = if failed_passes == 0 { RESYNC } else { backoff(failed_passes) };
         tokio::select! {
             _ = tokio::time::sleep(pause) => {}
-            note = listener.recv() => { note?; }
-            _ = watched.notified() => {}
-            _ = shutdown.changed() => return Ok(()),
+            _ = wake.notified() => {}
         }
     }
 }
 
-fn log(report: &PassReport) {
-    if report.applied > 0 || !report.completed.is_empty() || !report.collected.is_empty() || !report.failed.is_empty() {
-        tracing::info!(?report, "worker pass");
+/// Logs a pass and counts failed passes in a row (a pass that left a
+/// session unconverged counts as failed: it wants an early retry).
+fn next_failures(failed: u32, outcome: &anyhow::Result<PassReport>) -> u32 {
+    match outcome {
+        Ok(report) => {
+            let changed = report.applied > 0
+                || !report.completed.is_empty()
+                || !report.collected.is_empty()
+                || !report.failed.is_empty();
+            if changed {
+                tracing::info!(?report, "worker pass");
+            }
+            for (booking, error) in &report.errors {
+                tracing::warn!(%booking, %error, "session not converged; retrying");
+            }
+            if report.errors.is_empty() {
+                0
+            } else {
+                failed + 1
+            }
+        }
+        Err(err) => {
+            tracing::warn!(error = %err, "worker pass failed; retrying");
+            failed + 1
+        }
     }
-    for (booking, error) in &report.errors {
-        tracing::warn!(%booking, %error, "session not converged; retrying");
-    }
+}
+
+fn backoff(failed_passes: u32) -> Duration {
+    (BACKOFF * 2u32.saturating_pow(failed_passes.saturating_sub(1))).min(RESYNC)
 }
 
 struct AbortOnDrop(tokio::task::JoinHandle<()>);

@@ -15,9 +15,9 @@ use tokio::sync::Notify;
 /// Pause before watching again after the watch ended or failed.
 const REWATCH: Duration = Duration::from_secs(5);
 
-/// Watches managed namespaces until the task is dropped, waking `wake` on
-/// every event.
-pub async fn namespaces(client: kube::Client, wake: Arc<Notify>) {
+/// Watches managed namespaces until the task is dropped, waking each of
+/// `wakes` on every event.
+pub async fn namespaces(client: kube::Client, wakes: Vec<Arc<Notify>>) {
     let namespaces: Api<Namespace> = Api::all(client);
     let params = WatchParams::default().labels(&format!("{}={}", MANAGED_BY.0, MANAGED_BY.1));
     loop {
@@ -26,7 +26,7 @@ pub async fn namespaces(client: kube::Client, wake: Arc<Notify>) {
                 let mut stream = std::pin::pin!(stream);
                 while let Some(event) = stream.next().await {
                     match event {
-                        Ok(_) => wake.notify_one(),
+                        Ok(_) => wakes.iter().for_each(|wake| wake.notify_one()),
                         Err(err) => {
                             tracing::debug!(error = %err, "namespace watch ended");
                             break;
