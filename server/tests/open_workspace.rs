@@ -24,8 +24,29 @@ async fn open(app: &axum::Router, id: &str, token: Option<&str>) -> (u16, Option
     (response.status().as_u16(), header(header::LOCATION), header(header::CACHE_CONTROL))
 }
 
+/// Everything logged, at every level, while the test runs.
+#[derive(Clone, Default)]
+struct Logs(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Logs {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 #[tokio::test]
 async fn only_the_owner_of_an_active_booking_is_sent_to_the_workspace_with_its_token() {
+    let logs = Logs::default();
+    let writer = logs.clone();
+    let subscriber =
+        tracing_subscriber::fmt().with_max_level(tracing::Level::TRACE).with_writer(move || writer.clone()).finish();
+    // The test runs on one thread, so this subscriber sees the worker, the
+    // kube client and the handler.
+    let _logging = tracing::subscriber::set_default(subscriber);
     let f = Fixture::new().await;
     let cluster = SimulatedCluster::start(true).await;
     let mode = app::model::ClusterMode { simulated: true };
@@ -68,6 +89,10 @@ async fn only_the_owner_of_an_active_booking_is_sent_to_the_workspace_with_its_t
                 .unwrap();
         assert_eq!(hits, 0, "table {table} holds the workspace token");
     }
+
+    let logged = String::from_utf8_lossy(&logs.0.lock().unwrap()).into_owned();
+    assert!(logged.contains("berth-workspace-access"), "the subscriber saw the secret being read");
+    assert!(!logged.contains(&token), "the workspace token was logged");
 
     // Without a cluster connection the portal says so instead of failing.
     let detached = server::router(test_state(f.db.clone()));
