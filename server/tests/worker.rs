@@ -500,3 +500,21 @@ async fn on_openshift_the_workspace_gets_a_route() {
     w.worker.pass().await.unwrap();
     assert_eq!(w.fake.writes(), before, "converged with a Route too");
 }
+
+#[tokio::test]
+async fn the_snapshot_knows_the_access_secret_exists_without_holding_its_token() {
+    let w = world().await;
+    let id = w.open_booking().await;
+    w.worker.pass().await.unwrap();
+    let snapshot =
+        server::worker::snapshot::Snapshot::read(&w.worker.client, 0, std::time::Duration::ZERO).await.unwrap();
+    let secret = serde_json::json!({
+        "kind": "Secret", "metadata": { "name": "berth-workspace-access", "namespace": World::namespace(id) },
+    });
+    let found = snapshot.get(&secret).expect("the secret is in the snapshot");
+    assert!(found.get("data").is_none() && found.get("stringData").is_none(), "{found}");
+    let quota = serde_json::json!({
+        "kind": "ResourceQuota", "metadata": { "name": "berth-session", "namespace": World::namespace(id) },
+    });
+    assert!(snapshot.get(&quota).unwrap()["spec"]["hard"].is_object(), "other kinds are read whole");
+}

@@ -45,18 +45,25 @@ impl Snapshot {
         let mut snapshot = Snapshot::default();
         for (api_version, kind) in SESSION_KINDS {
             let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource(api_version, kind));
-            let list = match retrying(retries, delay, || api.list(&params)).await {
-                Ok(list) => list,
+            // Secrets only need to exist (the token is made once): their
+            // metadata is enough, and the tokens stay out of this process.
+            let listed = if kind == "Secret" {
+                retrying(retries, delay, || api.list_metadata(&params)).await.map(|list| {
+                    list.items.into_iter().map(|item| (item.metadata.clone(), serde_json::to_value(item))).collect()
+                })
+            } else {
+                retrying(retries, delay, || api.list(&params)).await.map(|list| {
+                    list.items.into_iter().map(|item| (item.metadata.clone(), serde_json::to_value(item))).collect()
+                })
+            };
+            let items: Vec<(_, Result<Value, _>)> = match listed {
+                Ok(items) => items,
                 Err(kube::Error::Api(status)) if status.code == 404 => continue,
                 Err(err) => return Err(err),
             };
-            for item in list.items {
-                let key = (
-                    kind.to_string(),
-                    item.metadata.namespace.clone().unwrap_or_default(),
-                    item.metadata.name.clone().unwrap_or_default(),
-                );
-                let mut value = serde_json::to_value(&item).unwrap_or_default();
+            for (metadata, item) in items {
+                let key = (kind.to_string(), metadata.namespace.unwrap_or_default(), metadata.name.unwrap_or_default());
+                let mut value = item.unwrap_or_default();
                 // List items carry no type; the desired objects do.
                 value["apiVersion"] = Value::from(api_version);
                 value["kind"] = Value::from(kind);
