@@ -269,8 +269,8 @@ impl ClusterArgs {
             proxy,
             model_cache_gib: self.model_cache_gib,
             expose: self.expose,
+            berth_namespace: self.berth_namespace.clone(),
             image_cache: self.image_cache.then(|| ImageCache {
-                namespace: self.berth_namespace.clone(),
                 images: self.cache_images.clone(),
                 node_selector: [self.gpu_node_selector.clone()].into_iter().collect(),
                 pause_image: self.pause_image.clone(),
@@ -505,11 +505,9 @@ mod tests {
             "a:1,b:2",
         ]);
         assert_eq!(openshift.expose, Expose::Route);
+        assert_eq!(openshift.berth_namespace, "berth");
         let cache = openshift.image_cache.unwrap();
-        assert_eq!(
-            (cache.namespace.as_str(), cache.images.clone()),
-            ("berth", vec!["a:1".to_string(), "b:2".to_string()])
-        );
+        assert_eq!(cache.images, ["a:1", "b:2"]);
         assert_eq!(cache.node_selector.get("pool").map(String::as_str), Some("h100"));
         assert!(
             Cli::try_parse_from(["berth", "worker", "--database-url", "x", "--gpu-node-selector", "novalue"]).is_err()

@@ -40,12 +40,12 @@ fn cluster() -> Cluster {
         model_cache_gib: 200,
         expose: Expose::Ingress,
         image_cache: None,
+        berth_namespace: "berth".into(),
     }
 }
 
 fn image_cache() -> ImageCache {
     ImageCache {
-        namespace: "berth".into(),
         images: vec!["vllm/vllm-openai:v0.6.4".into()],
         node_selector: [("nvidia.com/gpu.present".to_string(), "true".to_string())].into(),
         pause_image: "registry.k8s.io/pause:3.10".into(),
@@ -337,7 +337,7 @@ fn the_image_cache_pulls_every_image_on_gpu_nodes_as_nobody() {
         })
     };
     assert_eq!(
-        to_value(manifests::image_cache_daemon_set(&image_cache(), &images)),
+        to_value(manifests::image_cache_daemon_set("berth", &image_cache(), &images)),
         json!({
             "apiVersion": "apps/v1", "kind": "DaemonSet",
             "metadata": { "name": "berth-image-cache", "namespace": "berth", "labels": labels },
@@ -401,7 +401,8 @@ fn every_object_and_every_deploy_file_validates_strictly_against_kubernetes_1_30
     }
     assert_eq!(files.len(), 2 * 15, "15 objects per session");
     let images = ["a:1".to_string(), "b:2".to_string()];
-    let cache = serde_json::to_vec_pretty(&manifests::image_cache_daemon_set(&image_cache(), &images)).unwrap();
+    let cache =
+        serde_json::to_vec_pretty(&manifests::image_cache_daemon_set("berth", &image_cache(), &images)).unwrap();
     let path = dir.join("image-cache.json");
     std::fs::write(&path, cache).unwrap();
     files.push(path);

@@ -453,7 +453,6 @@ async fn a_hand_deleted_namespace_is_back_at_once_through_the_watch() {
 async fn the_image_cache_daemon_set_follows_the_pools_images_and_the_configured_ones() {
     let mut w = world().await;
     w.worker.cluster.image_cache = Some(server::worker::manifests::ImageCache {
-        namespace: "berth".into(),
         images: vec!["vllm/vllm-openai:v0.6.4".into()],
         node_selector: [("nvidia.com/gpu.present".to_string(), "true".to_string())].into(),
         pause_image: "registry.k8s.io/pause:3.10".into(),
@@ -517,4 +516,35 @@ async fn the_snapshot_knows_the_access_secret_exists_without_holding_its_token()
         "kind": "ResourceQuota", "metadata": { "name": "berth-session", "namespace": World::namespace(id) },
     });
     assert!(snapshot.get(&quota).unwrap()["spec"]["hard"].is_object(), "other kinds are read whole");
+}
+
+#[tokio::test]
+async fn switching_the_image_cache_off_deletes_berths_daemon_set_and_nothing_else() {
+    let mut w = world().await;
+    w.worker.cluster.image_cache = Some(server::worker::manifests::ImageCache {
+        images: vec![],
+        node_selector: Default::default(),
+        pause_image: "registry.k8s.io/pause:3.10".into(),
+    });
+    w.worker.pass().await.unwrap();
+    let daemon_sets: Api<k8s_openapi::api::apps::v1::DaemonSet> = Api::namespaced(w.worker.client.clone(), "berth");
+    assert!(daemon_sets.get_opt("berth-image-cache").await.unwrap().is_some());
+    assert!(!w.worker.remove_disabled_image_cache().await.unwrap(), "still switched on: kept");
+
+    w.worker.cluster.image_cache = None;
+    assert!(w.worker.remove_disabled_image_cache().await.unwrap());
+    assert!(daemon_sets.get_opt("berth-image-cache").await.unwrap().is_none());
+
+    // Someone else's DaemonSet of that name is not Berth's to delete.
+    let foreign = serde_json::json!({
+        "apiVersion": "apps/v1", "kind": "DaemonSet",
+        "metadata": { "name": "berth-image-cache", "namespace": "berth", "labels": { "team": "other" } },
+        "spec": {
+            "selector": { "matchLabels": { "app": "x" } },
+            "template": { "metadata": { "labels": { "app": "x" } }, "spec": { "containers": [{ "name": "x", "image": "x" }] } },
+        },
+    });
+    daemon_sets.create(&Default::default(), &serde_json::from_value(foreign).unwrap()).await.unwrap();
+    assert!(!w.worker.remove_disabled_image_cache().await.unwrap());
+    assert!(daemon_sets.get_opt("berth-image-cache").await.unwrap().is_some());
 }

@@ -167,13 +167,34 @@ impl Reconciler {
             images.extend(cache.images.iter().cloned());
             images.sort();
             images.dedup();
-            let daemon_set = manifests::image_cache_daemon_set(cache, &images);
+            let daemon_set = manifests::image_cache_daemon_set(&self.cluster.berth_namespace, cache, &images);
             match self.ensure(&serde_json::to_value(daemon_set)?).await {
                 Ok(wrote) => report.applied += usize::from(wrote),
                 Err(err) => report.errors.push((Uuid::nil(), format!("image cache: {}", super::retry::describe(&err)))),
             }
         }
         Ok(report)
+    }
+
+    /// With the image cache switched off (settings change only with a
+    /// restart, so the worker calls this once when it starts): deletes the
+    /// DaemonSet an earlier configuration left, if it is Berth's.
+    pub async fn remove_disabled_image_cache(&self) -> Result<bool, kube::Error> {
+        if self.cluster.image_cache.is_some() {
+            return Ok(false);
+        }
+        let daemon_sets: Api<k8s_openapi::api::apps::v1::DaemonSet> =
+            Api::namespaced(self.client.clone(), &self.cluster.berth_namespace);
+        let (retries, delay) = (self.policy.retries, self.policy.retry_delay);
+        let Some(found) = retrying(retries, delay, || daemon_sets.get_opt(manifests::IMAGE_CACHE)).await? else {
+            return Ok(false);
+        };
+        let ours = found.metadata.labels.as_ref().and_then(|l| l.get(MANAGED_BY.0)).is_some_and(|v| v == MANAGED_BY.1);
+        if ours {
+            let params = DeleteParams::default();
+            retrying(retries, delay, || daemon_sets.delete(manifests::IMAGE_CACHE, &params)).await?;
+        }
+        Ok(ours)
     }
 
     /// Deletes the managed namespaces whose booking is not in `keep`; ones

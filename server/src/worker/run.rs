@@ -60,6 +60,11 @@ pub async fn run(worker: Reconciler, shutdown: tokio::sync::watch::Receiver<bool
 
 /// Drift repair every RESYNC (sooner on watch events), and the sweep.
 async fn repair_loop(worker: Arc<Reconciler>, wake: Arc<Notify>) {
+    match worker.remove_disabled_image_cache().await {
+        Ok(true) => tracing::info!("the image cache is switched off: its DaemonSet was deleted"),
+        Ok(false) => {}
+        Err(err) => tracing::warn!(error = %err, "cannot check for an image cache left from an earlier configuration"),
+    }
     let mut last_sweep: Option<Instant> = None;
     let mut failed_passes = 0u32;
     loop {

@@ -4,11 +4,11 @@ use serde_json::json;
 
 pub const IMAGE_CACHE: &str = "berth-image-cache";
 
-/// Pre-pulls `images` onto every node the selector picks: each image is an
+/// In Berth's own `namespace`: pre-pulls `images` onto every node the selector picks: each image is an
 /// init container that exits at once (the pull is the point), then a pause
 /// container keeps the pod, and so the images, in place. Runs as nobody, so
 /// it works whatever user an image declares.
-pub fn image_cache_daemon_set(cache: &ImageCache, images: &[String]) -> DaemonSet {
+pub fn image_cache_daemon_set(namespace: &str, cache: &ImageCache, images: &[String]) -> DaemonSet {
     let labels = json!({ MANAGED_BY.0: MANAGED_BY.1, "app.kubernetes.io/name": IMAGE_CACHE });
     let resources = json!({ "requests": { "cpu": cpu(10), "memory": memory(16) }, "limits": { "cpu": cpu(100), "memory": memory(64) } });
     let hardened = json!({ "allowPrivilegeEscalation": false, "capabilities": { "drop": ["ALL"] } });
@@ -29,7 +29,7 @@ pub fn image_cache_daemon_set(cache: &ImageCache, images: &[String]) -> DaemonSe
     typed(json!({
         "apiVersion": "apps/v1",
         "kind": "DaemonSet",
-        "metadata": { "name": IMAGE_CACHE, "namespace": cache.namespace, "labels": labels },
+        "metadata": { "name": IMAGE_CACHE, "namespace": namespace, "labels": labels },
         "spec": {
             "selector": { "matchLabels": { "app.kubernetes.io/name": IMAGE_CACHE } },
             "updateStrategy": { "type": "RollingUpdate", "rollingUpdate": { "maxUnavailable": "25%" } },

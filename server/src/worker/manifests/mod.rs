@@ -74,6 +74,8 @@ pub struct Cluster {
     pub expose: Expose,
     /// The image pre-pull DaemonSet, when enabled.
     pub image_cache: Option<ImageCache>,
+    /// Berth's own namespace, where the image cache lives.
+    pub berth_namespace: String,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -88,8 +90,6 @@ pub enum Expose {
 /// A DaemonSet in Berth's own namespace pre-pulling images onto GPU nodes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ImageCache {
-    /// Berth's own namespace.
-    pub namespace: String,
     /// Images to pull besides every pool's workspace images (inference
     /// engines such as vLLM, Ollama, TGI, Triton).
     pub images: Vec<String>,
@@ -110,6 +110,7 @@ impl Default for Cluster {
             model_cache_gib: 200,
             expose: Expose::Ingress,
             image_cache: None,
+            berth_namespace: "berth".into(),
         }
     }
 }
