@@ -1,7 +1,8 @@
 //! The sweep the active worker runs every few minutes besides its passes:
-//! managed namespaces with no live booking are deleted (the passes do this
-//! too; the sweep also covers bookings that no longer exist at all),
-//! namespaces stuck terminating are reported, and the database is kept tidy.
+//! managed namespaces with no live booking are deleted (the start pass does
+//! the same; the sweep is the backstop should start passes keep failing
+//! before they get there), namespaces stuck terminating are reported, and
+//! the database is kept tidy.
 
 use super::reconcile::{owned_by, Reconciler};
 use app::backend::maintenance::{self, Swept};
