@@ -4,7 +4,7 @@
 
 use super::manifests::{self, Session, FIELD_MANAGER};
 use super::reconcile::{owned_by, Reconciler};
-use super::retry::{describe, retrying};
+use super::retry::describe;
 use super::snapshot::Snapshot;
 use app::backend::provisioning;
 use app::model::{SessionStep, StepState};
@@ -104,8 +104,7 @@ impl Reconciler {
     pub(super) async fn ensure(&self, object: &Value) -> Result<bool, kube::Error> {
         let api = api_for(&self.client, object);
         let name = object["metadata"]["name"].as_str().unwrap_or_default();
-        let (retries, delay) = (self.policy.retries, self.policy.retry_delay);
-        let current = retrying(retries, delay, || api.get_opt(name)).await?;
+        let current = self.retrying(|| api.get_opt(name)).await?;
         let current = current.and_then(|found| serde_json::to_value(found).ok());
         self.apply_unless_current(object, current.as_ref()).await
     }
@@ -115,11 +114,10 @@ impl Reconciler {
     async fn apply_unless_current(&self, object: &Value, live: Option<&Value>) -> Result<bool, kube::Error> {
         let api = api_for(&self.client, object);
         let name = object["metadata"]["name"].as_str().unwrap_or_default();
-        let (retries, delay) = (self.policy.retries, self.policy.retry_delay);
         let up_to_date = up_to_date(object, live);
         if !up_to_date {
             let (params, patch) = (PatchParams::apply(FIELD_MANAGER).force(), Patch::Apply(object));
-            retrying(retries, delay, || api.patch(name, &params, &patch)).await?;
+            self.retrying(|| api.patch(name, &params, &patch)).await?;
         }
         Ok(!up_to_date)
     }
@@ -135,13 +133,12 @@ impl Reconciler {
         snapshot: Option<&Snapshot>,
     ) -> Converged {
         let namespaces: Api<Namespace> = Api::all(self.client.clone());
-        let (retries, delay) = (self.policy.retries, self.policy.retry_delay);
         let name = session.namespace();
         let mut states = [StepState::Pending; 7];
         let known = managed.iter().find(|ns| ns.metadata.name.as_deref() == Some(name.as_str())).cloned();
         let existing = match known {
             Some(ns) => Ok(Some(ns)),
-            None => retrying(retries, delay, || namespaces.get_opt(&name)).await,
+            None => self.retrying(|| namespaces.get_opt(&name)).await,
         };
         let live_namespace =
             existing.as_ref().ok().and_then(|ns| ns.as_ref()).and_then(|ns| serde_json::to_value(ns).ok());
@@ -224,8 +221,7 @@ impl Reconciler {
     /// A ready replica of the workspace; an unreadable status counts as not yet.
     async fn workspace_ready(&self, session: &Session) -> bool {
         let deployments: Api<Deployment> = Api::namespaced(self.client.clone(), &session.namespace());
-        let (retries, delay) = (self.policy.retries, self.policy.retry_delay);
-        let found = retrying(retries, delay, || deployments.get_opt("workspace")).await.ok().flatten();
+        let found = self.retrying(|| deployments.get_opt("workspace")).await.ok().flatten();
         found.and_then(|d| d.status).and_then(|s| s.ready_replicas).unwrap_or(0) >= 1
     }
 }

@@ -6,7 +6,7 @@
 //! database), and a pass interrupted after any step is finished by the next.
 
 use super::converge::Progress;
-use super::manifests::{self, Cluster, Session, BOOKING_ANNOTATION, MANAGED_BY};
+use super::manifests::{self, Cluster, Session, BOOKING_ANNOTATION};
 use super::retry::retrying;
 use super::snapshot::Snapshot;
 use app::backend::provisioning::{self, BookingFacts};
@@ -72,7 +72,7 @@ pub struct Reconciler {
 /// label *and* annotation, never the name alone. Returns the booking.
 pub fn owned_by(ns: &Namespace, booking: Option<Uuid>) -> Option<Uuid> {
     let meta = &ns.metadata;
-    let managed = meta.labels.as_ref().and_then(|l| l.get(MANAGED_BY.0)).is_some_and(|v| v == MANAGED_BY.1);
+    let managed = manifests::is_managed(meta);
     let id = meta.annotations.as_ref().and_then(|a| a.get(BOOKING_ANNOTATION)).and_then(|v| v.parse::<Uuid>().ok())?;
     (managed && booking.is_none_or(|b| b == id)).then_some(id)
 }
@@ -90,7 +90,23 @@ pub fn is_subset(desired: &Value, actual: &Value) -> bool {
     }
 }
 
+/// The bookings whose namespaces stay: open windows, and closed ones the
+/// pass is about to complete (it deletes their namespaces itself).
+pub(super) fn live_bookings(due: &provisioning::Due) -> HashSet<Uuid> {
+    let running = due.running.iter().map(|(facts, _)| facts.booking_id);
+    running.chain(due.ended.iter().copied()).collect()
+}
+
 impl Reconciler {
+    /// Runs one API request with this worker's retries (see `retry`).
+    pub(super) async fn retrying<T, F, Fut>(&self, call: F) -> Result<T, kube::Error>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<T, kube::Error>>,
+    {
+        retrying(self.policy.retries, self.policy.retry_delay, call).await
+    }
+
     /// A worker with the default policy.
     pub fn new(db: PgPool, client: kube::Client, cluster: Cluster) -> Self {
         Reconciler { db, client, cluster, policy: Policy::default() }
@@ -98,8 +114,8 @@ impl Reconciler {
 
     pub(super) async fn managed_namespaces(&self) -> Result<Vec<Namespace>, kube::Error> {
         let namespaces: Api<Namespace> = Api::all(self.client.clone());
-        let params = ListParams::default().labels(&format!("{}={}", MANAGED_BY.0, MANAGED_BY.1));
-        Ok(retrying(self.policy.retries, self.policy.retry_delay, || namespaces.list(&params)).await?.items)
+        let params = ListParams::default().labels(&manifests::managed_selector());
+        Ok(self.retrying(|| namespaces.list(&params)).await?.items)
     }
 
     /// A whole pass: the start pass, then the repair pass.
@@ -131,9 +147,7 @@ impl Reconciler {
         }
         // Collect: managed namespaces whose booking no longer runs (canceled,
         // ended early, failed, or already completed).
-        let mut keep: HashSet<Uuid> = due.running.iter().map(|(facts, _)| facts.booking_id).collect();
-        keep.extend(&due.ended);
-        report.collected = self.collect(&managed, &keep).await?;
+        report.collected = self.collect(&managed, &live_bookings(&due)).await?;
 
         // Start.
         let starting: Vec<_> = due.running.into_iter().filter(|(_, state)| *state == BookingState::Approved).collect();
@@ -185,14 +199,13 @@ impl Reconciler {
         }
         let daemon_sets: Api<k8s_openapi::api::apps::v1::DaemonSet> =
             Api::namespaced(self.client.clone(), &self.cluster.berth_namespace);
-        let (retries, delay) = (self.policy.retries, self.policy.retry_delay);
-        let Some(found) = retrying(retries, delay, || daemon_sets.get_opt(manifests::IMAGE_CACHE)).await? else {
+        let Some(found) = self.retrying(|| daemon_sets.get_opt(manifests::IMAGE_CACHE)).await? else {
             return Ok(false);
         };
-        let ours = found.metadata.labels.as_ref().and_then(|l| l.get(MANAGED_BY.0)).is_some_and(|v| v == MANAGED_BY.1);
+        let ours = manifests::is_managed(&found.metadata);
         if ours {
             let params = DeleteParams::default();
-            retrying(retries, delay, || daemon_sets.delete(manifests::IMAGE_CACHE, &params)).await?;
+            self.retrying(|| daemon_sets.delete(manifests::IMAGE_CACHE, &params)).await?;
         }
         Ok(ours)
     }
@@ -218,7 +231,7 @@ impl Reconciler {
         let namespaces: Api<Namespace> = Api::all(self.client.clone());
         let name = ns.metadata.name.clone().unwrap_or_default();
         let params = DeleteParams::default();
-        match retrying(self.policy.retries, self.policy.retry_delay, || namespaces.delete(&name, &params)).await {
+        match self.retrying(|| namespaces.delete(&name, &params)).await {
             Ok(_) => Ok(()),
             Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
             Err(err) => Err(err.into()),

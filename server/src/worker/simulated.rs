@@ -169,14 +169,14 @@ impl SimulatedCluster {
         }
     }
 
-    /// A namespace goes at once with its objects, behind the worker's back:
-    /// `kubectl delete` by someone, or a terminating one's finalizers done.
-    pub async fn remove_namespace(&self, name: &str) {
-        let removed = self.namespaces.lock().unwrap().remove(name);
-        if let Some(removed) = removed {
-            cascade(name, &self.inner).await;
-            let _ = self.events.send(json!({ "type": "DELETED", "object": removed }));
-        }
+    /// A namespace goes at once with its objects (also behind the worker's
+    /// back: `kubectl delete` by someone, or a terminating one's finalizers
+    /// done). Returns it as it was, if it existed.
+    pub async fn remove_namespace(&self, name: &str) -> Option<Value> {
+        let removed = self.namespaces.lock().unwrap().remove(name)?;
+        cascade(name, &self.inner).await;
+        let _ = self.events.send(json!({ "type": "DELETED", "object": removed.clone() }));
+        Some(removed)
     }
 
     pub fn namespace_names(&self) -> Vec<String> {
@@ -223,7 +223,7 @@ impl SimulatedCluster {
         }
         let rest = path.strip_prefix("/api/v1/namespaces").map(|r| r.trim_start_matches('/').to_string());
         if let Some(rest) = rest.filter(|r| !r.contains('/')) {
-            return self.namespace_request(request, &rest, inner).await;
+            return self.namespace_request(request, &rest).await;
         }
         let answer = match inner.send(request).await {
             Ok(answer) => answer.map(|body| body.map_err(|e| Box::new(e) as BoxError).boxed_unsync()),
@@ -241,7 +241,7 @@ impl SimulatedCluster {
         answer
     }
 
-    async fn namespace_request(&self, request: Request<Body>, name: &str, inner: kube::Client) -> Answer {
+    async fn namespace_request(&self, request: Request<Body>, name: &str) -> Answer {
         let method = request.method().clone();
         let query = request.uri().query().unwrap_or_default().to_string();
         let body: Bytes =
@@ -304,19 +304,14 @@ impl SimulatedCluster {
                 let _ = self.events.send(json!({ "type": "MODIFIED", "object": ns.clone() }));
                 respond(StatusCode::OK, ns.clone())
             }
-            (Method::DELETE, false) => {
-                let removed = self.namespaces.lock().unwrap().remove(name);
-                let Some(removed) = removed else { return status(404, "NotFound", "not found") };
-                cascade(name, &inner).await;
-                let _ = self.events.send(json!({ "type": "DELETED", "object": removed.clone() }));
-                respond(StatusCode::OK, removed)
-            }
+            (Method::DELETE, false) => match self.remove_namespace(name).await {
+                Some(removed) => respond(StatusCode::OK, removed),
+                None => status(404, "NotFound", "not found"),
+            },
             _ => status(405, "MethodNotAllowed", "not supported by the harness"),
         }
     }
-}
 
-impl SimulatedCluster {
     /// A watch: the matching namespaces as `ADDED`, then every change, one
     /// JSON event per line, until the client goes away.
     fn watch(&self, selector: Option<String>) -> Answer {

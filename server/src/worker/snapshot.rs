@@ -4,7 +4,6 @@
 //! session: a converged pass costs the same dozen requests whether 10 or
 //! 1 000 sessions run.
 
-use super::manifests::MANAGED_BY;
 use super::retry::retrying;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
 use serde_json::Value;
@@ -41,7 +40,7 @@ impl Snapshot {
     /// Lists every session kind the cluster serves. A kind the cluster does
     /// not know (Route on plain Kubernetes: 404) simply has no objects.
     pub async fn read(client: &kube::Client, retries: u32, delay: std::time::Duration) -> Result<Self, kube::Error> {
-        let params = ListParams::default().labels(&format!("{}={}", MANAGED_BY.0, MANAGED_BY.1));
+        let params = ListParams::default().labels(&super::manifests::managed_selector());
         let mut snapshot = Snapshot::default();
         for (api_version, kind) in SESSION_KINDS {
             let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource(api_version, kind));

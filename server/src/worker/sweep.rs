@@ -4,10 +4,8 @@
 //! before they get there), namespaces stuck terminating are reported, and
 //! the database is kept tidy.
 
-use super::reconcile::{owned_by, Reconciler};
+use super::reconcile::{live_bookings, owned_by, Reconciler};
 use app::backend::maintenance::{self, Swept};
-use std::collections::HashSet;
-use uuid::Uuid;
 
 /// How often the sweep runs.
 pub const SWEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(300);
@@ -25,9 +23,7 @@ impl Reconciler {
     pub async fn sweep(&self) -> anyhow::Result<SweepReport> {
         let due = app::backend::provisioning::due(&self.db).await?;
         let managed = self.managed_namespaces().await?;
-        let mut keep: HashSet<Uuid> = due.running.iter().map(|(facts, _)| facts.booking_id).collect();
-        keep.extend(&due.ended);
-        let collected = self.collect(&managed, &keep).await?;
+        let collected = self.collect(&managed, &live_bookings(&due)).await?;
         let now = k8s_openapi::jiff::Timestamp::now().as_second();
         let stuck_after = i64::try_from(self.policy.stuck_after.as_secs()).unwrap_or(i64::MAX);
         let stuck: Vec<String> = managed

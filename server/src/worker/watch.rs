@@ -4,7 +4,6 @@
 //! everything it needs itself, and a failed or missing watch just means the
 //! timers do the waking.
 
-use super::manifests::MANAGED_BY;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, WatchParams};
@@ -19,7 +18,7 @@ const REWATCH: Duration = Duration::from_secs(5);
 /// `wakes` on every event.
 pub async fn namespaces(client: kube::Client, wakes: Vec<Arc<Notify>>) {
     let namespaces: Api<Namespace> = Api::all(client);
-    let params = WatchParams::default().labels(&format!("{}={}", MANAGED_BY.0, MANAGED_BY.1));
+    let params = WatchParams::default().labels(&super::manifests::managed_selector());
     loop {
         match namespaces.watch(&params, "0").await {
             Ok(stream) => {

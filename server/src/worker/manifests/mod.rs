@@ -26,6 +26,16 @@ pub const FIELD_MANAGER: &str = "berth";
 /// Label marking everything Berth manages.
 pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "berth");
 pub const BOOKING_LABEL: &str = "berth.io/booking";
+
+/// The label selector of everything Berth manages.
+pub fn managed_selector() -> String {
+    format!("{}={}", MANAGED_BY.0, MANAGED_BY.1)
+}
+
+/// Whether an object carries Berth's managed-by label.
+pub fn is_managed(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> bool {
+    meta.labels.as_ref().and_then(|l| l.get(MANAGED_BY.0)).is_some_and(|v| v == MANAGED_BY.1)
+}
 pub const TENANT_LABEL: &str = "berth.io/tenant";
 /// Annotation with the booking's id: a namespace is only ever Berth's when
 /// label *and* annotation say so, never by its name alone.
