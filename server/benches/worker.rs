@@ -50,6 +50,8 @@ impl Bench {
             price_per_unit_hour: 0.0,
             images: vec!["quay.io/jupyter/pytorch-notebook:cuda12-latest".into()],
             tenants: vec![],
+            node_selector: Default::default(),
+            tolerations: vec![],
             kinds: vec![KindSpec {
                 kind: KIND.into(),
                 capacity: 5000,

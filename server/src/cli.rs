@@ -229,9 +229,28 @@ pub struct ClusterArgs {
     pub gpu_node_selector: (String, String),
     #[arg(long, env = "BERTH_PAUSE_IMAGE", default_value = "registry.k8s.io/pause:3.10")]
     pub pause_image: String,
+    /// Extended resources set to 0 in every session's quota unless booked,
+    /// besides every kind any pool offers; comma-separated.
+    #[arg(
+        long,
+        env = "BERTH_DENY_RESOURCES",
+        value_delimiter = ',',
+        default_value = "nvidia.com/gpu,amd.com/gpu,nvidia.com/gpu.shared",
+        value_parser = parse_resource_name
+    )]
+    pub deny_resources: Vec<String>,
     /// Keep audit events (booking state changes) this many days.
     #[arg(long, env = "BERTH_AUDIT_RETENTION_DAYS", default_value_t = 400, value_parser = clap::value_parser!(i32).range(1..))]
     pub audit_retention_days: i32,
+}
+
+/// An extended resource name such as `nvidia.com/gpu` (a quota key follows from it).
+fn parse_resource_name(text: &str) -> Result<String, String> {
+    if text.contains('/') && app::rules::pool_spec::is_label_key(text) {
+        Ok(text.to_string())
+    } else {
+        Err(format!("`{text}` is not an extended resource name such as nvidia.com/gpu"))
+    }
 }
 
 /// `key=value`, as in a label selector.
@@ -270,6 +289,7 @@ impl ClusterArgs {
             model_cache_gib: self.model_cache_gib,
             expose: self.expose,
             berth_namespace: self.berth_namespace.clone(),
+            deny_resources: self.deny_resources.clone(),
             image_cache: self.image_cache.then(|| ImageCache {
                 images: self.cache_images.clone(),
                 node_selector: [self.gpu_node_selector.clone()].into_iter().collect(),

@@ -3,7 +3,7 @@
 //! (2 replicas each).
 
 use app::backend::{pools, users, ServiceError};
-use app::model::{KindSpec, NewPool, Principal, Role, TenantRef};
+use app::model::{KindSpec, NewPool, Principal, Role, TenantRef, Toleration};
 use sqlx::PgPool;
 use uuid::Uuid;
 
@@ -22,6 +22,14 @@ fn demo_pool() -> NewPool {
         price_per_unit_hour: 2.5,
         images: vec!["quay.io/jupyter/pytorch-notebook:cuda12-latest".into(), "codercom/code-server:latest".into()],
         tenants: vec![],
+        // The GPU Operator's product label, and the taint GPU nodes commonly carry.
+        node_selector: [("nvidia.com/gpu.product".to_string(), "NVIDIA-H100-NVL".to_string())].into(),
+        tolerations: vec![Toleration {
+            key: Some("nvidia.com/gpu".into()),
+            operator: Some("Exists".into()),
+            effect: Some("NoSchedule".into()),
+            ..Toleration::default()
+        }],
         kinds: vec![
             KindSpec {
                 kind: "nvidia.com/gpu".into(),

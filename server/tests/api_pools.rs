@@ -75,6 +75,42 @@ async fn invalid_pools_are_refused_naming_the_field() {
         ),
         (json!({"name": "x", "tenants": ["nobody"], "kinds": [{"kind": GPU, "capacity": 1}]}), "tenants[0]"),
         (json!({"name": "x", "kinds": [{"kind": GPU, "capacity": 1, "colour": "red"}]}), "kinds[0].colour"),
+        (
+            json!({"name": "x", "node_selector": {"pool,a": "b"}, "kinds": [{"kind": GPU, "capacity": 1}]}),
+            "node_selector.pool,a",
+        ),
+        (
+            json!({"name": "x", "node_selector": {"pool": "a=b"}, "kinds": [{"kind": GPU, "capacity": 1}]}),
+            "node_selector.pool",
+        ),
+        (
+            json!({"name": "x", "node_selector": {"pool": 1}, "kinds": [{"kind": GPU, "capacity": 1}]}),
+            "node_selector.pool",
+        ),
+        (
+            json!({"name": "x", "tolerations": [{"key": "k", "operator": "Near"}], "kinds": [{"kind": GPU, "capacity": 1}]}),
+            "tolerations[0].operator",
+        ),
+        (
+            json!({"name": "x", "tolerations": [{"operator": "Equal", "value": "v"}], "kinds": [{"kind": GPU, "capacity": 1}]}),
+            "tolerations[0].key",
+        ),
+        (
+            json!({"name": "x", "tolerations": [{"key": "k", "operator": "Exists", "value": "v"}], "kinds": [{"kind": GPU, "capacity": 1}]}),
+            "tolerations[0].value",
+        ),
+        (
+            json!({"name": "x", "tolerations": [{"key": "k", "effect": "Sometimes"}], "kinds": [{"kind": GPU, "capacity": 1}]}),
+            "tolerations[0].effect",
+        ),
+        (
+            json!({"name": "x", "tolerations": [{"key": "k", "effect": "NoSchedule", "tolerationSeconds": 5}], "kinds": [{"kind": GPU, "capacity": 1}]}),
+            "tolerations[0].tolerationSeconds",
+        ),
+        (
+            json!({"name": "x", "tolerations": [{"key": "k", "colour": "red"}], "kinds": [{"kind": GPU, "capacity": 1}]}),
+            "tolerations[0].colour",
+        ),
     ];
     for (body, field) in cases {
         let (status, err) = f.call(Method::POST, "/api/v1/pools", Some(&f.admin), Some(body.clone())).await;
@@ -165,4 +201,32 @@ async fn availability_is_a_step_function_of_free_units() {
     assert_eq!((bad_from.0, bad_from.1["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("from")));
     let missing = f.call(Method::GET, &format!("/api/v1/pools/{}/availability", f.lab), Some(&f.bob), None).await;
     assert_eq!((missing.0, missing.1["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("kind")));
+}
+
+#[tokio::test]
+async fn a_pools_node_selector_and_tolerations_are_set_changed_and_shown() {
+    let f = Fixture::new().await;
+    let body = json!({
+        "name": "placed", "kinds": [{"kind": GPU, "capacity": 2}],
+        "node_selector": {"berth.io/pool": "placed", "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"},
+        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+                        {"key": "dedicated", "value": "ml", "effect": "NoExecute", "tolerationSeconds": 60}],
+    });
+    let (status, pool) = f.call(Method::POST, "/api/v1/pools", Some(&f.admin), Some(body)).await;
+    assert_eq!(status, StatusCode::CREATED, "{pool}");
+    assert_eq!(pool["node_selector"]["berth.io/pool"], "placed");
+    assert_eq!(
+        pool["tolerations"][1],
+        json!({"key": "dedicated", "value": "ml", "effect": "NoExecute", "tolerationSeconds": 60})
+    );
+    let path = format!("/api/v1/pools/{}", pool["id"].as_str().unwrap());
+    let patch = json!({"node_selector": {"berth.io/pool": "moved"}, "tolerations": []});
+    let (status, pool) = f.call(Method::PATCH, &path, Some(&f.admin), Some(patch)).await;
+    assert_eq!(status, StatusCode::OK, "{pool}");
+    assert_eq!(pool["node_selector"], json!({"berth.io/pool": "moved"}));
+    assert_eq!(pool["tolerations"], json!([]));
+    let (status, err) = f.call(Method::PATCH, &path, Some(&f.admin), Some(json!({"node_selector": {"": "x"}}))).await;
+    assert_eq!((status, err["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("node_selector.")));
+    let (_, pool) = f.call(Method::GET, &path, Some(&f.ada), None).await;
+    assert_eq!(pool["node_selector"], json!({"berth.io/pool": "moved"}), "a refused change leaves the pool as it was");
 }

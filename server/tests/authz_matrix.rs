@@ -113,6 +113,8 @@ fn big_pool(name: &str, requires_approval: bool) -> NewPool {
         price_per_unit_hour: 0.0,
         images: vec![],
         tenants: vec![],
+        node_selector: Default::default(),
+        tolerations: vec![],
         kinds: vec![KindSpec {
             kind: MIG.into(),
             capacity: 1000,

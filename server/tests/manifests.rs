@@ -20,7 +20,20 @@ fn session() -> Session {
             memory_mib_per_unit: 32768,
             storage_gib_per_unit: 50,
         },
-        other_kinds: vec!["nvidia.com/gpu".into()],
+        other_kinds: vec!["nvidia.com/gpu".into(), "nvidia.com/mig-3g.48gb".into()],
+        placement: app::model::Placement {
+            node_selector: [
+                ("nvidia.com/gpu.product".to_string(), "NVIDIA-H100-NVL".to_string()),
+                ("berth.io/pool".to_string(), "lab".to_string()),
+            ]
+            .into(),
+            tolerations: vec![app::model::Toleration {
+                key: Some("nvidia.com/gpu".into()),
+                operator: Some("Exists".into()),
+                effect: Some("NoSchedule".into()),
+                ..Default::default()
+            }],
+        },
     }
 }
 
@@ -41,6 +54,7 @@ fn cluster() -> Cluster {
         expose: Expose::Ingress,
         image_cache: None,
         berth_namespace: "berth".into(),
+        deny_resources: vec!["nvidia.com/gpu".into(), "amd.com/gpu".into(), "nvidia.com/gpu.shared".into()],
     }
 }
 
@@ -71,7 +85,7 @@ fn to_value<T: serde::Serialize>(object: T) -> Value {
 }
 
 #[test]
-fn namespace_is_labelled_annotated_and_under_pod_security() {
+fn namespace_is_labelled_annotated_with_host_kind_and_placement_and_under_pod_security() {
     let mut expected_labels = labels();
     for (key, value) in [
         ("enforce", "baseline"),
@@ -84,34 +98,58 @@ fn namespace_is_labelled_annotated_and_under_pod_security() {
         expected_labels[format!("pod-security.kubernetes.io/{key}")] = json!(value);
     }
     assert_eq!(
-        to_value(manifests::namespace(&session())),
+        to_value(manifests::namespace(&session(), &cluster())),
         json!({
             "apiVersion": "v1", "kind": "Namespace",
             "metadata": {
                 "name": NS, "labels": expected_labels,
-                "annotations": { "berth.io/booking-id": "0f0e0d0c-0b0a-4908-8706-050403020100" },
+                "annotations": {
+                    "berth.io/booking-id": "0f0e0d0c-0b0a-4908-8706-050403020100",
+                    "berth.io/host": "berth-team-a-0f0e0d0c.gpu.example.org",
+                    "berth.io/gpu-kind": "nvidia.com/mig-1g.24gb",
+                    "berth.io/node-selector.0": "berth.io/pool=lab",
+                    "berth.io/node-selector.1": "nvidia.com/gpu.product=NVIDIA-H100-NVL",
+                    "openshift.io/node-selector": "berth.io/pool=lab,nvidia.com/gpu.product=NVIDIA-H100-NVL",
+                    "scheduler.alpha.kubernetes.io/node-selector": "berth.io/pool=lab,nvidia.com/gpu.product=NVIDIA-H100-NVL",
+                },
             },
         })
+    );
+    let mut anywhere = session();
+    anywhere.placement = Default::default();
+    let annotations = to_value(manifests::namespace(&anywhere, &cluster()))["metadata"]["annotations"].clone();
+    assert_eq!(
+        annotations.as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["berth.io/booking-id", "berth.io/gpu-kind", "berth.io/host"],
+        "without a selector, OpenShift's cluster default stays in force"
     );
 }
 
 #[test]
-fn quota_grants_the_booked_units_times_replicas_and_zero_of_other_kinds() {
+fn quota_grants_the_booked_units_times_replicas_and_zero_of_every_other_kind_and_denied_resource() {
     assert_eq!(
-        to_value(manifests::resource_quota(&session())),
+        to_value(manifests::resource_quota(&session(), &cluster())),
         json!({
             "apiVersion": "v1", "kind": "ResourceQuota", "metadata": meta("berth-session"),
             "spec": { "hard": {
                 "requests.nvidia.com/mig-1g.24gb": "4",
-                "requests.nvidia.com/gpu": "0",
+                "requests.nvidia.com/gpu": "0", "requests.nvidia.com/mig-3g.48gb": "0",
+                "requests.amd.com/gpu": "0", "requests.nvidia.com/gpu.shared": "0",
                 "requests.cpu": "8", "limits.cpu": "8",
                 "requests.memory": "64Gi", "limits.memory": "64Gi",
                 "requests.ephemeral-storage": "100Gi", "limits.ephemeral-storage": "100Gi", "requests.storage": "100Gi",
                 "pods": "20", "services": "5", "services.loadbalancers": "0", "services.nodeports": "0",
                 "persistentvolumeclaims": "4", "secrets": "20", "configmaps": "20", "replicationcontrollers": "0",
+                "count/ingresses.networking.k8s.io": "5", "count/routes.route.openshift.io": "5",
             } },
         })
     );
+    let mut whole = session();
+    whole.kind.kind = "nvidia.com/gpu".into();
+    whole.other_kinds = vec!["nvidia.com/mig-1g.24gb".into()];
+    let hard = to_value(manifests::resource_quota(&whole, &cluster()))["spec"]["hard"].clone();
+    assert_eq!(hard["requests.nvidia.com/gpu"], "4", "the booked kind is never zeroed, even when denied by default");
+    assert_eq!(hard["requests.nvidia.com/mig-1g.24gb"], "0");
 }
 
 #[test]
@@ -130,13 +168,13 @@ fn limit_range_defaults_fit_a_bare_pod_inside_the_quota() {
 }
 
 #[test]
-fn the_user_administers_the_namespace_and_reads_its_quota() {
+fn the_user_works_in_the_namespace_through_berths_session_role_and_reads_its_quota() {
     let user = json!([{ "apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "ada@example.test" }]);
     assert_eq!(
-        to_value(manifests::admin_binding(&session())),
+        to_value(manifests::session_user_binding(&session())),
         json!({
-            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": meta("berth-session-admin"),
-            "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "admin" },
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": meta("berth-session-user"),
+            "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "berth-session-user" },
             "subjects": user,
         })
     );
@@ -267,10 +305,19 @@ fn the_workspace_holds_one_unit_when_interactive_and_none_for_inference() {
                             { "name": "home", "persistentVolumeClaim": { "claimName": "berth-home" } },
                             { "name": "model-cache", "persistentVolumeClaim": { "claimName": "berth-model-cache" } },
                         ],
+                        "nodeSelector": { "berth.io/pool": "lab", "nvidia.com/gpu.product": "NVIDIA-H100-NVL" },
+                        "tolerations": [{ "key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule" }],
                     },
                 },
             },
         })
+    );
+    let mut anywhere = session();
+    anywhere.placement = Default::default();
+    let pod = to_value(manifests::deployment(&anywhere))["spec"]["template"]["spec"].clone();
+    assert!(
+        pod.get("nodeSelector").is_none() && pod.get("tolerations").is_none(),
+        "a pool without placement adds none"
     );
     let mut inference = session();
     inference.interactive = false;

@@ -7,7 +7,7 @@ use common::{slot, Fixture, MIG};
 use server::cli::{render_manifests, Cli, Command};
 
 #[tokio::test]
-async fn a_booking_renders_as_fifteen_documents_with_its_quota_and_no_secret() {
+async fn a_booking_renders_as_fifteen_documents_with_its_role_quota_placement_and_no_secret() {
     let f = Fixture::new().await;
     let (status, booking) = f.book(&f.ada, MIG, 2, slot(8), slot(12)).await;
     assert_eq!(status, 201);
@@ -28,9 +28,19 @@ async fn a_booking_renders_as_fifteen_documents_with_its_quota_and_no_secret() {
     assert_eq!(documents[0]["metadata"]["name"], namespace.as_str());
     let quota = documents.iter().find(|d| d["kind"] == "ResourceQuota").unwrap();
     assert_eq!(quota["spec"]["hard"]["requests.nvidia.com/mig-1g.24gb"], "4", "2 slices × 2 time-slice replicas");
-    assert_eq!(quota["spec"]["hard"]["requests.nvidia.com/gpu"], "0");
-    let binding = documents.iter().find(|d| d["metadata"]["name"] == "berth-session-admin").unwrap();
+    for denied in ["nvidia.com/gpu", "amd.com/gpu", "nvidia.com/gpu.shared"] {
+        assert_eq!(quota["spec"]["hard"][format!("requests.{denied}")], "0", "{denied}");
+    }
+    let binding = documents.iter().find(|d| d["kind"] == "RoleBinding").unwrap();
+    assert_eq!(binding["roleRef"]["name"], "berth-session-user", "Berth's own role, not the built-in admin");
     assert_eq!(binding["subjects"][0]["name"], "ada@a.test");
+    assert!(!yaml.contains("\"admin\""), "nothing binds the built-in admin role");
+    let selector = serde_json::json!({ "nvidia.com/gpu.product": "NVIDIA-H100-NVL" });
+    assert_eq!(
+        documents[0]["metadata"]["annotations"]["berth.io/node-selector.0"],
+        "nvidia.com/gpu.product=NVIDIA-H100-NVL"
+    );
+    assert_eq!(documents[0]["metadata"]["annotations"]["berth.io/gpu-kind"], MIG);
     let secret = documents.iter().find(|d| d["kind"] == "Secret").unwrap();
     assert_eq!(secret["stringData"]["token"], "<generated when the session starts>");
     let deployment = documents.iter().find(|d| d["kind"] == "Deployment").unwrap();
@@ -38,6 +48,8 @@ async fn a_booking_renders_as_fifteen_documents_with_its_quota_and_no_secret() {
         deployment["spec"]["template"]["spec"]["containers"][0]["image"],
         "quay.io/jupyter/pytorch-notebook:cuda12-latest"
     );
+    assert_eq!(deployment["spec"]["template"]["spec"]["nodeSelector"], selector, "the pool's placement");
+    assert_eq!(deployment["spec"]["template"]["spec"]["tolerations"][0]["key"], "nvidia.com/gpu");
 
     let missing = render_manifests(&f.db, uuid::Uuid::new_v4(), &cluster.cluster()).await.unwrap_err();
     assert_eq!(missing.to_string(), "booking not found");

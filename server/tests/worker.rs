@@ -548,3 +548,83 @@ async fn switching_the_image_cache_off_deletes_berths_daemon_set_and_nothing_els
     assert!(!w.worker.remove_disabled_image_cache().await.unwrap());
     assert!(daemon_sets.get_opt("berth-image-cache").await.unwrap().is_some());
 }
+
+#[tokio::test]
+async fn a_session_gets_none_of_another_pools_kinds_and_runs_only_on_its_own_pools_nodes() {
+    let w = world().await;
+    // Pool B: bigger MIG slices on other nodes, open to every tenant.
+    let pool_b = serde_json::json!({
+        "name": "lab-b", "kinds": [{ "kind": "nvidia.com/mig-3g.48gb", "capacity": 2 }],
+        "node_selector": { "berth.io/pool": "b" },
+        "tolerations": [{ "key": "dedicated", "operator": "Equal", "value": "b", "effect": "NoSchedule" }],
+    });
+    let (status, pool_b) = w.f.call(axum::http::Method::POST, "/api/v1/pools", Some(&w.f.admin), Some(pool_b)).await;
+    assert_eq!(status, 201, "{pool_b}");
+    let in_a = w.open_booking().await;
+    let body = serde_json::json!({
+        "pool_id": pool_b["id"], "kind": "nvidia.com/mig-3g.48gb", "quantity": 1,
+        "start": slot(-1), "end": slot(4), "mode": "interactive",
+    });
+    let (status, booked) = w.f.call(axum::http::Method::POST, "/api/v1/bookings", Some(&w.f.bob), Some(body)).await;
+    assert_eq!(status, 201, "{booked}");
+    let in_b: uuid::Uuid = booked["id"].as_str().unwrap().parse().unwrap();
+    let report = w.worker.pass().await.unwrap();
+    assert!(report.errors.is_empty(), "{report:?}");
+
+    let ns_b = format!("berth-team-b-{}", &in_b.simple().to_string()[..8]);
+    for (ns, booked, zero, selector) in [
+        (
+            World::namespace(in_a),
+            MIG,
+            ["nvidia.com/mig-3g.48gb", "nvidia.com/gpu"],
+            ("nvidia.com/gpu.product", "NVIDIA-H100-NVL"),
+        ),
+        (ns_b.clone(), "nvidia.com/mig-3g.48gb", [MIG, "nvidia.com/gpu"], ("berth.io/pool", "b")),
+    ] {
+        let quotas: Api<ResourceQuota> = Api::namespaced(w.worker.client.clone(), &ns);
+        let hard = quotas.get("berth-session").await.unwrap().spec.unwrap().hard.unwrap();
+        assert_ne!(hard[&format!("requests.{booked}")].0, "0", "{ns} has its booked kind");
+        for kind in zero.iter().chain(&["amd.com/gpu", "nvidia.com/gpu.shared"]) {
+            assert_eq!(hard[&format!("requests.{kind}")].0, "0", "{ns}: no {kind}");
+        }
+        let deployments: Api<Deployment> = Api::namespaced(w.worker.client.clone(), &ns);
+        let pod = deployments.get("workspace").await.unwrap().spec.unwrap().template.spec.unwrap();
+        let wanted = [(selector.0.to_string(), selector.1.to_string())].into();
+        assert_eq!(pod.node_selector, Some(wanted), "{ns} runs on its own pool's nodes");
+        let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(w.worker.client.clone());
+        let annotations = namespaces.get(&ns).await.unwrap().metadata.annotations.unwrap();
+        let pair = format!("{}={}", selector.0, selector.1);
+        assert_eq!(annotations["berth.io/node-selector.0"], pair);
+        assert_eq!(annotations["scheduler.alpha.kubernetes.io/node-selector"], pair);
+        assert_eq!(annotations["openshift.io/node-selector"], pair);
+        assert_eq!(annotations["berth.io/gpu-kind"], booked);
+    }
+    let deployments: Api<Deployment> = Api::namespaced(w.worker.client.clone(), &ns_b);
+    let pod = deployments.get("workspace").await.unwrap().spec.unwrap().template.spec.unwrap();
+    assert_eq!(pod.tolerations.unwrap()[0].key.as_deref(), Some("dedicated"), "pool B's tolerations");
+}
+
+#[tokio::test]
+async fn the_admin_binding_of_an_earlier_version_is_deleted_by_the_next_repair() {
+    let w = world().await;
+    let id = w.open_booking().await;
+    w.worker.pass().await.unwrap();
+    w.workspace_becomes_ready(id).await;
+    w.worker.pass().await.unwrap();
+    assert_eq!(w.state(id).await, "active");
+    let bindings: Api<k8s_openapi::api::rbac::v1::RoleBinding> =
+        Api::namespaced(w.worker.client.clone(), &World::namespace(id));
+    let old = serde_json::json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+        "metadata": { "name": "berth-session-admin", "labels": { "app.kubernetes.io/managed-by": "berth" } },
+        "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "admin" },
+        "subjects": [{ "apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "ada@a.test" }],
+    });
+    bindings.create(&Default::default(), &serde_json::from_value(old).unwrap()).await.unwrap();
+    w.worker.repair_pass().await.unwrap();
+    assert!(bindings.get_opt("berth-session-admin").await.unwrap().is_none(), "the admin binding is gone");
+    assert!(bindings.get_opt("berth-session-user").await.unwrap().is_some());
+    let before = w.fake.writes();
+    w.worker.repair_pass().await.unwrap();
+    assert_eq!(w.fake.writes(), before, "converged again");
+}

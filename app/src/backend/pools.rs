@@ -3,7 +3,7 @@
 
 use super::bookings::admission::{live_usages, lock_kind};
 use super::error::{ServiceError, ServiceResult};
-use crate::model::{KindSpec, NewPool, Pool, PoolKind, PoolPatch, PoolRules, Principal, Window};
+use crate::model::{KindSpec, NewPool, Placement, Pool, PoolKind, PoolPatch, PoolRules, Principal, Toleration, Window};
 use crate::rules::capacity::{free_steps, Step};
 use crate::rules::window::check_in_range;
 use crate::rules::{pool_spec, FieldError};
@@ -23,6 +23,8 @@ struct PoolRow {
     price_per_unit_hour: f64,
     images: Vec<String>,
     tenants: Vec<String>,
+    node_selector: sqlx::types::Json<std::collections::BTreeMap<String, String>>,
+    tolerations: sqlx::types::Json<Vec<Toleration>>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -52,6 +54,7 @@ async fn load(conn: &mut PgConnection, reader: &Principal, only: Option<Uuid>) -
     let sql = format!(
         "SELECT p.id, p.name, p.description, p.gpu_model, p.requires_approval, p.granularity_minutes,
                 p.max_booking_minutes, p.horizon_days, p.min_notice_minutes, p.price_per_unit_hour, p.images,
+                p.node_selector, p.tolerations,
                 ARRAY(SELECT t.slug FROM pool_tenant pt JOIN tenant t ON t.id = pt.tenant_id
                       WHERE pt.pool_id = p.id ORDER BY t.slug) AS tenants
          FROM pool p
@@ -90,6 +93,7 @@ async fn load(conn: &mut PgConnection, reader: &Principal, only: Option<Uuid>) -
             price_per_unit_hour: p.price_per_unit_hour,
             images: p.images,
             tenants: p.tenants,
+            placement: Placement { node_selector: p.node_selector.0, tolerations: p.tolerations.0 },
         })
         .collect())
 }
@@ -174,12 +178,14 @@ pub async fn create(db: &PgPool, principal: &Principal, new: NewPool) -> Service
     pool_spec::validate_price(new.price_per_unit_hour)?;
     pool_spec::validate_images(&new.images)?;
     pool_spec::validate_kinds(&new.kinds, true)?;
+    pool_spec::validate_placement(&new.node_selector, &new.tolerations)?;
 
     let mut tx = db.begin().await?;
     let id: Uuid = sqlx::query_scalar(
         "INSERT INTO pool (name, description, gpu_model, requires_approval, granularity_minutes,
-                           max_booking_minutes, horizon_days, min_notice_minutes, price_per_unit_hour, images)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id",
+                           max_booking_minutes, horizon_days, min_notice_minutes, price_per_unit_hour, images,
+                           node_selector, tolerations)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id",
     )
     .bind(new.name.trim())
     .bind(&new.description)
@@ -191,6 +197,8 @@ pub async fn create(db: &PgPool, principal: &Principal, new: NewPool) -> Service
     .bind(rules.min_notice_minutes)
     .bind(new.price_per_unit_hour)
     .bind(&new.images)
+    .bind(sqlx::types::Json(&new.node_selector))
+    .bind(sqlx::types::Json(&new.tolerations))
     .fetch_one(&mut *tx)
     .await?;
     replace_tenants(&mut tx, id, &new.tenants).await?;
@@ -247,12 +255,17 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPat
     }
     let mut kinds = patch.kinds.clone().unwrap_or_default();
     pool_spec::validate_kinds(&kinds, false)?;
+    pool_spec::validate_placement(
+        patch.node_selector.as_ref().unwrap_or(&current.placement.node_selector),
+        patch.tolerations.as_ref().unwrap_or(&current.placement.tolerations),
+    )?;
 
     sqlx::query(
         "UPDATE pool SET name = coalesce($2, name), description = coalesce($3, description),
              gpu_model = coalesce($4, gpu_model), requires_approval = coalesce($5, requires_approval),
              granularity_minutes = $6, max_booking_minutes = $7, horizon_days = $8, min_notice_minutes = $9,
-             price_per_unit_hour = coalesce($10, price_per_unit_hour), images = coalesce($11, images)
+             price_per_unit_hour = coalesce($10, price_per_unit_hour), images = coalesce($11, images),
+             node_selector = coalesce($12, node_selector), tolerations = coalesce($13, tolerations)
          WHERE id = $1",
     )
     .bind(id)
@@ -266,6 +279,8 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPat
     .bind(rules.min_notice_minutes)
     .bind(patch.price_per_unit_hour)
     .bind(&patch.images)
+    .bind(patch.node_selector.as_ref().map(sqlx::types::Json))
+    .bind(patch.tolerations.as_ref().map(sqlx::types::Json))
     .execute(&mut *tx)
     .await?;
     if let Some(tenants) = &patch.tenants {

@@ -3,7 +3,7 @@
 //! kinds. System-level (the worker acts for nobody), so no principal.
 
 use super::error::{ServiceError, ServiceResult};
-use crate::model::{Mode, PoolKind, Principal};
+use crate::model::{Mode, Placement, PoolKind, Principal, Toleration};
 use sqlx::PgPool;
 use uuid::Uuid;
 
@@ -38,7 +38,10 @@ pub struct BookingFacts {
     /// Resolved at booking time (the pool's first image when none was asked).
     pub image: String,
     pub kind: PoolKind,
+    /// Every GPU kind any pool offers, but the booked one: the session gets none of them.
     pub other_kinds: Vec<String>,
+    /// Where the pool's sessions run.
+    pub placement: Placement,
 }
 
 #[derive(sqlx::FromRow)]
@@ -52,6 +55,8 @@ struct FactsRow {
     #[sqlx(flatten)]
     kind: PoolKind,
     other_kinds: Vec<String>,
+    node_selector: sqlx::types::Json<std::collections::BTreeMap<String, String>>,
+    tolerations: sqlx::types::Json<Vec<Toleration>>,
 }
 
 impl From<FactsRow> for BookingFacts {
@@ -65,6 +70,7 @@ impl From<FactsRow> for BookingFacts {
             image: row.image,
             kind: row.kind,
             other_kinds: row.other_kinds,
+            placement: Placement { node_selector: row.node_selector.0, tolerations: row.tolerations.0 },
         }
     }
 }
@@ -75,9 +81,12 @@ async fn facts_of(db: &PgPool, ids: &[Uuid]) -> ServiceResult<Vec<BookingFacts>>
         "SELECT b.id AS booking_id, t.slug AS tenant, u.email AS user_email, b.quantity, b.mode, b.image, k.kind,
                 k.capacity, k.replicas_per_unit, k.vram_gb_per_unit, k.cpu_millis_per_unit, k.memory_mib_per_unit,
                 k.storage_gib_per_unit,
-                ARRAY(SELECT o.kind FROM pool_kind o WHERE o.pool_id = b.pool_id AND o.kind <> b.kind ORDER BY o.kind)
-                    AS other_kinds
+                -- Every pool's kinds, not only this pool's: a session that booked a
+                -- MIG slice must not take whole GPUs another pool offers.
+                ARRAY(SELECT DISTINCT o.kind FROM pool_kind o WHERE o.kind <> b.kind ORDER BY o.kind) AS other_kinds,
+                p.node_selector, p.tolerations
          FROM booking b
+         JOIN pool p ON p.id = b.pool_id
          JOIN tenant t ON t.id = b.tenant_id
          JOIN app_user u ON u.id = b.user_id
          JOIN pool_kind k ON k.pool_id = b.pool_id AND k.kind = b.kind

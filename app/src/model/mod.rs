@@ -14,6 +14,6 @@ pub use calendar::{
     short_kind, BookOutcome, BookingForm, CalendarData, Cell, Day, KindLane, PoolChoice, Slot, Suggestion,
 };
 pub use planning::{ActionNotice, BookingCard, ClusterMode, EndOption, FoundSlots, MyBookings};
-pub use pool::{KindSpec, NewPool, Pool, PoolKind, PoolPatch, PoolRules};
+pub use pool::{KindSpec, NewPool, Placement, Pool, PoolKind, PoolPatch, PoolRules, Toleration};
 pub use principal::{Principal, Role, TenantRef};
 pub use session::{SessionStatus, SessionStep, StepState};

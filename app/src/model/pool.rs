@@ -1,5 +1,35 @@
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use uuid::Uuid;
+
+/// A Kubernetes toleration, as the pool's session pods carry it (the
+/// Kubernetes field names, so an admin can paste one from a node's taints).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Toleration {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// `Equal` (the default) or `Exists`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operator: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    /// `NoSchedule`, `PreferNoSchedule` or `NoExecute`; none tolerates every effect.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effect: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub toleration_seconds: Option<i64>,
+}
+
+/// Where a pool's sessions run: every pod of its sessions carries the node
+/// selector (the cluster refuses pods without it) and the tolerations.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Placement {
+    #[serde(default)]
+    pub node_selector: BTreeMap<String, String>,
+    #[serde(default)]
+    pub tolerations: Vec<Toleration>,
+}
 
 /// The timing rules a booking window must satisfy in one pool.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -50,6 +80,8 @@ pub struct Pool {
     /// Tenant slugs that may book this pool; empty means every tenant.
     pub tenants: Vec<String>,
     pub kinds: Vec<PoolKind>,
+    #[serde(flatten)]
+    pub placement: Placement,
 }
 
 impl Pool {
@@ -130,6 +162,10 @@ pub struct NewPool {
     #[serde(default)]
     pub tenants: Vec<String>,
     pub kinds: Vec<KindSpec>,
+    #[serde(default)]
+    pub node_selector: BTreeMap<String, String>,
+    #[serde(default)]
+    pub tolerations: Vec<Toleration>,
 }
 
 /// `PATCH /pools/{id}`: only what is present changes. `kinds` adds new kinds
@@ -149,4 +185,8 @@ pub struct PoolPatch {
     pub images: Option<Vec<String>>,
     pub tenants: Option<Vec<String>>,
     pub kinds: Option<Vec<KindSpec>>,
+    /// Replaces the selector (`{}` removes it).
+    pub node_selector: Option<BTreeMap<String, String>>,
+    /// Replaces the list.
+    pub tolerations: Option<Vec<Toleration>>,
 }

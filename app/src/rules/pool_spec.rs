@@ -98,3 +98,99 @@ pub fn validate_kinds(kinds: &[KindSpec], require_some: bool) -> Result<(), Fiel
     }
     Ok(())
 }
+
+/// A label name: 1–63 characters, alphanumeric at both ends, `-_.` inside.
+fn is_label_name(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= 63
+        && bytes[0].is_ascii_alphanumeric()
+        && bytes[bytes.len() - 1].is_ascii_alphanumeric()
+        && bytes.iter().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(b))
+}
+
+/// A DNS subdomain (the optional prefix of a label key): lower-case labels joined by dots.
+fn is_dns_subdomain(prefix: &str) -> bool {
+    prefix.len() <= 253
+        && prefix.split('.').all(|part| {
+            let b = part.as_bytes();
+            !b.is_empty()
+                && b.len() <= 63
+                && b[0].is_ascii_alphanumeric()
+                && b[b.len() - 1].is_ascii_alphanumeric()
+                && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        })
+}
+
+/// A Kubernetes label key: `[prefix/]name`. Keys and values never contain
+/// `,` or `=`, which is what lets the namespace carry the selector as
+/// `key=value` text that admission policies can compare exactly.
+pub fn is_label_key(key: &str) -> bool {
+    match key.split_once('/') {
+        Some((prefix, name)) => is_dns_subdomain(prefix) && is_label_name(name),
+        None => is_label_name(key),
+    }
+}
+
+pub fn is_label_value(value: &str) -> bool {
+    value.is_empty() || is_label_name(value)
+}
+
+const MAX_PLACEMENT_ENTRIES: usize = 20;
+
+/// The pool's node selector and tolerations, as Kubernetes would accept them.
+pub fn validate_placement(
+    node_selector: &std::collections::BTreeMap<String, String>,
+    tolerations: &[crate::model::Toleration],
+) -> Result<(), FieldError> {
+    if node_selector.len() > MAX_PLACEMENT_ENTRIES {
+        return Err(FieldError::new("node_selector", format!("may hold at most {MAX_PLACEMENT_ENTRIES} labels")));
+    }
+    for (key, value) in node_selector {
+        if !is_label_key(key) {
+            return Err(FieldError::new(
+                format!("node_selector.{key}"),
+                "must be a label key: [prefix/]name, name 1-63 letters, digits, '-', '_' or '.'",
+            ));
+        }
+        if !is_label_value(value) {
+            return Err(FieldError::new(
+                format!("node_selector.{key}"),
+                "the value must be a label value: up to 63 letters, digits, '-', '_' or '.'",
+            ));
+        }
+    }
+    if tolerations.len() > MAX_PLACEMENT_ENTRIES {
+        return Err(FieldError::new("tolerations", format!("may hold at most {MAX_PLACEMENT_ENTRIES} tolerations")));
+    }
+    for (i, toleration) in tolerations.iter().enumerate() {
+        let field = |name: &str| format!("tolerations[{i}].{name}");
+        let key = toleration.key.as_deref().unwrap_or_default();
+        let exists = match toleration.operator.as_deref().unwrap_or("Equal") {
+            "Exists" => true,
+            "Equal" => false,
+            _ => return Err(FieldError::new(field("operator"), "must be Equal or Exists")),
+        };
+        if !key.is_empty() && !is_label_key(key) {
+            return Err(FieldError::new(field("key"), "must be a label key"));
+        }
+        if key.is_empty() && !exists {
+            return Err(FieldError::new(field("key"), "is required unless operator is Exists"));
+        }
+        let value = toleration.value.as_deref().unwrap_or_default();
+        if exists && !value.is_empty() {
+            return Err(FieldError::new(field("value"), "must be empty when operator is Exists"));
+        }
+        if !is_label_value(value) {
+            return Err(FieldError::new(field("value"), "must be a label value"));
+        }
+        let effect = toleration.effect.as_deref().unwrap_or_default();
+        if !["", "NoSchedule", "PreferNoSchedule", "NoExecute"].contains(&effect) {
+            return Err(FieldError::new(field("effect"), "must be NoSchedule, PreferNoSchedule or NoExecute"));
+        }
+        if toleration.toleration_seconds.is_some() && effect != "NoExecute" {
+            return Err(FieldError::new(field("tolerationSeconds"), "only applies to the NoExecute effect"));
+        }
+    }
+    Ok(())
+}

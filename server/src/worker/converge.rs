@@ -10,6 +10,7 @@ use app::backend::provisioning;
 use app::model::{SessionStep, StepState};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::api::rbac::v1::RoleBinding;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use serde_json::Value;
 
@@ -204,6 +205,9 @@ impl Reconciler {
                 }
             }
         }
+        if let Some(snapshot) = snapshot {
+            self.retire(session, snapshot).await;
+        }
         // The snapshot tells readiness unless the workspace was (re)written just now.
         let workspace = objects.iter().find(|o| o["kind"] == "Deployment");
         let ready = match workspace.zip(snapshot).and_then(|(d, snapshot)| snapshot.get(d)) {
@@ -216,6 +220,25 @@ impl Reconciler {
             (6, "waiting for the workspace to report ready".to_string())
         });
         Converged { steps: steps_with(states, waiting), progress: Progress::Applied { ready }, applied }
+    }
+
+    /// Deletes the `admin` binding of sessions started by earlier versions
+    /// (seen in the snapshot, so a converged pass costs no request for it).
+    async fn retire(&self, session: &Session, snapshot: &Snapshot) {
+        let namespace = session.namespace();
+        let retired = serde_json::json!({
+            "kind": "RoleBinding",
+            "metadata": { "namespace": namespace, "name": manifests::RETIRED_BINDING },
+        });
+        if snapshot.get(&retired).is_none() {
+            return;
+        }
+        let bindings: Api<RoleBinding> = Api::namespaced(self.client.clone(), &namespace);
+        let params = kube::api::DeleteParams::default();
+        let deleted = self.retrying(|| bindings.delete(manifests::RETIRED_BINDING, &params)).await;
+        if let Err(err) = deleted {
+            tracing::warn!(%namespace, error = %describe(&err), "could not delete the retired admin binding; next pass retries");
+        }
     }
 
     /// A ready replica of the workspace; an unreadable status counts as not yet.

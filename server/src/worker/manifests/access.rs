@@ -14,10 +14,19 @@ fn user_binding(session: &Session, name: &str, role_kind: &str, role: &str) -> R
     }))
 }
 
-/// The user is admin of their session's namespace (the built-in namespaced
-/// `admin` ClusterRole, bound by a RoleBinding, so nothing outside it).
-pub fn admin_binding(session: &Session) -> RoleBinding {
-    user_binding(session, "berth-session-admin", "ClusterRole", "admin")
+/// Berth's ClusterRole for session users (`deploy/rbac/berth-session-user.yaml`):
+/// workloads, exec, logs, services, storage and their own ingresses, but not
+/// the guard rails (network policies, quota, limits, RBAC, the namespace).
+pub const SESSION_USER_ROLE: &str = "berth-session-user";
+
+/// The binding earlier versions made to the built-in `admin` ClusterRole;
+/// the worker deletes it where it still exists (a roleRef cannot change).
+pub const RETIRED_BINDING: &str = "berth-session-admin";
+
+/// The user works inside their session's namespace only (a RoleBinding of
+/// the ClusterRole, so nothing outside it).
+pub fn session_user_binding(session: &Session) -> RoleBinding {
+    user_binding(session, SESSION_USER_ROLE, "ClusterRole", SESSION_USER_ROLE)
 }
 
 /// Reading the quota (and its usage) without being able to change it.

@@ -11,9 +11,12 @@ mod network;
 mod quota;
 mod workspace;
 
-pub use access::{access_secret, admin_binding, quota_reader_binding, quota_reader_role, ACCESS_SECRET};
+pub use access::{
+    access_secret, quota_reader_binding, quota_reader_role, session_user_binding, ACCESS_SECRET, RETIRED_BINDING,
+    SESSION_USER_ROLE,
+};
 pub use cache::{image_cache_daemon_set, IMAGE_CACHE};
-pub use namespace::namespace;
+pub use namespace::{namespace, GPU_KIND_ANNOTATION, HOST_ANNOTATION, NODE_SELECTOR_ANNOTATION};
 pub use network::{network_policies, proxy_config_map};
 pub use quota::{limit_range, resource_quota};
 pub use workspace::{deployment, host, ingress, persistent_volume_claims, route, service};
@@ -63,8 +66,10 @@ pub struct Session {
     pub image: String,
     /// The booked kind.
     pub kind: KindGrant,
-    /// The pool's other GPU kinds: hard-set to zero in the quota.
+    /// Every other GPU kind any pool offers: hard-set to zero in the quota.
     pub other_kinds: Vec<String>,
+    /// The pool's node selector and tolerations, on every pod of the session.
+    pub placement: app::model::Placement,
 }
 
 /// How this cluster is set up (from the worker's configuration).
@@ -86,7 +91,13 @@ pub struct Cluster {
     pub image_cache: Option<ImageCache>,
     /// Berth's own namespace, where the image cache lives.
     pub berth_namespace: String,
+    /// Extended resources no session gets unless it booked them, besides
+    /// every pool's kinds (`--deny-resources`).
+    pub deny_resources: Vec<String>,
 }
+
+/// `--deny-resources` by default: whole, AMD and shared (time-sliced) GPUs.
+pub const DEFAULT_DENY_RESOURCES: [&str; 3] = ["nvidia.com/gpu", "amd.com/gpu", "nvidia.com/gpu.shared"];
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Expose {
@@ -121,6 +132,7 @@ impl Default for Cluster {
             expose: Expose::Ingress,
             image_cache: None,
             berth_namespace: "berth".into(),
+            deny_resources: DEFAULT_DENY_RESOURCES.map(String::from).to_vec(),
         }
     }
 }
@@ -176,6 +188,7 @@ impl Session {
                 storage_gib_per_unit: facts.kind.storage_gib_per_unit,
             },
             other_kinds: facts.other_kinds,
+            placement: facts.placement,
         }
     }
 }
@@ -235,10 +248,10 @@ pub fn all(session: &Session, cluster: &Cluster, access_token: &str) -> Vec<serd
         serde_json::to_value(object).expect("Kubernetes objects serialize")
     }
     let mut objects = vec![
-        value(namespace(session)),
-        value(resource_quota(session)),
+        value(namespace(session, cluster)),
+        value(resource_quota(session, cluster)),
         value(limit_range(session)),
-        value(admin_binding(session)),
+        value(session_user_binding(session)),
         value(quota_reader_role(session)),
         value(quota_reader_binding(session)),
     ];

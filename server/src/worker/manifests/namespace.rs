@@ -1,24 +1,49 @@
-use super::{typed, Session, BOOKING_ANNOTATION};
+use super::{host, typed, Cluster, Session, BOOKING_ANNOTATION};
 use k8s_openapi::api::core::v1::Namespace;
 use serde_json::json;
 
-/// The session's namespace: Berth's labels, the booking annotation, and Pod
-/// Security admission enforcing `baseline` (GPU workspace images need it)
-/// while warning and auditing against `restricted`.
-pub fn namespace(session: &Session) -> Namespace {
+/// The host the session may publish (itself and names under it); read by
+/// the hosts admission policy in `deploy/policies/`.
+pub const HOST_ANNOTATION: &str = "berth.io/host";
+/// The booked kind, the only extended resource the session's pods may ask for.
+pub const GPU_KIND_ANNOTATION: &str = "berth.io/gpu-kind";
+/// Prefix of one annotation per node-selector label, `berth.io/node-selector.<i>`
+/// = `key=value`: the placement policy checks each against the pod's
+/// `nodeSelector` (CEL has no string split, so the pairs come one by one).
+pub const NODE_SELECTOR_ANNOTATION: &str = "berth.io/node-selector";
+
+/// The session's namespace: Berth's labels; annotations with the booking,
+/// the host, the booked kind and the pool's node selector (the user cannot
+/// edit the namespace, so admission policies trust them); the selector also
+/// as OpenShift's project node selector and for the PodNodeSelector plugin;
+/// and Pod Security admission enforcing `baseline` (GPU workspace images
+/// need it) while warning and auditing against `restricted`.
+pub fn namespace(session: &Session, cluster: &Cluster) -> Namespace {
     let mut labels = session.labels();
     for mode in ["enforce", "warn", "audit"] {
         let level = if mode == "enforce" { "baseline" } else { "restricted" };
         labels.insert(format!("pod-security.kubernetes.io/{mode}"), level.to_string());
         labels.insert(format!("pod-security.kubernetes.io/{mode}-version"), "latest".to_string());
     }
+    let mut annotations = json!({
+        BOOKING_ANNOTATION: session.booking_id.to_string(),
+        HOST_ANNOTATION: host(session, cluster),
+        GPU_KIND_ANNOTATION: session.kind.kind,
+    });
+    let selector = &session.placement.node_selector;
+    let pairs: Vec<String> = selector.iter().map(|(key, value)| format!("{key}={value}")).collect();
+    for (i, pair) in pairs.iter().enumerate() {
+        annotations[format!("{NODE_SELECTOR_ANNOTATION}.{i}")] = json!(pair);
+    }
+    // Without a selector, leave OpenShift's cluster-wide default in force.
+    if !pairs.is_empty() {
+        for key in ["openshift.io/node-selector", "scheduler.alpha.kubernetes.io/node-selector"] {
+            annotations[key] = json!(pairs.join(","));
+        }
+    }
     typed(json!({
         "apiVersion": "v1",
         "kind": "Namespace",
-        "metadata": {
-            "name": session.namespace(),
-            "labels": labels,
-            "annotations": { BOOKING_ANNOTATION: session.booking_id.to_string() },
-        },
+        "metadata": { "name": session.namespace(), "labels": labels, "annotations": annotations },
     }))
 }

@@ -1,11 +1,13 @@
-use super::{cpu, memory, meta, typed, Session};
+use super::{cpu, memory, meta, typed, Cluster, Session};
 use k8s_openapi::api::core::v1::{LimitRange, ResourceQuota};
 use serde_json::json;
 use std::collections::BTreeMap;
 
 /// Object counts a session may hold; generous for notebooks, closed for
 /// anything that would expose the namespace outside the cluster.
-const OBJECT_COUNTS: [(&str, &str); 8] = [
+/// Ingresses and Routes are capped too: each may only publish the session's
+/// own host (admission policy), but every one costs the ingress controller.
+const OBJECT_COUNTS: [(&str, &str); 10] = [
     ("pods", "20"),
     ("services", "5"),
     ("services.loadbalancers", "0"),
@@ -14,13 +16,16 @@ const OBJECT_COUNTS: [(&str, &str); 8] = [
     ("secrets", "20"),
     ("configmaps", "20"),
     ("replicationcontrollers", "0"),
+    ("count/ingresses.networking.k8s.io", "5"),
+    ("count/routes.route.openshift.io", "5"),
 ];
 
 /// The quota: the booked units × time-slice replicas of the booked kind,
-/// zero of every other GPU kind of the pool, and CPU, memory, ephemeral and
-/// persistent storage as the pool grants per unit. Extended resources only
-/// take `requests.` quotas (they cannot be overcommitted).
-pub fn resource_quota(session: &Session) -> ResourceQuota {
+/// zero of every other GPU kind any pool offers and of `--deny-resources`,
+/// and CPU, memory, ephemeral and persistent storage as the pool grants per
+/// unit. Extended resources only take `requests.` quotas (they cannot be
+/// overcommitted).
+pub fn resource_quota(session: &Session, cluster: &Cluster) -> ResourceQuota {
     let q = i64::from(session.quantity);
     let grant = &session.kind;
     let cpu = cpu(q * i64::from(grant.cpu_millis_per_unit));
@@ -28,7 +33,7 @@ pub fn resource_quota(session: &Session) -> ResourceQuota {
     let storage = format!("{}Gi", q * i64::from(grant.storage_gib_per_unit));
     let mut hard: BTreeMap<String, String> = BTreeMap::new();
     hard.insert(format!("requests.{}", grant.kind), session.schedulable_units().to_string());
-    for other in &session.other_kinds {
+    for other in session.other_kinds.iter().chain(&cluster.deny_resources).filter(|k| **k != grant.kind) {
         hard.insert(format!("requests.{other}"), "0".into());
     }
     for key in ["requests.cpu", "limits.cpu"] {

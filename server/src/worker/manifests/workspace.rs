@@ -43,7 +43,7 @@ pub fn deployment(session: &Session) -> Deployment {
     let selector = json!({ "app.kubernetes.io/name": WORKSPACE, "berth.io/booking": session.booking_id.to_string() });
     let mut pod_labels = session.labels();
     pod_labels.insert("app.kubernetes.io/name".into(), WORKSPACE.into());
-    typed(json!({
+    let mut deployment = json!({
         "apiVersion": "apps/v1",
         "kind": "Deployment",
         "metadata": meta(session, WORKSPACE),
@@ -77,7 +77,17 @@ pub fn deployment(session: &Session) -> Deployment {
                 },
             },
         },
-    }))
+    });
+    // On the pool's nodes only (the placement policy refuses pods without it).
+    let placement = &session.placement;
+    let pod = &mut deployment["spec"]["template"]["spec"];
+    if !placement.node_selector.is_empty() {
+        pod["nodeSelector"] = json!(placement.node_selector);
+    }
+    if !placement.tolerations.is_empty() {
+        pod["tolerations"] = json!(placement.tolerations);
+    }
+    typed(deployment)
 }
 
 pub fn service(session: &Session) -> Service {
