@@ -167,6 +167,12 @@ impl AuthArgs {
             }
             _ => None,
         };
+        if self.dev_login && oidc.is_some() {
+            anyhow::bail!("--dev-login lets anyone sign in as any user; it is refused when single sign-on (--oidc-issuer) is configured");
+        }
+        if self.dev_login && !is_loopback_url(&public_url) {
+            anyhow::bail!("--dev-login lets anyone sign in as any user; it is refused with --public-url {public_url}, which is not a loopback URL");
+        }
         let to_std = |d: Duration| d.to_std().unwrap_or_default();
         Ok(AuthConfig {
             public_url,
@@ -250,6 +256,16 @@ fn parse_resource_name(text: &str) -> Result<String, String> {
         Ok(text.to_string())
     } else {
         Err(format!("`{text}` is not an extended resource name such as nvidia.com/gpu"))
+    }
+}
+
+/// `http://127.0.0.1:3000`, `http://[::1]`, `http://localhost`: reachable from this machine only.
+fn is_loopback_url(url: &url::Url) -> bool {
+    match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(name)) => name == "localhost",
+        None => false,
     }
 }
 
@@ -551,6 +567,26 @@ mod tests {
         assert!(err.contains("not a loopback address"), "{err}");
         let (listen, auth) = auth_of(&["--dev-login", "--listen", "[::1]:3000"]);
         assert!(auth.into_config(listen).unwrap().dev_login);
+        for public in ["https://berth.example.org", "http://10.0.0.5:3000", "http://berth.local:3000"] {
+            let (listen, auth) = auth_of(&["--dev-login", "--public-url", public]);
+            let err = auth.into_config(listen).unwrap_err().to_string();
+            assert!(err.contains("not a loopback URL"), "{public}: {err}");
+        }
+        for public in ["http://localhost:3000", "http://127.0.0.1:3000", "http://[::1]:3000"] {
+            let (listen, auth) = auth_of(&["--dev-login", "--public-url", public]);
+            assert!(auth.into_config(listen).unwrap().dev_login, "{public}");
+        }
+        let (listen, auth) = auth_of(&[
+            "--dev-login",
+            "--oidc-issuer",
+            "http://127.0.0.1:4410",
+            "--oidc-client-id",
+            "berth",
+            "--oidc-client-secret",
+            "s",
+        ]);
+        let err = auth.into_config(listen).unwrap_err().to_string();
+        assert!(err.contains("single sign-on"), "{err}");
     }
 
     #[test]

@@ -22,7 +22,7 @@ use tower_sessions_sqlx_store::PostgresStore;
 /// security headers, CSRF, the session, identity.
 pub fn router(state: AppState) -> Router {
     let sessions = SessionManagerLayer::new(session_store(&state))
-        .with_name("berth_session")
+        .with_name(state.auth.config.session_cookie_name())
         .with_http_only(true)
         .with_same_site(SameSite::Lax)
         .with_secure(state.auth.config.secure_cookies())

@@ -88,16 +88,42 @@ async fn cross_origin_posts_riding_on_a_session_are_refused() {
 async fn bearer_calls_without_cookies_need_no_origin() {
     let s = signed_in().await;
     let token = common::token_for(&s.portal.db, "api@x.test", app::model::Role::User, "team-a").await;
+    let revoke = |id: String| {
+        s.http
+            .post(format!("{}/rpc/tokens/revoke", s.portal.url))
+            .bearer_auth(&token)
+            .header("origin", "http://evil.test")
+            .form(&[("id", id)])
+            .send()
+    };
+    let response = revoke(uuid::Uuid::new_v4().to_string()).await.unwrap();
+    assert_eq!(
+        response.status(),
+        404,
+        "past the CSRF check: a token cannot be attached by a browser behind the user's back"
+    );
+}
+
+#[tokio::test]
+async fn an_api_token_cannot_mint_tokens_but_the_browser_session_can() {
+    let s = signed_in().await;
+    let token = common::token_for(&s.portal.db, "api@x.test", app::model::Role::User, "team-a").await;
+    let before = s.tokens().await;
     let response = s
         .http
         .post(format!("{}/rpc/tokens/create", s.portal.url))
         .bearer_auth(&token)
-        .header("origin", "http://evil.test")
-        .form(&[("name", "from-script"), ("expires_in_days", "1")])
+        .form(&[("name", "minted"), ("expires_in_days", "30")])
         .send()
         .await
         .unwrap();
-    assert_eq!(response.status(), 200, "a token cannot be attached by a browser behind the user's back");
+    assert_eq!(response.status(), 403);
+    let text = response.text().await.unwrap();
+    assert!(text.contains("signed-in browser session"), "{text}");
+    assert_eq!(s.tokens().await, before, "nothing minted");
+    let own = s.portal.url.clone();
+    assert_eq!(s.post("/rpc/tokens/create", &[("name", "ci"), ("expires_in_days", "7")], Some(&own), None).await, 200);
+    assert_eq!(s.tokens().await, before + 1);
 }
 
 #[tokio::test]

@@ -109,3 +109,33 @@ async fn idle_sessions_expire_and_expired_rows_are_purged() {
     server::session_store(&state).delete_expired().await.unwrap();
     assert_eq!(rows(portal.db.clone()).await, 0, "expired sessions are deleted");
 }
+
+#[tokio::test]
+async fn behind_https_the_cookie_is_host_prefixed_and_secure_and_transport_security_is_strict() {
+    let db = fresh_db().await;
+    server::seed::demo(&db).await.unwrap();
+    let https = "https://berth.example.org";
+    let mut config = AuthConfig::local(https.parse().unwrap());
+    config.dev_login = true;
+    let secure = router(AppState::new(db.clone(), "target/site", Auth::new(config).unwrap()));
+    let request = Request::post("/auth/dev-login")
+        .header(header::ORIGIN, https)
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .body(Body::from("email=mia%40berth.local"))
+        .unwrap();
+    let response = secure.clone().oneshot(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let cookie = response.headers()[header::SET_COOKIE].to_str().unwrap().to_string();
+    assert!(cookie.starts_with("__Host-berth_session="), "{cookie}");
+    for attribute in ["Secure", "HttpOnly", "SameSite=Lax", "Path=/"] {
+        assert!(cookie.contains(attribute), "{attribute} in {cookie}");
+    }
+    assert!(!cookie.contains("Domain"), "{cookie}");
+    assert_eq!(response.headers()[header::STRICT_TRANSPORT_SECURITY], "max-age=31536000");
+    let session = cookie.split(';').next().unwrap();
+    assert_eq!(me(&secure, session).await.0, StatusCode::OK, "the prefixed cookie is the session");
+
+    let plain = app(db, false);
+    let response = plain.oneshot(Request::get("/signin").body(Body::empty()).unwrap()).await.unwrap();
+    assert!(response.headers().get(header::STRICT_TRANSPORT_SECURITY).is_none(), "no HSTS over plain http");
+}

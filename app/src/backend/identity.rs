@@ -39,6 +39,18 @@ pub fn signed_in() -> Result<Principal, ServiceError> {
     current().ok_or(ServiceError::Unauthenticated)
 }
 
+/// The principal of a signed-in browser session. Requests that carry an API
+/// token are refused with `refusal`: what a leaked token must not do (such
+/// as minting more tokens that outlive its revocation).
+pub fn signed_in_browser(refusal: &'static str) -> Result<Principal, ServiceError> {
+    let identity = use_context::<http::request::Parts>().and_then(|parts| parts.extensions.get::<Identity>().cloned());
+    match identity {
+        Some(Identity { principal: Some(principal), via: Via::Session }) => Ok(principal),
+        Some(Identity { principal: Some(_), .. }) => Err(ServiceError::Forbidden(refusal)),
+        _ => Err(ServiceError::Unauthenticated),
+    }
+}
+
 /// A service error as a server fn returns it: the same HTTP status as the
 /// REST API, and only text that is safe to show.
 pub fn to_server_error(err: ServiceError) -> ServerFnError {

@@ -71,7 +71,10 @@ pub async fn list_tokens() -> Result<Vec<TokenInfo>, ServerFnError> {
 #[server(prefix = "/rpc", endpoint = "tokens/create")]
 pub async fn create_token(name: String, expires_in_days: i64) -> Result<CreatedToken, ServerFnError> {
     use serve::*;
-    let principal = signed_in().map_err(to_server_error)?;
+    let principal = crate::backend::identity::signed_in_browser(
+        "API tokens are created from a signed-in browser session, never with another API token",
+    )
+    .map_err(to_server_error)?;
     crate::backend::tokens::create_for(&expect_context::<PgPool>(), &principal, &name, expires_in_days)
         .await
         .map_err(to_server_error)

@@ -110,6 +110,17 @@ impl AuthConfig {
         self.public_url.scheme() == "https"
     }
 
+    /// Behind TLS the session cookie takes the `__Host-` prefix: browsers
+    /// then accept it only if Secure, for path `/` and without a Domain, so
+    /// no sibling host (a workspace under the same domain) can set or shadow it.
+    pub fn session_cookie_name(&self) -> &'static str {
+        if self.secure_cookies() {
+            "__Host-berth_session"
+        } else {
+            "berth_session"
+        }
+    }
+
     /// `<public url>/auth/callback`, the one redirect URL registered at the provider.
     pub fn redirect_url(&self) -> Url {
         self.public_url.join("auth/callback").expect("a base URL joins a relative path")

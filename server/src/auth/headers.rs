@@ -50,5 +50,9 @@ pub async fn secure(State(state): State<AppState>, mut request: Request, next: N
     // same-origin keeps Referer for our own CSRF check and sends nothing elsewhere.
     headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    // Behind TLS, browsers must never fall back to plain http for the portal.
+    if state.auth.config.secure_cookies() {
+        headers.insert(header::STRICT_TRANSPORT_SECURITY, HeaderValue::from_static("max-age=31536000"));
+    }
     response
 }
