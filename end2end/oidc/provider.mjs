@@ -31,6 +31,8 @@ const accounts = {
   mia: { name: 'Mia Manager', groups: ['berth-managers', 'berth-team-a'] },
   root: { name: 'Root Admin', groups: ['berth-admins'] },
   nobody: { name: 'No Tenant', groups: ['unrelated'] },
+  // Claims an address it has not verified (one an admin created an account for).
+  eve: { name: 'Eve', groups: ['berth-team-a'], email: 'victim@example.test', email_verified: false },
 };
 
 const { privateKey } = await jose.generateKeyPair('RS256', { extractable: true });
@@ -67,7 +69,13 @@ const provider = new Provider(issuer, {
     return {
       accountId: id,
       async claims() {
-        return { sub: id, email: `${id}@example.test`, email_verified: true, name: account.name, groups: account.groups };
+        return {
+          sub: id,
+          email: account.email || `${id}@example.test`,
+          email_verified: account.email_verified ?? true,
+          name: account.name,
+          groups: account.groups,
+        };
       },
     };
   },

@@ -60,6 +60,8 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     (Send::Form(""), "/rpc/users/list", [401, 403, 403, 403, 200]),
     (Send::Form("user_id={victim}&tenant=extra"), "/rpc/users/assign_tenant", [401, 403, 403, 403, 200]),
     (Send::Form("user_id={victim}&tenant=team-a"), "/rpc/users/remove_tenant", [401, 403, 403, 403, 200]),
+    (Send::Form("user_id={victim}&reason=left"), "/rpc/users/disable", [401, 403, 403, 403, 200]),
+    (Send::Form("user_id={victim}"), "/rpc/users/enable", [401, 403, 403, 403, 200]),
     (Send::Form("days=7&tz=Europe%2FBerlin"), "/rpc/calendar", [401, 200, 200, 200, 200]),
     (
         Send::Form(

@@ -232,3 +232,24 @@ async fn session_cookies_are_http_only_and_same_site_lax() {
     assert!(!cookie.contains("Secure"), "plain http here; https public URLs get Secure: {cookie}");
     drop(browser);
 }
+
+#[tokio::test]
+async fn an_unverified_email_cannot_take_over_an_account_an_admin_created() {
+    let portal = portal().await;
+    let victim =
+        app::backend::users::upsert_user(&portal.db, "victim@example.test", "Victim", app::model::Role::Admin, "ops")
+            .await
+            .unwrap();
+    let eve = portal.browser();
+    let page = eve.login("eve").await;
+    assert_eq!(page.status(), 403);
+    let text = page.text().await.unwrap();
+    assert!(text.contains("has not verified"), "a clear page says why: {text}");
+    assert_eq!(eve.me().await.0, 401, "no session came of it");
+    let linked: Option<String> = sqlx::query_scalar("SELECT oidc_subject FROM app_user WHERE id = $1")
+        .bind(victim)
+        .fetch_one(&portal.db)
+        .await
+        .unwrap();
+    assert_eq!(linked, None);
+}

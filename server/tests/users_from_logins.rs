@@ -13,6 +13,7 @@ fn login(subject: &str, email: &str, role: Role, tenants: &[&str]) -> FederatedL
         issuer: "https://id.example.org".into(),
         subject: subject.into(),
         email: email.into(),
+        email_verified: true,
         name: format!("User {subject}"),
         role,
         tenant_slugs: tenants.iter().map(|t| t.to_string()).collect(),
@@ -50,4 +51,46 @@ async fn a_pre_created_user_is_linked_once_and_another_identity_cannot_take_thei
     assert_eq!(count, 1);
     let role: String = sqlx::query_scalar("SELECT role FROM app_user").fetch_one(&db).await.unwrap();
     assert_eq!(role, "user", "nothing of the refused login was written");
+}
+
+#[tokio::test]
+async fn an_unverified_address_never_links_to_a_pre_created_user() {
+    let db = fresh_db().await;
+    let local = users::upsert_user(&db, "boss@x.test", "Boss", Role::Admin, "lab").await.unwrap();
+    let mut claim = login("s-eve", "boss@x.test", Role::User, &["a"]);
+    claim.email_verified = false;
+    let err = users::record_login(&db, &claim).await.unwrap_err();
+    assert_eq!(err.status(), 403);
+    assert!(err.public_message().contains("not verified"), "{}", err.public_message());
+    let linked: Option<String> =
+        sqlx::query_scalar("SELECT oidc_subject FROM app_user WHERE id = $1").bind(local).fetch_one(&db).await.unwrap();
+    assert_eq!(linked, None, "the admin's account keeps no foreign identity");
+    let users: i64 = sqlx::query_scalar("SELECT count(*) FROM app_user").fetch_one(&db).await.unwrap();
+    assert_eq!(users, 1, "and no second account appeared");
+
+    // An unverified address nobody uses yet makes a fresh account, linked to nothing else.
+    let mut fresh = login("s-new", "new@x.test", Role::User, &["a"]);
+    fresh.email_verified = false;
+    let new = users::record_login(&db, &fresh).await.unwrap();
+    assert_ne!(new, local);
+}
+
+#[tokio::test]
+async fn a_disabled_user_cannot_sign_in_again_until_enabled() {
+    let db = fresh_db().await;
+    let admin_id = users::upsert_user(&db, "root@x.test", "Root", Role::Admin, "ops").await.unwrap();
+    let admin = principals::by_user_id(&db, admin_id).await.unwrap().unwrap();
+    let ada = users::record_login(&db, &login("s-ada", "ada@x.test", Role::User, &["a"])).await.unwrap();
+    let cache = app::backend::tokens::TokenCache::new(std::time::Duration::from_secs(10));
+    let summary = app::backend::user_disable::disable(&db, &cache, &admin, ada, "left the lab").await.unwrap();
+    assert_eq!(summary.disabled.as_deref(), Some("left the lab"));
+    let err = users::record_login(&db, &login("s-ada", "ada@x.test", Role::User, &["a"])).await.unwrap_err();
+    assert_eq!((err.status(), err.public_message()), (403, "this account has been disabled by a Berth admin".into()));
+    assert!(principals::by_user_id(&db, ada).await.unwrap().is_none(), "no principal while disabled");
+    let refused = app::backend::user_disable::disable(&db, &cache, &admin, admin_id, "oops").await.unwrap_err();
+    assert_eq!(refused.status(), 409, "admins cannot lock themselves out");
+    let blank = app::backend::user_disable::disable(&db, &cache, &admin, ada, "  ").await.unwrap_err();
+    assert_eq!(blank.status(), 422);
+    app::backend::user_disable::enable(&db, &admin, ada).await.unwrap();
+    assert_eq!(users::record_login(&db, &login("s-ada", "ada@x.test", Role::User, &["a"])).await.unwrap(), ada);
 }

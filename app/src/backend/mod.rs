@@ -17,6 +17,7 @@ pub mod principals;
 pub mod provisioning;
 pub mod session_status;
 pub mod tokens;
+pub mod user_disable;
 pub mod users;
 
 pub use error::ServiceError;

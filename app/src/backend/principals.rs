@@ -41,12 +41,14 @@ impl From<PrincipalRow> for Principal {
     }
 }
 
-/// The principal of a user id, or `None` when the user no longer exists.
+/// The principal of a user id, or `None` when the user no longer exists or
+/// has been disabled (so a disabled user's session is worthless at once).
 pub async fn by_user_id(db: &PgPool, user_id: Uuid) -> ServiceResult<Option<Principal>> {
-    let row: Option<PrincipalRow> =
-        sqlx::query_as(&format!("SELECT {PRINCIPAL_COLUMNS} FROM app_user u WHERE u.id = $1"))
-            .bind(user_id)
-            .fetch_optional(db)
-            .await?;
+    let row: Option<PrincipalRow> = sqlx::query_as(&format!(
+        "SELECT {PRINCIPAL_COLUMNS} FROM app_user u WHERE u.id = $1 AND u.disabled_at IS NULL"
+    ))
+    .bind(user_id)
+    .fetch_optional(db)
+    .await?;
     Ok(row.map(Principal::from))
 }

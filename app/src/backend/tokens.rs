@@ -119,7 +119,7 @@ async fn lookup(db: &PgPool, token_hash: &[u8]) -> ServiceResult<Option<(Princip
                 coalesce(t.last_used_at < now() - interval '1 minute', true) AS stale,
                 extract(epoch FROM t.expires_at - now())::float8 AS seconds_left
          FROM api_token t JOIN app_user u ON u.id = t.user_id
-         WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND t.expires_at > now()"
+         WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND t.expires_at > now() AND u.disabled_at IS NULL"
     ))
     .bind(token_hash)
     .fetch_optional(db)

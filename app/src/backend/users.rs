@@ -68,6 +68,10 @@ pub struct FederatedLogin {
     pub issuer: String,
     pub subject: String,
     pub email: String,
+    /// Only a verified address may link the login to an account an admin
+    /// created by email: otherwise anyone able to claim that address at the
+    /// provider would take the account over.
+    pub email_verified: bool,
     pub name: String,
     pub role: Role,
     /// Tenants the user's groups grant; they replace last login's.
@@ -76,14 +80,16 @@ pub struct FederatedLogin {
 
 /// Records a login: finds the user by issuer + subject (email may change),
 /// or links a user an admin created by email before their first login (one
-/// that has no identity yet), or creates one. Role, name, email and the
-/// group-granted tenants are refreshed; hand-assigned tenants stay.
+/// that has no identity yet, and only by a verified address), or creates
+/// one. Role, name, email and the group-granted tenants are refreshed;
+/// hand-assigned tenants stay. A disabled user is refused.
 pub async fn record_login(db: &PgPool, login: &FederatedLogin) -> ServiceResult<Uuid> {
     let mut tx = db.begin().await?;
-    let known: Option<Uuid> = sqlx::query_scalar(
-        "SELECT id FROM app_user WHERE oidc_issuer = $1 AND oidc_subject = $2
+    let known: Option<(Uuid, bool, bool)> = sqlx::query_as(
+        "SELECT id, oidc_issuer IS NULL AS unlinked, disabled_at IS NOT NULL AS disabled FROM app_user
+         WHERE oidc_issuer = $1 AND oidc_subject = $2
          UNION ALL
-         (SELECT id FROM app_user WHERE email = $3 AND oidc_issuer IS NULL)
+         (SELECT id, true, disabled_at IS NOT NULL FROM app_user WHERE email = $3 AND oidc_issuer IS NULL)
          LIMIT 1",
     )
     .bind(&login.issuer)
@@ -91,6 +97,16 @@ pub async fn record_login(db: &PgPool, login: &FederatedLogin) -> ServiceResult<
     .bind(&login.email)
     .fetch_optional(&mut *tx)
     .await?;
+    if known.is_some_and(|(_, unlinked, _)| unlinked) && !login.email_verified {
+        return Err(ServiceError::Forbidden(
+            "an account for this email address exists, and your identity provider has not verified that the \
+             address is yours; verify it with your provider, or ask your Berth admin",
+        ));
+    }
+    if known.is_some_and(|(_, _, disabled)| disabled) {
+        return Err(ServiceError::Forbidden("this account has been disabled by a Berth admin"));
+    }
+    let known = known.map(|(id, _, _)| id);
     let updated = match known {
         Some(id) => sqlx::query_scalar(
             "UPDATE app_user SET oidc_issuer = $2, oidc_subject = $3, email = $4, name = $5, role = $6
@@ -160,6 +176,7 @@ struct UserRow {
     federated: bool,
     slugs: Vec<String>,
     sources: Vec<String>,
+    disabled: Option<String>,
 }
 
 impl From<UserRow> for UserSummary {
@@ -180,11 +197,13 @@ impl From<UserRow> for UserSummary {
             role: Role::parse(&row.role).unwrap_or(Role::User),
             federated: row.federated,
             tenants,
+            disabled: row.disabled,
         }
     }
 }
 
 const USER_SUMMARY: &str = "SELECT u.id, u.email, u.name, u.role, u.oidc_issuer IS NOT NULL AS federated,
+        CASE WHEN u.disabled_at IS NOT NULL THEN u.disabled_reason END AS disabled,
         ARRAY(SELECT tn.slug FROM membership m JOIN tenant tn ON tn.id = m.tenant_id
               WHERE m.user_id = u.id ORDER BY tn.slug) AS slugs,
         ARRAY(SELECT m.source FROM membership m JOIN tenant tn ON tn.id = m.tenant_id
@@ -207,7 +226,7 @@ pub async fn list(db: &PgPool, principal: &Principal) -> ServiceResult<Vec<UserS
     Ok(rows.into_iter().map(UserSummary::from).collect())
 }
 
-async fn summary(db: &PgPool, id: Uuid) -> ServiceResult<UserSummary> {
+pub(super) async fn summary(db: &PgPool, id: Uuid) -> ServiceResult<UserSummary> {
     let row: Option<UserRow> =
         sqlx::query_as(&format!("{USER_SUMMARY} WHERE u.id = $1")).bind(id).fetch_optional(db).await?;
     row.map(UserSummary::from).ok_or(ServiceError::NotFound("user"))

@@ -55,4 +55,7 @@ pub struct UserSummary {
     /// Whether the user signs in through the identity provider (else: CLI or seed).
     pub federated: bool,
     pub tenants: Vec<Membership>,
+    /// Disabled by an admin: no login, session or token works; the reason shown.
+    #[serde(default)]
+    pub disabled: Option<String>,
 }

@@ -112,3 +112,22 @@ pub async fn remove_tenant(user_id: Uuid, tenant: String) -> Result<UserSummary,
         .await
         .map_err(to_server_error)
 }
+
+#[server(prefix = "/rpc", endpoint = "users/disable")]
+pub async fn disable_user(user_id: Uuid, reason: String) -> Result<UserSummary, ServerFnError> {
+    use serve::*;
+    let principal = signed_in().map_err(to_server_error)?;
+    let cache = expect_context::<std::sync::Arc<crate::backend::tokens::TokenCache>>();
+    crate::backend::user_disable::disable(&expect_context::<PgPool>(), &cache, &principal, user_id, &reason)
+        .await
+        .map_err(to_server_error)
+}
+
+#[server(prefix = "/rpc", endpoint = "users/enable")]
+pub async fn enable_user(user_id: Uuid) -> Result<UserSummary, ServerFnError> {
+    use serve::*;
+    let principal = signed_in().map_err(to_server_error)?;
+    crate::backend::user_disable::enable(&expect_context::<PgPool>(), &principal, user_id)
+        .await
+        .map_err(to_server_error)
+}

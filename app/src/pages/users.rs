@@ -2,7 +2,7 @@
 //! added or removed by hand (group-granted ones are marked; they return at
 //! the next login while the group stays).
 
-use super::account::{list_users, AssignTenant, RemoveTenant};
+use super::account::{list_users, AssignTenant, DisableUser, EnableUser, RemoveTenant};
 use crate::model::{MembershipSource, UserSummary};
 use leptos::prelude::*;
 
@@ -10,11 +10,20 @@ use leptos::prelude::*;
 pub fn UsersPage() -> impl IntoView {
     let assign = ServerAction::<AssignTenant>::new();
     let remove = ServerAction::<RemoveTenant>::new();
-    let users = Resource::new(move || (assign.version().get(), remove.version().get()), |_| list_users());
+    let disable = ServerAction::<DisableUser>::new();
+    let enable = ServerAction::<EnableUser>::new();
+    let users = Resource::new(
+        move || (assign.version().get(), remove.version().get(), disable.version().get(), enable.version().get()),
+        |_| list_users(),
+    );
     let failure = move || {
-        let assign_err = assign.value().get().and_then(|r| r.err());
-        let remove_err = remove.value().get().and_then(|r| r.err());
-        assign_err.or(remove_err).map(|err| view! { <p class="error" role="alert">{err.to_string()}</p> })
+        let errors = [
+            assign.value().get().and_then(|r| r.err()),
+            remove.value().get().and_then(|r| r.err()),
+            disable.value().get().and_then(|r| r.err()),
+            enable.value().get().and_then(|r| r.err()),
+        ];
+        errors.into_iter().flatten().next().map(|err| view! { <p class="error" role="alert">{err.to_string()}</p> })
     };
     view! {
         <section class="page-head"><h1>"Users"</h1></section>
@@ -22,7 +31,7 @@ pub fn UsersPage() -> impl IntoView {
         {failure}
         <Transition fallback=|| view! { <p class="loading">"Loading users…"</p> }>
             {move || users.get().map(|result| match result {
-                Ok(list) => view! { <UserTable list assign remove/> }.into_any(),
+                Ok(list) => view! { <UserTable list assign remove disable enable/> }.into_any(),
                 Err(err) => view! { <p class="error" role="alert">"Could not load users: " {err.to_string()}</p> }.into_any(),
             })}
         </Transition>
@@ -34,13 +43,34 @@ fn UserTable(
     list: Vec<UserSummary>,
     assign: ServerAction<AssignTenant>,
     remove: ServerAction<RemoveTenant>,
+    disable: ServerAction<DisableUser>,
+    enable: ServerAction<EnableUser>,
 ) -> impl IntoView {
     view! {
         <table class="bookings" id="user-list">
-            <thead><tr><th>"User"</th><th>"Role"</th><th>"Tenants"</th><th>"Add tenant"</th></tr></thead>
+            <thead><tr><th>"User"</th><th>"Role"</th><th>"Tenants"</th><th>"Add tenant"</th><th>"Access"</th></tr></thead>
             <tbody>
                 {list.into_iter().map(|u| {
                     let id = u.id.to_string();
+                    let (access_id, email) = (id.clone(), u.email.clone());
+                    let access = match u.disabled.clone() {
+                        Some(reason) => view! {
+                            <span class="badge state-failed">"disabled"</span>
+                            <span class="muted">" " {reason}</span>
+                            <ActionForm action=enable attr:class="inline">
+                                <input type="hidden" name="user_id" value=access_id/>
+                                <button class="link" type="submit" aria-label=format!("Enable {email}")>"enable"</button>
+                            </ActionForm>
+                        }.into_any(),
+                        None => view! {
+                            <ActionForm action=disable attr:class="inline-form">
+                                <input type="hidden" name="user_id" value=access_id/>
+                                <input name="reason" required maxlength="500" placeholder="why"
+                                    aria-label=format!("Why disable {email}")/>
+                                <button class="button danger" type="submit" aria-label=format!("Disable {email}")>"Disable"</button>
+                            </ActionForm>
+                        }.into_any(),
+                    };
                     view! {
                         <tr>
                             <td>{u.name.clone()} <br/> <span class="muted">{u.email.clone()}</span>
@@ -70,6 +100,7 @@ fn UserTable(
                                     <button class="button secondary" type="submit">"Add"</button>
                                 </ActionForm>
                             </td>
+                            <td>{access}</td>
                         </tr>
                     }
                 }).collect_view()}

@@ -52,6 +52,8 @@ pub struct VerifiedLogin {
     pub issuer: String,
     pub subject: String,
     pub email: Option<String>,
+    /// The provider vouches that the address belongs to this user.
+    pub email_verified: bool,
     pub name: Option<String>,
     pub groups: Vec<String>,
     /// The raw ID token, kept for the provider's end-session `id_token_hint`.
@@ -167,6 +169,7 @@ impl Oidc {
             issuer: claims.issuer().to_string(),
             subject: claims.subject().to_string(),
             email: claims.email().map(|e| e.to_string()),
+            email_verified: claims.email_verified().unwrap_or(false),
             name: claims.name().and_then(|n| n.get(None)).map(|n| n.to_string()),
             groups,
             id_token: id_token.to_string(),

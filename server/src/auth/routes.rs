@@ -129,6 +129,7 @@ async fn callback(State(state): State<AppState>, session: Session, Query(query):
         subject: verified.subject,
         name: verified.name.unwrap_or_else(|| email.clone()),
         email,
+        email_verified: verified.email_verified,
         role,
         tenant_slugs,
     };
@@ -187,6 +188,13 @@ async fn dev_login(State(state): State<AppState>, session: Session, Form(form): 
             )
         }
     };
+    if matches!(app::backend::principals::by_user_id(&state.db, user_id).await, Ok(None)) {
+        return error_page(
+            StatusCode::FORBIDDEN,
+            "Development login failed",
+            "This account has been disabled by an admin.",
+        );
+    }
     match session::sign_in(&session, user_id, None).await {
         Ok(()) => Redirect::to("/").into_response(),
         Err(err) => session_failure(err),

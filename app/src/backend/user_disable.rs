@@ -1,0 +1,112 @@
+//! An admin disables a user who must lose access at once: their browser
+//! sessions and API tokens stop working with the next request (principals
+//! of disabled users are not found), their tokens are revoked, their
+//! bookings still to come are canceled and running ones end now, each with
+//! the reason in the audit trail. Enabling lets them sign in again; revoked
+//! tokens stay revoked.
+
+use super::error::{ServiceError, ServiceResult};
+use super::tokens::TokenCache;
+use crate::model::{BookingState, Principal, UserSummary};
+use crate::rules::state_machine::{transition, Action};
+use crate::rules::FieldError;
+use chrono::{DateTime, Utc};
+use sqlx::PgPool;
+use uuid::Uuid;
+
+fn require_admin(principal: &Principal) -> ServiceResult<()> {
+    if principal.is_admin() {
+        Ok(())
+    } else {
+        Err(ServiceError::Forbidden("only admins disable or enable users"))
+    }
+}
+
+pub async fn disable(
+    db: &PgPool,
+    cache: &TokenCache,
+    principal: &Principal,
+    user_id: Uuid,
+    reason: &str,
+) -> ServiceResult<UserSummary> {
+    require_admin(principal)?;
+    let reason = reason.trim();
+    if reason.is_empty() || reason.chars().count() > 500 {
+        return Err(FieldError::new("reason", "say why, in 1 to 500 characters").into());
+    }
+    if user_id == principal.user_id {
+        return Err(ServiceError::Conflict {
+            code: "disable_self",
+            field: None,
+            reason: "you cannot disable your own account".into(),
+        });
+    }
+    let mut tx = db.begin().await?;
+    let found = sqlx::query(
+        "UPDATE app_user SET disabled_at = coalesce(disabled_at, now()), disabled_reason = $2 WHERE id = $1",
+    )
+    .bind(user_id)
+    .bind(reason)
+    .execute(&mut *tx)
+    .await?;
+    if found.rows_affected() == 0 {
+        return Err(ServiceError::NotFound("user"));
+    }
+    let revoked: Vec<Vec<u8>> = sqlx::query_scalar(
+        "UPDATE api_token SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL RETURNING token_hash",
+    )
+    .bind(user_id)
+    .fetch_all(&mut *tx)
+    .await?;
+    let live: Vec<(Uuid, String, DateTime<Utc>, DateTime<Utc>)> = sqlx::query_as(
+        "SELECT id, state, starts_at, now() FROM booking
+         WHERE user_id = $1 AND state IN ('pending', 'approved', 'active') ORDER BY starts_at FOR UPDATE",
+    )
+    .bind(user_id)
+    .fetch_all(&mut *tx)
+    .await?;
+    let why = format!("the user was disabled by an admin: {reason}");
+    for (id, state, starts_at, now) in live {
+        let from = BookingState::parse(&state).unwrap_or(BookingState::Failed);
+        // Running windows end now; the rest never start.
+        let running = from != BookingState::Pending && starts_at < now;
+        let to = transition(from, if running { Action::Complete } else { Action::Cancel })?;
+        sqlx::query(
+            "UPDATE booking SET state = $2, ends_at = CASE WHEN $3 THEN now() ELSE ends_at END, updated_at = now()
+             WHERE id = $1",
+        )
+        .bind(id)
+        .bind(to.as_str())
+        .bind(running)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query(
+            "INSERT INTO booking_event (booking_id, actor_id, from_state, to_state, reason) VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(id)
+        .bind(principal.user_id)
+        .bind(from.as_str())
+        .bind(to.as_str())
+        .bind(&why)
+        .execute(&mut *tx)
+        .await?;
+    }
+    tx.commit().await?;
+    // This server forgets the tokens at once; other replicas within the cache's TTL.
+    for hash in revoked {
+        cache.forget(&hash);
+    }
+    super::users::summary(db, user_id).await
+}
+
+pub async fn enable(db: &PgPool, principal: &Principal, user_id: Uuid) -> ServiceResult<UserSummary> {
+    require_admin(principal)?;
+    let found = sqlx::query("UPDATE app_user SET disabled_at = NULL, disabled_reason = '' WHERE id = $1")
+        .bind(user_id)
+        .execute(db)
+        .await?;
+    if found.rows_affected() == 0 {
+        return Err(ServiceError::NotFound("user"));
+    }
+    super::users::summary(db, user_id).await
+}
