@@ -42,4 +42,27 @@ pub fn routes(state: &AppState) -> Router<AppState> {
         .route("/healthz", get(|| async { "ok" }))
         .leptos_routes_with_context(state, generate_route_list(App), context.clone(), move || shell(options.clone()))
         .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(context, shell))
+        .layer(axum::middleware::from_fn(unreadable_arguments_are_bad_requests))
+}
+
+/// Leptos answers a server fn whose arguments cannot be decoded (a date
+/// like `10000-01-01`, a word where a number belongs) with 500 and an
+/// `Args|…` body. That is the client's mistake: 400, with the same body so
+/// the calling page can still decode the error.
+async fn unreadable_arguments_are_bad_requests(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let server_fn = request.uri().path().starts_with("/rpc/");
+    let response = next.run(request).await;
+    if !server_fn || response.status() != axum::http::StatusCode::INTERNAL_SERVER_ERROR {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    // Error bodies are short; a larger one is not an argument error.
+    let bytes = axum::body::to_bytes(body, 64 * 1024).await.unwrap_or_default();
+    if bytes.starts_with(b"Args|") {
+        parts.status = axum::http::StatusCode::BAD_REQUEST;
+    }
+    axum::response::Response::from_parts(parts, axum::body::Body::from(bytes))
 }

@@ -171,3 +171,54 @@ async fn forms_without_javascript_come_back_to_their_page_with_the_outcome() {
     assert_eq!(status, 302);
     assert!(location.contains("field=start"), "{location}");
 }
+
+#[tokio::test]
+async fn durations_and_dates_beyond_any_calendar_are_422_naming_the_field_never_a_panic() {
+    use axum::body::Body;
+    use axum::http::{header, Request};
+    let f = Fixture::new().await;
+    let form = |path: &str, body: String| {
+        Request::post(path)
+            .header(header::AUTHORIZATION, format!("Bearer {}", f.ada))
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(Body::from(body))
+            .unwrap()
+    };
+    let find = |extra: &str| {
+        form("/rpc/find", format!("tz=UTC&pool={}&kind=nvidia.com%2Fmig-1g.24gb&quantity=1&{extra}", f.lab))
+    };
+    for (extra, field) in [
+        ("duration_minutes=9223372036854775807", "duration_minutes"),
+        ("duration_minutes=-9223372036854775808", "duration_minutes"),
+        ("duration_minutes=0", "duration_minutes"),
+        ("duration_minutes=60&earliest=%2B262142-12-31T23%3A59", "earliest"),
+        ("duration_minutes=60&earliest=0001-01-01T00%3A00", "earliest"),
+        ("duration_minutes=60&latest=%2B262142-12-31T23%3A59%3A59", "latest"),
+        ("duration_minutes=60&latest=%2B262142-12-31T23%3A59%3A59Z", "latest"),
+    ] {
+        let (status, body) = common::raw(&f.app, find(extra)).await;
+        assert_eq!(status, 422, "{extra}: {body}");
+        assert!(body.to_string().contains(field), "{extra}: {body}");
+    }
+    for date in ["%2B262142-12-31", "-262143-01-01", "0001-01-01", "10000-01-01"] {
+        let (status, body) =
+            common::raw(&f.app, form("/rpc/calendar", format!("days=7&tz=UTC&pool={}&date={date}", f.lab))).await;
+        assert!(status == 422 || status == 400, "{date}: {status} {body}");
+        if status == 422 {
+            assert!(body.to_string().contains("date"), "{date}: {body}");
+        }
+    }
+    let (status, body) =
+        common::raw(&f.app, form("/rpc/calendar", format!("days=7&tz=UTC&pool={}&date=0001-01-01", f.lab))).await;
+    assert_eq!(status, 422, "{body}");
+    // The pages, as a link would open them.
+    for path in [
+        format!("/find?pool={}&kind=nvidia.com%2Fmig-1g.24gb&duration_minutes=99999999999999", f.lab),
+        format!("/calendar?pool={}&date=0001-01-01", f.lab),
+    ] {
+        let request =
+            Request::get(&path).header(header::AUTHORIZATION, format!("Bearer {}", f.ada)).body(Body::empty()).unwrap();
+        let (status, _) = common::raw(&f.app, request).await;
+        assert_eq!(status, 422, "{path}");
+    }
+}

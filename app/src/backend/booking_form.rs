@@ -14,11 +14,15 @@ use chrono::{DateTime, NaiveDateTime, TimeZone, Utc};
 pub fn parse_time(field: &'static str, text: &str, tz: &str) -> Result<DateTime<Utc>, FieldError> {
     let text = text.trim();
     if let Ok(at) = DateTime::parse_from_rfc3339(text) {
-        return Ok(at.with_timezone(&Utc));
+        let at = at.with_timezone(&Utc);
+        crate::rules::window::check_in_range(field, at)?;
+        return Ok(at);
     }
     let local = NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M")
         .or_else(|_| NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S"))
         .map_err(|_| FieldError::new(field, "must be a date and time like 2026-11-23T09:15"))?;
+    // Checked before the zone is applied: near chrono's limits that would overflow.
+    crate::rules::window::check_date_in_range(field, local.date())?;
     let zone = zone(tz);
     zone.from_local_datetime(&local)
         .earliest()

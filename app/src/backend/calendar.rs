@@ -69,6 +69,7 @@ pub async fn load(db: &PgPool, principal: &Principal, query: &CalendarQuery) -> 
     let days = if query.days == 1 { 1 } else { 7 };
     let today = now.with_timezone(&tz).date_naive();
     let asked = query.date.unwrap_or(today);
+    crate::rules::window::check_date_in_range("date", asked)?;
     // A rolling week from the asked day: on a Sunday, "this week" is mostly
     // past, and booking looks ahead.
     let first = asked;

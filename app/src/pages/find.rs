@@ -55,11 +55,18 @@ pub async fn load_find(
     let earliest = earliest.unwrap_or_else(|| now.with_timezone(&zone).format(LOCAL_INPUT).to_string());
     let latest = latest
         .unwrap_or_else(|| (now + chrono::Duration::days(7)).with_timezone(&zone).format(LOCAL_INPUT).to_string());
+    // Out-of-range input is refused outright (422 naming the field); what a
+    // person can fix within range is shown beside the form instead.
+    let checked = || -> Result<_, crate::rules::FieldError> {
+        Ok((
+            crate::rules::window::duration_minutes("duration_minutes", duration_minutes)?,
+            parse_time("earliest", &earliest, &tz)?,
+            parse_time("latest", &latest, &tz)?,
+        ))
+    };
     let found = if asked {
+        let (duration, from, to) = checked().map_err(|e| to_server_error(e.into()))?;
         let search = async {
-            let from = parse_time("earliest", &earliest, &tz)?;
-            let to = parse_time("latest", &latest, &tz)?;
-            let duration = chrono::Duration::minutes(duration_minutes);
             let ask = crate::backend::planning::SlotRequest {
                 kind: &kind,
                 quantity,

@@ -56,6 +56,29 @@ pub fn check_in_range(field: &'static str, at: DateTime<Utc>) -> Result<(), Fiel
     }
 }
 
+/// A calendar day someone asked to see: the same years as timestamps, so
+/// that the days after it can always be computed.
+pub fn check_date_in_range(field: &'static str, date: chrono::NaiveDate) -> Result<(), FieldError> {
+    if (1970..=9999).contains(&date.year()) {
+        Ok(())
+    } else {
+        Err(FieldError::new(field, "must be between the years 1970 and 9999"))
+    }
+}
+
+/// The longest duration anyone may ask about: a year (pools cap bookings lower).
+pub const MAX_DURATION_MINUTES: i64 = 366 * 24 * 60;
+
+/// A length in minutes from user input, as a `Duration` (which panics on
+/// overflow if built unchecked).
+pub fn duration_minutes(field: &'static str, minutes: i64) -> Result<chrono::Duration, FieldError> {
+    if (1..=MAX_DURATION_MINUTES).contains(&minutes) {
+        Ok(chrono::Duration::minutes(minutes))
+    } else {
+        Err(FieldError::new(field, format!("must be between 1 and {MAX_DURATION_MINUTES} minutes")))
+    }
+}
+
 /// A window must not be empty; checked before anything asks the database
 /// about it (PostgreSQL refuses ranges whose end precedes their start).
 pub fn check_not_empty(window: Window) -> Result<(), FieldError> {
