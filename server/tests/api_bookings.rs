@@ -283,3 +283,77 @@ async fn concurrent_requests_for_one_kind_each_get_their_own_answer() {
     let rows: i64 = sqlx::query_scalar("SELECT count(*) FROM booking").fetch_one(&f.db).await.unwrap();
     assert_eq!(rows, 4);
 }
+
+#[tokio::test]
+async fn an_extension_in_an_approval_pool_waits_for_an_admin_while_holding_the_capacity() {
+    let f = Fixture::new().await;
+    let path = format!("/api/v1/pools/{}", f.lab);
+    f.call(Method::PATCH, &path, Some(&f.admin), Some(json!({"requires_approval": true}))).await;
+    let (_, booking) = f.book(&f.ada, GPU, 1, slot(4), slot(8)).await;
+    let id = booking["id"].as_str().unwrap().to_string();
+    let approve = |id: &str| format!("/api/v1/bookings/{id}/approve");
+    f.call(Method::POST, &approve(&id), Some(&f.admin), None).await;
+    let extend = format!("/api/v1/bookings/{id}/extend");
+
+    // The request: 202, a pending booking right after, the booking itself unchanged.
+    let (status, request) = f.call(Method::POST, &extend, Some(&f.ada), Some(json!({"end": slot(12)}))).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{request}");
+    assert_eq!((request["state"].as_str(), request["extends"].as_str()), (Some("pending"), Some(id.as_str())));
+    assert_eq!((at(&request["start"]), at(&request["end"])), (slot(8), slot(12)));
+    let (_, same) = f.call(Method::GET, &format!("/api/v1/bookings/{id}"), Some(&f.ada), None).await;
+    assert_eq!(at(&same["end"]), slot(8), "never granted silently");
+    assert_eq!(f.book(&f.bob, GPU, 1, slot(8), slot(12)).await.0, StatusCode::CONFLICT, "the extra time is held");
+    let (status, again) = f.call(Method::POST, &extend, Some(&f.ada), Some(json!({"end": slot(10)}))).await;
+    assert_eq!((status, again["error"].as_str()), (StatusCode::CONFLICT, Some("extension_pending")));
+
+    // The owner sees it waiting on the card; an admin approves by the request's id.
+    let ada = app::backend::tokens::authenticate(&f.db, &f.ada).await.unwrap().unwrap();
+    let card = |page: app::model::MyBookings| page.upcoming.into_iter().find(|c| c.booking.id.to_string() == id);
+    let mine = card(app::backend::my_bookings::load(&f.db, &ada, "UTC").await.unwrap()).unwrap();
+    assert!(mine.extension.unwrap().contains("awaits an admin's approval"));
+    let request_id = request["id"].as_str().unwrap();
+    assert_eq!(f.call(Method::POST, &approve(request_id), Some(&f.ada), None).await.0, StatusCode::FORBIDDEN);
+    let (status, granted) =
+        f.call(Method::POST, &approve(request_id), Some(&f.admin), Some(json!({"comment": "ok"}))).await;
+    assert_eq!(status, StatusCode::OK, "{granted}");
+    assert_eq!((granted["id"].as_str(), at(&granted["end"])), (Some(id.as_str()), slot(12)));
+    let (status, _) = f.call(Method::GET, &format!("/api/v1/bookings/{request_id}"), Some(&f.ada), None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "the request merged into the booking");
+
+    // A second request, rejected with a comment the owner reads on the card.
+    let (_, request) = f.call(Method::POST, &extend, Some(&f.ada), Some(json!({"end": slot(16)}))).await;
+    let reject = format!("/api/v1/bookings/{}/reject", request["id"].as_str().unwrap());
+    let (status, _) =
+        f.call(Method::POST, &reject, Some(&f.admin), Some(json!({"comment": "the lab is needed"}))).await;
+    assert_eq!(status, StatusCode::OK);
+    let mine = card(app::backend::my_bookings::load(&f.db, &ada, "UTC").await.unwrap()).unwrap();
+    assert!(mine.extension.unwrap().ends_with("was rejected: the lab is needed"));
+    let (status, bobs) = f.book(&f.bob, GPU, 1, slot(12), slot(16)).await;
+    assert_eq!(status, StatusCode::CREATED, "rejected frees it");
+    let bobs = format!("/api/v1/bookings/{}/cancel", bobs["id"].as_str().unwrap());
+    f.call(Method::POST, &bobs, Some(&f.bob), Some(json!({}))).await;
+
+    // A third, withdrawn with the booking: canceling it cancels the request.
+    let (_, request) = f.call(Method::POST, &extend, Some(&f.ada), Some(json!({"end": slot(13)}))).await;
+    assert_eq!(request["state"], "pending", "{request}");
+    f.call(Method::POST, &format!("/api/v1/bookings/{id}/cancel"), Some(&f.ada), Some(json!({}))).await;
+    let state: String = sqlx::query_scalar("SELECT state FROM booking WHERE id = $1::uuid")
+        .bind(request["id"].as_str().unwrap())
+        .fetch_one(&f.db)
+        .await
+        .unwrap();
+    assert_eq!(state, "canceled");
+
+    // Admins extend directly.
+    let (_, other) = f.book(&f.carol, MIG, 1, slot(4), slot(8)).await;
+    let other_id = other["id"].as_str().unwrap();
+    let (status, extended) = f
+        .call(
+            Method::POST,
+            &format!("/api/v1/bookings/{other_id}/extend"),
+            Some(&f.admin),
+            Some(json!({"end": slot(9)})),
+        )
+        .await;
+    assert_eq!((status, at(&extended["end"])), (StatusCode::OK, slot(9)));
+}

@@ -44,6 +44,13 @@ impl From<sqlx::Error> for ServiceError {
                         reason: "a pool with this name exists".into(),
                     }
                 }
+                Some("booking_one_open_extension") => {
+                    return Self::Conflict {
+                        code: "extension_pending",
+                        field: Some("end".into()),
+                        reason: "an extension of this booking already awaits an admin's decision".into(),
+                    }
+                }
                 Some("app_user_email_key") => {
                     return Self::Conflict {
                         code: "duplicate",

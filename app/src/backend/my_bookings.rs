@@ -19,7 +19,11 @@ pub async fn load(db: &PgPool, principal: &Principal, tz: &str) -> ServiceResult
         to: Some(now + Duration::days(400)),
         mine: true,
     };
-    let own = bookings::list(db, principal, &filter).await?;
+    let listed = bookings::list(db, principal, &filter).await?;
+    // Extension requests show on the card of the booking they extend.
+    let (requests, own): (Vec<_>, Vec<_>) = listed.into_iter().partition(|b| b.extends.is_some());
+    let request_ids: Vec<uuid::Uuid> = requests.iter().map(|r| r.id).collect();
+    let mut rejections = bookings::extension::decisions(db, &request_ids).await?;
     let ids: Vec<uuid::Uuid> = own.iter().map(|b| b.id).collect();
     let mut sessions = session_status::load(db, &ids).await?;
     let mut failures = session_status::failure_reasons(db, &ids).await?;
@@ -46,7 +50,19 @@ pub async fn load(db: &PgPool, principal: &Principal, tz: &str) -> ServiceResult
                 .collect(),
             None => Vec::new(),
         };
+        let label = |end: chrono::DateTime<chrono::Utc>| end.with_timezone(&zone).format("%a %d %b %H:%M").to_string();
+        // The latest request of this booking that is waiting or was refused.
+        let extension = requests.iter().rev().filter(|r| r.extends == Some(booking.id)).find_map(|r| match r.state {
+            BookingState::Pending => Some(format!("Extension to {} awaits an admin's approval.", label(r.end))),
+            BookingState::Rejected => Some(format!(
+                "Extension to {} was rejected: {}",
+                label(r.end),
+                rejections.remove(&r.id).unwrap_or_default()
+            )),
+            _ => None,
+        });
         let card = BookingCard {
+            extension,
             when: local_window(Window { start: booking.start, end: booking.end }, tz),
             pool_name: pool.map(|p| p.name.clone()).unwrap_or_else(|| "(pool no longer visible)".into()),
             approvers: if booking.state == BookingState::Pending { approvers.clone() } else { Vec::new() },

@@ -167,6 +167,9 @@ pub async fn system_transition(
     .bind(reason)
     .execute(&mut *tx)
     .await?;
+    if !to.holds_capacity() {
+        super::bookings::extension::withdraw_for(&mut tx, id, None).await?;
+    }
     tx.commit().await?;
     Ok(to)
 }

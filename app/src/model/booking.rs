@@ -98,6 +98,9 @@ pub struct Booking {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
     pub created_at: DateTime<Utc>,
+    /// For an extension request awaiting approval: the booking it would extend.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extends: Option<Uuid>,
 }
 
 /// `POST /bookings`.

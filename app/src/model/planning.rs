@@ -28,6 +28,10 @@ pub struct BookingCard {
     /// For a failed booking: why, in words the user can act on.
     #[serde(default)]
     pub failure: Option<String>,
+    /// Its extension request, where the pool requires approval: waiting, or
+    /// rejected with the admin's comment.
+    #[serde(default)]
+    pub extension: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

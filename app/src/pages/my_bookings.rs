@@ -38,7 +38,9 @@ pub async fn end_booking(id: Uuid) -> Result<ActionNotice, ServerFnError> {
 #[server(prefix = "/rpc", endpoint = "bookings/extend")]
 pub async fn extend_booking(id: Uuid, end: DateTime<Utc>) -> Result<ActionNotice, ServerFnError> {
     let db = expect_context::<sqlx::PgPool>();
-    act(crate::backend::bookings::extend(&db, &me()?, id, end).await, "Extended.")
+    let result = crate::backend::bookings::extend(&db, &me()?, id, end).await;
+    let requested = result.as_ref().is_ok_and(|booking| booking.extends.is_some());
+    act(result, if requested { "Extension requested: it waits for an admin's approval." } else { "Extended." })
 }
 
 #[cfg(feature = "ssr")]
@@ -238,6 +240,7 @@ fn Card(card: BookingCard, now: ReadSignal<DateTime<Utc>>, actions: Actions, sim
                 <p class="pending-note">"Pending: waiting for approval by " {card.approvers.join(", ")} " (admin)."</p>
             })}
             {card.failure.clone().map(|reason| view! { <p class="failure">{reason}</p> })}
+            {card.extension.clone().map(|text| view! { <p class="extension-request">{text}</p> })}
             <p class="workspace muted">{workspace}</p>
             {steps}
             {open}

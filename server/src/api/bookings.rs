@@ -76,8 +76,11 @@ async fn extend(
     Auth(principal): Auth,
     PathId(id): PathId,
     ApiJson(body): ApiJson<NewEnd>,
-) -> ApiResult<Json<Booking>> {
-    Ok(Json(bookings::extend(&state.db, &principal, id, body.end).await?))
+) -> ApiResult<(StatusCode, Json<Booking>)> {
+    let booking = bookings::extend(&state.db, &principal, id, body.end).await?;
+    // A request awaiting approval (the pending booking that holds the extra time).
+    let status = if booking.extends.is_some() { StatusCode::ACCEPTED } else { StatusCode::OK };
+    Ok((status, Json(booking)))
 }
 
 async fn end(State(state): State<AppState>, Auth(principal): Auth, PathId(id): PathId) -> ApiResult<Json<Booking>> {

@@ -192,6 +192,9 @@ pub async fn admit_batch(db: &PgPool, requests: &[&Request]) -> ServiceResult<Ve
 }
 
 /// What the batch decided for one request.
+// An outcome lives only from its batch to its waiting request, one each:
+// boxing the booking would cost an allocation per admission for nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum Outcome {
     Decided(ServiceResult<Booking>),
     /// Refused for capacity; `Crowded::answer` adds the `next_free` hint,
@@ -282,5 +285,6 @@ fn view(request: &Request, admitted: Admitted, pool_id: Uuid, state: BookingStat
         image: Some(admitted.image),
         note: Some(request.note.clone()),
         created_at: now,
+        extends: None,
     }
 }

@@ -64,6 +64,9 @@ async fn apply(
         .execute(&mut *tx)
         .await?;
     record_event(&mut tx, row.id, principal, from, to, reason).await?;
+    if !to.holds_capacity() {
+        super::extension::withdraw_for(&mut tx, row.id, Some(principal.user_id)).await?;
+    }
     tx.commit().await?;
     Ok(BookingRow { state: to.as_str().into(), ends_at: new_end.unwrap_or(row.ends_at), ..row }.view_for(principal))
 }
@@ -86,8 +89,14 @@ pub async fn cancel(db: &sqlx::PgPool, principal: &Principal, id: Uuid, reason: 
     act(db, principal, id, Need::OwnerOrAdmin, Action::Cancel, reason).await
 }
 
+/// Approves a pending booking; for an extension request, grants the extension.
 pub async fn approve(db: &sqlx::PgPool, principal: &Principal, id: Uuid, comment: &str) -> ServiceResult<Booking> {
-    act(db, principal, id, Need::Admin, Action::Approve, comment).await
+    let peek = fetch_row(db, id, false).await?.ok_or(ServiceError::NotFound("booking"))?;
+    peek.authorize(principal, Need::Admin)?;
+    match peek.extends_id {
+        Some(extended) => super::extension::grant(db, principal, peek, extended, comment).await,
+        None => act(db, principal, id, Need::Admin, Action::Approve, comment).await,
+    }
 }
 
 pub async fn reject(db: &sqlx::PgPool, principal: &Principal, id: Uuid, comment: &str) -> ServiceResult<Booking> {
@@ -122,11 +131,14 @@ pub async fn end_early(db: &sqlx::PgPool, principal: &Principal, id: Uuid) -> Se
 struct ExtensionTerms {
     #[sqlx(flatten)]
     rules: PoolRules,
+    requires_approval: bool,
     capacity: i32,
     now: DateTime<Utc>,
 }
 
-/// Moves the end later if the extra time fits under the same capacity rule.
+/// Moves the end later if the extra time fits under the same capacity rule;
+/// in a pool that requires approval (unless an admin asks), records a request
+/// holding the extra time instead, and returns that request.
 pub async fn extend(
     db: &sqlx::PgPool,
     principal: &Principal,
@@ -150,16 +162,24 @@ pub async fn extend(
             reason: format!("a {} booking cannot be extended", state.as_str()),
         });
     }
+    if row.extends_id.is_some() {
+        return Err(ServiceError::Conflict {
+            code: "not_extendable",
+            field: None,
+            reason: "this is an extension request: withdraw it and ask for the longer one".into(),
+        });
+    }
+    super::extension::refuse_if_open(&mut tx, row.id).await?;
     let terms: ExtensionTerms = sqlx::query_as(
         "SELECT p.granularity_minutes, p.max_booking_minutes, p.horizon_days, p.min_notice_minutes,
-                k.capacity, now() AS now
+                p.requires_approval, k.capacity, now() AS now
          FROM pool p JOIN pool_kind k ON k.pool_id = p.id AND k.kind = $2 WHERE p.id = $1",
     )
     .bind(row.pool_id)
     .bind(&row.kind)
     .fetch_one(&mut *tx)
     .await?;
-    let ExtensionTerms { rules, capacity, now } = terms;
+    let ExtensionTerms { rules, requires_approval, capacity, now } = terms;
     let current = Window { start: row.starts_at, end: row.ends_at };
     validate_extension(&rules, now, current, new_end)?;
     let added = Window { start: current.end, end: new_end };
@@ -172,6 +192,9 @@ pub async fn extend(
     let peak_used = peak_usage(&others, added);
     if peak_used + row.quantity > capacity {
         return Err(ServiceError::CapacityExceeded { peak_used, capacity, next_free: None });
+    }
+    if requires_approval && !principal.is_admin() {
+        return super::extension::request(tx, principal, &row, new_end).await;
     }
     sqlx::query("UPDATE booking SET ends_at = $2, updated_at = now() WHERE id = $1")
         .bind(row.id)

@@ -9,7 +9,7 @@ use uuid::Uuid;
 /// Columns every booking query selects, in `BookingRow`'s shape.
 pub const BOOKING_COLUMNS: &str =
     "b.id, b.pool_id, b.kind, b.user_id, b.tenant_id, b.quantity, b.mode, b.image, b.note,
-     b.starts_at, b.ends_at, b.state, b.created_at, u.email AS user_email, u.name AS user_name, t.slug AS tenant_slug";
+     b.starts_at, b.ends_at, b.state, b.created_at, b.extends_id, u.email AS user_email, u.name AS user_name, t.slug AS tenant_slug";
 pub const BOOKING_FROM: &str =
     "booking b JOIN app_user u ON u.id = b.user_id JOIN tenant t ON t.id = b.tenant_id JOIN pool p ON p.id = b.pool_id";
 
@@ -28,6 +28,7 @@ pub struct BookingRow {
     pub ends_at: DateTime<Utc>,
     pub state: String,
     pub created_at: DateTime<Utc>,
+    pub extends_id: Option<Uuid>,
     pub user_email: String,
     pub user_name: String,
     pub tenant_slug: String,
@@ -93,6 +94,7 @@ impl BookingRow {
             image: full.then_some(self.image),
             note: full.then_some(self.note),
             created_at: self.created_at,
+            extends: self.extends_id,
         }
     }
 }

@@ -1,0 +1,153 @@
+//! Extension requests in pools that require approval. A request is a pending
+//! booking right after the one it extends (`extends_id`): it holds the extra
+//! time's capacity through every capacity reader, unchanged, until an admin
+//! decides. Approving merges it into the booking it extends; rejecting
+//! (with the comment the owner reads on the card) or withdrawing frees it;
+//! so does the extended booking ending or being canceled.
+
+use super::query::fetch_row;
+use super::row::BookingRow;
+use crate::backend::error::{ServiceError, ServiceResult};
+use crate::model::{Booking, BookingState, Principal};
+use crate::rules::state_machine::{transition, Action};
+use chrono::{DateTime, Utc};
+use sqlx::{PgConnection, PgPool, Postgres, Transaction};
+use std::collections::HashMap;
+use uuid::Uuid;
+
+/// Records the request for `[row.ends_at, new_end)`; the caller holds the
+/// kind's lock and has checked that the extra time fits.
+pub(super) async fn request(
+    mut tx: Transaction<'_, Postgres>,
+    principal: &Principal,
+    row: &BookingRow,
+    new_end: DateTime<Utc>,
+) -> ServiceResult<Booking> {
+    let id: Uuid = sqlx::query_scalar(
+        "INSERT INTO booking (pool_id, kind, user_id, tenant_id, quantity, mode, image, note, starts_at, ends_at,
+                              state, extends_id)
+         SELECT pool_id, kind, user_id, tenant_id, quantity, mode, image, note, ends_at, $2, 'pending', id
+         FROM booking WHERE id = $1
+         RETURNING id",
+    )
+    .bind(row.id)
+    .bind(new_end)
+    .fetch_one(&mut *tx)
+    .await?;
+    let why = format!("extension of {} to {} requested", row.id, new_end.to_rfc3339());
+    record(&mut tx, id, principal, None, BookingState::Pending, &why).await?;
+    let hold = fetch_row(&mut *tx, id, false).await?.ok_or(ServiceError::Internal("extension request vanished"))?;
+    tx.commit().await?;
+    Ok(hold.view_for(principal))
+}
+
+/// An admin approves request `hold` (already authorized): under the kind's
+/// lock, the booking it extends takes its end and the request row goes.
+pub(super) async fn grant(
+    db: &PgPool,
+    principal: &Principal,
+    hold: BookingRow,
+    extended: Uuid,
+    comment: &str,
+) -> ServiceResult<Booking> {
+    let mut tx = db.begin().await?;
+    super::admission::lock_kind(&mut tx, hold.pool_id, &hold.kind).await?;
+    let hold = fetch_row(&mut *tx, hold.id, true).await?.ok_or(ServiceError::NotFound("booking"))?;
+    transition(hold.state(), Action::Approve)?;
+    let original = fetch_row(&mut *tx, extended, true).await?.ok_or(ServiceError::NotFound("booking"))?;
+    let now = crate::backend::db_now(&mut *tx).await?;
+    if !original.state().holds_capacity() || original.ends_at != hold.starts_at || original.ends_at <= now {
+        return Err(ServiceError::Conflict {
+            code: "extension_void",
+            field: None,
+            reason: "the booking this request extends has ended or changed; reject the request".into(),
+        });
+    }
+    // Capacity: the request's units over [old end, new end) become the
+    // booking's own in the same transaction, so the peak never moves.
+    sqlx::query("DELETE FROM booking_event WHERE booking_id = $1").bind(hold.id).execute(&mut *tx).await?;
+    sqlx::query("DELETE FROM booking WHERE id = $1").bind(hold.id).execute(&mut *tx).await?;
+    sqlx::query("UPDATE booking SET ends_at = $2, updated_at = now() WHERE id = $1")
+        .bind(original.id)
+        .bind(hold.ends_at)
+        .execute(&mut *tx)
+        .await?;
+    let state = original.state();
+    let mut why = format!("extension to {} approved", hold.ends_at.to_rfc3339());
+    if !comment.trim().is_empty() {
+        why = format!("{why}: {}", comment.trim());
+    }
+    record(&mut tx, original.id, principal, Some(state), state, &why).await?;
+    tx.commit().await?;
+    Ok(BookingRow { ends_at: hold.ends_at, ..original }.view_for(principal))
+}
+
+/// Refuses to change a booking's end while a request to extend it is open
+/// (the request holds the time right after it).
+pub(super) async fn refuse_if_open(conn: &mut PgConnection, booking: Uuid) -> ServiceResult<()> {
+    let open: bool =
+        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM booking WHERE extends_id = $1 AND state = 'pending')")
+            .bind(booking)
+            .fetch_one(conn)
+            .await?;
+    if open {
+        return Err(ServiceError::Conflict {
+            code: "extension_pending",
+            field: Some("end".into()),
+            reason: "an extension of this booking already awaits an admin's decision".into(),
+        });
+    }
+    Ok(())
+}
+
+/// Withdraws the open request of a booking that stops holding capacity
+/// (canceled, ended, failed); `actor` None is the system.
+pub async fn withdraw_for(conn: &mut PgConnection, booking: Uuid, actor: Option<Uuid>) -> ServiceResult<()> {
+    let to = transition(BookingState::Pending, Action::Cancel)?;
+    sqlx::query(
+        "WITH withdrawn AS (
+             UPDATE booking SET state = $2, updated_at = now() WHERE extends_id = $1 AND state = 'pending' RETURNING id
+         )
+         INSERT INTO booking_event (booking_id, actor_id, from_state, to_state, reason)
+         SELECT id, $3, 'pending', $2, 'the booking it extends no longer runs' FROM withdrawn",
+    )
+    .bind(booking)
+    .bind(to.as_str())
+    .bind(actor)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+async fn record(
+    conn: &mut PgConnection,
+    booking: Uuid,
+    actor: &Principal,
+    from: Option<BookingState>,
+    to: BookingState,
+    reason: &str,
+) -> ServiceResult<()> {
+    sqlx::query(
+        "INSERT INTO booking_event (booking_id, actor_id, from_state, to_state, reason) VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(booking)
+    .bind(actor.user_id)
+    .bind(from.map(BookingState::as_str))
+    .bind(to.as_str())
+    .bind(reason)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// The last word on each request: why it was rejected (the admin's comment).
+pub async fn decisions(db: &PgPool, requests: &[Uuid]) -> ServiceResult<HashMap<Uuid, String>> {
+    let rows: Vec<(Uuid, String)> = sqlx::query_as(
+        "SELECT DISTINCT ON (booking_id) booking_id, reason FROM booking_event
+         WHERE booking_id = ANY($1) AND to_state = 'rejected' ORDER BY booking_id, at DESC, id DESC",
+    )
+    .bind(requests)
+    .fetch_all(db)
+    .await?;
+    Ok(rows.into_iter().collect())
+}
