@@ -7,10 +7,9 @@ mod common;
 use axum::body::Body;
 use axum::http::{header, Method, Request, StatusCode};
 use axum::Router;
-use common::{call, raw, slot, Fixture, MIG};
+use common::{call, dev_login, raw, slot, Fixture, MIG};
 use server::auth::{Auth, AuthConfig};
 use server::{router, AppState};
-use tower::ServiceExt;
 
 const ORIGIN: &str = "http://127.0.0.1:3000";
 
@@ -18,21 +17,6 @@ fn portal(f: &Fixture) -> Router {
     let mut config = AuthConfig::local(ORIGIN.parse().unwrap());
     config.dev_login = true;
     router(AppState::new(f.db.clone(), "target/site", Auth::new(config).unwrap()))
-}
-
-async fn dev_login(app: &Router, email: &str) -> (StatusCode, Option<String>) {
-    let request = Request::post("/auth/dev-login")
-        .header(header::ORIGIN, ORIGIN)
-        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-        .body(Body::from(format!("email={}", common::provider::urlencode(email))))
-        .unwrap();
-    let response = app.clone().oneshot(request).await.unwrap();
-    let cookie = response
-        .headers()
-        .get(header::SET_COOKIE)
-        .and_then(|v| v.to_str().ok())
-        .map(|v| v.split(';').next().unwrap_or_default().to_string());
-    (response.status(), cookie)
 }
 
 async fn with_cookie(

@@ -6,7 +6,7 @@ use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
 use axum::Router;
 use common::provider::Portal;
-use common::{fresh_db, raw};
+use common::{dev_login, fresh_db, raw};
 use server::auth::{Auth, AuthConfig};
 use server::{router, AppState};
 use sqlx::PgPool;
@@ -19,23 +19,6 @@ fn app(db: PgPool, dev_login: bool) -> Router {
     let mut config = AuthConfig::local(ORIGIN.parse().unwrap());
     config.dev_login = dev_login;
     router(AppState::new(db, "target/site", Auth::new(config).unwrap()))
-}
-
-/// Posts the development login form; returns status and the session cookie.
-async fn dev_login(app: &Router, email: &str) -> (StatusCode, Option<String>) {
-    let request = Request::post("/auth/dev-login")
-        .header(header::ORIGIN, ORIGIN)
-        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-        .body(Body::from(format!("email={}", common::provider::urlencode(email))))
-        .unwrap();
-    let response = app.clone().oneshot(request).await.unwrap();
-    let cookie = response
-        .headers()
-        .get(header::SET_COOKIE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .map(str::to_owned);
-    (response.status(), cookie)
 }
 
 async fn me(app: &Router, cookie: &str) -> (StatusCode, serde_json::Value) {

@@ -628,3 +628,30 @@ async fn the_admin_binding_of_an_earlier_version_is_deleted_by_the_next_repair()
     w.worker.repair_pass().await.unwrap();
     assert_eq!(w.fake.writes(), before, "converged again");
 }
+
+#[tokio::test]
+async fn a_booking_the_worker_completes_withdraws_its_open_extension_request() {
+    let w = world().await;
+    let path = format!("/api/v1/pools/{}", w.f.lab);
+    w.f.call(axum::http::Method::PATCH, &path, Some(&w.f.admin), Some(serde_json::json!({"requires_approval": true})))
+        .await;
+    let id = w.open_booking().await;
+    let approve = format!("/api/v1/bookings/{id}/approve");
+    w.f.call(axum::http::Method::POST, &approve, Some(&w.f.admin), None).await;
+    let extend = format!("/api/v1/bookings/{id}/extend");
+    let (status, request) =
+        w.f.call(axum::http::Method::POST, &extend, Some(&w.f.ada), Some(serde_json::json!({"end": slot(8)}))).await;
+    assert_eq!(status, 202, "{request}");
+    // The window closes before any admin decided.
+    sqlx::query(
+        "UPDATE booking SET ends_at = now() - interval '1 second', starts_at = now() - interval '1 hour' WHERE id = $1",
+    )
+    .bind(id)
+    .execute(&w.f.db)
+    .await
+    .unwrap();
+    w.worker.pass().await.unwrap();
+    assert_eq!(w.state(id).await, "completed");
+    let request_id: uuid::Uuid = request["id"].as_str().unwrap().parse().unwrap();
+    assert_eq!(w.state(request_id).await, "canceled", "the held time is free again");
+}

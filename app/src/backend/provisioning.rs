@@ -158,15 +158,7 @@ pub async fn system_transition(
         .bind(to.as_str())
         .execute(&mut *tx)
         .await?;
-    sqlx::query(
-        "INSERT INTO booking_event (booking_id, actor_id, from_state, to_state, reason) VALUES ($1, NULL, $2, $3, $4)",
-    )
-    .bind(id)
-    .bind(from.as_str())
-    .bind(to.as_str())
-    .bind(reason)
-    .execute(&mut *tx)
-    .await?;
+    super::bookings::events::record(&mut tx, id, None, Some(from), to, reason).await?;
     if !to.holds_capacity() {
         super::bookings::extension::withdraw_for(&mut tx, id, None).await?;
     }

@@ -53,12 +53,5 @@ pub async fn save(db: &PgPool, id: Uuid, stored: &Stored) -> ServiceResult<()> {
 
 /// Why each of these bookings failed: the reason of its last change to `failed`.
 pub async fn failure_reasons(db: &PgPool, ids: &[Uuid]) -> ServiceResult<HashMap<Uuid, String>> {
-    let rows: Vec<(Uuid, String)> = sqlx::query_as(
-        "SELECT DISTINCT ON (booking_id) booking_id, reason FROM booking_event
-         WHERE booking_id = ANY($1) AND to_state = 'failed' ORDER BY booking_id, at DESC, id DESC",
-    )
-    .bind(ids)
-    .fetch_all(db)
-    .await?;
-    Ok(rows.into_iter().collect())
+    super::bookings::events::last_reasons(db, ids, crate::model::BookingState::Failed).await
 }

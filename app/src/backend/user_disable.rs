@@ -80,16 +80,7 @@ pub async fn disable(
         .bind(running)
         .execute(&mut *tx)
         .await?;
-        sqlx::query(
-            "INSERT INTO booking_event (booking_id, actor_id, from_state, to_state, reason) VALUES ($1, $2, $3, $4, $5)",
-        )
-        .bind(id)
-        .bind(principal.user_id)
-        .bind(from.as_str())
-        .bind(to.as_str())
-        .bind(&why)
-        .execute(&mut *tx)
-        .await?;
+        super::bookings::events::record(&mut tx, id, Some(principal.user_id), Some(from), to, &why).await?;
     }
     tx.commit().await?;
     // This server forgets the tokens at once; other replicas within the cache's TTL.

@@ -175,3 +175,21 @@ pub fn test_state(db: PgPool) -> AppState {
     let config = server::auth::AuthConfig::local("http://127.0.0.1:3000".parse().unwrap());
     AppState::new(db, "target/site", server::auth::Auth::new(config).unwrap())
 }
+
+/// Posts the development login form for `email` from the test portal's
+/// origin; returns the status and the session cookie (`name=value`).
+pub async fn dev_login(app: &Router, email: &str) -> (StatusCode, Option<String>) {
+    let request = Request::post("/auth/dev-login")
+        .header(header::ORIGIN, "http://127.0.0.1:3000")
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .body(Body::from(format!("email={}", provider::urlencode(email))))
+        .unwrap();
+    let response = app.clone().oneshot(request).await.unwrap();
+    let cookie = response
+        .headers()
+        .get(header::SET_COOKIE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(str::to_owned);
+    (response.status(), cookie)
+}

@@ -5,6 +5,7 @@
 //! (with the comment the owner reads on the card) or withdrawing frees it;
 //! so does the extended booking ending or being canceled.
 
+use super::events;
 use super::query::fetch_row;
 use super::row::BookingRow;
 use crate::backend::error::{ServiceError, ServiceResult};
@@ -35,7 +36,7 @@ pub(super) async fn request(
     .fetch_one(&mut *tx)
     .await?;
     let why = format!("extension of {} to {} requested", row.id, new_end.to_rfc3339());
-    record(&mut tx, id, principal, None, BookingState::Pending, &why).await?;
+    events::record(&mut tx, id, Some(principal.user_id), None, BookingState::Pending, &why).await?;
     let hold = fetch_row(&mut *tx, id, false).await?.ok_or(ServiceError::Internal("extension request vanished"))?;
     tx.commit().await?;
     Ok(hold.view_for(principal))
@@ -77,7 +78,7 @@ pub(super) async fn grant(
     if !comment.trim().is_empty() {
         why = format!("{why}: {}", comment.trim());
     }
-    record(&mut tx, original.id, principal, Some(state), state, &why).await?;
+    events::record(&mut tx, original.id, Some(principal.user_id), Some(state), state, &why).await?;
     tx.commit().await?;
     Ok(BookingRow { ends_at: hold.ends_at, ..original }.view_for(principal))
 }
@@ -119,35 +120,7 @@ pub async fn withdraw_for(conn: &mut PgConnection, booking: Uuid, actor: Option<
     Ok(())
 }
 
-async fn record(
-    conn: &mut PgConnection,
-    booking: Uuid,
-    actor: &Principal,
-    from: Option<BookingState>,
-    to: BookingState,
-    reason: &str,
-) -> ServiceResult<()> {
-    sqlx::query(
-        "INSERT INTO booking_event (booking_id, actor_id, from_state, to_state, reason) VALUES ($1, $2, $3, $4, $5)",
-    )
-    .bind(booking)
-    .bind(actor.user_id)
-    .bind(from.map(BookingState::as_str))
-    .bind(to.as_str())
-    .bind(reason)
-    .execute(conn)
-    .await?;
-    Ok(())
-}
-
 /// The last word on each request: why it was rejected (the admin's comment).
 pub async fn decisions(db: &PgPool, requests: &[Uuid]) -> ServiceResult<HashMap<Uuid, String>> {
-    let rows: Vec<(Uuid, String)> = sqlx::query_as(
-        "SELECT DISTINCT ON (booking_id) booking_id, reason FROM booking_event
-         WHERE booking_id = ANY($1) AND to_state = 'rejected' ORDER BY booking_id, at DESC, id DESC",
-    )
-    .bind(requests)
-    .fetch_all(db)
-    .await?;
-    Ok(rows.into_iter().collect())
+    events::last_reasons(db, requests, BookingState::Rejected).await
 }

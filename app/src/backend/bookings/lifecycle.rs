@@ -6,34 +6,13 @@ use super::admission::{live_usages, lock_kind};
 use super::query::fetch_row;
 use super::row::{BookingRow, Need};
 use crate::backend::error::{ServiceError, ServiceResult};
-use crate::model::{Booking, BookingState, PoolRules, Principal, Window};
+use crate::model::{Booking, PoolRules, Principal, Window};
 use crate::rules::capacity::{peak_usage, Usage};
 use crate::rules::state_machine::{transition, Action};
 use crate::rules::window::{check_in_range, validate_extension};
 use chrono::{DateTime, Utc};
-use sqlx::{PgConnection, Postgres, Transaction};
+use sqlx::{Postgres, Transaction};
 use uuid::Uuid;
-
-async fn record_event(
-    conn: &mut PgConnection,
-    booking_id: Uuid,
-    actor: &Principal,
-    from: BookingState,
-    to: BookingState,
-    reason: &str,
-) -> ServiceResult<()> {
-    sqlx::query(
-        "INSERT INTO booking_event (booking_id, actor_id, from_state, to_state, reason) VALUES ($1, $2, $3, $4, $5)",
-    )
-    .bind(booking_id)
-    .bind(actor.user_id)
-    .bind(from.as_str())
-    .bind(to.as_str())
-    .bind(reason)
-    .execute(conn)
-    .await?;
-    Ok(())
-}
 
 async fn locked_row(
     tx: &mut Transaction<'_, Postgres>,
@@ -63,7 +42,7 @@ async fn apply(
         .bind(new_end)
         .execute(&mut *tx)
         .await?;
-    record_event(&mut tx, row.id, principal, from, to, reason).await?;
+    super::events::record(&mut tx, row.id, Some(principal.user_id), Some(from), to, reason).await?;
     if !to.holds_capacity() {
         super::extension::withdraw_for(&mut tx, row.id, Some(principal.user_id)).await?;
     }
@@ -201,7 +180,8 @@ pub async fn extend(
         .bind(new_end)
         .execute(&mut *tx)
         .await?;
-    record_event(&mut tx, row.id, principal, state, state, &format!("extended to {}", new_end.to_rfc3339())).await?;
+    let why = format!("extended to {}", new_end.to_rfc3339());
+    super::events::record(&mut tx, row.id, Some(principal.user_id), Some(state), state, &why).await?;
     tx.commit().await?;
     Ok(BookingRow { ends_at: new_end, ..row }.view_for(principal))
 }

@@ -4,6 +4,7 @@
 pub mod admission;
 mod admit;
 mod create;
+pub mod events;
 pub mod extension;
 mod lifecycle;
 mod query;

@@ -1,0 +1,43 @@
+//! The audit trail of bookings: one row per state change (and per
+//! extension), who made it (`None`: the system) and why.
+
+use crate::backend::error::ServiceResult;
+use crate::model::BookingState;
+use sqlx::{PgConnection, PgPool};
+use std::collections::HashMap;
+use uuid::Uuid;
+
+/// Records a change; `from` is `None` when the booking was just created.
+pub async fn record(
+    conn: &mut PgConnection,
+    booking_id: Uuid,
+    actor: Option<Uuid>,
+    from: Option<BookingState>,
+    to: BookingState,
+    reason: &str,
+) -> ServiceResult<()> {
+    sqlx::query(
+        "INSERT INTO booking_event (booking_id, actor_id, from_state, to_state, reason) VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(booking_id)
+    .bind(actor)
+    .bind(from.map(BookingState::as_str))
+    .bind(to.as_str())
+    .bind(reason)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// For each of `ids` that reached `state`: the reason of its last move there.
+pub async fn last_reasons(db: &PgPool, ids: &[Uuid], state: BookingState) -> ServiceResult<HashMap<Uuid, String>> {
+    let rows: Vec<(Uuid, String)> = sqlx::query_as(
+        "SELECT DISTINCT ON (booking_id) booking_id, reason FROM booking_event
+         WHERE booking_id = ANY($1) AND to_state = $2 ORDER BY booking_id, at DESC, id DESC",
+    )
+    .bind(ids)
+    .bind(state.as_str())
+    .fetch_all(db)
+    .await?;
+    Ok(rows.into_iter().collect())
+}
