@@ -311,6 +311,7 @@ async fn an_extension_in_an_approval_pool_waits_for_an_admin_while_holding_the_c
     let card = |page: app::model::MyBookings| page.upcoming.into_iter().find(|c| c.booking.id.to_string() == id);
     let mine = card(app::backend::my_bookings::load(&f.db, &ada, "UTC").await.unwrap()).unwrap();
     assert!(mine.extension.unwrap().contains("awaits an admin's approval"));
+    assert!(mine.extend_to.is_empty(), "no second end is offered while one waits");
     let request_id = request["id"].as_str().unwrap();
     assert_eq!(f.call(Method::POST, &approve(request_id), Some(&f.ada), None).await.0, StatusCode::FORBIDDEN);
     let (status, granted) =

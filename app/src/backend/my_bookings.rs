@@ -42,15 +42,17 @@ pub async fn load(db: &PgPool, principal: &Principal, tz: &str) -> ServiceResult
     };
     for booking in own {
         let pool = pools.iter().find(|p| p.id == booking.pool_id);
+        let label = |end: chrono::DateTime<chrono::Utc>| end.with_timezone(&zone).format("%a %d %b %H:%M").to_string();
+        let open_request = requests.iter().any(|r| r.extends == Some(booking.id) && r.state == BookingState::Pending);
+        // While a request waits, no other end is offered (it would be refused).
         let extend_to = match pool {
-            Some(pool) => planning::extension_ends(db, pool, &booking, now)
+            Some(pool) if !open_request => planning::extension_ends(db, pool, &booking, now)
                 .await?
                 .into_iter()
-                .map(|end| EndOption { end, label: end.with_timezone(&zone).format("%a %d %b %H:%M").to_string() })
+                .map(|end| EndOption { end, label: label(end) })
                 .collect(),
-            None => Vec::new(),
+            _ => Vec::new(),
         };
-        let label = |end: chrono::DateTime<chrono::Utc>| end.with_timezone(&zone).format("%a %d %b %H:%M").to_string();
         // The latest request of this booking that is waiting or was refused.
         let extension = requests.iter().rev().filter(|r| r.extends == Some(booking.id)).find_map(|r| match r.state {
             BookingState::Pending => Some(format!("Extension to {} awaits an admin's approval.", label(r.end))),

@@ -37,6 +37,9 @@ pub(super) async fn request(
     .await?;
     let why = format!("extension of {} to {} requested", row.id, new_end.to_rfc3339());
     events::record(&mut tx, id, Some(principal.user_id), None, BookingState::Pending, &why).await?;
+    // The extended booking's own trail keeps who asked (the request row goes once granted).
+    let (state, asked) = (row.state(), format!("extension to {} requested", new_end.to_rfc3339()));
+    events::record(&mut tx, row.id, Some(principal.user_id), Some(state), state, &asked).await?;
     let hold = fetch_row(&mut *tx, id, false).await?.ok_or(ServiceError::Internal("extension request vanished"))?;
     tx.commit().await?;
     Ok(hold.view_for(principal))
