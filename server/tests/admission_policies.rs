@@ -158,6 +158,11 @@ fn a_session_publishes_only_its_own_host_and_names_under_it() {
     let mut no_rules = ingress(&[]);
     no_rules["spec"]["defaultBackend"] = json!({ "service": { "name": "evil", "port": { "number": 80 } } });
     let unannotated = json!({ "metadata": { "name": "x", "labels": { "berth.io/booking": "b" } } });
+    let service = |spec: Value| {
+        let object = json!({ "apiVersion": "v1", "kind": "Service", "metadata": { "name": "s" }, "spec": spec });
+        Request::create("", "services", USER, &ns, object)
+    };
+    let rendered_service = serde_json::to_value(manifests::service(&mine())).unwrap();
 
     check(
         &policy,
@@ -184,6 +189,8 @@ fn a_session_publishes_only_its_own_host_and_names_under_it() {
                 Request::create("networking.k8s.io", "ingresses", USER, &foreign_namespace("web"), ingress(&["x.org"]))
             }),
             ("deleting an Ingress", ing(&["evil.org"]).with_operation("DELETE")),
+            ("the workspace Service", Request::create("", "services", WORKER, &ns, rendered_service)),
+            ("a ClusterIP Service of the user's", service(json!({ "type": "ClusterIP", "ports": [{ "port": 80 }] }))),
         ],
         vec![
             ("another session's host", ing(&[&their_host]), "only berth-team-a-0f0e0d0c.gpu.example.org"),
