@@ -29,5 +29,9 @@ cat <<MSG
 
 MSG
 # No identity provider here: the labelled development login, loopback only.
-# Set BERTH_OIDC_ISSUER/_CLIENT_ID/_CLIENT_SECRET to use single sign-on instead.
+# Set BERTH_OIDC_ISSUER/_CLIENT_ID/_CLIENT_SECRET to use single sign-on instead
+# (the portal refuses the development login beside single sign-on).
+if [ -n "${BERTH_OIDC_ISSUER:-}" ]; then
+  exec $berth serve --listen "$LISTEN"
+fi
 exec $berth serve --listen "$LISTEN" --dev-login
