@@ -84,3 +84,45 @@ test('a form on another origin cannot use the session (CSRF)', async ({ page }) 
   await expect(page.getByRole('heading', { name: 'API tokens' })).toBeVisible();
   await expect(page.locator('#token-list', { hasText: 'planted' })).toHaveCount(0);
 });
+
+/// The provider's login form, for a sign-in that Berth refuses (no session follows).
+async function signInRefused(page: import('@playwright/test').Page, login: string) {
+  await page.goto('/signin');
+  await page.getByRole('link', { name: 'Sign in with single sign-on' }).click();
+  await page.locator('input[name="login"]').fill(login);
+  await page.locator('input[name="password"]').fill('any');
+  await page.getByRole('button', { name: 'Sign-in' }).click();
+}
+
+test('an unverified email address is refused with a page that says why', async ({ page }) => {
+  await signInRefused(page, 'eve');
+  await expect(page.getByRole('alert')).toContainText('has not verified');
+  expect((await page.request.get('/api/v1/me')).status()).toBe(401);
+});
+
+test('an admin disables a user: their open page loses the session at once and their next login is refused', async ({ browser, page }) => {
+  const bobContext = await browser.newContext();
+  const bob = await bobContext.newPage();
+  await signIn(bob, 'bob');
+  expect((await bob.request.get('/api/v1/me')).status()).toBe(200);
+
+  const errors = collectErrors(page);
+  await signIn(page, 'root');
+  await page.locator('#admin-nav').click();
+  const row = page.locator('#user-list tr', { hasText: 'bob@example.test' });
+  await row.getByLabel('Why disable bob@example.test').fill('left the lab');
+  await row.getByRole('button', { name: 'Disable bob@example.test' }).click();
+  await expect(row).toContainText('disabled');
+  await expect(row).toContainText('left the lab');
+
+  expect((await bob.request.get('/api/v1/me')).status()).toBe(401);
+  await bob.reload();
+  await expect(bob.locator('#who-name')).toHaveCount(0);
+  await signInRefused(bob, 'bob');
+  await expect(bob.getByRole('alert')).toContainText('disabled');
+
+  await row.getByRole('button', { name: 'Enable bob@example.test' }).click();
+  await expect(row).not.toContainText('disabled');
+  await bobContext.close();
+  expect(errors).toEqual([]);
+});
