@@ -8,6 +8,8 @@ export default function globalSetup() {
   const berth = (...args: string[]) => execFileSync('../target/debug/berth', args, { env, encoding: 'utf8' });
   berth('seed-demo');
   berth('user', 'add', '--email', 'e2e@berth.test', '--name', 'E2E User', '--tenant', 'e2e');
+  // An account an admin created by email, whose address the provider's `eve` claims unverified.
+  berth('user', 'add', '--email', 'victim@example.test', '--name', 'Victim', '--role', 'admin', '--tenant', 'ops');
   const token = berth('token', 'create', '--email', 'e2e@berth.test', '--expires-in', '1h').trim();
   writeFileSync('test-results-token.txt', token);
 }
