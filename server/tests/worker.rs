@@ -655,3 +655,20 @@ async fn a_booking_the_worker_completes_withdraws_its_open_extension_request() {
     let request_id: uuid::Uuid = request["id"].as_str().unwrap().parse().unwrap();
     assert_eq!(w.state(request_id).await, "canceled", "the held time is free again");
 }
+
+#[tokio::test]
+async fn the_next_boundary_is_the_nearest_approved_start_or_running_end() {
+    let w = world().await;
+    let next = || app::backend::provisioning::next_boundary(&w.f.db);
+    assert_eq!(next().await.unwrap(), None, "nothing booked, no timer");
+    let open = w.open_booking().await;
+    assert_eq!(next().await.unwrap(), Some(slot(4)), "the open window's end");
+    let (_, soon) = w.f.book(&w.f.bob, MIG, 1, slot(2), slot(6)).await;
+    assert_eq!(next().await.unwrap(), Some(slot(2)), "an approved start before it");
+    let cancel = format!("/api/v1/bookings/{}/cancel", soon["id"].as_str().unwrap());
+    w.f.call(axum::http::Method::POST, &cancel, Some(&w.f.bob), Some(serde_json::json!({}))).await;
+    assert_eq!(next().await.unwrap(), Some(slot(4)), "canceled windows are no boundary");
+    let cancel = format!("/api/v1/bookings/{open}/cancel");
+    w.f.call(axum::http::Method::POST, &cancel, Some(&w.f.ada), Some(serde_json::json!({}))).await;
+    assert_eq!(next().await.unwrap(), None);
+}

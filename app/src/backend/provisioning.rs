@@ -168,12 +168,14 @@ pub async fn system_transition(
 
 /// The next instant a window opens or closes, for the worker's timer.
 pub async fn next_boundary(db: &PgPool) -> ServiceResult<Option<chrono::DateTime<chrono::Utc>>> {
+    // Two separate minimums, so that each is the first entry of an index
+    // (booking_running_by_start, booking_by_window) instead of a min over a
+    // union of every matching row.
     Ok(sqlx::query_scalar(
-        "SELECT min(t) FROM (
-             SELECT starts_at AS t FROM booking WHERE state = 'approved' AND starts_at > now()
-             UNION ALL
-             SELECT ends_at FROM booking WHERE state IN ('approved', 'active') AND ends_at > now()
-         ) AS boundaries",
+        "SELECT least(
+             (SELECT min(starts_at) FROM booking WHERE state = 'approved' AND starts_at > now()),
+             (SELECT min(ends_at) FROM booking WHERE state IN ('approved', 'active') AND ends_at > now())
+         )",
     )
     .fetch_one(db)
     .await?)
