@@ -27,11 +27,14 @@ impl Identity {
     }
 }
 
+/// The identity of the request a page or server fn is serving.
+fn identity() -> Option<Identity> {
+    use_context::<http::request::Parts>().and_then(|parts| parts.extensions.get::<Identity>().cloned())
+}
+
 /// The principal of the request a page or server fn is serving, if any.
 pub fn current() -> Option<Principal> {
-    use_context::<http::request::Parts>()
-        .and_then(|parts| parts.extensions.get::<Identity>().cloned())
-        .and_then(|identity| identity.principal)
+    identity().and_then(|identity| identity.principal)
 }
 
 /// The signed-in principal, or `Unauthenticated`.
@@ -43,8 +46,7 @@ pub fn signed_in() -> Result<Principal, ServiceError> {
 /// token are refused with `refusal`: what a leaked token must not do (such
 /// as minting more tokens that outlive its revocation).
 pub fn signed_in_browser(refusal: &'static str) -> Result<Principal, ServiceError> {
-    let identity = use_context::<http::request::Parts>().and_then(|parts| parts.extensions.get::<Identity>().cloned());
-    match identity {
+    match identity() {
         Some(Identity { principal: Some(principal), via: Via::Session }) => Ok(principal),
         Some(Identity { principal: Some(_), .. }) => Err(ServiceError::Forbidden(refusal)),
         _ => Err(ServiceError::Unauthenticated),

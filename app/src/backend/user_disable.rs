@@ -7,20 +7,13 @@
 
 use super::error::{ServiceError, ServiceResult};
 use super::tokens::TokenCache;
+use super::users::require_admin;
 use crate::model::{BookingState, Principal, UserSummary};
 use crate::rules::state_machine::{transition, Action};
 use crate::rules::FieldError;
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 use uuid::Uuid;
-
-fn require_admin(principal: &Principal) -> ServiceResult<()> {
-    if principal.is_admin() {
-        Ok(())
-    } else {
-        Err(ServiceError::Forbidden("only admins disable or enable users"))
-    }
-}
 
 pub async fn disable(
     db: &PgPool,

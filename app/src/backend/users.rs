@@ -210,7 +210,7 @@ const USER_SUMMARY: &str = "SELECT u.id, u.email, u.name, u.role, u.oidc_issuer 
               WHERE m.user_id = u.id ORDER BY tn.slug) AS sources
     FROM app_user u";
 
-fn require_admin(principal: &Principal) -> ServiceResult<()> {
+pub(super) fn require_admin(principal: &Principal) -> ServiceResult<()> {
     if principal.is_admin() {
         Ok(())
     } else {
