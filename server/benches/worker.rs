@@ -52,6 +52,7 @@ impl Bench {
             tenants: vec![],
             node_selector: Default::default(),
             tolerations: vec![],
+            time_zone: "UTC".into(),
             kinds: vec![KindSpec {
                 kind: KIND.into(),
                 capacity: 5000,

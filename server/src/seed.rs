@@ -30,6 +30,7 @@ fn demo_pool() -> NewPool {
             effect: Some("NoSchedule".into()),
             ..Toleration::default()
         }],
+        time_zone: "Europe/Berlin".into(),
         kinds: vec![
             KindSpec {
                 kind: "nvidia.com/gpu".into(),

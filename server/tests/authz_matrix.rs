@@ -48,7 +48,7 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     (Send::Json(r#"{"end":"{later}"}"#), "/api/v1/bookings/{booking}/extend", [401, 200, 404, 403, 200]),
     (Send::Json("{}"), "/api/v1/bookings/{live}/end", [401, 200, 404, 403, 200]),
     (Send::Json("{}"), "/api/v1/bookings/{pending}/approve", [401, 403, 404, 403, 200]),
-    (Send::Json("{}"), "/api/v1/bookings/{pending}/reject", [401, 403, 404, 403, 200]),
+    (Send::Json(r#"{"comment":"no room"}"#), "/api/v1/bookings/{pending}/reject", [401, 403, 404, 403, 200]),
     // Server fns
     (Send::Form(""), "/rpc/me", [200, 200, 200, 200, 200]),
     (Send::Form(""), "/rpc/sign_in_options", [200, 200, 200, 200, 200]),
@@ -118,6 +118,7 @@ fn big_pool(name: &str, requires_approval: bool) -> NewPool {
         tenants: vec![],
         node_selector: Default::default(),
         tolerations: vec![],
+        time_zone: "UTC".into(),
         kinds: vec![KindSpec {
             kind: MIG.into(),
             capacity: 1000,

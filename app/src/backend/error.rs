@@ -18,6 +18,8 @@ pub enum ServiceError {
     Forbidden(&'static str),
     #[error("not enough free capacity: {peak_used} of {capacity} units are already booked at the busiest moment of this window")]
     CapacityExceeded { peak_used: i32, capacity: i32, next_free: Option<Window> },
+    #[error("{}", .0.explain())]
+    QuotaExceeded(crate::rules::quota::QuotaRefusal),
     #[error("kind {kind}: {booked} units are booked at once, more than the new capacity of {capacity}")]
     CapacityBelowBooked { kind: String, capacity: i32, booked: i32, bookings: Vec<Uuid> },
     #[error(transparent)]
@@ -50,6 +52,19 @@ impl From<sqlx::Error> for ServiceError {
                         field: Some("end".into()),
                         reason: "an extension of this booking already awaits an admin's decision".into(),
                     }
+                }
+                Some("tenant_slug_key") => {
+                    return Self::Conflict {
+                        code: "duplicate",
+                        field: Some("slug".into()),
+                        reason: "a tenant with this slug exists".into(),
+                    }
+                }
+                Some("tenant_slug_format") => {
+                    return Self::Invalid(FieldError::new(
+                        "slug",
+                        "must be lowercase letters, digits and dashes, at most 40 characters",
+                    ))
                 }
                 Some("app_user_email_key") => {
                     return Self::Conflict {
@@ -92,6 +107,7 @@ impl ServiceError {
             Self::Forbidden(_) => 403,
             Self::NotFound(_) => 404,
             Self::CapacityExceeded { .. }
+            | Self::QuotaExceeded(_)
             | Self::CapacityBelowBooked { .. }
             | Self::IllegalTransition(_)
             | Self::Conflict { .. } => 409,

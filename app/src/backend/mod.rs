@@ -3,6 +3,8 @@
 //! entry point takes the asking `Principal` and does its own role and tenant
 //! checks, so no transport can skip them.
 
+pub mod approvals;
+pub mod audit;
 pub mod booking_form;
 pub mod bookings;
 pub mod calendar;
@@ -16,6 +18,7 @@ pub mod pools;
 pub mod principals;
 pub mod provisioning;
 pub mod session_status;
+pub mod tenants;
 pub mod tokens;
 pub mod user_disable;
 pub mod users;

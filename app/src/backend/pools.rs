@@ -1,6 +1,7 @@
 //! Pools: listing what a principal may book, admin create/update (refusing to
 //! lower capacity below what is booked), and availability as a step function.
 
+use super::audit::{self, Subject};
 use super::bookings::admission::{live_usages, lock_kind};
 use super::error::{ServiceError, ServiceResult};
 use crate::model::{KindSpec, NewPool, Placement, Pool, PoolKind, PoolPatch, PoolRules, Principal, Toleration, Window};
@@ -25,6 +26,7 @@ struct PoolRow {
     tenants: Vec<String>,
     node_selector: sqlx::types::Json<std::collections::BTreeMap<String, String>>,
     tolerations: sqlx::types::Json<Vec<Toleration>>,
+    time_zone: String,
 }
 
 #[derive(sqlx::FromRow)]
@@ -54,7 +56,7 @@ async fn load(conn: &mut PgConnection, reader: &Principal, only: Option<Uuid>) -
     let sql = format!(
         "SELECT p.id, p.name, p.description, p.gpu_model, p.requires_approval, p.granularity_minutes,
                 p.max_booking_minutes, p.horizon_days, p.min_notice_minutes, p.price_per_unit_hour, p.images,
-                p.node_selector, p.tolerations,
+                p.node_selector, p.tolerations, p.time_zone,
                 ARRAY(SELECT t.slug FROM pool_tenant pt JOIN tenant t ON t.id = pt.tenant_id
                       WHERE pt.pool_id = p.id ORDER BY t.slug) AS tenants
          FROM pool p
@@ -94,6 +96,7 @@ async fn load(conn: &mut PgConnection, reader: &Principal, only: Option<Uuid>) -
             images: p.images,
             tenants: p.tenants,
             placement: Placement { node_selector: p.node_selector.0, tolerations: p.tolerations.0 },
+            time_zone: p.time_zone,
         })
         .collect())
 }
@@ -105,6 +108,12 @@ pub async fn list(db: &PgPool, principal: &Principal) -> ServiceResult<Vec<Pool>
 /// A pool the principal may book; any other is "not found".
 pub async fn get(db: &PgPool, principal: &Principal, id: Uuid) -> ServiceResult<Pool> {
     load(&mut *db.acquire().await?, principal, Some(id)).await?.pop().ok_or(ServiceError::NotFound("pool"))
+}
+
+fn validate_time_zone(zone: &str) -> ServiceResult<()> {
+    zone.parse::<chrono_tz::Tz>()
+        .map(|_| ())
+        .map_err(|_| FieldError::new("time_zone", "must be an IANA time zone such as Europe/Berlin or UTC").into())
 }
 
 fn require_admin(principal: &Principal) -> ServiceResult<()> {
@@ -179,13 +188,14 @@ pub async fn create(db: &PgPool, principal: &Principal, new: NewPool) -> Service
     pool_spec::validate_images(&new.images)?;
     pool_spec::validate_kinds(&new.kinds, true)?;
     pool_spec::validate_placement(&new.node_selector, &new.tolerations)?;
+    validate_time_zone(&new.time_zone)?;
 
     let mut tx = db.begin().await?;
     let id: Uuid = sqlx::query_scalar(
         "INSERT INTO pool (name, description, gpu_model, requires_approval, granularity_minutes,
                            max_booking_minutes, horizon_days, min_notice_minutes, price_per_unit_hour, images,
-                           node_selector, tolerations)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id",
+                           node_selector, tolerations, time_zone)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id",
     )
     .bind(new.name.trim())
     .bind(&new.description)
@@ -199,6 +209,7 @@ pub async fn create(db: &PgPool, principal: &Principal, new: NewPool) -> Service
     .bind(&new.images)
     .bind(sqlx::types::Json(&new.node_selector))
     .bind(sqlx::types::Json(&new.tolerations))
+    .bind(&new.time_zone)
     .fetch_one(&mut *tx)
     .await?;
     replace_tenants(&mut tx, id, &new.tenants).await?;
@@ -206,6 +217,8 @@ pub async fn create(db: &PgPool, principal: &Principal, new: NewPool) -> Service
         upsert_kind(&mut tx, id, spec).await?;
     }
     let pool = load(&mut tx, principal, Some(id)).await?.pop().ok_or(ServiceError::NotFound("pool"))?;
+    let subject = Subject { target: &pool.name, tenant: None, pool: Some(id) };
+    audit::record(&mut tx, principal, "pool.create", subject, &describe_kinds(&new.kinds)).await?;
     tx.commit().await?;
     Ok(pool)
 }
@@ -253,6 +266,9 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPat
     if let Some(images) = &patch.images {
         pool_spec::validate_images(images)?;
     }
+    if let Some(zone) = &patch.time_zone {
+        validate_time_zone(zone)?;
+    }
     let mut kinds = patch.kinds.clone().unwrap_or_default();
     pool_spec::validate_kinds(&kinds, false)?;
     pool_spec::validate_placement(
@@ -265,7 +281,8 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPat
              gpu_model = coalesce($4, gpu_model), requires_approval = coalesce($5, requires_approval),
              granularity_minutes = $6, max_booking_minutes = $7, horizon_days = $8, min_notice_minutes = $9,
              price_per_unit_hour = coalesce($10, price_per_unit_hour), images = coalesce($11, images),
-             node_selector = coalesce($12, node_selector), tolerations = coalesce($13, tolerations)
+             node_selector = coalesce($12, node_selector), tolerations = coalesce($13, tolerations),
+             time_zone = coalesce($14, time_zone)
          WHERE id = $1",
     )
     .bind(id)
@@ -281,6 +298,7 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPat
     .bind(&patch.images)
     .bind(patch.node_selector.as_ref().map(sqlx::types::Json))
     .bind(patch.tolerations.as_ref().map(sqlx::types::Json))
+    .bind(&patch.time_zone)
     .execute(&mut *tx)
     .await?;
     if let Some(tenants) = &patch.tenants {
@@ -297,8 +315,44 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPat
         upsert_kind(&mut tx, id, spec).await?;
     }
     let pool = load(&mut tx, principal, Some(id)).await?.pop().ok_or(ServiceError::NotFound("pool"))?;
+    let subject = Subject { target: &pool.name, tenant: None, pool: Some(id) };
+    audit::record(&mut tx, principal, "pool.update", subject, &describe_patch(&patch)).await?;
     tx.commit().await?;
     Ok(pool)
+}
+
+fn describe_kinds(kinds: &[KindSpec]) -> String {
+    kinds.iter().map(|k| format!("{} × {}", k.kind, k.capacity)).collect::<Vec<_>>().join(", ")
+}
+
+/// Which fields a patch set, and the kinds' new capacities.
+fn describe_patch(patch: &PoolPatch) -> String {
+    let json = changed_fields(patch);
+    match &patch.kinds {
+        Some(kinds) => format!("{json}; kinds: {}", describe_kinds(kinds)),
+        None => json,
+    }
+}
+
+fn changed_fields(patch: &PoolPatch) -> String {
+    let set = [
+        ("name", patch.name.is_some()),
+        ("description", patch.description.is_some()),
+        ("gpu_model", patch.gpu_model.is_some()),
+        ("requires_approval", patch.requires_approval.is_some()),
+        ("granularity_minutes", patch.granularity_minutes.is_some()),
+        ("max_booking_minutes", patch.max_booking_minutes.is_some()),
+        ("horizon_days", patch.horizon_days.is_some()),
+        ("min_notice_minutes", patch.min_notice_minutes.is_some()),
+        ("price_per_unit_hour", patch.price_per_unit_hour.is_some()),
+        ("images", patch.images.is_some()),
+        ("tenants", patch.tenants.is_some()),
+        ("node_selector", patch.node_selector.is_some()),
+        ("tolerations", patch.tolerations.is_some()),
+        ("time_zone", patch.time_zone.is_some()),
+    ];
+    let names: Vec<&str> = set.iter().filter(|(_, present)| *present).map(|(name, _)| *name).collect();
+    format!("changed: {}", if names.is_empty() { "nothing".to_string() } else { names.join(", ") })
 }
 
 /// Free units of `kind` over `[from, to)`; by default the coming week from the current slot.

@@ -166,6 +166,26 @@ pub async fn system_transition(
     Ok(to)
 }
 
+/// Why the worker rejects a pending booking whose window opened unapproved.
+pub const NOT_APPROVED_IN_TIME: &str = "not approved before its window started";
+
+/// Rejects every pending booking (or extension request) whose window has
+/// opened, as the system, with its audit event; returns how many.
+pub async fn reject_unapproved(db: &PgPool) -> ServiceResult<u64> {
+    let done = sqlx::query(
+        "WITH expired AS (
+             UPDATE booking SET state = 'rejected', updated_at = now()
+             WHERE state = 'pending' AND starts_at <= now() RETURNING id
+         )
+         INSERT INTO booking_event (booking_id, actor_id, from_state, to_state, reason)
+         SELECT id, NULL, 'pending', 'rejected', $1 FROM expired",
+    )
+    .bind(NOT_APPROVED_IN_TIME)
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected())
+}
+
 /// The next instant a window opens or closes, for the worker's timer.
 pub async fn next_boundary(db: &PgPool) -> ServiceResult<Option<chrono::DateTime<chrono::Utc>>> {
     // Two separate minimums, so that each is the first entry of an index
@@ -174,7 +194,8 @@ pub async fn next_boundary(db: &PgPool) -> ServiceResult<Option<chrono::DateTime
     Ok(sqlx::query_scalar(
         "SELECT least(
              (SELECT min(starts_at) FROM booking WHERE state = 'approved' AND starts_at > now()),
-             (SELECT min(ends_at) FROM booking WHERE state IN ('approved', 'active') AND ends_at > now())
+             (SELECT min(ends_at) FROM booking WHERE state IN ('approved', 'active') AND ends_at > now()),
+             (SELECT min(starts_at) FROM booking WHERE state = 'pending' AND starts_at > now())
          )",
     )
     .fetch_one(db)

@@ -5,6 +5,7 @@
 //! the reason in the audit trail. Enabling lets them sign in again; revoked
 //! tokens stay revoked.
 
+use super::audit::Subject;
 use super::error::{ServiceError, ServiceResult};
 use super::tokens::TokenCache;
 use super::users::require_admin;
@@ -75,6 +76,10 @@ pub async fn disable(
         .await?;
         super::bookings::events::record(&mut tx, id, Some(principal.user_id), Some(from), to, &why).await?;
     }
+    let email: String =
+        sqlx::query_scalar("SELECT email FROM app_user WHERE id = $1").bind(user_id).fetch_one(&mut *tx).await?;
+    let subject = Subject { target: &email, ..Subject::default() };
+    super::audit::record(&mut tx, principal, "user.disable", subject, reason).await?;
     tx.commit().await?;
     // This server forgets the tokens at once; other replicas within the cache's TTL.
     for hash in revoked {
@@ -85,12 +90,16 @@ pub async fn disable(
 
 pub async fn enable(db: &PgPool, principal: &Principal, user_id: Uuid) -> ServiceResult<UserSummary> {
     require_admin(principal)?;
-    let found = sqlx::query("UPDATE app_user SET disabled_at = NULL, disabled_reason = '' WHERE id = $1")
-        .bind(user_id)
-        .execute(db)
+    let mut tx = db.begin().await?;
+    let email: Option<String> = sqlx::query_scalar(
+        "UPDATE app_user SET disabled_at = NULL, disabled_reason = '' WHERE id = $1 RETURNING email",
+    )
+    .bind(user_id)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let email = email.ok_or(ServiceError::NotFound("user"))?;
+    super::audit::record(&mut tx, principal, "user.enable", Subject { target: &email, ..Subject::default() }, "")
         .await?;
-    if found.rows_affected() == 0 {
-        return Err(ServiceError::NotFound("user"));
-    }
+    tx.commit().await?;
     super::users::summary(db, user_id).await
 }

@@ -1,6 +1,7 @@
 //! Users and tenants: created by the command line or the seed, by OIDC
 //! logins (identified by issuer + subject), and managed by admins.
 
+use super::audit::Subject;
 use super::error::{ServiceError, ServiceResult};
 use crate::model::{Membership, MembershipSource, Principal, Role, UserSummary};
 use crate::rules::FieldError;
@@ -242,18 +243,24 @@ pub async fn assign_tenant(
 ) -> ServiceResult<UserSummary> {
     require_admin(principal)?;
     let tenant_id = ensure_tenant(db, slug, slug).await?;
-    let added = sqlx::query(
-        "INSERT INTO membership (user_id, tenant_id, source)
-         SELECT id, $2, 'manual' FROM app_user WHERE id = $1
-         ON CONFLICT (user_id, tenant_id) DO UPDATE SET source = 'manual'",
+    let mut tx = db.begin().await?;
+    let email: Option<String> = sqlx::query_scalar(
+        "WITH added AS (
+             INSERT INTO membership (user_id, tenant_id, source)
+             SELECT id, $2, 'manual' FROM app_user WHERE id = $1
+             ON CONFLICT (user_id, tenant_id) DO UPDATE SET source = 'manual'
+             RETURNING user_id
+         )
+         SELECT u.email FROM app_user u JOIN added a ON a.user_id = u.id",
     )
     .bind(user_id)
     .bind(tenant_id)
-    .execute(db)
+    .fetch_optional(&mut *tx)
     .await?;
-    if added.rows_affected() == 0 {
-        return Err(ServiceError::NotFound("user"));
-    }
+    let email = email.ok_or(ServiceError::NotFound("user"))?;
+    let subject = Subject { target: &email, tenant: Some(tenant_id), pool: None };
+    super::audit::record(&mut tx, principal, "user.add_tenant", subject, slug).await?;
+    tx.commit().await?;
     summary(db, user_id).await
 }
 
@@ -270,11 +277,18 @@ pub async fn remove_tenant(
     if !user.tenants.iter().any(|m| m.slug == slug) {
         return Err(ServiceError::NotFound("membership"));
     }
-    sqlx::query("DELETE FROM membership m USING tenant t WHERE m.tenant_id = t.id AND m.user_id = $1 AND t.slug = $2")
-        .bind(user_id)
-        .bind(slug)
-        .execute(db)
-        .await?;
+    let mut tx = db.begin().await?;
+    let tenant: Option<Uuid> = sqlx::query_scalar(
+        "DELETE FROM membership m USING tenant t WHERE m.tenant_id = t.id AND m.user_id = $1 AND t.slug = $2
+         RETURNING t.id",
+    )
+    .bind(user_id)
+    .bind(slug)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let subject = Subject { target: &user.email, tenant, pool: None };
+    super::audit::record(&mut tx, principal, "user.remove_tenant", subject, slug).await?;
+    tx.commit().await?;
     summary(db, user_id).await
 }
 

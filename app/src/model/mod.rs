@@ -1,14 +1,19 @@
 //! Types shared by the browser, the server fns and the REST API.
 
 mod account;
+mod approval;
+mod audit;
 mod booking;
 mod calendar;
 mod planning;
 mod pool;
 mod principal;
 mod session;
+mod tenant;
 
 pub use account::{CreatedToken, Membership, MembershipSource, TokenInfo, UserSummary, MAX_TOKEN_DAYS};
+pub use approval::{Decision, PendingApproval};
+pub use audit::{AuditEntry, AuditFilter, AuditPage};
 pub use booking::{Booking, BookingFilter, BookingState, Mode, NewBooking, Window};
 pub use calendar::{
     short_kind, BookOutcome, BookingForm, CalendarData, Cell, Day, KindLane, PoolChoice, Slot, Suggestion,
@@ -17,3 +22,4 @@ pub use planning::{ActionNotice, BookingCard, ClusterMode, EndOption, FoundSlots
 pub use pool::{KindSpec, NewPool, Placement, Pool, PoolKind, PoolPatch, PoolRules, Toleration};
 pub use principal::{Principal, Role, TenantRef};
 pub use session::{SessionStatus, SessionStep, StepState};
+pub use tenant::{NewTenant, QuotaEntry, QuotaLimit, QuotaUsage, Tenant, TenantPatch, TenantQuota, TenantUsage};

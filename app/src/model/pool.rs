@@ -82,6 +82,8 @@ pub struct Pool {
     pub kinds: Vec<PoolKind>,
     #[serde(flatten)]
     pub placement: Placement,
+    /// IANA zone whose ISO weeks the weekly quotas count.
+    pub time_zone: String,
 }
 
 impl Pool {
@@ -166,6 +168,13 @@ pub struct NewPool {
     pub node_selector: BTreeMap<String, String>,
     #[serde(default)]
     pub tolerations: Vec<Toleration>,
+    /// IANA zone whose ISO weeks the weekly quotas count; UTC when left out.
+    #[serde(default = "utc")]
+    pub time_zone: String,
+}
+
+fn utc() -> String {
+    "UTC".into()
 }
 
 /// `PATCH /pools/{id}`: only what is present changes. `kinds` adds new kinds
@@ -189,4 +198,5 @@ pub struct PoolPatch {
     pub node_selector: Option<BTreeMap<String, String>>,
     /// Replaces the list.
     pub tolerations: Option<Vec<Toleration>>,
+    pub time_zone: Option<String>,
 }

@@ -11,7 +11,10 @@ pub fn HomePage() -> impl IntoView {
     view! {
         <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>
             {move || me.get().map(|result| match result {
-                Ok(Some(principal)) if can_book(&principal) => view! { <PoolsOverview/> }.into_any(),
+                Ok(Some(principal)) if can_book(&principal) => view! {
+                    {principal.is_admin().then(|| view! { <super::approvals::WaitingSummary/> })}
+                    <PoolsOverview/>
+                }.into_any(),
                 Ok(Some(_)) => view! { <AskYourAdmin/> }.into_any(),
                 Ok(None) => view! { <Welcome/> }.into_any(),
                 Err(err) => view! { <p class="error" role="alert">"Could not load your account: " {err.to_string()}</p> }.into_any(),

@@ -1,6 +1,8 @@
 //! The HTML shell, the router and the pages.
 
 mod account;
+mod approvals;
+mod audit;
 pub mod calendar;
 mod find;
 mod home;
@@ -8,12 +10,14 @@ mod manifests;
 mod my_bookings;
 mod overview;
 mod signin;
+mod tenants;
 mod tokens;
 mod users;
 
 pub use account::*;
 pub use home::HomePage;
 pub use overview::{load_overview, KindSummary, Overview, PoolSummary};
+pub use tenants::QuotaSummary;
 
 use crate::model::{Principal, Role};
 use chrono::{DateTime, Utc};
@@ -97,6 +101,9 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("bookings/:id/manifests") view=manifests::ManifestsPage ssr=SsrMode::Async/>
                     <Route path=path!("tokens") view=tokens::TokensPage ssr=SsrMode::Async/>
                     <Route path=path!("admin/users") view=users::UsersPage ssr=SsrMode::Async/>
+                    <Route path=path!("admin/tenants") view=tenants::TenantsPage ssr=SsrMode::Async/>
+                    <Route path=path!("admin/approvals") view=approvals::ApprovalsPage ssr=SsrMode::Async/>
+                    <Route path=path!("admin/audit") view=audit::AuditPage ssr=SsrMode::Async/>
                 </Routes>
             </main>
         </Router>
@@ -121,7 +128,12 @@ fn Navigation(me: Option<Principal>) -> impl IntoView {
             <a href="/calendar">"Calendar"</a>
             <a href="/bookings">"My bookings"</a>
             <a href="/tokens">"Tokens"</a>
-            {admin.then(|| view! { <a href="/admin/users" id="admin-nav">"Users (admin)"</a> })}
+            {admin.then(|| view! {
+                <a href="/admin/users" id="admin-nav">"Users"</a>
+                <a href="/admin/tenants">"Tenants"</a>
+                <approvals::ApprovalsLink/>
+                <a href="/admin/audit">"Audit"</a>
+            })}
             <span class="who" id="who">
                 <strong id="who-name">{me.name.clone()}</strong>
                 " · " <span id="who-role">{me.role.as_str()}</span>

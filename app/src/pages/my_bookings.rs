@@ -119,6 +119,7 @@ pub fn MyBookingsPage() -> impl IntoView {
         {move || notice().map(|n| view! {
             <div class=if n.ok { "outcome ok" } else { "outcome refused" } role="status" id="notice">{n.message}</div>
         })}
+        <super::QuotaSummary/>
         <Transition fallback=|| view! { <p class="loading">"Loading your bookings…"</p> }>
             {move || data.get().map(|result| match result {
                 Ok(page) => view! { <Sections page actions/> }.into_any(),

@@ -3,6 +3,7 @@
 
 pub mod capacity;
 pub mod pool_spec;
+pub mod quota;
 pub mod state_machine;
 pub mod window;
 

@@ -61,6 +61,12 @@ impl From<ServiceError> for ApiError {
                     .detail("capacity", json!(capacity))
                     .detail("next_free", json!(next_free))
             }
+            ServiceError::QuotaExceeded(refusal) => Self::new(StatusCode::CONFLICT, "quota_exceeded", message)
+                .detail("limit", json!(refusal.limit))
+                .detail("allowed", json!(refusal.allowed))
+                .detail("used", json!(refusal.used))
+                .detail("left", json!(refusal.left))
+                .detail("week_start", json!(refusal.week.map(|w| w.start))),
             ServiceError::CapacityBelowBooked { booked, bookings, .. } => {
                 Self::new(StatusCode::CONFLICT, "capacity_below_booked", message)
                     .field("kinds")

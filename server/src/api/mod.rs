@@ -1,12 +1,14 @@
 //! REST API v1: JSON in and out, bearer-token auth, errors as
 //! `{"error", "message", "field"}`. One module per resource.
 
+mod audit;
 pub(crate) mod auth;
 mod bookings;
 pub(crate) mod error;
 pub(crate) mod input;
 mod openapi;
 mod pools;
+mod tenants;
 
 pub use error::ApiError;
 
@@ -23,6 +25,8 @@ pub fn router() -> Router<AppState> {
         .route("/me", get(auth::me))
         .merge(pools::router())
         .merge(bookings::router())
+        .merge(tenants::router())
+        .merge(audit::router())
         .fallback(|| async { ApiError::not_found("route") })
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
 }

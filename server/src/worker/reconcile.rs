@@ -32,6 +32,8 @@ pub struct PassReport {
     pub failed: Vec<Uuid>,
     /// Sessions this pass could not converge (retried in the next pass), with why.
     pub errors: Vec<(Uuid, String)>,
+    /// Pending bookings rejected because their window opened unapproved.
+    pub expired: u64,
 }
 
 /// How hard the worker tries before it gives up on a booking.
@@ -134,6 +136,7 @@ impl Reconciler {
     /// number of running sessions, so a new window never waits for them.
     pub async fn start_pass(&self) -> anyhow::Result<PassReport> {
         let mut report = PassReport::default();
+        report.expired = provisioning::reject_unapproved(&self.db).await?;
         let due = provisioning::due(&self.db).await?;
         let managed = self.managed_namespaces().await?;
 

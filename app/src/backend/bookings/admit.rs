@@ -1,19 +1,23 @@
 //! Admission of a batch of requests for one pool+kind in one transaction:
 //! take the kind's lock, read the pool's terms and the live bookings that
 //! overlap the batch, decide each request in arrival order with the pure
-//! rules (counting the ones admitted before it), insert the admitted ones with
+//! rules — capacity, then the tenant's quota — counting the ones admitted
+//! before it, insert the admitted ones with
 //! their audit events, commit. A refused request leaves nothing behind; a
 //! database failure fails the whole batch and writes nothing.
 
 use super::admission::begin_locked;
+use super::quota;
 use super::suggest::Crowded;
 use crate::backend::error::{ServiceError, ServiceResult};
-use crate::model::{Booking, BookingState, Mode, PoolRules, Principal, TenantRef, Window};
+use crate::model::{Booking, BookingState, Mode, PoolRules, Principal, TenantQuota, TenantRef, Window};
 use crate::rules::capacity::{peak_usage, Usage};
+use crate::rules::quota::check as check_quota;
 use crate::rules::window::validate_new;
 use crate::rules::FieldError;
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
+use std::collections::HashMap;
 use uuid::Uuid;
 
 /// A booking request that passed the database-free checks.
@@ -39,6 +43,11 @@ struct Terms {
     /// Tenants that may book the pool; empty means every tenant.
     tenants: Vec<Uuid>,
     now: DateTime<Utc>,
+    time_zone: String,
+    // Every tenant quota of this pool+kind, one array per column.
+    quota_tenants: Vec<Uuid>,
+    quota_units: Vec<Option<i32>>,
+    quota_hours: Vec<Option<f64>>,
     // The capacity-holding bookings overlapping the batch's windows, read in
     // the same round trip (and after the lock, so no admission can slip in).
     starts: Vec<DateTime<Utc>>,
@@ -50,6 +59,14 @@ impl Terms {
     fn overlapping(&self) -> Vec<Usage> {
         (self.starts.iter().zip(&self.ends).zip(&self.quantities))
             .map(|((&start, &end), &quantity)| Usage { start, end, quantity })
+            .collect()
+    }
+
+    /// The quotas of the batch's tenants.
+    fn quotas_for(&self, requests: &[&Request]) -> HashMap<Uuid, TenantQuota> {
+        (self.quota_tenants.iter().zip(&self.quota_units).zip(&self.quota_hours))
+            .filter(|((tenant, _), _)| requests.iter().any(|r| r.tenant.id == **tenant))
+            .map(|((&tenant, &max_units), &gpu_hours_per_week)| (tenant, TenantQuota { max_units, gpu_hours_per_week }))
             .collect()
     }
 
@@ -86,8 +103,14 @@ async fn read_terms(
                    && (SELECT range_agg(tstzrange(s, e)) FROM unnest($3::timestamptz[], $4::timestamptz[]) AS w(s, e))
          )
          SELECT p.granularity_minutes, p.max_booking_minutes, p.horizon_days, p.min_notice_minutes,
-                p.requires_approval, p.images, k.capacity, now() AS now,
+                p.requires_approval, p.images, k.capacity, now() AS now, p.time_zone,
                 ARRAY(SELECT pt.tenant_id FROM pool_tenant pt WHERE pt.pool_id = p.id) AS tenants,
+                ARRAY(SELECT q.tenant_id FROM tenant_quota q WHERE q.pool_id = p.id AND q.kind = $2
+                      ORDER BY q.tenant_id) AS quota_tenants,
+                ARRAY(SELECT q.max_units FROM tenant_quota q WHERE q.pool_id = p.id AND q.kind = $2
+                      ORDER BY q.tenant_id) AS quota_units,
+                ARRAY(SELECT q.gpu_hours_per_week FROM tenant_quota q WHERE q.pool_id = p.id AND q.kind = $2
+                      ORDER BY q.tenant_id) AS quota_hours,
                 o.starts, o.ends, o.quantities
          FROM pool p LEFT JOIN pool_kind k ON k.pool_id = p.id AND k.kind = $2
          -- One aggregate level, so the three arrays list the bookings in the same order.
@@ -142,6 +165,18 @@ pub async fn admit_batch(db: &PgPool, requests: &[&Request]) -> ServiceResult<Ve
     let rules = terms.rules;
     let state = if terms.requires_approval { BookingState::Pending } else { BookingState::Approved };
     let mut usages = terms.overlapping();
+    // Tenant quotas: only read (one more round trip) when a tenant of the batch has one.
+    let quotas = terms.quotas_for(requests);
+    let tz = quota::zone(&terms.time_zone);
+    let mut held = HashMap::new();
+    if !quotas.is_empty() {
+        let limited: Vec<Uuid> = quotas.keys().copied().collect();
+        let windows: Vec<Window> =
+            requests.iter().filter(|r| quotas.contains_key(&r.tenant.id)).map(|r| r.window).collect();
+        if let Some(span) = quota::weeks_span(&windows, &tz) {
+            held = quota::tenant_usages(&mut tx, pool_id, kind, &limited, span).await?;
+        }
+    }
     let mut verdicts: Vec<Verdict> = Vec::with_capacity(requests.len());
 
     for (index, request) in requests.iter().enumerate() {
@@ -163,6 +198,14 @@ pub async fn admit_batch(db: &PgPool, requests: &[&Request]) -> ServiceResult<Ve
         if peak_used + request.quantity > capacity {
             verdicts.push(Verdict::Crowded { peak_used });
             continue;
+        }
+        if let Some(limit) = quotas.get(&request.tenant.id) {
+            let tenant_held = held.entry(request.tenant.id).or_default();
+            if let Err(refusal) = check_quota(limit, tenant_held, usage_of(request), &tz) {
+                verdicts.push(Verdict::Refused(ServiceError::QuotaExceeded(refusal)));
+                continue;
+            }
+            tenant_held.push(usage_of(request));
         }
         usages.push(usage_of(request));
         verdicts.push(Verdict::Admitted(Admitted { index, id: Uuid::new_v4(), image }));

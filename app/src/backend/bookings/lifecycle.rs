@@ -78,7 +78,17 @@ pub async fn approve(db: &sqlx::PgPool, principal: &Principal, id: Uuid, comment
     }
 }
 
+/// Rejects a pending booking or extension request; the comment, which the
+/// requester reads on the booking's card, is required.
 pub async fn reject(db: &sqlx::PgPool, principal: &Principal, id: Uuid, comment: &str) -> ServiceResult<Booking> {
+    // Who may reject is answered before what they sent.
+    fetch_row(db, id, false).await?.ok_or(ServiceError::NotFound("booking"))?.authorize(principal, Need::Admin)?;
+    if comment.trim().is_empty() {
+        return Err(crate::rules::FieldError::new("comment", "say why: the requester reads it").into());
+    }
+    if comment.chars().count() > 1000 {
+        return Err(crate::rules::FieldError::new("comment", "at most 1000 characters").into());
+    }
     act(db, principal, id, Need::Admin, Action::Reject, comment).await
 }
 
@@ -172,6 +182,8 @@ pub async fn extend(
     if peak_used + row.quantity > capacity {
         return Err(ServiceError::CapacityExceeded { peak_used, capacity, next_free: None });
     }
+    let added_units = Usage { start: added.start, end: added.end, quantity: row.quantity };
+    super::quota::check_added(&mut tx, row.tenant_id, row.pool_id, &row.kind, added_units).await?;
     if requires_approval && !principal.is_admin() {
         return super::extension::request(tx, principal, &row, new_end).await;
     }

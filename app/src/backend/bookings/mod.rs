@@ -9,6 +9,7 @@ pub mod extension;
 mod lifecycle;
 mod query;
 mod queue;
+pub mod quota;
 mod row;
 mod suggest;
 

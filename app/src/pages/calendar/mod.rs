@@ -115,6 +115,7 @@ fn CalendarView(data: Arc<CalendarData>, book: ServerAction<Book>, banner: Optio
             <span class="muted">"Times in " {tz_label} " · " <a href=format!("/find?pool={}", pool.id)>"Find a slot"</a></span>
         </Form>
         {banner.map(|banner| view! { <OutcomeBanner banner action=book tz=tz_banner/> })}
+        <crate::pages::QuotaSummary/>
         <Legend/>
         <div class="calendar-layout">
             <Grid data=data.clone() selection on_choose/>

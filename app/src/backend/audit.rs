@@ -1,0 +1,124 @@
+//! The audit trail of admin actions (booking changes keep theirs in
+//! `booking_event`), and reading both as one log.
+
+use super::error::{ServiceError, ServiceResult};
+use crate::model::{AuditEntry, AuditFilter, AuditPage, Principal};
+use crate::rules::window::check_in_range;
+use crate::rules::FieldError;
+use sqlx::{PgConnection, PgPool};
+use uuid::Uuid;
+
+/// What an admin action touched, for the log's filters.
+#[derive(Default)]
+pub struct Subject<'a> {
+    pub target: &'a str,
+    pub tenant: Option<Uuid>,
+    pub pool: Option<Uuid>,
+}
+
+/// Records an admin action in the caller's transaction, so it is written
+/// exactly when the change is.
+pub async fn record(
+    conn: &mut PgConnection,
+    actor: &Principal,
+    action: &str,
+    subject: Subject<'_>,
+    detail: &str,
+) -> ServiceResult<()> {
+    sqlx::query(
+        "INSERT INTO audit_event (actor_id, action, target, tenant_id, pool_id, detail) VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(actor.user_id)
+    .bind(action)
+    .bind(subject.target)
+    .bind(subject.tenant)
+    .bind(subject.pool)
+    .bind(detail)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Rows per page of the log.
+pub const PAGE_SIZE: i64 = 50;
+/// Most rows one CSV export holds.
+pub const EXPORT_LIMIT: i64 = 100_000;
+
+/// Both logs as one: booking events become `booking.create`, `booking.change`
+/// (same state, e.g. extended) or `booking.<new state>`.
+const LOG: &str = "
+    SELECT e.at, e.actor_id,
+           CASE WHEN e.from_state IS NULL THEN 'booking.create'
+                WHEN e.from_state = e.to_state THEN 'booking.change'
+                ELSE 'booking.' || e.to_state END AS action,
+           b.id::text AS target, b.tenant_id, b.pool_id, e.reason AS detail
+    FROM booking_event e JOIN booking b ON b.id = e.booking_id
+    UNION ALL
+    SELECT a.at, a.actor_id, a.action, a.target, a.tenant_id, a.pool_id, a.detail FROM audit_event a";
+
+/// The filtered log, newest first; `limit` rows from `offset`.
+async fn query(db: &PgPool, filter: &AuditFilter, limit: i64, offset: i64) -> ServiceResult<Vec<AuditEntry>> {
+    let sql = format!(
+        "SELECT l.at, u.email AS actor, l.action, l.target, t.slug AS tenant, p.name AS pool, l.detail
+         FROM ({LOG}) l
+         LEFT JOIN app_user u ON u.id = l.actor_id
+         LEFT JOIN tenant t ON t.id = l.tenant_id
+         LEFT JOIN pool p ON p.id = l.pool_id
+         WHERE ($1::text IS NULL OR u.email = $1)
+           AND ($2::text IS NULL OR t.slug = $2)
+           AND ($3::text IS NULL OR p.name = $3)
+           AND ($4::text IS NULL OR l.action = $4 OR l.action LIKE $4 || '.%')
+           AND ($5::timestamptz IS NULL OR l.at >= $5)
+           AND ($6::timestamptz IS NULL OR l.at < $6)
+         ORDER BY l.at DESC, l.action, l.target
+         LIMIT $7 OFFSET $8"
+    );
+    Ok(sqlx::query_as(&sql)
+        .bind(nonempty(&filter.user))
+        .bind(nonempty(&filter.tenant))
+        .bind(nonempty(&filter.pool))
+        .bind(nonempty(&filter.action))
+        .bind(filter.from)
+        .bind(filter.to)
+        .bind(limit)
+        .bind(offset)
+        .fetch_all(db)
+        .await?)
+}
+
+fn nonempty(value: &Option<String>) -> Option<&str> {
+    value.as_deref().map(str::trim).filter(|v| !v.is_empty())
+}
+
+fn authorize(principal: &Principal, filter: &AuditFilter) -> ServiceResult<()> {
+    if !principal.is_admin() {
+        return Err(ServiceError::Forbidden("only admins read the audit log"));
+    }
+    if let Some(from) = filter.from {
+        check_in_range("from", from)?;
+    }
+    if let Some(to) = filter.to {
+        check_in_range("to", to)?;
+    }
+    if filter.page == Some(0) || filter.page.is_some_and(|p| p > 100_000) {
+        return Err(FieldError::new("page", "must be between 1 and 100000").into());
+    }
+    Ok(())
+}
+
+/// One page of the filtered log (admins only).
+pub async fn page(db: &PgPool, principal: &Principal, filter: &AuditFilter) -> ServiceResult<AuditPage> {
+    authorize(principal, filter)?;
+    let page = filter.page.unwrap_or(1);
+    // One row more than a page says whether there is a next one.
+    let mut entries = query(db, filter, PAGE_SIZE + 1, (i64::from(page) - 1) * PAGE_SIZE).await?;
+    let more = entries.len() as i64 > PAGE_SIZE;
+    entries.truncate(PAGE_SIZE as usize);
+    Ok(AuditPage { entries, page, more })
+}
+
+/// The whole filtered log (up to `EXPORT_LIMIT` rows), for CSV.
+pub async fn export(db: &PgPool, principal: &Principal, filter: &AuditFilter) -> ServiceResult<Vec<AuditEntry>> {
+    authorize(principal, filter)?;
+    query(db, filter, EXPORT_LIMIT, 0).await
+}

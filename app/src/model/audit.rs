@@ -1,0 +1,53 @@
+//! The audit log as admins read it.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(sqlx::FromRow))]
+pub struct AuditEntry {
+    pub at: DateTime<Utc>,
+    /// Who acted (an email); `None` is Berth itself.
+    pub actor: Option<String>,
+    /// e.g. `booking.approved`, `tenant.create`, `quota.set`.
+    pub action: String,
+    /// What was acted on: a booking id, a tenant slug, a pool name, an email.
+    pub target: String,
+    pub tenant: Option<String>,
+    pub pool: Option<String>,
+    /// Why, or what changed.
+    pub detail: String,
+}
+
+/// Filters of `GET /api/v1/audit` and the Audit page; all optional.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuditFilter {
+    /// The actor's email.
+    #[serde(default)]
+    pub user: Option<String>,
+    /// A tenant slug.
+    #[serde(default)]
+    pub tenant: Option<String>,
+    /// A pool name.
+    #[serde(default)]
+    pub pool: Option<String>,
+    /// An action, or its prefix before a dot (`booking` matches `booking.approved`).
+    #[serde(default)]
+    pub action: Option<String>,
+    #[serde(default)]
+    pub from: Option<DateTime<Utc>>,
+    #[serde(default)]
+    pub to: Option<DateTime<Utc>>,
+    /// 1-based.
+    #[serde(default)]
+    pub page: Option<u32>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AuditPage {
+    pub entries: Vec<AuditEntry>,
+    pub page: u32,
+    /// Whether a next page exists.
+    pub more: bool,
+}

@@ -1,0 +1,154 @@
+//! Admins only: bookings and extension requests waiting for a decision,
+//! oldest first, with how busy their kind is then; approve or reject one or
+//! many at once (rejecting needs a comment, which the requester reads).
+
+use crate::model::{short_kind, Decision, PendingApproval};
+use leptos::prelude::*;
+use uuid::Uuid;
+
+#[server(prefix = "/rpc", endpoint = "admin/approvals")]
+pub async fn load_approvals() -> Result<Vec<PendingApproval>, ServerFnError> {
+    use crate::backend::identity::{signed_in, to_server_error};
+    let principal = signed_in().map_err(to_server_error)?;
+    crate::backend::approvals::queue(&expect_context::<sqlx::PgPool>(), &principal).await.map_err(to_server_error)
+}
+
+/// How many wait, for the navigation (0 for anyone but admins).
+#[server(prefix = "/rpc", endpoint = "admin/approvals/count")]
+pub async fn count_approvals() -> Result<i64, ServerFnError> {
+    use crate::backend::identity::{signed_in, to_server_error};
+    let principal = signed_in().map_err(to_server_error)?;
+    crate::backend::approvals::count(&expect_context::<sqlx::PgPool>(), &principal).await.map_err(to_server_error)
+}
+
+#[server(prefix = "/rpc", endpoint = "admin/approvals/decide")]
+pub async fn decide(
+    #[server(default)] ids: Vec<Uuid>,
+    decision: String,
+    #[server(default)] comment: String,
+) -> Result<Vec<Decision>, ServerFnError> {
+    use crate::backend::identity::{signed_in, to_server_error};
+    use crate::rules::FieldError;
+    let principal = signed_in().map_err(to_server_error)?;
+    let approve = match decision.as_str() {
+        "approve" => true,
+        "reject" => false,
+        _ => return Err(to_server_error(FieldError::new("decision", "must be approve or reject").into())),
+    };
+    crate::backend::approvals::decide(&expect_context::<sqlx::PgPool>(), &principal, &ids, approve, &comment)
+        .await
+        .map_err(to_server_error)
+}
+
+#[component]
+pub fn ApprovalsPage() -> impl IntoView {
+    let decide = ServerAction::<Decide>::new();
+    let queue = Resource::new(move || decide.version().get(), |_| load_approvals());
+    let outcome = move || {
+        decide.value().get().map(|result| match result {
+            Ok(decisions) => view! {
+                <ul class="outcome" role="status" id="decisions">
+                    {decisions.into_iter().map(|d| view! {
+                        <li class=if d.ok { "ok" } else { "refused" }><code>{d.id.to_string()}</code> ": " {d.message}</li>
+                    }).collect_view()}
+                </ul>
+            }
+            .into_any(),
+            Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
+        })
+    };
+    view! {
+        <section class="page-head"><h1>"Approvals"</h1></section>
+        <p class="muted">"Oldest request first. A booking still pending when its window opens is rejected automatically."</p>
+        {outcome}
+        <Transition fallback=|| view! { <p class="loading">"Loading the queue…"</p> }>
+            {move || queue.get().map(|result| match result {
+                Ok(list) if list.is_empty() => view! { <p class="empty" id="no-approvals">"Nothing waits for a decision."</p> }.into_any(),
+                Ok(list) => view! { <Queue list decide/> }.into_any(),
+                Err(err) => view! { <p class="error" role="alert">"Could not load the queue: " {err.to_string()}</p> }.into_any(),
+            })}
+        </Transition>
+    }
+}
+
+#[component]
+fn Queue(list: Vec<PendingApproval>, decide: ServerAction<Decide>) -> impl IntoView {
+    view! {
+        <ActionForm action=decide attr:id="approval-form">
+            <table class="bookings" id="approval-list">
+                <thead><tr>
+                    <th>"Choose"</th><th>"Requester"</th><th>"Tenant"</th><th>"Pool · kind × units"</th>
+                    <th>"Window"</th><th>"Busiest moment of its kind"</th>
+                </tr></thead>
+                <tbody>
+                    {list.into_iter().map(|p| {
+                        let what = match p.extends {
+                            Some(_) => "extension of a booking",
+                            None => "new booking",
+                        };
+                        let label = format!("{} {} {}", p.user_email, p.pool, super::when(p.start));
+                        let over = p.peak_with > p.capacity;
+                        view! {
+                            <tr>
+                                <td><input type="checkbox" name="ids[]" value=p.id.to_string() aria-label=format!("Choose {label}")/></td>
+                                <td>{p.user_name.clone()} <br/> <span class="muted">{p.user_email.clone()}</span></td>
+                                <td><code>{p.tenant.clone()}</code></td>
+                                <td>{p.pool.clone()} " · " {short_kind(&p.kind)} " × " {p.quantity} <br/>
+                                    <span class="muted">{what}</span>
+                                    {(!p.note.is_empty()).then(|| view! { <br/> <span class="muted">"“" {p.note.clone()} "”"</span> })}</td>
+                                <td>{super::when(p.start)} <br/> "to " {super::when(p.end)} <br/>
+                                    <span class="muted">"asked " {super::when(p.requested_at)}</span></td>
+                                <td class=if over { "refused" } else { "" }>
+                                    {p.peak_without} " of " {p.capacity} " booked; " {p.peak_with} " with this request"
+                                </td>
+                            </tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
+            <fieldset class="inline-form">
+                <legend>"Decide on the chosen requests"</legend>
+                <label><input type="radio" name="decision" value="approve" checked/> " Approve"</label>
+                <label><input type="radio" name="decision" value="reject"/> " Reject"</label>
+                <label>"Comment (required to reject) "
+                    <input name="comment" id="approval-comment" maxlength="1000" size="40"/></label>
+                <button class="button" type="submit" id="decide">"Apply"</button>
+            </fieldset>
+        </ActionForm>
+    }
+}
+
+/// "Approvals (3)" in the admins' navigation.
+#[component]
+pub fn ApprovalsLink() -> impl IntoView {
+    let count = Resource::new(|| (), |_| count_approvals());
+    view! {
+        <a href="/admin/approvals" id="approvals-nav">"Approvals"
+            <Suspense fallback=|| ()>
+                {move || count.get().and_then(|r| r.ok()).filter(|n| *n > 0).map(|n| view! {
+                    " " <span class="badge state-pending" id="approvals-count" aria-label=format!("{n} waiting")>{n}</span>
+                })}
+            </Suspense>
+        </a>
+    }
+}
+
+/// The admin's home page line: how many requests wait.
+#[component]
+pub fn WaitingSummary() -> impl IntoView {
+    let count = Resource::new(|| (), |_| count_approvals());
+    view! {
+        <Suspense fallback=|| ()>
+            {move || count.get().and_then(|r| r.ok()).map(|n| view! {
+                <p class="panel" id="waiting-summary">
+                    {match n {
+                        0 => "No booking waits for approval.".to_string(),
+                        1 => "1 booking waits for approval.".to_string(),
+                        n => format!("{n} bookings wait for approval."),
+                    }}
+                    " " <a href="/admin/approvals">"Open approvals"</a>
+                </p>
+            })}
+        </Suspense>
+    }
+}

@@ -1,0 +1,140 @@
+//! Admins only: every booking event and admin action, newest first,
+//! filtered by user, tenant, pool, action and dates (UTC days); paginated,
+//! and the filtered view as CSV.
+
+use crate::model::{AuditFilter, AuditPage};
+use chrono::{DateTime, Duration, NaiveDate, Utc};
+use leptos::prelude::*;
+use leptos_router::components::Form;
+use leptos_router::hooks::use_query_map;
+use leptos_router::params::ParamsMap;
+
+const FILTER_KEYS: [&str; 6] = ["user", "tenant", "pool", "action", "from", "to"];
+
+/// The page's filters as the URL carries them (dates as `YYYY-MM-DD`).
+fn filter_from(query: &ParamsMap) -> Result<AuditFilter, String> {
+    let text = |key: &str| query.get(key).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+    let day = |key: &str, shift: i64| -> Result<Option<DateTime<Utc>>, String> {
+        match text(key) {
+            None => Ok(None),
+            Some(v) => NaiveDate::parse_from_str(&v, "%Y-%m-%d")
+                .map(|d| Some((d + Duration::days(shift)).and_hms_opt(0, 0, 0).unwrap_or_default().and_utc()))
+                .map_err(|_| format!("{key}: a date like 2026-11-23")),
+        }
+    };
+    let page = match text("page") {
+        None => None,
+        Some(p) => Some(p.parse::<u32>().map_err(|_| "page: a whole number".to_string())?),
+    };
+    Ok(AuditFilter {
+        user: text("user"),
+        tenant: text("tenant"),
+        pool: text("pool"),
+        action: text("action"),
+        from: day("from", 0)?,
+        // The "to" day is included.
+        to: day("to", 1)?,
+        page,
+    })
+}
+
+#[server(prefix = "/rpc", endpoint = "admin/audit")]
+pub async fn load_audit(filter: AuditFilter) -> Result<AuditPage, ServerFnError> {
+    use crate::backend::identity::{signed_in, to_server_error};
+    let principal = signed_in().map_err(to_server_error)?;
+    crate::backend::audit::page(&expect_context::<sqlx::PgPool>(), &principal, &filter).await.map_err(to_server_error)
+}
+
+/// The same filters as a query string for `/api/v1/audit.csv`.
+fn csv_link(filter: &AuditFilter) -> String {
+    let mut parts = Vec::new();
+    for (key, value) in
+        [("user", &filter.user), ("tenant", &filter.tenant), ("pool", &filter.pool), ("action", &filter.action)]
+    {
+        if let Some(v) = value {
+            parts.push(format!("{key}={}", super::calendar::urlencode(v)));
+        }
+    }
+    for (key, value) in [("from", filter.from), ("to", filter.to)] {
+        if let Some(at) = value {
+            parts.push(format!("{key}={}", super::calendar::urlencode(&at.to_rfc3339())));
+        }
+    }
+    format!("/api/v1/audit.csv?{}", parts.join("&"))
+}
+
+#[component]
+pub fn AuditPage() -> impl IntoView {
+    let query = use_query_map();
+    let filter = Memo::new(move |_| query.with(filter_from));
+    let log = Resource::new(
+        move || filter.get(),
+        |filter| async move {
+            match filter {
+                Ok(filter) => load_audit(filter).await.map_err(|e| e.to_string()),
+                Err(reason) => Err(reason),
+            }
+        },
+    );
+    let value = move |key: &'static str| query.with(|q| q.get(key).unwrap_or_default());
+    // The filters as the URL has them, for the page links.
+    let kept = move || {
+        query.with(|q| {
+            FILTER_KEYS
+                .iter()
+                .filter_map(|key| q.get(key).map(|v| format!("{key}={}", super::calendar::urlencode(&v))))
+                .collect::<Vec<_>>()
+                .join("&")
+        })
+    };
+    view! {
+        <section class="page-head"><h1>"Audit log"</h1></section>
+        <Form method="GET" action="/admin/audit" attr:class="inline-form" attr:id="audit-filter">
+            <label>"User email " <input name="user" type="email" value=value("user") size="22"/></label>
+            <label>"Tenant " <input name="tenant" value=value("tenant") size="10"/></label>
+            <label>"Pool " <input name="pool" value=value("pool") size="10"/></label>
+            <label>"Action " <input name="action" value=value("action") size="14" placeholder="booking, quota.set…"/></label>
+            <label>"From " <input name="from" type="date" value=value("from")/></label>
+            <label>"To " <input name="to" type="date" value=value("to")/></label>
+            <button class="button secondary" type="submit">"Filter"</button>
+        </Form>
+        <Transition fallback=|| view! { <p class="loading">"Loading the log…"</p> }>
+            {move || log.get().map(|result| match (result, filter.get()) {
+                (Ok(page), Ok(filter)) => view! { <AuditTable page filter kept=kept()/> }.into_any(),
+                (Err(err), _) | (_, Err(err)) => view! { <p class="error" role="alert">{err}</p> }.into_any(),
+            })}
+        </Transition>
+    }
+}
+
+#[component]
+fn AuditTable(page: AuditPage, filter: AuditFilter, kept: String) -> impl IntoView {
+    let csv = csv_link(&filter);
+    let link_to = move |page: u32| format!("/admin/audit?{kept}&page={page}");
+    let (prev, next) = (page.page.checked_sub(1).filter(|p| *p >= 1), page.more.then_some(page.page + 1));
+    view! {
+        <p><a class="button secondary" id="audit-csv" href=csv download="berth-audit.csv">"Download CSV"</a></p>
+        {page.entries.is_empty().then(|| view! { <p class="empty">"No entries match."</p> })}
+        <table class="bookings" id="audit-list">
+            <thead><tr><th>"When"</th><th>"Who"</th><th>"Action"</th><th>"What"</th><th>"Tenant"</th><th>"Pool"</th><th>"Why"</th></tr></thead>
+            <tbody>
+                {page.entries.into_iter().map(|e| view! {
+                    <tr>
+                        <td>{super::when(e.at)}</td>
+                        <td>{e.actor.unwrap_or_else(|| "Berth".into())}</td>
+                        <td><code>{e.action}</code></td>
+                        <td>{e.target}</td>
+                        <td>{e.tenant.unwrap_or_default()}</td>
+                        <td>{e.pool.unwrap_or_default()}</td>
+                        <td>{e.detail}</td>
+                    </tr>
+                }).collect_view()}
+            </tbody>
+        </table>
+        <nav class="cal-nav" aria-label="Pages">
+            {prev.map(|p| view! { <a class="button secondary" href=link_to.clone()(p)>"‹ Newer"</a> })}
+            " page " {page.page} " "
+            {next.map(|p| view! { <a class="button secondary" id="audit-next" href=link_to.clone()(p)>"Older ›"</a> })}
+        </nav>
+    }
+}

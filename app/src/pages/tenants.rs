@@ -1,0 +1,238 @@
+//! Admins only: tenants, their members, and their quotas per pool+kind with
+//! this week's use. Every form posts without JavaScript too.
+
+use crate::model::{QuotaUsage, Tenant, TenantUsage};
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// One pool+kind a quota can be set for.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct QuotaTarget {
+    pub pool_id: Uuid,
+    pub pool: String,
+    pub kind: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TenantsPage {
+    pub tenants: Vec<(Tenant, TenantUsage)>,
+    pub targets: Vec<QuotaTarget>,
+}
+
+#[server(prefix = "/rpc", endpoint = "admin/tenants")]
+pub async fn load_tenants() -> Result<TenantsPage, ServerFnError> {
+    use crate::backend::identity::{signed_in, to_server_error};
+    use crate::backend::{pools, tenants};
+    let principal = signed_in().map_err(to_server_error)?;
+    let db = expect_context::<sqlx::PgPool>();
+    let list = tenants::list(&db, &principal).await.map_err(to_server_error)?;
+    let mut with_usage = Vec::with_capacity(list.len());
+    for tenant in list {
+        let usage = tenants::usage(&db, &principal, &tenant.slug).await.map_err(to_server_error)?;
+        with_usage.push((tenant, usage));
+    }
+    let targets = pools::list(&db, &principal)
+        .await
+        .map_err(to_server_error)?
+        .into_iter()
+        .flat_map(|p| {
+            let (pool_id, pool) = (p.id, p.name);
+            p.kinds.into_iter().map(move |k| QuotaTarget { pool_id, pool: pool.clone(), kind: k.kind })
+        })
+        .collect();
+    Ok(TenantsPage { tenants: with_usage, targets })
+}
+
+#[server(prefix = "/rpc", endpoint = "admin/tenants/create")]
+pub async fn create_tenant(slug: String, name: String) -> Result<Tenant, ServerFnError> {
+    use crate::backend::identity::{signed_in, to_server_error};
+    let principal = signed_in().map_err(to_server_error)?;
+    let new = crate::model::NewTenant { slug, name };
+    crate::backend::tenants::create(&expect_context::<sqlx::PgPool>(), &principal, new).await.map_err(to_server_error)
+}
+
+#[server(prefix = "/rpc", endpoint = "admin/tenants/rename")]
+pub async fn rename_tenant(slug: String, name: String) -> Result<Tenant, ServerFnError> {
+    use crate::backend::identity::{signed_in, to_server_error};
+    let principal = signed_in().map_err(to_server_error)?;
+    let patch = crate::model::TenantPatch { name };
+    crate::backend::tenants::rename(&expect_context::<sqlx::PgPool>(), &principal, &slug, patch)
+        .await
+        .map_err(to_server_error)
+}
+
+/// A limit typed into a form: empty is "no limit".
+#[cfg(feature = "ssr")]
+fn limit<T: std::str::FromStr>(field: &str, text: &str) -> Result<Option<T>, crate::backend::ServiceError> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    text.parse()
+        .map(Some)
+        .map_err(|_| crate::rules::FieldError::new(field, "must be a number, or empty for no limit").into())
+}
+
+#[server(prefix = "/rpc", endpoint = "admin/tenants/quota")]
+pub async fn set_quota(
+    tenant: String,
+    pool_id: Uuid,
+    kind: String,
+    max_units: String,
+    gpu_hours_per_week: String,
+) -> Result<TenantUsage, ServerFnError> {
+    use crate::backend::identity::{signed_in, to_server_error};
+    let principal = signed_in().map_err(to_server_error)?;
+    let entry = crate::model::QuotaEntry {
+        pool_id,
+        kind,
+        max_units: limit("max_units", &max_units).map_err(to_server_error)?,
+        gpu_hours_per_week: limit("gpu_hours_per_week", &gpu_hours_per_week).map_err(to_server_error)?,
+    };
+    crate::backend::tenants::set_quota(&expect_context::<sqlx::PgPool>(), &principal, &tenant, entry)
+        .await
+        .map_err(to_server_error)
+}
+
+/// The quotas of the signed-in person's tenants and what each uses.
+#[server(prefix = "/rpc", endpoint = "tenants/mine")]
+pub async fn my_quotas() -> Result<Vec<TenantUsage>, ServerFnError> {
+    use crate::backend::identity::{signed_in, to_server_error};
+    let principal = signed_in().map_err(to_server_error)?;
+    crate::backend::tenants::mine(&expect_context::<sqlx::PgPool>(), &principal).await.map_err(to_server_error)
+}
+
+#[component]
+pub fn TenantsPage() -> impl IntoView {
+    let create = ServerAction::<CreateTenant>::new();
+    let rename = ServerAction::<RenameTenant>::new();
+    let quota = ServerAction::<SetQuota>::new();
+    let page = Resource::new(
+        move || (create.version().get(), rename.version().get(), quota.version().get()),
+        |_| load_tenants(),
+    );
+    let failure = move || {
+        let errors = [
+            create.value().get().and_then(|r| r.err()),
+            rename.value().get().and_then(|r| r.err()),
+            quota.value().get().and_then(|r| r.err()),
+        ];
+        errors.into_iter().flatten().next().map(|err| view! { <p class="error" role="alert">{err.to_string()}</p> })
+    };
+    view! {
+        <section class="page-head"><h1>"Tenants and quotas"</h1></section>
+        <p class="muted">
+            "Per pool and kind: the most units a tenant's bookings hold at once, and the GPU-hours (units × hours) "
+            "it may book in one ISO week — Monday 00:00 to Monday 00:00 in the pool's time zone. Empty is no limit."
+        </p>
+        {failure}
+        <ActionForm action=create attr:class="inline-form" attr:id="new-tenant">
+            <label>"Slug " <input name="slug" required maxlength="40" pattern="[a-z0-9]([a-z0-9-]*[a-z0-9])?"/></label>
+            <label>"Name " <input name="name" required maxlength="100"/></label>
+            <button class="button" type="submit">"Create tenant"</button>
+        </ActionForm>
+        <Transition fallback=|| view! { <p class="loading">"Loading tenants…"</p> }>
+            {move || page.get().map(|result| match result {
+                Ok(data) => data.tenants.into_iter().map(|(tenant, usage)| {
+                    view! { <TenantSection tenant usage targets=data.targets.clone() rename quota/> }
+                }).collect_view().into_any(),
+                Err(err) => view! { <p class="error" role="alert">"Could not load tenants: " {err.to_string()}</p> }.into_any(),
+            })}
+        </Transition>
+    }
+}
+
+fn limit_text<T: ToString>(value: Option<T>) -> String {
+    value.map(|v| v.to_string()).unwrap_or_default()
+}
+
+#[component]
+fn TenantSection(
+    tenant: Tenant,
+    usage: TenantUsage,
+    targets: Vec<QuotaTarget>,
+    rename: ServerAction<RenameTenant>,
+    quota: ServerAction<SetQuota>,
+) -> impl IntoView {
+    let slug = tenant.slug.clone();
+    let members = if tenant.members.is_empty() { "none yet".to_string() } else { tenant.members.join(", ") };
+    let rows = targets.into_iter().map(|target| {
+                        let current: Option<&QuotaUsage> =
+                            usage.quotas.iter().find(|q| q.pool_id == target.pool_id && q.kind == target.kind);
+                        let (units, hours) = (current.and_then(|q| q.max_units), current.and_then(|q| q.gpu_hours_per_week));
+                        let now = current.map(|q| q.units_now.to_string()).unwrap_or_else(|| "–".into());
+                        let week = current.map(|q| format!("{} h", q.hours_this_week)).unwrap_or_else(|| "–".into());
+                        let slug = slug.clone();
+                        let label = format!("{slug} {} {}", target.pool, target.kind);
+                        let form_id = format!("quota-{slug}-{}-{}", target.pool_id, target.kind.replace(|c: char| !c.is_ascii_alphanumeric(), "-"));
+                        view! {
+                            <tr>
+                                <td>{target.pool.clone()}</td>
+                                <td><code>{target.kind.clone()}</code></td>
+                                <td>{now}</td>
+                                <td>{week}</td>
+                                <td><input form=form_id.clone() name="max_units" inputmode="numeric" size="5"
+                                    value=limit_text(units) aria-label=format!("Max units at once, {label}")/></td>
+                                <td><input form=form_id.clone() name="gpu_hours_per_week" inputmode="decimal" size="7"
+                                    value=limit_text(hours) aria-label=format!("GPU-hours per week, {label}")/></td>
+                                <td>
+                                    <ActionForm action=quota attr:id=form_id>
+                                        <input type="hidden" name="tenant" value=slug.clone()/>
+                                        <input type="hidden" name="pool_id" value=target.pool_id.to_string()/>
+                                        <input type="hidden" name="kind" value=target.kind.clone()/>
+                                        <button class="button secondary" type="submit" aria-label=format!("Set quota, {label}")>"Set"</button>
+                                    </ActionForm>
+                                </td>
+                            </tr>
+                        }
+    }).collect_view();
+    let (section_id, rename_label, slug_field) =
+        (format!("tenant-{slug}"), format!("New name of {slug}"), slug.clone());
+    view! {
+        <section class="tenant" id=section_id>
+            <h2>{tenant.name.clone()} " " <code>{slug}</code></h2>
+            <ActionForm action=rename attr:class="inline-form">
+                <input type="hidden" name="slug" value=slug_field/>
+                <input name="name" required maxlength="100" value=tenant.name.clone() aria-label=rename_label/>
+                <button class="button secondary" type="submit">"Rename"</button>
+            </ActionForm>
+            <p class="muted">"Members: " {members} " · add members on the " <a href="/admin/users">"Users"</a> " page."</p>
+            <table class="bookings quotas">
+                <thead><tr><th>"Pool"</th><th>"Kind"</th><th>"Now"</th><th>"This week"</th><th>"Max units at once"</th><th>"GPU-hours per week"</th><th></th></tr></thead>
+                <tbody>
+                    {rows}
+                </tbody>
+            </table>
+        </section>
+    }
+}
+
+/// A member's view of their tenants' quotas (My bookings, the calendar).
+#[component]
+pub fn QuotaSummary() -> impl IntoView {
+    let quotas = Resource::new(|| (), |_| my_quotas());
+    view! {
+        <Suspense fallback=|| ()>
+            {move || quotas.get().and_then(|r| r.ok()).map(|tenants| {
+                let rows: Vec<(String, QuotaUsage)> = tenants
+                    .into_iter()
+                    .flat_map(|t| { let slug = t.tenant; t.quotas.into_iter().map(move |q| (slug.clone(), q)) })
+                    .collect();
+                (!rows.is_empty()).then(|| view! {
+                    <section class="quota-summary" aria-labelledby="quota-title">
+                        <h2 id="quota-title">"Your tenant's quotas"</h2>
+                        <ul id="quota-list">
+                            {rows.into_iter().map(|(slug, q)| {
+                                let units = q.max_units.map(|m| format!("{} of {m} units now", q.units_now));
+                                let hours = q.gpu_hours_per_week.map(|h| format!("{} of {h} GPU-hours this week", q.hours_this_week));
+                                let text = [units, hours].into_iter().flatten().collect::<Vec<_>>().join(" · ");
+                                view! { <li><code>{slug}</code> " · " {q.pool} " " {crate::model::short_kind(&q.kind)} ": " {text}</li> }
+                            }).collect_view()}
+                        </ul>
+                    </section>
+                })
+            })}
+        </Suspense>
+    }
+}

@@ -1,0 +1,132 @@
+//! Tenant quotas per pool+kind: at most `max_units` held at once by the
+//! tenant's bookings (the tenant's peak over a window), and at most
+//! `gpu_hours_per_week` unit-hours booked in any ISO week of the pool's time
+//! zone (Monday 00:00 to the next Monday 00:00 local time, so a week across
+//! a DST change has 167 or 169 hours). A unit is one unit of the kind: a
+//! whole GPU, or one MIG slice. Plain functions; admission calls them under
+//! the kind's lock with the tenant's bookings of that kind.
+
+use super::capacity::{peak_usage, Usage};
+use crate::model::{QuotaLimit, TenantQuota, Window};
+use chrono::{DateTime, Datelike, Duration, NaiveDate, TimeZone, Utc};
+
+/// Why a request does not fit the tenant's quota; figures in the limit's unit
+/// (units, or hours for the weekly limit).
+#[derive(Clone, Debug, PartialEq)]
+pub struct QuotaRefusal {
+    pub limit: QuotaLimit,
+    pub allowed: f64,
+    pub used: f64,
+    pub left: f64,
+    /// The week that would overflow (weekly limit only).
+    pub week: Option<Window>,
+}
+
+/// Unit-minutes the usages hold inside `window`.
+pub fn unit_minutes(usages: &[Usage], window: Window) -> i64 {
+    usages
+        .iter()
+        .map(|u| {
+            let (start, end) = (u.start.max(window.start), u.end.min(window.end));
+            if start < end {
+                (end - start).num_minutes() * i64::from(u.quantity)
+            } else {
+                0
+            }
+        })
+        .sum()
+}
+
+/// The first instant of `date` in `tz`: local midnight, or, where a DST gap
+/// swallows midnight, the first local time after it that exists.
+fn start_of_day<Tz: TimeZone>(tz: &Tz, date: NaiveDate) -> DateTime<Utc> {
+    let midnight = date.and_hms_opt(0, 0, 0).unwrap_or_default();
+    (0..=24 * 4)
+        .map(|quarter| midnight + Duration::minutes(15 * quarter))
+        .find_map(|local| tz.from_local_datetime(&local).earliest())
+        .map(|at| at.with_timezone(&Utc))
+        .unwrap_or_else(|| Utc.from_utc_datetime(&midnight))
+}
+
+/// The ISO week (in `tz`) that contains `at`.
+pub fn iso_week_of<Tz: TimeZone>(at: DateTime<Utc>, tz: &Tz) -> Window {
+    let local = at.with_timezone(tz).date_naive();
+    let monday = local - Duration::days(i64::from(local.weekday().num_days_from_monday()));
+    Window { start: start_of_day(tz, monday), end: start_of_day(tz, monday + Duration::days(7)) }
+}
+
+/// Every ISO week (in `tz`) that `window` touches, in order.
+pub fn iso_weeks<Tz: TimeZone>(window: Window, tz: &Tz) -> Vec<Window> {
+    let mut weeks = vec![iso_week_of(window.start, tz)];
+    while let Some(last) = weeks.last().copied() {
+        if last.end >= window.end {
+            break;
+        }
+        weeks.push(iso_week_of(last.end, tz));
+    }
+    weeks
+}
+
+fn hours(minutes: i64) -> f64 {
+    // Two decimals are what anybody reads; the comparison itself is in minutes.
+    (minutes as f64 / 60.0 * 100.0).round() / 100.0
+}
+
+/// Whether `request` fits the tenant's quota next to the tenant's other
+/// bookings of the same pool+kind (`tenant_usages`: every booking that holds
+/// or held capacity, so the weekly count includes what already ran).
+pub fn check<Tz: TimeZone>(
+    quota: &TenantQuota,
+    tenant_usages: &[Usage],
+    request: Usage,
+    tz: &Tz,
+) -> Result<(), QuotaRefusal> {
+    let window = Window { start: request.start, end: request.end };
+    if let Some(max_units) = quota.max_units {
+        let used = peak_usage(tenant_usages, window);
+        if used + request.quantity > max_units {
+            return Err(QuotaRefusal {
+                limit: QuotaLimit::MaxUnits,
+                allowed: f64::from(max_units),
+                used: f64::from(used),
+                left: f64::from((max_units - used).max(0)),
+                week: None,
+            });
+        }
+    }
+    if let Some(weekly) = quota.gpu_hours_per_week {
+        let allowed_minutes = (weekly * 60.0).round() as i64;
+        for week in iso_weeks(window, tz) {
+            let used = unit_minutes(tenant_usages, week);
+            if used + unit_minutes(&[request], week) > allowed_minutes {
+                return Err(QuotaRefusal {
+                    limit: QuotaLimit::GpuHoursPerWeek,
+                    allowed: weekly,
+                    used: hours(used),
+                    left: hours((allowed_minutes - used).max(0)),
+                    week: Some(week),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+impl QuotaRefusal {
+    /// The refusal as a person reads it.
+    pub fn explain(&self) -> String {
+        match self.limit {
+            QuotaLimit::MaxUnits => format!(
+                "your tenant's quota allows {} units at once; {} are booked at the busiest moment of this window, {} left",
+                self.allowed, self.used, self.left
+            ),
+            QuotaLimit::GpuHoursPerWeek => format!(
+                "your tenant's quota allows {} GPU-hours in the week from {}; {} are booked, {} left",
+                self.allowed,
+                self.week.map(|w| w.start.format("%Y-%m-%d %H:%M UTC").to_string()).unwrap_or_default(),
+                self.used,
+                self.left
+            ),
+        }
+    }
+}

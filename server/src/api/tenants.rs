@@ -1,0 +1,67 @@
+use super::auth::Auth;
+use super::error::{ApiError, ApiResult};
+use super::input::ApiJson;
+use crate::state::AppState;
+use app::backend::tenants;
+use app::model::{NewTenant, QuotaEntry, Tenant, TenantPatch, TenantUsage};
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::routing::{get, patch, put};
+use axum::{Json, Router};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/tenants", get(list).post(create))
+        .route("/tenants/{slug}", patch(rename))
+        .route("/tenants/{slug}/quotas", put(replace_quotas))
+        .route("/tenants/{slug}/usage", get(usage))
+}
+
+/// A tenant slug from the path; anything longer than a slug can be is not one.
+fn slug(raw: &str) -> ApiResult<&str> {
+    if raw.is_empty() || raw.len() > 40 {
+        return Err(ApiError::not_found("tenant"));
+    }
+    Ok(raw)
+}
+
+async fn list(State(state): State<AppState>, Auth(principal): Auth) -> ApiResult<Json<Vec<Tenant>>> {
+    Ok(Json(tenants::list(&state.db, &principal).await?))
+}
+
+async fn create(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    ApiJson(new): ApiJson<NewTenant>,
+) -> ApiResult<(StatusCode, Json<Tenant>)> {
+    Ok((StatusCode::CREATED, Json(tenants::create(&state.db, &principal, new).await?)))
+}
+
+async fn rename(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    Path(raw): Path<String>,
+    ApiJson(patch): ApiJson<TenantPatch>,
+) -> ApiResult<Json<Tenant>> {
+    Ok(Json(tenants::rename(&state.db, &principal, slug(&raw)?, patch).await?))
+}
+
+async fn replace_quotas(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    Path(raw): Path<String>,
+    ApiJson(entries): ApiJson<Vec<QuotaEntry>>,
+) -> ApiResult<Json<TenantUsage>> {
+    if entries.len() > 1000 {
+        return Err(ApiError::invalid("quotas", "at most 1000 entries"));
+    }
+    Ok(Json(tenants::replace_quotas(&state.db, &principal, slug(&raw)?, entries).await?))
+}
+
+async fn usage(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    Path(raw): Path<String>,
+) -> ApiResult<Json<TenantUsage>> {
+    Ok(Json(tenants::usage(&state.db, &principal, slug(&raw)?).await?))
+}
