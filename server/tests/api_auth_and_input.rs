@@ -144,6 +144,13 @@ const OPERATIONS: &[(&str, &str)] = &[
     ("post", "/bookings/{id}/end"),
     ("post", "/bookings/{id}/approve"),
     ("post", "/bookings/{id}/reject"),
+    ("get", "/tenants"),
+    ("post", "/tenants"),
+    ("patch", "/tenants/{slug}"),
+    ("put", "/tenants/{slug}/quotas"),
+    ("get", "/tenants/{slug}/usage"),
+    ("get", "/audit"),
+    ("get", "/audit.csv"),
 ];
 
 #[tokio::test]
@@ -166,7 +173,14 @@ async fn openapi_document_describes_exactly_the_served_operations() {
     let id = uuid::Uuid::new_v4().to_string();
     for (method, path) in OPERATIONS.iter().filter(|(_, p)| *p != "/openapi.json") {
         let method = Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
-        let (status, _) = f.call(method.clone(), &format!("/api/v1{}", path.replace("{id}", &id)), None, None).await;
+        let (status, _) = f
+            .call(
+                method.clone(),
+                &format!("/api/v1{}", path.replace("{id}", &id).replace("{slug}", "team-a")),
+                None,
+                None,
+            )
+            .await;
         assert_eq!(status, StatusCode::UNAUTHORIZED, "{method} {path}");
     }
     // Every schema reference resolves.

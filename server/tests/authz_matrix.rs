@@ -18,6 +18,7 @@ enum Send {
     Get,
     Json(&'static str),
     Patch(&'static str),
+    Put(&'static str),
     Form(&'static str),
 }
 
@@ -49,6 +50,17 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     (Send::Json("{}"), "/api/v1/bookings/{live}/end", [401, 200, 404, 403, 200]),
     (Send::Json("{}"), "/api/v1/bookings/{pending}/approve", [401, 403, 404, 403, 200]),
     (Send::Json(r#"{"comment":"no room"}"#), "/api/v1/bookings/{pending}/reject", [401, 403, 404, 403, 200]),
+    (Send::Get, "/api/v1/tenants", [401, 403, 403, 403, 200]),
+    (Send::Json(r#"{"slug":"t-{uniq}","name":"T"}"#), "/api/v1/tenants", [401, 403, 403, 403, 201]),
+    (Send::Patch(r#"{"name":"Team B"}"#), "/api/v1/tenants/team-b", [401, 403, 403, 403, 200]),
+    (
+        Send::Put(r#"[{"pool_id":"{pool}","kind":"nvidia.com/mig-1g.24gb","max_units":1000}]"#),
+        "/api/v1/tenants/team-b/quotas",
+        [401, 403, 403, 403, 200],
+    ),
+    (Send::Get, "/api/v1/tenants/team-a/usage", [401, 200, 404, 200, 200]),
+    (Send::Get, "/api/v1/audit?action=booking", [401, 403, 403, 403, 200]),
+    (Send::Get, "/api/v1/audit.csv", [401, 403, 403, 403, 200]),
     // Server fns
     (Send::Form(""), "/rpc/me", [200, 200, 200, 200, 200]),
     (Send::Form(""), "/rpc/sign_in_options", [200, 200, 200, 200, 200]),
@@ -62,6 +74,20 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     (Send::Form("user_id={victim}&tenant=team-a"), "/rpc/users/remove_tenant", [401, 403, 403, 403, 200]),
     (Send::Form("user_id={victim}&reason=left"), "/rpc/users/disable", [401, 403, 403, 403, 200]),
     (Send::Form("user_id={victim}"), "/rpc/users/enable", [401, 403, 403, 403, 200]),
+    (Send::Form(""), "/rpc/admin/tenants", [401, 403, 403, 403, 200]),
+    (Send::Form("slug=s-{uniq}&name=S"), "/rpc/admin/tenants/create", [401, 403, 403, 403, 200]),
+    (Send::Form("slug=team-b&name=B"), "/rpc/admin/tenants/rename", [401, 403, 403, 403, 200]),
+    (
+        Send::Form("tenant=team-b&pool_id={pool}&kind=nvidia.com%2Fmig-1g.24gb&max_units=&gpu_hours_per_week=900"),
+        "/rpc/admin/tenants/quota",
+        [401, 403, 403, 403, 200],
+    ),
+    (Send::Form(""), "/rpc/tenants/mine", [401, 200, 200, 200, 200]),
+    (Send::Form(""), "/rpc/admin/approvals", [401, 403, 403, 403, 200]),
+    // Everyone may ask; only admins get a count other than 0.
+    (Send::Form(""), "/rpc/admin/approvals/count", [401, 200, 200, 200, 200]),
+    (Send::Form("ids%5B%5D={pending}&decision=approve"), "/rpc/admin/approvals/decide", [401, 403, 403, 403, 200]),
+    (Send::Form("filter%5Baction%5D=booking"), "/rpc/admin/audit", [401, 403, 403, 403, 200]),
     (Send::Form("days=7&tz=Europe%2FBerlin"), "/rpc/calendar", [401, 200, 200, 200, 200]),
     (
         Send::Form(
@@ -85,6 +111,9 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     (Send::Get, "/signin", [200, 200, 200, 200, 200]),
     (Send::Get, "/tokens", [401, 200, 200, 200, 200]),
     (Send::Get, "/admin/users", [401, 403, 403, 403, 200]),
+    (Send::Get, "/admin/tenants", [401, 403, 403, 403, 200]),
+    (Send::Get, "/admin/approvals", [401, 403, 403, 403, 200]),
+    (Send::Get, "/admin/audit?action=booking", [401, 403, 403, 403, 200]),
     (Send::Get, "/calendar?pool={pool}", [401, 200, 200, 200, 200]),
     (Send::Get, "/bookings", [401, 200, 200, 200, 200]),
     (Send::Get, "/find?pool={pool}", [401, 200, 200, 200, 200]),
@@ -213,6 +242,7 @@ async fn every_endpoint_server_fn_and_page_answers_each_role_as_the_table_says()
                 Send::Get => (Method::GET, None, String::new()),
                 Send::Json(body) => (Method::POST, Some("application/json"), world.fill(body).await),
                 Send::Patch(body) => (Method::PATCH, Some("application/json"), world.fill(body).await),
+                Send::Put(body) => (Method::PUT, Some("application/json"), world.fill(body).await),
                 Send::Form(body) => (Method::POST, Some("application/x-www-form-urlencoded"), world.fill(body).await),
             };
             let mut request = Request::builder().method(method.clone()).uri(&path);

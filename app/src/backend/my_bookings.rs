@@ -27,6 +27,8 @@ pub async fn load(db: &PgPool, principal: &Principal, tz: &str) -> ServiceResult
     let ids: Vec<uuid::Uuid> = own.iter().map(|b| b.id).collect();
     let mut sessions = session_status::load(db, &ids).await?;
     let mut failures = session_status::failure_reasons(db, &ids).await?;
+    let mut rejected = bookings::events::last_reasons(db, &ids, BookingState::Rejected).await?;
+    let mut approved = bookings::events::last_reasons(db, &ids, BookingState::Approved).await?;
     let pools = pools::list(db, principal).await?;
     let approvers: Vec<String> =
         sqlx::query_scalar("SELECT name FROM app_user WHERE role = 'admin' ORDER BY name LIMIT 10")
@@ -63,8 +65,17 @@ pub async fn load(db: &PgPool, principal: &Principal, tz: &str) -> ServiceResult
             )),
             _ => None,
         });
+        let decision = match booking.state {
+            BookingState::Rejected => rejected.remove(&booking.id).map(|why| format!("Rejected: {why}")),
+            // "booked" is the creation event of a pool without approval.
+            _ => approved
+                .remove(&booking.id)
+                .filter(|comment| !comment.is_empty() && comment != "booked")
+                .map(|comment| format!("Approved: {comment}")),
+        };
         let card = BookingCard {
             extension,
+            decision,
             when: local_window(Window { start: booking.start, end: booking.end }, tz),
             pool_name: pool.map(|p| p.name.clone()).unwrap_or_else(|| "(pool no longer visible)".into()),
             approvers: if booking.state == BookingState::Pending { approvers.clone() } else { Vec::new() },

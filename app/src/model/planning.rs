@@ -32,6 +32,9 @@ pub struct BookingCard {
     /// rejected with the admin's comment.
     #[serde(default)]
     pub extension: Option<String>,
+    /// An admin's decision on the booking with their comment ("Rejected: …").
+    #[serde(default)]
+    pub decision: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
