@@ -459,6 +459,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let pool = connect(&db, 2).await?;
             MIGRATOR.run(&pool).await?;
             println!("{}", seed::demo(&pool).await?);
+            println!("{}", crate::seed_console::console(&pool).await?);
         }
         Command::Manifests { db, booking_id, cluster } => {
             print!("{}", render_manifests(&connect(&db, 2).await?, booking_id, &cluster.cluster()).await?);

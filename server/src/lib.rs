@@ -6,6 +6,7 @@ pub mod auth;
 pub mod cli;
 mod open_workspace;
 pub mod seed;
+pub mod seed_console;
 pub mod state;
 mod web;
 pub mod worker;

@@ -35,17 +35,40 @@ pub async fn decide(
         "reject" => false,
         _ => return Err(to_server_error(FieldError::new("decision", "must be approve or reject").into())),
     };
-    crate::backend::approvals::decide(&expect_context::<sqlx::PgPool>(), &principal, &ids, approve, &comment)
-        .await
-        .map_err(to_server_error)
+    let decisions =
+        crate::backend::approvals::decide(&expect_context::<sqlx::PgPool>(), &principal, &ids, approve, &comment)
+            .await
+            .map_err(to_server_error)?;
+    // A script-less post goes back to the queue with the outcome in the query.
+    super::calendar::data::no_script_notice(&crate::model::ActionNotice {
+        ok: decisions.iter().all(|d| d.ok),
+        message: decisions.iter().map(|d| format!("{}: {}", d.id, d.message)).collect::<Vec<_>>().join("; "),
+    });
+    Ok(decisions)
 }
 
 #[component]
 pub fn ApprovalsPage() -> impl IntoView {
     let decide = ServerAction::<Decide>::new();
     let queue = Resource::new(move || decide.version().get(), |_| load_approvals());
+    let query = leptos_router::hooks::use_query_map();
+    // Without JavaScript the outcome comes back in the query (see `decide`).
+    let posted = move || {
+        query.with(|q| {
+            q.get("notice").map(|message| {
+                let ok = q.get("notice_ok").as_deref() == Some("1");
+                message
+                    .split("; ")
+                    .map(|line| {
+                        let (id, text) = line.split_once(": ").unwrap_or(("", line));
+                        Decision { id: id.parse().unwrap_or_default(), ok, message: text.to_string() }
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+    };
     let outcome = move || {
-        decide.value().get().map(|result| match result {
+        decide.value().get().or_else(|| posted().map(Ok)).map(|result| match result {
             Ok(decisions) => view! {
                 <ul class="outcome" role="status" id="decisions">
                     {decisions.into_iter().map(|d| view! {

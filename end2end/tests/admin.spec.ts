@@ -1,0 +1,135 @@
+import { test, expect, Browser, Page } from '@playwright/test';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { collectErrors, signIn } from './login';
+
+// The admin console, hydrated and without JavaScript: approvals with a
+// comment the requester reads, a tenant quota and the refusal it causes,
+// and the audit log filtered and downloaded as CSV.
+const day = (ahead: number) => new Date(Date.now() + ahead * 86_400_000).toISOString().slice(0, 10);
+const shots = 'test-results/screenshots';
+mkdirSync(shots, { recursive: true });
+
+async function hydrated(page: Page) {
+  await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
+}
+
+async function as(browser: Browser, login: string, js: boolean): Promise<Page> {
+  const context = await browser.newContext({ javaScriptEnabled: js });
+  const page = await context.newPage();
+  await signIn(page, login, js);
+  return page;
+}
+
+async function poolId(page: Page, name: string): Promise<string> {
+  const pools = await (await page.request.get('/api/v1/pools')).json();
+  return pools.find((p: { name: string }) => p.name === name).id;
+}
+
+async function book(page: Page, js: boolean, pool: string, kind: string, date: string, from: string, to: string) {
+  await page.goto(`/calendar?pool=${pool}&date=${date}&view=day&tz=UTC`);
+  if (js) await hydrated(page);
+  await page.selectOption('#book-kind', kind);
+  await page.selectOption('#book-quantity', '1');
+  await page.fill('#book-start', `${date}T${from}`);
+  await page.fill('#book-end', `${date}T${to}`);
+  await page.click('#book-submit');
+}
+
+for (const js of [true, false]) {
+  test.describe(js ? 'admin console, hydrated' : 'admin console, without JavaScript', () => {
+    const d = js ? 20 : 21;
+
+    test('approve one booking and reject another with a comment the requester reads', async ({ browser }) => {
+      const ada = await as(browser, 'ada', js);
+      const errors = collectErrors(ada);
+      const l40s = await poolId(ada, 'lab-l40s');
+      await book(ada, js, l40s, 'nvidia.com/gpu', day(d), '10:00', '11:00');
+      await expect(ada.locator('#outcome')).toContainText('Waiting for approval');
+      await book(ada, js, l40s, 'nvidia.com/gpu', day(d), '12:00', '13:00');
+      await expect(ada.locator('#outcome')).toContainText('Waiting for approval');
+
+      const root = await as(browser, 'root', js);
+      await expect(root.locator('#approvals-count')).toBeVisible();
+      await root.locator('#approvals-nav').click();
+      if (js) await hydrated(root);
+      const first = root.locator('#approval-list tr').filter({ hasText: 'ada@example.test' }).filter({ hasText: `${time(day(d), '10:00')}` });
+      await expect(first).toContainText('0 of 2 booked; 1 with this request');
+      await first.getByRole('checkbox').check();
+      await root.click('#decide');
+      await expect(root.locator('#decisions')).toContainText('approved');
+      const second = root.locator('#approval-list tr').filter({ hasText: 'ada@example.test' }).filter({ hasText: `${time(day(d), '12:00')}` });
+      await second.getByRole('checkbox').check();
+      await root.getByRole('radio', { name: 'Reject' }).check();
+      await root.click('#decide');
+      await expect(root.locator('#decisions')).toContainText('comment: say why');
+      await second.getByRole('checkbox').check();
+      await root.getByRole('radio', { name: 'Reject' }).check();
+      await root.fill('#approval-comment', `the cards are serviced on ${day(d)}`);
+      await root.click('#decide');
+      await expect(root.locator('#decisions')).toContainText('rejected');
+      await root.screenshot({ path: `${shots}/admin-approvals-${js ? 'js' : 'nojs'}.png`, fullPage: true });
+
+      await ada.goto('/bookings?tz=UTC');
+      await expect(ada.locator('.decision', { hasText: `Rejected: the cards are serviced on ${day(d)}` })).toBeVisible();
+      expect(errors).toEqual([]);
+      await ada.context().close();
+      await root.context().close();
+    });
+
+    test('a tenant quota refuses a booking with the limit, what is used and what is left', async ({ browser }) => {
+      const bob = await as(browser, 'bob', js);
+      const root = await as(browser, 'root', js);
+      await root.goto('/admin/tenants');
+      if (js) await hydrated(root);
+      const units = root.getByLabel('Max units at once, b lab-h100 nvidia.com/gpu');
+      await units.fill('0');
+      await root.getByRole('button', { name: 'Set quota, b lab-h100 nvidia.com/gpu' }).click();
+      await expect(root.getByLabel('Max units at once, b lab-h100 nvidia.com/gpu')).toHaveValue('0');
+      await root.screenshot({ path: `${shots}/admin-tenants-${js ? 'js' : 'nojs'}.png`, fullPage: true });
+
+      const h100 = await poolId(bob, 'lab-h100');
+      await book(bob, js, h100, 'nvidia.com/gpu', day(d + 4), '08:00', '09:00');
+      await expect(bob.locator('#outcome')).toContainText("your tenant's quota allows 0 units at once; 0 are booked at the busiest moment of this window, 0 left");
+      await bob.goto('/bookings');
+      await expect(bob.locator('#quota-list')).toContainText('lab-h100 GPU: 0 of 0 units now');
+
+      // Lift it again, so other tests book freely.
+      await root.goto('/admin/tenants');
+      if (js) await hydrated(root);
+      await root.getByLabel('Max units at once, b lab-h100 nvidia.com/gpu').fill('');
+      await root.getByRole('button', { name: 'Set quota, b lab-h100 nvidia.com/gpu' }).click();
+      await expect(root.getByLabel('Max units at once, b lab-h100 nvidia.com/gpu')).toHaveValue('');
+      await bob.context().close();
+      await root.context().close();
+    });
+
+    test('the audit log filters by action and downloads the filtered view as CSV', async ({ browser }) => {
+      const root = await as(browser, 'root', js);
+      await root.goto('/admin/audit');
+      if (js) await hydrated(root);
+      await root.getByLabel('Action').fill('quota.set');
+      await root.getByRole('button', { name: 'Filter' }).click();
+      await expect(root).toHaveURL(/action=quota\.set/);
+      const rows = root.locator('#audit-list tbody tr');
+      await expect(rows.first()).toContainText('quota.set');
+      const actions = await root.locator('#audit-list tbody tr td:nth-child(3)').allTextContents();
+      expect(actions.every((a) => a === 'quota.set')).toBe(true);
+      const download = root.waitForEvent('download');
+      await root.click('#audit-csv');
+      const csv = readFileSync(await (await download).path(), 'utf8');
+      const lines = csv.trim().split('\n');
+      expect(lines[0]).toBe('at,actor,action,target,tenant,pool,detail');
+      expect(lines.length).toBe(actions.length + 1);
+      expect(lines.slice(1).every((l) => l.includes(',quota.set,'))).toBe(true);
+      await root.context().close();
+    });
+  });
+}
+
+/// How the approval queue prints a window's start ("Sun 13 Dec 2026 10:00 UTC").
+function time(date: string, hhmm: string): string {
+  const d = new Date(`${date}T${hhmm}:00Z`);
+  const weekday = d.toLocaleDateString('en-GB', { weekday: 'short', timeZone: 'UTC' });
+  const month = d.toLocaleDateString('en-GB', { month: 'short', timeZone: 'UTC' });
+  return `${weekday} ${date.slice(8, 10)} ${month} ${date.slice(0, 4)} ${hhmm} UTC`;
+}
