@@ -38,3 +38,6 @@ CREATE INDEX audit_event_by_time ON audit_event (at);
 -- The worker rejects pending bookings whose window opens unapproved, and
 -- wakes up for the next such start.
 CREATE INDEX booking_pending_by_start ON booking (starts_at) WHERE state = 'pending';
+
+-- A retired pool takes no new bookings; the ones it has are kept.
+ALTER TABLE pool ADD COLUMN retired_at timestamptz;

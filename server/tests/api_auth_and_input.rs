@@ -135,6 +135,7 @@ const OPERATIONS: &[(&str, &str)] = &[
     ("post", "/pools"),
     ("get", "/pools/{id}"),
     ("patch", "/pools/{id}"),
+    ("delete", "/pools/{id}"),
     ("get", "/pools/{id}/availability"),
     ("get", "/bookings"),
     ("post", "/bookings"),

@@ -230,3 +230,44 @@ async fn a_pools_node_selector_and_tolerations_are_set_changed_and_shown() {
     let (_, pool) = f.call(Method::GET, &path, Some(&f.ada), None).await;
     assert_eq!(pool["node_selector"], json!({"berth.io/pool": "moved"}), "a refused change leaves the pool as it was");
 }
+
+#[tokio::test]
+async fn a_retired_pool_takes_no_new_bookings_and_keeps_the_old_ones() {
+    let f = Fixture::new().await;
+    let (status, kept) = f.book(&f.ada, MIG, 1, slot(4), slot(8)).await;
+    assert_eq!(status, StatusCode::CREATED);
+    let path = format!("/api/v1/pools/{}", f.lab);
+    let (status, pool) = f.call(Method::PATCH, &path, Some(&f.admin), Some(json!({"retired": true}))).await;
+    assert_eq!((status, pool["retired"].as_bool()), (StatusCode::OK, Some(true)), "{pool}");
+    let (status, err) = f.book(&f.ada, MIG, 1, slot(10), slot(12)).await;
+    assert_eq!((status, err["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("pool_id")), "{err}");
+    assert!(err["message"].as_str().unwrap().contains("retired"));
+    let (status, still) =
+        f.call(Method::GET, &format!("/api/v1/bookings/{}", kept["id"].as_str().unwrap()), Some(&f.ada), None).await;
+    assert_eq!((status, still["state"].as_str()), (StatusCode::OK, Some("approved")));
+    // A pool with bookings cannot be deleted; reopened, it books again.
+    let (status, err) = f.call(Method::DELETE, &path, Some(&f.admin), None).await;
+    assert_eq!((status, err["error"].as_str()), (StatusCode::CONFLICT, Some("pool_has_bookings")), "{err}");
+    f.call(Method::PATCH, &path, Some(&f.admin), Some(json!({"retired": false}))).await;
+    assert_eq!(f.book(&f.ada, MIG, 1, slot(10), slot(12)).await.0, StatusCode::CREATED);
+}
+
+#[tokio::test]
+async fn a_pool_without_bookings_is_deleted_with_its_kinds_and_quotas() {
+    let f = Fixture::new().await;
+    let body = json!({"name": "scratch", "kinds": [{"kind": GPU, "capacity": 1}]});
+    let (_, pool) = f.call(Method::POST, "/api/v1/pools", Some(&f.admin), Some(body)).await;
+    let id = pool["id"].as_str().unwrap();
+    let quota = json!([{"pool_id": id, "kind": GPU, "max_units": 1}]);
+    assert_eq!(
+        f.call(Method::PUT, "/api/v1/tenants/team-a/quotas", Some(&f.admin), Some(quota)).await.0,
+        StatusCode::OK
+    );
+    let path = format!("/api/v1/pools/{id}");
+    assert_eq!(f.call(Method::DELETE, &path, Some(&f.ada), None).await.0, StatusCode::FORBIDDEN);
+    assert_eq!(f.call(Method::DELETE, &path, Some(&f.admin), None).await.0, StatusCode::NO_CONTENT);
+    assert_eq!(f.call(Method::GET, &path, Some(&f.admin), None).await.0, StatusCode::NOT_FOUND);
+    assert_eq!(f.call(Method::DELETE, &path, Some(&f.admin), None).await.0, StatusCode::NOT_FOUND);
+    let (_, log) = f.call(Method::GET, "/api/v1/audit?action=pool.delete", Some(&f.admin), None).await;
+    assert_eq!(log["entries"][0]["target"], "scratch");
+}

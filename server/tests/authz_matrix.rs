@@ -19,6 +19,7 @@ enum Send {
     Json(&'static str),
     Patch(&'static str),
     Put(&'static str),
+    Delete,
     Form(&'static str),
 }
 
@@ -35,6 +36,7 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     ),
     (Send::Get, "/api/v1/pools/{pool}", [401, 200, 200, 200, 200]),
     (Send::Patch(r#"{"description":"x"}"#), "/api/v1/pools/{pool}", [401, 403, 403, 403, 200]),
+    (Send::Delete, "/api/v1/pools/{empty_pool}", [401, 403, 403, 403, 204]),
     (Send::Get, "/api/v1/pools/{pool}/availability?kind=nvidia.com%2Fmig-1g.24gb", [401, 200, 200, 200, 200]),
     (Send::Get, "/api/v1/bookings", [401, 200, 200, 200, 200]),
     (
@@ -188,8 +190,9 @@ impl World {
     async fn fill(&self, template: &str) -> String {
         let mut text =
             template.replace("{pool}", &self.pool.to_string()).replace("{uniq}", &Uuid::new_v4().simple().to_string());
-        let replacements: [(&str, Option<String>); 8] = [
+        let replacements: [(&str, Option<String>); 9] = [
             ("{booking}", None),
+            ("{empty_pool}", None),
             ("{live}", None),
             ("{pending}", None),
             ("{token}", None),
@@ -208,6 +211,10 @@ impl World {
                 ("{booking}", None) => self.ada_books(self.pool, 8, 10).await,
                 ("{live}", None) => self.ada_books(self.pool, -1, 4).await,
                 ("{pending}", None) => self.ada_books(self.approval_pool, 8, 10).await,
+                ("{empty_pool}", None) => {
+                    let name = format!("empty-{}", Uuid::new_v4().simple());
+                    pools::create(&self.f.db, &self.admin, big_pool(&name, false)).await.unwrap().id.to_string()
+                }
                 ("{token}", None) => tokens::issue(&self.f.db, self.ada.user_id, "victim", Duration::days(1))
                     .await
                     .unwrap()
@@ -242,6 +249,7 @@ async fn every_endpoint_server_fn_and_page_answers_each_role_as_the_table_says()
                 Send::Get => (Method::GET, None, String::new()),
                 Send::Json(body) => (Method::POST, Some("application/json"), world.fill(body).await),
                 Send::Patch(body) => (Method::PATCH, Some("application/json"), world.fill(body).await),
+                Send::Delete => (Method::DELETE, None, String::new()),
                 Send::Put(body) => (Method::PUT, Some("application/json"), world.fill(body).await),
                 Send::Form(body) => (Method::POST, Some("application/x-www-form-urlencoded"), world.fill(body).await),
             };

@@ -27,6 +27,7 @@ struct PoolRow {
     node_selector: sqlx::types::Json<std::collections::BTreeMap<String, String>>,
     tolerations: sqlx::types::Json<Vec<Toleration>>,
     time_zone: String,
+    retired: bool,
 }
 
 #[derive(sqlx::FromRow)]
@@ -56,7 +57,7 @@ async fn load(conn: &mut PgConnection, reader: &Principal, only: Option<Uuid>) -
     let sql = format!(
         "SELECT p.id, p.name, p.description, p.gpu_model, p.requires_approval, p.granularity_minutes,
                 p.max_booking_minutes, p.horizon_days, p.min_notice_minutes, p.price_per_unit_hour, p.images,
-                p.node_selector, p.tolerations, p.time_zone,
+                p.node_selector, p.tolerations, p.time_zone, p.retired_at IS NOT NULL AS retired,
                 ARRAY(SELECT t.slug FROM pool_tenant pt JOIN tenant t ON t.id = pt.tenant_id
                       WHERE pt.pool_id = p.id ORDER BY t.slug) AS tenants
          FROM pool p
@@ -97,6 +98,7 @@ async fn load(conn: &mut PgConnection, reader: &Principal, only: Option<Uuid>) -
             tenants: p.tenants,
             placement: Placement { node_selector: p.node_selector.0, tolerations: p.tolerations.0 },
             time_zone: p.time_zone,
+            retired: p.retired,
         })
         .collect())
 }
@@ -282,7 +284,8 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPat
              granularity_minutes = $6, max_booking_minutes = $7, horizon_days = $8, min_notice_minutes = $9,
              price_per_unit_hour = coalesce($10, price_per_unit_hour), images = coalesce($11, images),
              node_selector = coalesce($12, node_selector), tolerations = coalesce($13, tolerations),
-             time_zone = coalesce($14, time_zone)
+             time_zone = coalesce($14, time_zone),
+             retired_at = CASE WHEN $15::boolean IS NULL THEN retired_at WHEN $15::boolean THEN coalesce(retired_at, now()) END
          WHERE id = $1",
     )
     .bind(id)
@@ -299,6 +302,7 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPat
     .bind(patch.node_selector.as_ref().map(sqlx::types::Json))
     .bind(patch.tolerations.as_ref().map(sqlx::types::Json))
     .bind(&patch.time_zone)
+    .bind(patch.retired)
     .execute(&mut *tx)
     .await?;
     if let Some(tenants) = &patch.tenants {
@@ -350,9 +354,32 @@ fn changed_fields(patch: &PoolPatch) -> String {
         ("node_selector", patch.node_selector.is_some()),
         ("tolerations", patch.tolerations.is_some()),
         ("time_zone", patch.time_zone.is_some()),
+        ("retired", patch.retired.is_some()),
     ];
     let names: Vec<&str> = set.iter().filter(|(_, present)| *present).map(|(name, _)| *name).collect();
     format!("changed: {}", if names.is_empty() { "nothing".to_string() } else { names.join(", ") })
+}
+
+/// Deletes a pool that has never had a booking (retire one that has).
+pub async fn delete(db: &PgPool, principal: &Principal, id: Uuid) -> ServiceResult<()> {
+    require_admin(principal)?;
+    let mut tx = db.begin().await?;
+    let name: Option<String> =
+        sqlx::query_scalar("SELECT name FROM pool WHERE id = $1 FOR UPDATE").bind(id).fetch_optional(&mut *tx).await?;
+    let name = name.ok_or(ServiceError::NotFound("pool"))?;
+    let booked: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM booking WHERE pool_id = $1").bind(id).fetch_one(&mut *tx).await?;
+    if booked > 0 {
+        return Err(ServiceError::Conflict {
+            code: "pool_has_bookings",
+            field: None,
+            reason: format!("{name} has {booked} bookings in its history; retire it instead"),
+        });
+    }
+    sqlx::query("DELETE FROM pool WHERE id = $1").bind(id).execute(&mut *tx).await?;
+    audit::record(&mut tx, principal, "pool.delete", Subject { target: &name, tenant: None, pool: None }, "").await?;
+    tx.commit().await?;
+    Ok(())
 }
 
 /// Free units of `kind` over `[from, to)`; by default the coming week from the current slot.

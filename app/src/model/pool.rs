@@ -84,6 +84,9 @@ pub struct Pool {
     pub placement: Placement,
     /// IANA zone whose ISO weeks the weekly quotas count.
     pub time_zone: String,
+    /// Retired by an admin: no new bookings, the existing ones are kept.
+    #[serde(default)]
+    pub retired: bool,
 }
 
 impl Pool {
@@ -199,4 +202,6 @@ pub struct PoolPatch {
     /// Replaces the list.
     pub tolerations: Option<Vec<Toleration>>,
     pub time_zone: Option<String>,
+    /// `true` retires the pool (no new bookings), `false` reopens it.
+    pub retired: Option<bool>,
 }

@@ -15,7 +15,7 @@ use serde::Deserialize;
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/pools", get(list).post(create))
-        .route("/pools/{id}", get(show).patch(update))
+        .route("/pools/{id}", get(show).patch(update).delete(remove))
         .route("/pools/{id}/availability", get(availability))
 }
 
@@ -42,6 +42,11 @@ async fn update(
     ApiJson(patch): ApiJson<PoolPatch>,
 ) -> ApiResult<Json<Pool>> {
     Ok(Json(pools::update(&state.db, &principal, id, patch).await?))
+}
+
+async fn remove(State(state): State<AppState>, Auth(principal): Auth, PathId(id): PathId) -> ApiResult<StatusCode> {
+    pools::delete(&state.db, &principal, id).await?;
+    Ok(StatusCode::NO_CONTENT)
 }
 
 #[derive(Deserialize)]

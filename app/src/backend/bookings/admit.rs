@@ -44,6 +44,7 @@ struct Terms {
     tenants: Vec<Uuid>,
     now: DateTime<Utc>,
     time_zone: String,
+    retired: bool,
     // Every tenant quota of this pool+kind, one array per column.
     quota_tenants: Vec<Uuid>,
     quota_units: Vec<Option<i32>>,
@@ -104,6 +105,7 @@ async fn read_terms(
          )
          SELECT p.granularity_minutes, p.max_booking_minutes, p.horizon_days, p.min_notice_minutes,
                 p.requires_approval, p.images, k.capacity, now() AS now, p.time_zone,
+                p.retired_at IS NOT NULL AS retired,
                 ARRAY(SELECT pt.tenant_id FROM pool_tenant pt WHERE pt.pool_id = p.id) AS tenants,
                 ARRAY(SELECT q.tenant_id FROM tenant_quota q WHERE q.pool_id = p.id AND q.kind = $2
                       ORDER BY q.tenant_id) AS quota_tenants,
@@ -162,6 +164,10 @@ pub async fn admit_batch(db: &PgPool, requests: &[&Request]) -> ServiceResult<Ve
             .map(|_| Outcome::Decided(Err(FieldError::new("kind", format!("this pool has no kind {kind}")).into())))
             .collect());
     };
+    if terms.retired {
+        let retired = || FieldError::new("pool_id", "this pool is retired and takes no new bookings");
+        return Ok(requests.iter().map(|_| Outcome::Decided(Err(retired().into()))).collect());
+    }
     let rules = terms.rules;
     let state = if terms.requires_approval { BookingState::Pending } else { BookingState::Approved };
     let mut usages = terms.overlapping();
