@@ -76,6 +76,47 @@ for (const js of [true, false]) {
       await root.context().close();
     });
 
+    test('create a pool with two kinds and book it; lowering a capacity below what is booked names the bookings', async ({ browser }) => {
+      const root = await as(browser, 'root', js);
+      const errors = collectErrors(root);
+      const name = `lab-a100-${js ? 'js' : 'nojs'}`;
+      await root.goto('/admin/pools');
+      if (js) await hydrated(root);
+      const form = root.locator('#new-pool');
+      await form.getByLabel('Name', { exact: true }).fill(name);
+      await form.getByLabel('GPU model').fill('NVIDIA A100 80GB');
+      await form.getByLabel('Kind, kind row 1').fill('nvidia.com/gpu');
+      await form.getByLabel('Physical units, kind row 1').fill('2');
+      await form.getByLabel('Kind, kind row 2').fill('nvidia.com/mig-3g.40gb');
+      await form.getByLabel('Physical units, kind row 2').fill('4');
+      await form.getByLabel('CPU millicores, kind row 2').fill('8000');
+      await form.getByRole('button', { name: 'Create pool' }).click();
+      await expect(root.locator('#notice')).toContainText('Saved.');
+      await expect(root.locator('#quota-preview')).toContainText('8 cores');
+      const id = root.url().match(/admin\/pools\/([0-9a-f-]{36})/)![1];
+      await root.screenshot({ path: `${shots}/admin-pool-${js ? 'js' : 'nojs'}.png`, fullPage: true });
+
+      const ada = await as(browser, 'ada', js);
+      await book(ada, js, id, 'nvidia.com/gpu', day(d), '10:00', '12:00');
+      await expect(ada.locator('#outcome')).toContainText('Booked');
+      await expect(ada.getByRole('heading', { name: new RegExp(name) })).toBeVisible();
+      await book(ada, js, id, 'nvidia.com/gpu', day(d), '11:00', '13:00');
+      await expect(ada.locator('#outcome')).toContainText('Booked');
+
+      await root.goto(`/admin/pools/${id}`);
+      if (js) await hydrated(root);
+      await root.locator('#edit-pool').getByLabel('Physical units, kind row 1').fill('1');
+      await root.locator('#edit-pool').getByRole('button', { name: 'Save' }).click();
+      const refusal = root.locator('#notice');
+      await expect(refusal).toContainText('2 units are booked at once, more than the new capacity of 1');
+      await expect(refusal).toContainText(`ada@example.test`);
+      await expect(refusal).toContainText('10:00–12:00');
+      await expect(refusal).toContainText('11:00–13:00');
+      expect(errors).toEqual([]);
+      await ada.context().close();
+      await root.context().close();
+    });
+
     test('a tenant quota refuses a booking with the limit, what is used and what is left', async ({ browser }) => {
       const bob = await as(browser, 'bob', js);
       const root = await as(browser, 'root', js);

@@ -7,6 +7,7 @@ mod booking;
 mod calendar;
 mod planning;
 mod pool;
+mod pool_form;
 mod principal;
 mod session;
 mod tenant;
@@ -20,6 +21,7 @@ pub use calendar::{
 };
 pub use planning::{ActionNotice, BookingCard, ClusterMode, EndOption, FoundSlots, MyBookings};
 pub use pool::{KindSpec, NewPool, Placement, Pool, PoolKind, PoolPatch, PoolRules, Toleration};
+pub use pool_form::{KindForm, PoolForm};
 pub use principal::{Principal, Role, TenantRef};
 pub use session::{SessionStatus, SessionStep, StepState};
 pub use tenant::{NewTenant, QuotaEntry, QuotaLimit, QuotaUsage, Tenant, TenantPatch, TenantQuota, TenantUsage};

@@ -9,6 +9,7 @@ mod home;
 mod manifests;
 mod my_bookings;
 mod overview;
+mod pool_admin;
 mod signin;
 mod tenants;
 mod tokens;
@@ -101,6 +102,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("bookings/:id/manifests") view=manifests::ManifestsPage ssr=SsrMode::Async/>
                     <Route path=path!("tokens") view=tokens::TokensPage ssr=SsrMode::Async/>
                     <Route path=path!("admin/users") view=users::UsersPage ssr=SsrMode::Async/>
+                    <Route path=path!("admin/pools") view=pool_admin::PoolsAdminPage ssr=SsrMode::Async/>
+                    <Route path=path!("admin/pools/:id") view=pool_admin::PoolAdminPage ssr=SsrMode::Async/>
                     <Route path=path!("admin/tenants") view=tenants::TenantsPage ssr=SsrMode::Async/>
                     <Route path=path!("admin/approvals") view=approvals::ApprovalsPage ssr=SsrMode::Async/>
                     <Route path=path!("admin/audit") view=audit::AuditPage ssr=SsrMode::Async/>
@@ -130,6 +133,7 @@ fn Navigation(me: Option<Principal>) -> impl IntoView {
             <a href="/tokens">"Tokens"</a>
             {admin.then(|| view! {
                 <a href="/admin/users" id="admin-nav">"Users"</a>
+                <a href="/admin/pools" id="pools-admin-nav">"Manage pools"</a>
                 <a href="/admin/tenants">"Tenants"</a>
                 <approvals::ApprovalsLink/>
                 <a href="/admin/audit">"Audit"</a>

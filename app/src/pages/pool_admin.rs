@@ -1,0 +1,313 @@
+//! Admins only: every pool (`/admin/pools`) and one pool's form
+//! (`/admin/pools/{id}`, or `new`): all of its fields, its kinds, retire
+//! and delete. Every form posts without JavaScript too; a refusal names
+//! the field, and lowering a capacity below what is booked names the
+//! bookings in the way.
+
+use crate::model::{short_kind, ActionNotice, KindForm, Pool, PoolForm, PoolKind};
+use leptos::prelude::*;
+use leptos_router::hooks::{use_params_map, use_query_map};
+use uuid::Uuid;
+
+#[server(prefix = "/rpc", endpoint = "admin/pools")]
+pub async fn list_pools_admin() -> Result<Vec<Pool>, ServerFnError> {
+    use crate::backend::identity::{signed_in, to_server_error};
+    let principal = signed_in().map_err(to_server_error)?;
+    if !principal.is_admin() {
+        return Err(to_server_error(crate::backend::ServiceError::Forbidden("only admins manage pools")));
+    }
+    crate::backend::pools::list(&expect_context::<sqlx::PgPool>(), &principal).await.map_err(to_server_error)
+}
+
+#[server(prefix = "/rpc", endpoint = "admin/pools/get")]
+pub async fn get_pool_admin(id: Uuid) -> Result<Pool, ServerFnError> {
+    use crate::backend::identity::{signed_in, to_server_error};
+    let principal = signed_in().map_err(to_server_error)?;
+    if !principal.is_admin() {
+        return Err(to_server_error(crate::backend::ServiceError::Forbidden("only admins manage pools")));
+    }
+    crate::backend::pools::get(&expect_context::<sqlx::PgPool>(), &principal, id).await.map_err(to_server_error)
+}
+
+/// Creates (empty `id`) or updates a pool from the form; a refusal is a
+/// notice the page shows, and a script-less post goes back with it.
+#[server(prefix = "/rpc", endpoint = "admin/pools/save")]
+pub async fn save_pool(#[server(default)] id: String, form: PoolForm) -> Result<ActionNotice, ServerFnError> {
+    use crate::backend::identity::{signed_in, to_server_error};
+    use crate::backend::{pools, ServiceError};
+    let principal = signed_in().map_err(to_server_error)?;
+    let db = expect_context::<sqlx::PgPool>();
+    let saved = match id.trim() {
+        "" => match form.to_new() {
+            Ok(new) => pools::create(&db, &principal, new).await,
+            Err(field) => Err(field.into()),
+        },
+        raw => {
+            let id = raw.parse::<Uuid>().map_err(|_| to_server_error(ServiceError::NotFound("pool")))?;
+            match form.to_patch() {
+                Ok(patch) => pools::update(&db, &principal, id, patch).await,
+                Err(field) => Err(field.into()),
+            }
+        }
+    };
+    let notice = match saved {
+        Ok(pool) => {
+            leptos_axum::redirect(&format!("/admin/pools/{}?notice=Saved.&notice_ok=1", pool.id));
+            return Ok(ActionNotice { ok: true, message: "Saved.".into() });
+        }
+        Err(err) if matches!(err.status(), 401 | 403 | 404) || err.status() >= 500 => return Err(to_server_error(err)),
+        Err(ServiceError::CapacityBelowBooked { kind, capacity, booked, bookings }) => {
+            let named = describe_bookings(&db, &principal, &bookings).await;
+            ActionNotice {
+                ok: false,
+                message: format!(
+                    "kind {kind}: {booked} units are booked at once, more than the new capacity of {capacity}. In the way: {named}"
+                ),
+            }
+        }
+        Err(err) => ActionNotice { ok: false, message: err.public_message() },
+    };
+    super::calendar::data::no_script_notice(&notice);
+    Ok(notice)
+}
+
+/// "ada@example.test Mon 23 Nov 10:00–12:00 UTC, …" for the bookings a change would overbook.
+#[cfg(feature = "ssr")]
+async fn describe_bookings(db: &sqlx::PgPool, principal: &crate::model::Principal, ids: &[Uuid]) -> String {
+    let mut named = Vec::new();
+    for id in ids.iter().take(20) {
+        if let Ok(b) = crate::backend::bookings::get(db, principal, *id).await {
+            let window =
+                crate::backend::booking_form::local_window(crate::model::Window { start: b.start, end: b.end }, "UTC");
+            named.push(format!("{} {window} UTC ({} × {})", b.user_email.unwrap_or_default(), b.quantity, b.id));
+        }
+    }
+    named.join("; ")
+}
+
+#[server(prefix = "/rpc", endpoint = "admin/pools/retire")]
+pub async fn retire_pool(id: Uuid, retired: bool) -> Result<ActionNotice, ServerFnError> {
+    use crate::backend::identity::{signed_in, to_server_error};
+    let principal = signed_in().map_err(to_server_error)?;
+    let patch = crate::model::PoolPatch { retired: Some(retired), ..Default::default() };
+    crate::backend::pools::update(&expect_context::<sqlx::PgPool>(), &principal, id, patch)
+        .await
+        .map_err(to_server_error)?;
+    let message = if retired { "Retired: it takes no new bookings." } else { "Reopened for bookings." };
+    let notice = ActionNotice { ok: true, message: message.into() };
+    super::calendar::data::no_script_notice(&notice);
+    Ok(notice)
+}
+
+#[server(prefix = "/rpc", endpoint = "admin/pools/delete")]
+pub async fn delete_pool(id: Uuid) -> Result<ActionNotice, ServerFnError> {
+    use crate::backend::identity::{signed_in, to_server_error};
+    let principal = signed_in().map_err(to_server_error)?;
+    let notice = match crate::backend::pools::delete(&expect_context::<sqlx::PgPool>(), &principal, id).await {
+        Ok(()) => {
+            leptos_axum::redirect("/admin/pools?notice=Deleted.&notice_ok=1");
+            return Ok(ActionNotice { ok: true, message: "Deleted.".into() });
+        }
+        Err(err) if err.status() != 409 => return Err(to_server_error(err)),
+        Err(err) => ActionNotice { ok: false, message: err.public_message() },
+    };
+    super::calendar::data::no_script_notice(&notice);
+    Ok(notice)
+}
+
+/// The notice of the last action, or the one a script-less post came back with.
+fn notice_view(action: Option<Result<ActionNotice, ServerFnError>>, query: Option<ActionNotice>) -> impl IntoView {
+    let notice = match action {
+        Some(Ok(notice)) => Some(notice),
+        Some(Err(err)) => Some(ActionNotice { ok: false, message: err.to_string() }),
+        None => query,
+    };
+    notice.map(|n| view! { <div class=if n.ok { "outcome ok" } else { "outcome refused" } role="status" id="notice">{n.message}</div> })
+}
+
+fn query_notice() -> Memo<Option<ActionNotice>> {
+    let query = use_query_map();
+    Memo::new(move |_| {
+        query.with(|q| {
+            q.get("notice").map(|message| ActionNotice { ok: q.get("notice_ok").as_deref() == Some("1"), message })
+        })
+    })
+}
+
+#[component]
+pub fn PoolsAdminPage() -> impl IntoView {
+    let pools = Resource::new(|| (), |_| list_pools_admin());
+    let save = ServerAction::<SavePool>::new();
+    let from_query = query_notice();
+    view! {
+        <section class="page-head"><h1>"Pools"</h1></section>
+        {move || notice_view(save.value().get(), from_query.get())}
+        <Transition fallback=|| view! { <p class="loading">"Loading pools…"</p> }>
+            {move || pools.get().map(|result| match result {
+                Ok(list) => view! {
+                    <table class="bookings" id="pool-list">
+                        <thead><tr><th>"Pool"</th><th>"GPU"</th><th>"Kinds"</th><th>"Approval"</th><th>"Tenants"</th><th></th></tr></thead>
+                        <tbody>
+                            {list.into_iter().map(|p| view! {
+                                <tr>
+                                    <td><a href=format!("/admin/pools/{}", p.id)>{p.name.clone()}</a>
+                                        {p.retired.then(|| view! { " " <span class="badge state-canceled">"retired"</span> })}</td>
+                                    <td>{p.gpu_model.clone()}</td>
+                                    <td>{p.kinds.iter().map(|k| format!("{} × {}", short_kind(&k.kind), k.capacity)).collect::<Vec<_>>().join(", ")}</td>
+                                    <td>{if p.requires_approval { "required" } else { "—" }}</td>
+                                    <td>{if p.tenants.is_empty() { "all".to_string() } else { p.tenants.join(", ") }}</td>
+                                    <td><a href=format!("/calendar?pool={}", p.id)>"calendar"</a></td>
+                                </tr>
+                            }).collect_view()}
+                        </tbody>
+                    </table>
+                }.into_any(),
+                Err(err) => view! { <p class="error" role="alert">"Could not load pools: " {err.to_string()}</p> }.into_any(),
+            })}
+        </Transition>
+        <h2>"New pool"</h2>
+        <PoolFormView id=String::new() form=PoolForm::default() save/>
+    }
+}
+
+#[component]
+pub fn PoolAdminPage() -> impl IntoView {
+    let params = use_params_map();
+    let save = ServerAction::<SavePool>::new();
+    let retire = ServerAction::<RetirePool>::new();
+    let delete = ServerAction::<DeletePool>::new();
+    let from_query = query_notice();
+    let pool = Resource::new(
+        move || (params.with(|p| p.get("id")), save.version().get(), retire.version().get()),
+        |(id, _, _)| async move {
+            match id.and_then(|id| id.parse::<Uuid>().ok()) {
+                Some(id) => get_pool_admin(id).await,
+                None => Err(ServerFnError::new("pool not found")),
+            }
+        },
+    );
+    let last = move || save.value().get().or_else(|| retire.value().get()).or_else(|| delete.value().get());
+    view! {
+        <p><a href="/admin/pools">"‹ All pools"</a></p>
+        {move || notice_view(last(), from_query.get())}
+        <Transition fallback=|| view! { <p class="loading">"Loading the pool…"</p> }>
+            {move || pool.get().map(|result| match result {
+                Ok(pool) => {
+                    let id = pool.id.to_string();
+                    let (form_id, retire_id, retired_value) = (id.clone(), id.clone(), (!pool.retired).to_string());
+                    view! {
+                        <section class="page-head"><h1>{pool.name.clone()}
+                            {pool.retired.then(|| view! { " " <span class="badge state-canceled">"retired"</span> })}</h1></section>
+                        <QuotaPreview kinds=pool.kinds.clone()/>
+                        <PoolFormView id=form_id form=PoolForm::of(&pool) save/>
+                        <section class="danger-zone">
+                            <ActionForm action=retire attr:class="inline">
+                                <input type="hidden" name="id" value=retire_id/>
+                                <input type="hidden" name="retired" value=retired_value/>
+                                <button class="button secondary" type="submit" id="retire">
+                                    {if pool.retired { "Reopen for bookings" } else { "Retire (no new bookings)" }}
+                                </button>
+                            </ActionForm>
+                            <ActionForm action=delete attr:class="inline">
+                                <input type="hidden" name="id" value=id/>
+                                <button class="button danger" type="submit" id="delete">"Delete (only without bookings)"</button>
+                            </ActionForm>
+                        </section>
+                    }.into_any()
+                }
+                Err(err) => view! { <p class="error" role="alert">"Could not load the pool: " {err.to_string()}</p> }.into_any(),
+            })}
+        </Transition>
+    }
+}
+
+/// What one unit of each kind gets in its session namespace: the same
+/// per-unit grants the worker writes into the ResourceQuota.
+#[component]
+fn QuotaPreview(kinds: Vec<PoolKind>) -> impl IntoView {
+    view! {
+        <table class="bookings" id="quota-preview">
+            <caption>"A one-unit session gets (saved values)"</caption>
+            <thead><tr><th>"Kind"</th><th>"Schedulable devices"</th><th>"VRAM"</th><th>"CPU"</th><th>"Memory"</th><th>"Storage"</th></tr></thead>
+            <tbody>
+                {kinds.into_iter().map(|k| view! {
+                    <tr>
+                        <td><code>{k.kind.clone()}</code></td>
+                        <td>{format!("{} × {}", k.replicas_per_unit, k.kind)}</td>
+                        <td>{format!("{} GB", k.vram_gb_per_unit)}</td>
+                        <td>{format!("{} cores", f64::from(k.cpu_millis_per_unit) / 1000.0)}</td>
+                        <td>{format!("{} GiB", f64::from(k.memory_mib_per_unit) / 1024.0)}</td>
+                        <td>{format!("{} GiB", k.storage_gib_per_unit)}</td>
+                    </tr>
+                }).collect_view()}
+            </tbody>
+        </table>
+    }
+}
+
+#[component]
+fn PoolFormView(id: String, form: PoolForm, save: ServerAction<SavePool>) -> impl IntoView {
+    let creating = id.is_empty();
+    let mut kinds = form.kinds.clone();
+    // Room for new kinds: two on a new pool, one on an existing one.
+    kinds.extend(std::iter::repeat_with(KindForm::default).take(if creating { 2 } else { 1 }));
+    let text = |label: &'static str, name: &'static str, value: String, hint: &'static str| {
+        view! {
+            <label>{label} <input name=format!("form[{name}]") value=value placeholder=hint/></label>
+        }
+    };
+    view! {
+        <ActionForm action=save attr:class="pool-form" attr:id=if creating { "new-pool" } else { "edit-pool" }>
+            <input type="hidden" name="id" value=id/>
+            <fieldset><legend>"Pool"</legend>
+                {text("Name", "name", form.name.clone(), "lab-h100")}
+                {text("Description", "description", form.description.clone(), "")}
+                {text("GPU model", "gpu_model", form.gpu_model.clone(), "NVIDIA H100 NVL 96GB")}
+                {text("Time zone (weekly quotas)", "time_zone", form.time_zone.clone(), "UTC")}
+                <label class="check"><input type="checkbox" name="form[requires_approval]" checked=form.requires_approval.is_some()/>
+                    " Bookings need an admin's approval"</label>
+                {text("Tenants allowed (empty = all)", "tenants", form.tenants.clone(), "team-a, team-b")}
+            </fieldset>
+            <fieldset><legend>"Booking rules"</legend>
+                {text("Slot granularity (minutes)", "granularity_minutes", form.granularity_minutes.clone(), "15")}
+                {text("Longest booking (minutes)", "max_booking_minutes", form.max_booking_minutes.clone(), "10080")}
+                {text("Horizon (days ahead)", "horizon_days", form.horizon_days.clone(), "28")}
+                {text("Minimum notice (minutes)", "min_notice_minutes", form.min_notice_minutes.clone(), "0")}
+                {text("Price per unit-hour", "price_per_unit_hour", form.price_per_unit_hour.clone(), "0")}
+            </fieldset>
+            <fieldset><legend>"Workspace and placement"</legend>
+                <label>"Workspace images (one per line; the first is the default)"
+                    <textarea name="form[images]" rows="3">{form.images.clone()}</textarea></label>
+                <label>"Node selector (key=value per line)"
+                    <textarea name="form[node_selector]" rows="2">{form.node_selector.clone()}</textarea></label>
+                <label>"Tolerations (taint syntax per line: key=value:NoSchedule, key:NoSchedule or key)"
+                    <textarea name="form[tolerations]" rows="2">{form.tolerations.clone()}</textarea></label>
+            </fieldset>
+            <table class="bookings kinds-form">
+                <caption>"Resource kinds (a kind is never removed; lower its capacity to 0 instead)"</caption>
+                <thead><tr><th>"Kind"</th><th>"Physical units"</th><th>"Time-slice replicas per unit"</th><th>"VRAM GB"</th>
+                    <th>"CPU millicores"</th><th>"Memory MiB"</th><th>"Storage GiB"</th></tr></thead>
+                <tbody>
+                    {kinds.into_iter().enumerate().map(|(i, k)| {
+                        let cell = move |name: &'static str, value: String, label: &'static str| view! {
+                            <td><input name=format!("form[kinds][{i}][{name}]") value=value size="8"
+                                aria-label=format!("{label}, kind row {}", i + 1)/></td>
+                        };
+                        view! {
+                            <tr>
+                                {cell("kind", k.kind, "Kind")}
+                                {cell("capacity", k.capacity, "Physical units")}
+                                {cell("replicas_per_unit", k.replicas_per_unit, "Replicas per unit")}
+                                {cell("vram_gb_per_unit", k.vram_gb_per_unit, "VRAM GB")}
+                                {cell("cpu_millis_per_unit", k.cpu_millis_per_unit, "CPU millicores")}
+                                {cell("memory_mib_per_unit", k.memory_mib_per_unit, "Memory MiB")}
+                                {cell("storage_gib_per_unit", k.storage_gib_per_unit, "Storage GiB")}
+                            </tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
+            <button class="button" type="submit" id="save-pool">{if creating { "Create pool" } else { "Save" }}</button>
+        </ActionForm>
+    }
+}
