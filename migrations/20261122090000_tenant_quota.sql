@@ -41,3 +41,23 @@ CREATE INDEX booking_pending_by_start ON booking (starts_at) WHERE state = 'pend
 
 -- A retired pool takes no new bookings; the ones it has are kept.
 ALTER TABLE pool ADD COLUMN retired_at timestamptz;
+
+-- What each worker process last did, for the admins' worker page: written by
+-- the worker after each pass (one row per process), read by the portal.
+CREATE TABLE worker_process (
+    name               text PRIMARY KEY,
+    simulated          boolean NOT NULL,
+    started_at         timestamptz NOT NULL DEFAULT now(),
+    heartbeat_at       timestamptz NOT NULL DEFAULT now(),
+    leading_since      timestamptz,
+    start_pass_at      timestamptz,
+    start_pass_ms      integer,
+    start_pass_error   text,
+    repair_pass_at     timestamptz,
+    repair_pass_ms     integer,
+    repair_pass_error  text,
+    next_wake_at       timestamptz,
+    sweep_at           timestamptz,
+    sweep_collected    text[] NOT NULL DEFAULT '{}',
+    sweep_stuck        text[] NOT NULL DEFAULT '{}'
+);

@@ -144,6 +144,19 @@ for (const js of [true, false]) {
       await root.context().close();
     });
 
+    test('the worker page names the leader, the cluster mode and the last pass', async ({ browser }) => {
+      const root = await as(browser, 'root', js);
+      await root.goto('/admin/worker');
+      if (js) await hydrated(root);
+      await expect(root.locator('#worker-leader')).toContainText('leads');
+      await expect(root.locator('#cluster-mode')).toHaveText('simulated (in memory)');
+      const leader = root.locator('#worker-processes tbody tr').first();
+      await expect(leader).toContainText('leading');
+      await expect(leader.locator('td').nth(1)).toContainText(/ in \d+ ms/);
+      await root.screenshot({ path: `${shots}/admin-worker-${js ? 'js' : 'nojs'}.png`, fullPage: true });
+      await root.context().close();
+    });
+
     test('the audit log filters by action and downloads the filtered view as CSV', async ({ browser }) => {
       const root = await as(browser, 'root', js);
       await root.goto('/admin/audit');

@@ -434,7 +434,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             );
             let (stop_worker, worker_stopped) = tokio::sync::watch::channel(false);
             if !no_worker {
-                let worker = cluster.worker(pool, client.clone());
+                let mut worker = cluster.worker(pool, client.clone());
+                worker.simulated = mode.simulated;
                 tokio::spawn(async move {
                     if let Err(err) = run_worker(worker, worker_stopped).await {
                         tracing::error!(error = %err, "the worker stopped");

@@ -152,6 +152,7 @@ const OPERATIONS: &[(&str, &str)] = &[
     ("get", "/tenants/{slug}/usage"),
     ("get", "/audit"),
     ("get", "/audit.csv"),
+    ("get", "/worker/status"),
 ];
 
 #[tokio::test]

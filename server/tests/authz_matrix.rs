@@ -63,6 +63,7 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     (Send::Get, "/api/v1/tenants/team-a/usage", [401, 200, 404, 200, 200]),
     (Send::Get, "/api/v1/audit?action=booking", [401, 403, 403, 403, 200]),
     (Send::Get, "/api/v1/audit.csv", [401, 403, 403, 403, 200]),
+    (Send::Get, "/api/v1/worker/status", [401, 403, 403, 403, 200]),
     // Server fns
     (Send::Form(""), "/rpc/me", [200, 200, 200, 200, 200]),
     (Send::Form(""), "/rpc/sign_in_options", [200, 200, 200, 200, 200]),
@@ -86,6 +87,7 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     (Send::Form("id={empty_pool}&retired=true"), "/rpc/admin/pools/retire", [401, 403, 403, 403, 200]),
     (Send::Form("id={empty_pool}"), "/rpc/admin/pools/delete", [401, 403, 403, 403, 200]),
     (Send::Form(""), "/rpc/admin/tenants", [401, 403, 403, 403, 200]),
+    (Send::Form(""), "/rpc/admin/worker", [401, 403, 403, 403, 200]),
     (Send::Form("slug=s-{uniq}&name=S"), "/rpc/admin/tenants/create", [401, 403, 403, 403, 200]),
     (Send::Form("slug=team-b&name=B"), "/rpc/admin/tenants/rename", [401, 403, 403, 403, 200]),
     (
@@ -124,6 +126,7 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     (Send::Get, "/admin/users", [401, 403, 403, 403, 200]),
     (Send::Get, "/admin/tenants", [401, 403, 403, 403, 200]),
     (Send::Get, "/admin/pools", [401, 403, 403, 403, 200]),
+    (Send::Get, "/admin/worker", [401, 403, 403, 403, 200]),
     (Send::Get, "/admin/pools/{pool}", [401, 403, 403, 403, 200]),
     (Send::Get, "/admin/approvals", [401, 403, 403, 403, 200]),
     (Send::Get, "/admin/audit?action=booking", [401, 403, 403, 403, 200]),

@@ -29,7 +29,8 @@ async fn world() -> World {
     let f = Fixture::new().await;
     let fake = FakeCluster::start(false).await;
     let client = fake.client();
-    let worker = Reconciler { db: f.db.clone(), client, cluster: Cluster::default(), policy: quick() };
+    let worker =
+        Reconciler { db: f.db.clone(), client, cluster: Cluster::default(), policy: quick(), simulated: false };
     World { f, fake, worker }
 }
 
@@ -262,11 +263,31 @@ async fn the_loop_wakes_on_a_booking_change_and_only_the_leader_works() {
     assert_eq!(status, 201, "{body}");
     tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
     assert!(fake.namespace_names().is_empty(), "a standby worker does nothing");
+    let admin = app::backend::tokens::authenticate(&f.db, &f.admin).await.unwrap().unwrap();
+    let waiting = app::backend::worker_status::status(&f.db, &admin).await.unwrap();
+    assert_eq!((waiting.leader, waiting.processes.len()), (None, 1), "registered, not leading");
 
     // The active worker goes away: this one takes over and converges.
     sqlx::Connection::close(leader).await.unwrap();
     eventually("the standby takes over", || !fake.namespace_names().is_empty(), std::time::Duration::from_secs(10))
         .await;
+    // The worker page names the leader and its last start pass.
+    let name = app::backend::worker_status::process_name();
+    let mut status = app::backend::worker_status::status(&f.db, &admin).await.unwrap();
+    for _ in 0..50 {
+        if status.processes[0].start_pass_at.is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        status = app::backend::worker_status::status(&f.db, &admin).await.unwrap();
+    }
+    assert_eq!(status.leader.as_deref(), Some(name.as_str()));
+    let process = &status.processes[0];
+    assert!(process.start_pass_at.is_some() && process.start_pass_ms.is_some() && process.next_wake_at.is_some());
+    assert_eq!(process.start_pass_error, None);
+    assert!(status.sessions.iter().map(|(_, n)| n).sum::<i64>() >= 1, "{:?}", status.sessions);
+    let ada = app::backend::tokens::authenticate(&f.db, &f.ada).await.unwrap().unwrap();
+    assert_eq!(app::backend::worker_status::status(&f.db, &ada).await.unwrap_err().status(), 403);
 
     // A new booking is picked up at once (NOTIFY), not at the 30 s resync.
     let (status, _) = f.book(&f.ada, MIG, 1, slot(-1), slot(2)).await;
@@ -292,8 +313,13 @@ async fn a_worker_stopped_after_any_single_step_converges_on_restart_with_no_dup
         assert_eq!((stopped.applied, stopped.errors.len()), (stop_after, 1), "stopped after step {stop_after}");
         *w.fake.stop_after.lock().unwrap() = None;
         // A new worker process: nothing carried over but the cluster and the database.
-        let restarted =
-            Reconciler { db: w.f.db.clone(), client: w.fake.client(), cluster: Cluster::default(), policy: quick() };
+        let restarted = Reconciler {
+            db: w.f.db.clone(),
+            client: w.fake.client(),
+            cluster: Cluster::default(),
+            policy: quick(),
+            simulated: false,
+        };
         let report = restarted.pass().await.unwrap();
         assert_eq!(report.applied, steps - stop_after, "stopped after {stop_after}: the rest is applied");
         assert_eq!(w.fake.namespace_names(), [World::namespace(id)]);

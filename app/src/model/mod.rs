@@ -11,6 +11,7 @@ mod pool_form;
 mod principal;
 mod session;
 mod tenant;
+mod worker;
 
 pub use account::{CreatedToken, Membership, MembershipSource, TokenInfo, UserSummary, MAX_TOKEN_DAYS};
 pub use approval::{Decision, PendingApproval};
@@ -25,3 +26,4 @@ pub use pool_form::{KindForm, PoolForm};
 pub use principal::{Principal, Role, TenantRef};
 pub use session::{SessionStatus, SessionStep, StepState};
 pub use tenant::{NewTenant, QuotaEntry, QuotaLimit, QuotaUsage, Tenant, TenantPatch, TenantQuota, TenantUsage};
+pub use worker::{WorkerFailure, WorkerProcess, WorkerStatus};

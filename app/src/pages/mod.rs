@@ -14,6 +14,7 @@ mod signin;
 mod tenants;
 mod tokens;
 mod users;
+mod worker;
 
 pub use account::*;
 pub use home::HomePage;
@@ -107,6 +108,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("admin/tenants") view=tenants::TenantsPage ssr=SsrMode::Async/>
                     <Route path=path!("admin/approvals") view=approvals::ApprovalsPage ssr=SsrMode::Async/>
                     <Route path=path!("admin/audit") view=audit::AuditPage ssr=SsrMode::Async/>
+                    <Route path=path!("admin/worker") view=worker::WorkerPage ssr=SsrMode::Async/>
                 </Routes>
             </main>
         </Router>
@@ -137,6 +139,7 @@ fn Navigation(me: Option<Principal>) -> impl IntoView {
                 <a href="/admin/tenants">"Tenants"</a>
                 <approvals::ApprovalsLink/>
                 <a href="/admin/audit">"Audit"</a>
+                <a href="/admin/worker">"Worker"</a>
             })}
             <span class="who" id="who">
                 <strong id="who-name">{me.name.clone()}</strong>

@@ -9,6 +9,7 @@ pub(crate) mod input;
 mod openapi;
 mod pools;
 mod tenants;
+mod worker;
 
 pub use error::ApiError;
 
@@ -27,6 +28,7 @@ pub fn router() -> Router<AppState> {
         .merge(bookings::router())
         .merge(tenants::router())
         .merge(audit::router())
+        .merge(worker::router())
         .fallback(|| async { ApiError::not_found("route") })
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
 }

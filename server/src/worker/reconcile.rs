@@ -68,6 +68,8 @@ pub struct Reconciler {
     pub client: kube::Client,
     pub cluster: Cluster,
     pub policy: Policy,
+    /// Talks to the in-memory simulated cluster (shown on the worker page).
+    pub simulated: bool,
 }
 
 /// Whether a namespace is Berth's for `booking` (any booking when `None`):
@@ -111,7 +113,7 @@ impl Reconciler {
 
     /// A worker with the default policy.
     pub fn new(db: PgPool, client: kube::Client, cluster: Cluster) -> Self {
-        Reconciler { db, client, cluster, policy: Policy::default() }
+        Reconciler { db, client, cluster, policy: Policy::default(), simulated: false }
     }
 
     pub(super) async fn managed_namespaces(&self) -> Result<Vec<Namespace>, kube::Error> {

@@ -11,6 +11,7 @@
 use super::reconcile::{PassReport, Reconciler};
 use super::sweep::SWEEP_EVERY;
 use app::backend::provisioning;
+use app::backend::worker_status::{self, Pass};
 use sqlx::postgres::PgListener;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -23,6 +24,10 @@ const BACKOFF: Duration = Duration::from_secs(1);
 
 pub async fn run(worker: Reconciler, shutdown: tokio::sync::watch::Receiver<bool>) -> anyhow::Result<()> {
     let mut shutdown = shutdown;
+    let name = Arc::new(worker_status::process_name());
+    if let Err(err) = worker_status::register(&worker.db, &name, worker.simulated).await {
+        tracing::warn!(error = %err.public_message(), "cannot record this worker process");
+    }
     // Become the active worker; standbys retry every few seconds. The lock's
     // connection is detached from the pool, so it (and the lock) ends with
     // this worker instead of going back to the pool still holding it.
@@ -34,21 +39,26 @@ pub async fn run(worker: Reconciler, shutdown: tokio::sync::watch::Receiver<bool
         }
     }
     tracing::info!("this worker is the active one");
+    if let Err(err) = worker_status::took_lead(&worker.db, &name).await {
+        tracing::warn!(error = %err.public_message(), "cannot record that this worker leads");
+    }
     let worker = Arc::new(worker);
     let mut listener = PgListener::connect_with(&worker.db).await?;
     listener.listen("berth_bookings").await?;
     let (wake_start, wake_repair) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
     let watch = super::watch::namespaces(worker.client.clone(), vec![wake_start.clone(), wake_repair.clone()]);
     let _watch = AbortOnDrop(tokio::spawn(watch));
-    let _repair = AbortOnDrop(tokio::spawn(repair_loop(worker.clone(), wake_repair)));
+    let _repair = AbortOnDrop(tokio::spawn(repair_loop(worker.clone(), wake_repair, name.clone())));
     let mut failed_passes = 0u32;
     loop {
+        let started = Instant::now();
         let outcome = worker.start_pass().await;
         failed_passes = next_failures(failed_passes, &outcome);
         let pause = match failed_passes {
             0 => until_next_boundary(&worker).await,
             n => backoff(n),
         };
+        report(&worker, &name, Pass::Start, started, &outcome, pause).await;
         tokio::select! {
             _ = tokio::time::sleep(pause) => {}
             note = listener.recv() => { note?; }
@@ -59,7 +69,7 @@ pub async fn run(worker: Reconciler, shutdown: tokio::sync::watch::Receiver<bool
 }
 
 /// Drift repair every RESYNC (sooner on watch events), and the sweep.
-async fn repair_loop(worker: Arc<Reconciler>, wake: Arc<Notify>) {
+async fn repair_loop(worker: Arc<Reconciler>, wake: Arc<Notify>, name: Arc<String>) {
     match worker.remove_disabled_image_cache().await {
         Ok(true) => tracing::info!("the image cache is switched off: its DaemonSet was deleted"),
         Ok(false) => {}
@@ -73,13 +83,20 @@ async fn repair_loop(worker: Arc<Reconciler>, wake: Arc<Notify>) {
                 Ok(report) => {
                     tracing::info!(?report, "worker sweep");
                     last_sweep = Some(Instant::now());
+                    if let Err(err) =
+                        worker_status::record_sweep(&worker.db, &name, &report.collected, &report.stuck).await
+                    {
+                        tracing::warn!(error = %err.public_message(), "cannot record the sweep");
+                    }
                 }
                 Err(err) => tracing::warn!(error = %err, "worker sweep failed; trying again after the next pass"),
             }
         }
+        let started = Instant::now();
         let outcome = worker.repair_pass().await;
         failed_passes = next_failures(failed_passes, &outcome);
         let pause = if failed_passes == 0 { RESYNC } else { backoff(failed_passes) };
+        report(&worker, &name, Pass::Repair, started, &outcome, pause).await;
         tokio::select! {
             _ = tokio::time::sleep(pause) => {}
             _ = wake.notified() => {}
@@ -112,6 +129,27 @@ fn next_failures(failed: u32, outcome: &anyhow::Result<PassReport>) -> u32 {
             tracing::warn!(error = %err, "worker pass failed; retrying");
             failed + 1
         }
+    }
+}
+
+/// Writes the pass to the worker page's table; a failure to write is logged
+/// and never stops the worker.
+async fn report(
+    worker: &Reconciler,
+    name: &str,
+    pass: Pass,
+    started: Instant,
+    outcome: &anyhow::Result<PassReport>,
+    pause: Duration,
+) {
+    let error = match outcome {
+        Ok(report) => report.errors.first().map(|(booking, error)| format!("booking {booking}: {error}")),
+        Err(err) => Some(err.to_string()),
+    };
+    if let Err(err) =
+        worker_status::record_pass(&worker.db, name, pass, started.elapsed(), error.as_deref(), pause).await
+    {
+        tracing::warn!(error = %err.public_message(), "cannot record the pass");
     }
 }
 

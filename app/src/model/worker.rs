@@ -1,0 +1,52 @@
+//! The provisioning worker as admins watch it.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// One worker process and what it last did.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(sqlx::FromRow))]
+pub struct WorkerProcess {
+    /// `host:pid`.
+    pub name: String,
+    /// Talks to the in-memory simulated cluster, not a real one.
+    pub simulated: bool,
+    pub started_at: DateTime<Utc>,
+    pub heartbeat_at: DateTime<Utc>,
+    /// Set while it is the active worker (the others wait for its lock).
+    pub leading_since: Option<DateTime<Utc>>,
+    pub start_pass_at: Option<DateTime<Utc>>,
+    pub start_pass_ms: Option<i32>,
+    pub start_pass_error: Option<String>,
+    pub repair_pass_at: Option<DateTime<Utc>>,
+    pub repair_pass_ms: Option<i32>,
+    pub repair_pass_error: Option<String>,
+    pub next_wake_at: Option<DateTime<Utc>>,
+    pub sweep_at: Option<DateTime<Utc>>,
+    /// Orphaned namespaces the last sweep deleted.
+    pub sweep_collected: Vec<String>,
+    /// Managed namespaces stuck terminating: an admin must look.
+    pub sweep_stuck: Vec<String>,
+}
+
+/// A booking whose session failed recently, with the cluster's answer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WorkerFailure {
+    pub booking_id: Uuid,
+    pub at: DateTime<Utc>,
+    pub reason: String,
+}
+
+/// `GET /api/v1/worker/status`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WorkerStatus {
+    pub now: DateTime<Utc>,
+    /// The process that leads, if one has reported within the last 2 minutes.
+    pub leader: Option<String>,
+    /// Every process seen in the last day, the leader first.
+    pub processes: Vec<WorkerProcess>,
+    /// Sessions by their current step's state: (state, count).
+    pub sessions: Vec<(String, i64)>,
+    pub recent_failures: Vec<WorkerFailure>,
+}

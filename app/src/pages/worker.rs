@@ -1,0 +1,84 @@
+//! Admins only: which worker process leads, its last passes and next
+//! wake-up, sessions by state, recent failures with the cluster's answer,
+//! and what the sweep found.
+
+use crate::model::{WorkerProcess, WorkerStatus};
+use chrono::{DateTime, Utc};
+use leptos::prelude::*;
+
+#[server(prefix = "/rpc", endpoint = "admin/worker")]
+pub async fn load_worker_status() -> Result<WorkerStatus, ServerFnError> {
+    use crate::backend::identity::{signed_in, to_server_error};
+    let principal = signed_in().map_err(to_server_error)?;
+    crate::backend::worker_status::status(&expect_context::<sqlx::PgPool>(), &principal).await.map_err(to_server_error)
+}
+
+fn at(value: Option<DateTime<Utc>>) -> String {
+    value.map(super::when).unwrap_or_else(|| "never".into())
+}
+
+fn pass(at_: Option<DateTime<Utc>>, ms: Option<i32>, error: Option<String>) -> impl IntoView {
+    let took = ms.map(|ms| format!(" in {ms} ms")).unwrap_or_default();
+    view! {
+        {at(at_)} {took}
+        {error.map(|e| view! { <br/> <span class="refused">{e}</span> })}
+    }
+}
+
+#[component]
+pub fn WorkerPage() -> impl IntoView {
+    let status = Resource::new(|| (), |_| load_worker_status());
+    view! {
+        <section class="page-head"><h1>"Worker"</h1></section>
+        <Transition fallback=|| view! { <p class="loading">"Loading the worker's reports…"</p> }>
+            {move || status.get().map(|result| match result {
+                Ok(status) => view! { <StatusView status/> }.into_any(),
+                Err(err) => view! { <p class="error" role="alert">"Could not load the worker status: " {err.to_string()}</p> }.into_any(),
+            })}
+        </Transition>
+    }
+}
+
+#[component]
+fn StatusView(status: WorkerStatus) -> impl IntoView {
+    let simulated = status.processes.first().is_some_and(|p| p.simulated);
+    let leader = match &status.leader {
+        Some(name) => format!("{name} leads"),
+        None => "No worker has led in the last 2 minutes: nothing starts or ends sessions.".into(),
+    };
+    view! {
+        <p class=if status.leader.is_some() { "outcome ok" } else { "outcome refused" } id="worker-leader">
+            {leader} " · cluster: " <strong id="cluster-mode">{if simulated { "simulated (in memory)" } else { "real" }}</strong>
+        </p>
+        <table class="bookings" id="worker-processes">
+            <thead><tr><th>"Process"</th><th>"Last start pass"</th><th>"Last repair pass"</th><th>"Next wake-up"</th><th>"Last sweep"</th></tr></thead>
+            <tbody>
+                {status.processes.into_iter().map(|p: WorkerProcess| view! {
+                    <tr>
+                        <td>{p.name.clone()} <br/> <span class="muted">{if p.leading_since.is_some() { "leading" } else { "waiting" }}
+                            " · seen " {super::when(p.heartbeat_at)}</span></td>
+                        <td>{pass(p.start_pass_at, p.start_pass_ms, p.start_pass_error)}</td>
+                        <td>{pass(p.repair_pass_at, p.repair_pass_ms, p.repair_pass_error)}</td>
+                        <td>{at(p.next_wake_at)}</td>
+                        <td>{at(p.sweep_at)} <br/>
+                            <span class="muted">{format!("{} orphans collected", p.sweep_collected.len())}</span>
+                            {(!p.sweep_stuck.is_empty()).then(|| view! { <br/> <span class="refused">"stuck terminating: " {p.sweep_stuck.join(", ")}</span> })}
+                        </td>
+                    </tr>
+                }).collect_view()}
+            </tbody>
+        </table>
+        <h2>"Sessions by state"</h2>
+        <ul id="session-states">
+            {if status.sessions.is_empty() { Some(view! { <li>"No session is open."</li> }) } else { None }}
+            {status.sessions.into_iter().map(|(state, count)| view! { <li>{state} ": " {count}</li> }).collect_view()}
+        </ul>
+        <h2>"Failures in the last 7 days"</h2>
+        <ul id="worker-failures">
+            {if status.recent_failures.is_empty() { Some(view! { <li>"None."</li> }) } else { None }}
+            {status.recent_failures.into_iter().map(|f| view! {
+                <li>{super::when(f.at)} " · booking " <code>{f.booking_id.to_string()}</code> ": " {f.reason}</li>
+            }).collect_view()}
+        </ul>
+    }
+}

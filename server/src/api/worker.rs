@@ -1,0 +1,16 @@
+use super::auth::Auth;
+use super::error::ApiResult;
+use crate::state::AppState;
+use app::backend::worker_status;
+use app::model::WorkerStatus;
+use axum::extract::State;
+use axum::routing::get;
+use axum::{Json, Router};
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/worker/status", get(status))
+}
+
+async fn status(State(state): State<AppState>, Auth(principal): Auth) -> ApiResult<Json<WorkerStatus>> {
+    Ok(Json(worker_status::status(&state.db, &principal).await?))
+}
