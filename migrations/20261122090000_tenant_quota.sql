@@ -61,3 +61,20 @@ CREATE TABLE worker_process (
     sweep_collected    text[] NOT NULL DEFAULT '{}',
     sweep_stuck        text[] NOT NULL DEFAULT '{}'
 );
+
+-- Maintenance windows: while one lasts, its pool (or one kind of it) takes no
+-- new bookings or extensions; bookings it overlapped were kept or canceled
+-- by the admin who created it.
+CREATE TABLE blackout (
+    id         uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    pool_id    uuid NOT NULL REFERENCES pool (id) ON DELETE CASCADE,
+    -- NULL: every kind of the pool.
+    kind       text,
+    starts_at  timestamptz NOT NULL,
+    ends_at    timestamptz NOT NULL,
+    reason     text NOT NULL CONSTRAINT blackout_reason_given CHECK (reason <> ''),
+    created_by uuid REFERENCES app_user (id) ON DELETE SET NULL,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    CONSTRAINT blackout_window_not_empty CHECK (ends_at > starts_at)
+);
+CREATE INDEX blackout_by_pool ON blackout (pool_id, ends_at);

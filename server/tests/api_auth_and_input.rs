@@ -153,6 +153,9 @@ const OPERATIONS: &[(&str, &str)] = &[
     ("get", "/audit"),
     ("get", "/audit.csv"),
     ("get", "/worker/status"),
+    ("get", "/pools/{id}/blackouts"),
+    ("post", "/pools/{id}/blackouts"),
+    ("delete", "/blackouts/{id}"),
 ];
 
 #[tokio::test]

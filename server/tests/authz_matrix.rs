@@ -4,7 +4,7 @@
 
 mod common;
 
-use app::backend::{pools, principals, tokens, users};
+use app::backend::{blackouts, pools, principals, tokens, users};
 use app::model::{KindSpec, NewPool, Principal};
 use axum::body::Body;
 use axum::http::{header, Method, Request};
@@ -64,6 +64,13 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     (Send::Get, "/api/v1/audit?action=booking", [401, 403, 403, 403, 200]),
     (Send::Get, "/api/v1/audit.csv", [401, 403, 403, 403, 200]),
     (Send::Get, "/api/v1/worker/status", [401, 403, 403, 403, 200]),
+    (Send::Get, "/api/v1/pools/{pool}/blackouts", [401, 200, 200, 200, 200]),
+    (
+        Send::Json(r#"{"start":"{far}","end":"{farther}","reason":"firmware"}"#),
+        "/api/v1/pools/{pool}/blackouts",
+        [401, 403, 403, 403, 201],
+    ),
+    (Send::Delete, "/api/v1/blackouts/{blackout}", [401, 403, 403, 403, 204]),
     // Server fns
     (Send::Form(""), "/rpc/me", [200, 200, 200, 200, 200]),
     (Send::Form(""), "/rpc/sign_in_options", [200, 200, 200, 200, 200]),
@@ -88,6 +95,13 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     (Send::Form("id={empty_pool}"), "/rpc/admin/pools/delete", [401, 403, 403, 403, 200]),
     (Send::Form(""), "/rpc/admin/tenants", [401, 403, 403, 403, 200]),
     (Send::Form(""), "/rpc/admin/worker", [401, 403, 403, 403, 200]),
+    (Send::Form("pool_id={pool}"), "/rpc/admin/blackouts", [401, 403, 403, 403, 200]),
+    (
+        Send::Form("pool_id={pool}&start={far}&end={farther}&reason=firmware"),
+        "/rpc/admin/blackouts/create",
+        [401, 403, 403, 403, 200],
+    ),
+    (Send::Form("id={blackout}"), "/rpc/admin/blackouts/delete", [401, 403, 403, 403, 200]),
     (Send::Form("slug=s-{uniq}&name=S"), "/rpc/admin/tenants/create", [401, 403, 403, 403, 200]),
     (Send::Form("slug=team-b&name=B"), "/rpc/admin/tenants/rename", [401, 403, 403, 403, 200]),
     (
@@ -204,8 +218,11 @@ impl World {
     async fn fill(&self, template: &str) -> String {
         let mut text =
             template.replace("{pool}", &self.pool.to_string()).replace("{uniq}", &Uuid::new_v4().simple().to_string());
-        let replacements: [(&str, Option<String>); 9] = [
+        let replacements: [(&str, Option<String>); 12] = [
             ("{booking}", None),
+            ("{blackout}", None),
+            ("{far}", Some(slot(400).to_rfc3339_opts(SecondsFormat::Secs, true))),
+            ("{farther}", Some(slot(404).to_rfc3339_opts(SecondsFormat::Secs, true))),
             ("{empty_pool}", None),
             ("{live}", None),
             ("{pending}", None),
@@ -225,6 +242,16 @@ impl World {
                 ("{booking}", None) => self.ada_books(self.pool, 8, 10).await,
                 ("{live}", None) => self.ada_books(self.pool, -1, 4).await,
                 ("{pending}", None) => self.ada_books(self.approval_pool, 8, 10).await,
+                ("{blackout}", None) => {
+                    let new = app::model::NewBlackout {
+                        kind: None,
+                        start: slot(500),
+                        end: slot(504),
+                        reason: "victim".into(),
+                        overlapping: None,
+                    };
+                    blackouts::create(&self.f.db, &self.admin, self.pool, new).await.unwrap().blackout.id.to_string()
+                }
                 ("{empty_pool}", None) => {
                     let name = format!("empty-{}", Uuid::new_v4().simple());
                     pools::create(&self.f.db, &self.admin, big_pool(&name, false)).await.unwrap().id.to_string()

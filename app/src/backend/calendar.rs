@@ -118,7 +118,9 @@ pub async fn load(db: &PgPool, principal: &Principal, query: &CalendarQuery) -> 
             Day { date, label: date.format("%a %d %b").to_string(), slots }
         })
         .collect();
-    let cells = cells(&day_list, &free, &pool.kinds, &bookings, step);
+    let mut cells = cells(&day_list, &free, &pool.kinds, &bookings, step);
+    let blackouts = super::blackouts::list(db, principal, pool.id).await?;
+    mark_blackouts(&mut cells, &day_list, &pool.kinds, &blackouts, step);
     Ok(CalendarData {
         pools: visible.iter().map(|p| PoolChoice { id: p.id, name: p.name.clone() }).collect(),
         kinds: pool
@@ -136,6 +138,33 @@ pub async fn load(db: &PgPool, principal: &Principal, query: &CalendarQuery) -> 
         prev: first - Duration::days(days),
         next: first + Duration::days(days),
     })
+}
+
+/// Slots under a maintenance window have nothing free and carry its reason.
+fn mark_blackouts(
+    cells: &mut [Vec<Vec<Cell>>],
+    days: &[Day],
+    kinds: &[PoolKind],
+    blackouts: &[crate::model::Blackout],
+    step: Duration,
+) {
+    for (day, day_cells) in days.iter().zip(cells.iter_mut()) {
+        for (kind, lane) in kinds.iter().zip(day_cells.iter_mut()) {
+            for (i, (slot, cell)) in day.slots.iter().zip(lane.iter_mut()).enumerate() {
+                let covering = blackouts.iter().find(|b| {
+                    b.kind.as_ref().is_none_or(|k| *k == kind.kind) && b.start < slot.start + step && slot.start < b.end
+                });
+                if let Some(blackout) = covering {
+                    cell.free = 0;
+                    cell.blackout = Some(blackout.reason.clone());
+                    // Labelled where it starts, or at the top of the day.
+                    if (blackout.start >= slot.start || i == 0) && cell.block_label.is_none() {
+                        cell.block_label = Some(format!("Maintenance: {}", blackout.reason));
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// `cells[day][kind][slot]`: free units, and the viewer's own bookings as

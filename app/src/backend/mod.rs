@@ -5,6 +5,7 @@
 
 pub mod approvals;
 pub mod audit;
+pub mod blackouts;
 pub mod booking_form;
 pub mod bookings;
 pub mod calendar;

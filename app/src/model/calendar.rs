@@ -56,6 +56,9 @@ pub struct Cell {
     /// Others' bookings the viewer may see in full (admins), for the tooltip.
     #[serde(rename = "o", default, skip_serializing_if = "Vec::is_empty")]
     pub others: Vec<String>,
+    /// The reason of a maintenance window covering this slot (nothing is free).
+    #[serde(rename = "b", default, skip_serializing_if = "Option::is_none")]
+    pub blackout: Option<String>,
 }
 
 fn is_zero(n: &i32) -> bool {

@@ -3,6 +3,7 @@
 mod account;
 mod approval;
 mod audit;
+mod blackout;
 mod booking;
 mod calendar;
 mod planning;
@@ -16,6 +17,7 @@ mod worker;
 pub use account::{CreatedToken, Membership, MembershipSource, TokenInfo, UserSummary, MAX_TOKEN_DAYS};
 pub use approval::{Decision, PendingApproval};
 pub use audit::{AuditEntry, AuditFilter, AuditPage};
+pub use blackout::{Blackout, BlackoutCreated, NewBlackout, OnOverlap};
 pub use booking::{Booking, BookingFilter, BookingState, Mode, NewBooking, Window};
 pub use calendar::{
     short_kind, BookOutcome, BookingForm, CalendarData, Cell, Day, KindLane, PoolChoice, Slot, Suggestion,

@@ -3,6 +3,7 @@
 mod account;
 mod approvals;
 mod audit;
+mod blackouts;
 pub mod calendar;
 mod find;
 mod home;

@@ -176,6 +176,8 @@ pub fn PoolAdminPage() -> impl IntoView {
     let save = ServerAction::<SavePool>::new();
     let retire = ServerAction::<RetirePool>::new();
     let delete = ServerAction::<DeletePool>::new();
+    let add_blackout = ServerAction::<super::blackouts::CreateBlackout>::new();
+    let remove_blackout = ServerAction::<super::blackouts::DeleteBlackout>::new();
     let from_query = query_notice();
     let pool = Resource::new(
         move || (params.with(|p| p.get("id")), save.version().get(), retire.version().get()),
@@ -186,7 +188,16 @@ pub fn PoolAdminPage() -> impl IntoView {
             }
         },
     );
-    let last = move || save.value().get().or_else(|| retire.value().get()).or_else(|| delete.value().get());
+    // The newest answer of any of the page's actions.
+    let newest = RwSignal::new(None::<Result<ActionNotice, ServerFnError>>);
+    for value in [save.value(), retire.value(), delete.value(), add_blackout.value(), remove_blackout.value()] {
+        Effect::new(move |_| {
+            if let Some(answer) = value.get() {
+                newest.set(Some(answer));
+            }
+        });
+    }
+    let last = move || newest.get();
     view! {
         <p><a href="/admin/pools">"‹ All pools"</a></p>
         {move || notice_view(last(), from_query.get())}
@@ -200,6 +211,8 @@ pub fn PoolAdminPage() -> impl IntoView {
                             {pool.retired.then(|| view! { " " <span class="badge state-canceled">"retired"</span> })}</h1></section>
                         <QuotaPreview kinds=pool.kinds.clone()/>
                         <PoolFormView id=form_id form=PoolForm::of(&pool) save/>
+                        <super::blackouts::BlackoutsSection pool_id=pool.id kinds=pool.kinds.clone()
+                            create=add_blackout remove=remove_blackout/>
                         <section class="danger-zone">
                             <ActionForm action=retire attr:class="inline">
                                 <input type="hidden" name="id" value=retire_id/>

@@ -3,6 +3,7 @@
 
 mod audit;
 pub(crate) mod auth;
+mod blackouts;
 mod bookings;
 pub(crate) mod error;
 pub(crate) mod input;
@@ -29,6 +30,7 @@ pub fn router() -> Router<AppState> {
         .merge(tenants::router())
         .merge(audit::router())
         .merge(worker::router())
+        .merge(blackouts::router())
         .fallback(|| async { ApiError::not_found("route") })
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
 }

@@ -49,6 +49,10 @@ struct Terms {
     quota_tenants: Vec<Uuid>,
     quota_units: Vec<Option<i32>>,
     quota_hours: Vec<Option<f64>>,
+    // Blackouts of this kind (or the whole pool) within the batch's span.
+    blackout_starts: Vec<DateTime<Utc>>,
+    blackout_ends: Vec<DateTime<Utc>>,
+    blackout_reasons: Vec<String>,
     // The capacity-holding bookings overlapping the batch's windows, read in
     // the same round trip (and after the lock, so no admission can slip in).
     starts: Vec<DateTime<Utc>>,
@@ -69,6 +73,22 @@ impl Terms {
             .filter(|((tenant, _), _)| requests.iter().any(|r| r.tenant.id == **tenant))
             .map(|((&tenant, &max_units), &gpu_hours_per_week)| (tenant, TenantQuota { max_units, gpu_hours_per_week }))
             .collect()
+    }
+
+    /// The first blackout `window` overlaps, as its refusal.
+    fn closed(&self, pool_id: Uuid, window: Window) -> Option<ServiceError> {
+        (self.blackout_starts.iter().zip(&self.blackout_ends).zip(&self.blackout_reasons))
+            .find(|((&start, &end), _)| start < window.end && window.start < end)
+            .map(|((&start, &end), reason)| {
+                crate::backend::blackouts::closed(&crate::model::Blackout {
+                    id: Uuid::nil(),
+                    pool_id,
+                    kind: None,
+                    start,
+                    end,
+                    reason: reason.clone(),
+                })
+            })
     }
 
     fn may_book(&self, tenant: Uuid) -> bool {
@@ -113,6 +133,18 @@ async fn read_terms(
                       ORDER BY q.tenant_id) AS quota_units,
                 ARRAY(SELECT q.gpu_hours_per_week FROM tenant_quota q WHERE q.pool_id = p.id AND q.kind = $2
                       ORDER BY q.tenant_id) AS quota_hours,
+                ARRAY(SELECT bo.starts_at FROM blackout bo WHERE bo.pool_id = p.id AND (bo.kind IS NULL OR bo.kind = $2)
+                        AND bo.ends_at > (SELECT min(s) FROM unnest($3::timestamptz[]) s)
+                        AND bo.starts_at < (SELECT max(e) FROM unnest($4::timestamptz[]) e)
+                      ORDER BY bo.starts_at, bo.id) AS blackout_starts,
+                ARRAY(SELECT bo.ends_at FROM blackout bo WHERE bo.pool_id = p.id AND (bo.kind IS NULL OR bo.kind = $2)
+                        AND bo.ends_at > (SELECT min(s) FROM unnest($3::timestamptz[]) s)
+                        AND bo.starts_at < (SELECT max(e) FROM unnest($4::timestamptz[]) e)
+                      ORDER BY bo.starts_at, bo.id) AS blackout_ends,
+                ARRAY(SELECT bo.reason FROM blackout bo WHERE bo.pool_id = p.id AND (bo.kind IS NULL OR bo.kind = $2)
+                        AND bo.ends_at > (SELECT min(s) FROM unnest($3::timestamptz[]) s)
+                        AND bo.starts_at < (SELECT max(e) FROM unnest($4::timestamptz[]) e)
+                      ORDER BY bo.starts_at, bo.id) AS blackout_reasons,
                 o.starts, o.ends, o.quantities
          FROM pool p LEFT JOIN pool_kind k ON k.pool_id = p.id AND k.kind = $2
          -- One aggregate level, so the three arrays list the bookings in the same order.
@@ -200,6 +232,10 @@ pub async fn admit_batch(db: &PgPool, requests: &[&Request]) -> ServiceResult<Ve
                 continue;
             }
         };
+        if let Some(closed) = terms.closed(pool_id, window) {
+            verdicts.push(Verdict::Refused(closed));
+            continue;
+        }
         let peak_used = peak_usage(&usages, window);
         if peak_used + request.quantity > capacity {
             verdicts.push(Verdict::Crowded { peak_used });

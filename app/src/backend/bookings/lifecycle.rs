@@ -172,6 +172,11 @@ pub async fn extend(
     let current = Window { start: row.starts_at, end: row.ends_at };
     validate_extension(&rules, now, current, new_end)?;
     let added = Window { start: current.end, end: new_end };
+    if let Some(blackout) =
+        crate::backend::blackouts::overlapping(&mut tx, row.pool_id, &row.kind, added).await?.first()
+    {
+        return Err(crate::backend::blackouts::closed(blackout));
+    }
     let others: Vec<Usage> = live_usages(&mut tx, row.pool_id, &row.kind, added.start, added.end)
         .await?
         .into_iter()

@@ -72,47 +72,55 @@ pub fn Grid(
         .map(|i| {
             let label = data.days.iter().find_map(|d| d.slots.get(i)).map(|s| s.label.clone()).unwrap_or_default();
             let hour_start = label.ends_with(":00");
-            let tds = data
-                .days
-                .iter()
-                .enumerate()
-                .map(|(d, day)| {
-                    (0..kinds)
-                        .map(|k| {
-                            let Some(cell) = data.cells[d][k].get(i).cloned() else {
-                                return view! { <td class="slot gap"></td> }.into_any();
-                            };
-                            let slot = day.slots[i].clone();
-                            let capacity = data.kinds[k].capacity;
-                            let aria = format!(
-                                "{} {}, {}: {} of {} free{}",
-                                day.label,
-                                slot.label,
-                                data.kinds[k].short,
-                                cell.free,
-                                capacity,
-                                if cell.mine > 0 { format!(", yours: {}", cell.mine) } else { String::new() },
-                            );
-                            // A tooltip only where it adds something: who else booked (admins).
-                            let title =
-                                (!cell.others.is_empty()).then(|| format!("booked by {}", cell.others.join(", ")));
-                            let base = format!(
-                                "slot free-{}{}{}{}",
-                                level(cell.free, capacity),
-                                if slot.bookable { "" } else { " past" },
-                                if cell.mine > 0 { " mine" } else { "" },
-                                if cell.others.is_empty() { "" } else { " others" },
-                            );
-                            let bookable = slot.bookable && cell.free > 0;
-                            let class = move || {
-                                let selected = selection.get().is_some_and(|s| s.contains(d, k, i));
-                                if selected {
-                                    format!("{base} selected")
-                                } else {
-                                    base.clone()
-                                }
-                            };
-                            view! {
+            let tds =
+                data.days
+                    .iter()
+                    .enumerate()
+                    .map(|(d, day)| {
+                        (0..kinds)
+                            .map(|k| {
+                                let Some(cell) = data.cells[d][k].get(i).cloned() else {
+                                    return view! { <td class="slot gap"></td> }.into_any();
+                                };
+                                let slot = day.slots[i].clone();
+                                let capacity = data.kinds[k].capacity;
+                                let aria = format!(
+                                    "{} {}, {}: {} of {} free{}",
+                                    day.label,
+                                    slot.label,
+                                    data.kinds[k].short,
+                                    cell.free,
+                                    capacity,
+                                    match (&cell.blackout, cell.mine > 0) {
+                                        (Some(reason), _) => format!(", closed for maintenance: {reason}"),
+                                        (None, true) => format!(", yours: {}", cell.mine),
+                                        (None, false) => String::new(),
+                                    },
+                                );
+                                // A tooltip only where it adds something: who else booked (admins).
+                                let title = match &cell.blackout {
+                                    Some(reason) => Some(format!("maintenance: {reason}")),
+                                    None => (!cell.others.is_empty())
+                                        .then(|| format!("booked by {}", cell.others.join(", "))),
+                                };
+                                let base = format!(
+                                    "slot free-{}{}{}{}{}",
+                                    level(cell.free, capacity),
+                                    if cell.blackout.is_some() { " blackout" } else { "" },
+                                    if slot.bookable { "" } else { " past" },
+                                    if cell.mine > 0 { " mine" } else { "" },
+                                    if cell.others.is_empty() { "" } else { " others" },
+                                );
+                                let bookable = slot.bookable && cell.free > 0;
+                                let class = move || {
+                                    let selected = selection.get().is_some_and(|s| s.contains(d, k, i));
+                                    if selected {
+                                        format!("{base} selected")
+                                    } else {
+                                        base.clone()
+                                    }
+                                };
+                                view! {
                     <td
                         id=cell_id(d, k, i)
                         class=class
@@ -141,10 +149,10 @@ pub fn Grid(
                         {cell.block_label.map(|label| view! { <span class="block-label">{label}</span> })}
                     </td>
                 }.into_any()
-                        })
-                        .collect_view()
-                })
-                .collect_view();
+                            })
+                            .collect_view()
+                    })
+                    .collect_view();
             view! {
                 <tr class:hour=hour_start>
                     <th scope="row" class="time">{if hour_start || i == 0 { label } else { String::new() }}</th>

@@ -1,0 +1,213 @@
+//! Maintenance windows. A blackout closes its pool (or one kind) to new
+//! bookings and extensions over its window: admission refuses what overlaps
+//! it, the calendar shows it hatched with its reason, availability reads it
+//! as no free units. Bookings it overlaps when created are listed; the admin
+//! keeps them or cancels them (running ones end now) with its reason, in the
+//! same transaction, under the kinds' locks.
+
+use super::audit::{self, Subject};
+use super::bookings::admission::lock_kind;
+use super::bookings::events;
+use super::error::{ServiceError, ServiceResult};
+use crate::model::{Blackout, BlackoutCreated, BookingFilter, BookingState, NewBlackout, OnOverlap, Principal, Window};
+use crate::rules::state_machine::{transition, Action};
+use crate::rules::window::check_in_range;
+use crate::rules::FieldError;
+use chrono::{DateTime, Utc};
+use sqlx::{PgConnection, PgPool};
+use uuid::Uuid;
+
+const COLUMNS: &str = "id, pool_id, kind, starts_at AS start, ends_at AS \"end\", reason";
+
+/// The blackouts of a pool that have not ended (for anyone who sees the pool).
+pub async fn list(db: &PgPool, principal: &Principal, pool_id: Uuid) -> ServiceResult<Vec<Blackout>> {
+    super::pools::get(db, principal, pool_id).await?;
+    Ok(sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM blackout WHERE pool_id = $1 AND ends_at > now() ORDER BY starts_at LIMIT 500"
+    ))
+    .bind(pool_id)
+    .fetch_all(db)
+    .await?)
+}
+
+/// Blackouts of `pool_id` that apply to `kind` and overlap `window`.
+pub async fn overlapping(
+    conn: &mut PgConnection,
+    pool_id: Uuid,
+    kind: &str,
+    window: Window,
+) -> ServiceResult<Vec<Blackout>> {
+    Ok(sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM blackout
+         WHERE pool_id = $1 AND (kind IS NULL OR kind = $2) AND starts_at < $4 AND ends_at > $3
+         ORDER BY starts_at"
+    ))
+    .bind(pool_id)
+    .bind(kind)
+    .bind(window.start)
+    .bind(window.end)
+    .fetch_all(conn)
+    .await?)
+}
+
+/// The refusal of a request that overlaps a blackout.
+pub fn closed(blackout: &Blackout) -> ServiceError {
+    ServiceError::Conflict {
+        code: "blackout",
+        field: None,
+        reason: format!(
+            "the pool is closed for maintenance from {} to {}: {}",
+            blackout.start.format("%a %d %b %H:%M UTC"),
+            blackout.end.format("%a %d %b %H:%M UTC"),
+            blackout.reason
+        ),
+    }
+}
+
+fn validate(new: &NewBlackout, kinds: &[String]) -> ServiceResult<()> {
+    check_in_range("start", new.start)?;
+    check_in_range("end", new.end)?;
+    if new.end <= new.start {
+        return Err(FieldError::new("end", "must be after start").into());
+    }
+    let reason = new.reason.trim();
+    if reason.is_empty() || reason.chars().count() > 500 {
+        return Err(FieldError::new("reason", "say why, in 1 to 500 characters").into());
+    }
+    if let Some(kind) = &new.kind {
+        if !kinds.contains(kind) {
+            return Err(FieldError::new("kind", format!("this pool has no kind {kind}")).into());
+        }
+    }
+    Ok(())
+}
+
+pub async fn create(
+    db: &PgPool,
+    principal: &Principal,
+    pool_id: Uuid,
+    new: NewBlackout,
+) -> ServiceResult<BlackoutCreated> {
+    if !principal.is_admin() {
+        return Err(ServiceError::Forbidden("only admins schedule maintenance"));
+    }
+    let pool = super::pools::get(db, principal, pool_id).await?;
+    let mut kinds: Vec<String> = pool.kinds.iter().map(|k| k.kind.clone()).collect();
+    validate(&new, &kinds)?;
+    if let Some(kind) = &new.kind {
+        kinds = vec![kind.clone()];
+    }
+    kinds.sort();
+    let mut tx = db.begin().await?;
+    // The same lock order as every capacity decision, so none slips in between.
+    for kind in &kinds {
+        lock_kind(&mut tx, pool_id, kind).await?;
+    }
+    let window = Window { start: new.start, end: new.end };
+    let filter = BookingFilter { pool_id: Some(pool_id), from: Some(window.start), to: Some(window.end), mine: false };
+    let overlapping: Vec<_> = super::bookings::list(db, principal, &filter)
+        .await?
+        .into_iter()
+        .filter(|b| b.state.holds_capacity() && kinds.contains(&b.kind))
+        .collect();
+    let choice = match (new.overlapping, overlapping.is_empty()) {
+        (Some(choice), _) => choice,
+        (None, true) => OnOverlap::Keep,
+        (None, false) => {
+            let listed: Vec<String> = overlapping
+                .iter()
+                .map(|b| format!("{} {} × {} ({})", b.user_email.clone().unwrap_or_default(), b.kind, b.quantity, b.id))
+                .collect();
+            return Err(ServiceError::Conflict {
+                code: "blackout_overlaps",
+                field: Some("overlapping".into()),
+                reason: format!(
+                    "{} bookings overlap this window: {}. Say whether to keep or cancel them",
+                    overlapping.len(),
+                    listed.join("; ")
+                ),
+            });
+        }
+    };
+    let reason = new.reason.trim();
+    let id: Uuid = sqlx::query_scalar(
+        "INSERT INTO blackout (pool_id, kind, starts_at, ends_at, reason, created_by)
+         VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+    )
+    .bind(pool_id)
+    .bind(&new.kind)
+    .bind(new.start)
+    .bind(new.end)
+    .bind(reason)
+    .bind(principal.user_id)
+    .fetch_one(&mut *tx)
+    .await?;
+    if choice == OnOverlap::Cancel {
+        let now = super::db_now(&mut *tx).await?;
+        let why = format!("maintenance: {reason}");
+        for booking in &overlapping {
+            cancel_for_blackout(&mut tx, principal, booking.id, now, &why).await?;
+        }
+    }
+    let what = format!(
+        "{} from {} to {}: {reason}; {} overlapping bookings {}",
+        new.kind.as_deref().unwrap_or("every kind"),
+        new.start.to_rfc3339(),
+        new.end.to_rfc3339(),
+        overlapping.len(),
+        if choice == OnOverlap::Cancel { "canceled" } else { "kept" }
+    );
+    let subject = Subject { target: &pool.name, tenant: None, pool: Some(pool_id) };
+    audit::record(&mut tx, principal, "blackout.create", subject, &what).await?;
+    tx.commit().await?;
+    let blackout = Blackout { id, pool_id, kind: new.kind, start: new.start, end: new.end, reason: reason.into() };
+    Ok(BlackoutCreated { blackout, overlapping, canceled: choice == OnOverlap::Cancel })
+}
+
+/// Cancels a booking that has not started, or ends a running one now.
+async fn cancel_for_blackout(
+    conn: &mut PgConnection,
+    principal: &Principal,
+    id: Uuid,
+    now: DateTime<Utc>,
+    why: &str,
+) -> ServiceResult<()> {
+    let row: Option<(String, DateTime<Utc>)> =
+        sqlx::query_as("SELECT state, starts_at FROM booking WHERE id = $1 FOR UPDATE")
+            .bind(id)
+            .fetch_optional(&mut *conn)
+            .await?;
+    let Some((state, starts_at)) = row else { return Ok(()) };
+    let from = BookingState::parse(&state).unwrap_or(BookingState::Failed);
+    let running = from != BookingState::Pending && starts_at < now;
+    let to = transition(from, if running { Action::Complete } else { Action::Cancel })?;
+    sqlx::query(
+        "UPDATE booking SET state = $2, ends_at = CASE WHEN $3 THEN now() ELSE ends_at END, updated_at = now()
+         WHERE id = $1",
+    )
+    .bind(id)
+    .bind(to.as_str())
+    .bind(running)
+    .execute(&mut *conn)
+    .await?;
+    events::record(conn, id, Some(principal.user_id), Some(from), to, why).await?;
+    super::bookings::extension::withdraw_for(conn, id, Some(principal.user_id)).await
+}
+
+pub async fn delete(db: &PgPool, principal: &Principal, id: Uuid) -> ServiceResult<()> {
+    if !principal.is_admin() {
+        return Err(ServiceError::Forbidden("only admins schedule maintenance"));
+    }
+    let mut tx = db.begin().await?;
+    let gone: Option<(Uuid, String, String)> = sqlx::query_as(
+        "DELETE FROM blackout b USING pool p WHERE b.id = $1 AND p.id = b.pool_id RETURNING b.pool_id, p.name, b.reason",
+    )
+    .bind(id)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let (pool_id, pool, reason) = gone.ok_or(ServiceError::NotFound("blackout"))?;
+    let subject = Subject { target: &pool, tenant: None, pool: Some(pool_id) };
+    audit::record(&mut tx, principal, "blackout.delete", subject, &reason).await?;
+    tx.commit().await?;
+    Ok(())
+}

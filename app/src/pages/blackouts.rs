@@ -1,0 +1,133 @@
+//! The maintenance windows of one pool on its admin page: listed, created
+//! (over bookings: the admin keeps or cancels them), removed.
+
+use crate::model::{ActionNotice, Blackout, PoolKind};
+use leptos::prelude::*;
+use uuid::Uuid;
+
+#[server(prefix = "/rpc", endpoint = "admin/blackouts")]
+pub async fn list_blackouts(pool_id: Uuid) -> Result<Vec<Blackout>, ServerFnError> {
+    use crate::backend::identity::{signed_in, to_server_error};
+    let principal = signed_in().map_err(to_server_error)?;
+    if !principal.is_admin() {
+        return Err(to_server_error(crate::backend::ServiceError::Forbidden("only admins schedule maintenance")));
+    }
+    crate::backend::blackouts::list(&expect_context::<sqlx::PgPool>(), &principal, pool_id)
+        .await
+        .map_err(to_server_error)
+}
+
+/// `start`/`end` as `2026-11-23T08:00` in UTC; `kind` empty for every kind;
+/// `overlapping` empty (ask), `keep` or `cancel`.
+#[server(prefix = "/rpc", endpoint = "admin/blackouts/create")]
+pub async fn create_blackout(
+    pool_id: Uuid,
+    #[server(default)] kind: String,
+    start: String,
+    end: String,
+    reason: String,
+    #[server(default)] overlapping: String,
+) -> Result<ActionNotice, ServerFnError> {
+    use crate::backend::booking_form::parse_time;
+    use crate::backend::identity::{signed_in, to_server_error};
+    use crate::model::{NewBlackout, OnOverlap};
+    let principal = signed_in().map_err(to_server_error)?;
+    let parsed = (|| -> Result<NewBlackout, crate::rules::FieldError> {
+        Ok(NewBlackout {
+            kind: Some(kind.trim().to_string()).filter(|k| !k.is_empty()),
+            start: parse_time("start", &start, "UTC")?,
+            end: parse_time("end", &end, "UTC")?,
+            reason,
+            overlapping: match overlapping.as_str() {
+                "keep" => Some(OnOverlap::Keep),
+                "cancel" => Some(OnOverlap::Cancel),
+                _ => None,
+            },
+        })
+    })();
+    let result = match parsed {
+        Ok(new) => crate::backend::blackouts::create(&expect_context::<sqlx::PgPool>(), &principal, pool_id, new).await,
+        Err(field) => Err(field.into()),
+    };
+    let notice = match result {
+        Ok(created) => ActionNotice {
+            ok: true,
+            message: match (created.overlapping.len(), created.canceled) {
+                (0, _) => "Maintenance window scheduled.".to_string(),
+                (n, true) => format!("Maintenance window scheduled; {n} overlapping bookings canceled."),
+                (n, false) => format!("Maintenance window scheduled; {n} overlapping bookings kept."),
+            },
+        },
+        Err(err) if matches!(err.status(), 401 | 403 | 404) || err.status() >= 500 => return Err(to_server_error(err)),
+        Err(err) => ActionNotice { ok: false, message: err.public_message() },
+    };
+    super::calendar::data::no_script_notice(&notice);
+    Ok(notice)
+}
+
+#[server(prefix = "/rpc", endpoint = "admin/blackouts/delete")]
+pub async fn delete_blackout(id: Uuid) -> Result<ActionNotice, ServerFnError> {
+    use crate::backend::identity::{signed_in, to_server_error};
+    let principal = signed_in().map_err(to_server_error)?;
+    crate::backend::blackouts::delete(&expect_context::<sqlx::PgPool>(), &principal, id)
+        .await
+        .map_err(to_server_error)?;
+    let notice = ActionNotice { ok: true, message: "Maintenance window removed.".into() };
+    super::calendar::data::no_script_notice(&notice);
+    Ok(notice)
+}
+
+#[component]
+pub fn BlackoutsSection(
+    pool_id: Uuid,
+    kinds: Vec<PoolKind>,
+    create: ServerAction<CreateBlackout>,
+    remove: ServerAction<DeleteBlackout>,
+) -> impl IntoView {
+    let list =
+        Resource::new(move || (create.version().get(), remove.version().get()), move |_| list_blackouts(pool_id));
+    view! {
+        <section class="blackouts" aria-labelledby="blackouts-title">
+            <h2 id="blackouts-title">"Maintenance windows"</h2>
+            <Transition fallback=|| ()>
+                {move || list.get().map(|result| match result {
+                    Ok(items) if items.is_empty() => view! { <p class="muted" id="blackout-list">"None scheduled."</p> }.into_any(),
+                    Ok(items) => view! {
+                        <ul id="blackout-list">
+                            {items.into_iter().map(|b| view! {
+                                <li>
+                                    {super::when(b.start)} " – " {super::when(b.end)} " · "
+                                    {b.kind.clone().unwrap_or_else(|| "every kind".into())} " · " {b.reason.clone()}
+                                    <ActionForm action=remove attr:class="inline">
+                                        <input type="hidden" name="id" value=b.id.to_string()/>
+                                        <button class="link" type="submit" aria-label=format!("Remove maintenance {}", b.reason)>"remove"</button>
+                                    </ActionForm>
+                                </li>
+                            }).collect_view()}
+                        </ul>
+                    }.into_any(),
+                    Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
+                })}
+            </Transition>
+            <ActionForm action=create attr:class="inline-form" attr:id="new-blackout">
+                <input type="hidden" name="pool_id" value=pool_id.to_string()/>
+                <label>"Kind "
+                    <select name="kind" id="blackout-kind">
+                        <option value="">"every kind"</option>
+                        {kinds.into_iter().map(|k| view! { <option value=k.kind.clone()>{k.kind.clone()}</option> }).collect_view()}
+                    </select>
+                </label>
+                <label>"From (UTC) " <input type="datetime-local" name="start" id="blackout-start" required/></label>
+                <label>"To (UTC) " <input type="datetime-local" name="end" id="blackout-end" required/></label>
+                <label>"Reason " <input name="reason" id="blackout-reason" required maxlength="500"/></label>
+                <fieldset>
+                    <legend>"Bookings it overlaps"</legend>
+                    <label><input type="radio" name="overlapping" value="" checked/> " list them first"</label>
+                    <label><input type="radio" name="overlapping" value="keep"/> " keep them"</label>
+                    <label><input type="radio" name="overlapping" value="cancel"/> " cancel them"</label>
+                </fieldset>
+                <button class="button secondary" type="submit" id="blackout-submit">"Schedule"</button>
+            </ActionForm>
+        </section>
+    }
+}

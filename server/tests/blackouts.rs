@@ -1,0 +1,109 @@
+//! Maintenance windows over HTTP: creating one over bookings lists them and
+//! the admin keeps or cancels them; while it lasts nothing new is booked or
+//! extended into it (for its kind, or the whole pool); the calendar and the
+//! availability show it; removing it opens the window again.
+
+mod common;
+
+use app::backend::calendar::{self, CalendarQuery};
+use app::backend::tokens;
+use axum::http::{Method, StatusCode};
+use common::{at, slot, Fixture, GPU, MIG};
+use serde_json::json;
+
+#[tokio::test]
+async fn a_blackout_over_bookings_lists_them_then_cancels_them_and_closes_its_window() {
+    let f = Fixture::new().await;
+    let (_, inside) = f.book(&f.ada, MIG, 1, slot(8), slot(10)).await;
+    let (_, before) = f.book(&f.ada, MIG, 1, slot(2), slot(6)).await;
+    let path = format!("/api/v1/pools/{}/blackouts", f.lab);
+    let body = |overlapping: Option<&str>| json!({"kind": MIG, "start": slot(6), "end": slot(12), "reason": "MIG reconfiguration", "overlapping": overlapping});
+    let (status, err) = f.call(Method::POST, &path, Some(&f.admin), Some(body(None))).await;
+    assert_eq!((status, err["error"].as_str()), (StatusCode::CONFLICT, Some("blackout_overlaps")), "{err}");
+    assert!(err["message"].as_str().unwrap().contains(inside["id"].as_str().unwrap()), "{err}");
+    assert!(
+        !err["message"].as_str().unwrap().contains(before["id"].as_str().unwrap()),
+        "[2,6) touches but does not overlap"
+    );
+    assert_eq!(f.call(Method::POST, &path, Some(&f.ada), Some(body(Some("cancel")))).await.0, StatusCode::FORBIDDEN);
+
+    let (status, created) = f.call(Method::POST, &path, Some(&f.admin), Some(body(Some("cancel")))).await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    assert_eq!((created["canceled"].as_bool(), created["overlapping"].as_array().unwrap().len()), (Some(true), 1));
+    let (_, canceled) =
+        f.call(Method::GET, &format!("/api/v1/bookings/{}", inside["id"].as_str().unwrap()), Some(&f.ada), None).await;
+    assert_eq!(canceled["state"], "canceled");
+    let reason: String = sqlx::query_scalar("SELECT reason FROM booking_event WHERE to_state = 'canceled'")
+        .fetch_one(&f.db)
+        .await
+        .unwrap();
+    assert_eq!(reason, "maintenance: MIG reconfiguration");
+
+    // Nothing new in its window for that kind; the whole GPU is not affected.
+    let (status, err) = f.book(&f.bob, MIG, 1, slot(11), slot(14)).await;
+    assert_eq!((status, err["error"].as_str()), (StatusCode::CONFLICT, Some("blackout")), "{err}");
+    assert!(err["message"].as_str().unwrap().contains("MIG reconfiguration"));
+    assert_eq!(f.book(&f.bob, GPU, 1, slot(8), slot(10)).await.0, StatusCode::CREATED);
+    let extend = format!("/api/v1/bookings/{}/extend", before["id"].as_str().unwrap());
+    let (status, err) = f.call(Method::POST, &extend, Some(&f.ada), Some(json!({"end": slot(8)}))).await;
+    assert_eq!((status, err["error"].as_str()), (StatusCode::CONFLICT, Some("blackout")), "{err}");
+
+    // Availability and the calendar show it.
+    let availability = format!(
+        "/api/v1/pools/{}/availability?kind=nvidia.com%2Fmig-1g.24gb&from={}&to={}",
+        f.lab,
+        slot(6).to_rfc3339().replace('+', "%2B"),
+        slot(12).to_rfc3339().replace('+', "%2B")
+    );
+    let (status, steps) = f.call(Method::GET, &availability, Some(&f.ada), None).await;
+    assert_eq!(status, StatusCode::OK, "{steps}");
+    assert!(steps.as_array().unwrap().iter().all(|s| s["free"] == 0), "{steps}");
+    let ada = tokens::authenticate(&f.db, &f.ada).await.unwrap().unwrap();
+    let query = CalendarQuery { pool: Some(f.lab), date: Some(slot(8).date_naive()), days: 1, tz: "UTC".into() };
+    let data = calendar::load(&f.db, &ada, &query).await.unwrap();
+    let mig = data.kinds.iter().position(|k| k.kind == MIG).unwrap();
+    let day = data.days.iter().position(|d| d.date == slot(8).date_naive()).unwrap();
+    let i = data.days[day].slots.iter().position(|s| s.start == slot(8)).unwrap();
+    assert_eq!(data.cells[day][mig][i].blackout.as_deref(), Some("MIG reconfiguration"));
+    assert_eq!(data.cells[day][mig][i].free, 0);
+
+    // Listed for users of the pool; removed, the window books again.
+    let (_, listed) = f.call(Method::GET, &path, Some(&f.bob), None).await;
+    assert_eq!(listed.as_array().unwrap().len(), 1);
+    assert_eq!(at(&listed[0]["start"]), slot(6));
+    let id = created["blackout"]["id"].as_str().unwrap();
+    assert_eq!(
+        f.call(Method::DELETE, &format!("/api/v1/blackouts/{id}"), Some(&f.admin), None).await.0,
+        StatusCode::NO_CONTENT
+    );
+    assert_eq!(f.book(&f.bob, MIG, 1, slot(11), slot(14)).await.0, StatusCode::CREATED);
+    let (_, log) = f.call(Method::GET, "/api/v1/audit?action=blackout", Some(&f.admin), None).await;
+    let actions: Vec<&str> = log["entries"].as_array().unwrap().iter().map(|e| e["action"].as_str().unwrap()).collect();
+    assert_eq!(actions, ["blackout.delete", "blackout.create"]);
+}
+
+#[tokio::test]
+async fn a_blackout_of_the_whole_pool_can_keep_the_bookings_it_overlaps() {
+    let f = Fixture::new().await;
+    let (_, kept) = f.book(&f.ada, GPU, 1, slot(8), slot(10)).await;
+    let path = format!("/api/v1/pools/{}/blackouts", f.lab);
+    let body = json!({"start": slot(4), "end": slot(12), "reason": "rack move", "overlapping": "keep"});
+    let (status, created) = f.call(Method::POST, &path, Some(&f.admin), Some(body)).await;
+    assert_eq!((status, created["canceled"].as_bool()), (StatusCode::CREATED, Some(false)), "{created}");
+    let (_, still) =
+        f.call(Method::GET, &format!("/api/v1/bookings/{}", kept["id"].as_str().unwrap()), Some(&f.ada), None).await;
+    assert_eq!(still["state"], "approved");
+    for kind in [GPU, MIG] {
+        let (status, err) = f.book(&f.bob, kind, 1, slot(4), slot(5)).await;
+        assert_eq!((status, err["error"].as_str()), (StatusCode::CONFLICT, Some("blackout")), "{kind}: {err}");
+    }
+    let bad = [
+        (json!({"start": slot(4), "end": slot(2), "reason": "x"}), "end"),
+        (json!({"start": slot(4), "end": slot(6), "reason": " "}), "reason"),
+        (json!({"kind": "nvidia.com/mig-7g.96gb", "start": slot(4), "end": slot(6), "reason": "x"}), "kind"),
+    ];
+    for (body, field) in bad {
+        let (status, err) = f.call(Method::POST, &path, Some(&f.admin), Some(body)).await;
+        assert_eq!((status, err["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some(field)), "{err}");
+    }
+}
