@@ -13,13 +13,20 @@ pub async fn load_approvals() -> Result<Vec<PendingApproval>, ServerFnError> {
     crate::backend::approvals::queue(&expect_context::<sqlx::PgPool>(), &principal).await.map_err(to_server_error)
 }
 
-/// How many wait, for the navigation (0 for anyone but admins).
+/// How many wait, for the navigation: 0 for anyone but admins, and for
+/// visitors not signed in (every page asks, so it never fails a page).
 #[server(prefix = "/rpc", endpoint = "admin/approvals/count")]
 pub async fn count_approvals() -> Result<i64, ServerFnError> {
-    use crate::backend::identity::{signed_in, to_server_error};
-    let principal = signed_in().map_err(to_server_error)?;
+    use crate::backend::identity::{current, to_server_error};
+    let Some(principal) = current() else { return Ok(0) };
     crate::backend::approvals::count(&expect_context::<sqlx::PgPool>(), &principal).await.map_err(to_server_error)
 }
+
+/// The number waiting, read once per page load at the top of the app (a
+/// resource created inside another one's view could be created in a
+/// different order on the server and in the browser).
+#[derive(Clone, Copy)]
+pub struct Waiting(pub Resource<Result<i64, ServerFnError>>);
 
 #[server(prefix = "/rpc", endpoint = "admin/approvals/decide")]
 pub async fn decide(
@@ -144,7 +151,7 @@ fn Queue(list: Vec<PendingApproval>, decide: ServerAction<Decide>) -> impl IntoV
 /// "Approvals (3)" in the admins' navigation.
 #[component]
 pub fn ApprovalsLink() -> impl IntoView {
-    let count = Resource::new(|| (), |_| count_approvals());
+    let count = expect_context::<Waiting>().0;
     view! {
         <a href="/admin/approvals" id="approvals-nav">"Approvals"
             <Suspense fallback=|| ()>
@@ -159,7 +166,7 @@ pub fn ApprovalsLink() -> impl IntoView {
 /// The admin's home page line: how many requests wait.
 #[component]
 pub fn WaitingSummary() -> impl IntoView {
-    let count = Resource::new(|| (), |_| count_approvals());
+    let count = expect_context::<Waiting>().0;
     view! {
         <Suspense fallback=|| ()>
             {move || count.get().and_then(|r| r.ok()).map(|n| view! {

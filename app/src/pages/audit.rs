@@ -76,7 +76,7 @@ pub fn AuditPage() -> impl IntoView {
             }
         },
     );
-    let value = move |key: &'static str| query.with(|q| q.get(key).unwrap_or_default());
+    let value = move |key: &'static str| query.with_untracked(|q| q.get(key).unwrap_or_default());
     // The filters as the URL has them, for the page links.
     let kept = move || {
         query.with(|q| {

@@ -81,34 +81,33 @@ pub async fn delete_blackout(id: Uuid) -> Result<ActionNotice, ServerFnError> {
 pub fn BlackoutsSection(
     pool_id: Uuid,
     kinds: Vec<PoolKind>,
+    items: Vec<Blackout>,
     create: ServerAction<CreateBlackout>,
     remove: ServerAction<DeleteBlackout>,
 ) -> impl IntoView {
-    let list =
-        Resource::new(move || (create.version().get(), remove.version().get()), move |_| list_blackouts(pool_id));
+    let listed = if items.is_empty() {
+        view! { <p class="muted" id="blackout-list">"None scheduled."</p> }.into_any()
+    } else {
+        view! {
+            <ul id="blackout-list">
+                {items.into_iter().map(|b| view! {
+                    <li>
+                        {super::when(b.start)} " – " {super::when(b.end)} " · "
+                        {b.kind.clone().unwrap_or_else(|| "every kind".into())} " · " {b.reason.clone()}
+                        <ActionForm action=remove attr:class="inline">
+                            <input type="hidden" name="id" value=b.id.to_string()/>
+                            <button class="link" type="submit" aria-label=format!("Remove maintenance {}", b.reason)>"remove"</button>
+                        </ActionForm>
+                    </li>
+                }).collect_view()}
+            </ul>
+        }
+        .into_any()
+    };
     view! {
         <section class="blackouts" aria-labelledby="blackouts-title">
             <h2 id="blackouts-title">"Maintenance windows"</h2>
-            <Transition fallback=|| ()>
-                {move || list.get().map(|result| match result {
-                    Ok(items) if items.is_empty() => view! { <p class="muted" id="blackout-list">"None scheduled."</p> }.into_any(),
-                    Ok(items) => view! {
-                        <ul id="blackout-list">
-                            {items.into_iter().map(|b| view! {
-                                <li>
-                                    {super::when(b.start)} " – " {super::when(b.end)} " · "
-                                    {b.kind.clone().unwrap_or_else(|| "every kind".into())} " · " {b.reason.clone()}
-                                    <ActionForm action=remove attr:class="inline">
-                                        <input type="hidden" name="id" value=b.id.to_string()/>
-                                        <button class="link" type="submit" aria-label=format!("Remove maintenance {}", b.reason)>"remove"</button>
-                                    </ActionForm>
-                                </li>
-                            }).collect_view()}
-                        </ul>
-                    }.into_any(),
-                    Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
-                })}
-            </Transition>
+            {listed}
             <ActionForm action=create attr:class="inline-form" attr:id="new-blackout">
                 <input type="hidden" name="pool_id" value=pool_id.to_string()/>
                 <label>"Kind "

@@ -72,6 +72,7 @@ pub fn App() -> impl IntoView {
     provide_meta_context();
     let me: Me = Resource::new(|| (), |_| current_user());
     provide_context(me);
+    provide_context(approvals::Waiting(Resource::new(|| (), |_| approvals::count_approvals())));
     let zone = RwSignal::new(String::new());
     provide_context(ViewerZone(zone));
     // Effects run only in the browser, so this flips once the WASM has hydrated

@@ -180,10 +180,17 @@ pub fn PoolAdminPage() -> impl IntoView {
     let remove_blackout = ServerAction::<super::blackouts::DeleteBlackout>::new();
     let from_query = query_notice();
     let pool = Resource::new(
-        move || (params.with(|p| p.get("id")), save.version().get(), retire.version().get()),
-        |(id, _, _)| async move {
+        move || {
+            let versions = (save.version().get(), retire.version().get());
+            (params.with(|p| p.get("id")), versions, add_blackout.version().get(), remove_blackout.version().get())
+        },
+        |(id, _, _, _)| async move {
             match id.and_then(|id| id.parse::<Uuid>().ok()) {
-                Some(id) => get_pool_admin(id).await,
+                Some(id) => {
+                    let pool = get_pool_admin(id).await?;
+                    let blackouts = super::blackouts::list_blackouts(id).await?;
+                    Ok((pool, blackouts))
+                }
                 None => Err(ServerFnError::new("pool not found")),
             }
         },
@@ -203,7 +210,7 @@ pub fn PoolAdminPage() -> impl IntoView {
         {move || notice_view(last(), from_query.get())}
         <Transition fallback=|| view! { <p class="loading">"Loading the pool…"</p> }>
             {move || pool.get().map(|result| match result {
-                Ok(pool) => {
+                Ok((pool, blackouts)) => {
                     let id = pool.id.to_string();
                     let (form_id, retire_id, retired_value) = (id.clone(), id.clone(), (!pool.retired).to_string());
                     view! {
@@ -211,7 +218,7 @@ pub fn PoolAdminPage() -> impl IntoView {
                             {pool.retired.then(|| view! { " " <span class="badge state-canceled">"retired"</span> })}</h1></section>
                         <QuotaPreview kinds=pool.kinds.clone()/>
                         <PoolFormView id=form_id form=PoolForm::of(&pool) save/>
-                        <super::blackouts::BlackoutsSection pool_id=pool.id kinds=pool.kinds.clone()
+                        <super::blackouts::BlackoutsSection pool_id=pool.id kinds=pool.kinds.clone() items=blackouts
                             create=add_blackout remove=remove_blackout/>
                         <section class="danger-zone">
                             <ActionForm action=retire attr:class="inline">

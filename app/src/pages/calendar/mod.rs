@@ -41,6 +41,8 @@ pub fn CalendarPage() -> impl IntoView {
     let banner =
         move || book.value().get().and_then(|r| r.ok()).map(Banner::from).or_else(|| query.with(Banner::from_query));
     view! {
+        // Created with the page, not inside the calendar's view: see `approvals::Waiting`.
+        <crate::pages::QuotaSummary/>
         <Transition fallback=|| view! { <p class="loading">"Loading the calendar…"</p> }>
             {move || calendar.get().map(|result| match result {
                 Ok(data) => view! { <CalendarView data=Arc::new(data) book banner=banner()/> }.into_any(),
@@ -115,7 +117,6 @@ fn CalendarView(data: Arc<CalendarData>, book: ServerAction<Book>, banner: Optio
             <span class="muted">"Times in " {tz_label} " · " <a href=format!("/find?pool={}", pool.id)>"Find a slot"</a></span>
         </Form>
         {banner.map(|banner| view! { <OutcomeBanner banner action=book tz=tz_banner/> })}
-        <crate::pages::QuotaSummary/>
         <Legend/>
         <div class="calendar-layout">
             <Grid data=data.clone() selection on_choose/>
