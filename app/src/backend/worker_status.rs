@@ -134,7 +134,7 @@ pub async fn status(db: &PgPool, principal: &Principal) -> ServiceResult<WorkerS
     .await?;
     let mut recent_failures: Vec<WorkerFailure> =
         failures.into_iter().map(|(booking_id, at, reason)| WorkerFailure { booking_id, at, reason }).collect();
-    recent_failures.sort_by(|a, b| b.at.cmp(&a.at));
+    recent_failures.sort_by_key(|f| std::cmp::Reverse(f.at));
     recent_failures.truncate(20);
     Ok(WorkerStatus { now, leader, processes, sessions, recent_failures })
 }

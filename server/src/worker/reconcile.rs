@@ -137,8 +137,8 @@ impl Reconciler {
     /// active (each object read by name). Its cost does not grow with the
     /// number of running sessions, so a new window never waits for them.
     pub async fn start_pass(&self) -> anyhow::Result<PassReport> {
-        let mut report = PassReport::default();
-        report.expired = provisioning::reject_unapproved(&self.db).await?;
+        let mut report =
+            PassReport { expired: provisioning::reject_unapproved(&self.db).await?, ..PassReport::default() };
         let due = provisioning::due(&self.db).await?;
         let managed = self.managed_namespaces().await?;
 
