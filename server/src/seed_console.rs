@@ -1,9 +1,10 @@
 //! What the admin console shows on a fresh `make run`: a pool that requires
-//! approval with a booking waiting in it, and a quota for the demo tenant.
+//! approval with a booking waiting in it and a maintenance window, and a
+//! quota for the demo tenant.
 //! Separate from `seed::demo` (which tests share) and, like it, idempotent.
 
 use app::backend::{bookings::Admissions, pools, tenants, users, ServiceError};
-use app::model::{KindSpec, Mode, NewBooking, NewPool, Principal, QuotaEntry};
+use app::model::{KindSpec, Mode, NewBlackout, NewBooking, NewPool, OnOverlap, Principal, QuotaEntry};
 use chrono::{Duration, DurationRound, Utc};
 use sqlx::PgPool;
 
@@ -42,7 +43,8 @@ async fn principal(db: &PgPool, email: &str) -> Result<Principal, ServiceError> 
     app::backend::principals::by_user_id(db, id).await?.ok_or(ServiceError::NotFound("user"))
 }
 
-/// Adds the approval pool, a pending booking of Ada's tomorrow and a quota
+/// Adds the approval pool, a pending booking of Ada's tomorrow, a blackout
+/// the day after and a quota
 /// for tenant `demo`, unless the pool exists already.
 pub async fn console(db: &PgPool) -> Result<String, ServiceError> {
     let admin = principal(db, "admin@berth.local").await?;
@@ -72,7 +74,17 @@ pub async fn console(db: &PgPool) -> Result<String, ServiceError> {
         image: None,
         note: "fine-tuning run for the quarterly model".into(),
         tenant: None,
+        waitlist: false,
     };
     app::backend::bookings::create(&Admissions::new(db.clone()), &ada, request).await?;
-    Ok(format!("created {APPROVAL_POOL} with a pending booking, and a quota for tenant demo"))
+    // A maintenance window the day after, so the calendar shows one hatched.
+    let maintenance = NewBlackout {
+        kind: None,
+        start: tomorrow + Duration::days(1) + Duration::hours(6),
+        end: tomorrow + Duration::days(1) + Duration::hours(10),
+        reason: "driver upgrade to the 570 branch".into(),
+        overlapping: Some(OnOverlap::Keep),
+    };
+    app::backend::blackouts::create(db, &admin, pool.id, maintenance).await?;
+    Ok(format!("created {APPROVAL_POOL} with a pending booking and a maintenance window, and a quota for tenant demo"))
 }

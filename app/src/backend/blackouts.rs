@@ -209,5 +209,6 @@ pub async fn delete(db: &PgPool, principal: &Principal, id: Uuid) -> ServiceResu
     let subject = Subject { target: &pool, tenant: None, pool: Some(pool_id) };
     audit::record(&mut tx, principal, "blackout.delete", subject, &reason).await?;
     tx.commit().await?;
+    super::waitlist::after_freeing(db, super::waitlist::Freed::Pool(pool_id)).await;
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! zone become UTC instants, and the booking service's refusals become an
 //! outcome the page can show (with the next free window for capacity).
 
-use super::bookings;
+use super::bookings::{self, Admission};
 use super::calendar::zone;
 use super::error::{ServiceError, ServiceResult};
 use crate::model::{BookOutcome, BookingForm, Mode, NewBooking, Principal, Suggestion, Window};
@@ -42,6 +42,7 @@ fn new_booking(form: &BookingForm) -> Result<NewBooking, FieldError> {
         image: Some(form.image.trim().to_string()).filter(|i| !i.is_empty()),
         note: form.note.clone(),
         tenant: None,
+        waitlist: form.waitlist,
     })
 }
 
@@ -58,9 +59,13 @@ pub async fn book(
         Err(field) => return Ok(refused(field.into(), form)),
     };
     match bookings::create(admissions, principal, new).await {
-        Ok(booking) => {
+        Ok(Admission::Booked(booking)) => {
             let when = local_window(Window { start: booking.start, end: booking.end }, &form.tz);
             Ok(BookOutcome::Booked { booking, when })
+        }
+        Ok(Admission::Waitlisted(entry)) => {
+            let when = local_window(entry.window, &form.tz);
+            Ok(BookOutcome::Waitlisted { entry, when })
         }
         // Who may book where is not a form problem: those keep their status.
         Err(err) if matches!(err.status(), 401 | 403 | 404) || err.status() >= 500 => Err(err),
@@ -82,13 +87,14 @@ pub fn local_window(window: Window, tz: &str) -> String {
 
 fn refused(err: ServiceError, form: &BookingForm) -> BookOutcome {
     let message = err.public_message();
+    let can_wait = matches!(err, ServiceError::CapacityExceeded { .. } | ServiceError::QuotaExceeded(_));
     let (field, suggestion) = match err {
         ServiceError::Invalid(field) => (Some(field.field), None),
         ServiceError::CapacityExceeded { next_free, .. } => (None, next_free),
         _ => (None, None),
     };
     let suggestion = suggestion.map(|window| Suggestion { window, when: local_window(window, &form.tz) });
-    BookOutcome::Refused { field, message, suggestion, form: form.clone() }
+    BookOutcome::Refused { field, message, suggestion, form: form.clone(), can_wait }
 }
 
 #[cfg(test)]

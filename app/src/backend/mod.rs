@@ -23,6 +23,7 @@ pub mod tenants;
 pub mod tokens;
 pub mod user_disable;
 pub mod users;
+pub mod waitlist;
 pub mod worker_status;
 
 pub use error::ServiceError;

@@ -5,8 +5,9 @@
 use super::booking_form::local_window;
 use super::calendar::zone;
 use super::error::ServiceResult;
-use super::{bookings, db_now, planning, pools, session_status};
-use crate::model::{BookingCard, BookingFilter, BookingState, EndOption, MyBookings, Principal, Window};
+use super::bookings::admit::WAITLIST_REASON;
+use super::{bookings, db_now, planning, pools, session_status, waitlist};
+use crate::model::{BookingCard, BookingFilter, BookingState, EndOption, MyBookings, Principal, WaitlistLine, Window};
 use chrono::Duration;
 use sqlx::PgPool;
 
@@ -41,6 +42,7 @@ pub async fn load(db: &PgPool, principal: &Principal, tz: &str) -> ServiceResult
         upcoming: Vec::new(),
         past: Vec::new(),
         simulated: false,
+        waitlist: Vec::new(),
     };
     for booking in own {
         let pool = pools.iter().find(|p| p.id == booking.pool_id);
@@ -68,10 +70,12 @@ pub async fn load(db: &PgPool, principal: &Principal, tz: &str) -> ServiceResult
         let decision = match booking.state {
             BookingState::Rejected => rejected.remove(&booking.id).map(|why| format!("Rejected: {why}")),
             // "booked" is the creation event of a pool without approval.
-            _ => approved
-                .remove(&booking.id)
-                .filter(|comment| !comment.is_empty() && comment != "booked")
-                .map(|comment| format!("Approved: {comment}")),
+            _ => approved.remove(&booking.id).filter(|comment| !comment.is_empty() && comment != "booked").map(
+                |comment| match comment.starts_with(WAITLIST_REASON) {
+                    true => "Booked from the waitlist when room freed.".to_string(),
+                    false => format!("Approved: {comment}"),
+                },
+            ),
         };
         let card = BookingCard {
             extension,
@@ -94,5 +98,10 @@ pub async fn load(db: &PgPool, principal: &Principal, tz: &str) -> ServiceResult
         }
     }
     page.past.reverse();
+    page.waitlist = waitlist::mine(db, principal)
+        .await?
+        .into_iter()
+        .map(|entry| WaitlistLine { when: local_window(entry.window, tz), entry })
+        .collect();
     Ok(page)
 }

@@ -322,6 +322,8 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPat
     let subject = Subject { target: &pool.name, tenant: None, pool: Some(id) };
     audit::record(&mut tx, principal, "pool.update", subject, &describe_patch(&patch)).await?;
     tx.commit().await?;
+    // A raised capacity (or a tenant let in) may admit waiting requests.
+    super::waitlist::after_freeing(db, super::waitlist::Freed::Pool(id)).await;
     Ok(pool)
 }
 

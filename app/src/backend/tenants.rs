@@ -162,6 +162,8 @@ pub async fn replace_quotas(
         audit::record(&mut tx, principal, "quota.set", subject, "every quota removed").await?;
     }
     tx.commit().await?;
+    // A raised or removed limit may let waiting requests in.
+    super::waitlist::after_freeing(db, super::waitlist::Freed::Tenant(id)).await;
     usage(db, principal, slug).await
 }
 

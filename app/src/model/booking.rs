@@ -121,6 +121,10 @@ pub struct NewBooking {
     /// Tenant slug to book for; needed only by members of several tenants.
     #[serde(default)]
     pub tenant: Option<String>,
+    /// Refused for capacity or quota: wait for exactly this window instead
+    /// (`202` with the waitlist entry).
+    #[serde(default)]
+    pub waitlist: bool,
 }
 
 /// `GET /bookings` filters. Without `from`/`to`, bookings that have not ended.

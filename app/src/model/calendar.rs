@@ -2,6 +2,7 @@
 //! time zone, with free units per slot for every kind, the bookings the
 //! viewer may see, and the outcome of booking from the calendar.
 
+use super::WaitlistEntry;
 use super::{Booking, Pool, Window};
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
@@ -115,6 +116,9 @@ pub struct BookingForm {
     pub image: String,
     #[serde(default)]
     pub note: String,
+    /// Wait for this window if it is full (or over the tenant's quota).
+    #[serde(default)]
+    pub waitlist: bool,
 }
 
 /// What booking from the calendar (or a suggestion) led to.
@@ -124,7 +128,16 @@ pub enum BookOutcome {
     Booked { booking: Booking, when: String },
     /// Refused for a reason the user can act on: a field, or capacity (then
     /// `suggestion` is the earliest window of the same length that fits).
-    Refused { field: Option<String>, message: String, suggestion: Option<Suggestion>, form: BookingForm },
+    /// `can_wait`: refused for capacity or quota, so the same request may join the waitlist.
+    Refused {
+        field: Option<String>,
+        message: String,
+        suggestion: Option<Suggestion>,
+        form: BookingForm,
+        can_wait: bool,
+    },
+    /// On the waitlist for exactly the asked window.
+    Waitlisted { entry: WaitlistEntry, when: String },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

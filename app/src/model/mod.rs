@@ -12,6 +12,7 @@ mod pool_form;
 mod principal;
 mod session;
 mod tenant;
+mod waitlist;
 mod worker;
 
 pub use account::{CreatedToken, Membership, MembershipSource, TokenInfo, UserSummary, MAX_TOKEN_DAYS};
@@ -28,4 +29,5 @@ pub use pool_form::{KindForm, PoolForm};
 pub use principal::{Principal, Role, TenantRef};
 pub use session::{SessionStatus, SessionStep, StepState};
 pub use tenant::{NewTenant, QuotaEntry, QuotaLimit, QuotaUsage, Tenant, TenantPatch, TenantQuota, TenantUsage};
+pub use waitlist::{WaitlistEntry, WaitlistLine, WaitlistState};
 pub use worker::{WorkerFailure, WorkerProcess, WorkerStatus};

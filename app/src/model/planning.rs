@@ -48,6 +48,9 @@ pub struct MyBookings {
     /// The worker runs against the in-memory simulated cluster.
     #[serde(default)]
     pub simulated: bool,
+    /// The principal's waitlist entries whose window has not ended.
+    #[serde(default)]
+    pub waitlist: Vec<super::WaitlistLine>,
 }
 
 /// Which cluster the worker provisions on, as the server tells the pages.

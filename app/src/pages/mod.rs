@@ -15,6 +15,7 @@ mod signin;
 mod tenants;
 mod tokens;
 mod users;
+mod waitlist;
 mod worker;
 
 pub use account::*;

@@ -54,7 +54,7 @@ fn me() -> Result<crate::model::Principal, ServerFnError> {
 /// to the page with it; sign-in, permission, not-found and server failures
 /// stay errors with their HTTP status.
 #[cfg(feature = "ssr")]
-fn act<T>(result: crate::backend::error::ServiceResult<T>, done: &str) -> Result<ActionNotice, ServerFnError> {
+pub(super) fn act<T>(result: crate::backend::error::ServiceResult<T>, done: &str) -> Result<ActionNotice, ServerFnError> {
     use super::calendar::data::no_script_notice;
     use crate::backend::identity::to_server_error;
     let notice = match result {
@@ -94,12 +94,14 @@ pub fn MyBookingsPage() -> impl IntoView {
     let cancel = ServerAction::<CancelBooking>::new();
     let end = ServerAction::<EndBooking>::new();
     let extend = ServerAction::<ExtendBooking>::new();
-    let versions = move || (cancel.version().get(), end.version().get(), extend.version().get());
+    let leave = ServerAction::<super::waitlist::LeaveWaitlist>::new();
+    let versions =
+        move || (cancel.version().get(), end.version().get(), extend.version().get(), leave.version().get());
     let tz = move || super::viewer_zone(&query);
     let data = Resource::new(move || (versions(), tz()), |(_, tz)| load_my_bookings(tz));
     // The newest answer of any of the three actions, in the order they came.
     let last = RwSignal::new(None::<ActionNotice>);
-    for value in [cancel.value(), end.value(), extend.value()] {
+    for value in [cancel.value(), end.value(), extend.value(), leave.value()] {
         Effect::new(move |_| {
             if let Some(Ok(notice)) = value.get() {
                 last.set(Some(notice));
@@ -113,7 +115,7 @@ pub fn MyBookingsPage() -> impl IntoView {
             })
         })
     };
-    let actions = Actions { cancel, end, extend };
+    let actions = Actions { cancel, end, extend, leave };
     view! {
         <section class="page-head"><h1>"My bookings"</h1><a class="button secondary" href="/calendar">"Book more"</a></section>
         {move || notice().map(|n| view! {
@@ -134,6 +136,7 @@ struct Actions {
     cancel: ServerAction<CancelBooking>,
     end: ServerAction<EndBooking>,
     extend: ServerAction<ExtendBooking>,
+    leave: ServerAction<super::waitlist::LeaveWaitlist>,
 }
 
 #[component]
@@ -166,6 +169,7 @@ fn Sections(page: MyBookings, actions: Actions) -> impl IntoView {
         <p class="muted">"Times in " {page.tz.clone()} "."</p>
         {section("Live now", "live", page.live, "Nothing running right now.")}
         {section("Upcoming", "upcoming", page.upcoming, "Nothing booked ahead. Pick a window on the calendar.")}
+        <super::waitlist::WaitlistSection lines=page.waitlist leave=actions.leave/>
         {section("Past 30 days", "past", page.past, "No bookings in the last 30 days.")}
     }
 }

@@ -2,10 +2,11 @@ use super::auth::Auth;
 use super::error::ApiResult;
 use super::input::{ApiJson, ApiQuery, PathId};
 use crate::state::AppState;
-use app::backend::bookings;
+use app::backend::bookings::{self, Admission};
 use app::model::{Booking, BookingFilter, NewBooking};
 use axum::extract::State;
 use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use chrono::{DateTime, Utc};
@@ -22,12 +23,12 @@ pub fn router() -> Router<AppState> {
         .route("/bookings/{id}/reject", post(reject))
 }
 
-async fn create(
-    State(state): State<AppState>,
-    Auth(principal): Auth,
-    ApiJson(new): ApiJson<NewBooking>,
-) -> ApiResult<(StatusCode, Json<Booking>)> {
-    Ok((StatusCode::CREATED, Json(bookings::create(&state.admissions, &principal, new).await?)))
+/// `201` with the booking; with `"waitlist": true` and no room, `202` with the waitlist entry.
+async fn create(State(state): State<AppState>, Auth(principal): Auth, ApiJson(new): ApiJson<NewBooking>) -> ApiResult<Response> {
+    Ok(match bookings::create(&state.admissions, &principal, new).await? {
+        Admission::Booked(booking) => (StatusCode::CREATED, Json(booking)).into_response(),
+        Admission::Waitlisted(entry) => (StatusCode::ACCEPTED, Json(entry)).into_response(),
+    })
 }
 
 async fn list(

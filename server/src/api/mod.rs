@@ -10,6 +10,7 @@ pub(crate) mod input;
 mod openapi;
 mod pools;
 mod tenants;
+mod waitlist;
 mod worker;
 
 pub use error::ApiError;
@@ -31,6 +32,7 @@ pub fn router() -> Router<AppState> {
         .merge(audit::router())
         .merge(worker::router())
         .merge(blackouts::router())
+        .merge(waitlist::router())
         .fallback(|| async { ApiError::not_found("route") })
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
 }

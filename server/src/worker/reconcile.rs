@@ -34,6 +34,11 @@ pub struct PassReport {
     pub errors: Vec<(Uuid, String)>,
     /// Pending bookings rejected because their window opened unapproved.
     pub expired: u64,
+    /// Waitlist entries whose window started before they fit.
+    pub waitlist_expired: u64,
+    /// Waitlist entries admitted by this pass (room the worker freed, or a
+    /// promotion that failed where the room was freed).
+    pub waitlist_admitted: usize,
 }
 
 /// How hard the worker tries before it gives up on a booking.
@@ -162,6 +167,7 @@ impl Reconciler {
             let before = stored.remove(&facts.booking_id).unwrap_or_default();
             self.run_session(facts, state, before, (&managed, None), &mut report).await?;
         }
+        (report.waitlist_expired, report.waitlist_admitted) = app::backend::waitlist::sweep(&self.db).await?;
         Ok(report)
     }
 

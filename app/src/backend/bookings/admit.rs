@@ -10,13 +10,15 @@ use super::admission::begin_locked;
 use super::quota;
 use super::suggest::Crowded;
 use crate::backend::error::{ServiceError, ServiceResult};
-use crate::model::{Booking, BookingState, Mode, PoolRules, Principal, TenantQuota, TenantRef, Window};
+use crate::model::{
+    Booking, BookingState, Mode, PoolRules, Principal, TenantQuota, TenantRef, WaitlistEntry, Window,
+};
 use crate::rules::capacity::{peak_usage, Usage};
 use crate::rules::quota::check as check_quota;
 use crate::rules::window::validate_new;
 use crate::rules::FieldError;
 use chrono::{DateTime, Utc};
-use sqlx::PgPool;
+use sqlx::{PgConnection, PgPool};
 use std::collections::HashMap;
 use uuid::Uuid;
 
@@ -31,6 +33,10 @@ pub struct Request {
     pub image: Option<String>,
     pub note: String,
     pub window: Window,
+    /// Refused for capacity or quota, join the waitlist instead.
+    pub join_waitlist: bool,
+    /// The waitlist entry this request promotes, if it is one.
+    pub entry: Option<Uuid>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -164,7 +170,7 @@ async fn read_terms(
 }
 
 /// One admitted request, ready to insert.
-struct Admitted {
+struct Accepted {
     index: usize,
     id: Uuid,
     image: String,
@@ -176,18 +182,39 @@ enum Verdict {
     Crowded {
         peak_used: i32,
     },
-    Admitted(Admitted),
+    Accepted(Accepted),
+    /// Refused for capacity or quota and asked to wait: a new waitlist entry.
+    Waitlisted(Uuid),
 }
 
-/// Decides and records every request of the batch; all share one pool+kind.
-/// The outer error is a failure of the whole batch.
+/// What a request became: a booking, or (asked for) a place on the waitlist.
+// One of them lives from its batch to its waiting request: boxing the booking
+// would cost an allocation per admission for nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub enum Admission {
+    Booked(Booking),
+    Waitlisted(WaitlistEntry),
+}
+
+/// Decides and records every request of the batch in one transaction; all
+/// share one pool+kind. The outer error is a failure of the whole batch.
 pub async fn admit_batch(db: &PgPool, requests: &[&Request]) -> ServiceResult<Vec<Outcome>> {
+    let Some(first) = requests.first() else { return Ok(Vec::new()) };
+    // Round trips matter here: the kind's lock is held from the first to the last.
+    let mut tx = begin_locked(db, first.pool_id, &first.kind).await?;
+    let outcomes = admit_locked(&mut tx, requests).await?;
+    tx.commit().await?;
+    Ok(outcomes)
+}
+
+/// Decides and records the requests inside `tx`, which holds their kind's
+/// lock: the one admission path, for new requests and waitlist promotions.
+pub async fn admit_locked(tx: &mut PgConnection, requests: &[&Request]) -> ServiceResult<Vec<Outcome>> {
     let Some(first) = requests.first() else { return Ok(Vec::new()) };
     let (pool_id, kind) = (first.pool_id, first.kind.as_str());
     let windows: Vec<Window> = requests.iter().map(|r| r.window).collect();
-    // Round trips matter here: the kind's lock is held from the first to the last.
-    let mut tx = begin_locked(db, pool_id, kind).await?;
-    let Some(terms) = read_terms(&mut tx, pool_id, kind, &windows).await? else {
+    let Some(terms) = read_terms(tx, pool_id, kind, &windows).await? else {
         return Ok(requests.iter().map(|_| Outcome::Decided(Err(no_such_pool()))).collect());
     };
     let Some(capacity) = terms.capacity else {
@@ -212,11 +239,13 @@ pub async fn admit_batch(db: &PgPool, requests: &[&Request]) -> ServiceResult<Ve
         let windows: Vec<Window> =
             requests.iter().filter(|r| quotas.contains_key(&r.tenant.id)).map(|r| r.window).collect();
         if let Some(span) = quota::weeks_span(&windows, &tz) {
-            held = quota::tenant_usages(&mut tx, pool_id, kind, &limited, span).await?;
+            held = quota::tenant_usages(tx, pool_id, kind, &limited, span).await?;
         }
     }
     let mut verdicts: Vec<Verdict> = Vec::with_capacity(requests.len());
 
+    // In arrival order, each counting the ones accepted before it: for
+    // waitlist entries (read in their list's order) that is FIFO among those that fit.
     for (index, request) in requests.iter().enumerate() {
         let window = request.window;
         let checked = if terms.may_book(request.tenant.id) {
@@ -236,34 +265,49 @@ pub async fn admit_batch(db: &PgPool, requests: &[&Request]) -> ServiceResult<Ve
             verdicts.push(Verdict::Refused(closed));
             continue;
         }
+        let wait = || Verdict::Waitlisted(Uuid::new_v4());
         let peak_used = peak_usage(&usages, window);
         if peak_used + request.quantity > capacity {
-            verdicts.push(Verdict::Crowded { peak_used });
+            verdicts.push(if request.join_waitlist { wait() } else { Verdict::Crowded { peak_used } });
             continue;
         }
         if let Some(limit) = quotas.get(&request.tenant.id) {
             let tenant_held = held.entry(request.tenant.id).or_default();
             if let Err(refusal) = check_quota(limit, tenant_held, usage_of(request), &tz) {
-                verdicts.push(Verdict::Refused(ServiceError::QuotaExceeded(refusal)));
+                verdicts.push(if request.join_waitlist {
+                    wait()
+                } else {
+                    Verdict::Refused(ServiceError::QuotaExceeded(refusal))
+                });
                 continue;
             }
             tenant_held.push(usage_of(request));
         }
         usages.push(usage_of(request));
-        verdicts.push(Verdict::Admitted(Admitted { index, id: Uuid::new_v4(), image }));
+        verdicts.push(Verdict::Accepted(Accepted { index, id: Uuid::new_v4(), image }));
     }
 
-    let admitted: Vec<&Admitted> = verdicts
+    let accepted: Vec<&Accepted> = verdicts
         .iter()
         .filter_map(|v| match v {
-            Verdict::Admitted(a) => Some(a),
+            Verdict::Accepted(a) => Some(a),
             _ => None,
         })
         .collect();
-    if !admitted.is_empty() {
-        insert(&mut tx, requests, &admitted, pool_id, kind, state).await?;
+    if !accepted.is_empty() {
+        insert(tx, requests, &accepted, pool_id, kind, state).await?;
     }
-    tx.commit().await?;
+    let waiting: Vec<(Uuid, &Request)> = (verdicts.iter().zip(requests))
+        .filter_map(|(v, r)| match v {
+            Verdict::Waitlisted(id) => Some((*id, *r)),
+            _ => None,
+        })
+        .collect();
+    let mut entries = if waiting.is_empty() {
+        HashMap::new()
+    } else {
+        crate::backend::waitlist::join(tx, &waiting).await?
+    };
 
     Ok(requests
         .iter()
@@ -271,18 +315,24 @@ pub async fn admit_batch(db: &PgPool, requests: &[&Request]) -> ServiceResult<Ve
         .map(|(request, verdict)| match verdict {
             Verdict::Refused(err) => Outcome::Decided(Err(err)),
             Verdict::Crowded { peak_used } => Outcome::Crowded(Crowded { peak_used, capacity, rules, now: terms.now }),
-            Verdict::Admitted(a) => Outcome::Decided(Ok(view(request, a, pool_id, state, terms.now))),
+            Verdict::Accepted(a) => {
+                Outcome::Decided(Ok(Admission::Booked(view(request, a, pool_id, state, terms.now))))
+            }
+            Verdict::Waitlisted(id) => Outcome::Decided(
+                entries
+                    .remove(&id)
+                    .map(Admission::Waitlisted)
+                    .ok_or(ServiceError::Internal("waitlist entry not read back")),
+            ),
         })
         .collect())
 }
 
 /// What the batch decided for one request.
-// An outcome lives only from its batch to its waiting request, one each:
-// boxing the booking would cost an allocation per admission for nothing.
-#[allow(clippy::large_enum_variant)]
+#[allow(clippy::large_enum_variant)] // see `Admission`
 pub enum Outcome {
-    Decided(ServiceResult<Booking>),
-    /// Refused for capacity; `Crowded::answer` adds the `next_free` hint,
+    Decided(ServiceResult<Admission>),
+    /// Refused for capacity; `Crowded::refusal` adds the `next_free` hint,
     /// outside the kind's queue so the next batch need not wait for it.
     Crowded(Crowded),
 }
@@ -299,11 +349,14 @@ fn usage_of(request: &Request) -> Usage {
     Usage { start: request.window.start, end: request.window.end, quantity: request.quantity }
 }
 
-/// Inserts the admitted bookings and their "booked" audit events in one statement.
+/// How a booking made from a waitlist entry says so in its audit trail.
+pub const WAITLIST_REASON: &str = "admitted from the waitlist";
+
+/// Inserts the accepted bookings and their audit events in one statement.
 async fn insert(
-    tx: &mut sqlx::PgConnection,
+    tx: &mut PgConnection,
     requests: &[&Request],
-    admitted: &[&Admitted],
+    accepted: &[&Accepted],
     pool_id: Uuid,
     kind: &str,
     state: BookingState,
@@ -312,8 +365,13 @@ async fn insert(
     let (mut ids, mut users, mut tenants, mut quantities) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut modes, mut images, mut notes, mut starts, mut ends) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for a in admitted {
+    let mut reasons = Vec::new();
+    for a in accepted {
         let r = requests[a.index];
+        reasons.push(match r.entry {
+            Some(entry) => format!("{WAITLIST_REASON} (entry {entry})"),
+            None => "booked".to_string(),
+        });
         ids.push(a.id);
         users.push(r.principal.user_id);
         tenants.push(r.tenant.id);
@@ -334,7 +392,8 @@ async fn insert(
              RETURNING id, user_id, state
          )
          INSERT INTO booking_event (booking_id, actor_id, from_state, to_state, reason)
-         SELECT id, user_id, NULL, state, 'booked' FROM b",
+         SELECT b.id, b.user_id, NULL, b.state, r.reason
+         FROM b JOIN unnest($4::uuid[], $13::text[]) AS r(id, reason) ON r.id = b.id",
     )
     .bind(pool_id)
     .bind(kind)
@@ -348,12 +407,13 @@ async fn insert(
     .bind(&notes)
     .bind(&starts)
     .bind(&ends)
+    .bind(&reasons)
     .execute(tx)
     .await?;
     Ok(())
 }
 
-fn view(request: &Request, admitted: Admitted, pool_id: Uuid, state: BookingState, now: DateTime<Utc>) -> Booking {
+fn view(request: &Request, admitted: Accepted, pool_id: Uuid, state: BookingState, now: DateTime<Utc>) -> Booking {
     Booking {
         id: admitted.id,
         pool_id,

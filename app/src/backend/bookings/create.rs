@@ -1,10 +1,10 @@
 //! `POST /bookings`: the checks that need no database, then the request joins
 //! its pool+kind's admission queue (see `queue.rs`) and waits for the verdict.
 
-use super::admit::Request;
+use super::admit::{Admission, Request};
 use super::queue::Admissions;
 use crate::backend::error::{ServiceError, ServiceResult};
-use crate::model::{Booking, NewBooking, Principal, TenantRef, Window};
+use crate::model::{NewBooking, Principal, TenantRef, Window};
 use crate::rules::window::check_not_empty;
 use crate::rules::FieldError;
 
@@ -21,7 +21,9 @@ fn booking_tenant<'p>(principal: &'p Principal, asked: Option<&str>) -> ServiceR
     }
 }
 
-pub async fn create(admissions: &Admissions, principal: &Principal, new: NewBooking) -> ServiceResult<Booking> {
+/// Books the window, or with `waitlist` set and no room for it (capacity or
+/// the tenant's quota), puts the request on the waitlist.
+pub async fn create(admissions: &Admissions, principal: &Principal, new: NewBooking) -> ServiceResult<Admission> {
     if new.note.chars().count() > 1000 {
         return Err(FieldError::new("note", "must be at most 1000 characters").into());
     }
@@ -39,6 +41,8 @@ pub async fn create(admissions: &Admissions, principal: &Principal, new: NewBook
             image: new.image,
             note: new.note,
             window,
+            join_waitlist: new.waitlist,
+            entry: None,
         })
         .await
 }

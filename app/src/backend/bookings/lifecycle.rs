@@ -6,6 +6,7 @@ use super::admission::{live_usages, lock_kind};
 use super::query::fetch_row;
 use super::row::{BookingRow, Need};
 use crate::backend::error::{ServiceError, ServiceResult};
+use crate::backend::waitlist::{after_freeing, Freed};
 use crate::model::{Booking, PoolRules, Principal, Window};
 use crate::rules::capacity::{peak_usage, Usage};
 use crate::rules::state_machine::{transition, Action};
@@ -60,7 +61,11 @@ async fn act(
 ) -> ServiceResult<Booking> {
     let mut tx = db.begin().await?;
     let row = locked_row(&mut tx, principal, id, need).await?;
-    apply(tx, principal, row, action, None, reason).await
+    let booking = apply(tx, principal, row, action, None, reason).await?;
+    if !booking.state.holds_capacity() {
+        after_freeing(db, Freed::Kind(booking.pool_id, &booking.kind)).await;
+    }
+    Ok(booking)
 }
 
 /// Withdraws a booking that has not become active; its capacity is free at once.
@@ -113,7 +118,9 @@ pub async fn end_early(db: &sqlx::PgPool, principal: &Principal, id: Uuid) -> Se
             reason: "the window has already ended".into(),
         });
     }
-    apply(tx, principal, row, Action::Complete, Some(now), "ended early").await
+    let booking = apply(tx, principal, row, Action::Complete, Some(now), "ended early").await?;
+    after_freeing(db, Freed::Kind(booking.pool_id, &booking.kind)).await;
+    Ok(booking)
 }
 
 #[derive(sqlx::FromRow)]

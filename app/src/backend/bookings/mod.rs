@@ -2,7 +2,7 @@
 //! visibility, and every lifecycle action through the one state machine.
 
 pub mod admission;
-mod admit;
+pub mod admit;
 mod create;
 pub mod events;
 pub mod extension;
@@ -13,6 +13,7 @@ pub mod quota;
 mod row;
 mod suggest;
 
+pub use admit::Admission;
 pub use create::create;
 pub use lifecycle::{approve, cancel, end_early, extend, reject};
 pub use query::{get, list, occupancy};

@@ -5,9 +5,8 @@
 //! batch is a single request. Several server replicas stay correct because
 //! each batch still takes the kind's advisory lock.
 
-use super::admit::{admit_batch, Outcome, Request};
+use super::admit::{admit_batch, Admission, Outcome, Request};
 use crate::backend::error::{ServiceError, ServiceResult};
-use crate::model::Booking;
 use sqlx::PgPool;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -24,7 +23,7 @@ type Key = (Uuid, String);
 
 struct Job {
     request: Request,
-    reply: oneshot::Sender<ServiceResult<Booking>>,
+    reply: oneshot::Sender<ServiceResult<Admission>>,
 }
 
 #[derive(Clone)]
@@ -39,7 +38,7 @@ impl Admissions {
     }
 
     /// Queues the request behind its pool+kind and waits for its verdict.
-    pub async fn submit(&self, request: Request) -> ServiceResult<Booking> {
+    pub async fn submit(&self, request: Request) -> ServiceResult<Admission> {
         let (reply, verdict) = oneshot::channel();
         let key = (request.pool_id, request.kind.clone());
         let job = Job { request, reply };
@@ -96,7 +95,7 @@ async fn run_queue(admissions: Admissions, key: Key, mut jobs: mpsc::UnboundedRe
                         Outcome::Crowded(crowded) => {
                             let db = admissions.db.clone();
                             tokio::spawn(async move {
-                                let _ = job.reply.send(crowded.answer(&db, &job.request).await);
+                                let _ = job.reply.send(Err(crowded.refusal(&db, &job.request).await));
                             });
                         }
                     }

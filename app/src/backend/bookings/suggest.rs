@@ -4,7 +4,7 @@
 use super::admission::live_usages;
 use super::admit::Request;
 use crate::backend::error::{ServiceError, ServiceResult};
-use crate::model::{Booking, PoolRules, Window};
+use crate::model::{PoolRules, Window};
 use crate::rules::capacity::{next_free, Usage};
 use crate::rules::window::{earliest_start, granularity, horizon_end};
 use chrono::{DateTime, Duration, Utc};
@@ -20,9 +20,12 @@ pub struct Crowded {
 }
 
 impl Crowded {
-    pub async fn answer(self, db: &PgPool, request: &Request) -> ServiceResult<Booking> {
-        let next_free = suggest(db, request, &self.rules, self.capacity, self.now).await?;
-        Err(ServiceError::CapacityExceeded { peak_used: self.peak_used, capacity: self.capacity, next_free })
+    /// The capacity refusal, with the earliest window that fits if there is one.
+    pub async fn refusal(self, db: &PgPool, request: &Request) -> ServiceError {
+        match suggest(db, request, &self.rules, self.capacity, self.now).await {
+            Ok(next_free) => ServiceError::CapacityExceeded { peak_used: self.peak_used, capacity: self.capacity, next_free },
+            Err(err) => err,
+        }
     }
 }
 

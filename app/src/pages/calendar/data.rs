@@ -9,8 +9,11 @@ use leptos::prelude::*;
 use uuid::Uuid;
 
 /// Query keys that carry a booking outcome back to a page without JavaScript.
-pub const OUTCOME_KEYS: [&str; 18] = [
+pub const OUTCOME_KEYS: [&str; 21] = [
     "booked",
+    "waitlisted",
+    "waitlisted_position",
+    "can_wait",
     "booked_when",
     "booked_state",
     "refused",
@@ -66,13 +69,14 @@ pub async fn book(
     mode: String,
     #[server(default)] image: String,
     #[server(default)] note: String,
+    #[server(default)] waitlist: bool,
 ) -> Result<BookOutcome, ServerFnError> {
     use crate::backend::booking_form::book;
     use crate::backend::identity::{signed_in, to_server_error};
     use crate::model::BookingForm;
     let principal = signed_in().map_err(to_server_error)?;
     let admissions = expect_context::<crate::backend::bookings::Admissions>();
-    let form = BookingForm { pool_id, kind, quantity, start, end, tz, mode, image, note };
+    let form = BookingForm { pool_id, kind, quantity, start, end, tz, mode, image, note, waitlist };
     let outcome = book(&admissions, &principal, &form).await.map_err(to_server_error)?;
     if let Some(back) = no_script::referer() {
         no_script::redirect_with(&back, &no_script::outcome_query(&outcome));
@@ -115,7 +119,11 @@ pub mod no_script {
                 ("booked_when", when.clone()),
                 ("booked_state", booking.state.as_str().to_string()),
             ],
-            BookOutcome::Refused { field, message, suggestion, form } => {
+            BookOutcome::Waitlisted { entry, when } => vec![
+                ("waitlisted", when.clone()),
+                ("waitlisted_position", entry.position.unwrap_or_default().to_string()),
+            ],
+            BookOutcome::Refused { field, message, suggestion, form, can_wait } => {
                 let mut query = vec![
                     ("refused", message.clone()),
                     ("pool_id", form.pool_id.to_string()),
@@ -127,6 +135,9 @@ pub mod no_script {
                     ("start", form.start.clone()),
                     ("end", form.end.clone()),
                 ];
+                if *can_wait {
+                    query.push(("can_wait", "1".into()));
+                }
                 if let Some(field) = field {
                     query.push(("field", field.clone()));
                 }

@@ -11,15 +11,25 @@ use leptos_router::params::ParamsMap;
 #[derive(Clone, Debug, PartialEq)]
 pub enum Banner {
     Booked { when: String, state: String },
-    Refused { message: String, field: Option<String>, suggestion: Option<Suggestion>, form: Box<BookingForm> },
+    Refused {
+        message: String,
+        field: Option<String>,
+        suggestion: Option<Suggestion>,
+        form: Box<BookingForm>,
+        can_wait: bool,
+    },
+    Waitlisted { when: String, position: i64 },
 }
 
 impl From<BookOutcome> for Banner {
     fn from(outcome: BookOutcome) -> Self {
         match outcome {
             BookOutcome::Booked { booking, when } => Banner::Booked { when, state: booking.state.as_str().into() },
-            BookOutcome::Refused { field, message, suggestion, form } => {
-                Banner::Refused { message, field, suggestion, form: Box::new(form) }
+            BookOutcome::Refused { field, message, suggestion, form, can_wait } => {
+                Banner::Refused { message, field, suggestion, form: Box::new(form), can_wait }
+            }
+            BookOutcome::Waitlisted { entry, when } => {
+                Banner::Waitlisted { when, position: entry.position.unwrap_or_default() }
             }
         }
     }
@@ -31,6 +41,9 @@ impl Banner {
         let get = |key: &str| query.get(key).unwrap_or_default();
         if query.get("booked").is_some() {
             return Some(Banner::Booked { when: get("booked_when"), state: get("booked_state") });
+        }
+        if let Some(when) = query.get("waitlisted") {
+            return Some(Banner::Waitlisted { when, position: get("waitlisted_position").parse().unwrap_or_default() });
         }
         let message = query.get("refused")?;
         let time = |key: &str| get(key).parse::<DateTime<Utc>>().ok();
@@ -48,8 +61,10 @@ impl Banner {
             mode: get("mode"),
             image: get("image"),
             note: get("note"),
+            waitlist: false,
         };
-        Some(Banner::Refused { message, field: query.get("field"), suggestion, form: Box::new(form) })
+        let can_wait = query.get("can_wait").is_some();
+        Some(Banner::Refused { message, field: query.get("field"), suggestion, form: Box::new(form), can_wait })
     }
 }
 
@@ -67,10 +82,19 @@ pub fn OutcomeBanner(banner: Banner, action: ServerAction<Book>, tz: String) -> 
             }
             .into_any()
         }
-        Banner::Refused { message, field, suggestion, form } => view! {
+        Banner::Waitlisted { when, position } => view! {
+            <div class="outcome ok" role="status" id="outcome">
+                <strong>"On the waitlist: "</strong> {when} " · position " {position}
+                <p>"When this window has room, it is booked for you automatically, first come first served. It leaves the list when the window starts."</p>
+                " " <a href="/bookings#waitlist">"See your waitlist"</a>
+            </div>
+        }
+        .into_any(),
+        Banner::Refused { message, field, suggestion, form, can_wait } => view! {
             <div class="outcome refused" role="alert" id="outcome">
                 <strong>"Not booked: "</strong> {message}
                 {field.map(|f| view! { <span class="muted">" (field: " {f} ")"</span> })}
+                {can_wait.then(|| view! { <JoinWaitlist action form=(*form).clone() tz=tz.clone()/> })}
                 {suggestion.map(|s| {
                     let when = s.when.clone();
                     view! {
@@ -94,5 +118,28 @@ pub fn OutcomeBanner(banner: Banner, action: ServerAction<Book>, tz: String) -> 
             </div>
         }
         .into_any(),
+    }
+}
+
+/// The refused request again, asking to wait for exactly its window.
+#[component]
+fn JoinWaitlist(action: ServerAction<Book>, form: BookingForm, tz: String) -> impl IntoView {
+    view! {
+        <div class="suggestion">
+            "Or wait for exactly this window: you are booked automatically if room frees before it starts."
+            <ActionForm action attr:class="inline">
+                <input type="hidden" name="pool_id" value=form.pool_id.to_string()/>
+                <input type="hidden" name="kind" value=form.kind.clone()/>
+                <input type="hidden" name="quantity" value=form.quantity.to_string()/>
+                <input type="hidden" name="start" value=form.start.clone()/>
+                <input type="hidden" name="end" value=form.end.clone()/>
+                <input type="hidden" name="tz" value=tz/>
+                <input type="hidden" name="mode" value=form.mode.clone()/>
+                <input type="hidden" name="image" value=form.image.clone()/>
+                <input type="hidden" name="note" value=form.note.clone()/>
+                <input type="hidden" name="waitlist" value="true"/>
+                <button class="button secondary" type="submit" id="join-waitlist">"Join the waitlist"</button>
+            </ActionForm>
+        </div>
     }
 }

@@ -1,0 +1,383 @@
+//! The waitlist. A request refused for capacity or quota may wait for exactly
+//! its window: it is stored in the same admission transaction that refused it
+//! (so no capacity can free unseen in between). When capacity frees, the
+//! kind's waiting entries go through the one admission path again, under the
+//! kind's lock and in the order they joined: the earliest that fits is
+//! admitted first (FIFO among those that fit), each becoming a booking whose
+//! first event says it came from the waitlist. An entry whose window starts
+//! before it fits expires.
+
+use super::audit::{self, Subject};
+use super::bookings::admission::begin_locked;
+use super::bookings::admit::{admit_locked, Admission, Outcome, Request};
+use super::error::{ServiceError, ServiceResult};
+use crate::model::{Mode, Principal, Role, TenantRef, WaitlistEntry, WaitlistState, Window};
+use chrono::{DateTime, Utc};
+use sqlx::{PgConnection, PgPool};
+use std::collections::HashMap;
+use uuid::Uuid;
+
+/// Entries as their requesters see them: an entry whose window has started
+/// reads as expired even before the worker's sweep records it.
+const VIEW: &str = "SELECT e.id, e.pool_id, p.name AS pool_name, e.kind, e.quantity, e.starts_at, e.ends_at,
+        t.slug AS tenant, u.email AS user_email,
+        CASE WHEN e.state = 'waiting' AND e.starts_at <= now() THEN 'expired' ELSE e.state END AS state,
+        CASE WHEN e.state = 'waiting' AND e.starts_at > now() THEN
+            (SELECT count(*) FROM waitlist_entry o WHERE o.pool_id = e.pool_id AND o.kind = e.kind
+               AND o.state = 'waiting' AND o.starts_at > now() AND o.seq <= e.seq)
+        END AS position,
+        e.booking_id, e.reason, e.created_at
+    FROM waitlist_entry e JOIN pool p ON p.id = e.pool_id JOIN tenant t ON t.id = e.tenant_id
+         JOIN app_user u ON u.id = e.user_id";
+
+#[derive(sqlx::FromRow)]
+struct EntryRow {
+    id: Uuid,
+    pool_id: Uuid,
+    pool_name: String,
+    kind: String,
+    quantity: i32,
+    starts_at: DateTime<Utc>,
+    ends_at: DateTime<Utc>,
+    tenant: String,
+    user_email: String,
+    state: String,
+    position: Option<i64>,
+    booking_id: Option<Uuid>,
+    reason: String,
+    created_at: DateTime<Utc>,
+}
+
+impl From<EntryRow> for WaitlistEntry {
+    fn from(r: EntryRow) -> Self {
+        WaitlistEntry {
+            id: r.id,
+            pool_id: r.pool_id,
+            pool_name: r.pool_name,
+            kind: r.kind,
+            quantity: r.quantity,
+            window: Window { start: r.starts_at, end: r.ends_at },
+            tenant: r.tenant,
+            user_email: r.user_email,
+            state: WaitlistState::parse(&r.state).unwrap_or(WaitlistState::Closed),
+            position: r.position,
+            booking_id: r.booking_id,
+            reason: r.reason,
+            created_at: r.created_at,
+        }
+    }
+}
+
+/// Puts refused requests on the list, inside the admission transaction that
+/// refused them; returns the new entries by id.
+pub(crate) async fn join(
+    tx: &mut PgConnection,
+    waiting: &[(Uuid, &Request)],
+) -> ServiceResult<HashMap<Uuid, WaitlistEntry>> {
+    let ids: Vec<Uuid> = waiting.iter().map(|(id, _)| *id).collect();
+    let column = |f: fn(&Request) -> String| waiting.iter().map(|(_, r)| f(r)).collect::<Vec<String>>();
+    let users: Vec<Uuid> = waiting.iter().map(|(_, r)| r.principal.user_id).collect();
+    let tenants: Vec<Uuid> = waiting.iter().map(|(_, r)| r.tenant.id).collect();
+    let quantities: Vec<i32> = waiting.iter().map(|(_, r)| r.quantity).collect();
+    let images: Vec<Option<String>> = waiting.iter().map(|(_, r)| r.image.clone()).collect();
+    let starts: Vec<DateTime<Utc>> = waiting.iter().map(|(_, r)| r.window.start).collect();
+    let ends: Vec<DateTime<Utc>> = waiting.iter().map(|(_, r)| r.window.end).collect();
+    let (pool_id, kind) = (waiting[0].1.pool_id, waiting[0].1.kind.as_str());
+    // The entries and their audit lines in one statement; unnest keeps the
+    // arrival order, which `seq` records.
+    sqlx::query(
+        "WITH e AS (
+             INSERT INTO waitlist_entry (id, pool_id, kind, user_id, tenant_id, quantity, mode, image, note, starts_at, ends_at)
+             SELECT r.id, $1, $2, r.user_id, r.tenant_id, r.quantity, r.mode, r.image, r.note, r.starts_at, r.ends_at
+             FROM unnest($3::uuid[], $4::uuid[], $5::uuid[], $6::int[], $7::text[], $8::text[], $9::text[],
+                         $10::timestamptz[], $11::timestamptz[]) WITH ORDINALITY
+                  AS r(id, user_id, tenant_id, quantity, mode, image, note, starts_at, ends_at, n)
+             ORDER BY r.n
+             RETURNING id, user_id, tenant_id, pool_id, kind, quantity, starts_at, ends_at
+         )
+         INSERT INTO audit_event (actor_id, action, target, tenant_id, pool_id, detail)
+         SELECT e.user_id, 'waitlist.join', p.name, e.tenant_id, e.pool_id,
+                e.kind || ' × ' || e.quantity || ', ' || e.starts_at || ' – ' || e.ends_at
+         FROM e JOIN pool p ON p.id = e.pool_id",
+    )
+    .bind(pool_id)
+    .bind(kind)
+    .bind(&ids)
+    .bind(&users)
+    .bind(&tenants)
+    .bind(&quantities)
+    .bind(column(|r| r.mode.as_str().to_string()))
+    .bind(&images)
+    .bind(column(|r| r.note.clone()))
+    .bind(&starts)
+    .bind(&ends)
+    .execute(&mut *tx)
+    .await?;
+    let rows: Vec<EntryRow> =
+        sqlx::query_as(&format!("{VIEW} WHERE e.id = ANY($1)")).bind(&ids).fetch_all(&mut *tx).await?;
+    Ok(rows.into_iter().map(|r| (r.id, r.into())).collect())
+}
+
+/// Entries whose window has not ended: the principal's own; an admin's, everyone's.
+pub async fn list(db: &PgPool, principal: &Principal) -> ServiceResult<Vec<WaitlistEntry>> {
+    entries(db, (!principal.is_admin()).then_some(principal.user_id)).await
+}
+
+/// The principal's own entries whose window has not ended (admins too).
+pub async fn mine(db: &PgPool, principal: &Principal) -> ServiceResult<Vec<WaitlistEntry>> {
+    entries(db, Some(principal.user_id)).await
+}
+
+async fn entries(db: &PgPool, user: Option<Uuid>) -> ServiceResult<Vec<WaitlistEntry>> {
+    let rows: Vec<EntryRow> = sqlx::query_as(&format!(
+        "{VIEW} WHERE e.ends_at > now() AND ($1::uuid IS NULL OR e.user_id = $1) ORDER BY e.starts_at, e.seq LIMIT 500"
+    ))
+    .bind(user)
+    .fetch_all(db)
+    .await?;
+    Ok(rows.into_iter().map(Into::into).collect())
+}
+
+/// Leaves the list (the requester, or an admin for anyone).
+pub async fn leave(db: &PgPool, principal: &Principal, id: Uuid) -> ServiceResult<WaitlistEntry> {
+    let mut tx = db.begin().await?;
+    let row: Option<(Uuid, Uuid, String, bool, Uuid, String)> = sqlx::query_as(
+        "SELECT e.user_id, e.tenant_id, e.state, e.starts_at <= now(), e.pool_id, p.name
+         FROM waitlist_entry e JOIN pool p ON p.id = e.pool_id WHERE e.id = $1 FOR UPDATE OF e",
+    )
+    .bind(id)
+    .fetch_optional(&mut *tx)
+    .await?;
+    // Someone else's entry is as unknown as a missing one.
+    let (owner, tenant, state, started, pool_id, pool) =
+        row.filter(|r| r.0 == principal.user_id || principal.is_admin()).ok_or(ServiceError::NotFound("waitlist entry"))?;
+    if state != "waiting" || started {
+        let state = if started && state == "waiting" { "expired" } else { state.as_str() };
+        return Err(ServiceError::Conflict {
+            code: "not_waiting",
+            field: None,
+            reason: format!("this entry is no longer on the waitlist (it is {state})"),
+        });
+    }
+    let reason = if owner == principal.user_id { "left the list" } else { "removed by an admin" };
+    sqlx::query("UPDATE waitlist_entry SET state = 'left', reason = $2, resolved_at = now() WHERE id = $1")
+        .bind(id)
+        .bind(reason)
+        .execute(&mut *tx)
+        .await?;
+    let subject = Subject { target: &pool, tenant: Some(tenant), pool: Some(pool_id) };
+    audit::record(&mut tx, principal, "waitlist.leave", subject, reason).await?;
+    let entry: EntryRow = sqlx::query_as(&format!("{VIEW} WHERE e.id = $1")).bind(id).fetch_one(&mut *tx).await?;
+    tx.commit().await?;
+    Ok(entry.into())
+}
+
+/// A waiting entry as the request it stands for, with its requester as they are now.
+#[derive(sqlx::FromRow)]
+struct Waiting {
+    id: Uuid,
+    user_id: Uuid,
+    email: String,
+    name: String,
+    role: String,
+    tenant_id: Uuid,
+    slug: String,
+    quantity: i32,
+    mode: String,
+    image: Option<String>,
+    note: String,
+    starts_at: DateTime<Utc>,
+    ends_at: DateTime<Utc>,
+    /// Still a member of the tenant and not disabled.
+    eligible: bool,
+}
+
+impl Waiting {
+    fn request(&self, pool_id: Uuid, kind: &str) -> Request {
+        let tenant = TenantRef { id: self.tenant_id, slug: self.slug.clone() };
+        Request {
+            principal: Principal {
+                user_id: self.user_id,
+                email: self.email.clone(),
+                name: self.name.clone(),
+                role: Role::parse(&self.role).unwrap_or(Role::User),
+                tenants: vec![tenant.clone()],
+            },
+            tenant,
+            pool_id,
+            kind: kind.to_string(),
+            quantity: self.quantity,
+            mode: Mode::parse(&self.mode).unwrap_or(Mode::Interactive),
+            image: self.image.clone(),
+            note: self.note.clone(),
+            window: Window { start: self.starts_at, end: self.ends_at },
+            join_waitlist: false,
+            entry: Some(self.id),
+        }
+    }
+}
+
+/// Refusals that leave an entry waiting: the room may still come.
+fn keeps_waiting(err: &ServiceError) -> bool {
+    matches!(err, ServiceError::CapacityExceeded { .. } | ServiceError::QuotaExceeded(_))
+        || matches!(err, ServiceError::Conflict { code: "blackout", .. })
+}
+
+/// Admits the kind's waiting entries that now fit, earliest first, and
+/// expires or closes those that never can. Returns the bookings made.
+pub async fn promote(db: &PgPool, pool_id: Uuid, kind: &str) -> ServiceResult<Vec<Uuid>> {
+    let mut tx = begin_locked(db, pool_id, kind).await?;
+    let entries: Vec<Waiting> = sqlx::query_as(
+        "SELECT e.id, e.user_id, u.email, u.name, u.role, e.tenant_id, t.slug, e.quantity, e.mode, e.image, e.note,
+                e.starts_at, e.ends_at,
+                u.disabled_at IS NULL
+                  AND EXISTS (SELECT 1 FROM membership m WHERE m.user_id = e.user_id AND m.tenant_id = e.tenant_id)
+                  AS eligible
+         FROM waitlist_entry e JOIN app_user u ON u.id = e.user_id JOIN tenant t ON t.id = e.tenant_id
+         WHERE e.pool_id = $1 AND e.kind = $2 AND e.state = 'waiting'
+         ORDER BY e.seq
+         FOR UPDATE OF e",
+    )
+    .bind(pool_id)
+    .bind(kind)
+    .fetch_all(&mut *tx)
+    .await?;
+    if entries.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut changes = Changes::default();
+    let mut candidates = Vec::new();
+    for entry in &entries {
+        if entry.eligible {
+            candidates.push(entry);
+        } else {
+            changes.push(entry.id, WaitlistState::Closed, None, "you are no longer a member of this tenant, or your account is disabled");
+        }
+    }
+    let requests: Vec<Request> = candidates.iter().map(|e| e.request(pool_id, kind)).collect();
+    let refs: Vec<&Request> = requests.iter().collect();
+    let outcomes = admit_locked(&mut tx, &refs).await?;
+    let mut admitted = Vec::new();
+    for (entry, outcome) in candidates.iter().zip(outcomes) {
+        match outcome {
+            Outcome::Decided(Ok(Admission::Booked(booking))) => {
+                admitted.push(booking.id);
+                changes.push(entry.id, WaitlistState::Admitted, Some(booking.id), "admitted: capacity freed");
+            }
+            Outcome::Crowded(_) => {}
+            Outcome::Decided(Ok(Admission::Waitlisted(_))) => {}
+            Outcome::Decided(Err(err)) if keeps_waiting(&err) => {}
+            Outcome::Decided(Err(ServiceError::Invalid(field))) if field.field == "start" => {
+                changes.push(entry.id, WaitlistState::Expired, None, &format!("too late to admit: {}", field.reason));
+            }
+            Outcome::Decided(Err(err)) if err.status() < 500 => {
+                changes.push(entry.id, WaitlistState::Closed, None, &err.public_message());
+            }
+            Outcome::Decided(Err(err)) => return Err(err),
+        }
+    }
+    changes.write(&mut tx).await?;
+    tx.commit().await?;
+    Ok(admitted)
+}
+
+/// State changes of several entries, written in one statement.
+#[derive(Default)]
+struct Changes {
+    ids: Vec<Uuid>,
+    states: Vec<&'static str>,
+    bookings: Vec<Option<Uuid>>,
+    reasons: Vec<String>,
+}
+
+impl Changes {
+    fn push(&mut self, id: Uuid, state: WaitlistState, booking: Option<Uuid>, reason: &str) {
+        self.ids.push(id);
+        self.states.push(state.as_str());
+        self.bookings.push(booking);
+        self.reasons.push(reason.to_string());
+    }
+
+    async fn write(self, conn: &mut PgConnection) -> ServiceResult<()> {
+        if self.ids.is_empty() {
+            return Ok(());
+        }
+        sqlx::query(
+            "UPDATE waitlist_entry e SET state = c.state, booking_id = c.booking_id, reason = c.reason, resolved_at = now()
+             FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::text[]) AS c(id, state, booking_id, reason)
+             WHERE e.id = c.id",
+        )
+        .bind(&self.ids)
+        .bind(&self.states)
+        .bind(&self.bookings)
+        .bind(&self.reasons)
+        .execute(conn)
+        .await?;
+        Ok(())
+    }
+}
+
+/// Where room may have freed.
+pub enum Freed<'a> {
+    /// A booking of this kind ended, was canceled or rejected.
+    Kind(Uuid, &'a str),
+    /// The pool changed (capacity raised, a blackout removed).
+    Pool(Uuid),
+    /// The tenant's quotas changed.
+    Tenant(Uuid),
+}
+
+/// Promotes in every pool+kind of `freed` that has waiting entries. The
+/// change that freed room has committed and stands: a failure here is
+/// logged, and the worker's next pass promotes instead.
+pub async fn after_freeing(db: &PgPool, freed: Freed<'_>) {
+    let (pool, kind, tenant) = match freed {
+        Freed::Kind(pool, kind) => (Some(pool), Some(kind), None),
+        Freed::Pool(pool) => (Some(pool), None, None),
+        Freed::Tenant(tenant) => (None, None, Some(tenant)),
+    };
+    let kinds: Result<Vec<(Uuid, String)>, sqlx::Error> = sqlx::query_as(
+        "SELECT DISTINCT pool_id, kind FROM waitlist_entry
+         WHERE state = 'waiting' AND ($1::uuid IS NULL OR pool_id = $1) AND ($2::text IS NULL OR kind = $2)
+           AND ($3::uuid IS NULL OR tenant_id = $3)
+         ORDER BY pool_id, kind",
+    )
+    .bind(pool)
+    .bind(kind)
+    .bind(tenant)
+    .fetch_all(db)
+    .await;
+    let kinds = match kinds {
+        Ok(kinds) => kinds,
+        Err(err) => return tracing::warn!(error = %err, "reading the waitlist failed"),
+    };
+    for (pool_id, kind) in kinds {
+        if let Err(err) = promote(db, pool_id, &kind).await {
+            tracing::warn!(error = %err.public_message(), %pool_id, kind, "waitlist promotion failed");
+        }
+    }
+}
+
+/// The worker's sweep: records entries whose window started as expired, then
+/// promotes in every kind with waiting entries (room freed by the worker
+/// itself, or a promotion that failed). Returns (expired, admitted).
+pub async fn sweep(db: &PgPool) -> ServiceResult<(u64, usize)> {
+    let expired = sqlx::query(
+        "UPDATE waitlist_entry SET state = 'expired', resolved_at = now(),
+                reason = 'its window started before there was room'
+         WHERE state = 'waiting' AND starts_at <= now()",
+    )
+    .execute(db)
+    .await?
+    .rows_affected();
+    let kinds: Vec<(Uuid, String)> = sqlx::query_as(
+        "SELECT DISTINCT pool_id, kind FROM waitlist_entry WHERE state = 'waiting' ORDER BY pool_id, kind",
+    )
+    .fetch_all(db)
+    .await?;
+    let mut admitted = 0;
+    for (pool_id, kind) in kinds {
+        admitted += promote(db, pool_id, &kind).await?.len();
+    }
+    Ok((expired, admitted))
+}
