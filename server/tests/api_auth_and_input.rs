@@ -156,6 +156,8 @@ const OPERATIONS: &[(&str, &str)] = &[
     ("get", "/pools/{id}/blackouts"),
     ("post", "/pools/{id}/blackouts"),
     ("delete", "/blackouts/{id}"),
+    ("get", "/waitlist"),
+    ("delete", "/waitlist/{id}"),
 ];
 
 #[tokio::test]

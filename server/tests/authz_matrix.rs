@@ -71,6 +71,9 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
         [401, 403, 403, 403, 201],
     ),
     (Send::Delete, "/api/v1/blackouts/{blackout}", [401, 403, 403, 403, 204]),
+    (Send::Get, "/api/v1/waitlist", [401, 200, 200, 200, 200]),
+    // Ada's entry: hers and the admins' to remove; the others do not see it.
+    (Send::Delete, "/api/v1/waitlist/{entry}", [401, 200, 404, 404, 200]),
     // Server fns
     (Send::Form(""), "/rpc/me", [200, 200, 200, 200, 200]),
     (Send::Form(""), "/rpc/sign_in_options", [200, 200, 200, 200, 200]),
@@ -124,6 +127,7 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
         [401, 200, 200, 200, 200],
     ),
     (Send::Form("tz=UTC"), "/rpc/my_bookings", [401, 200, 200, 200, 200]),
+    (Send::Form("id={entry}"), "/rpc/waitlist/leave", [401, 200, 404, 404, 200]),
     (Send::Form("id={booking}"), "/rpc/bookings/cancel", [401, 200, 404, 403, 200]),
     (Send::Form("id={booking}&end={later}"), "/rpc/bookings/extend", [401, 200, 404, 403, 200]),
     (Send::Form("id={live}"), "/rpc/bookings/end", [401, 200, 404, 403, 200]),
@@ -214,12 +218,31 @@ impl World {
         booking["id"].as_str().unwrap().to_string()
     }
 
+    /// A waitlist entry of ada's: the whole kind for one far window, asked
+    /// until it is full (the first ask books it).
+    async fn ada_waits(&self) -> String {
+        let body = serde_json::json!({
+            "pool_id": self.pool, "kind": MIG, "quantity": 1000, "start": slot(300), "end": slot(301),
+            "mode": "interactive", "waitlist": true,
+        });
+        for _ in 0..2 {
+            let (status, entry) =
+                self.f.call(Method::POST, "/api/v1/bookings", Some(&self.f.ada), Some(body.clone())).await;
+            if status == 202 {
+                return entry["id"].as_str().unwrap().to_string();
+            }
+            assert_eq!(status, 201, "{entry}");
+        }
+        panic!("the window never filled")
+    }
+
     /// The template with every placeholder it uses filled with fresh objects.
     async fn fill(&self, template: &str) -> String {
         let mut text =
             template.replace("{pool}", &self.pool.to_string()).replace("{uniq}", &Uuid::new_v4().simple().to_string());
-        let replacements: [(&str, Option<String>); 12] = [
+        let replacements: [(&str, Option<String>); 13] = [
             ("{booking}", None),
+            ("{entry}", None),
             ("{blackout}", None),
             ("{far}", Some(slot(400).to_rfc3339_opts(SecondsFormat::Secs, true))),
             ("{farther}", Some(slot(404).to_rfc3339_opts(SecondsFormat::Secs, true))),
@@ -242,6 +265,7 @@ impl World {
                 ("{booking}", None) => self.ada_books(self.pool, 8, 10).await,
                 ("{live}", None) => self.ada_books(self.pool, -1, 4).await,
                 ("{pending}", None) => self.ada_books(self.approval_pool, 8, 10).await,
+                ("{entry}", None) => self.ada_waits().await,
                 ("{blackout}", None) => {
                     let new = app::model::NewBlackout {
                         kind: None,

@@ -53,6 +53,40 @@ pub fn fits(usages: &[Usage], capacity: i32, window: Window, quantity: i32) -> b
     peak_usage(usages, window) + quantity <= capacity
 }
 
+/// One kind's capacity as a batch decides it: requests in arrival order,
+/// each seeing the units taken before it. Waitlist entries are decided the
+/// same way in the order they joined, which makes promotion FIFO among the
+/// entries that fit: one that does not fit at its turn is skipped, and a
+/// later one may take what is left.
+#[derive(Clone, Debug)]
+pub struct Ledger {
+    capacity: i32,
+    usages: Vec<Usage>,
+}
+
+impl Ledger {
+    pub fn new(capacity: i32, held: Vec<Usage>) -> Self {
+        Self { capacity, usages: held }
+    }
+
+    /// `Err(peak)` with the units held at the busiest moment of the window
+    /// when `wanted` does not fit now.
+    pub fn check(&self, wanted: Usage) -> Result<(), i32> {
+        let window = Window { start: wanted.start, end: wanted.end };
+        let peak = peak_usage(&self.usages, window);
+        if peak + wanted.quantity > self.capacity {
+            Err(peak)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Holds `taken` for the requests after it (after `check` and any other rule passed).
+    pub fn take(&mut self, taken: Usage) {
+        self.usages.push(taken);
+    }
+}
+
 /// Free units over `window` as a step function with adjacent equal steps merged.
 pub fn free_steps(usages: &[Usage], capacity: i32, window: Window) -> Vec<Step> {
     let mut steps: Vec<Step> = Vec::new();

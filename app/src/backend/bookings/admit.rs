@@ -13,7 +13,7 @@ use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{
     Booking, BookingState, Mode, PoolRules, Principal, TenantQuota, TenantRef, WaitlistEntry, Window,
 };
-use crate::rules::capacity::{peak_usage, Usage};
+use crate::rules::capacity::{Ledger, Usage};
 use crate::rules::quota::check as check_quota;
 use crate::rules::window::validate_new;
 use crate::rules::FieldError;
@@ -229,7 +229,7 @@ pub async fn admit_locked(tx: &mut PgConnection, requests: &[&Request]) -> Servi
     }
     let rules = terms.rules;
     let state = if terms.requires_approval { BookingState::Pending } else { BookingState::Approved };
-    let mut usages = terms.overlapping();
+    let mut ledger = Ledger::new(capacity, terms.overlapping());
     // Tenant quotas: only read (one more round trip) when a tenant of the batch has one.
     let quotas = terms.quotas_for(requests);
     let tz = quota::zone(&terms.time_zone);
@@ -266,8 +266,7 @@ pub async fn admit_locked(tx: &mut PgConnection, requests: &[&Request]) -> Servi
             continue;
         }
         let wait = || Verdict::Waitlisted(Uuid::new_v4());
-        let peak_used = peak_usage(&usages, window);
-        if peak_used + request.quantity > capacity {
+        if let Err(peak_used) = ledger.check(usage_of(request)) {
             verdicts.push(if request.join_waitlist { wait() } else { Verdict::Crowded { peak_used } });
             continue;
         }
@@ -283,7 +282,7 @@ pub async fn admit_locked(tx: &mut PgConnection, requests: &[&Request]) -> Servi
             }
             tenant_held.push(usage_of(request));
         }
-        usages.push(usage_of(request));
+        ledger.take(usage_of(request));
         verdicts.push(Verdict::Accepted(Accepted { index, id: Uuid::new_v4(), image }));
     }
 
