@@ -1,8 +1,10 @@
-//! Tenant quotas under contention: 64 clients of 4 tenants book, cancel and
-//! extend at random across two pools (one in Europe/Berlin, one in UTC,
-//! windows reaching over the next ISO week boundary) through the real router;
-//! an independent SQL sweep then proves that no capacity, concurrency-quota
-//! or weekly-quota limit was ever exceeded, and that the sweep itself would
+//! Tenant quotas and the waitlist under contention: 64 clients of 4 tenants
+//! book, cancel, extend, join and leave the waitlist at random across two
+//! pools (one in Europe/Berlin, one in UTC, windows reaching over the next
+//! ISO week boundary) through the real router; independent SQL sweeps then
+//! prove that no capacity, concurrency-quota or weekly-quota limit was ever
+//! exceeded, that no waitlist entry was promoted twice or out of turn, that
+//! every promotion is a booking event, and that the sweeps themselves would
 //! have seen a violation.
 
 mod common;
@@ -31,6 +33,8 @@ struct Tally {
     quota_refusals: usize,
     extended: usize,
     canceled: usize,
+    waitlisted: usize,
+    left: usize,
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -72,6 +76,7 @@ async fn no_quota_or_capacity_is_ever_exceeded_under_contention() {
             let mut rng = StdRng::seed_from_u64(1000 + client as u64);
             let mut tally = Tally::default();
             let mut mine: Vec<(Uuid, i64)> = Vec::new();
+            let mut waiting: Vec<Uuid> = Vec::new();
             for _ in 0..ATTEMPTS_PER_CLIENT {
                 let roll = rng.random_range(0..10);
                 let refused = |tally: &mut Tally, body: &serde_json::Value| match body["error"].as_str() {
@@ -79,7 +84,17 @@ async fn no_quota_or_capacity_is_ever_exceeded_under_contention() {
                     Some("quota_exceeded") => tally.quota_refusals += 1,
                     _ => panic!("unexpected refusal {body}"),
                 };
-                if roll < 2 && !mine.is_empty() {
+                if roll == 9 && !waiting.is_empty() {
+                    let id = waiting.swap_remove(rng.random_range(0..waiting.len()));
+                    let (status, body) =
+                        call(&app, Method::DELETE, &format!("/api/v1/waitlist/{id}"), Some(&token), None).await;
+                    match status {
+                        StatusCode::OK => tally.left += 1,
+                        // Admitted in the meantime.
+                        StatusCode::CONFLICT => assert_eq!(body["error"], "not_waiting", "{body}"),
+                        other => panic!("leaving answered {other}: {body}"),
+                    }
+                } else if roll < 2 && !mine.is_empty() {
                     let (id, _) = mine.swap_remove(rng.random_range(0..mine.len()));
                     let path = format!("/api/v1/bookings/{id}/cancel");
                     let (status, body) = call(&app, Method::POST, &path, Some(&token), None).await;
@@ -101,18 +116,31 @@ async fn no_quota_or_capacity_is_ever_exceeded_under_contention() {
                     }
                 } else {
                     let (kind, _) = KINDS[rng.random_range(0..KINDS.len())];
+                    // A third offer to wait, for one of a few windows, so identical
+                    // entries (whose order FIFO fixes) are common.
+                    let wait = rng.random_range(0..3) == 0;
                     // Up to 50 hours ahead: across the next Monday in at least one zone on most days.
-                    let start = rng.random_range(0..200);
-                    let end = start + rng.random_range(1..12);
+                    let (start, end) = if wait {
+                        let start = [40, 80, 120][rng.random_range(0..3)];
+                        (start, start + [4, 8][rng.random_range(0..2)])
+                    } else {
+                        let start = rng.random_range(0..200);
+                        (start, start + rng.random_range(1..12))
+                    };
                     let body = json!({
                         "pool_id": pools[rng.random_range(0..pools.len())], "kind": kind,
                         "quantity": rng.random_range(1..3), "start": slot(start), "end": slot(end), "mode": "interactive",
+                        "waitlist": wait,
                     });
                     let (status, answer) = call(&app, Method::POST, "/api/v1/bookings", Some(&token), Some(body)).await;
                     match status {
                         StatusCode::CREATED => {
                             mine.push((answer["id"].as_str().unwrap().parse().unwrap(), end));
                             tally.created += 1;
+                        }
+                        StatusCode::ACCEPTED => {
+                            waiting.push(answer["id"].as_str().unwrap().parse().unwrap());
+                            tally.waitlisted += 1;
                         }
                         StatusCode::CONFLICT => refused(&mut tally, &answer),
                         other => panic!("booking answered {other}: {answer}"),
@@ -130,18 +158,29 @@ async fn no_quota_or_capacity_is_ever_exceeded_under_contention() {
         all.quota_refusals += t.quota_refusals;
         all.extended += t.extended;
         all.canceled += t.canceled;
+        all.waitlisted += t.waitlisted;
+        all.left += t.left;
     }
+    let promoted: i64 = sqlx::query_scalar("SELECT count(*) FROM waitlist_entry WHERE state = 'admitted'")
+        .fetch_one(&db)
+        .await
+        .unwrap();
     println!(
-        "{} attempts: {} created, {} refused for capacity, {} refused for quota, {} extended, {} canceled",
+        "{} attempts: {} created, {} refused for capacity, {} refused for quota, {} extended, {} canceled, \
+         {} waitlisted, {} promoted from the waitlist, {} left it",
         CLIENTS * ATTEMPTS_PER_CLIENT,
         all.created,
         all.capacity_refusals,
         all.quota_refusals,
         all.extended,
-        all.canceled
+        all.canceled,
+        all.waitlisted,
+        promoted,
+        all.left
     );
     assert!(all.created > 100 && all.quota_refusals > 100, "the run must contend for the quotas");
     assert!(all.extended > 10 && all.canceled > 10);
+    assert!(all.waitlisted > 50 && promoted > 10, "the run must wait and promote");
 
     let capacity: Vec<(Uuid, String, chrono::DateTime<chrono::Utc>, i64, i32)> =
         sqlx::query_as(include_str!("sql/capacity-sweep.sql")).fetch_all(&db).await.unwrap();
@@ -149,7 +188,41 @@ async fn no_quota_or_capacity_is_ever_exceeded_under_contention() {
     let quota: Vec<Violation> = sqlx::query_as(include_str!("sql/quota-sweep.sql")).fetch_all(&db).await.unwrap();
     assert!(quota.is_empty(), "quota violations: {quota:?}");
     let booked: i64 = sqlx::query_scalar("SELECT count(*) FROM booking").fetch_one(&db).await.unwrap();
-    assert_eq!(booked as usize, all.created, "no lost and no phantom bookings");
+    assert_eq!(booked, all.created as i64 + promoted, "no lost and no phantom bookings");
+    let out_of_turn: Vec<(String, Uuid)> =
+        sqlx::query_as(include_str!("sql/waitlist-sweep.sql")).fetch_all(&db).await.unwrap();
+    assert!(out_of_turn.is_empty(), "waitlist violations: {out_of_turn:?}");
+    // Every freed unit was offered at once: nothing still waiting fits now.
+    assert_eq!(app::backend::waitlist::sweep(&db).await.unwrap(), (0, 0));
+
+    // The waitlist sweep sees an entry promoted twice and one admitted out of turn.
+    let (twice, event): (Uuid, Uuid) = sqlx::query_as(
+        "SELECT e.id, b.id FROM waitlist_entry e JOIN booking b ON b.id = e.booking_id WHERE e.state = 'admitted' LIMIT 1",
+    )
+    .fetch_one(&db)
+    .await
+    .unwrap();
+    sqlx::query("INSERT INTO booking_event (booking_id, to_state, reason) VALUES ($1, 'approved', $2)")
+        .bind(event)
+        .bind(format!("admitted from the waitlist (entry {twice})"))
+        .execute(&db)
+        .await
+        .unwrap();
+    // An identical entry that joined earlier and still waits.
+    sqlx::query(
+        "INSERT INTO waitlist_entry (id, seq, pool_id, kind, user_id, tenant_id, quantity, mode, starts_at, ends_at)
+         OVERRIDING SYSTEM VALUE
+         SELECT gen_random_uuid(), 0, pool_id, kind, user_id, tenant_id, quantity, mode, starts_at, ends_at
+         FROM waitlist_entry WHERE id = $1",
+    )
+    .bind(twice)
+    .execute(&db)
+    .await
+    .unwrap();
+    let caught: Vec<(String, Uuid)> =
+        sqlx::query_as(include_str!("sql/waitlist-sweep.sql")).fetch_all(&db).await.unwrap();
+    let kinds: std::collections::BTreeSet<&str> = caught.iter().map(|v| v.0.as_str()).collect();
+    assert!(kinds.contains("promoted_twice") && kinds.contains("out_of_turn"), "{caught:?}");
 
     // The sweep sees a violation when there is one: a row written around admission.
     sqlx::query(

@@ -63,7 +63,10 @@ async fn a_full_window_is_waited_for_and_booked_when_the_holder_cancels() {
     assert_eq!((state.as_str(), position), ("admitted", None));
     let booking = booking.expect("the entry points at its booking");
     let (status, booked) = f.call(Method::GET, &format!("/api/v1/bookings/{booking}"), Some(&f.bob), None).await;
-    assert_eq!((status, booked["state"].as_str(), booked["quantity"].as_i64()), (StatusCode::OK, Some("approved"), Some(1)));
+    assert_eq!(
+        (status, booked["state"].as_str(), booked["quantity"].as_i64()),
+        (StatusCode::OK, Some("approved"), Some(1))
+    );
     let reason: String = sqlx::query_scalar("SELECT reason FROM booking_event WHERE booking_id = $1::uuid")
         .bind(&booking)
         .fetch_one(&f.db)

@@ -3,9 +3,9 @@
 //! who may approve it.
 
 use super::booking_form::local_window;
+use super::bookings::admit::WAITLIST_REASON;
 use super::calendar::zone;
 use super::error::ServiceResult;
-use super::bookings::admit::WAITLIST_REASON;
 use super::{bookings, db_now, planning, pools, session_status, waitlist};
 use crate::model::{BookingCard, BookingFilter, BookingState, EndOption, MyBookings, Principal, WaitlistLine, Window};
 use chrono::Duration;

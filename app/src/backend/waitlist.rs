@@ -149,8 +149,9 @@ pub async fn leave(db: &PgPool, principal: &Principal, id: Uuid) -> ServiceResul
     .fetch_optional(&mut *tx)
     .await?;
     // Someone else's entry is as unknown as a missing one.
-    let (owner, tenant, state, started, pool_id, pool) =
-        row.filter(|r| r.0 == principal.user_id || principal.is_admin()).ok_or(ServiceError::NotFound("waitlist entry"))?;
+    let (owner, tenant, state, started, pool_id, pool) = row
+        .filter(|r| r.0 == principal.user_id || principal.is_admin())
+        .ok_or(ServiceError::NotFound("waitlist entry"))?;
     if state != "waiting" || started {
         let state = if started && state == "waiting" { "expired" } else { state.as_str() };
         return Err(ServiceError::Conflict {
@@ -251,7 +252,12 @@ pub async fn promote(db: &PgPool, pool_id: Uuid, kind: &str) -> ServiceResult<Ve
         if entry.eligible {
             candidates.push(entry);
         } else {
-            changes.push(entry.id, WaitlistState::Closed, None, "you are no longer a member of this tenant, or your account is disabled");
+            changes.push(
+                entry.id,
+                WaitlistState::Closed,
+                None,
+                "you are no longer a member of this tenant, or your account is disabled",
+            );
         }
     }
     let requests: Vec<Request> = candidates.iter().map(|e| e.request(pool_id, kind)).collect();

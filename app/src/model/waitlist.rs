@@ -33,7 +33,9 @@ impl WaitlistState {
     }
 
     pub fn parse(text: &str) -> Option<Self> {
-        [Self::Waiting, Self::Admitted, Self::Expired, Self::Left, Self::Closed].into_iter().find(|s| s.as_str() == text)
+        [Self::Waiting, Self::Admitted, Self::Expired, Self::Left, Self::Closed]
+            .into_iter()
+            .find(|s| s.as_str() == text)
     }
 }
 

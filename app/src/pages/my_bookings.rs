@@ -54,7 +54,10 @@ fn me() -> Result<crate::model::Principal, ServerFnError> {
 /// to the page with it; sign-in, permission, not-found and server failures
 /// stay errors with their HTTP status.
 #[cfg(feature = "ssr")]
-pub(super) fn act<T>(result: crate::backend::error::ServiceResult<T>, done: &str) -> Result<ActionNotice, ServerFnError> {
+pub(super) fn act<T>(
+    result: crate::backend::error::ServiceResult<T>,
+    done: &str,
+) -> Result<ActionNotice, ServerFnError> {
     use super::calendar::data::no_script_notice;
     use crate::backend::identity::to_server_error;
     let notice = match result {
@@ -95,8 +98,7 @@ pub fn MyBookingsPage() -> impl IntoView {
     let end = ServerAction::<EndBooking>::new();
     let extend = ServerAction::<ExtendBooking>::new();
     let leave = ServerAction::<super::waitlist::LeaveWaitlist>::new();
-    let versions =
-        move || (cancel.version().get(), end.version().get(), extend.version().get(), leave.version().get());
+    let versions = move || (cancel.version().get(), end.version().get(), extend.version().get(), leave.version().get());
     let tz = move || super::viewer_zone(&query);
     let data = Resource::new(move || (versions(), tz()), |(_, tz)| load_my_bookings(tz));
     // The newest answer of any of the three actions, in the order they came.

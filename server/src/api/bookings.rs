@@ -24,7 +24,11 @@ pub fn router() -> Router<AppState> {
 }
 
 /// `201` with the booking; with `"waitlist": true` and no room, `202` with the waitlist entry.
-async fn create(State(state): State<AppState>, Auth(principal): Auth, ApiJson(new): ApiJson<NewBooking>) -> ApiResult<Response> {
+async fn create(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    ApiJson(new): ApiJson<NewBooking>,
+) -> ApiResult<Response> {
     Ok(match bookings::create(&state.admissions, &principal, new).await? {
         Admission::Booked(booking) => (StatusCode::CREATED, Json(booking)).into_response(),
         Admission::Waitlisted(entry) => (StatusCode::ACCEPTED, Json(entry)).into_response(),

@@ -18,6 +18,10 @@ async fn list(State(state): State<AppState>, Auth(principal): Auth) -> ApiResult
 }
 
 /// Leaves the list; answers with the entry, now `left`.
-async fn leave(State(state): State<AppState>, Auth(principal): Auth, PathId(id): PathId) -> ApiResult<Json<WaitlistEntry>> {
+async fn leave(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    PathId(id): PathId,
+) -> ApiResult<Json<WaitlistEntry>> {
     Ok(Json(waitlist::leave(&state.db, &principal, id).await?))
 }

@@ -10,9 +10,7 @@ use super::admission::begin_locked;
 use super::quota;
 use super::suggest::Crowded;
 use crate::backend::error::{ServiceError, ServiceResult};
-use crate::model::{
-    Booking, BookingState, Mode, PoolRules, Principal, TenantQuota, TenantRef, WaitlistEntry, Window,
-};
+use crate::model::{Booking, BookingState, Mode, PoolRules, Principal, TenantQuota, TenantRef, WaitlistEntry, Window};
 use crate::rules::capacity::{Ledger, Usage};
 use crate::rules::quota::check as check_quota;
 use crate::rules::window::validate_new;
@@ -302,11 +300,8 @@ pub async fn admit_locked(tx: &mut PgConnection, requests: &[&Request]) -> Servi
             _ => None,
         })
         .collect();
-    let mut entries = if waiting.is_empty() {
-        HashMap::new()
-    } else {
-        crate::backend::waitlist::join(tx, &waiting).await?
-    };
+    let mut entries =
+        if waiting.is_empty() { HashMap::new() } else { crate::backend::waitlist::join(tx, &waiting).await? };
 
     Ok(requests
         .iter()

@@ -23,7 +23,9 @@ impl Crowded {
     /// The capacity refusal, with the earliest window that fits if there is one.
     pub async fn refusal(self, db: &PgPool, request: &Request) -> ServiceError {
         match suggest(db, request, &self.rules, self.capacity, self.now).await {
-            Ok(next_free) => ServiceError::CapacityExceeded { peak_used: self.peak_used, capacity: self.capacity, next_free },
+            Ok(next_free) => {
+                ServiceError::CapacityExceeded { peak_used: self.peak_used, capacity: self.capacity, next_free }
+            }
             Err(err) => err,
         }
     }

@@ -10,7 +10,10 @@ use leptos_router::params::ParamsMap;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Banner {
-    Booked { when: String, state: String },
+    Booked {
+        when: String,
+        state: String,
+    },
     Refused {
         message: String,
         field: Option<String>,
@@ -18,7 +21,10 @@ pub enum Banner {
         form: Box<BookingForm>,
         can_wait: bool,
     },
-    Waitlisted { when: String, position: i64 },
+    Waitlisted {
+        when: String,
+        position: i64,
+    },
 }
 
 impl From<BookOutcome> for Banner {
