@@ -3,8 +3,9 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { collectErrors, signIn } from './login';
 
 // The admin console, hydrated and without JavaScript: approvals with a
-// comment the requester reads, a tenant quota and the refusal it causes,
-// and the audit log filtered and downloaded as CSV.
+// comment the requester reads, pools and blackouts, a tenant quota and the
+// refusal it causes, the waitlist, the worker page, and the audit log
+// filtered and downloaded as CSV.
 const day = (ahead: number) => new Date(Date.now() + ahead * 86_400_000).toISOString().slice(0, 10);
 const shots = 'test-results/screenshots';
 mkdirSync(shots, { recursive: true });
@@ -170,6 +171,40 @@ for (const js of [true, false]) {
       expect(errors).toEqual([]);
       await bob.context().close();
       await root.context().close();
+    });
+
+    test('a full kind is waited for: the second user is booked when the first cancels', async ({ browser }) => {
+      const ada = await as(browser, 'ada', js);
+      const bob = await as(browser, 'bob', js);
+      const errors = [...collectErrors(ada), ...collectErrors(bob)];
+      const h100 = await poolId(ada, 'lab-h100');
+      const date = day(d + 5);
+      await book(ada, js, h100, 'nvidia.com/gpu', date, '16:00', '17:00');
+      await expect(ada.locator('#outcome')).toContainText('Booked');
+
+      await book(bob, js, h100, 'nvidia.com/gpu', date, '16:00', '17:00');
+      await expect(bob.locator('#outcome')).toContainText('not enough free capacity');
+      await bob.click('#join-waitlist');
+      await expect(bob.locator('#outcome')).toContainText('On the waitlist');
+      await expect(bob.locator('#outcome')).toContainText('position 1');
+      await bob.goto('/bookings?tz=UTC');
+      const entry = bob.locator(`#waitlist .waitlist-entry[data-start^="${date}T16:00"]`);
+      await expect(entry).toContainText('Waiting · position 1');
+      await bob.screenshot({ path: `${shots}/waitlist-${js ? 'js' : 'nojs'}.png`, fullPage: true });
+
+      await ada.goto('/bookings?tz=UTC');
+      if (js) await hydrated(ada);
+      const held = ada.locator(`.booking-card[data-start^="${date}T16:00"]`, { hasText: 'lab-h100' });
+      await held.getByRole('button', { name: 'Cancel booking' }).click();
+      await expect(ada.locator('#notice')).toContainText('Canceled');
+
+      await bob.goto('/bookings?tz=UTC');
+      const booked = bob.locator(`#upcoming .booking-card[data-start^="${date}T16:00"]`, { hasText: 'lab-h100' });
+      await expect(booked).toContainText('Booked from the waitlist when room freed.');
+      await expect(entry).toContainText('Admitted');
+      expect(errors).toEqual([]);
+      await ada.context().close();
+      await bob.context().close();
     });
 
     test('the worker page names the leader, the cluster mode and the last pass', async ({ browser }) => {

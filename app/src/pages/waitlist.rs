@@ -39,8 +39,9 @@ pub fn WaitlistSection(lines: Vec<WaitlistLine>, leave: ServerAction<LeaveWaitli
                     let waiting = line.entry.state == WaitlistState::Waiting;
                     let state = line.entry.state.as_str();
                     let id = line.entry.id;
+                    let start = line.entry.window.start.to_rfc3339();
                     view! {
-                        <li class=format!("waitlist-entry state-{state}")>
+                        <li class=format!("waitlist-entry state-{state}") data-start=start>
                             <strong>{line.entry.pool_name.clone()}</strong>
                             " · " {crate::model::short_kind(&line.entry.kind)} " × " {line.entry.quantity}
                             " · " {line.when.clone()}
