@@ -25,6 +25,9 @@ CREATE TABLE waitlist_entry (
     -- Why it left the list, in words the requester reads.
     reason      text NOT NULL DEFAULT '',
     created_at  timestamptz NOT NULL DEFAULT now(),
+    -- When it left the waiting state: the clock at the change, not the
+    -- transaction's start (a promotion may wait long for the kind's lock),
+    -- so the order of these times is the order of the changes.
     resolved_at timestamptz,
     -- A kind that disappears takes its waiting entries with it.
     CONSTRAINT waitlist_entry_pool_kind_fkey FOREIGN KEY (pool_id, kind) REFERENCES pool_kind (pool_id, kind) ON DELETE CASCADE

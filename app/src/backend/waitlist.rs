@@ -161,7 +161,7 @@ pub async fn leave(db: &PgPool, principal: &Principal, id: Uuid) -> ServiceResul
         });
     }
     let reason = if owner == principal.user_id { "left the list" } else { "removed by an admin" };
-    sqlx::query("UPDATE waitlist_entry SET state = 'left', reason = $2, resolved_at = now() WHERE id = $1")
+    sqlx::query("UPDATE waitlist_entry SET state = 'left', reason = $2, resolved_at = clock_timestamp() WHERE id = $1")
         .bind(id)
         .bind(reason)
         .execute(&mut *tx)
@@ -309,7 +309,7 @@ impl Changes {
             return Ok(());
         }
         sqlx::query(
-            "UPDATE waitlist_entry e SET state = c.state, booking_id = c.booking_id, reason = c.reason, resolved_at = now()
+            "UPDATE waitlist_entry e SET state = c.state, booking_id = c.booking_id, reason = c.reason, resolved_at = clock_timestamp()
              FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::text[]) AS c(id, state, booking_id, reason)
              WHERE e.id = c.id",
         )
@@ -369,7 +369,7 @@ pub async fn after_freeing(db: &PgPool, freed: Freed<'_>) {
 /// itself, or a promotion that failed). Returns (expired, admitted).
 pub async fn sweep(db: &PgPool) -> ServiceResult<(u64, usize)> {
     let expired = sqlx::query(
-        "UPDATE waitlist_entry SET state = 'expired', resolved_at = now(),
+        "UPDATE waitlist_entry SET state = 'expired', resolved_at = clock_timestamp(),
                 reason = 'its window started before there was room'
          WHERE state = 'waiting' AND starts_at <= now()",
     )
