@@ -171,3 +171,20 @@ async fn users_leave_the_list_and_started_windows_expire() {
         .unwrap();
     assert_eq!(stored, "expired");
 }
+
+#[tokio::test]
+async fn one_user_waits_for_at_most_ten_windows_of_a_kind() {
+    let f = Fixture::new().await;
+    assert_eq!(f.book(&f.ada, GPU, 1, slot(0), slot(96)).await.0, StatusCode::CREATED);
+    for i in 0..10 {
+        wait(&f, &f.bob, GPU, 1, slot(i * 8), slot(i * 8 + 4)).await;
+    }
+    let body = json!({"pool_id": f.lab, "kind": GPU, "quantity": 1, "start": slot(88), "end": slot(92), "mode": "interactive", "waitlist": true});
+    let (status, err) = f.call(Method::POST, "/api/v1/bookings", Some(&f.bob), Some(body.clone())).await;
+    assert_eq!((status, err["error"].as_str()), (StatusCode::CONFLICT, Some("waitlist_full")), "{err}");
+    // Another kind, or another user, is not affected.
+    let (_, mig) = f.book(&f.ada, MIG, 4, slot(0), slot(8)).await;
+    assert_eq!(mig["quantity"], 4);
+    wait(&f, &f.bob, MIG, 1, slot(0), slot(8)).await;
+    assert_eq!(f.call(Method::POST, "/api/v1/bookings", Some(&f.carol), Some(body)).await.0, StatusCode::ACCEPTED);
+}

@@ -72,8 +72,14 @@ impl From<EntryRow> for WaitlistEntry {
 /// refused them; returns the new entries by id.
 pub(crate) async fn join(
     tx: &mut PgConnection,
-    waiting: &[(Uuid, &Request)],
-) -> ServiceResult<HashMap<Uuid, WaitlistEntry>> {
+    asking: &[(Uuid, &Request)],
+) -> ServiceResult<HashMap<Uuid, ServiceResult<WaitlistEntry>>> {
+    let (waiting, refused) = within_cap(tx, asking).await?;
+    let mut joined: HashMap<Uuid, ServiceResult<WaitlistEntry>> =
+        refused.into_iter().map(|id| (id, Err(list_full()))).collect();
+    if waiting.is_empty() {
+        return Ok(joined);
+    }
     let ids: Vec<Uuid> = waiting.iter().map(|(id, _)| *id).collect();
     let column = |f: fn(&Request) -> String| waiting.iter().map(|(_, r)| f(r)).collect::<Vec<String>>();
     let users: Vec<Uuid> = waiting.iter().map(|(_, r)| r.principal.user_id).collect();
@@ -115,7 +121,53 @@ pub(crate) async fn join(
     .await?;
     let rows: Vec<EntryRow> =
         sqlx::query_as(&format!("{VIEW} WHERE e.id = ANY($1)")).bind(&ids).fetch_all(&mut *tx).await?;
-    Ok(rows.into_iter().map(|r| (r.id, r.into())).collect())
+    joined.extend(rows.into_iter().map(|r| (r.id, Ok(r.into()))));
+    Ok(joined)
+}
+
+/// Most entries one user may have waiting in one pool+kind. Every freed
+/// unit reads the kind's whole list under its lock: a user must not be
+/// able to make that slow for everyone.
+pub const MAX_WAITING_PER_USER: i64 = 10;
+
+fn list_full() -> ServiceError {
+    ServiceError::Conflict {
+        code: "waitlist_full",
+        field: None,
+        reason: format!("you already wait for {MAX_WAITING_PER_USER} windows of this kind; leave one first"),
+    }
+}
+
+/// Splits the requests into those whose user stays within the cap (the
+/// caller holds the kind's lock, so the count cannot change meanwhile) and
+/// the ids of those over it.
+async fn within_cap<'r>(
+    tx: &mut PgConnection,
+    asking: &[(Uuid, &'r Request)],
+) -> ServiceResult<(Vec<(Uuid, &'r Request)>, Vec<Uuid>)> {
+    let (pool_id, kind) = (asking[0].1.pool_id, asking[0].1.kind.as_str());
+    let users: Vec<Uuid> = asking.iter().map(|(_, r)| r.principal.user_id).collect();
+    let counts: Vec<(Uuid, i64)> = sqlx::query_as(
+        "SELECT user_id, count(*) FROM waitlist_entry
+         WHERE pool_id = $1 AND kind = $2 AND state = 'waiting' AND user_id = ANY($3) GROUP BY user_id",
+    )
+    .bind(pool_id)
+    .bind(kind)
+    .bind(&users)
+    .fetch_all(&mut *tx)
+    .await?;
+    let mut counts: HashMap<Uuid, i64> = counts.into_iter().collect();
+    let (mut within, mut over) = (Vec::new(), Vec::new());
+    for &(id, request) in asking {
+        let count = counts.entry(request.principal.user_id).or_default();
+        if *count < MAX_WAITING_PER_USER {
+            *count += 1;
+            within.push((id, request));
+        } else {
+            over.push(id);
+        }
+    }
+    Ok((within, over))
 }
 
 /// Entries whose window has not ended: the principal's own; an admin's, everyone's.

@@ -312,12 +312,10 @@ pub async fn admit_locked(tx: &mut PgConnection, requests: &[&Request]) -> Servi
             Verdict::Accepted(a) => {
                 Outcome::Decided(Ok(Admission::Booked(view(request, a, pool_id, state, terms.now))))
             }
-            Verdict::Waitlisted(id) => Outcome::Decided(
-                entries
-                    .remove(&id)
-                    .map(Admission::Waitlisted)
-                    .ok_or(ServiceError::Internal("waitlist entry not read back")),
-            ),
+            Verdict::Waitlisted(id) => Outcome::Decided(match entries.remove(&id) {
+                Some(joined) => joined.map(Admission::Waitlisted),
+                None => Err(ServiceError::Internal("waitlist entry not read back")),
+            }),
         })
         .collect())
 }
