@@ -94,6 +94,8 @@ for (const js of [true, false]) {
       await form.getByLabel('Kind, kind row 2').fill('nvidia.com/mig-3g.40gb');
       await form.getByLabel('Physical units, kind row 2').fill('3');
       await form.getByLabel('CPU millicores, kind row 2').fill('8000');
+      // Hydrated, the preview follows the typing; without JavaScript it shows the saved values below.
+      if (js) await expect(form.locator('#quota-preview')).toContainText('8 cores');
       await form.getByRole('button', { name: 'Create pool' }).click();
       await expect(root.locator('#notice')).toContainText('Saved.');
       await expect(root.locator('#quota-preview')).toContainText('8 cores');
@@ -159,6 +161,7 @@ for (const js of [true, false]) {
       const h100 = await poolId(bob, 'lab-h100');
       await book(bob, js, h100, 'nvidia.com/gpu', day(d + 4), '08:00', '09:00');
       await expect(bob.locator('#outcome')).toContainText("your tenant's quota allows 0 units at once; 0 are booked at the busiest moment of this window, 0 left");
+      await expect(bob.locator('#booking-panel #quota-list')).toContainText('lab-h100 GPU: 0 of 0 units now');
       await bob.goto('/bookings');
       await expect(bob.locator('#quota-list')).toContainText('lab-h100 GPU: 0 of 0 units now');
 

@@ -90,6 +90,16 @@ fn toleration_line(t: &Toleration) -> String {
 }
 
 impl KindForm {
+    /// What one unit of the row's kind grants, as typed so far (a missing
+    /// capacity does not matter here); `None` for a row without a kind.
+    pub fn per_unit(&self, index: usize) -> Option<Result<KindSpec, FieldError>> {
+        if self.kind.trim().is_empty() {
+            return None;
+        }
+        let capacity = if self.capacity.trim().is_empty() { "0".into() } else { self.capacity.clone() };
+        Some(KindForm { capacity, ..self.clone() }.spec(index))
+    }
+
     fn is_blank(&self) -> bool {
         self.kind.trim().is_empty() && self.capacity.trim().is_empty()
     }
@@ -233,6 +243,16 @@ mod tests {
         }
         let t = toleration("nvidia.com/gpu:NoSchedule");
         assert_eq!((t.operator.as_deref(), t.value), (Some("Exists"), None));
+    }
+
+    #[test]
+    fn the_per_unit_preview_reads_a_row_as_typed() {
+        let row = KindForm { kind: "nvidia.com/gpu".into(), cpu_millis_per_unit: "8000".into(), ..KindForm::default() };
+        let spec = row.per_unit(0).unwrap().unwrap();
+        assert_eq!((spec.cpu_millis_per_unit, spec.memory_mib_per_unit, spec.replicas_per_unit), (8000, 32 * 1024, 1));
+        assert!(KindForm::default().per_unit(1).is_none(), "a row without a kind previews nothing");
+        let bad = KindForm { kind: "nvidia.com/gpu".into(), vram_gb_per_unit: "lots".into(), ..KindForm::default() };
+        assert_eq!(bad.per_unit(2).unwrap().unwrap_err().field, "kinds[2].vram_gb_per_unit");
     }
 
     #[test]

@@ -21,7 +21,7 @@ mod worker;
 pub use account::*;
 pub use home::HomePage;
 pub use overview::{load_overview, KindSummary, Overview, PoolSummary};
-pub use tenants::QuotaSummary;
+pub use tenants::{QuotaSummary, QuotaUse};
 
 use crate::model::{Principal, Role};
 use chrono::{DateTime, Utc};

@@ -118,6 +118,7 @@ pub fn MyBookingsPage() -> impl IntoView {
         })
     };
     let actions = Actions { cancel, end, extend, leave };
+    provide_context(super::QuotaUse::tracking(move || cancel.version().get() + end.version().get()));
     view! {
         <section class="page-head"><h1>"My bookings"</h1><a class="button secondary" href="/calendar">"Book more"</a></section>
         {move || notice().map(|n| view! {

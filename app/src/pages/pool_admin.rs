@@ -4,7 +4,7 @@
 //! the field, and lowering a capacity below what is booked names the
 //! bookings in the way.
 
-use crate::model::{short_kind, ActionNotice, KindForm, Pool, PoolForm, PoolKind};
+use crate::model::{short_kind, ActionNotice, KindForm, Pool, PoolForm};
 use leptos::prelude::*;
 use leptos_router::hooks::{use_params_map, use_query_map};
 use uuid::Uuid;
@@ -216,7 +216,6 @@ pub fn PoolAdminPage() -> impl IntoView {
                     view! {
                         <section class="page-head"><h1>{pool.name.clone()}
                             {pool.retired.then(|| view! { " " <span class="badge state-canceled">"retired"</span> })}</h1></section>
-                        <QuotaPreview kinds=pool.kinds.clone()/>
                         <PoolFormView id=form_id form=PoolForm::of(&pool) save/>
                         <super::blackouts::BlackoutsSection pool_id=pool.id kinds=pool.kinds.clone() items=blackouts
                             create=add_blackout remove=remove_blackout/>
@@ -242,23 +241,36 @@ pub fn PoolAdminPage() -> impl IntoView {
 }
 
 /// What one unit of each kind gets in its session namespace: the same
-/// per-unit grants the worker writes into the ResourceQuota.
+/// per-unit grants the worker writes into the ResourceQuota, from the kind
+/// rows as typed (hydrated: on every keystroke; without JavaScript: as
+/// rendered, i.e. the saved values).
 #[component]
-fn QuotaPreview(kinds: Vec<PoolKind>) -> impl IntoView {
+fn QuotaPreview(rows: Vec<RwSignal<KindForm>>) -> impl IntoView {
+    let lines = move || {
+        rows.iter()
+            .enumerate()
+            .filter_map(|(i, row)| row.with(|k| k.per_unit(i)).map(|spec| (i, row.with(|k| k.kind.clone()), spec)))
+            .collect::<Vec<_>>()
+    };
     view! {
-        <table class="bookings" id="quota-preview">
-            <caption>"A one-unit session gets (saved values)"</caption>
+        <table class="bookings" id="quota-preview" aria-live="polite">
+            <caption>"A one-unit session of each kind gets (updates as you type)"</caption>
             <thead><tr><th>"Kind"</th><th>"Schedulable devices"</th><th>"VRAM"</th><th>"CPU"</th><th>"Memory"</th><th>"Storage"</th></tr></thead>
             <tbody>
-                {kinds.into_iter().map(|k| view! {
-                    <tr>
-                        <td><code>{k.kind.clone()}</code></td>
-                        <td>{format!("{} × {}", k.replicas_per_unit, k.kind)}</td>
-                        <td>{format!("{} GB", k.vram_gb_per_unit)}</td>
-                        <td>{format!("{} cores", f64::from(k.cpu_millis_per_unit) / 1000.0)}</td>
-                        <td>{format!("{} GiB", f64::from(k.memory_mib_per_unit) / 1024.0)}</td>
-                        <td>{format!("{} GiB", k.storage_gib_per_unit)}</td>
-                    </tr>
+                {move || lines().into_iter().map(|(i, kind, spec)| match spec {
+                    Ok(k) => view! {
+                        <tr>
+                            <td><code>{kind}</code></td>
+                            <td>{format!("{} × {}", k.replicas_per_unit, k.kind)}</td>
+                            <td>{format!("{} GB", k.vram_gb_per_unit)}</td>
+                            <td>{format!("{} cores", f64::from(k.cpu_millis_per_unit) / 1000.0)}</td>
+                            <td>{format!("{} GiB", f64::from(k.memory_mib_per_unit) / 1024.0)}</td>
+                            <td>{format!("{} GiB", k.storage_gib_per_unit)}</td>
+                        </tr>
+                    }.into_any(),
+                    Err(err) => view! {
+                        <tr><td><code>{kind}</code></td><td colspan="5" class="error">{format!("row {}: {}", i + 1, err.reason)}</td></tr>
+                    }.into_any(),
                 }).collect_view()}
             </tbody>
         </table>
@@ -271,6 +283,7 @@ fn PoolFormView(id: String, form: PoolForm, save: ServerAction<SavePool>) -> imp
     let mut kinds = form.kinds.clone();
     // Room for new kinds: two on a new pool, one on an existing one.
     kinds.extend(std::iter::repeat_with(KindForm::default).take(if creating { 2 } else { 1 }));
+    let rows: Vec<RwSignal<KindForm>> = kinds.into_iter().map(RwSignal::new).collect();
     let text = |label: &'static str, name: &'static str, value: String, hint: &'static str| {
         view! {
             <label>{label} <input name=format!("form[{name}]") value=value placeholder=hint/></label>
@@ -308,25 +321,31 @@ fn PoolFormView(id: String, form: PoolForm, save: ServerAction<SavePool>) -> imp
                 <thead><tr><th>"Kind"</th><th>"Physical units"</th><th>"Time-slice replicas per unit"</th><th>"VRAM GB"</th>
                     <th>"CPU millicores"</th><th>"Memory MiB"</th><th>"Storage GiB"</th></tr></thead>
                 <tbody>
-                    {kinds.into_iter().enumerate().map(|(i, k)| {
-                        let cell = move |name: &'static str, value: String, label: &'static str| view! {
-                            <td><input name=format!("form[kinds][{i}][{name}]") value=value size="8"
-                                aria-label=format!("{label}, kind row {}", i + 1)/></td>
+                    {rows.iter().copied().enumerate().map(|(i, row)| {
+                        // Each input writes its field of the row, which the preview reads.
+                        let cell = move |name: &'static str, field: fn(&mut KindForm) -> &mut String, label: &'static str| {
+                            let value = row.with_untracked(|k| { let mut k = k.clone(); field(&mut k).clone() });
+                            view! {
+                                <td><input name=format!("form[kinds][{i}][{name}]") value=value size="8"
+                                    aria-label=format!("{label}, kind row {}", i + 1)
+                                    on:input=move |ev| row.update(|k| *field(k) = event_target_value(&ev))/></td>
+                            }
                         };
                         view! {
                             <tr>
-                                {cell("kind", k.kind, "Kind")}
-                                {cell("capacity", k.capacity, "Physical units")}
-                                {cell("replicas_per_unit", k.replicas_per_unit, "Replicas per unit")}
-                                {cell("vram_gb_per_unit", k.vram_gb_per_unit, "VRAM GB")}
-                                {cell("cpu_millis_per_unit", k.cpu_millis_per_unit, "CPU millicores")}
-                                {cell("memory_mib_per_unit", k.memory_mib_per_unit, "Memory MiB")}
-                                {cell("storage_gib_per_unit", k.storage_gib_per_unit, "Storage GiB")}
+                                {cell("kind", |k| &mut k.kind, "Kind")}
+                                {cell("capacity", |k| &mut k.capacity, "Physical units")}
+                                {cell("replicas_per_unit", |k| &mut k.replicas_per_unit, "Replicas per unit")}
+                                {cell("vram_gb_per_unit", |k| &mut k.vram_gb_per_unit, "VRAM GB")}
+                                {cell("cpu_millis_per_unit", |k| &mut k.cpu_millis_per_unit, "CPU millicores")}
+                                {cell("memory_mib_per_unit", |k| &mut k.memory_mib_per_unit, "Memory MiB")}
+                                {cell("storage_gib_per_unit", |k| &mut k.storage_gib_per_unit, "Storage GiB")}
                             </tr>
                         }
                     }).collect_view()}
                 </tbody>
             </table>
+            <QuotaPreview rows=rows/>
             <button class="button" type="submit" id="save-pool">{if creating { "Create pool" } else { "Save" }}</button>
         </ActionForm>
     }

@@ -208,20 +208,35 @@ fn TenantSection(
     }
 }
 
-/// A member's view of their tenants' quotas (My bookings, the calendar).
+/// The signed-in member's quota use, loaded once per page: created at the
+/// top of the page (see `approvals::Waiting`) and read by `QuotaSummary`
+/// wherever it sits, refetched when `version` changes (after a booking).
+#[derive(Clone, Copy)]
+pub struct QuotaUse(Resource<Result<Vec<TenantUsage>, ServerFnError>>);
+
+impl QuotaUse {
+    pub fn tracking(version: impl Fn() -> usize + Send + Sync + 'static) -> Self {
+        Self(Resource::new(version, |_| my_quotas()))
+    }
+}
+
+/// A member's view of their tenants' quotas: all of them (My bookings), or
+/// one pool's (the booking panel). Reads `QuotaUse` from context.
 #[component]
-pub fn QuotaSummary() -> impl IntoView {
-    let quotas = Resource::new(|| (), |_| my_quotas());
+pub fn QuotaSummary(#[prop(optional)] pool: Option<String>) -> impl IntoView {
+    let Some(QuotaUse(quotas)) = use_context::<QuotaUse>() else { return ().into_any() };
+    let title = if pool.is_some() { "Your tenant's quota in this pool" } else { "Your tenant's quotas" };
     view! {
         <Suspense fallback=|| ()>
             {move || quotas.get().and_then(|r| r.ok()).map(|tenants| {
                 let rows: Vec<(String, QuotaUsage)> = tenants
                     .into_iter()
                     .flat_map(|t| { let slug = t.tenant; t.quotas.into_iter().map(move |q| (slug.clone(), q)) })
+                    .filter(|(_, q)| pool.as_ref().is_none_or(|p| *p == q.pool))
                     .collect();
                 (!rows.is_empty()).then(|| view! {
                     <section class="quota-summary" aria-labelledby="quota-title">
-                        <h2 id="quota-title">"Your tenant's quotas"</h2>
+                        <h2 id="quota-title">{title}</h2>
                         <ul id="quota-list">
                             {rows.into_iter().map(|(slug, q)| {
                                 let units = q.max_units.map(|m| format!("{} of {m} units now", q.units_now));
@@ -235,4 +250,5 @@ pub fn QuotaSummary() -> impl IntoView {
             })}
         </Suspense>
     }
+    .into_any()
 }

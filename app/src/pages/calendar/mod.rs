@@ -40,9 +40,10 @@ pub fn CalendarPage() -> impl IntoView {
     );
     let banner =
         move || book.value().get().and_then(|r| r.ok()).map(Banner::from).or_else(|| query.with(Banner::from_query));
+    // Created with the page, not inside the calendar's view (see
+    // `approvals::Waiting`); the booking panel shows this pool's lines.
+    provide_context(crate::pages::QuotaUse::tracking(move || book.version().get()));
     view! {
-        // Created with the page, not inside the calendar's view: see `approvals::Waiting`.
-        <crate::pages::QuotaSummary/>
         <Transition fallback=|| view! { <p class="loading">"Loading the calendar…"</p> }>
             {move || calendar.get().map(|result| match result {
                 Ok(data) => view! { <CalendarView data=Arc::new(data) book banner=banner()/> }.into_any(),

@@ -73,6 +73,7 @@ pub fn BookingPanel(
                 {if pool.requires_approval { "Bookings in this pool wait for an admin's approval." } else { "Bookings in this pool are confirmed at once." }}
                 " Times are in " {data.tz.clone()} "."
             </p>
+            <crate::pages::QuotaSummary pool=pool.name.clone()/>
             <ActionForm action attr:class="booking-form">
                 <input type="hidden" name="pool_id" value=pool.id.to_string()/>
                 <input type="hidden" name="tz" value=data.tz.clone()/>
