@@ -12,16 +12,29 @@ use app::model::ClusterMode;
 use app::model::Role;
 use chrono::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use sqlx::postgres::PgPoolOptions;
 use sqlx::PgPool;
 use std::net::SocketAddr;
 
 #[derive(Parser)]
 #[command(name = "berth", version, about = "Self-service GPU booking for Kubernetes and OpenShift")]
 pub struct Cli {
+    /// Log lines as text for people, or as JSON (one object per line, with
+    /// the request id) for a log pipeline.
+    #[arg(long, global = true, env = "BERTH_LOG_FORMAT", value_enum, default_value = "text")]
+    pub log_format: LogFormat,
     #[command(subcommand)]
     pub command: Command,
 }
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// How long in-flight requests may finish after SIGTERM (Kubernetes waits
+/// `terminationGracePeriodSeconds`, 40 s in deploy/, before SIGKILL).
+const DRAIN: std::time::Duration = std::time::Duration::from_secs(30);
 
 #[derive(Args, Clone)]
 pub struct Database {
@@ -52,6 +65,9 @@ pub enum Command {
         /// Serve the portal only; another process runs `berth worker`.
         #[arg(long, env = "BERTH_NO_WORKER")]
         no_worker: bool,
+        /// Serve Prometheus metrics at http://<address>/metrics (a port of its own).
+        #[arg(long, env = "BERTH_METRICS_LISTEN")]
+        metrics_listen: Option<SocketAddr>,
     },
     /// Run the provisioning worker alone (needs a kubeconfig or in-cluster config).
     Worker {
@@ -59,6 +75,9 @@ pub enum Command {
         db: Database,
         #[command(flatten)]
         cluster: Box<ClusterArgs>,
+        /// Serve Prometheus metrics at http://<address>/metrics.
+        #[arg(long, env = "BERTH_METRICS_LISTEN")]
+        metrics_listen: Option<SocketAddr>,
     },
     /// Apply pending database migrations.
     Migrate {
@@ -318,13 +337,19 @@ impl ClusterArgs {
 /// The cluster the kubeconfig (or in-cluster config) names, or else the
 /// in-memory simulated one, where the whole lifecycle can still be watched.
 async fn cluster_client() -> (kube::Client, ClusterMode) {
-    match kube::Client::try_default().await {
+    match real_cluster().await {
         Ok(client) => (client, ClusterMode { simulated: false }),
         Err(err) => {
             tracing::warn!(error = %err, "no Kubernetes cluster found: the worker uses a simulated, in-memory one");
             (SimulatedCluster::start(true).await.client(), ClusterMode { simulated: true })
         }
     }
+}
+
+/// The kubeconfig's (or in-cluster) cluster, its requests counted in the metrics.
+async fn real_cluster() -> anyhow::Result<kube::Client> {
+    let config = kube::Config::infer().await?;
+    Ok(kube::client::ClientBuilder::try_from(config)?.with_layer(&crate::kube_metrics::CountRequests).build())
 }
 
 /// The manifests preview of one booking.
@@ -401,28 +426,64 @@ pub fn parse_lifetime(text: &str) -> Result<Duration, String> {
 }
 
 pub async fn connect(db: &Database, connections: u32) -> anyhow::Result<PgPool> {
-    Ok(PgPoolOptions::new().max_connections(connections).connect(&db.database_url).await?)
+    Ok(crate::database::pool_options(connections).connect(&db.database_url).await?)
+}
+
+/// SIGTERM (Kubernetes stopping the pod) or Ctrl-C.
+async fn shutdown_signal() {
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = terminate => {}
+    }
+}
+
+/// A stop flag raised by the first SIGTERM or Ctrl-C.
+fn stop_on_signal() -> tokio::sync::watch::Receiver<bool> {
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        tracing::info!("stopping: no new connections; requests in flight finish; the worker lets go of the lead");
+        let _ = stop.send(true);
+    });
+    stopped
+}
+
+async fn stopped(mut flag: tokio::sync::watch::Receiver<bool>) {
+    while !*flag.borrow_and_update() {
+        if flag.changed().await.is_err() {
+            return;
+        }
+    }
 }
 
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Worker { db, cluster } => {
+        Command::Worker { db, cluster, metrics_listen } => {
             let pool = connect(&db, 4).await?;
             MIGRATOR.run(&pool).await?;
-            let client = kube::Client::try_default()
+            if let Some(addr) = metrics_listen {
+                crate::metrics::serve(addr, pool.clone()).await?;
+            }
+            let client = real_cluster()
                 .await
                 .map_err(|e| anyhow::anyhow!("no Kubernetes cluster found (kubeconfig or in-cluster): {e}"))?;
-            let (stop, stopped) = tokio::sync::watch::channel(false);
-            tokio::spawn(async move {
-                let _ = tokio::signal::ctrl_c().await;
-                let _ = stop.send(true);
-            });
-            run_worker(cluster.worker(pool, client), stopped).await?;
+            run_worker(cluster.worker(pool, client), stop_on_signal()).await?;
         }
-        Command::Serve { db, listen, site_root, db_connections, auth, cluster, no_worker } => {
+        Command::Serve { db, listen, site_root, db_connections, auth, cluster, no_worker, metrics_listen } => {
             let config = auth.into_config(listen)?;
             let pool = connect(&db, db_connections).await?;
             MIGRATOR.run(&pool).await?;
+            if let Some(addr) = metrics_listen {
+                crate::metrics::serve(addr, pool.clone()).await?;
+            }
             if config.dev_login {
                 tracing::warn!("development login is ON: anyone reaching {listen} can sign in as any user");
             }
@@ -432,25 +493,28 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 mode,
                 client.clone(),
             );
-            let (stop_worker, worker_stopped) = tokio::sync::watch::channel(false);
-            if !no_worker {
+            let stop = stop_on_signal();
+            let worker = (!no_worker).then(|| {
                 let mut worker = cluster.worker(pool, client.clone());
                 worker.simulated = mode.simulated;
-                tokio::spawn(async move {
-                    if let Err(err) = run_worker(worker, worker_stopped).await {
-                        tracing::error!(error = %err, "the worker stopped");
-                    }
-                });
-            }
-            let app = router(state);
+                tokio::spawn(run_worker(worker, stop.clone()))
+            });
             let listener = tokio::net::TcpListener::bind(listen).await?;
             tracing::info!("serving on http://{listen}");
-            axum::serve(listener, app)
-                .with_graceful_shutdown(async move {
-                    let _ = tokio::signal::ctrl_c().await;
-                    let _ = stop_worker.send(true);
-                })
-                .await?;
+            let server = axum::serve(listener, router(state)).with_graceful_shutdown(stopped(stop.clone()));
+            tokio::select! {
+                served = server => served?,
+                _ = async { stopped(stop.clone()).await; tokio::time::sleep(DRAIN).await } => {
+                    tracing::warn!("requests still in flight {} s after the stop signal; stopping anyway", DRAIN.as_secs());
+                }
+            }
+            if let Some(worker) = worker {
+                match tokio::time::timeout(std::time::Duration::from_secs(5), worker).await {
+                    Ok(Ok(Err(err))) => tracing::error!(error = %err, "the worker stopped with an error"),
+                    Ok(_) => {}
+                    Err(_) => tracing::warn!("the worker did not stop within 5 s"),
+                }
+            }
         }
         Command::Migrate { db } => {
             MIGRATOR.run(&connect(&db, 2).await?).await?;

@@ -4,6 +4,9 @@
 pub mod api;
 pub mod auth;
 pub mod cli;
+pub mod database;
+pub mod kube_metrics;
+pub mod metrics;
 mod open_workspace;
 pub mod seed;
 pub mod seed_console;
@@ -14,13 +17,15 @@ pub mod worker;
 pub use state::AppState;
 
 use axum::{middleware, Router};
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::trace::TraceLayer;
 use tower_sessions::cookie::SameSite;
 use tower_sessions::{Expiry, SessionManagerLayer};
 use tower_sessions_sqlx_store::PostgresStore;
 
 /// The whole HTTP surface: REST under `/api/v1`, `/auth/*`, the Leptos pages
 /// and server fns, static files, and health checks. Layers, outermost first:
-/// security headers, CSRF, the session, identity.
+/// security headers, the database-outage answer, CSRF, the session, identity.
 pub fn router(state: AppState) -> Router {
     let sessions = SessionManagerLayer::new(session_store(&state))
         .with_name(state.auth.config.session_cookie_name())
@@ -33,10 +38,23 @@ pub fn router(state: AppState) -> Router {
         .route("/bookings/{id}/open", axum::routing::get(open_workspace::open))
         .nest("/api/v1", api::router())
         .layer(middleware::from_fn_with_state(state.clone(), auth::identity::resolve))
+        .layer(middleware::from_fn(metrics::track_http))
         .layer(sessions)
         .layer(middleware::from_fn_with_state(state.clone(), auth::csrf::guard))
+        .layer(middleware::from_fn_with_state(state.clone(), database::unavailable_while_down))
+        .layer(TraceLayer::new_for_http().make_span_with(request_span))
+        .layer(PropagateRequestIdLayer::x_request_id())
+        .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
         .layer(middleware::from_fn_with_state(state.clone(), auth::headers::secure))
         .with_state(state)
+}
+
+/// Every log line of a request carries its id: the caller's `x-request-id`
+/// when it sent one (a proxy's, so both logs join), else a fresh UUID; the
+/// response returns it either way.
+fn request_span(request: &axum::http::Request<axum::body::Body>) -> tracing::Span {
+    let id = request.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("");
+    tracing::info_span!("request", method = %request.method(), path = %request.uri().path(), request_id = %id)
 }
 
 /// Sessions live in the migrations' `web_session` table.

@@ -1,11 +1,16 @@
 use clap::Parser;
+use server::cli::{Cli, LogFormat};
 use tracing_subscriber::EnvFilter;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn")))
-        .with_writer(std::io::stderr)
-        .init();
-    server::cli::run(server::cli::Cli::parse()).await
+    let cli = Cli::parse();
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn"));
+    let logs = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    match cli.log_format {
+        // The request's span (with its id) is a field of every line.
+        LogFormat::Json => logs.json().with_current_span(true).with_span_list(false).init(),
+        LogFormat::Text => logs.init(),
+    }
+    server::cli::run(cli).await
 }

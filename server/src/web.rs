@@ -39,7 +39,9 @@ pub fn routes(state: &AppState) -> Router<AppState> {
     };
     let options = state.leptos.clone();
     Router::new()
+        // Liveness only: the process answers. Readiness also needs the database.
         .route("/healthz", get(|| async { "ok" }))
+        .route("/readyz", get(crate::database::readyz))
         .leptos_routes_with_context(state, generate_route_list(App), context.clone(), move || shell(options.clone()))
         .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(context, shell))
         .layer(axum::middleware::from_fn(unreadable_arguments_are_bad_requests))

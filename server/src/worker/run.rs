@@ -22,27 +22,71 @@ pub const RESYNC: Duration = Duration::from_secs(30);
 /// Sleep after the first failed pass; doubled for each further one, up to RESYNC.
 const BACKOFF: Duration = Duration::from_secs(1);
 
+/// How often a standby asks for the lead: the hand-over after the leader
+/// stops (or dies: PostgreSQL drops its connection and the lock with it)
+/// takes at most this long.
+pub const STANDBY_POLL: Duration = Duration::from_secs(1);
+
+/// Leads (or waits to) until `shutdown`. Losing the database — a restart, a
+/// failover — ends the lead, since the advisory lock went with the
+/// connection; the worker then waits to lead again like any standby.
 pub async fn run(worker: Reconciler, shutdown: tokio::sync::watch::Receiver<bool>) -> anyhow::Result<()> {
     let mut shutdown = shutdown;
     let name = Arc::new(worker_status::process_name());
     if let Err(err) = worker_status::register(&worker.db, &name, worker.simulated).await {
         tracing::warn!(error = %err.public_message(), "cannot record this worker process");
     }
-    // Become the active worker; standbys retry every few seconds. The lock's
+    let worker = Arc::new(worker);
+    loop {
+        match lead(&worker, &name, shutdown.clone()).await {
+            Ok(()) => return Ok(()),
+            Err(err) => {
+                tracing::warn!(error = %err, "the worker lost its database connection; it will ask for the lead again")
+            }
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(STANDBY_POLL) => {}
+            _ = shutdown.changed() => return Ok(()),
+        }
+    }
+}
+
+async fn lead(
+    worker: &Arc<Reconciler>,
+    name: &Arc<String>,
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
+) -> anyhow::Result<()> {
+    // Become the active worker; standbys retry every STANDBY_POLL. The lock's
     // connection is detached from the pool, so it (and the lock) ends with
     // this worker instead of going back to the pool still holding it.
     let mut lock_conn = worker.db.acquire().await?.detach();
     while !provisioning::try_lead(&mut lock_conn).await? {
         tokio::select! {
-            _ = tokio::time::sleep(Duration::from_secs(5)) => {}
+            _ = tokio::time::sleep(STANDBY_POLL) => {}
             _ = shutdown.changed() => return Ok(()),
         }
     }
     tracing::info!("this worker is the active one");
-    if let Err(err) = worker_status::took_lead(&worker.db, &name).await {
+    crate::metrics::leader(true);
+    let outcome = work(worker, name, &mut lock_conn, shutdown).await;
+    crate::metrics::leader(false);
+    // Closing the connection releases the lock now, so a standby takes over
+    // at its next poll rather than when PostgreSQL notices a dead socket.
+    if let Err(err) = sqlx::Connection::close(lock_conn).await {
+        tracing::debug!(error = %err, "closing the lock connection");
+    }
+    outcome
+}
+
+async fn work(
+    worker: &Arc<Reconciler>,
+    name: &Arc<String>,
+    lock_conn: &mut sqlx::PgConnection,
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
+) -> anyhow::Result<()> {
+    if let Err(err) = worker_status::took_lead(&worker.db, name).await {
         tracing::warn!(error = %err.public_message(), "cannot record that this worker leads");
     }
-    let worker = Arc::new(worker);
     let mut listener = PgListener::connect_with(&worker.db).await?;
     listener.listen("berth_bookings").await?;
     let (wake_start, wake_repair) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
@@ -51,14 +95,16 @@ pub async fn run(worker: Reconciler, shutdown: tokio::sync::watch::Receiver<bool
     let _repair = AbortOnDrop(tokio::spawn(repair_loop(worker.clone(), wake_repair, name.clone())));
     let mut failed_passes = 0u32;
     loop {
+        // Still holding the lock? Its connection is the proof.
+        sqlx::query("SELECT 1").execute(&mut *lock_conn).await?;
         let started = Instant::now();
         let outcome = worker.start_pass().await;
         failed_passes = next_failures(failed_passes, &outcome);
         let pause = match failed_passes {
-            0 => until_next_boundary(&worker).await,
+            0 => until_next_boundary(worker).await,
             n => backoff(n),
         };
-        report(&worker, &name, Pass::Start, started, &outcome, pause).await;
+        report(worker, name, Pass::Start, started, &outcome, pause).await;
         tokio::select! {
             _ = tokio::time::sleep(pause) => {}
             note = listener.recv() => { note?; }
@@ -146,6 +192,11 @@ async fn report(
         Ok(report) => report.errors.first().map(|(booking, error)| format!("booking {booking}: {error}")),
         Err(err) => Some(err.to_string()),
     };
+    let label = match pass {
+        Pass::Start => "start",
+        Pass::Repair => "repair",
+    };
+    crate::metrics::worker_pass(label, started.elapsed(), error.is_some());
     if let Err(err) =
         worker_status::record_pass(&worker.db, name, pass, started.elapsed(), error.as_deref(), pause).await
     {

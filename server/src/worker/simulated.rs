@@ -149,7 +149,7 @@ impl SimulatedCluster {
                 Ok::<_, std::convert::Infallible>(cluster.handle(request, inner).await)
             }
         });
-        kube::Client::new(service, "default")
+        kube::Client::new(tower::Layer::layer(&crate::kube_metrics::CountRequests, service), "default")
     }
 
     pub fn writes(&self) -> usize {

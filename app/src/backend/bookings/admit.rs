@@ -200,10 +200,34 @@ pub enum Admission {
 pub async fn admit_batch(db: &PgPool, requests: &[&Request]) -> ServiceResult<Vec<Outcome>> {
     let Some(first) = requests.first() else { return Ok(Vec::new()) };
     // Round trips matter here: the kind's lock is held from the first to the last.
-    let mut tx = begin_locked(db, first.pool_id, &first.kind).await?;
-    let outcomes = admit_locked(&mut tx, requests).await?;
-    tx.commit().await?;
-    Ok(outcomes)
+    let decided = async {
+        let mut tx = begin_locked(db, first.pool_id, &first.kind).await?;
+        let outcomes = admit_locked(&mut tx, requests).await?;
+        tx.commit().await?;
+        Ok(outcomes)
+    }
+    .await;
+    count(requests.len(), &decided);
+    decided
+}
+
+/// Admission decisions by outcome, and batch sizes, for `/metrics`.
+fn count(batch: usize, decided: &ServiceResult<Vec<Outcome>>) {
+    metrics::histogram!("berth_admission_batch_size").record(batch as f64);
+    let Ok(outcomes) = decided else {
+        metrics::counter!("berth_admission_decisions_total", "outcome" => "error").increment(batch as u64);
+        return;
+    };
+    for outcome in outcomes {
+        let label = match outcome {
+            Outcome::Decided(Ok(Admission::Booked(_))) => "booked",
+            Outcome::Decided(Ok(Admission::Waitlisted(_))) => "waitlisted",
+            Outcome::Crowded(_) => "refused_capacity",
+            Outcome::Decided(Err(ServiceError::QuotaExceeded(_))) => "refused_quota",
+            Outcome::Decided(Err(_)) => "refused_other",
+        };
+        metrics::counter!("berth_admission_decisions_total", "outcome" => label).increment(1);
+    }
 }
 
 /// Decides and records the requests inside `tx`, which holds their kind's

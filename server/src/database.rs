@@ -1,0 +1,98 @@
+//! The connection pool, readiness, and what clients see while PostgreSQL is
+//! unreachable: a quick `503 unavailable` instead of a request that hangs
+//! until the client gives up.
+
+use crate::state::AppState;
+use app::backend::MIGRATOR;
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::middleware::Next;
+use axum::response::{Html, IntoResponse, Response};
+use sqlx::postgres::PgPoolOptions;
+use sqlx::PgPool;
+use std::time::Duration;
+
+/// How long a request waits for a connection. sqlx keeps retrying a refused
+/// connection until this deadline, so it bounds how long a request takes
+/// during an outage (plus `PROBE`).
+pub const ACQUIRE_TIMEOUT: Duration = Duration::from_millis(1000);
+/// How long the check after a failed request may take.
+const PROBE: Duration = Duration::from_millis(500);
+/// Seconds a client should wait before retrying, sent as `Retry-After`.
+const RETRY_AFTER_SECONDS: &str = "2";
+
+pub fn pool_options(connections: u32) -> PgPoolOptions {
+    PgPoolOptions::new().max_connections(connections).acquire_timeout(ACQUIRE_TIMEOUT)
+}
+
+/// Ready to serve: the database answers and every migration this binary
+/// knows is applied (a replica of a newer release waits for its migration).
+pub async fn is_ready(db: &PgPool) -> bool {
+    let newest = MIGRATOR.iter().map(|m| m.version).max().unwrap_or(0);
+    let applied = tokio::time::timeout(
+        ACQUIRE_TIMEOUT + PROBE,
+        sqlx::query_scalar::<_, Option<i64>>("SELECT max(version) FROM _sqlx_migrations WHERE success").fetch_one(db),
+    )
+    .await;
+    matches!(applied, Ok(Ok(Some(version))) if version >= newest)
+}
+
+pub async fn readyz(State(state): State<AppState>) -> Response {
+    if is_ready(&state.db).await {
+        (StatusCode::OK, "ready").into_response()
+    } else {
+        let mut response =
+            (StatusCode::SERVICE_UNAVAILABLE, "not ready: the database is unreachable or not migrated").into_response();
+        retry_after(&mut response);
+        response
+    }
+}
+
+async fn reachable(db: &PgPool) -> bool {
+    matches!(tokio::time::timeout(PROBE, sqlx::query("SELECT 1").execute(db)).await, Ok(Ok(_)))
+}
+
+/// Outermost layer: a server error while the database cannot be reached
+/// becomes `503 unavailable` with `Retry-After` (JSON for the API and server
+/// fns, a page for browsers), whichever layer failed — the session store,
+/// the identity lookup, a handler or a page. A 5xx while the database is up
+/// stays what it was.
+pub async fn unavailable_while_down(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let machine = {
+        let path = request.uri().path();
+        path.starts_with("/api/") || path.starts_with("/rpc/")
+    };
+    let response = next.run(request).await;
+    let status = response.status();
+    // A 503 already says "unavailable" (readiness, for one).
+    if !status.is_server_error() || status == StatusCode::SERVICE_UNAVAILABLE || reachable(&state.db).await {
+        return response;
+    }
+    let mut response = if machine {
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            axum::Json(serde_json::json!({
+                "error": "unavailable",
+                "message": "the database cannot be reached; try again in a few seconds",
+                "field": null,
+            })),
+        )
+            .into_response()
+    } else {
+        (StatusCode::SERVICE_UNAVAILABLE, Html(UNAVAILABLE_PAGE)).into_response()
+    };
+    retry_after(&mut response);
+    response
+}
+
+fn retry_after(response: &mut Response) {
+    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static(RETRY_AFTER_SECONDS));
+}
+
+const UNAVAILABLE_PAGE: &str = r#"<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="refresh" content="5"><title>Berth is briefly unavailable</title></head>
+<body><main><h1>Berth is briefly unavailable</h1>
+<p>Berth cannot reach its database just now. Nothing you booked is lost; this page reloads by itself in a few seconds.</p>
+</main></body></html>
+"#;

@@ -1,0 +1,128 @@
+//! Prometheus metrics at `/metrics`, through the `metrics` facade and its
+//! Prometheus exporter. Counters and histograms are recorded where things
+//! happen (HTTP layer, admission, worker passes, Kubernetes client); the
+//! gauges of what is in the database are read at scrape time, so every
+//! replica reports the same figures and none is kept in memory.
+//!
+//! They are served on a listener of their own (`--metrics-listen`), never on
+//! the portal's: the Ingress/Route exposes the portal port only, and the
+//! NetworkPolicy lets the monitoring namespace alone reach this one.
+
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::{header, HeaderValue};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use metrics::{counter, gauge, histogram};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use sqlx::PgPool;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+const SECONDS_BUCKETS: [f64; 14] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0];
+const BATCH_BUCKETS: [f64; 8] = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0];
+
+/// The process-wide recorder, installed on first use.
+pub fn handle() -> &'static PrometheusHandle {
+    static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+    HANDLE.get_or_init(|| {
+        PrometheusBuilder::new()
+            .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), &SECONDS_BUCKETS)
+            .and_then(|b| b.set_buckets_for_metric(Matcher::Full("berth_admission_batch_size".into()), &BATCH_BUCKETS))
+            .expect("bucket lists are non-empty constants")
+            .install_recorder()
+            .expect("berth installs the only metrics recorder")
+    })
+}
+
+/// Serves `GET /metrics` on `addr` until the process ends.
+pub async fn serve(addr: std::net::SocketAddr, db: PgPool) -> anyhow::Result<()> {
+    handle();
+    let app = axum::Router::new().route("/metrics", axum::routing::get(scrape)).with_state(db);
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    tracing::info!("metrics on http://{addr}/metrics");
+    tokio::spawn(async move {
+        if let Err(err) = axum::serve(listener, app).await {
+            tracing::error!(error = %err, "the metrics listener stopped");
+        }
+    });
+    Ok(())
+}
+
+/// `GET /metrics`: refreshes the database gauges, then renders.
+async fn scrape(State(db): State<PgPool>) -> Response {
+    let up = tokio::time::timeout(Duration::from_secs(2), database_gauges(&db)).await;
+    gauge!("berth_database_up").set(if matches!(up, Ok(Ok(()))) { 1.0 } else { 0.0 });
+    gauge!("berth_database_connections", "state" => "in_use").set(f64::from(db.size()) - db.num_idle() as f64);
+    gauge!("berth_database_connections", "state" => "idle").set(db.num_idle() as f64);
+    let mut response = handle().render().into_response();
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"));
+    response
+}
+
+/// Bookings by state, waiting waitlist entries, and live sessions by the
+/// state of their first unfinished step. States that fell to zero are
+/// reported as zero, not left at their last value.
+async fn database_gauges(db: &PgPool) -> Result<(), sqlx::Error> {
+    let rows: Vec<(String, String, i64)> = sqlx::query_as(
+        "SELECT 'booking', s.state, count(b.id)
+           FROM unnest(ARRAY['pending','approved','active','completed','canceled','rejected','failed']) s(state)
+           LEFT JOIN booking b ON b.state::text = s.state GROUP BY s.state
+         UNION ALL
+         SELECT 'waitlist', 'waiting', count(*) FROM waitlist_entry WHERE state = 'waiting'
+         UNION ALL
+         SELECT 'session', coalesce((SELECT x->>'state' FROM jsonb_array_elements(st.steps) x
+                                     WHERE x->>'state' <> 'done' LIMIT 1), 'done'), count(*)
+           FROM session_status st JOIN booking b ON b.id = st.booking_id
+          WHERE b.state IN ('approved', 'active') GROUP BY 2",
+    )
+    .fetch_all(db)
+    .await?;
+    for step in ["pending", "working", "failed", "done"] {
+        gauge!("berth_sessions", "step_state" => step).set(0.0);
+    }
+    for (what, state, count) in rows {
+        let value = count as f64;
+        match what.as_str() {
+            "booking" => gauge!("berth_bookings", "state" => state).set(value),
+            "waitlist" => gauge!("berth_waitlist_waiting").set(value),
+            _ => gauge!("berth_sessions", "step_state" => state).set(value),
+        }
+    }
+    Ok(())
+}
+
+/// Request durations by route template (never the raw path: ids would make
+/// every booking a new series), method and status.
+pub async fn track_http(request: Request, next: Next) -> Response {
+    let route = request.extensions().get::<MatchedPath>().map(|p| p.as_str().to_owned());
+    let method = request.method().as_str().to_owned();
+    let started = Instant::now();
+    let response = next.run(request).await;
+    histogram!(
+        "berth_http_request_duration_seconds",
+        "route" => route.unwrap_or_else(|| "unmatched".into()),
+        "method" => method,
+        "status" => response.status().as_u16().to_string(),
+    )
+    .record(started.elapsed().as_secs_f64());
+    response
+}
+
+/// 1 while this process's worker leads.
+pub fn leader(leading: bool) {
+    gauge!("berth_worker_leader").set(if leading { 1.0 } else { 0.0 });
+}
+
+/// One worker pass: its duration, and whether it failed.
+pub fn worker_pass(pass: &'static str, took: Duration, failed: bool) {
+    histogram!("berth_worker_pass_duration_seconds", "pass" => pass).record(took.as_secs_f64());
+    counter!("berth_worker_passes_total", "pass" => pass, "outcome" => if failed { "failed" } else { "ok" })
+        .increment(1);
+}
+
+/// One request to the Kubernetes API, by verb and answer.
+pub fn kubernetes_request(verb: &'static str, status: &str) {
+    counter!("berth_kubernetes_requests_total", "verb" => verb, "status" => status.to_owned()).increment(1);
+}
