@@ -15,9 +15,9 @@ use std::time::Duration;
 /// How long a request waits for a connection. sqlx keeps retrying a refused
 /// connection until this deadline, so it bounds how long a request takes
 /// during an outage (plus `PROBE`).
-pub const ACQUIRE_TIMEOUT: Duration = Duration::from_millis(1000);
+pub const ACQUIRE_TIMEOUT: Duration = Duration::from_millis(600);
 /// How long the check after a failed request may take.
-const PROBE: Duration = Duration::from_millis(500);
+const PROBE: Duration = Duration::from_millis(300);
 /// Seconds a client should wait before retrying, sent as `Retry-After`.
 const RETRY_AFTER_SECONDS: &str = "2";
 
@@ -62,10 +62,16 @@ pub async fn unavailable_while_down(State(state): State<AppState>, request: Requ
         let path = request.uri().path();
         path.starts_with("/api/") || path.starts_with("/rpc/")
     };
-    let response = next.run(request).await;
+    let mut response = next.run(request).await;
     let status = response.status();
-    // A 503 already says "unavailable" (readiness, for one).
-    if !status.is_server_error() || status == StatusCode::SERVICE_UNAVAILABLE || reachable(&state.db).await {
+    if status == StatusCode::SERVICE_UNAVAILABLE {
+        // Already "unavailable" (a service error that saw the outage, or readiness).
+        if !response.headers().contains_key(header::RETRY_AFTER) {
+            retry_after(&mut response);
+        }
+        return response;
+    }
+    if !status.is_server_error() || reachable(&state.db).await {
         return response;
     }
     let mut response = if machine {

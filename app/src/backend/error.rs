@@ -26,6 +26,10 @@ pub enum ServiceError {
     IllegalTransition(#[from] IllegalTransition),
     #[error("{reason}")]
     Conflict { code: &'static str, field: Option<String>, reason: String },
+    /// PostgreSQL cannot be reached (down, restarting, failing over): the
+    /// client should retry shortly. Answered as 503.
+    #[error("the database cannot be reached; try again in a few seconds")]
+    Unavailable,
     #[error("database error")]
     Database(#[source] sqlx::Error),
     /// A failure with no client-side cause; logged where it happens.
@@ -37,6 +41,10 @@ impl From<sqlx::Error> for ServiceError {
     /// Named constraints are part of the contract: the ones a client can break
     /// become client errors, everything else stays an internal error.
     fn from(err: sqlx::Error) -> Self {
+        if is_unavailable(&err) {
+            tracing::warn!(error = %err, "the database cannot be reached");
+            return Self::Unavailable;
+        }
         if let Some(db) = err.as_database_error() {
             match db.constraint() {
                 Some("pool_name_key") => {
@@ -80,6 +88,18 @@ impl From<sqlx::Error> for ServiceError {
     }
 }
 
+/// No connection, or the server is shutting down or starting (SQLSTATE
+/// class 08, 57P01–57P03): nothing the request did, so nothing to log as a bug.
+pub fn is_unavailable(err: &sqlx::Error) -> bool {
+    match err {
+        sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) | sqlx::Error::Tls(_) => true,
+        sqlx::Error::Database(db) => {
+            db.code().is_some_and(|code| code.starts_with("08") || matches!(code.as_ref(), "57P01" | "57P02" | "57P03"))
+        }
+        _ => false,
+    }
+}
+
 impl ServiceError {
     /// Text safe to show anyone: database errors are replaced and logged.
     pub fn public_message(&self) -> String {
@@ -111,6 +131,7 @@ impl ServiceError {
             | Self::CapacityBelowBooked { .. }
             | Self::IllegalTransition(_)
             | Self::Conflict { .. } => 409,
+            Self::Unavailable => 503,
             Self::Database(_) | Self::Internal(_) => 500,
         }
     }

@@ -88,7 +88,9 @@ pub async fn load_find(
                     .map(|window| Suggestion { window, when: local_window(window, &tz) })
                     .collect(),
             }),
-            Err(err @ crate::backend::ServiceError::Database(_)) => return Err(to_server_error(err)),
+            Err(err @ (crate::backend::ServiceError::Database(_) | crate::backend::ServiceError::Unavailable)) => {
+                return Err(to_server_error(err))
+            }
             Err(err) => Err(err.public_message()),
         })
     } else {

@@ -83,6 +83,7 @@ impl From<ServiceError> for ApiError {
                     None => err,
                 }
             }
+            ServiceError::Unavailable => Self::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", message),
             ServiceError::Database(_) | ServiceError::Internal(_) => {
                 Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message)
             }
@@ -98,6 +99,9 @@ impl IntoResponse for ApiError {
         body.insert("field".into(), json!(self.field));
         body.extend(self.details);
         let mut response = (self.status, Json(Value::Object(body))).into_response();
+        if self.status == StatusCode::SERVICE_UNAVAILABLE {
+            response.headers_mut().insert(header::RETRY_AFTER, header::HeaderValue::from_static("2"));
+        }
         if self.status == StatusCode::UNAUTHORIZED {
             response.headers_mut().insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
         }

@@ -6,7 +6,7 @@
 use super::session;
 use crate::state::AppState;
 use app::backend::identity::{Identity, Via};
-use app::backend::principals;
+use app::backend::{principals, ServiceError};
 use axum::extract::{Request, State};
 use axum::http::{header, StatusCode};
 use axum::middleware::Next;
@@ -28,8 +28,13 @@ pub async fn resolve(State(state): State<AppState>, mut request: Request, next: 
     let session = request.extensions().get::<Session>().cloned();
     let identity = match identify(&state, token, session).await {
         Ok(identity) => identity,
-        Err(message) => {
-            tracing::error!(%message, "could not resolve the request's identity");
+        // The database is down: the outage layer answers for it.
+        Err(Failure::Service(ServiceError::Unavailable)) => {
+            return (StatusCode::SERVICE_UNAVAILABLE, "the database cannot be reached; try again in a few seconds")
+                .into_response();
+        }
+        Err(failure) => {
+            tracing::error!(error = %failure, "could not resolve the request's identity");
             return (StatusCode::INTERNAL_SERVER_ERROR, "internal error; it has been logged").into_response();
         }
     };
@@ -37,15 +42,22 @@ pub async fn resolve(State(state): State<AppState>, mut request: Request, next: 
     next.run(request).await
 }
 
-async fn identify(state: &AppState, token: Option<String>, session: Option<Session>) -> Result<Identity, String> {
+#[derive(Debug, thiserror::Error)]
+enum Failure {
+    #[error(transparent)]
+    Service(#[from] ServiceError),
+    #[error(transparent)]
+    Session(#[from] tower_sessions::session::Error),
+}
+
+async fn identify(state: &AppState, token: Option<String>, session: Option<Session>) -> Result<Identity, Failure> {
     if let Some(token) = token {
-        let principal = state.tokens.authenticate(&state.db, &token).await.map_err(|e| e.to_string())?;
+        let principal = state.tokens.authenticate(&state.db, &token).await?;
         return Ok(Identity { principal, via: Via::Token });
     }
     let Some(session) = session else { return Ok(Identity::anonymous()) };
-    let user_id =
-        session::signed_in_user(&session, state.auth.config.absolute_lifetime).await.map_err(|e| e.to_string())?;
+    let user_id = session::signed_in_user(&session, state.auth.config.absolute_lifetime).await?;
     let Some(user_id) = user_id else { return Ok(Identity::anonymous()) };
-    let principal = principals::by_user_id(&state.db, user_id).await.map_err(|e| e.to_string())?;
+    let principal = principals::by_user_id(&state.db, user_id).await?;
     Ok(Identity { via: if principal.is_some() { Via::Session } else { Via::Anonymous }, principal })
 }

@@ -102,9 +102,19 @@ async fn run_queue(admissions: Admissions, key: Key, mut jobs: mpsc::UnboundedRe
                 }
             }
             Err(err) => {
-                tracing::error!(error = %err.public_message(), size = batch.len(), "admission batch failed");
+                // An outage is the same answer for everyone in the batch; any
+                // other failure is logged once and hidden.
+                let unavailable = matches!(err, ServiceError::Unavailable);
+                if !unavailable {
+                    tracing::error!(error = %err.public_message(), size = batch.len(), "admission batch failed");
+                }
                 for job in batch {
-                    let _ = job.reply.send(Err(ServiceError::Internal("admission batch failed")));
+                    let answer = if unavailable {
+                        ServiceError::Unavailable
+                    } else {
+                        ServiceError::Internal("admission batch failed")
+                    };
+                    let _ = job.reply.send(Err(answer));
                 }
             }
         }
