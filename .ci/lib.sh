@@ -87,3 +87,6 @@ ensure_kubernetes_validate() {
     python3 -m pip install --quiet --root-user-action=ignore "kubernetes-validate==$KUBERNETES_VALIDATE_VERSION"
   fi
 }
+
+# Prometheus and promtool (Debian package) for the metrics and alert tests.
+ensure_prometheus() { command -v prometheus >/dev/null && command -v promtool >/dev/null || apt_install prometheus; }

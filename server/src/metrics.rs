@@ -25,13 +25,36 @@ const BATCH_BUCKETS: [f64; 8] = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0];
 pub fn handle() -> &'static PrometheusHandle {
     static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
     HANDLE.get_or_init(|| {
-        PrometheusBuilder::new()
+        let handle = PrometheusBuilder::new()
             .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), &SECONDS_BUCKETS)
             .and_then(|b| b.set_buckets_for_metric(Matcher::Full("berth_admission_batch_size".into()), &BATCH_BUCKETS))
             .expect("bucket lists are non-empty constants")
             .install_recorder()
-            .expect("berth installs the only metrics recorder")
+            .expect("berth installs the only metrics recorder");
+        describe();
+        handle
     })
+}
+
+/// The HELP line of every metric (promtool wants one).
+fn describe() {
+    use metrics::{describe_counter, describe_gauge, describe_histogram, Unit};
+    describe_histogram!(
+        "berth_http_request_duration_seconds",
+        Unit::Seconds,
+        "HTTP requests by route template, method and status."
+    );
+    describe_counter!("berth_admission_decisions_total", "Booking requests decided, by outcome.");
+    describe_histogram!("berth_admission_batch_size", "Booking requests decided together under one kind's lock.");
+    describe_histogram!("berth_worker_pass_duration_seconds", Unit::Seconds, "Worker passes, by pass (start, repair).");
+    describe_counter!("berth_worker_passes_total", "Worker passes, by pass and outcome.");
+    describe_counter!("berth_kubernetes_requests_total", "Requests to the Kubernetes API, by verb and status.");
+    describe_gauge!("berth_worker_leader", "1 while this process's worker is the active one.");
+    describe_gauge!("berth_bookings", "Bookings by state.");
+    describe_gauge!("berth_waitlist_waiting", "Waitlist entries waiting for room.");
+    describe_gauge!("berth_sessions", "Live sessions by the state of their first unfinished step.");
+    describe_gauge!("berth_database_up", "1 when this process reached PostgreSQL at the last scrape.");
+    describe_gauge!("berth_database_connections", "This process's database connections, by state.");
 }
 
 /// Serves `GET /metrics` on `addr` until the process ends.

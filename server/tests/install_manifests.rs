@@ -1,0 +1,121 @@
+//! The install: both kustomize overlays render with `kubectl kustomize`, pass
+//! `kubernetes-validate --strict` (CRD kinds — CloudNativePG `Cluster`,
+//! `ServiceMonitor`, `PrometheusRule`, OpenShift `Route` — only warn), and
+//! the rendered Deployments run the way deploy/README.md promises.
+
+mod common;
+
+use common::processes::repo_root;
+use serde::Deserialize;
+use serde_yaml_ng::Value;
+use std::process::Command;
+
+fn render(overlay: &str) -> (String, Vec<Value>) {
+    let output = Command::new("kubectl")
+        .args(["kustomize", &format!("deploy/overlays/{overlay}")])
+        .current_dir(repo_root())
+        .output()
+        .expect("kubectl (with built-in kustomize) is installed");
+    assert!(output.status.success(), "kubectl kustomize {overlay}: {}", String::from_utf8_lossy(&output.stderr));
+    let text = String::from_utf8(output.stdout).unwrap();
+    let objects = serde_yaml_ng::Deserializer::from_str(&text).map(|doc| Value::deserialize(doc).unwrap()).collect();
+    (text, objects)
+}
+
+fn find<'a>(objects: &'a [Value], kind: &str, name: &str) -> &'a Value {
+    objects
+        .iter()
+        .find(|o| o["kind"] == kind && o["metadata"]["name"] == name)
+        .unwrap_or_else(|| panic!("no {kind} {name}"))
+}
+
+fn validate(overlay: &str, text: &str) -> String {
+    let path = std::env::temp_dir().join(format!("berth-install-{overlay}-{}.yaml", std::process::id()));
+    std::fs::write(&path, text).unwrap();
+    let output = Command::new("kubernetes-validate")
+        .args(["--strict", "--kubernetes-version", "1.30.0", "--quiet"])
+        .arg(&path)
+        .output()
+        .expect("kubernetes-validate is installed");
+    std::fs::remove_file(&path).ok();
+    let report = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success() && !report.contains("ERROR"), "{overlay}: {report}");
+    report
+}
+
+fn strings(value: &Value) -> Vec<&str> {
+    value.as_sequence().map(|s| s.iter().filter_map(Value::as_str).collect()).unwrap_or_default()
+}
+
+fn check_deployment(objects: &[Value], name: &str, args: &[&str], account: &str, pinned_uid: bool) {
+    let deployment = find(objects, "Deployment", name);
+    let spec = &deployment["spec"];
+    assert_eq!(spec["replicas"], 2, "{name}");
+    let pod = &spec["template"]["spec"];
+    assert_eq!(pod["serviceAccountName"], account, "{name}");
+    assert_eq!(pod["securityContext"]["runAsNonRoot"], true, "{name}");
+    assert_eq!(pod["securityContext"]["seccompProfile"]["type"], "RuntimeDefault", "{name}");
+    assert_eq!(pod["securityContext"]["runAsUser"].as_i64().is_some(), pinned_uid, "{name}: runAsUser");
+    assert!(pod["terminationGracePeriodSeconds"].as_i64().unwrap() > 30, "{name}: room for the 30 s drain");
+    let spread = &pod["topologySpreadConstraints"][0];
+    assert_eq!(spread["topologyKey"], "kubernetes.io/hostname", "{name}");
+    let container = &pod["containers"][0];
+    assert_eq!(strings(&container["args"]), args, "{name}");
+    let security = &container["securityContext"];
+    assert_eq!(security["readOnlyRootFilesystem"], true, "{name}");
+    assert_eq!(security["allowPrivilegeEscalation"], false, "{name}");
+    assert_eq!(strings(&security["capabilities"]["drop"]), ["ALL"], "{name}");
+    for key in ["requests", "limits"] {
+        assert!(container["resources"][key]["memory"].is_string(), "{name}: {key}.memory");
+    }
+    let database = container["env"].as_sequence().unwrap().iter().find(|e| e["name"] == "DATABASE_URL").unwrap();
+    assert_eq!(database["valueFrom"]["secretKeyRef"]["name"], "berth-db-app", "{name}: the CloudNativePG app secret");
+    assert_eq!(database["valueFrom"]["secretKeyRef"]["key"], "uri", "{name}");
+    let budget = find(objects, "PodDisruptionBudget", name);
+    assert_eq!(budget["spec"]["minAvailable"], 1, "{name}");
+    assert_eq!(budget["spec"]["selector"]["matchLabels"], spec["template"]["metadata"]["labels"], "{name}");
+}
+
+fn check_overlay(overlay: &str, expose: &str, pinned_uid: bool) -> Vec<Value> {
+    let (text, objects) = render(overlay);
+    let report = validate(overlay, &text);
+    for kind in ["Cluster", "ServiceMonitor", "PrometheusRule"] {
+        assert!(report.contains(&format!("kind {kind} ")), "{overlay}: {kind} should only warn: {report}");
+    }
+    check_deployment(&objects, "berth-portal", &["serve", "--no-worker"], "berth-portal", pinned_uid);
+    check_deployment(&objects, "berth-worker", &["worker"], "berth-worker", pinned_uid);
+    let portal = &find(&objects, "Deployment", "berth-portal")["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(portal["livenessProbe"]["httpGet"]["path"], "/healthz");
+    assert_eq!(portal["readinessProbe"]["httpGet"]["path"], "/readyz");
+    assert_eq!(find(&objects, "ConfigMap", "berth-config")["data"]["BERTH_EXPOSE"], expose);
+    assert_eq!(find(&objects, "Cluster", "berth-db")["spec"]["instances"], 3);
+    let rules = &find(&objects, "PrometheusRule", "berth")["spec"]["groups"][0]["rules"];
+    assert_eq!(rules.as_sequence().unwrap().len(), 4);
+    let policy = find(&objects, "NetworkPolicy", "berth");
+    assert_eq!(strings(&policy["spec"]["policyTypes"]), ["Ingress", "Egress"]);
+    // Every namespaced object of Berth's own is in its namespace.
+    for object in &objects {
+        let namespace = object["metadata"]["namespace"].as_str();
+        assert!(
+            matches!(namespace, None | Some("berth") | Some("gpu-operator")),
+            "{overlay}: {:?} in {namespace:?}",
+            object["metadata"]["name"]
+        );
+    }
+    objects
+}
+
+#[test]
+fn the_kubernetes_overlay_renders_validates_and_runs_hardened_with_an_ingress() {
+    let objects = check_overlay("kubernetes", "ingress", true);
+    let ingress = find(&objects, "Ingress", "berth");
+    assert_eq!(ingress["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]["name"], "berth-portal");
+}
+
+#[test]
+fn the_openshift_overlay_renders_validates_and_leaves_the_uid_to_the_scc_with_a_route() {
+    let objects = check_overlay("openshift", "route", false);
+    let route = find(&objects, "Route", "berth");
+    assert_eq!(route["spec"]["to"]["name"], "berth-portal");
+    assert_eq!(route["spec"]["tls"]["termination"], "edge");
+}
