@@ -1,7 +1,7 @@
 # The two commands a newcomer needs are `make run` and `make test`; see README.md.
 SECONDS ?= 30
 
-.PHONY: run test build release bench bench-calendar bench-worker stop-db
+.PHONY: run test build release package bench bench-calendar bench-worker stop-db
 
 run:        ## Serve the portal on the embedded default (local PostgreSQL, demo data)
 	bash .ci/run-portal.sh
@@ -14,6 +14,9 @@ build:      ## Build the server and the site (debug)
 
 release:    ## Build the server and the site (release)
 	bash .ci/build-site.sh release
+
+package:    ## Stage the container image's files (release build) in target/package; see Containerfile
+	bash .ci/package.sh release
 
 bench:      ## Booking load benchmark against pgbench on the same PostgreSQL
 	bash .ci/bench.sh $(SECONDS)
