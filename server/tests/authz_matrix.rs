@@ -154,6 +154,11 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     (Send::Get, "/bookings/{booking}/manifests", [401, 200, 404, 403, 200]),
     // The workspace: owner only (not running here, so 409 for the owner).
     (Send::Get, "/bookings/{live}/open", [401, 409, 404, 403, 403]),
+    // Probes: for the kubelet, anyone; they tell nothing but "up" and "ready".
+    (Send::Get, "/healthz", [200, 200, 200, 200, 200]),
+    (Send::Get, "/readyz", [200, 200, 200, 200, 200]),
+    // Metrics are served on their own listener (--metrics-listen), never here.
+    (Send::Get, "/metrics", [404, 404, 404, 404, 404]),
 ];
 
 struct World {
