@@ -13,4 +13,5 @@ pub mod run;
 pub mod simulated;
 pub mod snapshot;
 pub mod sweep;
+pub mod wake;
 pub mod watch;

@@ -10,6 +10,7 @@
 
 use super::reconcile::{PassReport, Reconciler};
 use super::sweep::SWEEP_EVERY;
+use super::wake::{self, Wake};
 use app::backend::provisioning;
 use app::backend::worker_status::{self, Pass};
 use sqlx::postgres::PgListener;
@@ -105,13 +106,29 @@ async fn work(
             n => backoff(n),
         };
         report(worker, name, Pass::Start, started, &outcome, pause).await;
-        tokio::select! {
-            _ = tokio::time::sleep(pause) => {}
-            note = listener.recv() => { note?; }
-            _ = wake_start.notified() => {}
-            _ = shutdown.changed() => return Ok(()),
+        // Sleep until the next boundary, a notification that needs a pass
+        // now, or a watch event. A future window only pulls the wake-up in.
+        let mut wake_at = tokio::time::Instant::now() + pause;
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep_until(wake_at) => break,
+                note = listener.recv() => match wake::wake_for(note?.payload(), chrono::Utc::now()) {
+                    Wake::Now => break,
+                    Wake::By(at) => wake_at = wake_at.min(instant_of(at)),
+                    Wake::Never => {}
+                },
+                _ = wake_start.notified() => break,
+                _ = shutdown.changed() => return Ok(()),
+            }
         }
     }
+}
+
+/// The monotonic instant of a wall-clock time (just after it, so the pass
+/// finds the window open).
+fn instant_of(at: chrono::DateTime<chrono::Utc>) -> tokio::time::Instant {
+    let wait = (at - chrono::Utc::now()).to_std().unwrap_or_default();
+    tokio::time::Instant::now() + wait + Duration::from_millis(50)
 }
 
 /// Drift repair every RESYNC (sooner on watch events), and the sweep.
