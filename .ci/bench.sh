@@ -65,6 +65,7 @@ say "statements by total execution time during the load"
 psql "$DATABASE_URL" -P pager=off -c "SELECT calls, round(total_exec_time::numeric / calls * 1000) AS mean_us,
   round(total_exec_time::numeric) AS total_ms, left(regexp_replace(query, '\s+', ' ', 'g'), 90) AS query
   FROM pg_stat_statements WHERE calls > 100 ORDER BY total_exec_time DESC LIMIT 8"
+echo "WORKER_STATEMENTS $(psql "$DATABASE_URL" -tAF' ' -f .ci/bench/worker-statements.sql)" >> "$WORK/wrk.txt"
 kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true; SERVER_PID=
 
 say "pgbench -N: $CLIENTS clients for ${SECONDS_PER_RUN}s on the same instance"
@@ -91,6 +92,8 @@ print(f"attempts / pgbench : {rps / tps:.0%}")
 in_flight = rows - status.get(201, 0)
 print(f"rows in booking    : {rows} = {status.get(201, 0)} answered 201 + {in_flight} still in flight when wrk stopped (must be 0..64: {'yes' if 0 <= in_flight <= 64 else 'NO'})")
 print(f"capacity violations: {violations}")
+calls, worker_ms = map(float, re.search(r"WORKER_STATEMENTS (\S+) (\S+)", wrk).groups())
+print(f"worker's queries   : {calls / secs:.1f}/s, {worker_ms / secs:.1f} ms of database time per second of load")
 cpu = dict(re.findall(r"CPU_(SERVER|POSTGRES)_S ([\d.-]+)", wrk))
 total = status.get(201, 0) + status.get(409, 0)
 if total:

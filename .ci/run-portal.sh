@@ -25,12 +25,14 @@ cat <<MSG
   (ada@berth.local user, mia@berth.local manager, admin@berth.local admin).
   Demo API token for ada@berth.local (kept in .data/demo-token):
     curl -H "Authorization: Bearer $(cat .data/demo-token)" http://$LISTEN/api/v1/pools
+  Prometheus metrics: http://${BERTH_METRICS_LISTEN:-127.0.0.1:9464}/metrics
   Stop with Ctrl-C; the database stays in .data/pg (make stop-db stops it).
 
 MSG
 # No identity provider here: the labelled development login, loopback only.
 # Set BERTH_OIDC_ISSUER/_CLIENT_ID/_CLIENT_SECRET to use single sign-on instead
 # (the portal refuses the development login beside single sign-on).
+export BERTH_METRICS_LISTEN="${BERTH_METRICS_LISTEN:-127.0.0.1:9464}"
 if [ -n "${BERTH_OIDC_ISSUER:-}" ]; then
   exec $berth serve --listen "$LISTEN"
 fi
