@@ -58,36 +58,44 @@ async fn reachable(db: &PgPool) -> bool {
 /// the identity lookup, a handler or a page. A 5xx while the database is up
 /// stays what it was.
 pub async fn unavailable_while_down(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let machine = {
-        let path = request.uri().path();
-        path.starts_with("/api/") || path.starts_with("/rpc/")
-    };
+    let path = request.uri().path();
+    let server_fn = path.starts_with("/rpc/");
+    let machine = path.starts_with("/api/") || server_fn;
+    let probe = path == "/readyz" || path == "/healthz";
     let mut response = next.run(request).await;
     let status = response.status();
-    if status == StatusCode::SERVICE_UNAVAILABLE {
-        // Already "unavailable" (a service error that saw the outage, or readiness).
-        if !response.headers().contains_key(header::RETRY_AFTER) {
-            retry_after(&mut response);
-        }
+    let unavailable = status == StatusCode::SERVICE_UNAVAILABLE;
+    if probe || !status.is_server_error() || (!unavailable && reachable(&state.db).await) {
         return response;
     }
-    if !status.is_server_error() || reachable(&state.db).await {
-        return response;
+    // A 503 already in the form the client reads (the API's JSON error, a
+    // server fn's encoded error, a page's own error view) keeps its body;
+    // anything else gets ours.
+    let wanted = if machine { "application/json" } else { "text/html" };
+    let fitting = server_fn
+        || response
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with(wanted));
+    if !(unavailable && fitting) {
+        response = if machine {
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                axum::Json(serde_json::json!({
+                    "error": "unavailable",
+                    "message": "the database cannot be reached; try again in a few seconds",
+                    "field": null,
+                })),
+            )
+                .into_response()
+        } else {
+            (StatusCode::SERVICE_UNAVAILABLE, Html(UNAVAILABLE_PAGE)).into_response()
+        };
     }
-    let mut response = if machine {
-        (
-            StatusCode::SERVICE_UNAVAILABLE,
-            axum::Json(serde_json::json!({
-                "error": "unavailable",
-                "message": "the database cannot be reached; try again in a few seconds",
-                "field": null,
-            })),
-        )
-            .into_response()
-    } else {
-        (StatusCode::SERVICE_UNAVAILABLE, Html(UNAVAILABLE_PAGE)).into_response()
-    };
-    retry_after(&mut response);
+    if !response.headers().contains_key(header::RETRY_AFTER) {
+        retry_after(&mut response);
+    }
     response
 }
 

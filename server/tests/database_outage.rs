@@ -34,6 +34,7 @@ async fn the_database_stopped_under_load_gives_quick_503s_and_loses_nothing_ackn
         berth_output(&url, &["user", "add", "--email", &email, "--name", "U", "--tenant", &format!("t{}", i % 4)]);
         tokens.push(berth_output(&url, &["token", "create", "--email", &email]));
     }
+    let page_token = tokens[0].clone();
     let server = Server::start(&url, &["--db-connections", "8"]);
     let db = sqlx::PgPool::connect(&url).await.unwrap();
     let pool: uuid::Uuid = sqlx::query_scalar("SELECT id FROM pool WHERE name = $1")
@@ -90,6 +91,12 @@ async fn the_database_stopped_under_load_gives_quick_503s_and_loses_nothing_ackn
     tokio::time::sleep(Duration::from_secs(1)).await;
     let ready = client.get(format!("{}/readyz", server.url)).send().await.unwrap().status();
     assert_eq!(ready, 503, "/readyz while the database is down");
+    // A signed-in page says so (its own error view, or ours when the
+    // failure came before the page).
+    let page = client.get(format!("{}/bookings", server.url)).bearer_auth(&page_token).send().await.unwrap();
+    assert_eq!(page.status(), 503, "a page while the database is down");
+    let text = page.text().await.unwrap();
+    assert!(text.contains("the database cannot be reached") || text.contains("Berth is briefly unavailable"), "{text}");
     tokio::time::sleep(Duration::from_secs(3)).await;
     let restart_at = Instant::now();
     pg.up();

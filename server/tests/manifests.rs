@@ -2,6 +2,8 @@
 //! schema check of each (and of every file in `deploy/`) with
 //! `kubernetes-validate --strict` for Kubernetes 1.30.
 
+mod common;
+
 use serde_json::{json, Value};
 use server::worker::manifests::{self, Cluster, Expose, ImageCache, KindGrant, Proxy, Session};
 
@@ -454,7 +456,7 @@ fn every_object_and_every_deploy_file_validates_strictly_against_kubernetes_1_30
     std::fs::write(&path, cache).unwrap();
     files.push(path);
     let deploy = concat!(env!("CARGO_MANIFEST_DIR"), "/../deploy");
-    for entry in walk(std::path::Path::new(deploy)) {
+    for entry in common::processes::files_under(std::path::Path::new(deploy)) {
         if entry.extension().is_some_and(|e| e == "yaml" || e == "yml") {
             files.push(entry);
         }
@@ -468,17 +470,4 @@ fn every_object_and_every_deploy_file_validates_strictly_against_kubernetes_1_30
     std::fs::remove_dir_all(&dir).ok();
     assert!(output.status.success(), "kubernetes-validate refused:\n{report}");
     assert!(!report.contains("ERROR"), "{report}");
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            found.extend(walk(&path));
-        } else {
-            found.push(path);
-        }
-    }
-    found
 }

@@ -21,8 +21,10 @@ async fn berth_serves_pages_from_the_packaged_files_on_a_read_only_root() {
         .output()
         .expect("bash runs");
     assert!(packaged.status.success(), "package: {}", String::from_utf8_lossy(&packaged.stderr));
-    let mut files: Vec<String> =
-        walk(&stage).iter().map(|p| p.strip_prefix(&stage).unwrap().display().to_string()).collect();
+    let mut files: Vec<String> = common::processes::files_under(&stage)
+        .iter()
+        .map(|p| p.strip_prefix(&stage).unwrap().display().to_string())
+        .collect();
     files.sort();
     assert!(files.contains(&"usr/local/bin/berth".to_string()), "{files:?}");
     assert!(files.iter().any(|f| f == "usr/share/berth/site/pkg/berth.wasm"), "{files:?}");
@@ -85,17 +87,4 @@ async fn berth_serves_pages_from_the_packaged_files_on_a_read_only_root() {
 
 fn is_root() -> bool {
     Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout.starts_with(b"0\n"))
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            found.extend(walk(&path));
-        } else {
-            found.push(path);
-        }
-    }
-    found
 }
