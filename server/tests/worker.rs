@@ -4,11 +4,13 @@
 
 mod common;
 
+use axum::http::Method;
 use common::{slot, Fixture, MIG};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ResourceQuota;
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
+use serde_json::json;
 use server::worker::manifests::Cluster;
 use server::worker::reconcile::{Policy, Reconciler};
 use server::worker::simulated::SimulatedCluster as FakeCluster;
@@ -300,6 +302,35 @@ async fn the_loop_wakes_on_a_booking_change_and_only_the_leader_works() {
     .await;
     stop.send(true).unwrap();
     task.await.unwrap().unwrap();
+}
+
+/// PostgreSQL serializes the commits of notifying transactions, so only
+/// what the worker must act on within a minute notifies: a window opening
+/// soon or open now, a live session's change. A booking days ahead (and its
+/// cancellation) is found by the worker's regular pass instead.
+#[tokio::test]
+async fn only_open_or_imminent_windows_and_live_sessions_notify_the_worker() {
+    let f = Fixture::new().await;
+    let mut listener = sqlx::postgres::PgListener::connect_with(&f.db).await.unwrap();
+    listener.listen("berth_bookings").await.unwrap();
+    let (status, far) = f.book(&f.ada, MIG, 1, slot(8), slot(10)).await;
+    assert_eq!(status, 201, "{far}");
+    let (status, _) = f
+        .call(
+            Method::POST,
+            &format!("/api/v1/bookings/{}/cancel", far["id"].as_str().unwrap()),
+            Some(&f.ada),
+            Some(json!({})),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let (status, open) = f.book(&f.ada, MIG, 1, slot(-1), slot(2)).await;
+    assert_eq!(status, 201, "{open}");
+    let note = tokio::time::timeout(std::time::Duration::from_secs(5), listener.recv()).await.unwrap().unwrap();
+    let payload: serde_json::Value = serde_json::from_str(note.payload()).unwrap();
+    assert_eq!(payload["id"], open["id"], "the far booking and its cancellation did not notify");
+    assert_eq!((payload["state"].as_str(), payload["was"].as_str()), (Some("approved"), None));
+    assert_eq!(server::worker::wake::wake_for(note.payload(), chrono::Utc::now()), server::worker::wake::Wake::Now);
 }
 
 #[tokio::test]
