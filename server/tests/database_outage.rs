@@ -20,6 +20,8 @@ struct Answer {
     status: u16,
     retry_after: bool,
     booked: Option<uuid::Uuid>,
+    /// The start of a 5xx body, read through `Debug` in failure messages.
+    #[allow(dead_code)]
     body: String,
 }
 
