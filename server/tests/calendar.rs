@@ -25,7 +25,10 @@ fn utc_day(f_days: i64) -> CalendarQuery {
 #[tokio::test]
 async fn slots_show_free_units_per_kind_and_only_the_viewers_own_bookings_in_full() {
     let f = Fixture::new().await;
-    let (start, end) = (slot(96 * 2), slot(96 * 2 + 4)); // two days ahead, one hour
+    // Two days ahead, 10:00–11:00 UTC: the whole hour inside one calendar
+    // day whatever the time the test runs (it failed between 23:00 and 00:00).
+    let start = (chrono::Utc::now() + Duration::days(2)).date_naive().and_hms_opt(10, 0, 0).unwrap().and_utc();
+    let end = start + Duration::hours(1);
     assert_eq!(f.book(&f.ada, MIG, 3, start, end).await.0, 201);
     assert_eq!(f.book(&f.carol, MIG, 1, start, start + Duration::minutes(15)).await.0, 201);
     let ada = who(&f, &f.ada).await;
