@@ -29,7 +29,8 @@ else
 fi
 
 say "Rust tests"
-cargo test --workspace --exclude frontend 2>&1 | tee "$LOGS/cargo-test.log" || status=1
+# --no-fail-fast: every test binary runs, so one failure does not hide the rest.
+cargo test --workspace --exclude frontend --no-fail-fast 2>&1 | tee "$LOGS/cargo-test.log" || status=1
 rust_summary="$(grep -E '^test result:' "$LOGS/cargo-test.log" | awk '{p+=$4; f+=$6} END {printf "%d passed, %d failed", p, f}')"
 
 say "browser tests (Playwright in Debian Chromium)"
