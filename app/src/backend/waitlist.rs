@@ -360,8 +360,12 @@ impl Changes {
         if self.ids.is_empty() {
             return Ok(());
         }
+        // One resolution time for the whole batch (the subquery runs once):
+        // per-row clock_timestamp() would order entries admitted together by
+        // the join's row order, not by their turn.
         sqlx::query(
-            "UPDATE waitlist_entry e SET state = c.state, booking_id = c.booking_id, reason = c.reason, resolved_at = clock_timestamp()
+            "UPDATE waitlist_entry e SET state = c.state, booking_id = c.booking_id, reason = c.reason,
+                    resolved_at = (SELECT clock_timestamp())
              FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::text[]) AS c(id, state, booking_id, reason)
              WHERE e.id = c.id",
         )
