@@ -97,6 +97,9 @@ for (const js of [true, false]) {
       // Hydrated, the preview follows the typing; without JavaScript it shows the saved values below.
       if (js) await expect(form.locator('#quota-preview')).toContainText('8 cores');
       await form.getByRole('button', { name: 'Create pool' }).click();
+      // Wait for the new pool's page: hydrated, the form's own preview already
+      // says "8 cores" before the navigation lands.
+      await expect(root).toHaveURL(/admin\/pools\/[0-9a-f-]{36}/);
       await expect(root.locator('#notice')).toContainText('Saved.');
       await expect(root.locator('#quota-preview')).toContainText('8 cores');
       const id = root.url().match(/admin\/pools\/([0-9a-f-]{36})/)![1];
