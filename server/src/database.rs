@@ -2,7 +2,9 @@
 //! unreachable: a quick `503 unavailable` instead of a request that hangs
 //! until the client gives up.
 
+use crate::api::error::ApiError;
 use crate::state::AppState;
+use app::backend::ServiceError;
 use app::backend::MIGRATOR;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
@@ -80,15 +82,7 @@ pub async fn unavailable_while_down(State(state): State<AppState>, request: Requ
             .is_some_and(|v| v.starts_with(wanted));
     if !(unavailable && fitting) {
         response = if machine {
-            (
-                StatusCode::SERVICE_UNAVAILABLE,
-                axum::Json(serde_json::json!({
-                    "error": "unavailable",
-                    "message": "the database cannot be reached; try again in a few seconds",
-                    "field": null,
-                })),
-            )
-                .into_response()
+            ApiError::from(ServiceError::Unavailable).into_response()
         } else {
             (StatusCode::SERVICE_UNAVAILABLE, Html(UNAVAILABLE_PAGE)).into_response()
         };
@@ -99,7 +93,8 @@ pub async fn unavailable_while_down(State(state): State<AppState>, request: Requ
     response
 }
 
-fn retry_after(response: &mut Response) {
+/// `Retry-After` on a 503 (the API's own 503s use it too).
+pub fn retry_after(response: &mut Response) {
     response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static(RETRY_AFTER_SECONDS));
 }
 

@@ -100,7 +100,7 @@ impl IntoResponse for ApiError {
         body.extend(self.details);
         let mut response = (self.status, Json(Value::Object(body))).into_response();
         if self.status == StatusCode::SERVICE_UNAVAILABLE {
-            response.headers_mut().insert(header::RETRY_AFTER, header::HeaderValue::from_static("2"));
+            crate::database::retry_after(&mut response);
         }
         if self.status == StatusCode::UNAUTHORIZED {
             response.headers_mut().insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));

@@ -30,8 +30,7 @@ pub async fn resolve(State(state): State<AppState>, mut request: Request, next: 
         Ok(identity) => identity,
         // The database is down: the outage layer answers for it.
         Err(Failure::Service(ServiceError::Unavailable)) => {
-            return (StatusCode::SERVICE_UNAVAILABLE, "the database cannot be reached; try again in a few seconds")
-                .into_response();
+            return (StatusCode::SERVICE_UNAVAILABLE, ServiceError::Unavailable.to_string()).into_response();
         }
         Err(failure) => {
             tracing::error!(error = %failure, "could not resolve the request's identity");
