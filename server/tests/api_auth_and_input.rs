@@ -158,6 +158,9 @@ const OPERATIONS: &[(&str, &str)] = &[
     ("delete", "/blackouts/{id}"),
     ("get", "/waitlist"),
     ("delete", "/waitlist/{id}"),
+    ("post", "/tokenomics/evaluate"),
+    ("get", "/pools/{id}/cost-model"),
+    ("put", "/pools/{id}/cost-model"),
 ];
 
 #[tokio::test]

@@ -20,6 +20,7 @@ pub mod principals;
 pub mod provisioning;
 pub mod session_status;
 pub mod tenants;
+pub mod tokenomics;
 pub mod tokens;
 pub mod user_disable;
 pub mod users;

@@ -12,6 +12,7 @@ mod pool_form;
 mod principal;
 mod session;
 mod tenant;
+mod tokenomics;
 mod waitlist;
 mod worker;
 
@@ -29,5 +30,6 @@ pub use pool_form::{KindForm, PoolForm};
 pub use principal::{Principal, Role, TenantRef};
 pub use session::{SessionStatus, SessionStep, StepState};
 pub use tenant::{NewTenant, QuotaEntry, QuotaLimit, QuotaUsage, Tenant, TenantPatch, TenantQuota, TenantUsage};
+pub use tokenomics::{CostModel, CostModelForm, MeasuredUtilization, TokenomicsView};
 pub use waitlist::{WaitlistEntry, WaitlistLine, WaitlistState};
 pub use worker::{WorkerFailure, WorkerProcess, WorkerStatus};

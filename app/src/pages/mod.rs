@@ -13,6 +13,7 @@ mod overview;
 mod pool_admin;
 mod signin;
 mod tenants;
+mod tokenomics;
 mod tokens;
 mod users;
 mod waitlist;
@@ -105,6 +106,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("find") view=find::FindSlotPage ssr=SsrMode::Async/>
                     <Route path=path!("bookings/:id/manifests") view=manifests::ManifestsPage ssr=SsrMode::Async/>
                     <Route path=path!("tokens") view=tokens::TokensPage ssr=SsrMode::Async/>
+                    <Route path=path!("reports/tokenomics") view=tokenomics::TokenomicsPage ssr=SsrMode::Async/>
                     <Route path=path!("admin/users") view=users::UsersPage ssr=SsrMode::Async/>
                     <Route path=path!("admin/pools") view=pool_admin::PoolsAdminPage ssr=SsrMode::Async/>
                     <Route path=path!("admin/pools/:id") view=pool_admin::PoolAdminPage ssr=SsrMode::Async/>
@@ -130,12 +132,14 @@ fn Navigation(me: Option<Principal>) -> impl IntoView {
         me.tenants.iter().map(|t| t.slug.as_str()).collect::<Vec<_>>().join(", ")
     };
     let admin = me.role == Role::Admin;
+    let reader = matches!(me.role, Role::Admin | Role::Manager);
     view! {
         <nav class="account" aria-label="Account">
             <a href="/">"Pools"</a>
             <a href="/calendar">"Calendar"</a>
             <a href="/bookings">"My bookings"</a>
             <a href="/tokens">"Tokens"</a>
+            {reader.then(|| view! { <a href="/reports/tokenomics">"Tokenomics"</a> })}
             {admin.then(|| view! {
                 <a href="/admin/users" id="admin-nav">"Users"</a>
                 <a href="/admin/pools" id="pools-admin-nav">"Manage pools"</a>

@@ -116,7 +116,7 @@ pub async fn delete_pool(id: Uuid) -> Result<ActionNotice, ServerFnError> {
 }
 
 /// The notice of the last action, or the one a script-less post came back with.
-fn notice_view(action: Option<Result<ActionNotice, ServerFnError>>, query: Option<ActionNotice>) -> impl IntoView {
+pub(crate) fn notice_view(action: Option<Result<ActionNotice, ServerFnError>>, query: Option<ActionNotice>) -> impl IntoView {
     let notice = match action {
         Some(Ok(notice)) => Some(notice),
         Some(Err(err)) => Some(ActionNotice { ok: false, message: err.to_string() }),
@@ -125,7 +125,7 @@ fn notice_view(action: Option<Result<ActionNotice, ServerFnError>>, query: Optio
     notice.map(|n| view! { <div class=if n.ok { "outcome ok" } else { "outcome refused" } role="status" id="notice">{n.message}</div> })
 }
 
-fn query_notice() -> Memo<Option<ActionNotice>> {
+pub(crate) fn query_notice() -> Memo<Option<ActionNotice>> {
     let query = use_query_map();
     Memo::new(move |_| {
         query.with(|q| {

@@ -5,6 +5,7 @@ pub mod capacity;
 pub mod pool_spec;
 pub mod quota;
 pub mod state_machine;
+pub mod tokenomics;
 pub mod window;
 
 /// A request field that broke a rule, and why; becomes a 422 naming the field.

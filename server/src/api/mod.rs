@@ -10,6 +10,7 @@ pub(crate) mod input;
 mod openapi;
 mod pools;
 mod tenants;
+mod tokenomics;
 mod waitlist;
 mod worker;
 
@@ -33,6 +34,7 @@ pub fn router() -> Router<AppState> {
         .merge(worker::router())
         .merge(blackouts::router())
         .merge(waitlist::router())
+        .merge(tokenomics::router())
         .fallback(|| async { ApiError::not_found("route") })
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
 }

@@ -1,0 +1,125 @@
+//! Each pool's cost model (managers and admins read and edit it, audited)
+//! and the utilisation it defaults to: measured GPU use over the last 30
+//! days, or booked hours while nothing has been measured.
+
+use super::audit::{self, Subject};
+use super::error::{ServiceError, ServiceResult};
+use crate::model::{CostModel, MeasuredUtilization, Principal, Role, TokenomicsView};
+use crate::rules::tokenomics::{evaluate, gpus_per_unit, TokenomicsResult};
+use sqlx::PgPool;
+use uuid::Uuid;
+
+/// Reports are for managers and admins.
+pub fn require_reader(principal: &Principal) -> ServiceResult<()> {
+    match principal.role {
+        Role::Manager | Role::Admin => Ok(()),
+        Role::User => Err(ServiceError::Forbidden("only managers and admins read reports")),
+    }
+}
+
+/// Days the default utilisation looks back.
+pub const LOOKBACK_DAYS: i32 = 30;
+
+/// (capacity unit-hours, whole-GPU equivalents) of a pool now.
+async fn capacity(db: &PgPool, pool_id: Uuid) -> ServiceResult<(f64, f64)> {
+    let kinds: Vec<(String, i32)> = sqlx::query_as("SELECT kind, capacity FROM pool_kind WHERE pool_id = $1")
+        .bind(pool_id)
+        .fetch_all(db)
+        .await?;
+    let units: f64 = kinds.iter().map(|(_, c)| f64::from(*c)).sum();
+    let gpus = kinds.iter().map(|(k, c)| f64::from(*c) * gpus_per_unit(k)).sum();
+    Ok((units * f64::from(LOOKBACK_DAYS) * 24.0, gpus))
+}
+
+pub async fn measured_utilization(db: &PgPool, pool_id: Uuid) -> ServiceResult<(MeasuredUtilization, f64)> {
+    let (capacity_unit_hours, gpus) = capacity(db, pool_id).await?;
+    let (busy, simulated): (Option<f64>, Option<bool>) = sqlx::query_as(
+        "SELECT sum(busy_unit_minutes) / 60, bool_or(simulated) FROM usage_hour
+         WHERE pool_id = $1 AND hour >= now() - make_interval(days => $2)",
+    )
+    .bind(pool_id)
+    .bind(LOOKBACK_DAYS)
+    .fetch_one(db)
+    .await?;
+    let share = |hours: f64| if capacity_unit_hours > 0.0 { (hours / capacity_unit_hours).clamp(0.0, 1.0) } else { 0.0 };
+    if let Some(busy) = busy {
+        let source = format!("measured GPU use over the last {LOOKBACK_DAYS} days");
+        return Ok((MeasuredUtilization { value: share(busy), source, simulated: simulated.unwrap_or(false) }, gpus));
+    }
+    let booked: Option<f64> = sqlx::query_scalar(
+        "SELECT sum(quantity * extract(epoch FROM least(ends_at, now()) - greatest(starts_at, now() - make_interval(days => $2))) / 3600)::float8
+         FROM booking
+         WHERE pool_id = $1 AND state IN ('approved', 'active', 'completed')
+           AND ends_at > now() - make_interval(days => $2) AND starts_at < now()",
+    )
+    .bind(pool_id)
+    .bind(LOOKBACK_DAYS)
+    .fetch_one(db)
+    .await?;
+    let source = format!("booked hours over the last {LOOKBACK_DAYS} days (no GPU use measured yet)");
+    Ok((MeasuredUtilization { value: share(booked.unwrap_or(0.0)), source, simulated: false }, gpus))
+}
+
+pub async fn view(db: &PgPool, principal: &Principal, pool: Option<Uuid>) -> ServiceResult<TokenomicsView> {
+    require_reader(principal)?;
+    let pools: Vec<(Uuid, String)> =
+        sqlx::query_as("SELECT id, name FROM pool ORDER BY retired_at IS NOT NULL, name").fetch_all(db).await?;
+    let (pool_id, pool_name) = match pool {
+        Some(id) => pools.iter().find(|(p, _)| *p == id).cloned().ok_or(ServiceError::NotFound("pool"))?,
+        None => pools.first().cloned().ok_or(ServiceError::NotFound("pool"))?,
+    };
+    let stored: Option<(sqlx::types::Json<CostModel>, chrono::DateTime<chrono::Utc>, Option<String>)> = sqlx::query_as(
+        "SELECT m.model, m.updated_at, u.name FROM pool_cost_model m LEFT JOIN app_user u ON u.id = m.updated_by
+         WHERE m.pool_id = $1",
+    )
+    .bind(pool_id)
+    .fetch_optional(db)
+    .await?;
+    let (measured, gpus_available) = measured_utilization(db, pool_id).await?;
+    let (model, updated) = match stored {
+        Some((model, at, by)) => (model.0, Some((at, by.unwrap_or_else(|| "a removed user".into())))),
+        None => (CostModel::default(), None),
+    };
+    Ok(TokenomicsView { pools, pool_id, pool_name, model, gpus_available, measured, updated })
+}
+
+/// Stores a pool's model after checking it evaluates; returns the result.
+pub async fn save(
+    db: &PgPool,
+    principal: &Principal,
+    pool_id: Uuid,
+    model: CostModel,
+) -> ServiceResult<TokenomicsResult> {
+    require_reader(principal)?;
+    let exists: bool = sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pool WHERE id = $1)")
+        .bind(pool_id)
+        .fetch_one(db)
+        .await?;
+    if !exists {
+        return Err(ServiceError::NotFound("pool"));
+    }
+    let (measured, gpus) = measured_utilization(db, pool_id).await?;
+    let result = evaluate(&model.inputs(measured.value, gpus)).map_err(|mut err| {
+        // The form types utilisation in percent.
+        if err.field == "utilization" {
+            err = crate::rules::FieldError::new("utilization_pct", "must be between 0 and 100 %");
+        }
+        err
+    })?;
+    let mut tx = db.begin().await?;
+    sqlx::query(
+        "INSERT INTO pool_cost_model (pool_id, model, updated_by) VALUES ($1, $2, $3)
+         ON CONFLICT (pool_id) DO UPDATE SET model = excluded.model, updated_at = now(), updated_by = excluded.updated_by",
+    )
+    .bind(pool_id)
+    .bind(sqlx::types::Json(&model))
+    .bind(principal.user_id)
+    .execute(&mut *tx)
+    .await?;
+    let detail = model.describe();
+    let target = pool_id.to_string();
+    audit::record(&mut tx, principal, "tokenomics.update", Subject { target: &target, tenant: None, pool: Some(pool_id) }, &detail)
+        .await?;
+    tx.commit().await?;
+    Ok(result)
+}

@@ -1,0 +1,179 @@
+//! `/reports/tokenomics` (managers and admins): a pool's cost per GPU-hour
+//! and per million tokens, the utilisation that beats a price, and the GPUs
+//! a token demand needs. Results follow the inputs as you type (hydrated);
+//! without JavaScript, "Save and calculate" posts and the page shows them.
+
+use super::pool_admin::{notice_view, query_notice};
+use crate::model::{ActionNotice, CostModelForm, TokenomicsView};
+use crate::rules::tokenomics::{evaluate, TokenomicsResult, PRESETS};
+use leptos::prelude::*;
+use leptos_router::hooks::use_query_map;
+use uuid::Uuid;
+
+#[server(prefix = "/rpc", endpoint = "reports/tokenomics")]
+pub async fn load_tokenomics(pool: Option<Uuid>) -> Result<TokenomicsView, ServerFnError> {
+    use crate::backend::identity::{signed_in, to_server_error};
+    let principal = signed_in().map_err(to_server_error)?;
+    crate::backend::tokenomics::view(&expect_context::<sqlx::PgPool>(), &principal, pool).await.map_err(to_server_error)
+}
+
+#[server(prefix = "/rpc", endpoint = "reports/tokenomics/save")]
+pub async fn save_tokenomics(pool_id: Uuid, form: CostModelForm) -> Result<ActionNotice, ServerFnError> {
+    use crate::backend::identity::{signed_in, to_server_error};
+    let principal = signed_in().map_err(to_server_error)?;
+    let saved = match form.parse() {
+        Ok(model) => crate::backend::tokenomics::save(&expect_context::<sqlx::PgPool>(), &principal, pool_id, model).await,
+        Err(field) => Err(field.into()),
+    };
+    let notice = match saved {
+        Ok(result) => ActionNotice {
+            ok: true,
+            message: format!("Saved: {:.2} per GPU-hour.", result.cost_per_gpu_hour),
+        },
+        Err(err) if matches!(err.status(), 401 | 403 | 404) || err.status() >= 500 => return Err(to_server_error(err)),
+        Err(err) => ActionNotice { ok: false, message: err.public_message() },
+    };
+    super::calendar::data::no_script_notice(&notice);
+    Ok(notice)
+}
+
+#[component]
+pub fn TokenomicsPage() -> impl IntoView {
+    let query = use_query_map();
+    let save = ServerAction::<SaveTokenomics>::new();
+    let data = Resource::new(
+        move || (query.with(|q| q.get("pool")), save.version().get()),
+        |(pool, _)| load_tokenomics(pool.and_then(|p| p.parse().ok())),
+    );
+    let from_query = query_notice();
+    view! {
+        <h1>"Tokenomics"</h1>
+        <p class="muted">"What a pool's GPUs cost per hour and per million tokens, the utilisation that beats a price, \
+            and the GPUs a token demand needs."</p>
+        {move || notice_view(save.value().get(), from_query.get())}
+        <Transition fallback=|| view! { <p>"Loading…"</p> }>
+            {move || data.get().map(|loaded| match loaded {
+                Ok(view) => view! { <CostModelView view save/> }.into_any(),
+                Err(err) => view! { <p class="error" role="alert">"Could not load the cost model: " {err.to_string()}</p> }.into_any(),
+            })}
+        </Transition>
+    }
+}
+
+#[component]
+fn CostModelView(view: TokenomicsView, save: ServerAction<SaveTokenomics>) -> impl IntoView {
+    let TokenomicsView { pools, pool_id, pool_name, model, gpus_available, measured, updated } = view;
+    let form = RwSignal::new(CostModelForm::from(&model));
+    let measured_value = measured.value;
+    let result = Memo::new(move |_| {
+        form.with(|f| f.parse()).and_then(|m| evaluate(&m.inputs(measured_value, gpus_available))).map_err(|e| {
+            if e.field == "utilization" { "utilization_pct: must be between 0 and 100 %".to_string() } else { e.to_string() }
+        })
+    });
+    let field = move |label: &'static str, name: &'static str, get: fn(&CostModelForm) -> String, set: fn(&mut CostModelForm, String), hint: &'static str| {
+        let value = form.with_untracked(get);
+        view! {
+            <label>{label}
+                <input name=format!("form[{name}]") id=format!("tk-{name}") value=value placeholder=hint inputmode="decimal"
+                    on:input=move |ev| form.update(|f| set(f, event_target_value(&ev)))/>
+            </label>
+        }
+    };
+    let simulated = measured.simulated.then_some(" (simulated)");
+    view! {
+        <form method="get" action="/reports/tokenomics" class="inline-form" id="tk-pool-choice">
+            <label>"Pool "
+                <select name="pool" id="tk-pool">
+                    {pools.into_iter().map(|(id, name)| view! {
+                        <option value=id.to_string() selected=id == pool_id>{name}</option>
+                    }).collect_view()}
+                </select>
+            </label>
+            <button class="button secondary" type="submit">"Show"</button>
+        </form>
+        <section aria-labelledby="tk-title">
+            <h2 id="tk-title">{format!("Pool {pool_name}")}</h2>
+            <p class="muted" id="tk-capacity">
+                {format!("{gpus_available:.2} GPUs (a MIG slice counts as its share of 7). Default utilisation: {:.1} %, {}", measured.value * 100.0, measured.source)}
+                {simulated}
+            </p>
+            {updated.map(|(at, by)| view! { <p class="muted">"Last saved " {super::when(at)} " by " {by}</p> })}
+            <ActionForm action=save attr:class="pool-form" attr:id="tk-form">
+                <input type="hidden" name="pool_id" value=pool_id.to_string()/>
+                <fieldset><legend>"Cost of one GPU"</legend>
+                    {field("Capex per GPU", "capex_per_gpu", |f| f.capex_per_gpu.clone(), |f, v| f.capex_per_gpu = v, "30000")}
+                    {field("Amortisation (years)", "amortization_years", |f| f.amortization_years.clone(), |f, v| f.amortization_years = v, "4")}
+                    {field("Power per GPU (kW)", "power_kw", |f| f.power_kw.clone(), |f, v| f.power_kw = v, "0.7")}
+                    {field("PUE", "pue", |f| f.pue.clone(), |f, v| f.pue = v, "1.2")}
+                    {field("Electricity per kWh", "electricity_per_kwh", |f| f.electricity_per_kwh.clone(), |f, v| f.electricity_per_kwh = v, "0.083")}
+                    {field("Maintenance (% of capex per year)", "maintenance_pct_per_year", |f| f.maintenance_pct_per_year.clone(), |f, v| f.maintenance_pct_per_year = v, "10")}
+                    {field("Rent per GPU-hour (optional)", "rent_per_gpu_hour", |f| f.rent_per_gpu_hour.clone(), |f, v| f.rent_per_gpu_hour = v, "")}
+                </fieldset>
+                <fieldset><legend>"Tokens"</legend>
+                    <label>"Model class "
+                        <select name="form[preset]" id="tk-preset" on:change=move |ev| {
+                            let id = event_target_value(&ev);
+                            form.update(|f| {
+                                if let Some(p) = crate::rules::tokenomics::preset(&id) {
+                                    f.tokens_per_second = p.tokens_per_second.to_string();
+                                }
+                                f.preset = id;
+                            });
+                        }>
+                            <option value="" selected=model.preset.is_empty()>"Typed in"</option>
+                            {PRESETS.iter().map(|p| view! {
+                                <option value=p.id selected=model.preset == p.id>{format!("{} — {} tokens/s", p.label, p.tokens_per_second)}</option>
+                            }).collect_view()}
+                        </select>
+                    </label>
+                    // Hydrated, the preset fills the field; without JavaScript an empty field takes the preset's figure.
+                    <label>"Output tokens/s per GPU"
+                        <input name="form[tokens_per_second]" id="tk-tokens_per_second" inputmode="decimal"
+                            prop:value=move || form.with(|f| f.tokens_per_second.clone())
+                            on:input=move |ev| form.update(|f| f.tokens_per_second = event_target_value(&ev))/>
+                    </label>
+                    {field("Utilisation % (empty: the default above)", "utilization_pct", |f| f.utilization_pct.clone(), |f, v| f.utilization_pct = v, "")}
+                    {field("Price to beat per million tokens (optional)", "price_per_million_tokens", |f| f.price_per_million_tokens.clone(), |f, v| f.price_per_million_tokens = v, "0.10")}
+                    {field("Token demand per day (optional)", "tokens_per_day", |f| f.tokens_per_day.clone(), |f, v| f.tokens_per_day = v, "1000000000")}
+                    {field("Budget per day (optional)", "budget_per_day", |f| f.budget_per_day.clone(), |f, v| f.budget_per_day = v, "")}
+                </fieldset>
+                <button class="button" type="submit" id="tk-save">"Save and calculate"</button>
+            </ActionForm>
+            <Results result/>
+            <details class="muted">
+                <summary>"Sources of the presets"</summary>
+                <ul>{PRESETS.iter().map(|p| view! { <li>{p.label} ": " {p.source}</li> }).collect_view()}</ul>
+            </details>
+        </section>
+    }
+}
+
+/// The figures (or why one is missing), updated on every keystroke once hydrated.
+#[component]
+fn Results(result: Memo<Result<TokenomicsResult, String>>) -> impl IntoView {
+    let row = |label: &'static str, id: &'static str, value: String| {
+        view! { <tr><th scope="row">{label}</th><td id=id>{value}</td></tr> }
+    };
+    view! {
+        <div aria-live="polite" id="tk-results">
+            {move || match result.get() {
+                Err(message) => view! { <p class="outcome refused" id="tk-error">{message}</p> }.into_any(),
+                Ok(r) => view! {
+                    <table class="bookings">
+                        <caption>"Results (update as you type)"</caption>
+                        <tbody>
+                            {row("Cost per GPU-hour", "tk-cost-hour", format!("{:.2}", r.cost_per_gpu_hour))}
+                            {row("Cost per million tokens", "tk-cost-mtok", r.cost_per_million_tokens.map_or("—".into(), |c| format!("{c:.3}")))}
+                            {row("Break-even utilisation", "tk-break-even", r.break_even_utilization.map_or("—".into(), |u| format!("{:.1} %", u * 100.0)))}
+                            {row("GPUs needed for the demand", "tk-gpus", r.gpus_needed.map_or("—".into(), |g| g.to_string()))}
+                            {row("Their cost per day", "tk-cost-day", r.cost_per_day.map_or("—".into(), |c| format!("{c:.2}")))}
+                            {row("Within budget", "tk-budget", r.within_budget.map_or("—".into(), |w| if w { "yes".into() } else { "no".into() }))}
+                            {row("The pool is", "tk-verdict", r.provisioning.map_or("—".into(), |p| p.label().into()))}
+                        </tbody>
+                    </table>
+                    <ul id="tk-notes">{r.notes.into_iter().map(|n| view! { <li>{n}</li> }).collect_view()}</ul>
+                }.into_any(),
+            }}
+        </div>
+    }
+}
