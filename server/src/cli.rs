@@ -265,6 +265,13 @@ pub struct ClusterArgs {
     )]
     pub deny_resources: Vec<String>,
     /// Keep audit events (booking state changes) this many days.
+    /// Prometheus with the NVIDIA DCGM exporter's metrics: the worker measures
+    /// each session's GPU use from it every minute.
+    #[arg(long, env = "BERTH_PROMETHEUS_URL")]
+    pub prometheus_url: Option<url::Url>,
+    /// Bearer token for Prometheus, if it wants one.
+    #[arg(long, env = "BERTH_PROMETHEUS_TOKEN", hide_env_values = true, requires = "prometheus_url")]
+    pub prometheus_token: Option<String>,
     #[arg(long, env = "BERTH_AUDIT_RETENTION_DAYS", default_value_t = 400, value_parser = clap::value_parser!(i32).range(1..))]
     pub audit_retention_days: i32,
 }
@@ -301,6 +308,15 @@ impl ClusterArgs {
     pub fn worker(&self, db: PgPool, client: kube::Client) -> Reconciler {
         let mut worker = Reconciler::new(db, client, self.cluster());
         worker.policy.audit_retention_days = self.audit_retention_days;
+        worker.usage = self.prometheus_url.as_ref().and_then(|url| {
+            match crate::usage::prometheus::Prometheus::new(url.clone(), self.prometheus_token.clone()) {
+                Ok(prometheus) => Some(prometheus),
+                Err(err) => {
+                    tracing::error!(error = %err, "cannot build the Prometheus client; GPU use is not measured");
+                    None
+                }
+            }
+        });
         worker
     }
 

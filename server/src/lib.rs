@@ -11,6 +11,7 @@ mod open_workspace;
 pub mod seed;
 pub mod seed_console;
 pub mod state;
+pub mod usage;
 mod web;
 pub mod worker;
 

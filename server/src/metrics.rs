@@ -48,6 +48,9 @@ fn describe() {
     describe_histogram!("berth_admission_batch_size", "Booking requests decided together under one kind's lock.");
     describe_histogram!("berth_worker_pass_duration_seconds", Unit::Seconds, "Worker passes, by pass (start, repair).");
     describe_counter!("berth_worker_passes_total", "Worker passes, by pass and outcome.");
+    describe_histogram!("berth_usage_round_duration_seconds", Unit::Seconds, "GPU usage sampling rounds.");
+    describe_counter!("berth_usage_queries_total", "PromQL queries the usage sampler sent.");
+    describe_counter!("berth_usage_rounds_total", "GPU usage sampling rounds, by outcome (ok, gap).");
     describe_counter!("berth_kubernetes_requests_total", "Requests to the Kubernetes API, by verb and status.");
     describe_gauge!("berth_worker_leader", "1 while this process's worker is the active one.");
     describe_gauge!("berth_bookings", "Bookings by state.");
@@ -148,4 +151,12 @@ pub fn worker_pass(pass: &'static str, took: Duration, failed: bool) {
 /// One request to the Kubernetes API, by verb and answer.
 pub fn kubernetes_request(verb: &'static str, status: &str) {
     counter!("berth_kubernetes_requests_total", "verb" => verb, "status" => status.to_owned()).increment(1);
+}
+
+/// One usage sampling round: how long, how many PromQL queries, and whether
+/// Prometheus could be read.
+pub fn usage_round(took: Duration, queries: usize, gap: bool) {
+    histogram!("berth_usage_round_duration_seconds").record(took.as_secs_f64());
+    counter!("berth_usage_queries_total").increment(queries as u64);
+    counter!("berth_usage_rounds_total", "outcome" => if gap { "gap" } else { "ok" }).increment(1);
 }

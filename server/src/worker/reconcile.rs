@@ -75,6 +75,8 @@ pub struct Reconciler {
     pub policy: Policy,
     /// Talks to the in-memory simulated cluster (shown on the worker page).
     pub simulated: bool,
+    /// Measures GPU use from Prometheus while this worker leads.
+    pub usage: Option<crate::usage::prometheus::Prometheus>,
 }
 
 /// Whether a namespace is Berth's for `booking` (any booking when `None`):
@@ -118,7 +120,7 @@ impl Reconciler {
 
     /// A worker with the default policy.
     pub fn new(db: PgPool, client: kube::Client, cluster: Cluster) -> Self {
-        Reconciler { db, client, cluster, policy: Policy::default(), simulated: false }
+        Reconciler { db, client, cluster, policy: Policy::default(), simulated: false, usage: None }
     }
 
     pub(super) async fn managed_namespaces(&self) -> Result<Vec<Namespace>, kube::Error> {

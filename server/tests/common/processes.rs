@@ -148,3 +148,39 @@ pub fn files_under(dir: &Path) -> Vec<PathBuf> {
     }
     found
 }
+
+/// A real Prometheus (Debian package) on a free port with the given scrape
+/// configs and TSDB directory (which may already hold backfilled blocks);
+/// killed on drop.
+pub struct PrometheusProcess {
+    pub url: String,
+    child: Child,
+}
+
+impl PrometheusProcess {
+    pub fn start(dir: &Path, scrape_configs: &str) -> Self {
+        let port = free_port();
+        let config = dir.join("prometheus.yml");
+        std::fs::write(&config, format!("global:\n  scrape_interval: 1s\nscrape_configs:\n{scrape_configs}")).unwrap();
+        let child = Command::new("prometheus")
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!("--storage.tsdb.path={}", dir.join("data").display()))
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("prometheus is installed (`make test` installs it)");
+        Self { url: format!("http://127.0.0.1:{port}/"), child }
+    }
+
+    pub fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for PrometheusProcess {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}

@@ -147,12 +147,16 @@ pub struct Proxy {
     pub port: i32,
 }
 
+/// `berth-<tenant>-<first 8 hex of the booking id>`, at most 63 characters.
+pub fn namespace_name(tenant: &str, booking_id: Uuid) -> String {
+    let id = booking_id.simple().to_string();
+    let tenant: String = tenant.chars().take(40).collect();
+    format!("berth-{tenant}-{}", &id[..8])
+}
+
 impl Session {
-    /// `berth-<tenant>-<first 8 hex of the booking id>`, at most 63 characters.
     pub fn namespace(&self) -> String {
-        let id = self.booking_id.simple().to_string();
-        let tenant: String = self.tenant.chars().take(40).collect();
-        format!("berth-{tenant}-{}", &id[..8])
+        namespace_name(&self.tenant, self.booking_id)
     }
 
     /// Labels on every object of the session.

@@ -1,0 +1,222 @@
+//! From DCGM exporter series to one row per booking and minute. Pure, so the
+//! label rules are tested without a Prometheus.
+//!
+//! - A series belongs to the session whose namespace it names: the pod's
+//!   namespace is `namespace`, or `exported_namespace` when the
+//!   ServiceMonitor does not honour the exporter's labels (then `namespace`
+//!   is the exporter's own).
+//! - A device is one GPU (`UUID`, else `gpu`) or one MIG instance of it
+//!   (`GPU_I_ID`). A MIG instance reports no `GPU_UTIL`: its busy fraction is
+//!   `GR_ENGINE_ACTIVE`; a whole GPU uses `GPU_UTIL` / 100, or
+//!   `GR_ENGINE_ACTIVE` where profiling metrics are all it exports.
+//! - Power is a whole GPU's: it is summed for whole GPUs only (a MIG
+//!   instance's series repeats its parent's draw).
+
+use super::prometheus::Series;
+use std::collections::{BTreeMap, HashMap};
+use uuid::Uuid;
+
+/// The metrics Berth reads, one PromQL query each per round.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Metric {
+    GpuUtil,
+    EngineActive,
+    MemoryUsed,
+    Power,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 4] = [Metric::GpuUtil, Metric::EngineActive, Metric::MemoryUsed, Metric::Power];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::GpuUtil => "DCGM_FI_DEV_GPU_UTIL",
+            Metric::EngineActive => "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
+            Metric::MemoryUsed => "DCGM_FI_DEV_FB_USED",
+            Metric::Power => "DCGM_FI_DEV_POWER_USAGE",
+        }
+    }
+
+    /// The last minute's average of every Berth session's series, under
+    /// either label spelling: one query, however many sessions are live.
+    pub fn query(self) -> String {
+        let name = self.name();
+        format!(
+            "avg_over_time({name}{{namespace=~\"berth-.+\"}}[1m]) or avg_over_time({name}{{exported_namespace=~\"berth-.+\"}}[1m])"
+        )
+    }
+}
+
+/// A live booking the sampler measures.
+#[derive(Clone, Debug)]
+pub struct LiveBooking {
+    pub id: Uuid,
+    pub namespace: String,
+    pub units: i32,
+}
+
+/// One booking's minute.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MinuteUsage {
+    pub booking_id: Uuid,
+    /// Mean over the booking's devices, 0–1.
+    pub busy: f64,
+    pub memory_used_mib: f64,
+    /// Absent when only MIG instances were seen.
+    pub power_w: Option<f64>,
+    pub devices: i32,
+}
+
+fn label<'a>(series: &'a Series, name: &str) -> Option<&'a str> {
+    series.labels.get(name).map(String::as_str).filter(|v| !v.is_empty())
+}
+
+fn pod_namespace(series: &Series) -> Option<&str> {
+    label(series, "exported_namespace").or_else(|| label(series, "namespace"))
+}
+
+/// (GPU, MIG instance or "") — the device a series measures.
+fn device(series: &Series) -> (String, String) {
+    let gpu = label(series, "UUID").or_else(|| label(series, "gpu")).unwrap_or("?");
+    (gpu.to_string(), label(series, "GPU_I_ID").unwrap_or("").to_string())
+}
+
+#[derive(Default)]
+struct Device {
+    util: Option<f64>,
+    engine: Option<f64>,
+    memory: Option<f64>,
+    power: Option<f64>,
+    mig: bool,
+}
+
+/// One row per booking that has at least one device with a busy figure;
+/// a booking without series gets no row (unknown is not idle).
+pub fn per_booking(results: &HashMap<Metric, Vec<Series>>, bookings: &[LiveBooking]) -> Vec<MinuteUsage> {
+    let by_namespace: HashMap<&str, &LiveBooking> = bookings.iter().map(|b| (b.namespace.as_str(), b)).collect();
+    let mut devices: BTreeMap<(Uuid, (String, String)), Device> = BTreeMap::new();
+    for (metric, series) in results {
+        for s in series {
+            let Some(booking) = pod_namespace(s).and_then(|ns| by_namespace.get(ns)) else { continue };
+            let d = devices.entry((booking.id, device(s))).or_default();
+            d.mig |= label(s, "GPU_I_PROFILE").is_some() || label(s, "GPU_I_ID").is_some();
+            let slot = match metric {
+                Metric::GpuUtil => &mut d.util,
+                Metric::EngineActive => &mut d.engine,
+                Metric::MemoryUsed => &mut d.memory,
+                Metric::Power => &mut d.power,
+            };
+            *slot = Some(s.value);
+        }
+    }
+    let mut rows: BTreeMap<Uuid, (f64, i32, f64, Option<f64>)> = BTreeMap::new();
+    for ((booking, _), d) in devices {
+        let busy = if d.mig { d.engine } else { d.util.map(|u| u / 100.0).or(d.engine) };
+        let Some(busy) = busy else { continue };
+        let row = rows.entry(booking).or_insert((0.0, 0, 0.0, None));
+        row.0 += busy.clamp(0.0, 1.0);
+        row.1 += 1;
+        row.2 += d.memory.unwrap_or(0.0).max(0.0);
+        if !d.mig {
+            if let Some(power) = d.power {
+                row.3 = Some(row.3.unwrap_or(0.0) + power.max(0.0));
+            }
+        }
+    }
+    rows.into_iter()
+        .map(|(booking_id, (busy, devices, memory, power))| MinuteUsage {
+            booking_id,
+            busy: busy / f64::from(devices),
+            memory_used_mib: memory,
+            power_w: power,
+            devices,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn series(pairs: &[(&str, &str)], value: f64) -> Series {
+        Series { labels: pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(), value }
+    }
+
+    fn booking(namespace: &str) -> LiveBooking {
+        LiveBooking { id: Uuid::new_v4(), namespace: namespace.into(), units: 1 }
+    }
+
+    #[test]
+    fn both_label_spellings_and_a_mig_instance_are_measured() {
+        let whole = booking("berth-team-a-11111111");
+        let mig = booking("berth-team-b-22222222");
+        let results = HashMap::from([
+            (
+                Metric::GpuUtil,
+                vec![
+                    // honorLabels: the pod's namespace is `namespace`.
+                    series(&[("namespace", &whole.namespace), ("UUID", "GPU-a")], 80.0),
+                    series(&[("namespace", &whole.namespace), ("UUID", "GPU-b")], 40.0),
+                    // Not a session of Berth's.
+                    series(&[("namespace", "berth-other-33333333"), ("UUID", "GPU-c")], 100.0),
+                ],
+            ),
+            (
+                Metric::EngineActive,
+                vec![series(
+                    &[
+                        ("namespace", "gpu-operator"),
+                        ("exported_namespace", &mig.namespace),
+                        ("UUID", "GPU-d"),
+                        ("GPU_I_ID", "3"),
+                        ("GPU_I_PROFILE", "1g.24gb"),
+                    ],
+                    0.25,
+                )],
+            ),
+            (
+                Metric::MemoryUsed,
+                vec![
+                    series(&[("namespace", &whole.namespace), ("UUID", "GPU-a")], 1000.0),
+                    series(&[("namespace", &whole.namespace), ("UUID", "GPU-b")], 500.0),
+                    series(&[("exported_namespace", &mig.namespace), ("UUID", "GPU-d"), ("GPU_I_ID", "3")], 2048.0),
+                ],
+            ),
+            (
+                Metric::Power,
+                vec![
+                    series(&[("namespace", &whole.namespace), ("UUID", "GPU-a")], 300.0),
+                    series(&[("namespace", &whole.namespace), ("UUID", "GPU-b")], 200.0),
+                    series(&[("exported_namespace", &mig.namespace), ("UUID", "GPU-d"), ("GPU_I_ID", "3")], 450.0),
+                ],
+            ),
+        ]);
+        let rows = per_booking(&results, &[whole.clone(), mig.clone()]);
+        let of = |b: &LiveBooking| rows.iter().find(|r| r.booking_id == b.id).unwrap().clone();
+        let w = of(&whole);
+        assert_eq!((w.devices, w.memory_used_mib, w.power_w), (2, 1500.0, Some(500.0)));
+        assert!((w.busy - 0.6).abs() < 1e-9);
+        let m = of(&mig);
+        assert_eq!((m.devices, m.busy, m.memory_used_mib, m.power_w), (1, 0.25, 2048.0, None));
+        assert_eq!(rows.len(), 2);
+    }
+
+    #[test]
+    fn a_booking_without_series_gets_no_row_and_memory_alone_is_no_measurement() {
+        let silent = booking("berth-team-a-44444444");
+        let memory_only = booking("berth-team-a-55555555");
+        let results = HashMap::from([(
+            Metric::MemoryUsed,
+            vec![series(&[("namespace", &memory_only.namespace), ("UUID", "GPU-e")], 10.0)],
+        )]);
+        assert!(per_booking(&results, &[silent, memory_only]).is_empty());
+    }
+
+    #[test]
+    fn every_query_reads_both_spellings_of_the_namespace() {
+        for metric in Metric::ALL {
+            let q = metric.query();
+            assert!(q.contains("{namespace=~\"berth-.+\"}") && q.contains("{exported_namespace=~\"berth-.+\"}"), "{q}");
+        }
+    }
+}

@@ -1,0 +1,162 @@
+//! Measured GPU use: every minute the active worker asks Prometheus a fixed
+//! number of queries (one per DCGM metric, for all of Berth's namespaces at
+//! once), aggregates the answers per booking (`aggregate`) and stores one row
+//! per booking and minute plus the hourly roll-up that reports read. When
+//! Prometheus cannot be read the minute is recorded as a gap: nothing is
+//! ever filled in.
+
+pub mod aggregate;
+pub mod prometheus;
+
+use aggregate::{LiveBooking, Metric, MinuteUsage};
+use chrono::{DateTime, Duration, DurationRound, Utc};
+use prometheus::Prometheus;
+use sqlx::PgPool;
+use std::collections::HashMap;
+
+/// Minutes are kept this long (sparklines, idle detection); hours forever.
+pub const MINUTE_RETENTION_DAYS: i32 = 14;
+
+pub struct Sampler {
+    pub prometheus: Prometheus,
+    /// The metrics come from the simulated cluster's DCGM endpoint.
+    pub simulated: bool,
+}
+
+/// What one round did, for logs, metrics and the benchmark.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Round {
+    pub minute: DateTime<Utc>,
+    pub live: usize,
+    pub queries: usize,
+    pub rows: usize,
+    /// Prometheus could not be read; the minute is a gap.
+    pub gap: bool,
+}
+
+/// The start of the minute `at` falls in.
+pub fn minute_of(at: DateTime<Utc>) -> DateTime<Utc> {
+    at.duration_trunc(Duration::minutes(1)).unwrap_or(at)
+}
+
+impl Sampler {
+    /// Measures `minute` (the DCGM averages over it, read at its end).
+    pub async fn round(&self, db: &PgPool, minute: DateTime<Utc>) -> anyhow::Result<Round> {
+        let minute = minute_of(minute);
+        let live = live_bookings(db, minute).await?;
+        let mut round = Round { minute, live: live.len(), ..Round::default() };
+        if live.is_empty() {
+            return Ok(round);
+        }
+        let mut results = HashMap::new();
+        for metric in Metric::ALL {
+            round.queries += 1;
+            match self.prometheus.vector(&metric.query(), minute + Duration::minutes(1)).await {
+                Ok(series) => {
+                    results.insert(metric, series);
+                }
+                Err(err) => {
+                    tracing::warn!(error = %err, %minute, "cannot read GPU use from Prometheus; the minute is a gap");
+                    record_gap(db, minute, "Prometheus could not be read").await?;
+                    round.gap = true;
+                    return Ok(round);
+                }
+            }
+        }
+        let rows = aggregate::per_booking(&results, &live);
+        round.rows = rows.len();
+        store(db, minute, &rows, self.simulated).await?;
+        Ok(round)
+    }
+}
+
+/// Bookings live during `minute`, with the namespace their session has.
+async fn live_bookings(db: &PgPool, minute: DateTime<Utc>) -> sqlx::Result<Vec<LiveBooking>> {
+    let rows: Vec<(uuid::Uuid, String, i32)> = sqlx::query_as(
+        "SELECT b.id, t.slug, b.quantity FROM booking b JOIN tenant t ON t.id = b.tenant_id
+         WHERE b.state = 'active' AND b.starts_at <= $1 AND b.ends_at > $1",
+    )
+    .bind(minute)
+    .fetch_all(db)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, tenant, units)| LiveBooking {
+            id,
+            namespace: crate::worker::manifests::namespace_name(&tenant, id),
+            units,
+        })
+        .collect())
+}
+
+async fn record_gap(db: &PgPool, minute: DateTime<Utc>, reason: &str) -> sqlx::Result<()> {
+    sqlx::query("INSERT INTO usage_gap (minute, reason) VALUES ($1, $2) ON CONFLICT (minute) DO NOTHING")
+        .bind(minute)
+        .bind(reason)
+        .execute(db)
+        .await?;
+    Ok(())
+}
+
+/// The minutes and their hours in one statement: a minute measured twice (a
+/// worker hand-over) is stored once and counted once in its hour.
+async fn store(db: &PgPool, minute: DateTime<Utc>, rows: &[MinuteUsage], simulated: bool) -> sqlx::Result<()> {
+    let ids: Vec<uuid::Uuid> = rows.iter().map(|r| r.booking_id).collect();
+    let busy: Vec<f64> = rows.iter().map(|r| r.busy).collect();
+    let memory: Vec<f64> = rows.iter().map(|r| r.memory_used_mib).collect();
+    let power: Vec<Option<f64>> = rows.iter().map(|r| r.power_w).collect();
+    let devices: Vec<i32> = rows.iter().map(|r| r.devices).collect();
+    sqlx::query(
+        "WITH measured AS (
+             SELECT * FROM unnest($2::uuid[], $3::float8[], $4::float8[], $5::float8[], $6::int4[])
+                 AS m(booking_id, busy, memory, power, devices)),
+         inserted AS (
+             INSERT INTO usage_minute (booking_id, minute, busy, memory_used_mib, power_w, devices, simulated)
+             SELECT booking_id, $1, busy, memory, power, devices, $7 FROM measured
+             ON CONFLICT (booking_id, minute) DO NOTHING
+             RETURNING booking_id, busy, memory_used_mib, power_w)
+         INSERT INTO usage_hour AS h (booking_id, hour, pool_id, tenant_id, user_id, samples, busy_unit_minutes,
+                                      memory_max_mib, energy_wh, simulated)
+         SELECT i.booking_id, date_trunc('hour', $1, 'UTC'), b.pool_id, b.tenant_id, b.user_id, 1,
+                i.busy * b.quantity, i.memory_used_mib, coalesce(i.power_w, 0) / 60, $7
+         FROM inserted i JOIN booking b ON b.id = i.booking_id
+         ON CONFLICT (booking_id, hour) DO UPDATE SET
+             samples = h.samples + 1,
+             busy_unit_minutes = h.busy_unit_minutes + excluded.busy_unit_minutes,
+             memory_max_mib = greatest(h.memory_max_mib, excluded.memory_max_mib),
+             energy_wh = h.energy_wh + excluded.energy_wh",
+    )
+    .bind(minute)
+    .bind(&ids)
+    .bind(&busy)
+    .bind(&memory)
+    .bind(&power)
+    .bind(&devices)
+    .bind(simulated)
+    .execute(db)
+    .await?;
+    sqlx::query("DELETE FROM usage_minute WHERE minute < $1 - make_interval(days => $2)")
+        .bind(minute)
+        .bind(MINUTE_RETENTION_DAYS)
+        .execute(db)
+        .await?;
+    Ok(())
+}
+
+/// Samples each minute just after it ends (a few seconds later, so the last
+/// scrape of it has landed) until the task is dropped.
+pub async fn run(sampler: Sampler, db: PgPool) {
+    loop {
+        let now = Utc::now();
+        let next = minute_of(now) + Duration::minutes(1) + Duration::seconds(5);
+        tokio::time::sleep((next - now).to_std().unwrap_or_default()).await;
+        let started = std::time::Instant::now();
+        match sampler.round(&db, minute_of(next) - Duration::minutes(1)).await {
+            Ok(round) => {
+                crate::metrics::usage_round(started.elapsed(), round.queries, round.gap);
+                tracing::debug!(?round, "usage sampled");
+            }
+            Err(err) => tracing::warn!(error = %err, "usage sampling failed; trying again next minute"),
+        }
+    }
+}
