@@ -18,6 +18,31 @@ $berth seed-demo
 if [ ! -s .data/demo-token ]; then
   $berth token create --email ada@berth.local --name demo --expires-in 365d 2>/dev/null > .data/demo-token
 fi
+# A real Prometheus (Debian package, data in .data/prometheus) scrapes the
+# portal's metrics and the simulated cluster's DCGM exporter; the worker
+# measures each session's GPU use from it every minute.
+ensure_prometheus
+export BERTH_METRICS_LISTEN="${BERTH_METRICS_LISTEN:-127.0.0.1:9464}"
+PROM_LISTEN="${BERTH_PROMETHEUS_LISTEN:-127.0.0.1:9090}"
+mkdir -p .data/prometheus
+cat > .data/prometheus/prometheus.yml <<YML
+global:
+  scrape_interval: 15s
+scrape_configs:
+  - job_name: berth
+    static_configs:
+      - targets: ['$BERTH_METRICS_LISTEN']
+  - job_name: simulated-dcgm
+    honor_labels: true
+    metrics_path: /simulated-dcgm/metrics
+    static_configs:
+      - targets: ['$BERTH_METRICS_LISTEN']
+YML
+say "starting Prometheus on http://$PROM_LISTEN (data in .data/prometheus)"
+prometheus --config.file=.data/prometheus/prometheus.yml --storage.tsdb.path=.data/prometheus/data \
+  --web.listen-address="$PROM_LISTEN" > .data/prometheus/prometheus.log 2>&1 &
+export BERTH_PROMETHEUS_URL="http://$PROM_LISTEN/"
+
 cat <<MSG
 
   Berth is starting on http://$LISTEN
@@ -25,14 +50,14 @@ cat <<MSG
   (ada@berth.local user, mia@berth.local manager, admin@berth.local admin).
   Demo API token for ada@berth.local (kept in .data/demo-token):
     curl -H "Authorization: Bearer $(cat .data/demo-token)" http://$LISTEN/api/v1/pools
-  Prometheus metrics: http://${BERTH_METRICS_LISTEN:-127.0.0.1:9464}/metrics
+  Prometheus metrics: http://$BERTH_METRICS_LISTEN/metrics (scraped by http://$PROM_LISTEN,
+  with the simulated GPUs' DCGM metrics; Tokenomics shows their measured use)
   Stop with Ctrl-C; the database stays in .data/pg (make stop-db stops it).
 
 MSG
 # No identity provider here: the labelled development login, loopback only.
 # Set BERTH_OIDC_ISSUER/_CLIENT_ID/_CLIENT_SECRET to use single sign-on instead
 # (the portal refuses the development login beside single sign-on).
-export BERTH_METRICS_LISTEN="${BERTH_METRICS_LISTEN:-127.0.0.1:9464}"
 if [ -n "${BERTH_OIDC_ISSUER:-}" ]; then
   exec $berth serve --listen "$LISTEN"
 fi

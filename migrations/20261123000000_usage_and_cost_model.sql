@@ -48,3 +48,12 @@ CREATE TABLE pool_cost_model (
     updated_at timestamptz NOT NULL DEFAULT now(),
     updated_by uuid REFERENCES app_user (id) ON DELETE SET NULL
 );
+
+-- When a booking's owner (or co-owner) last opened the workspace through the
+-- portal: the simulated cluster's GPUs are busy while it is open, and a
+-- session never opened and idle after its start is a no-show.
+CREATE TABLE workspace_open (
+    booking_id uuid PRIMARY KEY REFERENCES booking (id) ON DELETE CASCADE,
+    first_at   timestamptz NOT NULL DEFAULT now(),
+    last_at    timestamptz NOT NULL DEFAULT now()
+);

@@ -486,7 +486,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let pool = connect(&db, 4).await?;
             MIGRATOR.run(&pool).await?;
             if let Some(addr) = metrics_listen {
-                crate::metrics::serve(addr, pool.clone()).await?;
+                crate::metrics::serve(addr, pool.clone(), false).await?;
             }
             let client = real_cluster()
                 .await
@@ -497,13 +497,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let config = auth.into_config(listen)?;
             let pool = connect(&db, db_connections).await?;
             MIGRATOR.run(&pool).await?;
-            if let Some(addr) = metrics_listen {
-                crate::metrics::serve(addr, pool.clone()).await?;
-            }
             if config.dev_login {
                 tracing::warn!("development login is ON: anyone reaching {listen} can sign in as any user");
             }
             let (client, mode) = cluster_client().await;
+            if let Some(addr) = metrics_listen {
+                crate::metrics::serve(addr, pool.clone(), mode.simulated).await?;
+            }
             let state = AppState::new(pool.clone(), &site_root, Auth::new(config)?).with_cluster(
                 cluster.cluster(),
                 mode,

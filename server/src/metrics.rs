@@ -61,9 +61,15 @@ fn describe() {
 }
 
 /// Serves `GET /metrics` on `addr` until the process ends.
-pub async fn serve(addr: std::net::SocketAddr, db: PgPool) -> anyhow::Result<()> {
+/// With the simulated cluster it also serves that cluster's DCGM exporter
+/// at `/simulated-dcgm/metrics`, for the Prometheus of `make run` to scrape.
+pub async fn serve(addr: std::net::SocketAddr, db: PgPool, simulated: bool) -> anyhow::Result<()> {
     handle();
-    let app = axum::Router::new().route("/metrics", axum::routing::get(scrape)).with_state(db);
+    let mut app = axum::Router::new().route("/metrics", axum::routing::get(scrape));
+    if simulated {
+        app = app.route("/simulated-dcgm/metrics", axum::routing::get(simulated_dcgm));
+    }
+    let app = app.with_state(db);
     let listener = tokio::net::TcpListener::bind(addr).await?;
     tracing::info!("metrics on http://{addr}/metrics");
     tokio::spawn(async move {
@@ -85,6 +91,17 @@ async fn scrape(State(db): State<PgPool>) -> Response {
         .headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"));
     response
+}
+
+async fn simulated_dcgm(State(db): State<PgPool>) -> Response {
+    match crate::usage::simulated::exposition(&db, chrono::Utc::now()).await {
+        Ok(text) => ([(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"))], text)
+            .into_response(),
+        Err(err) => {
+            tracing::warn!(error = %err, "cannot render the simulated DCGM metrics");
+            axum::http::StatusCode::SERVICE_UNAVAILABLE.into_response()
+        }
+    }
 }
 
 /// Bookings by state, waiting waitlist entries, and live sessions by the

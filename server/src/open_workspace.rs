@@ -41,6 +41,11 @@ pub async fn open(State(state): State<AppState>, Auth(principal): Auth, PathId(i
         .ok_or_else(|| {
             ApiError::new(StatusCode::CONFLICT, "workspace_not_running", "the workspace is still being prepared")
         })?;
+    // Measured use decides idleness; this only tells a no-show from a
+    // session that was used (and makes the simulated GPUs busy).
+    if let Err(err) = crate::usage::record_workspace_open(&state.db, id).await {
+        tracing::warn!(booking = %id, error = %err, "cannot record that the workspace was opened");
+    }
     let mut target = url::Url::parse(&state.cluster.workspace_url(&session))
         .map_err(|_| unavailable("the workspace domain is misconfigured"))?;
     target.query_pairs_mut().append_pair("token", &token);

@@ -192,3 +192,78 @@ async fn measured_through_a_real_prometheus_with_history_and_a_gap() {
     assert_eq!(gaps, 1);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_simulated_clusters_dcgm_exporter_is_busy_while_the_workspace_is_open() {
+    let f = Fixture::new().await;
+    let now = Utc::now();
+    let (opened, _) =
+        active_booking(&f, "ada@a.test", "nvidia.com/gpu", 1, now - Duration::minutes(10), now + Duration::hours(1)).await;
+    let (idle, _) = active_booking(
+        &f,
+        "bob@b.test",
+        "nvidia.com/mig-1g.24gb",
+        2,
+        now - Duration::minutes(10),
+        now + Duration::hours(1),
+    )
+    .await;
+    server::usage::record_workspace_open(&f.db, opened).await.unwrap();
+
+    // promtool accepts the exposition as the exporter's format.
+    let text = server::usage::simulated::exposition(&f.db, Utc::now()).await.unwrap();
+    let mut check = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(check.stdin.as_mut().unwrap(), text.as_bytes()).unwrap();
+    let checked = check.wait_with_output().unwrap();
+    // The exporter's own label names (UUID, modelName, GPU_I_ID…) are not
+    // snake_case; that lint is the only complaint allowed.
+    let complaints = format!("{}{}", String::from_utf8_lossy(&checked.stdout), String::from_utf8_lossy(&checked.stderr));
+    let other: Vec<&str> = complaints
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.contains("label names should be written in 'snake_case'"))
+        .collect();
+    assert!(other.is_empty(), "promtool check metrics:\n{complaints}");
+    assert!(text.contains("simulated=\"true\""), "{text}");
+
+    // Scraped by a real Prometheus and sampled like a real exporter.
+    let db = f.db.clone();
+    let port = free_port();
+    let app = axum::Router::new().route(
+        "/metrics",
+        axum::routing::get(move || {
+            let db = db.clone();
+            async move { server::usage::simulated::exposition(&db, Utc::now()).await.unwrap() }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await.unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let dir = temp_dir();
+    let prometheus = PrometheusProcess::start(
+        &dir,
+        &format!("  - job_name: simulated-dcgm\n    honor_labels: true\n    static_configs:\n      - targets: ['127.0.0.1:{port}']\n"),
+    );
+    let sampler = Sampler { prometheus: Prometheus::new(prometheus.url.parse().unwrap(), None).unwrap(), simulated: true };
+    let deadline = Instant::now() + std::time::Duration::from_secs(30);
+    let minute = minute_of(Utc::now());
+    loop {
+        let round = sampler.round(&f.db, minute).await.unwrap();
+        if round.rows == 2 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never measured both sessions: {round:?}");
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        sqlx::query("DELETE FROM usage_minute").execute(&f.db).await.unwrap();
+        sqlx::query("DELETE FROM usage_hour").execute(&f.db).await.unwrap();
+    }
+    let (busy, _, power, devices, simulated) = minute_row(&f, opened, minute).await.unwrap();
+    assert!((0.65..=0.95).contains(&busy) && power.is_some() && devices == 1 && simulated, "{busy} {power:?}");
+    let (busy, _, power, devices, simulated) = minute_row(&f, idle, minute).await.unwrap();
+    assert!(busy <= 0.03 && power.is_none() && devices == 2 && simulated, "{busy}");
+    std::fs::remove_dir_all(&dir).ok();
+}

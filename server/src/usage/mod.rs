@@ -7,6 +7,7 @@
 
 pub mod aggregate;
 pub mod prometheus;
+pub mod simulated;
 
 use aggregate::{LiveBooking, Metric, MinuteUsage};
 use chrono::{DateTime, Duration, DurationRound, Utc};
@@ -140,6 +141,17 @@ async fn store(db: &PgPool, minute: DateTime<Utc>, rows: &[MinuteUsage], simulat
         .bind(MINUTE_RETENTION_DAYS)
         .execute(db)
         .await?;
+    Ok(())
+}
+
+/// Notes that the owner opened the workspace now.
+pub async fn record_workspace_open(db: &PgPool, booking: uuid::Uuid) -> sqlx::Result<()> {
+    sqlx::query(
+        "INSERT INTO workspace_open (booking_id) VALUES ($1) ON CONFLICT (booking_id) DO UPDATE SET last_at = now()",
+    )
+    .bind(booking)
+    .execute(db)
+    .await?;
     Ok(())
 }
 
