@@ -95,8 +95,10 @@ async fn scrape(State(db): State<PgPool>) -> Response {
 
 async fn simulated_dcgm(State(db): State<PgPool>) -> Response {
     match crate::usage::simulated::exposition(&db, chrono::Utc::now()).await {
-        Ok(text) => ([(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"))], text)
-            .into_response(),
+        Ok(text) => {
+            ([(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"))], text)
+                .into_response()
+        }
         Err(err) => {
             tracing::warn!(error = %err, "cannot render the simulated DCGM metrics");
             axum::http::StatusCode::SERVICE_UNAVAILABLE.into_response()

@@ -26,8 +26,7 @@ fn near(value: &Value, expected: f64, tolerance: f64) -> bool {
 async fn the_api_gives_the_worked_check_to_managers_and_admins_only() {
     let f = Fixture::new().await;
     for token in [&f.mia, &f.admin] {
-        let (status, r) =
-            f.call(Method::POST, "/api/v1/tokenomics/evaluate", Some(token), Some(worked_check())).await;
+        let (status, r) = f.call(Method::POST, "/api/v1/tokenomics/evaluate", Some(token), Some(worked_check())).await;
         assert_eq!(status, StatusCode::OK, "{r}");
         assert!(near(&r["cost_per_gpu_hour"], 1.27, 0.01), "{r}");
         assert!(near(&r["cost_per_million_tokens"], 0.044, 0.0005), "{r}");

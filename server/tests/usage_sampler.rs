@@ -16,7 +16,14 @@ use uuid::Uuid;
 
 /// An active booking of `email`'s on the demo pool over `[start, end)`,
 /// written as the worker would have left it; returns its id and namespace.
-async fn active_booking(f: &Fixture, email: &str, kind: &str, units: i32, start: DateTime<Utc>, end: DateTime<Utc>) -> (Uuid, String) {
+async fn active_booking(
+    f: &Fixture,
+    email: &str,
+    kind: &str,
+    units: i32,
+    start: DateTime<Utc>,
+    end: DateTime<Utc>,
+) -> (Uuid, String) {
     let id = Uuid::new_v4();
     let (user, tenant, slug): (Uuid, Uuid, String) = sqlx::query_as(
         "SELECT u.id, t.id, t.slug FROM app_user u JOIN membership m ON m.user_id = u.id JOIN tenant t ON t.id = m.tenant_id
@@ -130,7 +137,8 @@ async fn measured_through_a_real_prometheus_with_history_and_a_gap() {
              \x20 - job_name: dcgm-renamed\n    static_configs:\n      - targets: ['127.0.0.1:{mig_port}']\n        labels: {{namespace: gpu-operator}}\n"
         ),
     );
-    let sampler = Sampler { prometheus: Prometheus::new(prometheus.url.parse().unwrap(), None).unwrap(), simulated: false };
+    let sampler =
+        Sampler { prometheus: Prometheus::new(prometheus.url.parse().unwrap(), None).unwrap(), simulated: false };
 
     // Wait for a few scrapes of both endpoints.
     let probe = Prometheus::new(prometheus.url.parse().unwrap(), None).unwrap();
@@ -148,7 +156,8 @@ async fn measured_through_a_real_prometheus_with_history_and_a_gap() {
     let minute = minute_of(Utc::now());
     let round = sampler.round(&f.db, minute).await.unwrap();
     assert_eq!((round.live, round.queries, round.rows, round.gap), (2, 4, 2, false), "{round:?}");
-    let (busy, memory, power, devices, simulated) = minute_row(&f, whole, minute).await.expect("the whole GPU measured");
+    let (busy, memory, power, devices, simulated) =
+        minute_row(&f, whole, minute).await.expect("the whole GPU measured");
     assert_eq!((busy, memory, power, devices, simulated), (0.6, 30000.0, Some(350.0), 1, false));
     let (busy, memory, power, devices, _) = minute_row(&f, mig, minute).await.expect("the MIG slices measured");
     assert!((busy - 0.3).abs() < 1e-6, "mean GR_ENGINE_ACTIVE of the two instances: {busy}");
@@ -198,7 +207,8 @@ async fn the_simulated_clusters_dcgm_exporter_is_busy_while_the_workspace_is_ope
     let f = Fixture::new().await;
     let now = Utc::now();
     let (opened, _) =
-        active_booking(&f, "ada@a.test", "nvidia.com/gpu", 1, now - Duration::minutes(10), now + Duration::hours(1)).await;
+        active_booking(&f, "ada@a.test", "nvidia.com/gpu", 1, now - Duration::minutes(10), now + Duration::hours(1))
+            .await;
     let (idle, _) = active_booking(
         &f,
         "bob@b.test",
@@ -223,7 +233,8 @@ async fn the_simulated_clusters_dcgm_exporter_is_busy_while_the_workspace_is_ope
     let checked = check.wait_with_output().unwrap();
     // The exporter's own label names (UUID, modelName, GPU_I_ID…) are not
     // snake_case; that lint is the only complaint allowed.
-    let complaints = format!("{}{}", String::from_utf8_lossy(&checked.stdout), String::from_utf8_lossy(&checked.stderr));
+    let complaints =
+        format!("{}{}", String::from_utf8_lossy(&checked.stdout), String::from_utf8_lossy(&checked.stderr));
     let other: Vec<&str> = complaints
         .lines()
         .filter(|l| !l.trim().is_empty() && !l.contains("label names should be written in 'snake_case'"))
@@ -248,7 +259,8 @@ async fn the_simulated_clusters_dcgm_exporter_is_busy_while_the_workspace_is_ope
         &dir,
         &format!("  - job_name: simulated-dcgm\n    honor_labels: true\n    static_configs:\n      - targets: ['127.0.0.1:{port}']\n"),
     );
-    let sampler = Sampler { prometheus: Prometheus::new(prometheus.url.parse().unwrap(), None).unwrap(), simulated: true };
+    let sampler =
+        Sampler { prometheus: Prometheus::new(prometheus.url.parse().unwrap(), None).unwrap(), simulated: true };
     let deadline = Instant::now() + std::time::Duration::from_secs(30);
     let minute = minute_of(Utc::now());
     loop {

@@ -31,8 +31,14 @@ async fn world() -> World {
     let f = Fixture::new().await;
     let fake = FakeCluster::start(false).await;
     let client = fake.client();
-    let worker =
-        Reconciler { db: f.db.clone(), client, cluster: Cluster::default(), policy: quick(), simulated: false };
+    let worker = Reconciler {
+        db: f.db.clone(),
+        client,
+        cluster: Cluster::default(),
+        policy: quick(),
+        simulated: false,
+        usage: None,
+    };
     World { f, fake, worker }
 }
 
@@ -350,6 +356,7 @@ async fn a_worker_stopped_after_any_single_step_converges_on_restart_with_no_dup
             cluster: Cluster::default(),
             policy: quick(),
             simulated: false,
+            usage: None,
         };
         let report = restarted.pass().await.unwrap();
         assert_eq!(report.applied, steps - stop_after, "stopped after {stop_after}: the rest is applied");

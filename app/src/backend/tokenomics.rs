@@ -22,10 +22,8 @@ pub const LOOKBACK_DAYS: i32 = 30;
 
 /// (capacity unit-hours, whole-GPU equivalents) of a pool now.
 async fn capacity(db: &PgPool, pool_id: Uuid) -> ServiceResult<(f64, f64)> {
-    let kinds: Vec<(String, i32)> = sqlx::query_as("SELECT kind, capacity FROM pool_kind WHERE pool_id = $1")
-        .bind(pool_id)
-        .fetch_all(db)
-        .await?;
+    let kinds: Vec<(String, i32)> =
+        sqlx::query_as("SELECT kind, capacity FROM pool_kind WHERE pool_id = $1").bind(pool_id).fetch_all(db).await?;
     let units: f64 = kinds.iter().map(|(_, c)| f64::from(*c)).sum();
     let gpus = kinds.iter().map(|(k, c)| f64::from(*c) * gpus_per_unit(k)).sum();
     Ok((units * f64::from(LOOKBACK_DAYS) * 24.0, gpus))
@@ -41,7 +39,8 @@ pub async fn measured_utilization(db: &PgPool, pool_id: Uuid) -> ServiceResult<(
     .bind(LOOKBACK_DAYS)
     .fetch_one(db)
     .await?;
-    let share = |hours: f64| if capacity_unit_hours > 0.0 { (hours / capacity_unit_hours).clamp(0.0, 1.0) } else { 0.0 };
+    let share =
+        |hours: f64| if capacity_unit_hours > 0.0 { (hours / capacity_unit_hours).clamp(0.0, 1.0) } else { 0.0 };
     if let Some(busy) = busy {
         let source = format!("measured GPU use over the last {LOOKBACK_DAYS} days");
         return Ok((MeasuredUtilization { value: share(busy), source, simulated: simulated.unwrap_or(false) }, gpus));
@@ -91,10 +90,8 @@ pub async fn save(
     model: CostModel,
 ) -> ServiceResult<TokenomicsResult> {
     require_reader(principal)?;
-    let exists: bool = sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pool WHERE id = $1)")
-        .bind(pool_id)
-        .fetch_one(db)
-        .await?;
+    let exists: bool =
+        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pool WHERE id = $1)").bind(pool_id).fetch_one(db).await?;
     if !exists {
         return Err(ServiceError::NotFound("pool"));
     }
@@ -118,8 +115,14 @@ pub async fn save(
     .await?;
     let detail = model.describe();
     let target = pool_id.to_string();
-    audit::record(&mut tx, principal, "tokenomics.update", Subject { target: &target, tenant: None, pool: Some(pool_id) }, &detail)
-        .await?;
+    audit::record(
+        &mut tx,
+        principal,
+        "tokenomics.update",
+        Subject { target: &target, tenant: None, pool: Some(pool_id) },
+        &detail,
+    )
+    .await?;
     tx.commit().await?;
     Ok(result)
 }

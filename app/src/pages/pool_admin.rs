@@ -116,7 +116,10 @@ pub async fn delete_pool(id: Uuid) -> Result<ActionNotice, ServerFnError> {
 }
 
 /// The notice of the last action, or the one a script-less post came back with.
-pub(crate) fn notice_view(action: Option<Result<ActionNotice, ServerFnError>>, query: Option<ActionNotice>) -> impl IntoView {
+pub(crate) fn notice_view(
+    action: Option<Result<ActionNotice, ServerFnError>>,
+    query: Option<ActionNotice>,
+) -> impl IntoView {
     let notice = match action {
         Some(Ok(notice)) => Some(notice),
         Some(Err(err)) => Some(ActionNotice { ok: false, message: err.to_string() }),

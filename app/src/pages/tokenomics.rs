@@ -22,14 +22,15 @@ pub async fn save_tokenomics(pool_id: Uuid, form: CostModelForm) -> Result<Actio
     use crate::backend::identity::{signed_in, to_server_error};
     let principal = signed_in().map_err(to_server_error)?;
     let saved = match form.parse() {
-        Ok(model) => crate::backend::tokenomics::save(&expect_context::<sqlx::PgPool>(), &principal, pool_id, model).await,
+        Ok(model) => {
+            crate::backend::tokenomics::save(&expect_context::<sqlx::PgPool>(), &principal, pool_id, model).await
+        }
         Err(field) => Err(field.into()),
     };
     let notice = match saved {
-        Ok(result) => ActionNotice {
-            ok: true,
-            message: format!("Saved: {:.2} per GPU-hour.", result.cost_per_gpu_hour),
-        },
+        Ok(result) => {
+            ActionNotice { ok: true, message: format!("Saved: {:.2} per GPU-hour.", result.cost_per_gpu_hour) }
+        }
         Err(err) if matches!(err.status(), 401 | 403 | 404) || err.status() >= 500 => return Err(to_server_error(err)),
         Err(err) => ActionNotice { ok: false, message: err.public_message() },
     };
@@ -67,10 +68,18 @@ fn CostModelView(view: TokenomicsView, save: ServerAction<SaveTokenomics>) -> im
     let measured_value = measured.value;
     let result = Memo::new(move |_| {
         form.with(|f| f.parse()).and_then(|m| evaluate(&m.inputs(measured_value, gpus_available))).map_err(|e| {
-            if e.field == "utilization" { "utilization_pct: must be between 0 and 100 %".to_string() } else { e.to_string() }
+            if e.field == "utilization" {
+                "utilization_pct: must be between 0 and 100 %".to_string()
+            } else {
+                e.to_string()
+            }
         })
     });
-    let field = move |label: &'static str, name: &'static str, get: fn(&CostModelForm) -> String, set: fn(&mut CostModelForm, String), hint: &'static str| {
+    let field = move |label: &'static str,
+                      name: &'static str,
+                      get: fn(&CostModelForm) -> String,
+                      set: fn(&mut CostModelForm, String),
+                      hint: &'static str| {
         let value = form.with_untracked(get);
         view! {
             <label>{label}

@@ -338,7 +338,8 @@ mod tests {
 
     #[test]
     fn out_of_range_inputs_name_their_field() {
-        let cases: [(&str, fn(&mut TokenomicsInputs)); 5] = [
+        type Spoil = fn(&mut TokenomicsInputs);
+        let cases: [(&str, Spoil); 5] = [
             ("utilization", |i| i.utilization = 1.5),
             ("pue", |i| i.pue = 0.5),
             ("amortization_years", |i| i.amortization_years = 0.0),

@@ -18,12 +18,19 @@ pub fn router() -> Router<AppState> {
         .route("/pools/{id}/cost-model", get(stored).put(replace))
 }
 
-async fn evaluate(Auth(principal): Auth, ApiJson(inputs): ApiJson<TokenomicsInputs>) -> ApiResult<Json<TokenomicsResult>> {
+async fn evaluate(
+    Auth(principal): Auth,
+    ApiJson(inputs): ApiJson<TokenomicsInputs>,
+) -> ApiResult<Json<TokenomicsResult>> {
     tokenomics::require_reader(&principal)?;
     Ok(Json(run_model(&inputs).map_err(app::backend::ServiceError::from)?))
 }
 
-async fn stored(State(state): State<AppState>, Auth(principal): Auth, PathId(id): PathId) -> ApiResult<Json<TokenomicsView>> {
+async fn stored(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    PathId(id): PathId,
+) -> ApiResult<Json<TokenomicsView>> {
     Ok(Json(tokenomics::view(&state.db, &principal, Some(id)).await?))
 }
 

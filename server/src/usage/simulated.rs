@@ -23,9 +23,12 @@ fn noise(booking: Uuid, device: i32, minute: i64) -> f64 {
     (z >> 11) as f64 / (1u64 << 53) as f64
 }
 
+/// (booking, tenant slug, kind, units, VRAM GB per unit, workspace last opened)
+type Device = (Uuid, String, String, i32, i32, Option<DateTime<Utc>>);
+
 /// Every active booking's devices as DCGM exporter series at `now`.
 pub async fn exposition(db: &PgPool, now: DateTime<Utc>) -> sqlx::Result<String> {
-    let rows: Vec<(Uuid, String, String, i32, i32, Option<DateTime<Utc>>)> = sqlx::query_as(
+    let rows: Vec<Device> = sqlx::query_as(
         "SELECT b.id, t.slug, b.kind, b.quantity, k.vram_gb_per_unit, o.last_at
          FROM booking b JOIN tenant t ON t.id = b.tenant_id
          JOIN pool_kind k ON k.pool_id = b.pool_id AND k.kind = b.kind
@@ -36,13 +39,19 @@ pub async fn exposition(db: &PgPool, now: DateTime<Utc>) -> sqlx::Result<String>
     .fetch_all(db)
     .await?;
     let minute = now.timestamp() / 60;
-    let mut util = String::from("# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).\n# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n");
+    let mut util =
+        String::from("# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).\n# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n");
     let mut engine = String::from(
         "# HELP DCGM_FI_PROF_GR_ENGINE_ACTIVE Ratio of time the graphics engine is active.\n# TYPE DCGM_FI_PROF_GR_ENGINE_ACTIVE gauge\n",
     );
-    let mut memory = String::from("# HELP DCGM_FI_DEV_FB_USED Framebuffer memory used (in MiB).\n# TYPE DCGM_FI_DEV_FB_USED gauge\n");
-    let mut free = String::from("# HELP DCGM_FI_DEV_FB_FREE Framebuffer memory free (in MiB).\n# TYPE DCGM_FI_DEV_FB_FREE gauge\n");
-    let mut power = String::from("# HELP DCGM_FI_DEV_POWER_USAGE Power draw (in W).\n# TYPE DCGM_FI_DEV_POWER_USAGE gauge\n");
+    let mut memory = String::from(
+        "# HELP DCGM_FI_DEV_FB_USED Framebuffer memory used (in MiB).\n# TYPE DCGM_FI_DEV_FB_USED gauge\n",
+    );
+    let mut free = String::from(
+        "# HELP DCGM_FI_DEV_FB_FREE Framebuffer memory free (in MiB).\n# TYPE DCGM_FI_DEV_FB_FREE gauge\n",
+    );
+    let mut power =
+        String::from("# HELP DCGM_FI_DEV_POWER_USAGE Power draw (in W).\n# TYPE DCGM_FI_DEV_POWER_USAGE gauge\n");
     for (id, tenant, kind, units, vram_gb, opened) in rows {
         let namespace = crate::worker::manifests::namespace_name(&tenant, id);
         let busy_now = opened.is_some_and(|at| (now - at).num_minutes() < BUSY_AFTER_OPEN_MINUTES);
