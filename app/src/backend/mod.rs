@@ -18,6 +18,7 @@ pub mod planning;
 pub mod pools;
 pub mod principals;
 pub mod provisioning;
+pub mod reports;
 pub mod session_status;
 pub mod tenants;
 pub mod tokenomics;

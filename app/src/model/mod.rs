@@ -10,6 +10,7 @@ mod planning;
 mod pool;
 mod pool_form;
 mod principal;
+mod report;
 mod session;
 mod tenant;
 mod tokenomics;
@@ -28,6 +29,9 @@ pub use planning::{ActionNotice, BookingCard, ClusterMode, EndOption, FoundSlots
 pub use pool::{KindSpec, NewPool, Placement, Pool, PoolKind, PoolPatch, PoolRules, Toleration};
 pub use pool_form::{KindForm, PoolForm};
 pub use principal::{Principal, Role, TenantRef};
+pub use report::{
+    HeatCell, PeriodKind, ReportGroup, ReportQuery, ReportRow, TrendPoint, UtilizationReport, REPORT_CSV_COLUMNS,
+};
 pub use session::{SessionStatus, SessionStep, StepState};
 pub use tenant::{NewTenant, QuotaEntry, QuotaLimit, QuotaUsage, Tenant, TenantPatch, TenantQuota, TenantUsage};
 pub use tokenomics::{CostModel, CostModelForm, MeasuredUtilization, TokenomicsView};

@@ -5,10 +5,12 @@ mod audit;
 pub(crate) mod auth;
 mod blackouts;
 mod bookings;
+mod csv_body;
 pub(crate) mod error;
 pub(crate) mod input;
 mod openapi;
 mod pools;
+mod reports;
 mod tenants;
 mod tokenomics;
 mod waitlist;
@@ -35,6 +37,7 @@ pub fn router() -> Router<AppState> {
         .merge(blackouts::router())
         .merge(waitlist::router())
         .merge(tokenomics::router())
+        .merge(reports::router())
         .fallback(|| async { ApiError::not_found("route") })
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
 }

@@ -326,6 +326,7 @@ pub async fn admit_locked(tx: &mut PgConnection, requests: &[&Request]) -> Servi
         .collect();
     let mut entries =
         if waiting.is_empty() { HashMap::new() } else { crate::backend::waitlist::join(tx, &waiting).await? };
+    record_refusals(tx, requests, &verdicts).await?;
 
     Ok(requests
         .iter()
@@ -351,6 +352,40 @@ pub enum Outcome {
     /// Refused for capacity; `Crowded::refusal` adds the `next_free` hint,
     /// outside the kind's queue so the next batch need not wait for it.
     Crowded(Crowded),
+}
+
+/// New requests refused for capacity or quota are unmet demand in the
+/// reports; promotions from the waitlist are counted there already.
+async fn record_refusals(tx: &mut PgConnection, requests: &[&Request], verdicts: &[Verdict]) -> ServiceResult<()> {
+    let refused: Vec<(&Request, &str)> = requests
+        .iter()
+        .zip(verdicts)
+        .filter(|(r, _)| r.entry.is_none())
+        .filter_map(|(r, v)| match v {
+            Verdict::Crowded { .. } => Some((*r, "capacity")),
+            Verdict::Refused(ServiceError::QuotaExceeded(_)) => Some((*r, "quota")),
+            _ => None,
+        })
+        .collect();
+    if refused.is_empty() {
+        return Ok(());
+    }
+    let column = |f: fn(&Request) -> Uuid| refused.iter().map(|(r, _)| f(r)).collect::<Vec<_>>();
+    sqlx::query(
+        "INSERT INTO booking_refusal (pool_id, kind, tenant_id, user_id, quantity, starts_at, ends_at, reason)
+         SELECT $1, $2, * FROM unnest($3::uuid[], $4::uuid[], $5::int[], $6::timestamptz[], $7::timestamptz[], $8::text[])",
+    )
+    .bind(refused[0].0.pool_id)
+    .bind(&refused[0].0.kind)
+    .bind(column(|r| r.tenant.id))
+    .bind(column(|r| r.principal.user_id))
+    .bind(refused.iter().map(|(r, _)| r.quantity).collect::<Vec<_>>())
+    .bind(refused.iter().map(|(r, _)| r.window.start).collect::<Vec<_>>())
+    .bind(refused.iter().map(|(r, _)| r.window.end).collect::<Vec<_>>())
+    .bind(refused.iter().map(|(_, why)| *why).collect::<Vec<_>>())
+    .execute(tx)
+    .await?;
+    Ok(())
 }
 
 fn no_such_pool_field() -> FieldError {

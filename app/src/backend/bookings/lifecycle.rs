@@ -37,7 +37,13 @@ async fn apply(
 ) -> ServiceResult<Booking> {
     let from = row.state();
     let to = transition(from, action)?;
-    sqlx::query("UPDATE booking SET state = $2, ends_at = coalesce($3, ends_at), updated_at = now() WHERE id = $1")
+    // A window cut short keeps its booked end for the reports' returned hours.
+    sqlx::query(
+        "UPDATE booking SET state = $2, ends_at = coalesce($3, ends_at), updated_at = now(),
+                planned_ends_at = CASE WHEN $3 < ends_at THEN coalesce(planned_ends_at, ends_at) ELSE planned_ends_at END,
+                released_as = CASE WHEN $3 < ends_at THEN 'ended_early' ELSE released_as END
+         WHERE id = $1",
+    )
         .bind(row.id)
         .bind(to.as_str())
         .bind(new_end)

@@ -1,0 +1,144 @@
+//! The report's charts: booked, busy and capacity GPU-hours per UTC hour of
+//! the period, folded into trend buckets (hours, days or weeks in the
+//! report's zone) and a weekday x hour occupancy heat map.
+
+use crate::backend::error::ServiceResult;
+use crate::model::{HeatCell, TrendPoint};
+use chrono::{DateTime, Datelike, Days, DurationRound, NaiveDate, TimeDelta, Timelike, Utc};
+use chrono_tz::Tz;
+use sqlx::PgPool;
+use std::collections::BTreeMap;
+
+#[derive(Clone, Copy, Default)]
+struct Hour {
+    capacity: f64,
+    booked: f64,
+    busy: f64,
+}
+
+fn overlap_hours(a: (DateTime<Utc>, DateTime<Utc>), b: (DateTime<Utc>, DateTime<Utc>)) -> f64 {
+    let seconds = (a.1.min(b.1) - a.0.max(b.0)).num_seconds();
+    seconds.max(0) as f64 / 3600.0
+}
+
+async fn hours(db: &PgPool, from: DateTime<Utc>, to: DateTime<Utc>) -> ServiceResult<BTreeMap<DateTime<Utc>, Hour>> {
+    let hour = TimeDelta::hours(1);
+    let first = from.duration_trunc(hour).unwrap_or(from);
+    let mut series = BTreeMap::new();
+    let mut at = first;
+    while at < to {
+        series.insert(at, Hour::default());
+        at += hour;
+    }
+    // Each kind's merged blackouts, weighted by the kind's whole-GPU capacity.
+    let closed: Vec<(f64, DateTime<Utc>, DateTime<Utc>)> = sqlx::query_as(
+        "SELECT (k.capacity * gpu_share(k.kind))::float8, lower(r), upper(r)
+         FROM pool_kind k
+         CROSS JOIN LATERAL unnest((SELECT range_agg(tstzrange(greatest(x.starts_at, $1), least(x.ends_at, $2)))
+                                    FROM blackout x
+                                    WHERE x.pool_id = k.pool_id AND (x.kind IS NULL OR x.kind = k.kind)
+                                      AND x.ends_at > $1 AND x.starts_at < $2)) r",
+    )
+    .bind(from)
+    .bind(to)
+    .fetch_all(db)
+    .await?;
+    let total_gpus: f64 =
+        sqlx::query_scalar("SELECT coalesce(sum(capacity * gpu_share(kind)), 0)::float8 FROM pool_kind")
+            .fetch_one(db)
+            .await?;
+    for (start, slot) in series.iter_mut() {
+        let inside = overlap_hours((*start, *start + hour), (from, to));
+        let blacked: f64 = closed.iter().map(|(w, s, e)| w * overlap_hours((*start, *start + hour), (*s, *e))).sum();
+        slot.capacity = (total_gpus * inside - blacked).max(0.0);
+    }
+    let booked: Vec<(DateTime<Utc>, f64)> = sqlx::query_as(
+        "SELECT h, sum(b.quantity * gpu_share(b.kind)
+                       * extract(epoch FROM least(b.ends_at, h + interval '1 hour', $2) - greatest(b.starts_at, h, $1)) / 3600)::float8
+         FROM booking b
+         CROSS JOIN LATERAL generate_series(date_trunc('hour', greatest(b.starts_at, $1), 'UTC'),
+                                            least(b.ends_at, $2) - interval '1 microsecond', interval '1 hour') h
+         WHERE b.ends_at > $1 AND b.starts_at < $2 AND b.state IN ('approved', 'active', 'completed')
+         GROUP BY h",
+    )
+    .bind(from)
+    .bind(to)
+    .fetch_all(db)
+    .await?;
+    for (at, gpu_hours) in booked {
+        if let Some(slot) = series.get_mut(&at) {
+            slot.booked += gpu_hours;
+        }
+    }
+    let busy: Vec<(DateTime<Utc>, f64)> = sqlx::query_as(
+        "SELECT u.hour, (sum(u.busy_unit_minutes * gpu_share(b.kind)) / 60)::float8
+         FROM usage_hour u JOIN booking b ON b.id = u.booking_id
+         WHERE u.hour >= $1 AND u.hour < $2 GROUP BY u.hour",
+    )
+    .bind(from)
+    .bind(to)
+    .fetch_all(db)
+    .await?;
+    for (at, gpu_hours) in busy {
+        if let Some(slot) = series.get_mut(&at) {
+            slot.busy += gpu_hours;
+        }
+    }
+    Ok(series)
+}
+
+/// Trend buckets: hours for up to two days, days up to two months, else weeks.
+pub fn bucket_name(from: DateTime<Utc>, to: DateTime<Utc>) -> &'static str {
+    match (to - from).num_hours() {
+        h if h <= 48 => "hour",
+        h if h <= 62 * 24 => "day",
+        _ => "week",
+    }
+}
+
+fn bucket_start(at: DateTime<Utc>, bucket: &str, tz: &Tz) -> DateTime<Utc> {
+    let local = at.with_timezone(tz);
+    let day = |date: NaiveDate| super::period::midnight(date, tz);
+    match bucket {
+        "hour" => at,
+        "day" => day(local.date_naive()),
+        _ => day(local.date_naive() - Days::new(u64::from(local.weekday().num_days_from_monday()))),
+    }
+}
+
+pub struct Charts {
+    pub bucket: &'static str,
+    pub trend: Vec<TrendPoint>,
+    pub heatmap: Vec<HeatCell>,
+}
+
+pub async fn charts(db: &PgPool, from: DateTime<Utc>, to: DateTime<Utc>, tz: &Tz) -> ServiceResult<Charts> {
+    let series = hours(db, from, to).await?;
+    let bucket = bucket_name(from, to);
+    let mut trend: BTreeMap<DateTime<Utc>, TrendPoint> = BTreeMap::new();
+    let mut heat = [[(0.0_f64, 0.0_f64); 24]; 7];
+    for (at, slot) in &series {
+        let start = bucket_start(*at, bucket, tz).max(from);
+        let point = trend.entry(start).or_insert(TrendPoint {
+            start,
+            capacity_gpu_hours: 0.0,
+            booked_gpu_hours: 0.0,
+            busy_gpu_hours: 0.0,
+        });
+        point.capacity_gpu_hours += slot.capacity;
+        point.booked_gpu_hours += slot.booked;
+        point.busy_gpu_hours += slot.busy;
+        let local = at.with_timezone(tz);
+        let cell = &mut heat[local.weekday().num_days_from_monday() as usize][local.hour() as usize];
+        cell.0 += slot.booked;
+        cell.1 += slot.capacity;
+    }
+    let heatmap = (0..7u8)
+        .flat_map(|weekday| (0..24u8).map(move |hour| (weekday, hour)))
+        .map(|(weekday, hour)| {
+            let (booked, capacity) = heat[weekday as usize][hour as usize];
+            HeatCell { weekday, hour, occupancy_pct: (capacity > 0.0).then(|| booked / capacity * 100.0) }
+        })
+        .collect();
+    Ok(Charts { bucket, trend: trend.into_values().collect(), heatmap })
+}

@@ -1,0 +1,158 @@
+//! The utilisation report managers and admins read: one row per pool, tenant
+//! or user over a period, a trend over the period and a weekday x hour
+//! occupancy heat map. GPU-hours are whole-GPU equivalents (a MIG slice `Ng`
+//! is N/7 of a GPU); showback cost is the pool's price x booked units x hours.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReportGroup {
+    #[default]
+    Pool,
+    Tenant,
+    User,
+}
+
+impl ReportGroup {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pool => "pool",
+            Self::Tenant => "tenant",
+            Self::User => "user",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        [Self::Pool, Self::Tenant, Self::User].into_iter().find(|g| g.as_str() == text)
+    }
+}
+
+/// The query of `GET /api/v1/reports/utilization`. `from` and `to` are RFC
+/// 3339 instants or dates (midnight in `tz`); the period is `[from, to)`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReportQuery {
+    pub from: String,
+    pub to: String,
+    #[serde(default)]
+    pub group: ReportGroup,
+    /// An IANA zone for dates, the trend's days and the heat map's hours; UTC by default.
+    #[serde(default)]
+    pub tz: Option<String>,
+}
+
+/// The page's choice of period: one anchored on `date`, or `custom` from `date` to `until` (inclusive).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PeriodKind {
+    Day,
+    #[default]
+    Week,
+    Month,
+    Custom,
+}
+
+impl PeriodKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Day => "day",
+            Self::Week => "week",
+            Self::Month => "month",
+            Self::Custom => "custom",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        [Self::Day, Self::Week, Self::Month, Self::Custom].into_iter().find(|p| p.as_str() == text)
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReportRow {
+    /// The pool, tenant or user; `None` on the totals row.
+    pub id: Option<Uuid>,
+    pub name: String,
+    /// Capacity GPU-hours less blackouts; only for pools (and the totals).
+    pub capacity_gpu_hours: Option<f64>,
+    /// Approved, active and completed bookings, cut to the period.
+    pub booked_gpu_hours: f64,
+    /// Booked / capacity, in %.
+    pub booking_utilization_pct: Option<f64>,
+    /// Booked GPU-hours the sampler measured (gaps and unsampled hours excluded).
+    pub measured_gpu_hours: f64,
+    /// GPU busy fraction x GPUs over the measured hours.
+    pub busy_gpu_hours: f64,
+    /// Busy / measured booked hours, in %; `None` when nothing was measured.
+    pub busy_utilization_pct: Option<f64>,
+    /// Measured booked GPU-hours in which the GPUs were not busy.
+    pub idle_booked_gpu_hours: f64,
+    /// Bookings released because their workspace was never opened and their GPUs stayed idle.
+    pub no_shows: i64,
+    /// Hours given back by ending early (by hand or for idleness), cut to the period.
+    pub returned_gpu_hours: f64,
+    /// Unmet demand: requests refused for capacity or quota.
+    pub refused_gpu_hours: f64,
+    /// Unmet demand: waitlist entries never admitted.
+    pub waitlisted_gpu_hours: f64,
+    /// The pool's price per unit-hour x booked units x hours.
+    pub showback_cost: f64,
+    /// Some measured figure came from the simulated cluster.
+    pub simulated: bool,
+}
+
+/// One bucket of the trend chart (an hour, a day or a week in the report's zone).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TrendPoint {
+    pub start: DateTime<Utc>,
+    pub capacity_gpu_hours: f64,
+    pub booked_gpu_hours: f64,
+    pub busy_gpu_hours: f64,
+}
+
+/// Occupancy (booked / capacity) of one weekday (0 = Monday) and hour of day in the report's zone.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HeatCell {
+    pub weekday: u8,
+    pub hour: u8,
+    pub occupancy_pct: Option<f64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct UtilizationReport {
+    pub from: DateTime<Utc>,
+    pub to: DateTime<Utc>,
+    pub group: ReportGroup,
+    pub time_zone: String,
+    pub rows: Vec<ReportRow>,
+    pub total: ReportRow,
+    /// "hour", "day" or "week".
+    pub trend_bucket: String,
+    pub trend: Vec<TrendPoint>,
+    /// 7 x 24 cells, Monday 00:00 first.
+    pub heatmap: Vec<HeatCell>,
+    /// Minutes in the period the sampler could not read Prometheus.
+    pub gap_minutes: i64,
+    pub simulated: bool,
+}
+
+/// The column names of the report's CSV, in order (the JSON field names of `ReportRow`).
+pub const REPORT_CSV_COLUMNS: [&str; 15] = [
+    "id",
+    "name",
+    "capacity_gpu_hours",
+    "booked_gpu_hours",
+    "booking_utilization_pct",
+    "measured_gpu_hours",
+    "busy_gpu_hours",
+    "busy_utilization_pct",
+    "idle_booked_gpu_hours",
+    "no_shows",
+    "returned_gpu_hours",
+    "refused_gpu_hours",
+    "waitlisted_gpu_hours",
+    "showback_cost",
+    "simulated",
+];

@@ -1,0 +1,265 @@
+//! The utilisation report against hand-computed fixtures: a Berlin day
+//! across the autumn DST change (25 hours), bookings crossing its edges,
+//! partial hours, canceled and ended-early bookings, a no-show, overlapping
+//! blackouts excluded from capacity, measured use, refusals and the
+//! waitlist. The CSV, read back by a CSV parser, equals the JSON.
+
+mod common;
+
+use axum::body::Body;
+use axum::http::{header, Method, Request, StatusCode};
+use common::Fixture;
+use http_body_util::BodyExt;
+use serde_json::Value;
+use sqlx::PgPool;
+use tower::ServiceExt;
+use uuid::Uuid;
+
+const DAY: &str = "/api/v1/reports/utilization?from=2026-10-25&to=2026-10-26&tz=Europe/Berlin";
+
+async fn exec(db: &PgPool, sql: &str) {
+    sqlx::raw_sql(sql).execute(db).await.unwrap_or_else(|e| panic!("{e}: {sql}"));
+}
+
+/// The fixture pool `fx` (2 GPUs + 7 MIG 1g slices = 3 GPUs, 2.00 per unit-hour) and its history.
+async fn fixtures(db: &PgPool) -> Uuid {
+    exec(
+        db,
+        "INSERT INTO pool (name, price_per_unit_hour, time_zone) VALUES ('fx', 2, 'Europe/Berlin');
+         INSERT INTO pool_kind (pool_id, kind, capacity) SELECT id, 'nvidia.com/gpu', 2 FROM pool WHERE name = 'fx';
+         INSERT INTO pool_kind (pool_id, kind, capacity) SELECT id, 'nvidia.com/mig-1g.24gb', 7 FROM pool WHERE name = 'fx';
+         -- GPUs closed 10-12 and every kind 11-13: 3 h of 2 GPUs and 2 h of the slices' 1 GPU.
+         INSERT INTO blackout (pool_id, kind, starts_at, ends_at, reason)
+           SELECT id, 'nvidia.com/gpu', '2026-10-25T10:00Z', '2026-10-25T12:00Z', 'fans' FROM pool WHERE name = 'fx';
+         INSERT INTO blackout (pool_id, kind, starts_at, ends_at, reason)
+           SELECT id, NULL, '2026-10-25T11:00Z', '2026-10-25T13:00Z', 'power' FROM pool WHERE name = 'fx';",
+    )
+    .await;
+    let booking = |id: u8, email: &str, kind: &str, units: i32, state: &str, window: (&str, &str), cut: &str| {
+        format!(
+            "INSERT INTO booking (id, pool_id, kind, user_id, tenant_id, quantity, mode, starts_at, ends_at, state, planned_ends_at, released_as)
+             SELECT '00000000-0000-0000-0000-0000000000{id:02}', p.id, 'nvidia.com/{kind}', u.id, m.tenant_id, {units},
+                    'interactive', '{}', '{}', '{state}', {cut}
+             FROM pool p, app_user u JOIN membership m ON m.user_id = u.id
+             WHERE p.name = 'fx' AND u.email = '{email}';",
+            window.0, window.1
+        )
+    };
+    let mut sql = String::new();
+    // 3 h inside the day (22:00Z-01:00Z), 1 GPU: 3 GPU-h, 6.00.
+    sql += &booking(1, "ada@a.test", "gpu", 1, "completed", ("2026-10-24T20:00Z", "2026-10-25T01:00Z"), "NULL, NULL");
+    // Half an hour inside (22:30Z-23:00Z), 2 slices = 2/7 GPU: 1/7 GPU-h, 2.00.
+    sql += &booking(
+        2,
+        "ada@a.test",
+        "mig-1g.24gb",
+        2,
+        "approved",
+        ("2026-10-25T22:30Z", "2026-10-26T02:00Z"),
+        "NULL, NULL",
+    );
+    // Ended early at 09:30Z instead of 12:00Z: 1.5 GPU-h booked, 2.5 returned, 3.00.
+    sql += &booking(
+        3,
+        "bob@b.test",
+        "gpu",
+        1,
+        "completed",
+        ("2026-10-25T08:00Z", "2026-10-25T09:30Z"),
+        "'2026-10-25T12:00Z', 'ended_early'",
+    );
+    // Canceled: counts nowhere.
+    sql += &booking(4, "bob@b.test", "gpu", 2, "canceled", ("2026-10-25T06:00Z", "2026-10-25T07:00Z"), "NULL, NULL");
+    // A no-show released after 30 min of 2 h: 0.5 booked, 1.5 returned, 1.00.
+    sql += &booking(
+        5,
+        "carol@a.test",
+        "gpu",
+        1,
+        "completed",
+        ("2026-10-25T14:00Z", "2026-10-25T14:30Z"),
+        "'2026-10-25T16:00Z', 'no_show'",
+    );
+    exec(db, &sql).await;
+    exec(
+        db,
+        "-- Booking 1 measured for the hour 23:00Z at half busy; the hour before the day does not count.
+         INSERT INTO usage_hour (booking_id, hour, pool_id, tenant_id, user_id, samples, busy_unit_minutes, memory_max_mib, energy_wh, simulated)
+           SELECT id, '2026-10-24T23:00Z', pool_id, tenant_id, user_id, 60, 30, 1000, 300, false FROM booking WHERE note = '' AND quantity = 1 AND starts_at = '2026-10-24T20:00Z';
+         INSERT INTO usage_hour (booking_id, hour, pool_id, tenant_id, user_id, samples, busy_unit_minutes, memory_max_mib, energy_wh, simulated)
+           SELECT id, '2026-10-24T21:00Z', pool_id, tenant_id, user_id, 60, 60, 1000, 300, false FROM booking WHERE starts_at = '2026-10-24T20:00Z';
+         -- Refused for capacity: 2 GPUs x 2 h; waitlisted: 7 slices x 1 h (one more, admitted, is a booking).
+         INSERT INTO booking_refusal (pool_id, kind, tenant_id, user_id, quantity, starts_at, ends_at, reason)
+           SELECT p.id, 'nvidia.com/gpu', m.tenant_id, u.id, 2, '2026-10-25T15:00Z', '2026-10-25T17:00Z', 'capacity'
+           FROM pool p, app_user u JOIN membership m ON m.user_id = u.id WHERE p.name = 'fx' AND u.email = 'ada@a.test';
+         INSERT INTO waitlist_entry (id, pool_id, kind, user_id, tenant_id, quantity, mode, starts_at, ends_at, state)
+           SELECT gen_random_uuid(), p.id, 'nvidia.com/mig-1g.24gb', u.id, m.tenant_id, 7, 'interactive', '2026-10-25T18:00Z', '2026-10-25T19:00Z', s
+           FROM pool p, app_user u JOIN membership m ON m.user_id = u.id, unnest(ARRAY['waiting', 'admitted']) s
+           WHERE p.name = 'fx' AND u.email = 'bob@b.test';
+         INSERT INTO usage_gap (minute, reason) VALUES
+           ('2026-10-25T03:00Z', 'down'), ('2026-10-25T03:01Z', 'down'), ('2026-10-26T03:00Z', 'after');",
+    )
+    .await;
+    sqlx::query_scalar("SELECT id FROM pool WHERE name = 'fx'").fetch_one(db).await.unwrap()
+}
+
+fn close(value: &Value, expected: f64) -> bool {
+    value.as_f64().is_some_and(|v| (v - expected).abs() < 1e-6)
+}
+
+fn row<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == name)
+        .unwrap_or_else(|| panic!("no {name}: {report}"))
+}
+
+fn assert_figures(row: &Value, expected: &[(&str, f64)]) {
+    for (field, value) in expected {
+        assert!(close(&row[*field], *value), "{field}: expected {value}, got {} in {row}", row[*field]);
+    }
+}
+
+#[tokio::test]
+async fn a_dst_day_by_pool_matches_the_hand_computed_figures() {
+    let f = Fixture::new().await;
+    fixtures(&f.db).await;
+    let (status, report) = f.call(Method::GET, &format!("{DAY}&group=pool"), Some(&f.mia), None).await;
+    assert_eq!(status, StatusCode::OK, "{report}");
+    assert_eq!(report["from"], "2026-10-24T22:00:00Z");
+    assert_eq!(report["to"], "2026-10-25T23:00:00Z", "the day lasts 25 hours");
+    let booked = 3.0 + 1.0 / 7.0 + 1.5 + 0.5;
+    assert_figures(
+        row(&report, "fx"),
+        &[
+            ("capacity_gpu_hours", 3.0 * 25.0 - 2.0 * 3.0 - 1.0 * 2.0),
+            ("booked_gpu_hours", booked),
+            ("booking_utilization_pct", booked / 67.0 * 100.0),
+            ("measured_gpu_hours", 1.0),
+            ("busy_gpu_hours", 0.5),
+            ("busy_utilization_pct", 50.0),
+            ("idle_booked_gpu_hours", 0.5),
+            ("no_shows", 1.0),
+            ("returned_gpu_hours", 2.5 + 1.5),
+            ("refused_gpu_hours", 4.0),
+            ("waitlisted_gpu_hours", 1.0),
+            ("showback_cost", 6.0 + 2.0 + 3.0 + 1.0),
+        ],
+    );
+    // The demo pool is listed with its capacity although nothing was booked.
+    let demo = row(&report, server::seed::DEMO_POOL);
+    assert_figures(demo, &[("booked_gpu_hours", 0.0), ("capacity_gpu_hours", (1.0 + 4.0 / 7.0) * 25.0)]);
+    assert_eq!(demo["busy_utilization_pct"], Value::Null, "nothing measured is not 0 %");
+    assert_eq!(report["gap_minutes"], 2);
+    assert_eq!(report["total"]["name"], "All");
+    assert!(close(&report["total"]["booked_gpu_hours"], booked));
+
+    assert_eq!(report["trend_bucket"], "hour");
+    let trend = report["trend"].as_array().unwrap();
+    assert_eq!(trend.len(), 25);
+    let at_23 = trend.iter().find(|p| p["start"] == "2026-10-24T23:00:00Z").unwrap();
+    assert_figures(at_23, &[("booked_gpu_hours", 1.0), ("busy_gpu_hours", 0.5)]);
+    // Sunday 02:00 happens twice (CEST, then CET); booking 1 holds 1 GPU in the first.
+    let gpus = 3.0 + 1.0 + 4.0 / 7.0;
+    let cell = report["heatmap"].as_array().unwrap().iter().find(|c| c["weekday"] == 6 && c["hour"] == 2).unwrap();
+    assert!(close(&cell["occupancy_pct"], 1.0 / (2.0 * gpus) * 100.0), "{cell}");
+}
+
+#[tokio::test]
+async fn by_tenant_and_by_user_split_the_same_figures() {
+    let f = Fixture::new().await;
+    fixtures(&f.db).await;
+    let (status, report) = f.call(Method::GET, &format!("{DAY}&group=tenant"), Some(&f.admin), None).await;
+    assert_eq!(status, StatusCode::OK, "{report}");
+    assert_figures(
+        row(&report, "team-a"),
+        &[
+            ("booked_gpu_hours", 3.0 + 1.0 / 7.0 + 0.5),
+            ("returned_gpu_hours", 1.5),
+            ("no_shows", 1.0),
+            ("refused_gpu_hours", 4.0),
+            ("showback_cost", 9.0),
+        ],
+    );
+    assert_figures(
+        row(&report, "team-b"),
+        &[
+            ("booked_gpu_hours", 1.5),
+            ("returned_gpu_hours", 2.5),
+            ("waitlisted_gpu_hours", 1.0),
+            ("showback_cost", 3.0),
+        ],
+    );
+    assert_eq!(row(&report, "team-a")["capacity_gpu_hours"], Value::Null, "tenants have no capacity of their own");
+    let (_, report) = f.call(Method::GET, &format!("{DAY}&group=user"), Some(&f.mia), None).await;
+    assert_figures(row(&report, "carol@a.test"), &[("booked_gpu_hours", 0.5), ("no_shows", 1.0)]);
+    assert_figures(row(&report, "ada@a.test"), &[("busy_gpu_hours", 0.5), ("refused_gpu_hours", 4.0)]);
+}
+
+#[tokio::test]
+async fn the_csv_read_back_equals_the_json() {
+    let f = Fixture::new().await;
+    fixtures(&f.db).await;
+    let path = format!("{DAY}&group=pool");
+    let (_, json) = f.call(Method::GET, &path, Some(&f.mia), None).await;
+    let request = Request::get(&path)
+        .header(header::AUTHORIZATION, format!("Bearer {}", f.mia))
+        .header(header::ACCEPT, "text/csv")
+        .body(Body::empty())
+        .unwrap();
+    let response = f.app.clone().oneshot(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert!(response.headers()[header::CONTENT_TYPE].to_str().unwrap().starts_with("text/csv"));
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    let mut reader = csv::Reader::from_reader(bytes.as_ref());
+    let columns: Vec<String> = reader.headers().unwrap().iter().map(str::to_owned).collect();
+    assert_eq!(columns, app::model::REPORT_CSV_COLUMNS);
+    let records: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    let expected: Vec<&Value> = json["rows"].as_array().unwrap().iter().chain([&json["total"]]).collect();
+    assert_eq!(records.len(), expected.len());
+    for (record, row) in records.iter().zip(expected) {
+        for (column, cell) in columns.iter().zip(record.iter()) {
+            let want = &row[column.as_str()];
+            match want {
+                Value::Null => assert_eq!(cell, "", "{column}"),
+                Value::Number(n) => {
+                    assert!((cell.parse::<f64>().unwrap() - n.as_f64().unwrap()).abs() < 1e-9, "{column}")
+                }
+                Value::Bool(b) => assert_eq!(cell, b.to_string(), "{column}"),
+                Value::String(s) => assert_eq!(cell, s, "{column}"),
+                other => panic!("{column}: {other}"),
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn only_managers_and_admins_read_it_and_bad_queries_name_their_field() {
+    let f = Fixture::new().await;
+    let path = "/api/v1/reports/utilization?from=2026-10-25&to=2026-10-26";
+    assert_eq!(f.call(Method::GET, path, None, None).await.0, StatusCode::UNAUTHORIZED);
+    assert_eq!(f.call(Method::GET, path, Some(&f.ada), None).await.0, StatusCode::FORBIDDEN);
+    for (query, field) in [
+        ("from=2026-10-26&to=2026-10-25", "to"),
+        ("from=soon&to=2026-10-25", "from"),
+        ("from=2025-01-01&to=2026-10-25", "to"),
+        ("from=2026-10-25&to=2026-10-26&tz=Nowhere/Place", "tz"),
+        ("from=2026-10-25&to=2026-10-26&group=galaxy", "group"),
+    ] {
+        let (status, body) =
+            f.call(Method::GET, &format!("/api/v1/reports/utilization?{query}"), Some(&f.mia), None).await;
+        assert!(status.is_client_error(), "{query}: {status} {body}");
+        assert_eq!(body["field"], field, "{query}: {body}");
+    }
+}
+
+#[tokio::test]
+async fn sql_and_rust_agree_on_gpu_shares() {
+    let f = Fixture::new().await;
+    for kind in ["nvidia.com/gpu", "nvidia.com/mig-1g.24gb", "nvidia.com/mig-3g.40gb", "nvidia.com/mig-7g.80gb"] {
+        let share: f64 = sqlx::query_scalar("SELECT gpu_share($1)").bind(kind).fetch_one(&f.db).await.unwrap();
+        assert!((share - app::rules::tokenomics::gpus_per_unit(kind)).abs() < 1e-12, "{kind}");
+    }
+}
