@@ -161,6 +161,8 @@ const OPERATIONS: &[(&str, &str)] = &[
     ("post", "/tokenomics/evaluate"),
     ("get", "/pools/{id}/cost-model"),
     ("put", "/pools/{id}/cost-model"),
+    ("get", "/reports/utilization"),
+    ("get", "/reports/utilization.csv"),
 ];
 
 #[tokio::test]

@@ -30,7 +30,8 @@ pub use pool::{KindSpec, NewPool, Placement, Pool, PoolKind, PoolPatch, PoolRule
 pub use pool_form::{KindForm, PoolForm};
 pub use principal::{Principal, Role, TenantRef};
 pub use report::{
-    HeatCell, PeriodKind, ReportGroup, ReportQuery, ReportRow, TrendPoint, UtilizationReport, REPORT_CSV_COLUMNS,
+    HeatCell, PeriodKind, ReportGroup, ReportPage, ReportPageQuery, ReportQuery, ReportRow, TrendPoint,
+    UtilizationReport, REPORT_CSV_COLUMNS,
 };
 pub use session::{SessionStatus, SessionStep, StepState};
 pub use tenant::{NewTenant, QuotaEntry, QuotaLimit, QuotaUsage, Tenant, TenantPatch, TenantQuota, TenantUsage};

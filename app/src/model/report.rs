@@ -156,3 +156,27 @@ pub const REPORT_CSV_COLUMNS: [&str; 15] = [
     "showback_cost",
     "simulated",
 ];
+
+/// What the Reports page shows: the report, the period as chosen, and the
+/// periods before and after it for the arrows.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReportPage {
+    pub report: UtilizationReport,
+    pub period: PeriodKind,
+    pub date: chrono::NaiveDate,
+    pub until: Option<chrono::NaiveDate>,
+    /// The period in the report's zone, as people read it.
+    pub span: String,
+    pub previous: (chrono::NaiveDate, Option<chrono::NaiveDate>),
+    pub next: (chrono::NaiveDate, Option<chrono::NaiveDate>),
+}
+
+/// The page's query as the URL carries it; empty means the default.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReportPageQuery {
+    pub group: String,
+    pub period: String,
+    pub date: String,
+    pub until: String,
+    pub tz: String,
+}

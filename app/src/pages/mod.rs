@@ -11,6 +11,8 @@ mod manifests;
 mod my_bookings;
 mod overview;
 mod pool_admin;
+mod report_charts;
+mod reports;
 mod signin;
 mod tenants;
 mod tokenomics;
@@ -106,6 +108,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("find") view=find::FindSlotPage ssr=SsrMode::Async/>
                     <Route path=path!("bookings/:id/manifests") view=manifests::ManifestsPage ssr=SsrMode::Async/>
                     <Route path=path!("tokens") view=tokens::TokensPage ssr=SsrMode::Async/>
+                    <Route path=path!("reports") view=reports::ReportsPage ssr=SsrMode::Async/>
                     <Route path=path!("reports/tokenomics") view=tokenomics::TokenomicsPage ssr=SsrMode::Async/>
                     <Route path=path!("admin/users") view=users::UsersPage ssr=SsrMode::Async/>
                     <Route path=path!("admin/pools") view=pool_admin::PoolsAdminPage ssr=SsrMode::Async/>
@@ -139,7 +142,7 @@ fn Navigation(me: Option<Principal>) -> impl IntoView {
             <a href="/calendar">"Calendar"</a>
             <a href="/bookings">"My bookings"</a>
             <a href="/tokens">"Tokens"</a>
-            {reader.then(|| view! { <a href="/reports/tokenomics">"Tokenomics"</a> })}
+            {reader.then(|| view! { <a href="/reports" id="reports-nav">"Reports"</a> <a href="/reports/tokenomics">"Tokenomics"</a> })}
             {admin.then(|| view! {
                 <a href="/admin/users" id="admin-nav">"Users"</a>
                 <a href="/admin/pools" id="pools-admin-nav">"Manage pools"</a>

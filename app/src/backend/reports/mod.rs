@@ -7,8 +7,9 @@ mod series;
 
 use super::error::ServiceResult;
 use super::tokenomics::require_reader;
-use crate::model::{Principal, ReportGroup, ReportQuery, UtilizationReport};
-use chrono::{DateTime, Utc};
+use crate::model::{PeriodKind, Principal, ReportGroup, ReportPage, ReportPageQuery, ReportQuery, UtilizationReport};
+use crate::rules::FieldError;
+use chrono::{DateTime, NaiveDate, Utc};
 use chrono_tz::Tz;
 use sqlx::PgPool;
 
@@ -53,4 +54,45 @@ pub async fn for_query(db: &PgPool, principal: &Principal, query: &ReportQuery) 
     let from = period::instant("from", &query.from, &tz)?;
     let to = period::instant("to", &query.to, &tz)?;
     utilization(db, principal, query.group, from, to, tz).await
+}
+
+/// The page's query: a period kind anchored on a date (today in the zone by
+/// default), the grouping, and the zone.
+pub async fn page(db: &PgPool, principal: &Principal, query: &ReportPageQuery) -> ServiceResult<ReportPage> {
+    require_reader(principal)?;
+    let tz = period::zone(Some(&query.tz))?;
+    let group = match query.group.trim() {
+        "" => ReportGroup::Pool,
+        text => ReportGroup::parse(text).ok_or_else(|| FieldError::new("group", "pool, tenant or user"))?,
+    };
+    let kind = match query.period.trim() {
+        "" => PeriodKind::Week,
+        text => PeriodKind::parse(text).ok_or_else(|| FieldError::new("period", "day, week, month or custom"))?,
+    };
+    let day = |field: &str, text: &str| -> Result<Option<NaiveDate>, FieldError> {
+        match text.trim() {
+            "" => Ok(None),
+            text => text.parse().map(Some).map_err(|_| FieldError::new(field, "a date like 2026-11-23")),
+        }
+    };
+    let date = day("date", &query.date)?.unwrap_or_else(|| Utc::now().with_timezone(&tz).date_naive());
+    let until = if kind == PeriodKind::Custom { Some(day("until", &query.until)?.unwrap_or(date)) } else { None };
+    let (first, after) = period::dates(kind, date, until)?;
+    let report =
+        utilization(db, principal, group, period::midnight(first, &tz), period::midnight(after, &tz), tz).await?;
+    let last = after.pred_opt().unwrap_or(after);
+    let span = if last == first {
+        format!("{} ({})", first.format("%a %d %b %Y"), tz.name())
+    } else {
+        format!("{} – {} ({})", first.format("%a %d %b %Y"), last.format("%a %d %b %Y"), tz.name())
+    };
+    Ok(ReportPage {
+        report,
+        span,
+        period: kind,
+        date,
+        until,
+        previous: period::step(kind, date, until, false),
+        next: period::step(kind, date, until, true),
+    })
 }

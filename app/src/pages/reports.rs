@@ -1,0 +1,178 @@
+//! `/reports` (managers and admins): utilisation by pool, tenant or user
+//! over a day, week, month or custom period, with its trend, its occupancy
+//! heat map and the table as CSV. A plain GET form: works without JavaScript.
+
+use super::report_charts::{HeatMap, TrendChart};
+use crate::model::{PeriodKind, ReportGroup, ReportPage, ReportPageQuery, ReportRow};
+use leptos::prelude::*;
+use leptos_router::components::Form;
+use leptos_router::hooks::use_query_map;
+
+#[server(prefix = "/rpc", endpoint = "reports/utilization")]
+pub async fn load_report(query: ReportPageQuery) -> Result<ReportPage, ServerFnError> {
+    use crate::backend::identity::{signed_in, to_server_error};
+    let principal = signed_in().map_err(to_server_error)?;
+    crate::backend::reports::page(&expect_context::<sqlx::PgPool>(), &principal, &query).await.map_err(to_server_error)
+}
+
+fn hours(value: f64) -> String {
+    format!("{value:.1}")
+}
+
+fn percent(value: Option<f64>) -> String {
+    value.map_or_else(|| "—".into(), |v| format!("{v:.0} %"))
+}
+
+#[component]
+pub fn ReportsPage() -> impl IntoView {
+    let query = use_query_map();
+    let asked = Memo::new(move |_| {
+        query.with(|q| {
+            let get = |key: &str| q.get(key).unwrap_or_default();
+            let tz = q.get("tz").unwrap_or_else(|| super::viewer_zone(&query));
+            ReportPageQuery { group: get("group"), period: get("period"), date: get("date"), until: get("until"), tz }
+        })
+    });
+    let data = Resource::new(move || asked.get(), load_report);
+    view! {
+        <section class="page-head"><h1>"Reports"</h1><a href="/reports/tokenomics">"Tokenomics ›"</a></section>
+        <Transition fallback=|| view! { <p class="loading">"Loading the report…"</p> }>
+            {move || data.get().map(|loaded| match loaded {
+                Ok(page) => view! { <Report page/> }.into_any(),
+                Err(err) => view! {
+                    <PeriodForm group=ReportGroup::Pool period=PeriodKind::Week date=String::new() until=String::new()/>
+                    <p class="error" role="alert">{err.to_string()}</p>
+                }.into_any(),
+            })}
+        </Transition>
+    }
+}
+
+#[component]
+fn PeriodForm(group: ReportGroup, period: PeriodKind, date: String, until: String) -> impl IntoView {
+    let option = |value: &'static str, label: &'static str, chosen: bool| {
+        view! { <option value=value selected=chosen>{label}</option> }
+    };
+    view! {
+        <Form method="GET" action="/reports" attr:class="inline-form" attr:id="report-period">
+            <label>"By "
+                <select name="group" id="report-group">
+                    {option("pool", "pool", group == ReportGroup::Pool)}
+                    {option("tenant", "tenant", group == ReportGroup::Tenant)}
+                    {option("user", "user", group == ReportGroup::User)}
+                </select>
+            </label>
+            <label>"Period "
+                <select name="period" id="report-period-kind">
+                    {option("day", "day", period == PeriodKind::Day)}
+                    {option("week", "week", period == PeriodKind::Week)}
+                    {option("month", "month", period == PeriodKind::Month)}
+                    {option("custom", "custom", period == PeriodKind::Custom)}
+                </select>
+            </label>
+            <label>"From " <input type="date" name="date" id="report-date" value=date/></label>
+            <label>"Until (custom) " <input type="date" name="until" id="report-until" value=until/></label>
+            <button class="button secondary" type="submit" id="report-show">"Show"</button>
+        </Form>
+    }
+}
+
+fn link(
+    group: ReportGroup,
+    period: PeriodKind,
+    (date, until): (chrono::NaiveDate, Option<chrono::NaiveDate>),
+    tz: &str,
+) -> String {
+    let until = until.map(|u| format!("&until={u}")).unwrap_or_default();
+    format!(
+        "/reports?group={}&period={}&date={date}{until}&tz={}",
+        group.as_str(),
+        period.as_str(),
+        super::calendar::urlencode(tz)
+    )
+}
+
+#[component]
+fn Report(page: ReportPage) -> impl IntoView {
+    let ReportPage { report, period, date, until, span, previous, next } = page;
+    let group = report.group;
+    let zone = report.time_zone.clone();
+    let csv = format!(
+        "/api/v1/reports/utilization.csv?from={}&to={}&group={}&tz={}",
+        super::calendar::urlencode(&report.from.to_rfc3339()),
+        super::calendar::urlencode(&report.to.to_rfc3339()),
+        group.as_str(),
+        super::calendar::urlencode(&zone)
+    );
+    let name_header = match group {
+        ReportGroup::Pool => "Pool",
+        ReportGroup::Tenant => "Tenant",
+        ReportGroup::User => "User",
+    };
+    view! {
+        <PeriodForm group period date=date.to_string() until=until.map(|u| u.to_string()).unwrap_or_default()/>
+        <nav class="cal-nav" aria-label="Periods">
+            <a class="button secondary" id="report-previous" href=link(group, period, previous, &zone)>"‹ Earlier"</a>
+            <strong id="report-span">{span}</strong>
+            <a class="button secondary" id="report-next" href=link(group, period, next, &zone)>"Later ›"</a>
+            <a class="button secondary" id="report-csv" href=csv download="berth-utilization.csv">"Download CSV"</a>
+        </nav>
+        {report.simulated.then(|| view! {
+            <p class="warning" id="report-simulated">"Measured figures come from the simulated cluster: they are simulated, not real GPU use."</p>
+        })}
+        {(report.gap_minutes > 0).then(|| view! {
+            <p class="warning" id="report-gaps">{format!(
+                "Prometheus could not be read for {} minutes of this period: those minutes are left out of the measured figures, not filled in.",
+                report.gap_minutes
+            )}</p>
+        })}
+        <div class="table-scroll">
+        <table class="bookings report" id="report-table">
+            <caption>"GPU-hours are whole-GPU equivalents (a MIG slice Ng is N/7 of a GPU)."</caption>
+            <thead><tr>
+                <th scope="col">{name_header}</th>
+                <th scope="col">"Capacity"</th>
+                <th scope="col">"Booked"</th>
+                <th scope="col">"Booked %"</th>
+                <th scope="col">"Busy"</th>
+                <th scope="col">"Busy % of booked"</th>
+                <th scope="col">"Idle booked"</th>
+                <th scope="col">"No-shows"</th>
+                <th scope="col">"Returned early"</th>
+                <th scope="col">"Refused"</th>
+                <th scope="col">"Waitlisted"</th>
+                <th scope="col">"Showback"</th>
+            </tr></thead>
+            <tbody>
+                {report.rows.into_iter().map(|row| view! { <ReportLine row/> }).collect_view()}
+            </tbody>
+            <tfoot><ReportLine row=report.total/></tfoot>
+        </table>
+        </div>
+        <h2>"Trend"</h2>
+        <TrendChart trend=report.trend bucket=report.trend_bucket/>
+        <h2>"Occupancy by weekday and hour"</h2>
+        <HeatMap cells=report.heatmap zone=zone.clone()/>
+    }
+}
+
+#[component]
+fn ReportLine(row: ReportRow) -> impl IntoView {
+    let simulated = row.simulated.then_some(" (simulated)");
+    view! {
+        <tr>
+            <th scope="row">{row.name}</th>
+            <td>{row.capacity_gpu_hours.map_or_else(|| "—".into(), hours)}</td>
+            <td>{hours(row.booked_gpu_hours)}</td>
+            <td>{percent(row.booking_utilization_pct)}</td>
+            <td>{hours(row.busy_gpu_hours)}{simulated}</td>
+            <td>{percent(row.busy_utilization_pct)}</td>
+            <td>{hours(row.idle_booked_gpu_hours)}</td>
+            <td>{row.no_shows}</td>
+            <td>{hours(row.returned_gpu_hours)}</td>
+            <td>{hours(row.refused_gpu_hours)}</td>
+            <td>{hours(row.waitlisted_gpu_hours)}</td>
+            <td>{format!("{:.2}", row.showback_cost)}</td>
+        </tr>
+    }
+}
