@@ -163,6 +163,8 @@ const OPERATIONS: &[(&str, &str)] = &[
     ("put", "/pools/{id}/cost-model"),
     ("get", "/reports/utilization"),
     ("get", "/reports/utilization.csv"),
+    ("get", "/pools/{id}/idle-policy"),
+    ("put", "/pools/{id}/idle-policy"),
 ];
 
 #[tokio::test]

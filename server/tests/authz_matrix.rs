@@ -77,6 +77,12 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     (Send::Json(r#"{"capex_per_gpu":30000,"amortization_years":4,"power_kw":0.7,"pue":1.2,"electricity_per_kwh":0.083,"maintenance_pct_per_year":10,"tokens_per_second":8088,"utilization":1}"#), "/api/v1/tokenomics/evaluate", [401, 403, 403, 200, 200]),
     (Send::Get, "/api/v1/pools/{pool}/cost-model", [401, 403, 403, 200, 200]),
     (Send::Get, "/api/v1/reports/utilization?from=2026-11-01&to=2026-11-08", [401, 403, 403, 200, 200]),
+    (Send::Get, "/api/v1/pools/{pool}/idle-policy", [401, 200, 200, 200, 200]),
+    (
+        Send::Put(r#"{"enabled":true,"threshold_pct":5,"idle_minutes":30,"grace_minutes":30}"#),
+        "/api/v1/pools/{pool}/idle-policy",
+        [401, 403, 403, 403, 200],
+    ),
     (Send::Get, "/api/v1/reports/utilization.csv?from=2026-11-01&to=2026-11-08&group=user", [401, 403, 403, 200, 200]),
     (
         Send::Put(r#"{"capex_per_gpu":30000,"amortization_years":4,"power_kw":0.7,"pue":1.2,"electricity_per_kwh":0.083,"maintenance_pct_per_year":10,"tokens_per_second":8088}"#),
@@ -147,6 +153,12 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     ),
     (Send::Form("id={booking}"), "/rpc/bookings/manifests", [401, 200, 404, 403, 200]),
     (Send::Form("pool={pool}"), "/rpc/reports/tokenomics", [401, 403, 403, 200, 200]),
+    (Send::Form("pool_id={pool}"), "/rpc/admin/pools/idle-policy", [401, 403, 403, 403, 200]),
+    (
+        Send::Form("pool_id={pool}&enabled=on&threshold_pct=5&idle_minutes=30&grace_minutes=30"),
+        "/rpc/admin/pools/idle-policy/save",
+        [401, 403, 403, 403, 200],
+    ),
     (Send::Form("query%5Bgroup%5D=tenant&query%5Bperiod%5D=month&query%5Bdate%5D=&query%5Buntil%5D=&query%5Btz%5D=UTC"), "/rpc/reports/utilization", [401, 403, 403, 200, 200]),
     (
         Send::Form("pool_id={pool}&form%5Bcapex_per_gpu%5D=1&form%5Bamortization_years%5D=4&form%5Bpower_kw%5D=1&form%5Bpue%5D=1.2&form%5Belectricity_per_kwh%5D=0.1&form%5Bmaintenance_pct_per_year%5D=5&form%5Btokens_per_second%5D=100"),

@@ -11,6 +11,7 @@ pub mod bookings;
 pub mod calendar;
 pub mod error;
 pub mod identity;
+pub mod idle_reclaim;
 pub mod maintenance;
 pub mod my_bookings;
 pub mod overview;

@@ -28,6 +28,7 @@ pub async fn load(db: &PgPool, principal: &Principal, tz: &str) -> ServiceResult
     let ids: Vec<uuid::Uuid> = own.iter().map(|b| b.id).collect();
     let mut sessions = session_status::load(db, &ids).await?;
     let mut failures = session_status::failure_reasons(db, &ids).await?;
+    let mut idle = super::idle_reclaim::card_notes(db, &ids, &zone).await?;
     let mut rejected = bookings::events::last_reasons(db, &ids, BookingState::Rejected).await?;
     let mut approved = bookings::events::last_reasons(db, &ids, BookingState::Approved).await?;
     let pools = pools::list(db, principal).await?;
@@ -86,6 +87,7 @@ pub async fn load(db: &PgPool, principal: &Principal, tz: &str) -> ServiceResult
             extend_to,
             session: sessions.remove(&booking.id).map(|stored| stored.status),
             failure: failures.remove(&booking.id),
+            idle: idle.remove(&booking.id),
             booking,
         };
         let b = &card.booking;

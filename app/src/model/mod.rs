@@ -6,6 +6,7 @@ mod audit;
 mod blackout;
 mod booking;
 mod calendar;
+mod idle_policy;
 mod planning;
 mod pool;
 mod pool_form;
@@ -25,6 +26,7 @@ pub use booking::{Booking, BookingFilter, BookingState, Mode, NewBooking, Window
 pub use calendar::{
     short_kind, BookOutcome, BookingForm, CalendarData, Cell, Day, KindLane, PoolChoice, Slot, Suggestion,
 };
+pub use idle_policy::IdlePolicy;
 pub use planning::{ActionNotice, BookingCard, ClusterMode, EndOption, FoundSlots, MyBookings};
 pub use pool::{KindSpec, NewPool, Placement, Pool, PoolKind, PoolPatch, PoolRules, Toleration};
 pub use pool_form::{KindForm, PoolForm};

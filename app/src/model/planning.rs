@@ -35,6 +35,9 @@ pub struct BookingCard {
     /// An admin's decision on the booking with their comment ("Rejected: …").
     #[serde(default)]
     pub decision: Option<String>,
+    /// Idle reclaim: the warning while its GPUs sit idle, or why it was released.
+    #[serde(default)]
+    pub idle: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -7,6 +7,7 @@ mod blackouts;
 pub mod calendar;
 mod find;
 mod home;
+mod idle_policy;
 mod manifests;
 mod my_bookings;
 mod overview;

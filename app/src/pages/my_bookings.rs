@@ -250,6 +250,7 @@ fn Card(card: BookingCard, now: ReadSignal<DateTime<Utc>>, actions: Actions, sim
             {card.failure.clone().map(|reason| view! { <p class="failure">{reason}</p> })}
             {card.extension.clone().map(|text| view! { <p class="extension-request">{text}</p> })}
             {card.decision.clone().map(|text| view! { <p class="decision">{text}</p> })}
+            {card.idle.clone().map(|text| view! { <p class="idle-warning warning" role="status">{text}</p> })}
             <p class="workspace muted">{workspace}</p>
             {steps}
             {open}

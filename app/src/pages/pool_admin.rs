@@ -222,6 +222,7 @@ pub fn PoolAdminPage() -> impl IntoView {
                         <PoolFormView id=form_id form=PoolForm::of(&pool) save/>
                         <super::blackouts::BlackoutsSection pool_id=pool.id kinds=pool.kinds.clone() items=blackouts
                             create=add_blackout remove=remove_blackout/>
+                        <super::idle_policy::IdlePolicySection pool_id=pool.id/>
                         <section class="danger-zone">
                             <ActionForm action=retire attr:class="inline">
                                 <input type="hidden" name="id" value=retire_id/>

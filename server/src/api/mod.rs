@@ -7,6 +7,7 @@ mod blackouts;
 mod bookings;
 mod csv_body;
 pub(crate) mod error;
+mod idle_policy;
 pub(crate) mod input;
 mod openapi;
 mod pools;
@@ -38,6 +39,7 @@ pub fn router() -> Router<AppState> {
         .merge(waitlist::router())
         .merge(tokenomics::router())
         .merge(reports::router())
+        .merge(idle_policy::router())
         .fallback(|| async { ApiError::not_found("route") })
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
 }

@@ -1,0 +1,85 @@
+//! The pool page's idle-reclaim form (admins): off by default; when on,
+//! idle bookings are warned then ended and no-shows released.
+
+use super::pool_admin::notice_view;
+use crate::model::{ActionNotice, IdlePolicy};
+use leptos::prelude::*;
+use uuid::Uuid;
+
+#[server(prefix = "/rpc", endpoint = "admin/pools/idle-policy")]
+pub async fn load_idle_policy(pool_id: Uuid) -> Result<IdlePolicy, ServerFnError> {
+    use crate::backend::identity::{signed_in, to_server_error};
+    let principal = signed_in().map_err(to_server_error)?;
+    if !principal.is_admin() {
+        return Err(to_server_error(crate::backend::ServiceError::Forbidden("admins only")));
+    }
+    crate::backend::idle_reclaim::policy(&expect_context::<sqlx::PgPool>(), pool_id).await.map_err(to_server_error)
+}
+
+#[server(prefix = "/rpc", endpoint = "admin/pools/idle-policy/save")]
+pub async fn save_idle_policy(
+    pool_id: Uuid,
+    #[server(default)] enabled: Option<String>,
+    threshold_pct: String,
+    idle_minutes: String,
+    grace_minutes: String,
+) -> Result<ActionNotice, ServerFnError> {
+    use crate::backend::identity::{signed_in, to_server_error};
+    use crate::rules::FieldError;
+    let principal = signed_in().map_err(to_server_error)?;
+    let number =
+        |field: &str, text: &str| text.trim().parse::<i32>().map_err(|_| FieldError::new(field, "a whole number"));
+    let parsed = (|| {
+        Ok::<_, FieldError>(IdlePolicy {
+            enabled: enabled.is_some_and(|v| v == "on" || v == "true"),
+            threshold_pct: number("threshold_pct", &threshold_pct)?,
+            idle_minutes: number("idle_minutes", &idle_minutes)?,
+            grace_minutes: number("grace_minutes", &grace_minutes)?,
+        })
+    })();
+    let saved = match parsed {
+        Ok(policy) => {
+            crate::backend::idle_reclaim::set_policy(&expect_context::<sqlx::PgPool>(), &principal, pool_id, policy)
+                .await
+        }
+        Err(field) => Err(field.into()),
+    };
+    let notice = match saved {
+        Ok(policy) => ActionNotice { ok: true, message: format!("Idle reclaim {}.", policy.describe()) },
+        Err(err) if matches!(err.status(), 401 | 403 | 404) || err.status() >= 500 => return Err(to_server_error(err)),
+        Err(err) => ActionNotice { ok: false, message: err.public_message() },
+    };
+    super::calendar::data::no_script_notice(&notice);
+    Ok(notice)
+}
+
+#[component]
+pub fn IdlePolicySection(pool_id: Uuid) -> impl IntoView {
+    let save = ServerAction::<SaveIdlePolicy>::new();
+    let policy = Resource::new(move || save.version().get(), move |_| load_idle_policy(pool_id));
+    view! {
+        <section class="idle-policy" aria-labelledby="idle-policy-title">
+            <h2 id="idle-policy-title">"Idle reclaim"</h2>
+            <p class="muted">"Measured GPU use, not browser activity. A live booking below the threshold for the idle \
+                minutes is warned on its card; still idle after the grace minutes, it is ended and its GPUs return \
+                to the pool. An interactive booking never opened and idle for the idle minutes after its start is \
+                released as a no-show."</p>
+            {move || notice_view(save.value().get(), None)}
+            <Transition fallback=|| ()>
+                {move || policy.get().map(|loaded| match loaded {
+                    Ok(p) => view! {
+                        <ActionForm action=save attr:class="inline-form" attr:id="idle-policy-form">
+                            <input type="hidden" name="pool_id" value=pool_id.to_string()/>
+                            <label><input type="checkbox" name="enabled" id="idle-enabled" checked=p.enabled/> " On"</label>
+                            <label>"Idle below (%) " <input name="threshold_pct" id="idle-threshold" inputmode="numeric" size="4" value=p.threshold_pct.to_string()/></label>
+                            <label>"for (min) " <input name="idle_minutes" id="idle-minutes" inputmode="numeric" size="5" value=p.idle_minutes.to_string()/></label>
+                            <label>"grace (min) " <input name="grace_minutes" id="idle-grace" inputmode="numeric" size="5" value=p.grace_minutes.to_string()/></label>
+                            <button class="button secondary" type="submit" id="idle-save">"Save idle reclaim"</button>
+                        </ActionForm>
+                    }.into_any(),
+                    Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
+                })}
+            </Transition>
+        </section>
+    }
+}
