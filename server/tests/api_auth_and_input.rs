@@ -150,6 +150,7 @@ const OPERATIONS: &[(&str, &str)] = &[
     ("patch", "/tenants/{slug}"),
     ("put", "/tenants/{slug}/quotas"),
     ("get", "/tenants/{slug}/usage"),
+    ("get", "/tenants/{slug}/dashboard"),
     ("get", "/audit"),
     ("get", "/audit.csv"),
     ("get", "/worker/status"),

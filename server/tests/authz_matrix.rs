@@ -61,6 +61,7 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
         [401, 403, 403, 403, 200],
     ),
     (Send::Get, "/api/v1/tenants/team-a/usage", [401, 200, 404, 200, 200]),
+    (Send::Get, "/api/v1/tenants/team-a/dashboard", [401, 200, 404, 200, 200]),
     (Send::Get, "/api/v1/audit?action=booking", [401, 403, 403, 403, 200]),
     (Send::Get, "/api/v1/audit.csv", [401, 403, 403, 403, 200]),
     (Send::Get, "/api/v1/worker/status", [401, 403, 403, 403, 200]),
@@ -153,6 +154,7 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     ),
     (Send::Form("id={booking}"), "/rpc/bookings/manifests", [401, 200, 404, 403, 200]),
     (Send::Form("pool={pool}"), "/rpc/reports/tokenomics", [401, 403, 403, 200, 200]),
+    (Send::Form("tenant=team-a&tz=UTC"), "/rpc/dashboard", [401, 200, 404, 200, 200]),
     (Send::Form("pool_id={pool}"), "/rpc/admin/pools/idle-policy", [401, 403, 403, 403, 200]),
     (
         Send::Form("pool_id={pool}&enabled=on&threshold_pct=5&idle_minutes=30&grace_minutes=30"),
@@ -171,6 +173,7 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     (Send::Get, "/tokens", [401, 200, 200, 200, 200]),
     (Send::Get, "/reports/tokenomics?pool={pool}", [401, 403, 403, 200, 200]),
     (Send::Get, "/reports?period=day", [401, 403, 403, 200, 200]),
+    (Send::Get, "/dashboard?tenant=team-a", [401, 200, 404, 200, 200]),
     (Send::Get, "/admin/users", [401, 403, 403, 403, 200]),
     (Send::Get, "/admin/tenants", [401, 403, 403, 403, 200]),
     (Send::Get, "/admin/pools", [401, 403, 403, 403, 200]),

@@ -192,7 +192,7 @@ pub async fn set_quota(
 }
 
 /// Whether the principal may read the tenant's use: its members, managers and admins.
-fn may_read(principal: &Principal, slug: &str) -> bool {
+pub(crate) fn may_read(principal: &Principal, slug: &str) -> bool {
     principal.is_admin() || principal.role == Role::Manager || principal.tenants.iter().any(|t| t.slug == slug)
 }
 

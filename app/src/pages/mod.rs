@@ -5,6 +5,7 @@ mod approvals;
 mod audit;
 mod blackouts;
 pub mod calendar;
+mod dashboard;
 mod find;
 mod home;
 mod idle_policy;
@@ -109,6 +110,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("find") view=find::FindSlotPage ssr=SsrMode::Async/>
                     <Route path=path!("bookings/:id/manifests") view=manifests::ManifestsPage ssr=SsrMode::Async/>
                     <Route path=path!("tokens") view=tokens::TokensPage ssr=SsrMode::Async/>
+                    <Route path=path!("dashboard") view=dashboard::DashboardPage ssr=SsrMode::Async/>
                     <Route path=path!("reports") view=reports::ReportsPage ssr=SsrMode::Async/>
                     <Route path=path!("reports/tokenomics") view=tokenomics::TokenomicsPage ssr=SsrMode::Async/>
                     <Route path=path!("admin/users") view=users::UsersPage ssr=SsrMode::Async/>
@@ -142,6 +144,7 @@ fn Navigation(me: Option<Principal>) -> impl IntoView {
             <a href="/">"Pools"</a>
             <a href="/calendar">"Calendar"</a>
             <a href="/bookings">"My bookings"</a>
+            <a href="/dashboard" id="dashboard-nav">"Dashboard"</a>
             <a href="/tokens">"Tokens"</a>
             {reader.then(|| view! { <a href="/reports" id="reports-nav">"Reports"</a> <a href="/reports/tokenomics">"Tokenomics"</a> })}
             {admin.then(|| view! {

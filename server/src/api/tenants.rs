@@ -1,6 +1,6 @@
 use super::auth::Auth;
 use super::error::{ApiError, ApiResult};
-use super::input::ApiJson;
+use super::input::{ApiJson, ApiQuery};
 use crate::state::AppState;
 use app::backend::tenants;
 use app::model::{NewTenant, QuotaEntry, Tenant, TenantPatch, TenantUsage};
@@ -15,6 +15,7 @@ pub fn router() -> Router<AppState> {
         .route("/tenants/{slug}", patch(rename))
         .route("/tenants/{slug}/quotas", put(replace_quotas))
         .route("/tenants/{slug}/usage", get(usage))
+        .route("/tenants/{slug}/dashboard", get(dashboard))
 }
 
 /// A tenant slug from the path; anything longer than a slug can be is not one.
@@ -56,6 +57,24 @@ async fn replace_quotas(
         return Err(ApiError::invalid("quotas", "at most 1000 entries"));
     }
     Ok(Json(tenants::replace_quotas(&state.db, &principal, slug(&raw)?, entries).await?))
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DashboardQuery {
+    /// The zone the windows are written in; UTC by default.
+    #[serde(default)]
+    tz: Option<String>,
+}
+
+async fn dashboard(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    Path(raw): Path<String>,
+    ApiQuery(query): ApiQuery<DashboardQuery>,
+) -> ApiResult<Json<app::model::Dashboard>> {
+    let tz = query.tz.unwrap_or_else(|| "UTC".into());
+    Ok(Json(app::backend::dashboard::load(&state.db, &principal, Some(slug(&raw)?), &tz).await?))
 }
 
 async fn usage(

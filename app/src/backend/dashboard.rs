@@ -1,0 +1,215 @@
+//! A tenant's dashboard (its members; managers and admins may open any):
+//! live sessions with the last hour of measured GPU use, the week's
+//! GPU-hours against the tenant's weekly budget, and the next bookings.
+
+use super::booking_form::local_window;
+use super::error::{ServiceError, ServiceResult};
+use super::tenants::may_read;
+use crate::model::{BudgetLine, Dashboard, IdlePolicy, LiveSession, Principal, UpcomingLine, Window, SPARK_MINUTES};
+use chrono::{DateTime, Utc};
+use sqlx::PgPool;
+use std::collections::HashMap;
+use uuid::Uuid;
+
+#[derive(sqlx::FromRow)]
+struct Live {
+    id: Uuid,
+    pool: String,
+    kind: String,
+    quantity: i32,
+    owner: String,
+    starts_at: DateTime<Utc>,
+    ends_at: DateTime<Utc>,
+    #[sqlx(flatten)]
+    policy: IdlePolicy,
+}
+
+#[derive(sqlx::FromRow)]
+struct Minute {
+    booking_id: Uuid,
+    /// Minutes before the latest whole minute (0 = the latest).
+    age: i32,
+    busy: f32,
+    memory_used_mib: f32,
+    simulated: bool,
+}
+
+/// The viewer's tenant to show: the asked one if they may read it, else their first.
+fn chosen(principal: &Principal, asked: Option<&str>, all: &[(String, String)]) -> ServiceResult<String> {
+    match asked.filter(|s| !s.is_empty()) {
+        Some(slug) if may_read(principal, slug) => Ok(slug.to_string()),
+        Some(_) => Err(ServiceError::NotFound("tenant")),
+        None => principal
+            .tenants
+            .first()
+            .map(|t| t.slug.clone())
+            .or_else(|| all.iter().find(|(slug, _)| may_read(principal, slug)).map(|(slug, _)| slug.clone()))
+            .ok_or(ServiceError::Forbidden("you belong to no tenant yet; ask your admin to add you to one")),
+    }
+}
+
+pub async fn load(db: &PgPool, principal: &Principal, tenant: Option<&str>, tz: &str) -> ServiceResult<Dashboard> {
+    let all: Vec<(String, String)> =
+        sqlx::query_as("SELECT slug, name FROM tenant ORDER BY slug").fetch_all(db).await?;
+    let slug = chosen(principal, tenant, &all)?;
+    let Some((_, tenant_name)) = all.iter().find(|(s, _)| *s == slug) else {
+        return Err(ServiceError::NotFound("tenant"));
+    };
+    let tenant_id: Uuid = sqlx::query_scalar("SELECT id FROM tenant WHERE slug = $1").bind(&slug).fetch_one(db).await?;
+    let (live, simulated) = live_sessions(db, tenant_id, tz).await?;
+    Ok(Dashboard {
+        others: all.iter().map(|(s, _)| s.clone()).filter(|s| *s != slug && may_read(principal, s)).collect(),
+        tenant: slug.clone(),
+        tenant_name: tenant_name.clone(),
+        live,
+        budget: budget(db, tenant_id).await?,
+        upcoming: upcoming(db, tenant_id, tz).await?,
+        simulated,
+    })
+}
+
+async fn live_sessions(db: &PgPool, tenant_id: Uuid, tz: &str) -> ServiceResult<(Vec<LiveSession>, bool)> {
+    let live: Vec<Live> = sqlx::query_as(
+        "SELECT b.id, p.name AS pool, b.kind, b.quantity, u.name AS owner, b.starts_at, b.ends_at,
+                coalesce(i.enabled, false) AS enabled, coalesce(i.threshold_pct, 5) AS threshold_pct,
+                coalesce(i.idle_minutes, 30) AS idle_minutes, coalesce(i.grace_minutes, 30) AS grace_minutes
+         FROM booking b JOIN pool p ON p.id = b.pool_id JOIN app_user u ON u.id = b.user_id
+         LEFT JOIN pool_idle_policy i ON i.pool_id = b.pool_id
+         WHERE b.tenant_id = $1 AND b.state IN ('approved', 'active') AND b.starts_at <= now() AND b.ends_at > now()
+           AND b.extends_id IS NULL
+         ORDER BY b.starts_at, b.id",
+    )
+    .bind(tenant_id)
+    .fetch_all(db)
+    .await?;
+    let ids: Vec<Uuid> = live.iter().map(|b| b.id).collect();
+    let longest = live.iter().map(|b| b.policy.idle_minutes).max().unwrap_or(0).max(SPARK_MINUTES as i32);
+    let minutes: Vec<Minute> = sqlx::query_as(
+        "SELECT booking_id, (extract(epoch FROM date_trunc('minute', now()) - interval '1 minute' - minute) / 60)::int AS age,
+                busy, memory_used_mib, simulated
+         FROM usage_minute
+         WHERE booking_id = ANY($1) AND minute > date_trunc('minute', now()) - interval '1 minute' - make_interval(mins => $2)",
+    )
+    .bind(&ids)
+    .bind(longest)
+    .fetch_all(db)
+    .await?;
+    let mut by_booking: HashMap<Uuid, Vec<&Minute>> = HashMap::new();
+    for m in &minutes {
+        by_booking.entry(m.booking_id).or_default().push(m);
+    }
+    let mut simulated = false;
+    let sessions = live
+        .into_iter()
+        .map(|b| {
+            let mine = by_booking.remove(&b.id).unwrap_or_default();
+            let at = |age: usize| mine.iter().find(|m| m.age == age as i32);
+            // Oldest first, the latest whole minute last.
+            let series = |value: fn(&Minute) -> f32| {
+                (0..SPARK_MINUTES).rev().map(|age| at(age).map(|m| value(m))).collect::<Vec<_>>()
+            };
+            let threshold = f64::from(b.policy.threshold_pct) / 100.0;
+            // The run of measured idle minutes up to now; a gap ends it.
+            let idle_run = (0..longest.max(0) as usize)
+                .take_while(|age| at(*age).is_some_and(|m| f64::from(m.busy) < threshold))
+                .count();
+            let session_simulated = mine.iter().any(|m| m.simulated);
+            simulated |= session_simulated;
+            LiveSession {
+                booking_id: b.id,
+                pool: b.pool,
+                kind: b.kind,
+                quantity: b.quantity,
+                owner: b.owner,
+                when: local_window(Window { start: b.starts_at, end: b.ends_at }, tz),
+                busy: series(|m| m.busy),
+                memory_mib: series(|m| m.memory_used_mib),
+                idle: (idle_run >= b.policy.idle_minutes as usize)
+                    .then(|| format!("Idle for {idle_run} min (below {} %)", b.policy.threshold_pct)),
+                simulated: session_simulated,
+            }
+        })
+        .collect();
+    Ok((sessions, simulated))
+}
+
+/// Per pool and kind the tenant booked this week or has a budget for: this
+/// ISO week (in the pool's zone) booked and measured-busy unit-hours, and
+/// the weekly quota when there is one.
+async fn budget(db: &PgPool, tenant_id: Uuid) -> ServiceResult<Vec<BudgetLine>> {
+    let rows: Vec<(String, String, f64, f64, Option<f64>)> = sqlx::query_as(
+        "WITH week AS (
+             SELECT id AS pool_id, name,
+                    date_trunc('week', now() AT TIME ZONE time_zone) AT TIME ZONE time_zone AS starts,
+                    (date_trunc('week', now() AT TIME ZONE time_zone) + interval '7 days') AT TIME ZONE time_zone AS ends
+             FROM pool),
+         keys AS (
+             SELECT pool_id, kind FROM tenant_quota WHERE tenant_id = $1 AND gpu_hours_per_week IS NOT NULL
+             UNION
+             SELECT b.pool_id, b.kind FROM booking b JOIN week w ON w.pool_id = b.pool_id
+             WHERE b.tenant_id = $1 AND b.state IN ('pending', 'approved', 'active', 'completed')
+               AND b.ends_at > w.starts AND b.starts_at < w.ends)
+         SELECT w.name, k.kind,
+                coalesce((SELECT sum(b.quantity * extract(epoch FROM least(b.ends_at, w.ends) - greatest(b.starts_at, w.starts)) / 3600)
+                          FROM booking b
+                          WHERE b.tenant_id = $1 AND b.pool_id = k.pool_id AND b.kind = k.kind
+                            AND b.state IN ('pending', 'approved', 'active', 'completed')
+                            AND b.ends_at > w.starts AND b.starts_at < w.ends), 0)::float8,
+                coalesce((SELECT sum(u.busy_unit_minutes) / 60 FROM usage_hour u JOIN booking b ON b.id = u.booking_id
+                          WHERE u.tenant_id = $1 AND u.pool_id = k.pool_id AND b.kind = k.kind
+                            AND u.hour >= w.starts AND u.hour < w.ends), 0)::float8,
+                (SELECT q.gpu_hours_per_week FROM tenant_quota q
+                 WHERE q.tenant_id = $1 AND q.pool_id = k.pool_id AND q.kind = k.kind)
+         FROM keys k JOIN week w ON w.pool_id = k.pool_id
+         ORDER BY w.name, k.kind",
+    )
+    .bind(tenant_id)
+    .fetch_all(db)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(pool, kind, booked_hours, busy_hours, budget_hours)| BudgetLine {
+            pool,
+            kind,
+            booked_hours,
+            busy_hours,
+            budget_hours,
+        })
+        .collect())
+}
+
+#[derive(sqlx::FromRow)]
+struct Next {
+    id: Uuid,
+    pool: String,
+    kind: String,
+    quantity: i32,
+    owner: String,
+    starts_at: DateTime<Utc>,
+    ends_at: DateTime<Utc>,
+    state: String,
+}
+
+async fn upcoming(db: &PgPool, tenant_id: Uuid, tz: &str) -> ServiceResult<Vec<UpcomingLine>> {
+    let rows: Vec<Next> = sqlx::query_as(
+        "SELECT b.id, p.name AS pool, b.kind, b.quantity, u.name AS owner, b.starts_at, b.ends_at, b.state
+         FROM booking b JOIN pool p ON p.id = b.pool_id JOIN app_user u ON u.id = b.user_id
+         WHERE b.tenant_id = $1 AND b.state IN ('pending', 'approved') AND b.starts_at > now() AND b.extends_id IS NULL
+         ORDER BY b.starts_at, b.id LIMIT 10",
+    )
+    .bind(tenant_id)
+    .fetch_all(db)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|n| UpcomingLine {
+            when: local_window(Window { start: n.starts_at, end: n.ends_at }, tz),
+            booking_id: n.id,
+            pool: n.pool,
+            kind: n.kind,
+            quantity: n.quantity,
+            owner: n.owner,
+            state: n.state,
+        })
+        .collect())
+}

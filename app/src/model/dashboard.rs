@@ -1,0 +1,64 @@
+//! A tenant's dashboard: its live sessions with their measured GPU use, the
+//! week's GPU-hours against its budget, and what is booked next.
+
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// Minutes the sparklines cover.
+pub const SPARK_MINUTES: usize = 60;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LiveSession {
+    pub booking_id: Uuid,
+    pub pool: String,
+    pub kind: String,
+    pub quantity: i32,
+    pub owner: String,
+    /// The window in the viewer's zone.
+    pub when: String,
+    /// Busy fraction (0-1) per minute, oldest first; `None` where nothing was measured.
+    pub busy: Vec<Option<f32>>,
+    /// Memory used (MiB) per minute, oldest first.
+    pub memory_mib: Vec<Option<f32>>,
+    /// "Idle for 35 min (below 5 %)" when the GPUs stayed below the pool's
+    /// threshold for its idle minutes.
+    pub idle: Option<String>,
+    pub simulated: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BudgetLine {
+    pub pool: String,
+    pub kind: String,
+    /// Unit-hours booked this ISO week (pool's zone), as the weekly quota counts them.
+    pub booked_hours: f64,
+    /// Unit-hours the GPUs were measured busy this week.
+    pub busy_hours: f64,
+    /// The weekly budget, when the tenant has one for this pool and kind.
+    pub budget_hours: Option<f64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct UpcomingLine {
+    pub booking_id: Uuid,
+    pub pool: String,
+    pub kind: String,
+    pub quantity: i32,
+    pub owner: String,
+    pub when: String,
+    pub state: String,
+}
+
+/// `GET /api/v1/tenants/{slug}/dashboard`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Dashboard {
+    pub tenant: String,
+    pub tenant_name: String,
+    /// Other tenants the viewer may open.
+    pub others: Vec<String>,
+    pub live: Vec<LiveSession>,
+    pub budget: Vec<BudgetLine>,
+    pub upcoming: Vec<UpcomingLine>,
+    /// Some figure came from the simulated cluster.
+    pub simulated: bool,
+}
