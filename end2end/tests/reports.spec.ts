@@ -61,3 +61,55 @@ test('a user has no Tokenomics link and is refused the page', async ({ browser }
   const response = await page.goto('/reports/tokenomics');
   expect(response?.status()).toBe(403);
 });
+
+// Utilisation reports: a manager changes the period and downloads the
+// table as CSV, with and without JavaScript; users are refused.
+
+test('a manager reads the report, changes the period and downloads the CSV', async ({ browser }) => {
+  const page = await as(browser, 'mia', true);
+  const errors = collectErrors(page);
+  await page.getByRole('link', { name: 'Reports', exact: true }).click();
+  await expect(page.getByRole('heading', { name: 'Reports' })).toBeVisible();
+  await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
+  await expect(page.locator('#report-table tbody tr').first()).toBeVisible();
+  await expect(page.locator('#report-table tfoot')).toContainText('All');
+  await expect(page.locator('#trend-chart polyline')).toHaveCount(3);
+  await expect(page.locator('#heat-map rect')).toHaveCount(168);
+  const week = await page.locator('#report-span').textContent();
+  await page.locator('#report-period-kind').selectOption('month');
+  await page.locator('#report-group').selectOption('tenant');
+  await page.locator('#report-show').click();
+  await expect(page).toHaveURL(/period=month/);
+  await expect(page.locator('#report-span')).not.toHaveText(week ?? '');
+  await expect(page.locator('#report-table thead')).toContainText('Tenant');
+  await page.locator('#report-previous').click();
+  await expect(page).toHaveURL(/period=month&date=/);
+  const downloading = page.waitForEvent('download');
+  await page.locator('#report-csv').click();
+  const download = await downloading;
+  const body = await (await download.createReadStream()).toArray();
+  const csv = Buffer.concat(body).toString('utf8');
+  expect(csv.split('\n')[0]).toBe(
+    'id,name,capacity_gpu_hours,booked_gpu_hours,booking_utilization_pct,measured_gpu_hours,busy_gpu_hours,' +
+    'busy_utilization_pct,idle_booked_gpu_hours,no_shows,returned_gpu_hours,refused_gpu_hours,' +
+    'waitlisted_gpu_hours,showback_cost,simulated');
+  expect(csv).toContain(',All,');
+  expect(errors).toEqual([]);
+});
+
+test('without JavaScript the period form still works', async ({ browser }) => {
+  const page = await as(browser, 'mia', false);
+  await page.goto('/reports');
+  await page.locator('#report-period-kind').selectOption('day');
+  await page.locator('#report-show').click();
+  await expect(page).toHaveURL(/period=day/);
+  await expect(page.locator('#report-table tfoot')).toContainText('All');
+  await expect(page.locator('#trend-chart')).toBeVisible();
+});
+
+test('a user has no Reports link and is refused the report', async ({ browser }) => {
+  const page = await as(browser, 'ada', true);
+  await expect(page.getByRole('link', { name: 'Reports', exact: true })).toHaveCount(0);
+  const response = await page.goto('/reports');
+  expect(response?.status()).toBe(403);
+});

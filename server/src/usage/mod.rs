@@ -136,11 +136,14 @@ async fn store(db: &PgPool, minute: DateTime<Utc>, rows: &[MinuteUsage], simulat
     .bind(simulated)
     .execute(db)
     .await?;
-    sqlx::query("DELETE FROM usage_minute WHERE minute < $1 - make_interval(days => $2)")
-        .bind(minute)
-        .bind(MINUTE_RETENTION_DAYS)
-        .execute(db)
-        .await?;
+    // Retention once an hour is enough: a few extra hours of minutes harm nothing.
+    if minute == minute.duration_trunc(Duration::hours(1)).unwrap_or(minute) {
+        sqlx::query("DELETE FROM usage_minute WHERE minute < $1 - make_interval(days => $2)")
+            .bind(minute)
+            .bind(MINUTE_RETENTION_DAYS)
+            .execute(db)
+            .await?;
+    }
     Ok(())
 }
 
