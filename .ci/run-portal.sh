@@ -51,7 +51,7 @@ cat <<MSG
   Demo API token for ada@berth.local (kept in .data/demo-token):
     curl -H "Authorization: Bearer $(cat .data/demo-token)" http://$LISTEN/api/v1/pools
   Prometheus metrics: http://$BERTH_METRICS_LISTEN/metrics (scraped by http://$PROM_LISTEN,
-  with the simulated GPUs' DCGM metrics; Tokenomics shows their measured use)
+  with the simulated GPUs' DCGM metrics: the Dashboard, Reports and Tokenomics show their measured use)
   Stop with Ctrl-C; the database stays in .data/pg (make stop-db stops it).
 
 MSG

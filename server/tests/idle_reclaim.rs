@@ -89,7 +89,7 @@ async fn idle_sessions_are_warned_then_ended_busy_ones_kept_and_no_shows_release
     assert_eq!(state_of(&f.db, idle).await, ("active".into(), None, true, false));
     assert_eq!(state_of(&f.db, busy).await, ("active".into(), None, false, false));
     assert_eq!(state_of(&f.db, gappy).await, ("active".into(), None, false, false), "a gap is not idleness");
-    assert_eq!(state_of(&f.db, serving).await.2, true, "inference is never a no-show, but can idle");
+    assert!(state_of(&f.db, serving).await.2, "inference is never a no-show, but can idle");
     assert_eq!(state_of(&f.db, no_show).await, ("completed".into(), Some("no_show".into()), false, true));
 
     let notes = card_notes(&f.db, &[idle, busy, no_show], &chrono_tz::UTC).await.unwrap();

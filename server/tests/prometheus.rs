@@ -6,7 +6,7 @@
 mod common;
 
 use common::fresh_db;
-use common::processes::{berth_output, free_port, repo_root, Server};
+use common::processes::{berth_output, repo_root, PrometheusProcess, Server};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -104,22 +104,13 @@ async fn a_real_prometheus_scrapes_berth_and_promtool_accepts_the_exposition() {
 
     // A real Prometheus scraping every second.
     let dir = temp_dir("prometheus");
-    let port = free_port();
     let target = server.metrics_url.trim_start_matches("http://").trim_end_matches("/metrics").to_string();
-    std::fs::write(
-        dir.join("prometheus.yml"),
-        format!("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: berth\n    static_configs:\n      - targets: ['{target}']\n"),
-    )
-    .unwrap();
-    let mut prometheus = Command::new("prometheus")
-        .arg(format!("--config.file={}", dir.join("prometheus.yml").display()))
-        .arg(format!("--storage.tsdb.path={}", dir.join("data").display()))
-        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("prometheus is installed (`make test` installs it)");
-    let query = |q: &str| client.get(format!("http://127.0.0.1:{port}/api/v1/query")).query(&[("query", q)]).send();
+    let prometheus = PrometheusProcess::start(
+        &dir,
+        &format!("  - job_name: berth\n    static_configs:\n      - targets: ['{target}']\n"),
+    );
+    let base = prometheus.url.trim_end_matches('/').to_string();
+    let query = |q: &str| client.get(format!("{base}/api/v1/query")).query(&[("query", q)]).send();
     let deadline = Instant::now() + Duration::from_secs(30);
     let leader = loop {
         let answer = match query("berth_worker_leader{job=\"berth\"}").await {
@@ -136,7 +127,6 @@ async fn a_real_prometheus_scrapes_berth_and_promtool_accepts_the_exposition() {
     assert_eq!(leader, "1");
     let up: serde_json::Value = query("up{job=\"berth\"}").await.unwrap().json().await.unwrap();
     assert_eq!(up["data"]["result"][0]["value"][1], "1", "{up}");
-    let _ = prometheus.kill();
-    let _ = prometheus.wait();
+    drop(prometheus);
     std::fs::remove_dir_all(&dir).ok();
 }

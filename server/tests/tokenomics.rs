@@ -104,6 +104,23 @@ async fn page(f: &Fixture, path: &str) -> String {
     String::from_utf8(response.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap()
 }
 
+/// Posts the cost-model form as a browser without JavaScript would, from the page.
+async fn post_form(f: &Fixture, fields: &[(&str, &str)]) -> axum::response::Response {
+    let body = std::iter::once(format!("pool_id={}", f.lab))
+        .chain(fields.iter().map(|(k, v)| format!("form%5B{k}%5D={}", v.replace(' ', "+"))))
+        .collect::<Vec<_>>()
+        .join("&");
+    let back = format!("http://127.0.0.1:3000/reports/tokenomics?pool={}", f.lab);
+    let request = Request::post("/rpc/reports/tokenomics/save")
+        .header(header::AUTHORIZATION, format!("Bearer {}", f.mia))
+        .header(header::ACCEPT, "text/html")
+        .header(header::REFERER, &back)
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .body(Body::from(body))
+        .unwrap();
+    f.app.clone().oneshot(request).await.unwrap()
+}
+
 #[tokio::test]
 async fn the_script_less_form_saves_and_the_page_shows_the_same_figures_as_the_api() {
     let f = Fixture::new().await;
@@ -122,19 +139,7 @@ async fn the_script_less_form_saves_and_the_page_shows_the_same_figures_as_the_a
         ("tokens_per_day", ""),
         ("budget_per_day", ""),
     ];
-    let body = std::iter::once(format!("pool_id={}", f.lab))
-        .chain(form.iter().map(|(k, v)| format!("form%5B{k}%5D={}", v.replace(' ', "+"))))
-        .collect::<Vec<_>>()
-        .join("&");
-    let back = format!("http://127.0.0.1:3000/reports/tokenomics?pool={}", f.lab);
-    let request = Request::post("/rpc/reports/tokenomics/save")
-        .header(header::AUTHORIZATION, format!("Bearer {}", f.mia))
-        .header(header::ACCEPT, "text/html")
-        .header(header::REFERER, &back)
-        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-        .body(Body::from(body))
-        .unwrap();
-    let response = f.app.clone().oneshot(request).await.unwrap();
+    let response = post_form(&f, &form).await;
     assert_eq!(response.status(), StatusCode::FOUND);
     let location = response.headers()[header::LOCATION].to_str().unwrap().to_string();
     assert!(location.contains("notice_ok=1") && location.contains("1.27"), "{location}");
@@ -151,18 +156,7 @@ async fn the_script_less_form_saves_and_the_page_shows_the_same_figures_as_the_a
 
     let mut bad = form;
     bad[3] = ("pue", "lots");
-    let body = std::iter::once(format!("pool_id={}", f.lab))
-        .chain(bad.iter().map(|(k, v)| format!("form%5B{k}%5D={}", v.replace(' ', "+"))))
-        .collect::<Vec<_>>()
-        .join("&");
-    let request = Request::post("/rpc/reports/tokenomics/save")
-        .header(header::AUTHORIZATION, format!("Bearer {}", f.mia))
-        .header(header::ACCEPT, "text/html")
-        .header(header::REFERER, &back)
-        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-        .body(Body::from(body))
-        .unwrap();
-    let response = f.app.clone().oneshot(request).await.unwrap();
+    let response = post_form(&f, &bad).await;
     let location = response.headers()[header::LOCATION].to_str().unwrap().to_string();
     assert!(location.contains("notice_ok=0") && location.contains("pue"), "{location}");
 }

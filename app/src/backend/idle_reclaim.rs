@@ -185,24 +185,34 @@ async fn release(db: &PgPool, w: &Watched, released_as: &str, why: &str) -> Serv
     Ok(true)
 }
 
+#[derive(sqlx::FromRow)]
+struct Noted {
+    id: Uuid,
+    idle_since: Option<DateTime<Utc>>,
+    released_as: Option<String>,
+    threshold_pct: Option<i32>,
+    idle_minutes: Option<i32>,
+    grace_minutes: Option<i32>,
+}
+
 /// What the cards say: a live booking marked idle is warned when it will be
 /// ended; one released for idleness or as a no-show says so.
 pub async fn card_notes(db: &PgPool, ids: &[Uuid], tz: &chrono_tz::Tz) -> ServiceResult<HashMap<Uuid, String>> {
-    let rows: Vec<(Uuid, Option<DateTime<Utc>>, Option<String>, Option<i32>, Option<i32>, Option<i32>)> =
-        sqlx::query_as(
-            "SELECT b.id, b.idle_since, b.released_as, p.threshold_pct, p.idle_minutes, p.grace_minutes
+    let rows: Vec<Noted> = sqlx::query_as(
+        "SELECT b.id, b.idle_since, b.released_as, p.threshold_pct, p.idle_minutes, p.grace_minutes
              FROM booking b LEFT JOIN pool_idle_policy p ON p.pool_id = b.pool_id
              WHERE b.id = ANY($1)
                AND ((b.idle_since IS NOT NULL AND b.state = 'active') OR b.released_as IN ('idle', 'no_show'))",
-        )
-        .bind(ids)
-        .fetch_all(db)
-        .await?;
+    )
+    .bind(ids)
+    .fetch_all(db)
+    .await?;
     let local = |at: DateTime<Utc>| at.with_timezone(tz).format("%H:%M").to_string();
     Ok(rows
         .into_iter()
-        .filter_map(|(id, since, released, threshold, idle, grace)| {
-            let note = match (released.as_deref(), since) {
+        .filter_map(|Noted { id, idle_since, released_as, threshold_pct, idle_minutes, grace_minutes }| {
+            let (threshold, idle, grace) = (threshold_pct, idle_minutes, grace_minutes);
+            let note = match (released_as.as_deref(), idle_since) {
                 (Some("idle"), _) => "Ended early: its GPUs stayed idle; the capacity went back to the pool.".to_string(),
                 (Some("no_show"), _) => {
                     "Released as a no-show: the workspace was never opened and its GPUs stayed idle.".to_string()

@@ -1,7 +1,7 @@
 //! The pool page's idle-reclaim form (admins): off by default; when on,
 //! idle bookings are warned then ended and no-shows released.
 
-use super::pool_admin::notice_view;
+use super::notice::notice_view;
 use crate::model::{ActionNotice, IdlePolicy};
 use leptos::prelude::*;
 use uuid::Uuid;

@@ -11,6 +11,7 @@ mod home;
 mod idle_policy;
 mod manifests;
 mod my_bookings;
+mod notice;
 mod overview;
 mod pool_admin;
 mod report_charts;

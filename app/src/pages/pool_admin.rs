@@ -4,9 +4,10 @@
 //! the field, and lowering a capacity below what is booked names the
 //! bookings in the way.
 
+use super::notice::{notice_view, query_notice};
 use crate::model::{short_kind, ActionNotice, KindForm, Pool, PoolForm};
 use leptos::prelude::*;
-use leptos_router::hooks::{use_params_map, use_query_map};
+use leptos_router::hooks::use_params_map;
 use uuid::Uuid;
 
 #[server(prefix = "/rpc", endpoint = "admin/pools")]
@@ -113,28 +114,6 @@ pub async fn delete_pool(id: Uuid) -> Result<ActionNotice, ServerFnError> {
     };
     super::calendar::data::no_script_notice(&notice);
     Ok(notice)
-}
-
-/// The notice of the last action, or the one a script-less post came back with.
-pub(crate) fn notice_view(
-    action: Option<Result<ActionNotice, ServerFnError>>,
-    query: Option<ActionNotice>,
-) -> impl IntoView {
-    let notice = match action {
-        Some(Ok(notice)) => Some(notice),
-        Some(Err(err)) => Some(ActionNotice { ok: false, message: err.to_string() }),
-        None => query,
-    };
-    notice.map(|n| view! { <div class=if n.ok { "outcome ok" } else { "outcome refused" } role="status" id="notice">{n.message}</div> })
-}
-
-pub(crate) fn query_notice() -> Memo<Option<ActionNotice>> {
-    let query = use_query_map();
-    Memo::new(move |_| {
-        query.with(|q| {
-            q.get("notice").map(|message| ActionNotice { ok: q.get("notice_ok").as_deref() == Some("1"), message })
-        })
-    })
 }
 
 #[component]

@@ -3,7 +3,7 @@
 //! a token demand needs. Results follow the inputs as you type (hydrated);
 //! without JavaScript, "Save and calculate" posts and the page shows them.
 
-use super::pool_admin::{notice_view, query_notice};
+use super::notice::{notice_view, query_notice};
 use crate::model::{ActionNotice, CostModelForm, TokenomicsView};
 use crate::rules::tokenomics::{evaluate, TokenomicsResult, PRESETS};
 use leptos::prelude::*;
