@@ -2,7 +2,7 @@
 //! (`DATABASE_URL`, empty) and a real Prometheus. Prints; asserts nothing.
 //!
 //! 1. Reports over one year: 100 000 bookings and the hourly usage of 200
-//!    sessions live at every moment (1.75 M usage rows). Server time of
+//!    sessions live at every moment (1.75 M usage rows and their roll-ups). Server time of
 //!    `GET /api/v1/reports/utilization` per pool, tenant and user, and of the
 //!    `/reports` page's SSR, p50/p99 over repeated requests.
 //! 2. Sampler: PromQL queries per round and round time for 1 and 1 000 live
@@ -73,6 +73,14 @@ async fn seed_year(db: &PgPool) -> chrono::DateTime<Utc> {
          CROSS JOIN LATERAL generate_series(date_trunc('hour', b.starts_at, 'UTC'), b.ends_at - interval '1 second',
                                             interval '1 hour') h
          ON CONFLICT DO NOTHING;
+         INSERT INTO usage_pool_hour (pool_id, hour, busy_gpu_minutes, sampled_gpu_minutes, simulated)
+           SELECT u.pool_id, u.hour, sum(u.busy_unit_minutes * gpu_share(b.kind)),
+                  sum(u.samples * b.quantity * gpu_share(b.kind)), true
+           FROM usage_hour u JOIN booking b ON b.id = u.booking_id GROUP BY 1, 2;
+         INSERT INTO usage_day (day, pool_id, tenant_id, user_id, busy_gpu_minutes, sampled_gpu_minutes, simulated)
+           SELECT (u.hour AT TIME ZONE 'UTC')::date, u.pool_id, u.tenant_id, u.user_id,
+                  sum(u.busy_unit_minutes * gpu_share(b.kind)), sum(u.samples * b.quantity * gpu_share(b.kind)), true
+           FROM usage_hour u JOIN booking b ON b.id = u.booking_id GROUP BY 1, 2, 3, 4;
          INSERT INTO booking_refusal (pool_id, kind, tenant_id, user_id, quantity, starts_at, ends_at, reason)
            SELECT pool_id, kind, tenant_id, user_id, 2, starts_at, ends_at, 'capacity' FROM booking TABLESAMPLE BERNOULLI (5);
          ANALYZE;",
@@ -145,7 +153,7 @@ async fn reports(db: &PgPool) {
 /// `sessions` active bookings whose workspaces are open, so the simulated exporter reports them busy.
 async fn live_sessions(db: &PgPool, sessions: i32) {
     sqlx::raw_sql(
-        "TRUNCATE usage_minute, usage_hour, usage_gap; UPDATE booking SET state = 'completed' WHERE state = 'active';",
+        "TRUNCATE usage_minute, usage_hour, usage_pool_hour, usage_day, usage_gap; UPDATE booking SET state = 'completed' WHERE state = 'active';",
     )
     .execute(db)
     .await
@@ -199,7 +207,7 @@ async fn sampler(db: &PgPool) {
         let mut ms = Vec::new();
         let mut last = None;
         for _ in 0..5 {
-            sqlx::raw_sql("TRUNCATE usage_minute, usage_hour").execute(db).await.unwrap();
+            sqlx::raw_sql("TRUNCATE usage_minute, usage_hour, usage_pool_hour, usage_day").execute(db).await.unwrap();
             let started = Instant::now();
             let round = sampler.round(db, minute).await.unwrap();
             ms.push(started.elapsed().as_secs_f64() * 1000.0);

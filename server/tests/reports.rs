@@ -96,6 +96,14 @@ async fn fixtures(db: &PgPool) -> Uuid {
            SELECT gen_random_uuid(), p.id, 'nvidia.com/mig-1g.24gb', u.id, m.tenant_id, 7, 'interactive', '2026-10-25T18:00Z', '2026-10-25T19:00Z', s
            FROM pool p, app_user u JOIN membership m ON m.user_id = u.id, unnest(ARRAY['waiting', 'admitted']) s
            WHERE p.name = 'fx' AND u.email = 'bob@b.test';
+         -- The sampler's roll-ups of the same hours, as it writes them.
+         INSERT INTO usage_pool_hour (pool_id, hour, busy_gpu_minutes, sampled_gpu_minutes, simulated)
+           SELECT u.pool_id, u.hour, sum(u.busy_unit_minutes * gpu_share(b.kind)), sum(u.samples * b.quantity * gpu_share(b.kind)), false
+           FROM usage_hour u JOIN booking b ON b.id = u.booking_id GROUP BY 1, 2;
+         INSERT INTO usage_day (day, pool_id, tenant_id, user_id, busy_gpu_minutes, sampled_gpu_minutes, simulated)
+           SELECT (u.hour AT TIME ZONE 'UTC')::date, u.pool_id, u.tenant_id, u.user_id,
+                  sum(u.busy_unit_minutes * gpu_share(b.kind)), sum(u.samples * b.quantity * gpu_share(b.kind)), false
+           FROM usage_hour u JOIN booking b ON b.id = u.booking_id GROUP BY 1, 2, 3, 4;
          INSERT INTO usage_gap (minute, reason) VALUES
            ('2026-10-25T03:00Z', 'down'), ('2026-10-25T03:01Z', 'down'), ('2026-10-26T03:00Z', 'after');",
     )
@@ -196,6 +204,14 @@ async fn by_tenant_and_by_user_split_the_same_figures() {
     let (_, report) = f.call(Method::GET, &format!("{DAY}&group=user"), Some(&f.mia), None).await;
     assert_figures(row(&report, "carol@a.test"), &[("booked_gpu_hours", 0.5), ("no_shows", 1.0)]);
     assert_figures(row(&report, "ada@a.test"), &[("busy_gpu_hours", 0.5), ("refused_gpu_hours", 4.0)]);
+    // Two whole UTC days: measured use comes from the daily roll-up, both of booking 1's hours.
+    let two_days = "/api/v1/reports/utilization?from=2026-10-24&to=2026-10-26&group=user";
+    let (_, report) = f.call(Method::GET, two_days, Some(&f.mia), None).await;
+    assert_figures(row(&report, "ada@a.test"), &[("busy_gpu_hours", 1.5), ("measured_gpu_hours", 2.0)]);
+    // Half a day each side of a whole one: the edges from the hours, the middle from the days.
+    let edges = "/api/v1/reports/utilization?from=2026-10-23T22:30:00Z&to=2026-10-25T00:30:00Z&group=pool";
+    let (_, report) = f.call(Method::GET, edges, Some(&f.mia), None).await;
+    assert_figures(row(&report, "fx"), &[("busy_gpu_hours", 1.5), ("measured_gpu_hours", 2.0)]);
 }
 
 #[tokio::test]

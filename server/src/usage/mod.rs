@@ -115,7 +115,26 @@ async fn store(db: &PgPool, minute: DateTime<Utc>, rows: &[MinuteUsage], simulat
              INSERT INTO usage_minute (booking_id, minute, busy, memory_used_mib, power_w, devices, simulated)
              SELECT booking_id, $1, busy, memory, power, devices, $7 FROM measured
              ON CONFLICT (booking_id, minute) DO NOTHING
-             RETURNING booking_id, busy, memory_used_mib, power_w)
+             RETURNING booking_id, busy, memory_used_mib, power_w),
+         weighted AS (
+             SELECT b.pool_id, b.tenant_id, b.user_id, i.busy * b.quantity * gpu_share(b.kind) AS busy,
+                    b.quantity * gpu_share(b.kind) AS sampled
+             FROM inserted i JOIN booking b ON b.id = i.booking_id),
+         pool_hours AS (
+             INSERT INTO usage_pool_hour AS p (pool_id, hour, busy_gpu_minutes, sampled_gpu_minutes, simulated)
+             SELECT pool_id, date_trunc('hour', $1, 'UTC'), sum(busy), sum(sampled), $7 FROM weighted GROUP BY pool_id
+             ON CONFLICT (pool_id, hour) DO UPDATE SET
+                 busy_gpu_minutes = p.busy_gpu_minutes + excluded.busy_gpu_minutes,
+                 sampled_gpu_minutes = p.sampled_gpu_minutes + excluded.sampled_gpu_minutes,
+                 simulated = p.simulated OR excluded.simulated),
+         days AS (
+             INSERT INTO usage_day AS d (day, pool_id, tenant_id, user_id, busy_gpu_minutes, sampled_gpu_minutes, simulated)
+             SELECT ($1 AT TIME ZONE 'UTC')::date, pool_id, tenant_id, user_id, sum(busy), sum(sampled), $7
+             FROM weighted GROUP BY pool_id, tenant_id, user_id
+             ON CONFLICT (day, pool_id, tenant_id, user_id) DO UPDATE SET
+                 busy_gpu_minutes = d.busy_gpu_minutes + excluded.busy_gpu_minutes,
+                 sampled_gpu_minutes = d.sampled_gpu_minutes + excluded.sampled_gpu_minutes,
+                 simulated = d.simulated OR excluded.simulated)
          INSERT INTO usage_hour AS h (booking_id, hour, pool_id, tenant_id, user_id, samples, busy_unit_minutes,
                                       memory_max_mib, energy_wh, simulated)
          SELECT i.booking_id, date_trunc('hour', $1, 'UTC'), b.pool_id, b.tenant_id, b.user_id, 1,

@@ -3,12 +3,17 @@
 
 use crate::backend::error::ServiceResult;
 use crate::model::{ReportGroup, ReportRow};
-use chrono::{DateTime, Utc};
-use sqlx::PgPool;
+use chrono::{DateTime, DurationRound, NaiveDate, TimeDelta, Utc};
+use sqlx::PgConnection;
 use uuid::Uuid;
 
 /// The statement for one grouping; `{key}` is a column every source table
-/// has (pool_id, tenant_id or user_id), chosen from the enum, never from input.
+/// has (pool_id, tenant_id or user_id), chosen from the enum, never from
+/// input. Rows are summed per key and kind first, so `gpu_share` and the
+/// price are applied once per group rather than once per booking.
+/// $1, $2: the period; $3, $4: the whole UTC days inside it (empty if none),
+/// as instants; $5, $6: the same as dates. Measured use comes from
+/// `usage_day` for the whole days and from `usage_hour` for the rest.
 fn statement(group: ReportGroup) -> String {
     let (key, name, every_pool) = match group {
         ReportGroup::Pool => ("pool_id", "(SELECT name FROM pool WHERE id = k.key)", "UNION SELECT id FROM pool"),
@@ -20,56 +25,80 @@ fn statement(group: ReportGroup) -> String {
         |start: &str, end: &str| format!("extract(epoch FROM least({end}, $2) - greatest({start}, $1)) / 3600");
     let booked_hours = inside("b.starts_at", "b.ends_at");
     let returned_hours = inside("b.ends_at", "b.planned_ends_at");
-    let asked_hours = inside("b.starts_at", "b.ends_at");
+    // Unit-hours of a table's rows overlapping the period, per key and kind, in GPU-hours.
+    let asked = |table: &str, filter: &str| {
+        format!(
+            "SELECT key, sum(unit_hours * gpu_share(kind)) AS gpu_hours FROM (
+                 SELECT b.{key} AS key, b.kind, sum(b.quantity * {booked_hours}) AS unit_hours
+                 FROM {table} b WHERE {filter} b.ends_at > $1 AND b.starts_at < $2 GROUP BY 1, 2) per_kind
+             GROUP BY key"
+        )
+    };
+    let refused = asked("booking_refusal", "");
+    let waitlisted = asked("waitlist_entry", "b.state <> 'admitted' AND");
     format!(
         "WITH booked AS (
-            SELECT b.{key} AS key,
-                   sum(b.quantity * gpu_share(b.kind) * {booked_hours}) AS gpu_hours,
-                   sum(p.price_per_unit_hour * b.quantity * {booked_hours}) AS cost
-            FROM booking b JOIN pool p ON p.id = b.pool_id
-            WHERE b.ends_at > $1 AND b.starts_at < $2 AND b.state IN ('approved', 'active', 'completed')
-            GROUP BY 1),
+            SELECT g.key, sum(g.unit_hours * gpu_share(g.kind)) AS gpu_hours,
+                   sum(g.unit_hours * p.price_per_unit_hour) AS cost
+            FROM (SELECT b.{key} AS key, b.kind, b.pool_id, sum(b.quantity * {booked_hours}) AS unit_hours
+                  FROM booking b
+                  WHERE b.ends_at > $1 AND b.starts_at < $2 AND b.state IN ('approved', 'active', 'completed')
+                  GROUP BY 1, 2, 3) g
+            JOIN pool p ON p.id = g.pool_id
+            GROUP BY g.key),
          returned AS (
-            SELECT b.{key} AS key, sum(b.quantity * gpu_share(b.kind) * {returned_hours}) AS gpu_hours
-            FROM booking b
-            WHERE b.planned_ends_at > b.ends_at AND b.planned_ends_at > $1 AND b.ends_at < $2
-            GROUP BY 1),
+            SELECT key, sum(unit_hours * gpu_share(kind)) AS gpu_hours FROM (
+                SELECT b.{key} AS key, b.kind, sum(b.quantity * {returned_hours}) AS unit_hours
+                FROM booking b
+                WHERE b.planned_ends_at > b.ends_at AND b.planned_ends_at > $1 AND b.ends_at < $2
+                GROUP BY 1, 2) per_kind
+            GROUP BY key),
          no_shows AS (
             SELECT b.{key} AS key, count(*) AS n FROM booking b
             WHERE b.released_as = 'no_show' AND b.starts_at >= $1 AND b.starts_at < $2
             GROUP BY 1),
          measured AS (
-            SELECT b.{key} AS key,
-                   sum(u.busy_unit_minutes * gpu_share(b.kind)) / 60 AS busy,
-                   sum(u.samples * b.quantity * gpu_share(b.kind)) / 60 AS sampled,
-                   bool_or(u.simulated) AS simulated
-            FROM usage_hour u JOIN booking b ON b.id = u.booking_id
-            WHERE u.hour >= $1 AND u.hour < $2
-            GROUP BY 1),
-         refused AS (
-            SELECT b.{key} AS key, sum(b.quantity * gpu_share(b.kind) * {asked_hours}) AS gpu_hours
-            FROM booking_refusal b WHERE b.ends_at > $1 AND b.starts_at < $2
-            GROUP BY 1),
-         waitlisted AS (
-            SELECT b.{key} AS key, sum(b.quantity * gpu_share(b.kind) * {asked_hours}) AS gpu_hours
-            FROM waitlist_entry b WHERE b.state <> 'admitted' AND b.ends_at > $1 AND b.starts_at < $2
-            GROUP BY 1),
+            SELECT key, sum(busy) / 60 AS busy, sum(sampled) / 60 AS sampled, bool_or(simulated) AS simulated
+            FROM (SELECT d.{key} AS key, d.busy_gpu_minutes AS busy, d.sampled_gpu_minutes AS sampled, d.simulated
+                  FROM usage_day d WHERE d.day >= $5 AND d.day < $6
+                  UNION ALL
+                  SELECT u.{key}, u.busy_unit_minutes * gpu_share(b.kind), u.samples * b.quantity * gpu_share(b.kind),
+                         u.simulated
+                  FROM usage_hour u JOIN booking b ON b.id = u.booking_id
+                  WHERE u.hour >= $1 AND u.hour < $2 AND (u.hour < $3 OR u.hour >= $4)) used
+            GROUP BY key),
+         refused AS ({refused}),
+         waitlisted AS ({waitlisted}),
          keys AS (
             SELECT key FROM booked UNION SELECT key FROM returned UNION SELECT key FROM no_shows
             UNION SELECT key FROM measured UNION SELECT key FROM refused UNION SELECT key FROM waitlisted
             {every_pool})
          SELECT k.key AS id, coalesce({name}, 'removed') AS name,
-                coalesce(bk.gpu_hours, 0) AS booked_gpu_hours, coalesce(bk.cost, 0) AS showback_cost,
-                coalesce(r.gpu_hours, 0) AS returned_gpu_hours, coalesce(ns.n, 0) AS no_shows,
-                coalesce(m.busy, 0) AS busy_gpu_hours, coalesce(m.sampled, 0) AS measured_gpu_hours,
+                coalesce(bk.gpu_hours, 0)::float8 AS booked_gpu_hours, coalesce(bk.cost, 0)::float8 AS showback_cost,
+                coalesce(r.gpu_hours, 0)::float8 AS returned_gpu_hours, coalesce(ns.n, 0) AS no_shows,
+                coalesce(m.busy, 0)::float8 AS busy_gpu_hours, coalesce(m.sampled, 0)::float8 AS measured_gpu_hours,
                 coalesce(m.simulated, false) AS simulated,
-                coalesce(rf.gpu_hours, 0) AS refused_gpu_hours, coalesce(w.gpu_hours, 0) AS waitlisted_gpu_hours
+                coalesce(rf.gpu_hours, 0)::float8 AS refused_gpu_hours,
+                coalesce(w.gpu_hours, 0)::float8 AS waitlisted_gpu_hours
          FROM keys k
          LEFT JOIN booked bk ON bk.key = k.key LEFT JOIN returned r ON r.key = k.key
          LEFT JOIN no_shows ns ON ns.key = k.key LEFT JOIN measured m ON m.key = k.key
          LEFT JOIN refused rf ON rf.key = k.key LEFT JOIN waitlisted w ON w.key = k.key
          ORDER BY 2"
     )
+}
+
+/// The whole UTC days inside `[from, to)`, as instants and as dates; an
+/// empty range when there are none.
+fn whole_days(from: DateTime<Utc>, to: DateTime<Utc>) -> (DateTime<Utc>, DateTime<Utc>, NaiveDate, NaiveDate) {
+    let day = TimeDelta::days(1);
+    let floor = |at: DateTime<Utc>| at.duration_trunc(day).unwrap_or(at);
+    let first = if floor(from) == from { from } else { floor(from) + day };
+    let end = floor(to);
+    if first >= end {
+        return (from, from, from.date_naive(), from.date_naive());
+    }
+    (first, end, first.date_naive(), end.date_naive())
 }
 
 #[derive(sqlx::FromRow)]
@@ -89,7 +118,11 @@ struct Summed {
 
 /// Each pool's capacity GPU-hours in the period, less the union of its
 /// blackouts (one covering every kind, or the kind's own).
-pub async fn capacities(db: &PgPool, from: DateTime<Utc>, to: DateTime<Utc>) -> ServiceResult<Vec<(Uuid, f64)>> {
+pub async fn capacities(
+    db: &mut PgConnection,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> ServiceResult<Vec<(Uuid, f64)>> {
     Ok(sqlx::query_as(
         "SELECT k.pool_id, sum(k.capacity * gpu_share(k.kind)
                     * (extract(epoch FROM $2 - $1) - coalesce(closed.seconds, 0)) / 3600)::float8
@@ -105,7 +138,7 @@ pub async fn capacities(db: &PgPool, from: DateTime<Utc>, to: DateTime<Utc>) -> 
     )
     .bind(from)
     .bind(to)
-    .fetch_all(db)
+    .fetch_all(&mut *db)
     .await?)
 }
 
@@ -122,13 +155,22 @@ pub fn finish(mut row: ReportRow) -> ReportRow {
 }
 
 pub async fn rows(
-    db: &PgPool,
+    db: &mut PgConnection,
     group: ReportGroup,
     from: DateTime<Utc>,
     to: DateTime<Utc>,
     capacity: &[(Uuid, f64)],
 ) -> ServiceResult<Vec<ReportRow>> {
-    let summed: Vec<Summed> = sqlx::query_as(&statement(group)).bind(from).bind(to).fetch_all(db).await?;
+    let (first, end, first_day, end_day) = whole_days(from, to);
+    let summed: Vec<Summed> = sqlx::query_as(&statement(group))
+        .bind(from)
+        .bind(to)
+        .bind(first)
+        .bind(end)
+        .bind(first_day)
+        .bind(end_day)
+        .fetch_all(&mut *db)
+        .await?;
     Ok(summed
         .into_iter()
         .map(|s| {

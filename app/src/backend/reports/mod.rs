@@ -23,15 +23,21 @@ pub async fn utilization(
 ) -> ServiceResult<UtilizationReport> {
     require_reader(principal)?;
     let (from, to) = period::checked(from, to)?;
-    let capacity = figures::capacities(db, from, to).await?;
-    let rows = figures::rows(db, group, from, to, &capacity).await?;
+    // One consistent snapshot for every figure; no JIT, whose compile time
+    // costs more than these aggregates.
+    let mut tx = db.begin().await?;
+    sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY").execute(&mut *tx).await?;
+    sqlx::query("SET LOCAL jit = off").execute(&mut *tx).await?;
+    let capacity = figures::capacities(&mut *tx, from, to).await?;
+    let rows = figures::rows(&mut *tx, group, from, to, &capacity).await?;
     let total = figures::total(&rows, &capacity);
-    let charts = series::charts(db, from, to, &tz).await?;
+    let charts = series::charts(&mut *tx, from, to, &tz).await?;
     let gap_minutes: i64 = sqlx::query_scalar("SELECT count(*) FROM usage_gap WHERE minute >= $1 AND minute < $2")
         .bind(from)
         .bind(to)
-        .fetch_one(db)
+        .fetch_one(&mut *tx)
         .await?;
+    tx.commit().await?;
     Ok(UtilizationReport {
         from,
         to,

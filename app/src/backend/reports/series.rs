@@ -6,7 +6,7 @@ use crate::backend::error::ServiceResult;
 use crate::model::{HeatCell, TrendPoint};
 use chrono::{DateTime, Datelike, Days, DurationRound, NaiveDate, TimeDelta, Timelike, Utc};
 use chrono_tz::Tz;
-use sqlx::PgPool;
+use sqlx::PgConnection;
 use std::collections::BTreeMap;
 
 #[derive(Clone, Copy, Default)]
@@ -21,15 +21,15 @@ fn overlap_hours(a: (DateTime<Utc>, DateTime<Utc>), b: (DateTime<Utc>, DateTime<
     seconds.max(0) as f64 / 3600.0
 }
 
-async fn hours(db: &PgPool, from: DateTime<Utc>, to: DateTime<Utc>) -> ServiceResult<BTreeMap<DateTime<Utc>, Hour>> {
+async fn hours(
+    db: &mut PgConnection,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> ServiceResult<BTreeMap<DateTime<Utc>, Hour>> {
     let hour = TimeDelta::hours(1);
     let first = from.duration_trunc(hour).unwrap_or(from);
-    let mut series = BTreeMap::new();
-    let mut at = first;
-    while at < to {
-        series.insert(at, Hour::default());
-        at += hour;
-    }
+    let count = ((to - first).num_seconds() + 3599) / 3600;
+    let start_of = |index: i64| first + TimeDelta::hours(index);
     // Each kind's merged blackouts, weighted by the kind's whole-GPU capacity.
     let closed: Vec<(f64, DateTime<Utc>, DateTime<Utc>)> = sqlx::query_as(
         "SELECT (k.capacity * gpu_share(k.kind))::float8, lower(r), upper(r)
@@ -41,50 +41,69 @@ async fn hours(db: &PgPool, from: DateTime<Utc>, to: DateTime<Utc>) -> ServiceRe
     )
     .bind(from)
     .bind(to)
-    .fetch_all(db)
+    .fetch_all(&mut *db)
     .await?;
     let total_gpus: f64 =
         sqlx::query_scalar("SELECT coalesce(sum(capacity * gpu_share(kind)), 0)::float8 FROM pool_kind")
-            .fetch_one(db)
+            .fetch_one(&mut *db)
             .await?;
-    for (start, slot) in series.iter_mut() {
-        let inside = overlap_hours((*start, *start + hour), (from, to));
-        let blacked: f64 = closed.iter().map(|(w, s, e)| w * overlap_hours((*start, *start + hour), (*s, *e))).sum();
-        slot.capacity = (total_gpus * inside - blacked).max(0.0);
-    }
-    let booked: Vec<(DateTime<Utc>, f64)> = sqlx::query_as(
-        "SELECT h, sum(b.quantity * gpu_share(b.kind)
-                       * extract(epoch FROM least(b.ends_at, h + interval '1 hour', $2) - greatest(b.starts_at, h, $1)) / 3600)::float8
-         FROM booking b
-         CROSS JOIN LATERAL generate_series(date_trunc('hour', greatest(b.starts_at, $1), 'UTC'),
-                                            least(b.ends_at, $2) - interval '1 microsecond', interval '1 hour') h
-         WHERE b.ends_at > $1 AND b.starts_at < $2 AND b.state IN ('approved', 'active', 'completed')
-         GROUP BY h",
+    let mut series: Vec<Hour> = (0..count)
+        .map(|index| {
+            let slot = (start_of(index), start_of(index) + hour);
+            let inside = overlap_hours(slot, (from, to));
+            let blacked: f64 = closed.iter().map(|(w, s, e)| w * overlap_hours(slot, (*s, *e))).sum();
+            Hour { capacity: (total_gpus * inside - blacked).max(0.0), ..Hour::default() }
+        })
+        .collect();
+    // Booked GPUs per hour by a sweep over the bookings (seconds from `first`,
+    // GPUs): partial first and last hours directly, the whole hours between
+    // through a difference array.
+    let booked: Vec<(f64, f64, f64)> = sqlx::query_as(
+        "SELECT extract(epoch FROM greatest(starts_at, $1) - $3)::float8, extract(epoch FROM least(ends_at, $2) - $3)::float8,
+                (quantity * gpu_share(kind))::float8
+         FROM booking
+         WHERE ends_at > $1 AND starts_at < $2 AND state IN ('approved', 'active', 'completed')",
     )
     .bind(from)
     .bind(to)
-    .fetch_all(db)
+    .bind(first)
+    .fetch_all(&mut *db)
     .await?;
-    for (at, gpu_hours) in booked {
-        if let Some(slot) = series.get_mut(&at) {
-            slot.booked += gpu_hours;
+    let mut whole = vec![0.0_f64; series.len() + 1];
+    let last = series.len().saturating_sub(1);
+    for (start, end, gpus) in booked {
+        let (a, b) = (start / 3600.0, end / 3600.0);
+        let (ha, hb) = ((a.floor() as usize).min(last), (b.floor() as usize).min(last));
+        if ha == hb || b.fract() == 0.0 && hb == ha + 1 && (b - a) <= 1.0 {
+            series[ha].booked += gpus * (b - a);
+            continue;
         }
+        series[ha].booked += gpus * ((ha + 1) as f64 - a);
+        if b > hb as f64 {
+            series[hb].booked += gpus * (b - hb as f64);
+        }
+        whole[ha + 1] += gpus;
+        whole[hb] -= gpus;
+    }
+    let mut running = 0.0;
+    for (slot, delta) in series.iter_mut().zip(&whole) {
+        running += delta;
+        slot.booked += running;
     }
     let busy: Vec<(DateTime<Utc>, f64)> = sqlx::query_as(
-        "SELECT u.hour, (sum(u.busy_unit_minutes * gpu_share(b.kind)) / 60)::float8
-         FROM usage_hour u JOIN booking b ON b.id = u.booking_id
-         WHERE u.hour >= $1 AND u.hour < $2 GROUP BY u.hour",
+        "SELECT hour, (sum(busy_gpu_minutes) / 60)::float8 FROM usage_pool_hour
+         WHERE hour >= $1 AND hour < $2 GROUP BY hour",
     )
-    .bind(from)
+    .bind(first)
     .bind(to)
-    .fetch_all(db)
+    .fetch_all(&mut *db)
     .await?;
     for (at, gpu_hours) in busy {
-        if let Some(slot) = series.get_mut(&at) {
+        if let Some(slot) = usize::try_from((at - first).num_hours()).ok().and_then(|i| series.get_mut(i)) {
             slot.busy += gpu_hours;
         }
     }
-    Ok(series)
+    Ok(series.into_iter().enumerate().map(|(index, slot)| (start_of(index as i64), slot)).collect())
 }
 
 /// Trend buckets: hours for up to two days, days up to two months, else weeks.
@@ -112,7 +131,7 @@ pub struct Charts {
     pub heatmap: Vec<HeatCell>,
 }
 
-pub async fn charts(db: &PgPool, from: DateTime<Utc>, to: DateTime<Utc>, tz: &Tz) -> ServiceResult<Charts> {
+pub async fn charts(db: &mut PgConnection, from: DateTime<Utc>, to: DateTime<Utc>, tz: &Tz) -> ServiceResult<Charts> {
     let series = hours(db, from, to).await?;
     let bucket = bucket_name(from, to);
     let mut trend: BTreeMap<DateTime<Utc>, TrendPoint> = BTreeMap::new();
