@@ -167,6 +167,10 @@ async fn a_dst_day_by_pool_matches_the_hand_computed_figures() {
     assert_eq!(report["trend_bucket"], "hour");
     let trend = report["trend"].as_array().unwrap();
     assert_eq!(trend.len(), 25);
+    let trend_booked: f64 = trend.iter().map(|p| p["booked_gpu_hours"].as_f64().unwrap()).sum();
+    assert!((trend_booked - booked).abs() < 1e-6, "the trend adds up to the table: {trend_booked}");
+    let at_22 = trend.iter().find(|p| p["start"] == "2026-10-25T22:00:00Z").unwrap();
+    assert_figures(at_22, &[("booked_gpu_hours", 1.0 / 7.0)]);
     let at_23 = trend.iter().find(|p| p["start"] == "2026-10-24T23:00:00Z").unwrap();
     assert_figures(at_23, &[("booked_gpu_hours", 1.0), ("busy_gpu_hours", 0.5)]);
     // Sunday 02:00 happens twice (CEST, then CET); booking 1 holds 1 GPU in the first.

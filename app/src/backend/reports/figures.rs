@@ -20,9 +20,9 @@ fn statement(group: ReportGroup) -> String {
         ReportGroup::Tenant => ("tenant_id", "(SELECT slug FROM tenant WHERE id = k.key)", ""),
         ReportGroup::User => ("user_id", "(SELECT email FROM app_user WHERE id = k.key)", ""),
     };
-    // Hours of a row's window inside the period.
+    // Hours of a row's window inside the period (float arithmetic: `extract` is numeric, and slower).
     let inside =
-        |start: &str, end: &str| format!("extract(epoch FROM least({end}, $2) - greatest({start}, $1)) / 3600");
+        |start: &str, end: &str| format!("date_part('epoch', least({end}, $2) - greatest({start}, $1)) / 3600");
     let booked_hours = inside("b.starts_at", "b.ends_at");
     let returned_hours = inside("b.ends_at", "b.planned_ends_at");
     // Unit-hours of a table's rows overlapping the period, per key and kind, in GPU-hours.
@@ -36,27 +36,27 @@ fn statement(group: ReportGroup) -> String {
     };
     let refused = asked("booking_refusal", "");
     let waitlisted = asked("waitlist_entry", "b.state <> 'admitted' AND");
+    // The bookings are read once: booked, returned and no-shows per key, kind and pool.
     format!(
-        "WITH booked AS (
+        "WITH per_kind AS (
+            SELECT b.{key} AS key, b.kind, b.pool_id,
+                   coalesce(sum(b.quantity * {booked_hours}) FILTER (
+                       WHERE b.ends_at > $1 AND b.starts_at < $2 AND b.state IN ('approved', 'active', 'completed')), 0)
+                       AS unit_hours,
+                   coalesce(sum(b.quantity * {returned_hours}) FILTER (
+                       WHERE b.planned_ends_at > b.ends_at AND b.planned_ends_at > $1 AND b.ends_at < $2), 0)
+                       AS returned_unit_hours,
+                   count(*) FILTER (WHERE b.released_as = 'no_show' AND b.starts_at >= $1 AND b.starts_at < $2)
+                       AS no_shows
+            FROM booking b
+            WHERE (b.ends_at > $1 AND b.starts_at < $2) OR (b.planned_ends_at > $1 AND b.ends_at < $2)
+            GROUP BY 1, 2, 3),
+         booked AS (
             SELECT g.key, sum(g.unit_hours * gpu_share(g.kind)) AS gpu_hours,
-                   sum(g.unit_hours * p.price_per_unit_hour) AS cost
-            FROM (SELECT b.{key} AS key, b.kind, b.pool_id, sum(b.quantity * {booked_hours}) AS unit_hours
-                  FROM booking b
-                  WHERE b.ends_at > $1 AND b.starts_at < $2 AND b.state IN ('approved', 'active', 'completed')
-                  GROUP BY 1, 2, 3) g
-            JOIN pool p ON p.id = g.pool_id
+                   sum(g.unit_hours * p.price_per_unit_hour) AS cost,
+                   sum(g.returned_unit_hours * gpu_share(g.kind)) AS returned, sum(g.no_shows) AS no_shows
+            FROM per_kind g JOIN pool p ON p.id = g.pool_id
             GROUP BY g.key),
-         returned AS (
-            SELECT key, sum(unit_hours * gpu_share(kind)) AS gpu_hours FROM (
-                SELECT b.{key} AS key, b.kind, sum(b.quantity * {returned_hours}) AS unit_hours
-                FROM booking b
-                WHERE b.planned_ends_at > b.ends_at AND b.planned_ends_at > $1 AND b.ends_at < $2
-                GROUP BY 1, 2) per_kind
-            GROUP BY key),
-         no_shows AS (
-            SELECT b.{key} AS key, count(*) AS n FROM booking b
-            WHERE b.released_as = 'no_show' AND b.starts_at >= $1 AND b.starts_at < $2
-            GROUP BY 1),
          measured AS (
             SELECT key, sum(busy) / 60 AS busy, sum(sampled) / 60 AS sampled, bool_or(simulated) AS simulated
             FROM (SELECT d.{key} AS key, d.busy_gpu_minutes AS busy, d.sampled_gpu_minutes AS sampled, d.simulated
@@ -65,24 +65,23 @@ fn statement(group: ReportGroup) -> String {
                   SELECT u.{key}, u.busy_unit_minutes * gpu_share(b.kind), u.samples * b.quantity * gpu_share(b.kind),
                          u.simulated
                   FROM usage_hour u JOIN booking b ON b.id = u.booking_id
-                  WHERE u.hour >= $1 AND u.hour < $2 AND (u.hour < $3 OR u.hour >= $4)) used
+                  WHERE (u.hour >= $1 AND u.hour < $3) OR (u.hour >= $4 AND u.hour < $2)) used
             GROUP BY key),
          refused AS ({refused}),
          waitlisted AS ({waitlisted}),
          keys AS (
-            SELECT key FROM booked UNION SELECT key FROM returned UNION SELECT key FROM no_shows
+            SELECT key FROM booked WHERE gpu_hours > 0 OR returned > 0 OR no_shows > 0
             UNION SELECT key FROM measured UNION SELECT key FROM refused UNION SELECT key FROM waitlisted
             {every_pool})
          SELECT k.key AS id, coalesce({name}, 'removed') AS name,
                 coalesce(bk.gpu_hours, 0)::float8 AS booked_gpu_hours, coalesce(bk.cost, 0)::float8 AS showback_cost,
-                coalesce(r.gpu_hours, 0)::float8 AS returned_gpu_hours, coalesce(ns.n, 0) AS no_shows,
+                coalesce(bk.returned, 0)::float8 AS returned_gpu_hours, coalesce(bk.no_shows, 0)::int8 AS no_shows,
                 coalesce(m.busy, 0)::float8 AS busy_gpu_hours, coalesce(m.sampled, 0)::float8 AS measured_gpu_hours,
                 coalesce(m.simulated, false) AS simulated,
                 coalesce(rf.gpu_hours, 0)::float8 AS refused_gpu_hours,
                 coalesce(w.gpu_hours, 0)::float8 AS waitlisted_gpu_hours
          FROM keys k
-         LEFT JOIN booked bk ON bk.key = k.key LEFT JOIN returned r ON r.key = k.key
-         LEFT JOIN no_shows ns ON ns.key = k.key LEFT JOIN measured m ON m.key = k.key
+         LEFT JOIN booked bk ON bk.key = k.key LEFT JOIN measured m ON m.key = k.key
          LEFT JOIN refused rf ON rf.key = k.key LEFT JOIN waitlisted w ON w.key = k.key
          ORDER BY 2"
     )

@@ -55,40 +55,36 @@ async fn hours(
             Hour { capacity: (total_gpus * inside - blacked).max(0.0), ..Hour::default() }
         })
         .collect();
-    // Booked GPUs per hour by a sweep over the bookings (seconds from `first`,
-    // GPUs): partial first and last hours directly, the whole hours between
-    // through a difference array.
-    let booked: Vec<(f64, f64, f64)> = sqlx::query_as(
-        "SELECT extract(epoch FROM greatest(starts_at, $1) - $3)::float8, extract(epoch FROM least(ends_at, $2) - $3)::float8,
-                (quantity * gpu_share(kind))::float8
-         FROM booking
-         WHERE ends_at > $1 AND starts_at < $2 AND state IN ('approved', 'active', 'completed')",
+    // Booked GPU-hours per hour from the bookings' starts (+GPUs) and ends
+    // (-GPUs), summed per hour in SQL (at most one row per hour comes back):
+    // an hour holds what was running at its start for the whole hour, plus
+    // each change in it for the rest of the hour after it.
+    let changes: Vec<(i64, f64, f64)> = sqlx::query_as(
+        "SELECT c.hour, sum(c.gpus), sum(c.gpus * c.offset_hours)
+         FROM booking b
+         CROSS JOIN LATERAL (VALUES (greatest(b.starts_at, $1), b.quantity * gpu_share(b.kind)),
+                                    (least(b.ends_at, $2), -b.quantity * gpu_share(b.kind))) e(at, gpus)
+         CROSS JOIN LATERAL (SELECT floor(date_part('epoch', e.at - $3) / 3600)::int8 AS hour,
+                                    date_part('epoch', e.at - $3) / 3600 - floor(date_part('epoch', e.at - $3) / 3600)
+                                        AS offset_hours, e.gpus) c
+         WHERE b.ends_at > $1 AND b.starts_at < $2 AND b.state IN ('approved', 'active', 'completed')
+         GROUP BY c.hour",
     )
     .bind(from)
     .bind(to)
     .bind(first)
     .fetch_all(&mut *db)
     .await?;
-    let mut whole = vec![0.0_f64; series.len() + 1];
-    let last = series.len().saturating_sub(1);
-    for (start, end, gpus) in booked {
-        let (a, b) = (start / 3600.0, end / 3600.0);
-        let (ha, hb) = ((a.floor() as usize).min(last), (b.floor() as usize).min(last));
-        if ha == hb || b.fract() == 0.0 && hb == ha + 1 && (b - a) <= 1.0 {
-            series[ha].booked += gpus * (b - a);
-            continue;
+    let mut per_hour = vec![(0.0_f64, 0.0_f64); series.len() + 1];
+    for (hour, gpus, weighted) in changes {
+        if let Some(slot) = usize::try_from(hour).ok().and_then(|h| per_hour.get_mut(h)) {
+            *slot = (gpus, weighted);
         }
-        series[ha].booked += gpus * ((ha + 1) as f64 - a);
-        if b > hb as f64 {
-            series[hb].booked += gpus * (b - hb as f64);
-        }
-        whole[ha + 1] += gpus;
-        whole[hb] -= gpus;
     }
     let mut running = 0.0;
-    for (slot, delta) in series.iter_mut().zip(&whole) {
-        running += delta;
-        slot.booked += running;
+    for (slot, (gpus, weighted)) in series.iter_mut().zip(&per_hour) {
+        slot.booked = running + gpus - weighted;
+        running += gpus;
     }
     let busy: Vec<(DateTime<Utc>, f64)> = sqlx::query_as(
         "SELECT hour, (sum(busy_gpu_minutes) / 60)::float8 FROM usage_pool_hour
