@@ -203,7 +203,8 @@ async fn sampler(db: &PgPool) {
         live_sessions(db, sessions).await;
         // Let Prometheus scrape the new sessions a few times.
         tokio::time::sleep(std::time::Duration::from_secs(6)).await;
-        let minute = minute_of(Utc::now()) - Duration::minutes(1);
+        // The minute in progress: Prometheus has only scraped for a few seconds.
+        let minute = minute_of(Utc::now());
         let mut ms = Vec::new();
         let mut last = None;
         for _ in 0..5 {

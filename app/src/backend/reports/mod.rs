@@ -23,23 +23,27 @@ pub async fn utilization(
 ) -> ServiceResult<UtilizationReport> {
     require_reader(principal)?;
     let (from, to) = period::checked(from, to)?;
-    // One consistent snapshot for every figure; no JIT, whose compile time
-    // costs more than these aggregates save.
-    let mut tx = db.begin().await?;
-    sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY").execute(&mut *tx).await?;
-    sqlx::query("SET LOCAL jit = off").execute(&mut *tx).await?;
-    // The period decides which index pays: plan each statement for its own values.
-    sqlx::query("SET LOCAL plan_cache_mode = force_custom_plan").execute(&mut *tx).await?;
-    let capacity = figures::capacities(&mut *tx, from, to).await?;
-    let rows = figures::rows(&mut *tx, group, from, to, &capacity).await?;
+    // The table and the charts each read every booking of the period: they
+    // run side by side on two connections sharing one snapshot, so the
+    // figures agree with each other.
+    let mut table = snapshot(db, None).await?;
+    let shared: String = sqlx::query_scalar("SELECT pg_export_snapshot()").fetch_one(&mut *table).await?;
+    let mut charts_tx = snapshot(db, Some(&shared)).await?;
+    let table_side = async {
+        let capacity = figures::capacities(&mut table, from, to).await?;
+        let rows = figures::rows(&mut table, group, from, to, &capacity).await?;
+        let gaps: i64 = sqlx::query_scalar("SELECT count(*) FROM usage_gap WHERE minute >= $1 AND minute < $2")
+            .bind(from)
+            .bind(to)
+            .fetch_one(&mut *table)
+            .await?;
+        ServiceResult::Ok((capacity, rows, gaps))
+    };
+    let (table_side, charts) = tokio::join!(table_side, series::charts(&mut charts_tx, from, to, &tz));
+    let ((capacity, rows, gap_minutes), charts) = (table_side?, charts?);
+    table.commit().await?;
+    charts_tx.commit().await?;
     let total = figures::total(&rows, &capacity);
-    let charts = series::charts(&mut *tx, from, to, &tz).await?;
-    let gap_minutes: i64 = sqlx::query_scalar("SELECT count(*) FROM usage_gap WHERE minute >= $1 AND minute < $2")
-        .bind(from)
-        .bind(to)
-        .fetch_one(&mut *tx)
-        .await?;
-    tx.commit().await?;
     Ok(UtilizationReport {
         from,
         to,
@@ -53,6 +57,21 @@ pub async fn utilization(
         heatmap: charts.heatmap,
         gap_minutes,
     })
+}
+
+/// A read-only transaction on `shared` (or a new snapshot) without JIT,
+/// whose compile time costs more than these aggregates save, planning each
+/// statement for its own period (which index pays depends on it).
+async fn snapshot(db: &PgPool, shared: Option<&str>) -> ServiceResult<sqlx::Transaction<'static, sqlx::Postgres>> {
+    let mut tx = db.begin().await?;
+    sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY").execute(&mut *tx).await?;
+    if let Some(id) = shared {
+        // The id comes from pg_export_snapshot(), never from a client; quoted all the same.
+        sqlx::query(&format!("SET TRANSACTION SNAPSHOT '{}'", id.replace('\'', "''"))).execute(&mut *tx).await?;
+    }
+    sqlx::query("SET LOCAL jit = off").execute(&mut *tx).await?;
+    sqlx::query("SET LOCAL plan_cache_mode = force_custom_plan").execute(&mut *tx).await?;
+    Ok(tx)
 }
 
 /// The REST query: who may read is answered before what they asked.
