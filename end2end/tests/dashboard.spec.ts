@@ -30,7 +30,7 @@ test('a member sees live sessions with sparklines and an idle badge', async ({ p
          FROM generate_series(1, 59) k`);
     await page.getByRole('link', { name: 'Dashboard' }).click();
     await expect(page.getByRole('heading', { name: /Dashboard/ })).toBeVisible();
-    const row = page.locator('tr.live-session').filter({ hasText: 'Ada Lovelace' });
+    const row = page.locator(`tr.live-session[data-booking="${id}"]`);
     await expect(row.locator('svg.sparkline.busy polyline')).toHaveCount(1);
     await expect(row.locator('svg.sparkline.memory polyline')).toHaveCount(1);
     await expect(row.locator('svg.sparkline.busy')).toHaveAttribute('aria-label', /GPU busy 1 % now/);

@@ -271,7 +271,8 @@ async fn the_simulated_clusters_dcgm_exporter_is_busy_while_the_workspace_is_ope
     );
     let sampler =
         Sampler { prometheus: Prometheus::new(prometheus.url.parse().unwrap(), None).unwrap(), simulated: true };
-    let deadline = Instant::now() + std::time::Duration::from_secs(30);
+    // Generous: under the full test run Prometheus may take a while to start and scrape.
+    let deadline = Instant::now() + std::time::Duration::from_secs(90);
     let minute = minute_of(Utc::now());
     loop {
         let round = sampler.round(&f.db, minute).await.unwrap();

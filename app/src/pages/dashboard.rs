@@ -126,7 +126,7 @@ fn LiveRow(session: LiveSession) -> impl IntoView {
     };
     let simulated = session.simulated.then_some(" (simulated)");
     view! {
-        <tr class="live-session">
+        <tr class="live-session" data-booking=session.booking_id.to_string()>
             <td>{session.pool}</td>
             <td>{crate::model::short_kind(&session.kind)} " ×" {session.quantity}</td>
             <td>{session.owner}</td>

@@ -1,7 +1,6 @@
 //! The pool page's idle-reclaim form (admins): off by default; when on,
 //! idle bookings are warned then ended and no-shows released.
 
-use super::notice::notice_view;
 use crate::model::{ActionNotice, IdlePolicy};
 use leptos::prelude::*;
 use uuid::Uuid;
@@ -53,10 +52,11 @@ pub async fn save_idle_policy(
     Ok(notice)
 }
 
+/// The form, filled from the pool page's own load (like its blackouts), so
+/// it hydrates with the page; saving refetches the page's data.
 #[component]
-pub fn IdlePolicySection(pool_id: Uuid) -> impl IntoView {
-    let save = ServerAction::<SaveIdlePolicy>::new();
-    let policy = Resource::new(move || save.version().get(), move |_| load_idle_policy(pool_id));
+pub fn IdlePolicySection(pool_id: Uuid, policy: IdlePolicy, save: ServerAction<SaveIdlePolicy>) -> impl IntoView {
+    let p = policy;
     view! {
         <section class="idle-policy" aria-labelledby="idle-policy-title">
             <h2 id="idle-policy-title">"Idle reclaim"</h2>
@@ -64,22 +64,14 @@ pub fn IdlePolicySection(pool_id: Uuid) -> impl IntoView {
                 minutes is warned on its card; still idle after the grace minutes, it is ended and its GPUs return \
                 to the pool. An interactive booking never opened and idle for the idle minutes after its start is \
                 released as a no-show."</p>
-            {move || notice_view(save.value().get(), None)}
-            <Transition fallback=|| ()>
-                {move || policy.get().map(|loaded| match loaded {
-                    Ok(p) => view! {
-                        <ActionForm action=save attr:class="inline-form" attr:id="idle-policy-form">
-                            <input type="hidden" name="pool_id" value=pool_id.to_string()/>
-                            <label><input type="checkbox" name="enabled" id="idle-enabled" checked=p.enabled/> " On"</label>
-                            <label>"Idle below (%) " <input name="threshold_pct" id="idle-threshold" inputmode="numeric" size="4" value=p.threshold_pct.to_string()/></label>
-                            <label>"for (min) " <input name="idle_minutes" id="idle-minutes" inputmode="numeric" size="5" value=p.idle_minutes.to_string()/></label>
-                            <label>"grace (min) " <input name="grace_minutes" id="idle-grace" inputmode="numeric" size="5" value=p.grace_minutes.to_string()/></label>
-                            <button class="button secondary" type="submit" id="idle-save">"Save idle reclaim"</button>
-                        </ActionForm>
-                    }.into_any(),
-                    Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
-                })}
-            </Transition>
+            <ActionForm action=save attr:class="inline-form" attr:id="idle-policy-form">
+                <input type="hidden" name="pool_id" value=pool_id.to_string()/>
+                <label><input type="checkbox" name="enabled" id="idle-enabled" checked=p.enabled/> " On"</label>
+                <label>"Idle below (%) " <input name="threshold_pct" id="idle-threshold" inputmode="numeric" size="4" value=p.threshold_pct.to_string()/></label>
+                <label>"for (min) " <input name="idle_minutes" id="idle-minutes" inputmode="numeric" size="5" value=p.idle_minutes.to_string()/></label>
+                <label>"grace (min) " <input name="grace_minutes" id="idle-grace" inputmode="numeric" size="5" value=p.grace_minutes.to_string()/></label>
+                <button class="button secondary" type="submit" id="idle-save">"Save idle reclaim"</button>
+            </ActionForm>
         </section>
     }
 }

@@ -160,10 +160,11 @@ pub fn PoolAdminPage() -> impl IntoView {
     let delete = ServerAction::<DeletePool>::new();
     let add_blackout = ServerAction::<super::blackouts::CreateBlackout>::new();
     let remove_blackout = ServerAction::<super::blackouts::DeleteBlackout>::new();
+    let save_idle = ServerAction::<super::idle_policy::SaveIdlePolicy>::new();
     let from_query = query_notice();
     let pool = Resource::new(
         move || {
-            let versions = (save.version().get(), retire.version().get());
+            let versions = (save.version().get(), retire.version().get(), save_idle.version().get());
             (params.with(|p| p.get("id")), versions, add_blackout.version().get(), remove_blackout.version().get())
         },
         |(id, _, _, _)| async move {
@@ -171,7 +172,8 @@ pub fn PoolAdminPage() -> impl IntoView {
                 Some(id) => {
                     let pool = get_pool_admin(id).await?;
                     let blackouts = super::blackouts::list_blackouts(id).await?;
-                    Ok((pool, blackouts))
+                    let idle = super::idle_policy::load_idle_policy(id).await?;
+                    Ok((pool, blackouts, idle))
                 }
                 None => Err(ServerFnError::new("pool not found")),
             }
@@ -179,7 +181,9 @@ pub fn PoolAdminPage() -> impl IntoView {
     );
     // The newest answer of any of the page's actions.
     let newest = RwSignal::new(None::<Result<ActionNotice, ServerFnError>>);
-    for value in [save.value(), retire.value(), delete.value(), add_blackout.value(), remove_blackout.value()] {
+    for value in
+        [save.value(), retire.value(), delete.value(), add_blackout.value(), remove_blackout.value(), save_idle.value()]
+    {
         Effect::new(move |_| {
             if let Some(answer) = value.get() {
                 newest.set(Some(answer));
@@ -192,7 +196,7 @@ pub fn PoolAdminPage() -> impl IntoView {
         {move || notice_view(last(), from_query.get())}
         <Transition fallback=|| view! { <p class="loading">"Loading the pool…"</p> }>
             {move || pool.get().map(|result| match result {
-                Ok((pool, blackouts)) => {
+                Ok((pool, blackouts, idle)) => {
                     let id = pool.id.to_string();
                     let (form_id, retire_id, retired_value) = (id.clone(), id.clone(), (!pool.retired).to_string());
                     view! {
@@ -201,7 +205,7 @@ pub fn PoolAdminPage() -> impl IntoView {
                         <PoolFormView id=form_id form=PoolForm::of(&pool) save/>
                         <super::blackouts::BlackoutsSection pool_id=pool.id kinds=pool.kinds.clone() items=blackouts
                             create=add_blackout remove=remove_blackout/>
-                        <super::idle_policy::IdlePolicySection pool_id=pool.id/>
+                        <super::idle_policy::IdlePolicySection pool_id=pool.id policy=idle save=save_idle/>
                         <section class="danger-zone">
                             <ActionForm action=retire attr:class="inline">
                                 <input type="hidden" name="id" value=retire_id/>
