@@ -283,3 +283,22 @@ async fn sql_and_rust_agree_on_gpu_shares() {
         assert!((share - app::rules::tokenomics::gpus_per_unit(kind)).abs() < 1e-12, "{kind}");
     }
 }
+
+#[tokio::test]
+async fn a_pool_with_one_connection_gives_the_same_report_one_statement_after_the_other() {
+    let f = Fixture::new().await;
+    fixtures(&f.db).await;
+    let mia = app::backend::tokens::authenticate(&f.db, &f.mia).await.unwrap().unwrap();
+    let query = app::model::ReportQuery {
+        from: "2026-10-25".into(),
+        to: "2026-10-26".into(),
+        group: app::model::ReportGroup::Tenant,
+        tz: Some("Europe/Berlin".into()),
+    };
+    let side_by_side = app::backend::reports::for_query(&f.db, &mia, &query).await.unwrap();
+    let options = (*f.db.connect_options()).clone();
+    let single = sqlx::postgres::PgPoolOptions::new().max_connections(1).connect_with(options).await.unwrap();
+    let one_after_the_other = app::backend::reports::for_query(&single, &mia, &query).await.unwrap();
+    assert_eq!(side_by_side, one_after_the_other);
+    assert!(side_by_side.total.booked_gpu_hours > 5.0);
+}

@@ -23,12 +23,18 @@ pub async fn utilization(
 ) -> ServiceResult<UtilizationReport> {
     require_reader(principal)?;
     let (from, to) = period::checked(from, to)?;
-    // The table and the charts each read every booking of the period: they
-    // run side by side on two connections sharing one snapshot, so the
-    // figures agree with each other.
-    let mut table = snapshot(db, None).await?;
-    let shared: String = sqlx::query_scalar("SELECT pg_export_snapshot()").fetch_one(&mut *table).await?;
-    let mut charts_tx = snapshot(db, Some(&shared)).await?;
+    // The table and the charts each read every booking of the period: with
+    // a second connection free at once, they run side by side sharing one
+    // snapshot, so the figures agree; otherwise one after the other on one
+    // (waiting for a second connection could stall a busy pool).
+    let mut table = snapshot(db.begin().await?, None).await?;
+    let second = match db.try_acquire() {
+        Some(conn) => {
+            let shared: String = sqlx::query_scalar("SELECT pg_export_snapshot()").fetch_one(&mut *table).await?;
+            Some(snapshot(sqlx::Transaction::begin(conn, None).await?, Some(&shared)).await?)
+        }
+        None => None,
+    };
     let table_side = async {
         let capacity = figures::capacities(&mut table, from, to).await?;
         let rows = figures::rows(&mut table, group, from, to, &capacity).await?;
@@ -39,10 +45,19 @@ pub async fn utilization(
             .await?;
         ServiceResult::Ok((capacity, rows, gaps))
     };
-    let (table_side, charts) = tokio::join!(table_side, series::charts(&mut charts_tx, from, to, &tz));
-    let ((capacity, rows, gap_minutes), charts) = (table_side?, charts?);
+    let ((capacity, rows, gap_minutes), charts) = match second {
+        Some(mut charts_tx) => {
+            let (table_side, charts) = tokio::join!(table_side, series::charts(&mut charts_tx, from, to, &tz));
+            let answer = (table_side?, charts?);
+            charts_tx.commit().await?;
+            answer
+        }
+        None => {
+            let table_side = table_side.await?;
+            (table_side, series::charts(&mut table, from, to, &tz).await?)
+        }
+    };
     table.commit().await?;
-    charts_tx.commit().await?;
     let total = figures::total(&rows, &capacity);
     Ok(UtilizationReport {
         from,
@@ -59,11 +74,13 @@ pub async fn utilization(
     })
 }
 
-/// A read-only transaction on `shared` (or a new snapshot) without JIT,
+/// Makes `tx` a read-only snapshot (`shared`, or its own) without JIT,
 /// whose compile time costs more than these aggregates save, planning each
 /// statement for its own period (which index pays depends on it).
-async fn snapshot(db: &PgPool, shared: Option<&str>) -> ServiceResult<sqlx::Transaction<'static, sqlx::Postgres>> {
-    let mut tx = db.begin().await?;
+async fn snapshot(
+    mut tx: sqlx::Transaction<'static, sqlx::Postgres>,
+    shared: Option<&str>,
+) -> ServiceResult<sqlx::Transaction<'static, sqlx::Postgres>> {
     sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY").execute(&mut *tx).await?;
     if let Some(id) = shared {
         // The id comes from pg_export_snapshot(), never from a client; quoted all the same.
