@@ -71,7 +71,16 @@ async fn a_real_prometheus_scrapes_berth_and_promtool_accepts_the_exposition() {
         client.get(format!("{}{path}", server.url)).send().await.unwrap();
     }
 
-    let exposition = client.get(&server.metrics_url).send().await.unwrap().text().await.unwrap();
+    // The worker's first pass may still be running when the server answers;
+    // wait (bounded) for it to be counted before checking the exposition.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let exposition = loop {
+        let text = client.get(&server.metrics_url).send().await.unwrap().text().await.unwrap();
+        if text.contains("berth_worker_pass_duration_seconds_bucket{pass=\"start\"") || Instant::now() > deadline {
+            break text;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
     let mut check = Command::new("promtool")
         .args(["check", "metrics"])
         .stdin(Stdio::piped())

@@ -6,7 +6,7 @@
 
 mod common;
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Duration, Timelike, Utc};
 use common::processes::{free_port, PrometheusProcess};
 use common::Fixture;
 use server::usage::{minute_of, prometheus::Prometheus, Sampler};
@@ -152,6 +152,10 @@ async fn measured_through_a_real_prometheus_with_history_and_a_gap() {
         tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     }
     tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    // A minute only a moment old may not hold a scrape yet.
+    if Utc::now().second() < 3 {
+        tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    }
 
     let minute = minute_of(Utc::now());
     let round = sampler.round(&f.db, minute).await.unwrap();
@@ -272,18 +276,20 @@ async fn the_simulated_clusters_dcgm_exporter_is_busy_while_the_workspace_is_ope
     let sampler =
         Sampler { prometheus: Prometheus::new(prometheus.url.parse().unwrap(), None).unwrap(), simulated: true };
     // Generous: under the full test run Prometheus may take a while to start and scrape.
+    // The minute is taken afresh each try: a minute that ended before
+    // Prometheus's first scrape holds no samples and never will.
     let deadline = Instant::now() + std::time::Duration::from_secs(90);
-    let minute = minute_of(Utc::now());
-    loop {
+    let minute = loop {
+        let minute = minute_of(Utc::now());
         let round = sampler.round(&f.db, minute).await.unwrap();
         if round.rows == 2 {
-            break;
+            break minute;
         }
         assert!(Instant::now() < deadline, "never measured both sessions: {round:?}");
         tokio::time::sleep(std::time::Duration::from_millis(500)).await;
         sqlx::query("DELETE FROM usage_minute").execute(&f.db).await.unwrap();
         sqlx::query("DELETE FROM usage_hour").execute(&f.db).await.unwrap();
-    }
+    };
     let (busy, _, power, devices, simulated) = minute_row(&f, opened, minute).await.unwrap();
     assert!((0.65..=0.95).contains(&busy) && power.is_some() && devices == 1 && simulated, "{busy} {power:?}");
     let (busy, _, power, devices, simulated) = minute_row(&f, idle, minute).await.unwrap();
