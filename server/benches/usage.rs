@@ -2,7 +2,8 @@
 //! (`DATABASE_URL`, empty) and a real Prometheus. Prints; asserts nothing.
 //!
 //! 1. Reports over one year: 100 000 bookings and the hourly usage of 200
-//!    sessions live at every moment (1.75 M usage rows and their roll-ups). Server time of
+//!    sessions live at every moment (1.75 M usage rows and their hourly, daily
+//!    and monthly roll-ups). Server time of
 //!    `GET /api/v1/reports/utilization` per pool, tenant and user, and of the
 //!    `/reports` page's SSR, p50/p99 over repeated requests.
 //! 2. Sampler: PromQL queries per round and round time for 1 and 1 000 live
@@ -81,6 +82,10 @@ async fn seed_year(db: &PgPool) -> chrono::DateTime<Utc> {
            SELECT (u.hour AT TIME ZONE 'UTC')::date, u.pool_id, u.tenant_id, u.user_id,
                   sum(u.busy_unit_minutes * gpu_share(b.kind)), sum(u.samples * b.quantity * gpu_share(b.kind)), true
            FROM usage_hour u JOIN booking b ON b.id = u.booking_id GROUP BY 1, 2, 3, 4;
+         INSERT INTO usage_month (month, pool_id, tenant_id, user_id, busy_gpu_minutes, sampled_gpu_minutes, simulated)
+           SELECT date_trunc('month', day::timestamp)::date, pool_id, tenant_id, user_id,
+                  sum(busy_gpu_minutes), sum(sampled_gpu_minutes), true
+           FROM usage_day GROUP BY 1, 2, 3, 4;
          INSERT INTO booking_refusal (pool_id, kind, tenant_id, user_id, quantity, starts_at, ends_at, reason)
            SELECT pool_id, kind, tenant_id, user_id, 2, starts_at, ends_at, 'capacity' FROM booking TABLESAMPLE BERNOULLI (5);
          ANALYZE;",

@@ -104,6 +104,10 @@ async fn fixtures(db: &PgPool) -> Uuid {
            SELECT (u.hour AT TIME ZONE 'UTC')::date, u.pool_id, u.tenant_id, u.user_id,
                   sum(u.busy_unit_minutes * gpu_share(b.kind)), sum(u.samples * b.quantity * gpu_share(b.kind)), false
            FROM usage_hour u JOIN booking b ON b.id = u.booking_id GROUP BY 1, 2, 3, 4;
+         INSERT INTO usage_month (month, pool_id, tenant_id, user_id, busy_gpu_minutes, sampled_gpu_minutes, simulated)
+           SELECT date_trunc('month', day::timestamp)::date, pool_id, tenant_id, user_id,
+                  sum(busy_gpu_minutes), sum(sampled_gpu_minutes), false
+           FROM usage_day GROUP BY 1, 2, 3, 4;
          INSERT INTO usage_gap (minute, reason) VALUES
            ('2026-10-25T03:00Z', 'down'), ('2026-10-25T03:01Z', 'down'), ('2026-10-26T03:00Z', 'after');",
     )
@@ -216,6 +220,22 @@ async fn by_tenant_and_by_user_split_the_same_figures() {
     let edges = "/api/v1/reports/utilization?from=2026-10-23T22:30:00Z&to=2026-10-25T00:30:00Z&group=pool";
     let (_, report) = f.call(Method::GET, edges, Some(&f.mia), None).await;
     assert_figures(row(&report, "fx"), &[("busy_gpu_hours", 1.5), ("measured_gpu_hours", 2.0)]);
+    // A whole month from the monthly roll-up; a period across a month's edge
+    // from the month, the days beside it and the hours at its ends: each
+    // measured hour counted once, and the bookings' hours the same as the day's.
+    let mut booked = Vec::new();
+    for period in ["from=2026-10-01&to=2026-11-01", "from=2026-09-29T13:00:00Z&to=2026-11-02T07:30:00Z"] {
+        let path = format!("/api/v1/reports/utilization?{period}&group=user");
+        let (status, report) = f.call(Method::GET, &path, Some(&f.mia), None).await;
+        assert_eq!(status, StatusCode::OK, "{report}");
+        assert_figures(
+            row(&report, "ada@a.test"),
+            &[("busy_gpu_hours", 1.5), ("measured_gpu_hours", 2.0), ("refused_gpu_hours", 4.0)],
+        );
+        assert_figures(row(&report, "carol@a.test"), &[("no_shows", 1.0)]);
+        booked.push(report["total"]["booked_gpu_hours"].as_f64().unwrap());
+    }
+    assert!(booked[0] > 0.0 && (booked[0] - booked[1]).abs() < 1e-9, "{booked:?}");
 }
 
 #[tokio::test]

@@ -134,7 +134,16 @@ async fn store(db: &PgPool, minute: DateTime<Utc>, rows: &[MinuteUsage], simulat
              ON CONFLICT (day, pool_id, tenant_id, user_id) DO UPDATE SET
                  busy_gpu_minutes = d.busy_gpu_minutes + excluded.busy_gpu_minutes,
                  sampled_gpu_minutes = d.sampled_gpu_minutes + excluded.sampled_gpu_minutes,
-                 simulated = d.simulated OR excluded.simulated)
+                 simulated = d.simulated OR excluded.simulated),
+         months AS (
+             INSERT INTO usage_month AS m (month, pool_id, tenant_id, user_id, busy_gpu_minutes, sampled_gpu_minutes,
+                                           simulated)
+             SELECT date_trunc('month', $1 AT TIME ZONE 'UTC')::date, pool_id, tenant_id, user_id, sum(busy), sum(sampled), $7
+             FROM weighted GROUP BY pool_id, tenant_id, user_id
+             ON CONFLICT (month, pool_id, tenant_id, user_id) DO UPDATE SET
+                 busy_gpu_minutes = m.busy_gpu_minutes + excluded.busy_gpu_minutes,
+                 sampled_gpu_minutes = m.sampled_gpu_minutes + excluded.sampled_gpu_minutes,
+                 simulated = m.simulated OR excluded.simulated)
          INSERT INTO usage_hour AS h (booking_id, hour, pool_id, tenant_id, user_id, samples, busy_unit_minutes,
                                       memory_max_mib, energy_wh, simulated)
          SELECT i.booking_id, date_trunc('hour', $1, 'UTC'), b.pool_id, b.tenant_id, b.user_id, 1,

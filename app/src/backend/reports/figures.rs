@@ -3,7 +3,7 @@
 
 use crate::backend::error::ServiceResult;
 use crate::model::{ReportGroup, ReportRow};
-use chrono::{DateTime, DurationRound, NaiveDate, TimeDelta, Utc};
+use chrono::{DateTime, Datelike, DurationRound, Months, NaiveDate, TimeDelta, Utc};
 use sqlx::PgConnection;
 use uuid::Uuid;
 
@@ -12,24 +12,28 @@ use uuid::Uuid;
 /// input. Rows are summed per key and kind first, so `gpu_share` and the
 /// price are applied once per group rather than once per booking.
 /// $1, $2: the period; $3, $4: the whole UTC days inside it (empty if none),
-/// as instants; $5, $6: the same as dates. Measured use comes from
-/// `usage_day` for the whole days and from `usage_hour` for the rest.
+/// as instants; $5, $6: the same as dates; $7, $8: the whole UTC months
+/// inside those days; $9, $10: the period in hours since the Unix epoch.
+/// Measured use comes from `usage_month` for the whole months,
+/// `usage_day` for the other whole days and `usage_hour` for the rest.
 fn statement(group: ReportGroup) -> String {
     let (key, name, every_pool) = match group {
         ReportGroup::Pool => ("pool_id", "(SELECT name FROM pool WHERE id = k.key)", "UNION SELECT id FROM pool"),
         ReportGroup::Tenant => ("tenant_id", "(SELECT slug FROM tenant WHERE id = k.key)", ""),
         ReportGroup::User => ("user_id", "(SELECT email FROM app_user WHERE id = k.key)", ""),
     };
-    // Hours of a row's window inside the period (float arithmetic: `extract` is numeric, and slower).
-    let inside =
-        |start: &str, end: &str| format!("date_part('epoch', least({end}, $2) - greatest({start}, $1)) / 3600");
-    let booked_hours = inside("b.starts_at", "b.ends_at");
-    let returned_hours = inside("b.ends_at", "b.planned_ends_at");
+    // Hours of a booking's window inside the period, from its generated
+    // epoch-hour columns (float arithmetic on 100 000 rows, not intervals).
+    let inside = |start: &str, end: &str| format!("(least(b.{end}_epoch_h, $10) - greatest(b.{start}_epoch_h, $9))");
+    let booked_hours = inside("starts", "ends");
+    let returned_hours = inside("ends", "planned_ends");
+    // The smaller tables of requests keep plain timestamps.
+    let asked_hours = "date_part('epoch', least(b.ends_at, $2) - greatest(b.starts_at, $1)) / 3600";
     // Unit-hours of a table's rows overlapping the period, per key and kind, in GPU-hours.
     let asked = |table: &str, filter: &str| {
         format!(
             "SELECT key, sum(unit_hours * gpu_share(kind)) AS gpu_hours FROM (
-                 SELECT b.{key} AS key, b.kind, sum(b.quantity * {booked_hours}) AS unit_hours
+                 SELECT b.{key} AS key, b.kind, sum(b.quantity * {asked_hours}) AS unit_hours
                  FROM {table} b WHERE {filter} b.ends_at > $1 AND b.starts_at < $2 GROUP BY 1, 2) per_kind
              GROUP BY key"
         )
@@ -59,8 +63,11 @@ fn statement(group: ReportGroup) -> String {
             GROUP BY g.key),
          measured AS (
             SELECT key, sum(busy) / 60 AS busy, sum(sampled) / 60 AS sampled, bool_or(simulated) AS simulated
-            FROM (SELECT d.{key} AS key, d.busy_gpu_minutes AS busy, d.sampled_gpu_minutes AS sampled, d.simulated
-                  FROM usage_day d WHERE d.day >= $5 AND d.day < $6
+            FROM (SELECT m.{key} AS key, m.busy_gpu_minutes AS busy, m.sampled_gpu_minutes AS sampled, m.simulated
+                  FROM usage_month m WHERE m.month >= $7 AND m.month < $8
+                  UNION ALL
+                  SELECT d.{key}, d.busy_gpu_minutes, d.sampled_gpu_minutes, d.simulated
+                  FROM usage_day d WHERE (d.day >= $5 AND d.day < $7) OR (d.day >= $8 AND d.day < $6)
                   UNION ALL
                   SELECT u.{key}, u.busy_unit_minutes * gpu_share(b.kind), u.samples * b.quantity * gpu_share(b.kind),
                          u.simulated
@@ -87,17 +94,39 @@ fn statement(group: ReportGroup) -> String {
     )
 }
 
-/// The whole UTC days inside `[from, to)`, as instants and as dates; an
-/// empty range when there are none.
-fn whole_days(from: DateTime<Utc>, to: DateTime<Utc>) -> (DateTime<Utc>, DateTime<Utc>, NaiveDate, NaiveDate) {
+/// The roll-ups a period reads: its whole UTC days (`first_day` to
+/// `end_day`, as instants `first` to `end`), and the whole UTC months among
+/// them; empty ranges (equal ends) when there are none.
+#[derive(Debug, PartialEq)]
+struct Tiers {
+    first: DateTime<Utc>,
+    end: DateTime<Utc>,
+    first_day: NaiveDate,
+    end_day: NaiveDate,
+    first_month: NaiveDate,
+    end_month: NaiveDate,
+}
+
+fn tiers(from: DateTime<Utc>, to: DateTime<Utc>) -> Tiers {
     let day = TimeDelta::days(1);
     let floor = |at: DateTime<Utc>| at.duration_trunc(day).unwrap_or(at);
     let first = if floor(from) == from { from } else { floor(from) + day };
     let end = floor(to);
     if first >= end {
-        return (from, from, from.date_naive(), from.date_naive());
+        let none = from.date_naive();
+        return Tiers { first: from, end: from, first_day: none, end_day: none, first_month: none, end_month: none };
     }
-    (first, end, first.date_naive(), end.date_naive())
+    let (first_day, end_day) = (first.date_naive(), end.date_naive());
+    let month_of = |date: NaiveDate| date.with_day(1).unwrap_or(date);
+    let first_month = if first_day.day() == 1 { first_day } else { month_of(first_day) + Months::new(1) };
+    let end_month = month_of(end_day);
+    let (first_month, end_month) = if first_month < end_month { (first_month, end_month) } else { (end_day, end_day) };
+    Tiers { first, end, first_day, end_day, first_month, end_month }
+}
+
+/// Hours since the Unix epoch, as the booking's generated columns hold them.
+pub(super) fn epoch_hours(at: DateTime<Utc>) -> f64 {
+    at.timestamp_micros() as f64 / 3.6e9
 }
 
 #[derive(sqlx::FromRow)]
@@ -160,14 +189,18 @@ pub async fn rows(
     to: DateTime<Utc>,
     capacity: &[(Uuid, f64)],
 ) -> ServiceResult<Vec<ReportRow>> {
-    let (first, end, first_day, end_day) = whole_days(from, to);
+    let t = tiers(from, to);
     let summed: Vec<Summed> = sqlx::query_as(&statement(group))
         .bind(from)
         .bind(to)
-        .bind(first)
-        .bind(end)
-        .bind(first_day)
-        .bind(end_day)
+        .bind(t.first)
+        .bind(t.end)
+        .bind(t.first_day)
+        .bind(t.end_day)
+        .bind(t.first_month)
+        .bind(t.end_month)
+        .bind(epoch_hours(from))
+        .bind(epoch_hours(to))
         .fetch_all(&mut *db)
         .await?;
     Ok(summed
@@ -212,4 +245,49 @@ pub fn total(rows: &[ReportRow], capacity: &[(Uuid, f64)]) -> ReportRow {
         simulated: rows.iter().any(|r| r.simulated),
         ..ReportRow::default()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn at(y: i32, m: u32, d: u32, h: u32) -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(y, m, d, h, 0, 0).unwrap()
+    }
+
+    fn date(y: i32, m: u32, d: u32) -> NaiveDate {
+        NaiveDate::from_ymd_opt(y, m, d).unwrap()
+    }
+
+    #[test]
+    fn a_year_reads_whole_months_between_whole_days_between_hours() {
+        let t = tiers(at(2025, 11, 23, 6), at(2026, 11, 23, 6));
+        assert_eq!((t.first, t.end), (at(2025, 11, 24, 0), at(2026, 11, 23, 0)));
+        assert_eq!((t.first_day, t.end_day), (date(2025, 11, 24), date(2026, 11, 23)));
+        assert_eq!((t.first_month, t.end_month), (date(2025, 12, 1), date(2026, 11, 1)));
+    }
+
+    #[test]
+    fn a_period_from_a_months_first_midnight_starts_with_that_month() {
+        let t = tiers(at(2026, 10, 1, 0), at(2026, 11, 1, 0));
+        assert_eq!((t.first_month, t.end_month), (date(2026, 10, 1), date(2026, 11, 1)));
+        assert_eq!((t.first_day, t.end_day), (date(2026, 10, 1), date(2026, 11, 1)));
+    }
+
+    #[test]
+    fn without_a_whole_month_the_days_cover_everything() {
+        let t = tiers(at(2026, 10, 24, 12), at(2026, 11, 20, 0));
+        assert_eq!((t.first_day, t.end_day), (date(2026, 10, 25), date(2026, 11, 20)));
+        assert_eq!((t.first_month, t.end_month), (t.end_day, t.end_day));
+        let none = tiers(at(2026, 10, 24, 12), at(2026, 10, 25, 6));
+        assert_eq!((none.first, none.end), (at(2026, 10, 24, 12), at(2026, 10, 24, 12)));
+        assert_eq!(none.first_month, none.end_month);
+    }
+
+    #[test]
+    fn epoch_hours_match_the_generated_columns_rule() {
+        assert_eq!(epoch_hours(at(1970, 1, 2, 0)), 24.0);
+        assert_eq!(epoch_hours(Utc.with_ymd_and_hms(1970, 1, 1, 0, 30, 0).unwrap()), 0.5);
+    }
 }

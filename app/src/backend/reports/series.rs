@@ -58,21 +58,25 @@ async fn hours(
     // Booked GPU-hours per hour from the bookings' starts (+GPUs) and ends
     // (-GPUs), summed per hour in SQL (at most one row per hour comes back):
     // an hour holds what was running at its start for the whole hour, plus
-    // each change in it for the rest of the hour after it.
+    // each change in it for the rest of the hour after it. One pass over the
+    // bookings feeds both groupings; `gpu_share` is applied per kind, after.
     let changes: Vec<(i64, f64, f64)> = sqlx::query_as(
-        "SELECT c.hour, sum(c.gpus), sum(c.gpus * c.offset_hours)
-         FROM booking b
-         CROSS JOIN LATERAL (VALUES (greatest(b.starts_at, $1), b.quantity * gpu_share(b.kind)),
-                                    (least(b.ends_at, $2), -b.quantity * gpu_share(b.kind))) e(at, gpus)
-         CROSS JOIN LATERAL (SELECT floor(date_part('epoch', e.at - $3) / 3600)::int8 AS hour,
-                                    date_part('epoch', e.at - $3) / 3600 - floor(date_part('epoch', e.at - $3) / 3600)
-                                        AS offset_hours, e.gpus) c
-         WHERE b.ends_at > $1 AND b.starts_at < $2 AND b.state IN ('approved', 'active', 'completed')
-         GROUP BY c.hour",
+        "SELECT coalesce(starts_hour, ends_hour), sum(units * gpu_share(kind)), sum(weighted * gpu_share(kind))
+         FROM (SELECT kind, floor(s)::int8 AS starts_hour, floor(e)::int8 AS ends_hour,
+                      CASE WHEN grouping(floor(s)::int8) = 0 THEN sum(quantity) ELSE -sum(quantity) END AS units,
+                      CASE WHEN grouping(floor(s)::int8) = 0 THEN sum(quantity * (s - floor(s)))
+                           ELSE -sum(quantity * (e - floor(e))) END AS weighted
+               FROM (SELECT kind, quantity, greatest(starts_epoch_h, $3) - $5 AS s, least(ends_epoch_h, $4) - $5 AS e
+                     FROM booking
+                     WHERE ends_at > $1 AND starts_at < $2 AND state IN ('approved', 'active', 'completed')) b
+               GROUP BY GROUPING SETS ((kind, floor(s)::int8), (kind, floor(e)::int8))) per_kind
+         GROUP BY 1",
     )
     .bind(from)
     .bind(to)
-    .bind(first)
+    .bind(super::figures::epoch_hours(from))
+    .bind(super::figures::epoch_hours(to))
+    .bind(super::figures::epoch_hours(first))
     .fetch_all(&mut *db)
     .await?;
     let mut per_hour = vec![(0.0_f64, 0.0_f64); series.len() + 1];
