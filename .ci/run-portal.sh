@@ -42,6 +42,7 @@ say "starting Prometheus on http://$PROM_LISTEN (data in .data/prometheus)"
 prometheus --config.file=.data/prometheus/prometheus.yml --storage.tsdb.path=.data/prometheus/data \
   --web.listen-address="$PROM_LISTEN" > .data/prometheus/prometheus.log 2>&1 &
 export BERTH_PROMETHEUS_URL="http://$PROM_LISTEN/"
+export BERTH_DCGM_SELECTOR='job="simulated-dcgm"'
 
 cat <<MSG
 

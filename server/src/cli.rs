@@ -272,6 +272,11 @@ pub struct ClusterArgs {
     /// Bearer token for Prometheus, if it wants one.
     #[arg(long, env = "BERTH_PROMETHEUS_TOKEN", hide_env_values = true, requires = "prometheus_url")]
     pub prometheus_token: Option<String>,
+    /// Label matchers only the DCGM exporter's series carry, such as
+    /// job="nvidia-dcgm-exporter": series that tenants' own pods could
+    /// publish under the same names are then ignored.
+    #[arg(long, env = "BERTH_DCGM_SELECTOR", default_value = "", requires = "prometheus_url")]
+    pub dcgm_selector: crate::usage::DcgmSelector,
     #[arg(long, env = "BERTH_AUDIT_RETENTION_DAYS", default_value_t = 400, value_parser = clap::value_parser!(i32).range(1..))]
     pub audit_retention_days: i32,
 }
@@ -310,7 +315,7 @@ impl ClusterArgs {
         worker.policy.audit_retention_days = self.audit_retention_days;
         worker.usage = self.prometheus_url.as_ref().and_then(|url| {
             match crate::usage::prometheus::Prometheus::new(url.clone(), self.prometheus_token.clone()) {
-                Ok(prometheus) => Some(prometheus),
+                Ok(prometheus) => Some(crate::usage::UsageSource { prometheus, selector: self.dcgm_selector.clone() }),
                 Err(err) => {
                     tracing::error!(error = %err, "cannot build the Prometheus client; GPU use is not measured");
                     None

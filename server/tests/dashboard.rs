@@ -70,4 +70,12 @@ async fn members_see_live_use_idle_badges_budget_and_upcoming() {
     let (status, d) = f.call(Method::GET, "/api/v1/tenants/team-b/dashboard", Some(&f.bob), None).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!((d["live"].as_array().unwrap().len(), d["simulated"].as_bool()), (0, Some(false)));
+
+    // The zone the windows are written in must be a real one.
+    let (status, d) =
+        f.call(Method::GET, "/api/v1/tenants/team-b/dashboard?tz=Europe/Berlin", Some(&f.bob), None).await;
+    assert_eq!(status, StatusCode::OK, "{d}");
+    let (status, d) = f.call(Method::GET, "/api/v1/tenants/team-b/dashboard?tz=Mars/Olympus", Some(&f.bob), None).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{d}");
+    assert!(d.to_string().contains("tz"), "{d}");
 }

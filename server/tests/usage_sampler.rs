@@ -101,7 +101,7 @@ async fn measured_through_a_real_prometheus_with_history_and_a_gap() {
     for step in 0..=8 {
         let at = past + Duration::seconds(15 * step);
         history.push_str(&format!(
-            "DCGM_FI_DEV_GPU_UTIL{{namespace=\"{whole_ns}\",pod=\"workspace-0\",UUID=\"GPU-1\",gpu=\"0\"}} 90 {}\n",
+            "DCGM_FI_DEV_GPU_UTIL{{job=\"dcgm-honoured\",namespace=\"{whole_ns}\",pod=\"workspace-0\",UUID=\"GPU-1\",gpu=\"0\"}} 90 {}\n",
             at.timestamp()
         ));
     }
@@ -130,22 +130,35 @@ async fn measured_through_a_real_prometheus_with_history_and_a_gap() {
         format!("DCGM_FI_PROF_GR_ENGINE_ACTIVE{{{labels}}} {active}\nDCGM_FI_DEV_FB_USED{{{labels}}} {memory}\nDCGM_FI_DEV_POWER_USAGE{{{labels}}} 400\n")
     };
     let mig_port = dcgm_endpoint(mig_series("1", 0.2, 1000.0) + &mig_series("2", 0.4, 3000.0)).await;
+    // A hostile tenant's pod in the whole GPU's namespace, scraped by
+    // annotation, imitates idle devices in the MIG session's namespace: once
+    // renamed (its target is a session namespace; the job name even passes
+    // the selector), once with its labels honoured (only the job tells).
+    let fake = format!(
+        "DCGM_FI_PROF_GR_ENGINE_ACTIVE{{namespace=\"{mig_ns}\",pod=\"workspace-0\",UUID=\"GPU-X\",gpu=\"7\"}} 0\n"
+    );
+    let fake_port = dcgm_endpoint(fake).await;
     let mut prometheus = PrometheusProcess::start(
         &dir,
         &format!(
             "  - job_name: dcgm-honoured\n    honor_labels: true\n    static_configs:\n      - targets: ['127.0.0.1:{whole_port}']\n        labels: {{namespace: gpu-operator}}\n\
-             \x20 - job_name: dcgm-renamed\n    static_configs:\n      - targets: ['127.0.0.1:{mig_port}']\n        labels: {{namespace: gpu-operator}}\n"
+             \x20 - job_name: dcgm-renamed\n    static_configs:\n      - targets: ['127.0.0.1:{mig_port}']\n        labels: {{namespace: gpu-operator}}\n\
+             \x20 - job_name: dcgm-tenant-pods\n    static_configs:\n      - targets: ['127.0.0.1:{fake_port}']\n        labels: {{namespace: {whole_ns}}}\n\
+             \x20 - job_name: tenant-pods-honoured\n    honor_labels: true\n    static_configs:\n      - targets: ['127.0.0.1:{fake_port}']\n"
         ),
     );
-    let sampler =
-        Sampler { prometheus: Prometheus::new(prometheus.url.parse().unwrap(), None).unwrap(), simulated: false };
+    let sampler = Sampler {
+        prometheus: Prometheus::new(prometheus.url.parse().unwrap(), None).unwrap(),
+        selector: r#"job=~"dcgm-.+""#.parse().unwrap(),
+        simulated: false,
+    };
 
     // Wait for a few scrapes of both endpoints.
     let probe = Prometheus::new(prometheus.url.parse().unwrap(), None).unwrap();
     let deadline = Instant::now() + std::time::Duration::from_secs(30);
     loop {
-        let seen = probe.vector("count(DCGM_FI_DEV_FB_USED{namespace=~\"berth-.+\"} or DCGM_FI_DEV_FB_USED{exported_namespace=~\"berth-.+\"})", Utc::now()).await;
-        if seen.as_ref().is_ok_and(|v| v.first().is_some_and(|s| s.value == 3.0)) {
+        let seen = probe.vector("count(DCGM_FI_DEV_FB_USED{namespace=~\"berth-.+\"} or DCGM_FI_DEV_FB_USED{exported_namespace=~\"berth-.+\"}) + count(DCGM_FI_PROF_GR_ENGINE_ACTIVE{job=~\".*tenant-pods.*\"})", Utc::now()).await;
+        if seen.as_ref().is_ok_and(|v| v.first().is_some_and(|s| s.value == 5.0)) {
             break;
         }
         assert!(Instant::now() < deadline, "Prometheus did not scrape both endpoints: {seen:?}");
@@ -277,8 +290,11 @@ async fn the_simulated_clusters_dcgm_exporter_is_busy_while_the_workspace_is_ope
         &dir,
         &format!("  - job_name: simulated-dcgm\n    honor_labels: true\n    static_configs:\n      - targets: ['127.0.0.1:{port}']\n"),
     );
-    let sampler =
-        Sampler { prometheus: Prometheus::new(prometheus.url.parse().unwrap(), None).unwrap(), simulated: true };
+    let sampler = Sampler {
+        prometheus: Prometheus::new(prometheus.url.parse().unwrap(), None).unwrap(),
+        selector: Default::default(),
+        simulated: true,
+    };
     // Generous: under the full test run Prometheus may take a while to start and scrape.
     // The minute is taken afresh each try: a minute that ended before
     // Prometheus's first scrape holds no samples and never will.

@@ -5,14 +5,17 @@
 use super::booking_form::local_window;
 use super::error::{ServiceError, ServiceResult};
 use super::tenants::may_read;
-use crate::model::{BudgetLine, Dashboard, IdlePolicy, LiveSession, Principal, UpcomingLine, Window, SPARK_MINUTES};
+use crate::model::{
+    BookingLine, BudgetLine, Dashboard, IdlePolicy, LiveSession, Principal, UpcomingLine, Window, SPARK_MINUTES,
+};
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 use std::collections::HashMap;
 use uuid::Uuid;
 
+/// The columns both lists select (`LINE_COLUMNS`).
 #[derive(sqlx::FromRow)]
-struct Live {
+struct Line {
     id: Uuid,
     pool: String,
     kind: String,
@@ -20,6 +23,27 @@ struct Live {
     owner: String,
     starts_at: DateTime<Utc>,
     ends_at: DateTime<Utc>,
+}
+
+const LINE_COLUMNS: &str = "b.id, p.name AS pool, b.kind, b.quantity, u.name AS owner, b.starts_at, b.ends_at";
+
+impl Line {
+    fn shown(self, tz: &str) -> BookingLine {
+        BookingLine {
+            when: local_window(Window { start: self.starts_at, end: self.ends_at }, tz),
+            booking_id: self.id,
+            pool: self.pool,
+            kind: self.kind,
+            quantity: self.quantity,
+            owner: self.owner,
+        }
+    }
+}
+
+#[derive(sqlx::FromRow)]
+struct Live {
+    #[sqlx(flatten)]
+    line: Line,
     #[sqlx(flatten)]
     policy: IdlePolicy,
 }
@@ -69,20 +93,19 @@ pub async fn load(db: &PgPool, principal: &Principal, tenant: Option<&str>, tz: 
 }
 
 async fn live_sessions(db: &PgPool, tenant_id: Uuid, tz: &str) -> ServiceResult<(Vec<LiveSession>, bool)> {
-    let live: Vec<Live> = sqlx::query_as(
-        "SELECT b.id, p.name AS pool, b.kind, b.quantity, u.name AS owner, b.starts_at, b.ends_at,
-                coalesce(i.enabled, false) AS enabled, coalesce(i.threshold_pct, 5) AS threshold_pct,
+    let live: Vec<Live> = sqlx::query_as(&format!(
+        "SELECT {LINE_COLUMNS}, coalesce(i.enabled, false) AS enabled, coalesce(i.threshold_pct, 5) AS threshold_pct,
                 coalesce(i.idle_minutes, 30) AS idle_minutes, coalesce(i.grace_minutes, 30) AS grace_minutes
          FROM booking b JOIN pool p ON p.id = b.pool_id JOIN app_user u ON u.id = b.user_id
          LEFT JOIN pool_idle_policy i ON i.pool_id = b.pool_id
          WHERE b.tenant_id = $1 AND b.state IN ('approved', 'active') AND b.starts_at <= now() AND b.ends_at > now()
            AND b.extends_id IS NULL
-         ORDER BY b.starts_at, b.id",
-    )
+         ORDER BY b.starts_at, b.id"
+    ))
     .bind(tenant_id)
     .fetch_all(db)
     .await?;
-    let ids: Vec<Uuid> = live.iter().map(|b| b.id).collect();
+    let ids: Vec<Uuid> = live.iter().map(|b| b.line.id).collect();
     let longest = live.iter().map(|b| b.policy.idle_minutes).max().unwrap_or(0).max(SPARK_MINUTES as i32);
     let minutes: Vec<Minute> = sqlx::query_as(
         "SELECT booking_id, (extract(epoch FROM date_trunc('minute', now()) - interval '1 minute' - minute) / 60)::int AS age,
@@ -102,7 +125,7 @@ async fn live_sessions(db: &PgPool, tenant_id: Uuid, tz: &str) -> ServiceResult<
     let sessions = live
         .into_iter()
         .map(|b| {
-            let mine = by_booking.remove(&b.id).unwrap_or_default();
+            let mine = by_booking.remove(&b.line.id).unwrap_or_default();
             let at = |age: usize| mine.iter().find(|m| m.age == age as i32);
             // Oldest first, the latest whole minute last.
             let series = |value: fn(&Minute) -> f32| {
@@ -116,12 +139,7 @@ async fn live_sessions(db: &PgPool, tenant_id: Uuid, tz: &str) -> ServiceResult<
             let session_simulated = mine.iter().any(|m| m.simulated);
             simulated |= session_simulated;
             LiveSession {
-                booking_id: b.id,
-                pool: b.pool,
-                kind: b.kind,
-                quantity: b.quantity,
-                owner: b.owner,
-                when: local_window(Window { start: b.starts_at, end: b.ends_at }, tz),
+                booking: b.line.shown(tz),
                 busy: series(|m| m.busy),
                 memory_mib: series(|m| m.memory_used_mib),
                 idle: (idle_run >= b.policy.idle_minutes as usize)
@@ -178,38 +196,21 @@ async fn budget(db: &PgPool, tenant_id: Uuid) -> ServiceResult<Vec<BudgetLine>> 
         .collect())
 }
 
-#[derive(sqlx::FromRow)]
-struct Next {
-    id: Uuid,
-    pool: String,
-    kind: String,
-    quantity: i32,
-    owner: String,
-    starts_at: DateTime<Utc>,
-    ends_at: DateTime<Utc>,
-    state: String,
-}
-
 async fn upcoming(db: &PgPool, tenant_id: Uuid, tz: &str) -> ServiceResult<Vec<UpcomingLine>> {
-    let rows: Vec<Next> = sqlx::query_as(
-        "SELECT b.id, p.name AS pool, b.kind, b.quantity, u.name AS owner, b.starts_at, b.ends_at, b.state
+    #[derive(sqlx::FromRow)]
+    struct Next {
+        #[sqlx(flatten)]
+        line: Line,
+        state: String,
+    }
+    let rows: Vec<Next> = sqlx::query_as(&format!(
+        "SELECT {LINE_COLUMNS}, b.state
          FROM booking b JOIN pool p ON p.id = b.pool_id JOIN app_user u ON u.id = b.user_id
          WHERE b.tenant_id = $1 AND b.state IN ('pending', 'approved') AND b.starts_at > now() AND b.extends_id IS NULL
-         ORDER BY b.starts_at, b.id LIMIT 10",
-    )
+         ORDER BY b.starts_at, b.id LIMIT 10"
+    ))
     .bind(tenant_id)
     .fetch_all(db)
     .await?;
-    Ok(rows
-        .into_iter()
-        .map(|n| UpcomingLine {
-            when: local_window(Window { start: n.starts_at, end: n.ends_at }, tz),
-            booking_id: n.id,
-            pool: n.pool,
-            kind: n.kind,
-            quantity: n.quantity,
-            owner: n.owner,
-            state: n.state,
-        })
-        .collect())
+    Ok(rows.into_iter().map(|n| UpcomingLine { booking: n.line.shown(tz), state: n.state }).collect())
 }

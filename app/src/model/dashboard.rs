@@ -7,8 +7,9 @@ use uuid::Uuid;
 /// Minutes the sparklines cover.
 pub const SPARK_MINUTES: usize = 60;
 
+/// A booking as the dashboard lists it, live or upcoming.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct LiveSession {
+pub struct BookingLine {
     pub booking_id: Uuid,
     pub pool: String,
     pub kind: String,
@@ -16,6 +17,12 @@ pub struct LiveSession {
     pub owner: String,
     /// The window in the viewer's zone.
     pub when: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LiveSession {
+    #[serde(flatten)]
+    pub booking: BookingLine,
     /// Busy fraction (0-1) per minute, oldest first; `None` where nothing was measured.
     pub busy: Vec<Option<f32>>,
     /// Memory used (MiB) per minute, oldest first.
@@ -40,12 +47,8 @@ pub struct BudgetLine {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct UpcomingLine {
-    pub booking_id: Uuid,
-    pub pool: String,
-    pub kind: String,
-    pub quantity: i32,
-    pub owner: String,
-    pub when: String,
+    #[serde(flatten)]
+    pub booking: BookingLine,
     pub state: String,
 }
 

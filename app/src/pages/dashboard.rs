@@ -75,8 +75,8 @@ fn DashboardView(dashboard: Dashboard) -> impl IntoView {
             view! {
                 <ul id="upcoming">
                     {upcoming.into_iter().map(|u| view! {
-                        <li>{u.when} " · " {u.pool} " " {crate::model::short_kind(&u.kind)} " ×" {u.quantity}
-                            " · " {u.owner} " " <span class=format!("badge state-{}", u.state)>{u.state.clone()}</span></li>
+                        <li>{u.booking.when} " · " {u.booking.pool} " " {crate::model::short_kind(&u.booking.kind)} " ×" {u.booking.quantity}
+                            " · " {u.booking.owner} " " <span class=format!("badge state-{}", u.state)>{u.state.clone()}</span></li>
                     }).collect_view()}
                 </ul>
             }.into_any()
@@ -125,12 +125,13 @@ fn LiveRow(session: LiveSession) -> impl IntoView {
         None => "no memory use measured in the last hour".to_string(),
     };
     let simulated = session.simulated.then_some(" (simulated)");
+    let line = session.booking;
     view! {
-        <tr class="live-session" data-booking=session.booking_id.to_string()>
-            <td>{session.pool}</td>
-            <td>{crate::model::short_kind(&session.kind)} " ×" {session.quantity}</td>
-            <td>{session.owner}</td>
-            <td>{session.when}</td>
+        <tr class="live-session" data-booking=line.booking_id.to_string()>
+            <td>{line.pool}</td>
+            <td>{crate::model::short_kind(&line.kind)} " ×" {line.quantity}</td>
+            <td>{line.owner}</td>
+            <td>{line.when}</td>
             <td>{sparkline(&session.busy, 1.0, "busy", busy_label)}
                 " " {latest_busy.map(|b| format!("{:.0} %", b * 100.0))}{simulated}</td>
             <td>{sparkline(&session.memory_mib, memory_top, "memory", memory_label)}

@@ -73,8 +73,8 @@ async fn dashboard(
     Path(raw): Path<String>,
     ApiQuery(query): ApiQuery<DashboardQuery>,
 ) -> ApiResult<Json<app::model::Dashboard>> {
-    let tz = query.tz.unwrap_or_else(|| "UTC".into());
-    Ok(Json(app::backend::dashboard::load(&state.db, &principal, Some(slug(&raw)?), &tz).await?))
+    let tz = app::backend::reports::period::zone(query.tz.as_deref()).map_err(app::backend::ServiceError::from)?;
+    Ok(Json(app::backend::dashboard::load(&state.db, &principal, Some(slug(&raw)?), tz.name()).await?))
 }
 
 async fn usage(

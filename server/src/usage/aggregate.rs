@@ -39,12 +39,72 @@ impl Metric {
 
     /// The last minute's average of every Berth session's series, under
     /// either label spelling: one query, however many sessions are live.
-    pub fn query(self) -> String {
+    /// A renamed series (`exported_namespace`) must come from a target
+    /// outside the sessions' namespaces, and a series named by `namespace`
+    /// must not be a renamed one: a tenant's own pod, scraped by annotation,
+    /// could otherwise publish DCGM-named series for another tenant's
+    /// namespace and have that session reclaimed as idle.
+    pub fn query(self, selector: &DcgmSelector) -> String {
         let name = self.name();
+        let extra = selector.0.as_str();
+        let comma = if extra.is_empty() { "" } else { "," };
         format!(
-            "avg_over_time({name}{{namespace=~\"berth-.+\"}}[1m]) or avg_over_time({name}{{exported_namespace=~\"berth-.+\"}}[1m])"
+            "avg_over_time({name}{{namespace=~\"berth-.+\",exported_namespace=\"\"{comma}{extra}}}[1m]) or \
+             avg_over_time({name}{{exported_namespace=~\"berth-.+\",namespace!~\"berth-.+\"{comma}{extra}}}[1m])"
         )
     }
+}
+
+/// Label matchers that only the DCGM exporter's series carry, such as
+/// `job="nvidia-dcgm-exporter"` (`--dcgm-selector`): with `honor_labels` a
+/// scraped target names its own namespace, so only the scrape job tells the
+/// exporter from a pod that imitates it. Empty: any series of the names.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DcgmSelector(String);
+
+impl std::str::FromStr for DcgmSelector {
+    type Err = String;
+
+    /// Comma-separated `label="value"` matchers (`=`, `!=`, `=~`, `!~`);
+    /// nothing else reaches the PromQL.
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let invalid = || format!("`{text}` is not a list of label matchers such as job=\"nvidia-dcgm-exporter\"");
+        let mut matchers = Vec::new();
+        let mut rest = text.trim();
+        while !rest.is_empty() {
+            let (matcher, after) = label_matcher(rest).ok_or_else(invalid)?;
+            matchers.push(matcher);
+            rest = after.trim_start();
+            rest = match rest.strip_prefix(',') {
+                Some(next) => next.trim_start(),
+                None if rest.is_empty() => rest,
+                None => return Err(invalid()),
+            };
+        }
+        Ok(Self(matchers.join(",")))
+    }
+}
+
+/// One `label op "value"` at the start of `text`, normalised, and what follows it.
+fn label_matcher(text: &str) -> Option<(String, &str)> {
+    let name_len = text.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(text.len());
+    let name = &text[..name_len];
+    if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
+    let rest = text[name_len..].trim_start();
+    let op = ["=~", "!~", "!=", "="].into_iter().find(|op| rest.starts_with(op))?;
+    let quoted = rest[op.len()..].trim_start().strip_prefix('"')?;
+    let mut escaped = false;
+    for (at, c) in quoted.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '"' => return Some((format!("{name}{op}\"{}\"", &quoted[..at]), &quoted[at + 1..])),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// A live booking the sampler measures.
@@ -147,6 +207,31 @@ mod tests {
     }
 
     #[test]
+    fn the_selector_takes_label_matchers_and_nothing_else() {
+        let selector: DcgmSelector =
+            r#" job = "gpu-operator/nvidia-dcgm-exporter" , pod=~"dcgm-(a|b),x\"y" "#.parse().unwrap();
+        assert_eq!(selector.0, r#"job="gpu-operator/nvidia-dcgm-exporter",pod=~"dcgm-(a|b),x\"y""#);
+        let query = Metric::GpuUtil.query(&selector);
+        assert!(query.contains(
+            r#"GPU_UTIL{namespace=~"berth-.+",exported_namespace="",job="gpu-operator/nvidia-dcgm-exporter""#
+        ));
+        assert!(query.contains(r#"{exported_namespace=~"berth-.+",namespace!~"berth-.+",job="#), "{query}");
+        assert_eq!("".parse::<DcgmSelector>().unwrap(), DcgmSelector::default());
+        assert!(!Metric::Power.query(&DcgmSelector::default()).contains(",}"));
+        for bad in [
+            r#"job="x"} or vector(1) or up{a="b""#,
+            "job=x",
+            r#"job="x""#.trim_end_matches('"'),
+            r#"1job="x""#,
+            r#"job="x",,"#,
+            r#"job="x" extra"#,
+            r#"job=="x""#,
+        ] {
+            assert!(bad.parse::<DcgmSelector>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
     fn both_label_spellings_and_a_mig_instance_are_measured() {
         let whole = booking("berth-team-a-11111111");
         let mig = booking("berth-team-b-22222222");
@@ -215,8 +300,9 @@ mod tests {
     #[test]
     fn every_query_reads_both_spellings_of_the_namespace() {
         for metric in Metric::ALL {
-            let q = metric.query();
-            assert!(q.contains("{namespace=~\"berth-.+\"}") && q.contains("{exported_namespace=~\"berth-.+\"}"), "{q}");
+            let q = metric.query(&DcgmSelector::default());
+            assert!(q.contains("{namespace=~\"berth-.+\",exported_namespace=\"\"}"), "{q}");
+            assert!(q.contains("{exported_namespace=~\"berth-.+\",namespace!~\"berth-.+\"}"), "{q}");
         }
     }
 }

@@ -9,6 +9,7 @@ pub mod aggregate;
 pub mod prometheus;
 pub mod simulated;
 
+pub use aggregate::DcgmSelector;
 use aggregate::{LiveBooking, Metric, MinuteUsage};
 use chrono::{DateTime, Duration, DurationRound, Utc};
 use prometheus::Prometheus;
@@ -20,8 +21,17 @@ pub const MINUTE_RETENTION_DAYS: i32 = 14;
 
 pub struct Sampler {
     pub prometheus: Prometheus,
+    /// Matchers that pick the DCGM exporter's own series.
+    pub selector: DcgmSelector,
     /// The metrics come from the simulated cluster's DCGM endpoint.
     pub simulated: bool,
+}
+
+/// Where the worker reads GPU use (`--prometheus-url`, `--dcgm-selector`).
+#[derive(Clone)]
+pub struct UsageSource {
+    pub prometheus: Prometheus,
+    pub selector: DcgmSelector,
 }
 
 /// What one round did, for logs, metrics and the benchmark.
@@ -52,7 +62,7 @@ impl Sampler {
         let mut results = HashMap::new();
         for metric in Metric::ALL {
             round.queries += 1;
-            match self.prometheus.vector(&metric.query(), minute + Duration::minutes(1)).await {
+            match self.prometheus.vector(&metric.query(&self.selector), minute + Duration::minutes(1)).await {
                 Ok(series) => {
                     results.insert(metric, series);
                 }

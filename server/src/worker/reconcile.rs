@@ -76,7 +76,7 @@ pub struct Reconciler {
     /// Talks to the in-memory simulated cluster (shown on the worker page).
     pub simulated: bool,
     /// Measures GPU use from Prometheus while this worker leads.
-    pub usage: Option<crate::usage::prometheus::Prometheus>,
+    pub usage: Option<crate::usage::UsageSource>,
 }
 
 /// Whether a namespace is Berth's for `booking` (any booking when `None`):

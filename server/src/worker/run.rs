@@ -94,8 +94,9 @@ async fn work(
     let watch = super::watch::namespaces(worker.client.clone(), vec![wake_start.clone(), wake_repair.clone()]);
     let _watch = AbortOnDrop(tokio::spawn(watch));
     let _repair = AbortOnDrop(tokio::spawn(repair_loop(worker.clone(), wake_repair, name.clone())));
-    let _usage = worker.usage.clone().map(|prometheus| {
-        let sampler = crate::usage::Sampler { prometheus, simulated: worker.simulated };
+    let _usage = worker.usage.clone().map(|source| {
+        let crate::usage::UsageSource { prometheus, selector } = source;
+        let sampler = crate::usage::Sampler { prometheus, selector, simulated: worker.simulated };
         AbortOnDrop(tokio::spawn(crate::usage::run(sampler, worker.db.clone())))
     });
     let mut failed_passes = 0u32;
