@@ -88,5 +88,14 @@ ensure_kubernetes_validate() {
   fi
 }
 
+# PyPI icalendar: the calendar-feed tests parse Berth's ICS with it.
+ICALENDAR_VERSION=7.3.0
+ensure_icalendar() {
+  if [ "$(python3 -c 'import icalendar; print(icalendar.__version__)' 2>/dev/null)" != "$ICALENDAR_VERSION" ]; then
+    say "installing icalendar $ICALENDAR_VERSION (PyPI)"
+    python3 -m pip install --quiet --root-user-action=ignore "icalendar==$ICALENDAR_VERSION"
+  fi
+}
+
 # Prometheus and promtool (Debian package) for the metrics and alert tests.
 ensure_prometheus() { command -v prometheus >/dev/null && command -v promtool >/dev/null || apt_install prometheus; }

@@ -15,6 +15,11 @@ export DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/berth"
 
 berth=target/debug/berth
 $berth seed-demo
+# The key calendar-feed URLs are derived from, kept so they survive restarts.
+if [ ! -s .data/calendar-key ]; then
+  (umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > .data/calendar-key)
+fi
+export BERTH_CALENDAR_KEY_FILE="$ROOT/.data/calendar-key"
 if [ ! -s .data/demo-token ]; then
   $berth token create --email ada@berth.local --name demo --expires-in 365d 2>/dev/null > .data/demo-token
 fi
@@ -53,6 +58,7 @@ cat <<MSG
     curl -H "Authorization: Bearer $(cat .data/demo-token)" http://$LISTEN/api/v1/pools
   Prometheus metrics: http://$BERTH_METRICS_LISTEN/metrics (scraped by http://$PROM_LISTEN,
   with the simulated GPUs' DCGM metrics: the Dashboard, Reports and Tokenomics show their measured use)
+  Your calendar feed's address (subscribe from any calendar app): http://$LISTEN/settings
   Stop with Ctrl-C; the database stays in .data/pg (make stop-db stops it).
 
 MSG

@@ -5,6 +5,7 @@ source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 ensure_chromium
 ensure_kubernetes_validate
+ensure_icalendar
 ensure_prometheus
 bash .ci/build-site.sh dev
 

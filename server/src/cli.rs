@@ -152,6 +152,12 @@ pub struct AuthArgs {
     /// A session ends this long after login, however busy (e.g. 24h).
     #[arg(long, env = "BERTH_SESSION_LIFETIME", default_value = "24h", value_parser = parse_lifetime)]
     pub session_lifetime: Duration,
+    /// File holding the key calendar-feed URLs are derived from (at least
+    /// 32 characters; the same for every replica). Without it each process
+    /// makes its own: feed URLs keep working, but Settings cannot show them
+    /// again after a restart.
+    #[arg(long, env = "BERTH_CALENDAR_KEY_FILE")]
+    pub calendar_key_file: Option<std::path::PathBuf>,
 }
 
 impl AuthArgs {
@@ -192,8 +198,21 @@ impl AuthArgs {
         if self.dev_login && !is_loopback_url(&public_url) {
             anyhow::bail!("--dev-login lets anyone sign in as any user; it is refused with --public-url {public_url}, which is not a loopback URL");
         }
+        let calendar_key = match &self.calendar_key_file {
+            Some(path) => {
+                let key = std::fs::read_to_string(path)
+                    .map_err(|e| anyhow::anyhow!("cannot read the calendar key file {}: {e}", path.display()))?;
+                let key = key.trim();
+                if key.len() < 32 {
+                    anyhow::bail!("the calendar key in {} is shorter than 32 characters", path.display());
+                }
+                Some(crate::auth::SecretKey(key.as_bytes().to_vec()))
+            }
+            None => None,
+        };
         let to_std = |d: Duration| d.to_std().unwrap_or_default();
         Ok(AuthConfig {
+            calendar_key,
             public_url,
             oidc,
             dev_login: self.dev_login,
@@ -504,6 +523,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             MIGRATOR.run(&pool).await?;
             if config.dev_login {
                 tracing::warn!("development login is ON: anyone reaching {listen} can sign in as any user");
+            }
+            if config.calendar_key.is_none() {
+                tracing::warn!("no --calendar-key-file: calendar-feed URLs made now cannot be shown again after a restart (they keep working)");
             }
             let (client, mode) = cluster_client().await;
             if let Some(addr) = metrics_listen {

@@ -1,6 +1,7 @@
 use crate::auth::Auth;
 use crate::worker::manifests::Cluster;
 use app::backend::bookings::Admissions;
+use app::backend::calendar_feed::FeedKey;
 use app::backend::tokens::TokenCache;
 use app::model::ClusterMode;
 use axum::extract::FromRef;
@@ -28,6 +29,8 @@ pub struct AppState {
     /// The cluster, read only to open a workspace for its owner (the worker
     /// does everything else). `None`: the portal cannot open workspaces.
     pub kube: Option<kube::Client>,
+    /// Calendar-feed URLs are derived from it.
+    pub feed_key: FeedKey,
 }
 
 impl FromRef<AppState> for LeptosOptions {
@@ -41,7 +44,13 @@ impl AppState {
     /// into `site_root`, with the output name fixed in Cargo.toml's metadata.
     pub fn new(db: PgPool, site_root: &str, auth: Auth) -> Self {
         let leptos = LeptosOptions::builder().output_name("berth").site_root(site_root).site_pkg_dir("pkg").build();
+        let public_url = auth.config.public_url.as_str();
+        let feed_key = match &auth.config.calendar_key {
+            Some(key) => FeedKey::new(&key.0, public_url),
+            None => FeedKey::ephemeral(public_url),
+        };
         Self {
+            feed_key,
             admissions: Admissions::new(db.clone()),
             tokens: Arc::new(TokenCache::new(TOKEN_CACHE_TTL)),
             db,

@@ -20,6 +20,7 @@ pub fn routes(state: &AppState) -> Router<AppState> {
     let admissions = state.admissions.clone();
     let cluster = state.cluster.clone();
     let mode = state.mode;
+    let feed_key = state.feed_key.clone();
     let renderer =
         ManifestRenderer(std::sync::Arc::new(move |facts| manifests::preview(&Session::of(facts), &cluster)));
     let sign_in = SignInOptions { dev_login: state.auth.config.dev_login, single_sign_on: state.auth.oidc.is_some() };
@@ -30,6 +31,7 @@ pub fn routes(state: &AppState) -> Router<AppState> {
         provide_context(renderer.clone());
         provide_context(mode);
         provide_context(sign_in.clone());
+        provide_context(feed_key.clone());
         // The nonce the security-header layer put into this response's CSP
         // replaces the one leptos_axum made, so the hydration script runs.
         let nonce = use_context::<Parts>().and_then(|parts| parts.extensions.get::<CspNonce>().cloned());

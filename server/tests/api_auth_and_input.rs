@@ -166,6 +166,9 @@ const OPERATIONS: &[(&str, &str)] = &[
     ("get", "/reports/utilization.csv"),
     ("get", "/pools/{id}/idle-policy"),
     ("put", "/pools/{id}/idle-policy"),
+    ("get", "/me/calendar-feed"),
+    ("post", "/me/calendar-feed"),
+    ("get", "/calendar-feeds/{file}"),
 ];
 
 #[tokio::test]
@@ -185,8 +188,13 @@ async fn openapi_document_describes_exactly_the_served_operations() {
     served.sort();
     assert_eq!(documented, served);
     // Each listed operation really is routed: without a token it is 401, not 404/405.
+    // The two public ones answer for themselves: the document, and a feed
+    // whose secret is its credential (an unknown one is that feed's 404).
+    let public = ["/openapi.json", "/calendar-feeds/{file}"];
+    let (status, err) = f.call(Method::GET, "/api/v1/calendar-feeds/bcal_00.ics", None, None).await;
+    assert_eq!((status, err["message"].as_str()), (StatusCode::NOT_FOUND, Some("calendar feed not found")), "{err}");
     let id = uuid::Uuid::new_v4().to_string();
-    for (method, path) in OPERATIONS.iter().filter(|(_, p)| *p != "/openapi.json") {
+    for (method, path) in OPERATIONS.iter().filter(|(_, p)| !public.contains(p)) {
         let method = Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
         let (status, _) = f
             .call(

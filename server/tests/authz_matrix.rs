@@ -90,8 +90,14 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
         "/api/v1/pools/{pool}/cost-model",
         [401, 403, 403, 200, 200],
     ),
+    (Send::Get, "/api/v1/me/calendar-feed", [401, 200, 200, 200, 200]),
+    (Send::Json("{}"), "/api/v1/me/calendar-feed", [401, 200, 200, 200, 200]),
+    // The feed itself: its secret is the credential; a wrong one is unknown to everyone.
+    (Send::Get, "/api/v1/calendar-feeds/bcal_0123456789abcdef.ics", [404, 404, 404, 404, 404]),
     // Server fns
     (Send::Form(""), "/rpc/me", [200, 200, 200, 200, 200]),
+    (Send::Form(""), "/rpc/settings/calendar_feed", [401, 200, 200, 200, 200]),
+    (Send::Form(""), "/rpc/settings/calendar_feed/regenerate", [401, 200, 200, 200, 200]),
     (Send::Form(""), "/rpc/sign_in_options", [200, 200, 200, 200, 200]),
     (Send::Form(""), "/rpc/overview", [401, 200, 200, 200, 200]),
     (Send::Form(""), "/rpc/tokens/list", [401, 200, 200, 200, 200]),
@@ -171,6 +177,7 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     (Send::Get, "/", [200, 200, 200, 200, 200]),
     (Send::Get, "/signin", [200, 200, 200, 200, 200]),
     (Send::Get, "/tokens", [401, 200, 200, 200, 200]),
+    (Send::Get, "/settings", [401, 200, 200, 200, 200]),
     (Send::Get, "/reports/tokenomics?pool={pool}", [401, 403, 403, 200, 200]),
     (Send::Get, "/reports?period=day", [401, 403, 403, 200, 200]),
     (Send::Get, "/dashboard?tenant=team-a", [401, 200, 404, 200, 200]),

@@ -9,6 +9,7 @@ pub mod blackouts;
 pub mod booking_form;
 pub mod bookings;
 pub mod calendar;
+pub mod calendar_feed;
 pub mod dashboard;
 pub mod error;
 pub mod identity;

@@ -6,6 +6,7 @@ mod audit;
 mod blackout;
 mod booking;
 mod calendar;
+mod calendar_feed;
 mod dashboard;
 mod idle_policy;
 mod planning;
@@ -27,6 +28,7 @@ pub use booking::{Booking, BookingFilter, BookingState, Mode, NewBooking, Window
 pub use calendar::{
     short_kind, BookOutcome, BookingForm, CalendarData, Cell, Day, KindLane, PoolChoice, Slot, Suggestion,
 };
+pub use calendar_feed::{CalendarFeed, PoolFeed};
 pub use dashboard::{BookingLine, BudgetLine, Dashboard, LiveSession, UpcomingLine, SPARK_MINUTES};
 pub use idle_policy::IdlePolicy;
 pub use planning::{ActionNotice, BookingCard, ClusterMode, EndOption, FoundSlots, MyBookings};

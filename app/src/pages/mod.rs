@@ -16,6 +16,7 @@ mod overview;
 mod pool_admin;
 mod report_charts;
 mod reports;
+mod settings;
 mod signin;
 mod tenants;
 mod tokenomics;
@@ -111,6 +112,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("find") view=find::FindSlotPage ssr=SsrMode::Async/>
                     <Route path=path!("bookings/:id/manifests") view=manifests::ManifestsPage ssr=SsrMode::Async/>
                     <Route path=path!("tokens") view=tokens::TokensPage ssr=SsrMode::Async/>
+                    <Route path=path!("settings") view=settings::SettingsPage ssr=SsrMode::Async/>
                     <Route path=path!("dashboard") view=dashboard::DashboardPage ssr=SsrMode::Async/>
                     <Route path=path!("reports") view=reports::ReportsPage ssr=SsrMode::Async/>
                     <Route path=path!("reports/tokenomics") view=tokenomics::TokenomicsPage ssr=SsrMode::Async/>
@@ -147,6 +149,7 @@ fn Navigation(me: Option<Principal>) -> impl IntoView {
             <a href="/bookings">"My bookings"</a>
             <a href="/dashboard" id="dashboard-nav">"Dashboard"</a>
             <a href="/tokens">"Tokens"</a>
+            <a href="/settings" id="settings-nav">"Settings"</a>
             {reader.then(|| view! { <a href="/reports" id="reports-nav">"Reports"</a> <a href="/reports/tokenomics">"Tokenomics"</a> })}
             {admin.then(|| view! {
                 <a href="/admin/users" id="admin-nav">"Users"</a>

@@ -237,7 +237,7 @@ fn Card(card: BookingCard, now: ReadSignal<DateTime<Utc>>, actions: Actions, sim
         }
     });
     view! {
-        <article class="booking-card" data-booking=id.to_string() data-start=b.start.to_rfc3339()>
+        <article class="booking-card" id=format!("booking-{id}") data-booking=id.to_string() data-start=b.start.to_rfc3339()>
             <header>
                 <span class=format!("badge state-{}", state.as_str())>{state.as_str()}</span>
                 <strong class="when">{card.when.clone()}</strong>

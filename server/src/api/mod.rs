@@ -5,6 +5,7 @@ mod audit;
 pub(crate) mod auth;
 mod blackouts;
 mod bookings;
+mod calendar_feed;
 mod csv_body;
 pub(crate) mod error;
 mod idle_policy;
@@ -40,6 +41,7 @@ pub fn router() -> Router<AppState> {
         .merge(tokenomics::router())
         .merge(reports::router())
         .merge(idle_policy::router())
+        .merge(calendar_feed::router())
         .fallback(|| async { ApiError::not_found("route") })
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
 }

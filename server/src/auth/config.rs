@@ -86,6 +86,18 @@ pub struct AuthConfig {
     pub groups: GroupMapping,
     pub idle_timeout: Duration,
     pub absolute_lifetime: Duration,
+    /// The key calendar-feed URLs are derived from; `None`: one per process.
+    pub calendar_key: Option<SecretKey>,
+}
+
+/// Key bytes that never reach a log line.
+#[derive(Clone)]
+pub struct SecretKey(pub Vec<u8>);
+
+impl std::fmt::Debug for SecretKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SecretKey(..)")
+    }
 }
 
 impl AuthConfig {
@@ -98,6 +110,7 @@ impl AuthConfig {
             groups: GroupMapping::default(),
             idle_timeout: Duration::from_secs(8 * 3600),
             absolute_lifetime: Duration::from_secs(24 * 3600),
+            calendar_key: None,
         }
     }
 

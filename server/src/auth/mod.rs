@@ -10,7 +10,7 @@ pub mod oidc;
 pub mod routes;
 pub mod session;
 
-pub use config::{AuthConfig, GroupMapping, OidcSettings};
+pub use config::{AuthConfig, GroupMapping, OidcSettings, SecretKey};
 
 /// The auth configuration and, when configured, the OpenID relying party.
 pub struct Auth {

@@ -1,0 +1,27 @@
+import { test, expect } from '@playwright/test';
+import { collectErrors, signIn } from './login';
+
+// Settings: the secret calendar feed. The address shown is a working ICS
+// feed; regenerating shows a new one and the old one stops answering.
+
+test('a user copies a working feed address and regenerates it', async ({ page }) => {
+  const errors = collectErrors(page);
+  await signIn(page, 'ada');
+  await page.getByRole('link', { name: 'Settings' }).click();
+  await expect(page.getByRole('heading', { name: 'Calendar feed' })).toBeVisible();
+  const address = page.locator('#feed-url');
+  const first = await address.inputValue();
+  expect(first).toMatch(/\/api\/v1\/calendar-feeds\/bcal_[0-9a-f]{64}\.ics$/);
+  const feed = await page.request.get(first);
+  expect(feed.status()).toBe(200);
+  expect(feed.headers()['content-type']).toContain('text/calendar');
+  expect(await feed.text()).toContain('BEGIN:VCALENDAR');
+
+  await page.getByRole('button', { name: 'Regenerate the address' }).click();
+  await expect(page.getByRole('status')).toHaveText(/old one no longer works/);
+  await expect(address).not.toHaveValue(first);
+  const second = await address.inputValue();
+  expect((await page.request.get(first)).status()).toBe(404);
+  expect((await page.request.get(second)).status()).toBe(200);
+  expect(errors).toEqual([]);
+});
