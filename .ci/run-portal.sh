@@ -58,6 +58,7 @@ cat <<MSG
     curl -H "Authorization: Bearer $(cat .data/demo-token)" http://$LISTEN/api/v1/pools
   Prometheus metrics: http://$BERTH_METRICS_LISTEN/metrics (scraped by http://$PROM_LISTEN,
   with the simulated GPUs' DCGM metrics: the Dashboard, Reports and Tokenomics show their measured use)
+  The same from the shell:  $berth login --url http://$LISTEN < .data/demo-token && $berth ls
   Your calendar feed's address (subscribe from any calendar app): http://$LISTEN/settings
   Stop with Ctrl-C; the database stays in .data/pg (make stop-db stops it).
 

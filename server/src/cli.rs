@@ -107,6 +107,8 @@ pub enum Command {
         #[command(subcommand)]
         command: TokenCommand,
     },
+    #[command(flatten)]
+    Client(crate::client::Command),
 }
 
 /// How people sign in. Without an issuer there is no single sign-on; the
@@ -583,6 +585,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             eprintln!("token for {email}, expires {}; it is shown only now:", issued.expires_at.to_rfc3339());
             println!("{}", issued.token);
         }
+        Command::Client(command) => crate::client::run(command).await?,
     }
     Ok(())
 }

@@ -4,6 +4,7 @@
 pub mod api;
 pub mod auth;
 pub mod cli;
+pub mod client;
 pub mod database;
 pub mod kube_metrics;
 pub mod metrics;
