@@ -97,5 +97,14 @@ ensure_icalendar() {
   fi
 }
 
+# aiosmtpd (PyPI): the real SMTP server the notification tests send to.
+AIOSMTPD_VERSION=1.4.6
+ensure_aiosmtpd() {
+  if [ "$(python3 -c 'import aiosmtpd; print(aiosmtpd.__version__)' 2>/dev/null)" != "$AIOSMTPD_VERSION" ]; then
+    say "installing aiosmtpd $AIOSMTPD_VERSION (PyPI)"
+    python3 -m pip install --quiet --root-user-action=ignore "aiosmtpd==$AIOSMTPD_VERSION"
+  fi
+}
+
 # Prometheus and promtool (Debian package) for the metrics and alert tests.
 ensure_prometheus() { command -v prometheus >/dev/null && command -v promtool >/dev/null || apt_install prometheus; }

@@ -48,6 +48,17 @@ prometheus --config.file=.data/prometheus/prometheus.yml --storage.tsdb.path=.da
   --web.listen-address="$PROM_LISTEN" > .data/prometheus/prometheus.log 2>&1 &
 export BERTH_PROMETHEUS_URL="http://$PROM_LISTEN/"
 export BERTH_DCGM_SELECTOR='job="simulated-dcgm"'
+# A real SMTP server (PyPI aiosmtpd) catches the notification mail in a
+# Maildir, .data/mail/new/ (one file per message); webhooks may reach
+# loopback receivers here.
+ensure_aiosmtpd
+SMTP_LISTEN="${BERTH_SMTP_LISTEN:-127.0.0.1:2525}"
+mkdir -p .data/mail/new .data/mail/cur .data/mail/tmp
+say "starting the mail catcher on smtp://$SMTP_LISTEN (messages in .data/mail/new)"
+python3 -m aiosmtpd -n -l "$SMTP_LISTEN" -c aiosmtpd.handlers.Mailbox "$ROOT/.data/mail" > .data/mail.log 2>&1 &
+export BERTH_SMTP_URL="${BERTH_SMTP_URL:-smtp://$SMTP_LISTEN}"
+export BERTH_SMTP_FROM="${BERTH_SMTP_FROM:-Berth (make run) <berth@berth.local>}"
+export BERTH_WEBHOOK_ALLOW_PRIVATE=true
 
 cat <<MSG
 
@@ -59,6 +70,7 @@ cat <<MSG
   Prometheus metrics: http://$BERTH_METRICS_LISTEN/metrics (scraped by http://$PROM_LISTEN,
   with the simulated GPUs' DCGM metrics: the Dashboard, Reports and Tokenomics show their measured use)
   The same from the shell:  $berth login --url http://$LISTEN < .data/demo-token && $berth ls
+  Notifications (Settings chooses which) arrive as mail files in .data/mail/new
   Your calendar feed's address (subscribe from any calendar app): http://$LISTEN/settings
   Stop with Ctrl-C; the database stays in .data/pg (make stop-db stops it).
 

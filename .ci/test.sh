@@ -6,6 +6,7 @@ cd "$ROOT"
 ensure_chromium
 ensure_kubernetes_validate
 ensure_icalendar
+ensure_aiosmtpd
 ensure_prometheus
 bash .ci/build-site.sh dev
 

@@ -25,3 +25,28 @@ test('a user copies a working feed address and regenerates it', async ({ page })
   expect((await page.request.get(second)).status()).toBe(200);
   expect(errors).toEqual([]);
 });
+
+// Settings: notifications. A choice saved stays saved; a webhook shows its
+// signing secret once, is listed, and can be removed.
+test('a user switches a notification off and adds and removes a webhook', async ({ page }) => {
+  const errors = collectErrors(page);
+  await signIn(page, 'ada');
+  await page.goto('/settings');
+  await expect(page.getByRole('heading', { name: 'Notifications' })).toBeVisible();
+  const endingByEmail = page.getByRole('checkbox', { name: 'My window ends in 15 minutes: email' });
+  await expect(endingByEmail).toBeChecked();
+  await endingByEmail.uncheck();
+  await page.getByRole('button', { name: 'Save choices' }).click();
+  await expect(page.getByRole('status').filter({ hasText: 'Saved.' })).toBeVisible();
+  await page.reload();
+  await expect(page.getByRole('checkbox', { name: 'My window ends in 15 minutes: email' })).not.toBeChecked();
+  await expect(page.getByRole('checkbox', { name: 'My window ends in 15 minutes: webhook' })).toBeChecked();
+
+  await page.getByLabel('URL').fill('https://hooks.example.org/berth-e2e');
+  await page.getByRole('button', { name: 'Add', exact: true }).click();
+  await expect(page.locator('#webhook-secret')).toHaveValue(/^bwh_[0-9a-f]{48}$/);
+  await expect(page.getByText('https://hooks.example.org/berth-e2e')).toBeVisible();
+  await page.getByRole('button', { name: 'Remove the webhook https://hooks.example.org/berth-e2e' }).click();
+  await expect(page.getByText('https://hooks.example.org/berth-e2e')).toHaveCount(0);
+  expect(errors).toEqual([]);
+});

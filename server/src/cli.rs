@@ -73,6 +73,9 @@ pub enum Command {
     Worker {
         #[command(flatten)]
         db: Database,
+        /// The portal's address as people reach it (links in notifications).
+        #[arg(long, env = "BERTH_PUBLIC_URL", default_value = "http://127.0.0.1:3000")]
+        public_url: url::Url,
         #[command(flatten)]
         cluster: Box<ClusterArgs>,
         /// Serve Prometheus metrics at http://<address>/metrics.
@@ -285,7 +288,6 @@ pub struct ClusterArgs {
         value_parser = parse_resource_name
     )]
     pub deny_resources: Vec<String>,
-    /// Keep audit events (booking state changes) this many days.
     /// Prometheus with the NVIDIA DCGM exporter's metrics: the worker measures
     /// each session's GPU use from it every minute.
     #[arg(long, env = "BERTH_PROMETHEUS_URL")]
@@ -298,8 +300,21 @@ pub struct ClusterArgs {
     /// publish under the same names are then ignored.
     #[arg(long, env = "BERTH_DCGM_SELECTOR", default_value = "", requires = "prometheus_url")]
     pub dcgm_selector: crate::usage::DcgmSelector,
+    /// Keep audit events (booking state changes) this many days.
     #[arg(long, env = "BERTH_AUDIT_RETENTION_DAYS", default_value_t = 400, value_parser = clap::value_parser!(i32).range(1..))]
     pub audit_retention_days: i32,
+    /// Mail server for notifications: smtp://host:port (plain),
+    /// smtp://host:587?tls=required (STARTTLS) or smtps://host (TLS);
+    /// credentials as smtp://user:password@host. Without it, no email.
+    #[arg(long, env = "BERTH_SMTP_URL", hide_env_values = true)]
+    pub smtp_url: Option<String>,
+    /// Sender of notification mail.
+    #[arg(long, env = "BERTH_SMTP_FROM", default_value = "Berth <berth@localhost>")]
+    pub smtp_from: String,
+    /// Let webhooks reach loopback, private and link-local addresses (off:
+    /// any user could otherwise make the worker call the cluster's insides).
+    #[arg(long, env = "BERTH_WEBHOOK_ALLOW_PRIVATE")]
+    pub webhook_allow_private: bool,
 }
 
 /// An extended resource name such as `nvidia.com/gpu` (a quota key follows from it).
@@ -331,8 +346,20 @@ fn parse_label(text: &str) -> Result<(String, String), String> {
 
 impl ClusterArgs {
     /// The worker these settings describe.
-    pub fn worker(&self, db: PgPool, client: kube::Client) -> Reconciler {
+    /// `portal_url` is where the links in notifications point.
+    pub fn worker(&self, db: PgPool, client: kube::Client, portal_url: &url::Url) -> anyhow::Result<Reconciler> {
         let mut worker = Reconciler::new(db, client, self.cluster());
+        let mail = match &self.smtp_url {
+            Some(smtp) => {
+                Some(crate::notify::email::Mail::new(smtp, &self.smtp_from, portal_url.host_str().unwrap_or("berth"))?)
+            }
+            None => None,
+        };
+        worker.notifier = Some(crate::notify::Notifier {
+            mail,
+            webhooks: crate::notify::webhook::Webhooks::new(self.webhook_allow_private)?,
+            portal_url: portal_url.as_str().trim_end_matches('/').to_string(),
+        });
         worker.policy.audit_retention_days = self.audit_retention_days;
         worker.usage = self.prometheus_url.as_ref().and_then(|url| {
             match crate::usage::prometheus::Prometheus::new(url.clone(), self.prometheus_token.clone()) {
@@ -343,7 +370,7 @@ impl ClusterArgs {
                 }
             }
         });
-        worker
+        Ok(worker)
     }
 
     pub fn cluster(&self) -> Cluster {
@@ -508,7 +535,7 @@ async fn stopped(mut flag: tokio::sync::watch::Receiver<bool>) {
 
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Worker { db, cluster, metrics_listen } => {
+        Command::Worker { db, public_url, cluster, metrics_listen } => {
             let pool = connect(&db, 4).await?;
             MIGRATOR.run(&pool).await?;
             if let Some(addr) = metrics_listen {
@@ -517,7 +544,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let client = real_cluster()
                 .await
                 .map_err(|e| anyhow::anyhow!("no Kubernetes cluster found (kubeconfig or in-cluster): {e}"))?;
-            run_worker(cluster.worker(pool, client), stop_on_signal()).await?;
+            run_worker(cluster.worker(pool, client, &public_url)?, stop_on_signal()).await?;
         }
         Command::Serve { db, listen, site_root, db_connections, auth, cluster, no_worker, metrics_listen } => {
             let config = auth.into_config(listen)?;
@@ -533,17 +560,15 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             if let Some(addr) = metrics_listen {
                 crate::metrics::serve(addr, pool.clone(), mode.simulated).await?;
             }
+            let mut worker = cluster.worker(pool.clone(), client.clone(), &config.public_url)?;
+            worker.simulated = mode.simulated;
             let state = AppState::new(pool.clone(), &site_root, Auth::new(config)?).with_cluster(
                 cluster.cluster(),
                 mode,
                 client.clone(),
             );
             let stop = stop_on_signal();
-            let worker = (!no_worker).then(|| {
-                let mut worker = cluster.worker(pool, client.clone());
-                worker.simulated = mode.simulated;
-                tokio::spawn(run_worker(worker, stop.clone()))
-            });
+            let worker = (!no_worker).then(|| tokio::spawn(run_worker(worker, stop.clone())));
             let listener = tokio::net::TcpListener::bind(listen).await?;
             tracing::info!("serving on http://{listen}");
             let server = axum::serve(listener, router(state)).with_graceful_shutdown(stopped(stop.clone()));

@@ -8,6 +8,7 @@ pub mod client;
 pub mod database;
 pub mod kube_metrics;
 pub mod metrics;
+pub mod notify;
 mod open_workspace;
 pub mod seed;
 pub mod seed_console;

@@ -51,10 +51,15 @@ fn describe() {
     describe_histogram!("berth_usage_round_duration_seconds", Unit::Seconds, "GPU usage sampling rounds.");
     describe_counter!("berth_usage_queries_total", "PromQL queries the usage sampler sent.");
     describe_counter!("berth_usage_rounds_total", "GPU usage sampling rounds, by outcome (ok, gap).");
+    describe_counter!(
+        "berth_notifications_total",
+        "Notification delivery attempts, by channel (email, webhook) and outcome (sent, failed)."
+    );
     describe_counter!("berth_kubernetes_requests_total", "Requests to the Kubernetes API, by verb and status.");
     describe_gauge!("berth_worker_leader", "1 while this process's worker is the active one.");
     describe_gauge!("berth_bookings", "Bookings by state.");
     describe_gauge!("berth_waitlist_waiting", "Waitlist entries waiting for room.");
+    describe_gauge!("berth_notifications_undelivered", "Notification deliveries not yet sent (the outbox's depth).");
     describe_gauge!("berth_sessions", "Live sessions by the state of their first unfinished step.");
     describe_gauge!("berth_database_up", "1 when this process reached PostgreSQL at the last scrape.");
     describe_gauge!("berth_database_connections", "This process's database connections, by state.");
@@ -117,6 +122,8 @@ async fn database_gauges(db: &PgPool) -> Result<(), sqlx::Error> {
          UNION ALL
          SELECT 'waitlist', 'waiting', count(*) FROM waitlist_entry WHERE state = 'waiting'
          UNION ALL
+         SELECT 'outbox', 'due', count(*) FROM notification_delivery WHERE delivered_at IS NULL AND gave_up_at IS NULL
+         UNION ALL
          SELECT 'session', coalesce((SELECT x->>'state' FROM jsonb_array_elements(st.steps) x
                                      WHERE x->>'state' <> 'done' LIMIT 1), 'done'), count(*)
            FROM session_status st JOIN booking b ON b.id = st.booking_id
@@ -132,6 +139,7 @@ async fn database_gauges(db: &PgPool) -> Result<(), sqlx::Error> {
         match what.as_str() {
             "booking" => gauge!("berth_bookings", "state" => state).set(value),
             "waitlist" => gauge!("berth_waitlist_waiting").set(value),
+            "outbox" => gauge!("berth_notifications_undelivered").set(value),
             _ => gauge!("berth_sessions", "step_state" => state).set(value),
         }
     }
@@ -170,6 +178,11 @@ pub fn worker_pass(pass: &'static str, took: Duration, failed: bool) {
 /// One request to the Kubernetes API, by verb and answer.
 pub fn kubernetes_request(verb: &'static str, status: &str) {
     counter!("berth_kubernetes_requests_total", "verb" => verb, "status" => status.to_owned()).increment(1);
+}
+
+/// One notification delivery attempt, by channel (email, webhook) and outcome (sent, failed).
+pub fn notification(channel: &str, outcome: &'static str) {
+    counter!("berth_notifications_total", "channel" => channel.to_owned(), "outcome" => outcome).increment(1);
 }
 
 /// One usage sampling round: how long, how many PromQL queries, and whether

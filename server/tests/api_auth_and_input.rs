@@ -169,6 +169,12 @@ const OPERATIONS: &[(&str, &str)] = &[
     ("get", "/me/calendar-feed"),
     ("post", "/me/calendar-feed"),
     ("get", "/calendar-feeds/{file}"),
+    ("get", "/me/notifications"),
+    ("put", "/me/notifications"),
+    ("post", "/me/webhooks"),
+    ("get", "/tenants/{slug}/webhooks"),
+    ("post", "/tenants/{slug}/webhooks"),
+    ("delete", "/webhooks/{id}"),
 ];
 
 #[tokio::test]

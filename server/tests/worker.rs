@@ -38,6 +38,7 @@ async fn world() -> World {
         policy: quick(),
         simulated: false,
         usage: None,
+        notifier: None,
     };
     World { f, fake, worker }
 }
@@ -357,6 +358,7 @@ async fn a_worker_stopped_after_any_single_step_converges_on_restart_with_no_dup
             policy: quick(),
             simulated: false,
             usage: None,
+            notifier: None,
         };
         let report = restarted.pass().await.unwrap();
         assert_eq!(report.applied, steps - stop_after, "stopped after {stop_after}: the rest is applied");

@@ -16,6 +16,7 @@ pub mod identity;
 pub mod idle_reclaim;
 pub mod maintenance;
 pub mod my_bookings;
+pub mod notifications;
 pub mod overview;
 pub mod planning;
 pub mod pools;

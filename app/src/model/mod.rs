@@ -9,6 +9,7 @@ mod calendar;
 mod calendar_feed;
 mod dashboard;
 mod idle_policy;
+mod notifications;
 mod planning;
 mod pool;
 mod pool_form;
@@ -31,6 +32,7 @@ pub use calendar::{
 pub use calendar_feed::{CalendarFeed, PoolFeed};
 pub use dashboard::{BookingLine, BudgetLine, Dashboard, LiveSession, UpcomingLine, SPARK_MINUTES};
 pub use idle_policy::IdlePolicy;
+pub use notifications::{NewWebhook, NotificationSettings, Preference, Webhook, EVENTS};
 pub use planning::{ActionNotice, BookingCard, ClusterMode, EndOption, FoundSlots, MyBookings};
 pub use pool::{KindSpec, NewPool, Placement, Pool, PoolKind, PoolPatch, PoolRules, Toleration};
 pub use pool_form::{KindForm, PoolForm};

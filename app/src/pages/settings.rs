@@ -1,9 +1,11 @@
 //! Settings: the signed-in user's secret calendar feed (subscribe to it
-//! from any calendar app; regenerate to cut off an old URL).
+//! from any calendar app; regenerate to cut off an old URL), and what they
+//! are notified of, by email and by their webhooks.
 
 use super::when;
-use crate::model::CalendarFeed;
+use crate::model::{CalendarFeed, NewWebhook, NotificationSettings, EVENTS};
 use leptos::prelude::*;
+use uuid::Uuid;
 
 #[cfg(feature = "ssr")]
 mod serve {
@@ -26,6 +28,50 @@ pub async fn regenerate_calendar_feed() -> Result<CalendarFeed, ServerFnError> {
     use serve::*;
     let principal = signed_in().map_err(to_server_error)?;
     crate::backend::calendar_feed::regenerate(&expect_context::<PgPool>(), &expect_context::<FeedKey>(), &principal)
+        .await
+        .map_err(to_server_error)
+}
+
+#[server(prefix = "/rpc", endpoint = "settings/notifications")]
+pub async fn load_notifications() -> Result<NotificationSettings, ServerFnError> {
+    use serve::*;
+    let principal = signed_in().map_err(to_server_error)?;
+    crate::backend::notifications::settings(&expect_context::<PgPool>(), &principal).await.map_err(to_server_error)
+}
+
+/// `on` holds "<channel>:<event>" for each box ticked; every other is off.
+#[server(prefix = "/rpc", endpoint = "settings/notifications/save")]
+pub async fn save_notifications(#[server(default)] on: Vec<String>) -> Result<NotificationSettings, ServerFnError> {
+    use serve::*;
+    let principal = signed_in().map_err(to_server_error)?;
+    let ticked = |channel: &str, event: &str| on.iter().any(|v| *v == format!("{channel}:{event}"));
+    let preferences: Vec<crate::model::Preference> = EVENTS
+        .iter()
+        .map(|(event, _)| crate::model::Preference {
+            event: event.to_string(),
+            email: ticked("email", event),
+            webhook: ticked("webhook", event),
+        })
+        .collect();
+    crate::backend::notifications::set_preferences(&expect_context::<PgPool>(), &principal, &preferences)
+        .await
+        .map_err(to_server_error)
+}
+
+#[server(prefix = "/rpc", endpoint = "settings/webhooks/add")]
+pub async fn add_webhook(url: String) -> Result<NewWebhook, ServerFnError> {
+    use serve::*;
+    let principal = signed_in().map_err(to_server_error)?;
+    crate::backend::notifications::add_webhook(&expect_context::<PgPool>(), &principal, &url, None)
+        .await
+        .map_err(to_server_error)
+}
+
+#[server(prefix = "/rpc", endpoint = "settings/webhooks/remove")]
+pub async fn remove_webhook(id: Uuid) -> Result<(), ServerFnError> {
+    use serve::*;
+    let principal = signed_in().map_err(to_server_error)?;
+    crate::backend::notifications::remove_webhook(&expect_context::<PgPool>(), &principal, id)
         .await
         .map_err(to_server_error)
 }
@@ -55,6 +101,106 @@ pub fn SettingsPage() -> impl IntoView {
                 Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
             })}
         </section>
+        <NotificationsPanel/>
+    }
+}
+
+#[component]
+fn NotificationsPanel() -> impl IntoView {
+    let save = ServerAction::<SaveNotifications>::new();
+    let add = ServerAction::<AddWebhook>::new();
+    let remove = ServerAction::<RemoveWebhook>::new();
+    let settings = Resource::new(
+        move || (save.version().get(), add.version().get(), remove.version().get()),
+        |_| load_notifications(),
+    );
+    view! {
+        <section class="panel" aria-labelledby="notifications-title">
+            <h2 id="notifications-title">"Notifications"</h2>
+            <p class="muted">"What you are told about, by email to your address and by a signed POST to "
+                "each of your webhooks."</p>
+            <Transition fallback=|| view! { <p class="loading">"Loading your choices…"</p> }>
+                {move || settings.get().map(|result| match result {
+                    Ok(settings) => view! { <Choices settings save remove/> }.into_any(),
+                    Err(err) => view! { <p class="error" role="alert">"Could not load your choices: " {err.to_string()}</p> }.into_any(),
+                })}
+            </Transition>
+            {move || save.value().get().map(|result| match result {
+                Ok(_) => view! { <p class="notice" role="status">"Saved."</p> }.into_any(),
+                Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
+            })}
+            <h3>"Add a webhook"</h3>
+            <ActionForm action=add attr:class="inline-form">
+                <label for="webhook-url">"URL"</label>
+                <input id="webhook-url" name="url" type="url" required maxlength="2000" size="40"
+                    placeholder="https://hooks.example.org/berth"/>
+                <button class="button" type="submit">"Add"</button>
+            </ActionForm>
+            {move || add.value().get().map(|result| match result {
+                Ok(hook) => view! {
+                    <div class="notice" role="status">
+                        <p>"Webhook added. Its signing secret is shown only now: each body's HMAC-SHA256 "
+                            "under it is in the X-Berth-Signature header."</p>
+                        <label for="webhook-secret">"Secret"</label>
+                        <input id="webhook-secret" class="feed-url" readonly value=hook.secret/>
+                    </div>
+                }.into_any(),
+                Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
+            })}
+        </section>
+    }
+}
+
+#[component]
+fn Choices(
+    settings: NotificationSettings,
+    save: ServerAction<SaveNotifications>,
+    remove: ServerAction<RemoveWebhook>,
+) -> impl IntoView {
+    let rows = settings
+        .preferences
+        .into_iter()
+        .map(|p| {
+            let label = EVENTS.iter().find(|(e, _)| *e == p.event).map(|(_, l)| *l).unwrap_or_default();
+            view! {
+                <tr>
+                    <th scope="row">{label}</th>
+                    <td><input type="checkbox" name="on[]" value=format!("email:{}", p.event) checked=p.email
+                        aria-label=format!("{label}: email")/></td>
+                    <td><input type="checkbox" name="on[]" value=format!("webhook:{}", p.event) checked=p.webhook
+                        aria-label=format!("{label}: webhook")/></td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let hooks = settings.webhooks;
+    view! {
+        <ActionForm action=save>
+            <table class="table notification-choices">
+                <thead><tr><th scope="col">"Event"</th><th scope="col">"Email"</th><th scope="col">"Webhook"</th></tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+            <button class="button" type="submit">"Save choices"</button>
+        </ActionForm>
+        <h3>"Your webhooks"</h3>
+        {if hooks.is_empty() {
+            view! { <p class="muted">"None yet."</p> }.into_any()
+        } else {
+            view! {
+                <ul class="webhooks">
+                    {hooks.into_iter().map(|h| view! {
+                        <li>
+                            <code>{h.url.clone()}</code> " "
+                            <ActionForm action=remove attr:class="inline-form">
+                                <input type="hidden" name="id" value=h.id.to_string()/>
+                                <button class="button secondary" type="submit"
+                                    aria-label=format!("Remove the webhook {}", h.url)>"Remove"</button>
+                            </ActionForm>
+                        </li>
+                    }).collect_view()}
+                </ul>
+            }.into_any()
+        }}
     }
 }
 

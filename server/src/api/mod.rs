@@ -10,6 +10,7 @@ mod csv_body;
 pub(crate) mod error;
 mod idle_policy;
 pub(crate) mod input;
+mod notifications;
 mod openapi;
 mod pools;
 mod reports;
@@ -42,6 +43,7 @@ pub fn router() -> Router<AppState> {
         .merge(reports::router())
         .merge(idle_policy::router())
         .merge(calendar_feed::router())
+        .merge(notifications::router())
         .fallback(|| async { ApiError::not_found("route") })
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
 }

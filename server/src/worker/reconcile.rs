@@ -77,6 +77,8 @@ pub struct Reconciler {
     pub simulated: bool,
     /// Measures GPU use from Prometheus while this worker leads.
     pub usage: Option<crate::usage::UsageSource>,
+    /// Sends the outbox's notifications while this worker leads.
+    pub notifier: Option<crate::notify::Notifier>,
 }
 
 /// Whether a namespace is Berth's for `booking` (any booking when `None`):
@@ -120,7 +122,7 @@ impl Reconciler {
 
     /// A worker with the default policy.
     pub fn new(db: PgPool, client: kube::Client, cluster: Cluster) -> Self {
-        Reconciler { db, client, cluster, policy: Policy::default(), simulated: false, usage: None }
+        Reconciler { db, client, cluster, policy: Policy::default(), simulated: false, usage: None, notifier: None }
     }
 
     pub(super) async fn managed_namespaces(&self) -> Result<Vec<Namespace>, kube::Error> {

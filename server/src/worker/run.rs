@@ -99,6 +99,10 @@ async fn work(
         let sampler = crate::usage::Sampler { prometheus, selector, simulated: worker.simulated };
         AbortOnDrop(tokio::spawn(crate::usage::run(sampler, worker.db.clone())))
     });
+    let _notify = worker
+        .notifier
+        .clone()
+        .map(|notifier| AbortOnDrop(tokio::spawn(crate::notify::run(notifier, worker.db.clone()))));
     let mut failed_passes = 0u32;
     loop {
         // Still holding the lock? Its connection is the proof.

@@ -1,0 +1,147 @@
+//! What each event says: a subject and a plain-text body (the HTML part is
+//! the same text, escaped, with its links made clickable) and the webhook's
+//! JSON. Times are in the pool's time zone, named.
+
+use super::outbox::Due;
+use app::model::short_kind;
+use serde_json::{json, Value};
+
+pub struct Message {
+    pub subject: String,
+    pub text: String,
+    pub html: String,
+}
+
+/// The booking's card on the portal.
+pub fn booking_url(base: &str, due: &Due) -> String {
+    format!("{}/bookings#booking-{}", base.trim_end_matches('/'), due.booking_id)
+}
+
+fn local(due: &Due, t: chrono::DateTime<chrono::Utc>) -> chrono::DateTime<chrono_tz::Tz> {
+    t.with_timezone(&due.time_zone.parse::<chrono_tz::Tz>().unwrap_or(chrono_tz::UTC))
+}
+
+fn at(due: &Due, t: chrono::DateTime<chrono::Utc>) -> String {
+    local(due, t).format("%a %Y-%m-%d %H:%M %Z").to_string()
+}
+
+/// "lab-h100 MIG 1g.24gb ×3, Tue 2026-12-01 09:00 – 12:00 CET" (the end's
+/// date only when it is another day).
+fn what(due: &Due) -> String {
+    let (start, end) = (local(due, due.starts_at), local(due, due.ends_at));
+    let end_format = if start.date_naive() == end.date_naive() { "%H:%M %Z" } else { "%a %Y-%m-%d %H:%M %Z" };
+    format!(
+        "{} {} ×{}, {} – {}",
+        due.pool,
+        short_kind(&due.kind),
+        due.quantity,
+        start.format("%a %Y-%m-%d %H:%M"),
+        end.format(end_format)
+    )
+}
+
+pub fn render(base: &str, due: &Due) -> Message {
+    let base = base.trim_end_matches('/');
+    let card = booking_url(base, due);
+    let what = what(due);
+    let comment = |label: &str| match due.detail.trim() {
+        "" => String::new(),
+        text => format!("\n{label}: {text}"),
+    };
+    let (subject, body) = match due.event.as_str() {
+        "booking.pending" => (
+            format!("Approval wanted: {} ({})", what, due.tenant),
+            format!(
+                "{} <{}> of {} asks for {what}.\n\nDecide at {base}/admin/approvals (booking {}).",
+                due.owner_name, due.owner_email, due.tenant, due.booking_id
+            ),
+        ),
+        "booking.approved" => {
+            (format!("Approved: {what}"), format!("Your booking is approved: {what}.{}\n\n{card}", comment("Comment")))
+        }
+        "booking.rejected" => {
+            (format!("Rejected: {what}"), format!("Your booking was rejected: {what}.{}\n\n{card}", comment("Comment")))
+        }
+        "waitlist.promoted" => (
+            format!("Booked from the waitlist: {what}"),
+            format!("Room freed up and your waitlist entry is now a booking: {what}.\n\n{card}"),
+        ),
+        "booking.starting" => (
+            format!("Starts at {}: {}", at(due, due.starts_at), due.pool),
+            format!("Your window starts soon: {what}.\nThe workspace is prepared at the start.\n\n{card}"),
+        ),
+        "booking.ending" => {
+            let extend = match due.free_after {
+                Some(free) if free >= due.quantity => {
+                    format!("\nThe hour after it is free: extend it at {card}")
+                }
+                _ => "\nThe time after it is booked by others: save your work.".to_string(),
+            };
+            (
+                format!("Ends at {}: {}", at(due, due.ends_at), due.pool),
+                format!("Your window ends soon: {what}.{extend}\n\n{card}"),
+            )
+        }
+        "workspace.ready" => (
+            format!("Workspace ready: {}", due.pool),
+            format!("Your workspace is ready: {what}.\nOpen it at {base}/bookings/{}/open\n\n{card}", due.booking_id),
+        ),
+        "booking.failed" => (
+            format!("Failed: {what}"),
+            format!("Your session could not be prepared: {what}.{}\n\n{card}", comment("Reason")),
+        ),
+        "booking.idle" => (
+            format!("Idle GPUs: {}", due.pool),
+            format!(
+                "The GPUs of your live booking have been idle: {what}.\nUse them or end the booking; \
+                 idle bookings of this pool are ended early.\n\n{card}"
+            ),
+        ),
+        other => (format!("Berth: {other}"), format!("{what}\n\n{card}")),
+    };
+    let html = format!(
+        "<html><body><pre style=\"font-family: sans-serif; white-space: pre-wrap\">{}</pre></body></html>",
+        linkify(&escape(&body))
+    );
+    Message { subject, text: body, html }
+}
+
+/// The webhook's body: the event, its delivery id (also the
+/// `X-Berth-Delivery` header) and the booking as the API shows it.
+pub fn webhook_body(base: &str, due: &Due) -> Value {
+    json!({
+        "event": due.event,
+        "delivery": due.id,
+        "detail": due.detail,
+        "booking": {
+            "id": due.booking_id,
+            "pool": due.pool,
+            "kind": due.kind,
+            "quantity": due.quantity,
+            "start": due.starts_at,
+            "end": due.ends_at,
+            "state": due.state,
+            "tenant": due.tenant,
+            "owner": due.owner_email,
+            "url": booking_url(base, due),
+        },
+        "extend_free": due.free_after.map(|free| free >= due.quantity),
+    })
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// Escaped text with each http(s) word as a link.
+fn linkify(escaped: &str) -> String {
+    let word = |word: &str| {
+        let core = word.trim_end_matches('.');
+        if core.starts_with("http://") || core.starts_with("https://") {
+            format!("<a href=\"{core}\">{core}</a>{}", &word[core.len()..])
+        } else {
+            word.to_string()
+        }
+    };
+    escaped.lines().map(|line| line.split(' ').map(word).collect::<Vec<_>>().join(" ")).collect::<Vec<_>>().join("\n")
+}
