@@ -1,5 +1,6 @@
 -- The statements of the worker's start and repair passes (app/src/backend/
--- provisioning.rs, session_status.rs, waitlist.rs, worker_status.rs), by the
+-- provisioning.rs, session_status.rs, waitlist.rs, worker_status.rs) and of
+-- its notifier (server/src/notify/outbox.rs), by the
 -- start of their text: what the booking benchmark reports as the worker's
 -- share of the database. Keep in step when a pass gains a query.
 SELECT coalesce(sum(calls), 0) AS calls, coalesce(round(sum(total_exec_time)::numeric), 0) AS total_ms
@@ -12,3 +13,6 @@ WHERE query LIKE 'SELECT id, state, ends_at <= now() AS ended FROM booking%'
    OR query LIKE 'SELECT DISTINCT pool_id, kind FROM waitlist_entry%'
    OR query LIKE 'UPDATE worker_process%'
    OR query LIKE 'SELECT pg_try_advisory_lock%'
+   OR query LIKE 'INSERT INTO notification (event, booking_id, dedupe)%'
+   OR query LIKE 'WITH batch AS (%'
+   OR query LIKE 'WITH claimed AS (%'

@@ -116,38 +116,14 @@ async fn a_data_scientist_books_from_the_shell() {
     );
 
     // Two more do not fit: the reason, the next free window, exit 1.
-    let err = shell.fails(&[
-        "book",
-        "lab-h100",
-        "--kind",
-        "mig-1g.24gb",
-        "--units",
-        "2",
-        "--from",
-        &format!("{day} 10:00"),
-        "--for",
-        "1h",
-        "--tz",
-        "UTC",
-    ]);
+    let ten = format!("{day} 10:00");
+    let two_more =
+        ["book", "lab-h100", "--kind", "mig-1g.24gb", "--units", "2", "--from", &ten, "--for", "1h", "--tz", "UTC"];
+    let err = shell.fails(&two_more);
     assert!(err.starts_with("refused: not enough free capacity"), "{err}");
     assert!(err.contains(&format!("next free window: {weekday} {day} 12:00 – {weekday} {day} 13:00")), "{err}");
 
-    let waiting = shell.ok(&[
-        "book",
-        "lab-h100",
-        "--kind",
-        "mig-1g.24gb",
-        "--units",
-        "2",
-        "--from",
-        &format!("{day} 10:00"),
-        "--for",
-        "1h",
-        "--tz",
-        "UTC",
-        "--waitlist",
-    ]);
+    let waiting = shell.ok(&[&two_more[..], &["--waitlist"]].concat());
     assert!(waiting.starts_with("on the waitlist "), "{waiting}");
     assert!(waiting.ends_with(&format!(": place 1 for {weekday} {day} 10:00 – {weekday} {day} 11:00\n")), "{waiting}");
 
