@@ -57,7 +57,7 @@ mkdir -p .data/mail/new .data/mail/cur .data/mail/tmp
 say "starting the mail catcher on smtp://$SMTP_LISTEN (messages in .data/mail/new)"
 python3 -m aiosmtpd -n -l "$SMTP_LISTEN" -c aiosmtpd.handlers.Mailbox "$ROOT/.data/mail" > .data/mail.log 2>&1 &
 export BERTH_SMTP_URL="${BERTH_SMTP_URL:-smtp://$SMTP_LISTEN}"
-export BERTH_SMTP_FROM="${BERTH_SMTP_FROM:-Berth (make run) <berth@berth.local>}"
+export BERTH_SMTP_FROM="${BERTH_SMTP_FROM:-Berth <berth@berth.local>}"
 export BERTH_WEBHOOK_ALLOW_PRIVATE=true
 
 cat <<MSG
