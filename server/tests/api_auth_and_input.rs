@@ -218,3 +218,16 @@ async fn openapi_document_describes_exactly_the_served_operations() {
         assert!(doc["components"]["schemas"].get(name).is_some(), "missing schema {name}");
     }
 }
+
+#[tokio::test]
+async fn a_tenant_path_that_cannot_be_a_slug_is_404_not_a_database_error() {
+    let f = Fixture::new().await;
+    for slug in ["a%00b", "Team-A", "team_a", "%E2%9C%93"] {
+        for path in ["usage", "webhooks", "dashboard"] {
+            let (status, err) =
+                f.call(Method::GET, &format!("/api/v1/tenants/{slug}/{path}"), Some(&f.admin), None).await;
+            assert_eq!(status, StatusCode::NOT_FOUND, "{slug}/{path}: {err}");
+            assert_eq!(err["error"], "not_found");
+        }
+    }
+}

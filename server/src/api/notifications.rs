@@ -59,7 +59,7 @@ async fn tenant_list(
     Auth(principal): Auth,
     Path(slug): Path<String>,
 ) -> ApiResult<Json<Vec<Webhook>>> {
-    Ok(Json(notifications::tenant_webhooks(&state.db, &principal, &slug).await?))
+    Ok(Json(notifications::tenant_webhooks(&state.db, &principal, super::tenants::slug(&slug)?).await?))
 }
 
 async fn add_tenant(
@@ -68,7 +68,8 @@ async fn add_tenant(
     Path(slug): Path<String>,
     ApiJson(body): ApiJson<NewHook>,
 ) -> ApiResult<(StatusCode, Json<NewWebhook>)> {
-    let hook = notifications::add_webhook(&state.db, &principal, &body.url, Some(&slug)).await?;
+    let slug = super::tenants::slug(&slug)?;
+    let hook = notifications::add_webhook(&state.db, &principal, &body.url, Some(slug)).await?;
     Ok((StatusCode::CREATED, Json(hook)))
 }
 

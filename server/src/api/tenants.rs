@@ -18,9 +18,11 @@ pub fn router() -> Router<AppState> {
         .route("/tenants/{slug}/dashboard", get(dashboard))
 }
 
-/// A tenant slug from the path; anything longer than a slug can be is not one.
-fn slug(raw: &str) -> ApiResult<&str> {
-    if raw.is_empty() || raw.len() > 40 {
+/// A tenant slug from the path; anything a slug cannot be (too long, other
+/// characters — a NUL would even make PostgreSQL refuse the text) is no tenant.
+pub(super) fn slug(raw: &str) -> ApiResult<&str> {
+    let allowed = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-';
+    if raw.is_empty() || raw.len() > 40 || !raw.chars().all(allowed) {
         return Err(ApiError::not_found("tenant"));
     }
     Ok(raw)
