@@ -231,3 +231,34 @@ async fn a_tenant_path_that_cannot_be_a_slug_is_404_not_a_database_error() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_nul_character_in_json_text_is_422_naming_the_field_and_nothing_is_written() {
+    let f = Fixture::new().await;
+    let booking = json!({
+        "pool_id": f.lab, "kind": MIG, "quantity": 1, "start": slot(4), "end": slot(8), "mode": "interactive",
+        "note": "a\u{0}b",
+    });
+    let cases = [
+        (Method::POST, "/api/v1/bookings", booking, "note"),
+        (Method::POST, "/api/v1/tenants", json!({ "slug": "t-nul", "name": "a\u{0}" }), "name"),
+        (
+            Method::PUT,
+            "/api/v1/me/notifications",
+            json!({ "preferences": [{ "event": "booking.idle\u{0}", "email": true, "webhook": true }] }),
+            "preferences[0].event",
+        ),
+    ];
+    for (method, path, body, field) in cases {
+        let (status, err) = f.call(method, path, Some(&f.admin), Some(body)).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{path}: {err}");
+        assert_eq!(err["field"], field, "{path}: {err}");
+    }
+    let written: i64 = sqlx::query_scalar(
+        "SELECT (SELECT count(*) FROM booking) + (SELECT count(*) FROM tenant WHERE slug = 't-nul')",
+    )
+    .fetch_one(&f.db)
+    .await
+    .unwrap();
+    assert_eq!(written, 0);
+}

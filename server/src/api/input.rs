@@ -73,11 +73,34 @@ impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
             let message = without_position(&err.to_string()).to_string();
             ApiError::new(StatusCode::BAD_REQUEST, "malformed_json", format!("the body is not valid JSON: {message}"))
         })?;
+        if let Some(field) = nul_at(&value, String::new()) {
+            return Err(ApiError::invalid(field, "text must not contain the NUL character"));
+        }
         serde_path_to_error::deserialize(value).map(ApiJson).map_err(|err| {
             let path = err.path().to_string();
             let message = err.into_inner().to_string();
             ApiError::invalid(field_of(&path, &message), message)
         })
+    }
+}
+
+/// The path (`a.b[2]`) of the first string, or key, holding U+0000:
+/// PostgreSQL's text cannot store it, so it is refused before it gets there.
+fn nul_at(value: &serde_json::Value, path: String) -> Option<String> {
+    let named = |path: &str| if path.is_empty() { "body".to_string() } else { path.to_string() };
+    match value {
+        serde_json::Value::String(text) => text.contains('\0').then(|| named(&path)),
+        serde_json::Value::Array(items) => {
+            items.iter().enumerate().find_map(|(i, item)| nul_at(item, format!("{path}[{i}]")))
+        }
+        serde_json::Value::Object(fields) => fields.iter().find_map(|(key, item)| {
+            let inner = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+            if key.contains('\0') {
+                return Some(named(&path));
+            }
+            nul_at(item, inner)
+        }),
+        _ => None,
     }
 }
 
