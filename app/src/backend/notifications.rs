@@ -106,12 +106,7 @@ pub async fn add_webhook(
             if !principal.is_admin() {
                 return Err(ServiceError::Forbidden("only admins set up a tenant's webhooks"));
             }
-            let id: Uuid = sqlx::query_scalar("SELECT id FROM tenant WHERE slug = $1")
-                .bind(slug)
-                .fetch_optional(&mut *tx)
-                .await?
-                .ok_or(ServiceError::NotFound("tenant"))?;
-            (None, Some(id))
+            (None, Some(super::tenants::tenant_id(&mut tx, slug).await?))
         }
     };
     // Serialises a user's (or tenant's) additions, so the cap holds.
@@ -178,10 +173,6 @@ pub async fn tenant_webhooks(db: &PgPool, principal: &Principal, slug: &str) -> 
     if !principal.is_admin() {
         return Err(ServiceError::Forbidden("only admins see a tenant's webhooks"));
     }
-    let id: Uuid = sqlx::query_scalar("SELECT id FROM tenant WHERE slug = $1")
-        .bind(slug)
-        .fetch_optional(db)
-        .await?
-        .ok_or(ServiceError::NotFound("tenant"))?;
+    let id = super::tenants::tenant_id(&mut *db.acquire().await?, slug).await?;
     list(db, "h.tenant_id = $1", id).await
 }

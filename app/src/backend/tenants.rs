@@ -63,7 +63,7 @@ pub async fn create(db: &PgPool, principal: &Principal, new: NewTenant) -> Servi
     Ok(Tenant { slug: new.slug.trim().into(), name: name.into(), members: vec![] })
 }
 
-async fn tenant_id(conn: &mut PgConnection, slug: &str) -> ServiceResult<Uuid> {
+pub(crate) async fn tenant_id(conn: &mut PgConnection, slug: &str) -> ServiceResult<Uuid> {
     sqlx::query_scalar("SELECT id FROM tenant WHERE slug = $1")
         .bind(slug)
         .fetch_optional(conn)
