@@ -17,6 +17,7 @@ fn session(tenant: &str, id: &str, kind: &str, selector: &[(&str, &str)]) -> Ses
         booking_id: id.parse().unwrap(),
         tenant: tenant.into(),
         user: USER.into(),
+        co_owners: vec![],
         quantity: 1,
         interactive: true,
         image: "quay.io/jupyter/pytorch-notebook:cuda12-latest".into(),

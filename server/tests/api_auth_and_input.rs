@@ -145,6 +145,8 @@ const OPERATIONS: &[(&str, &str)] = &[
     ("post", "/bookings/{id}/end"),
     ("post", "/bookings/{id}/approve"),
     ("post", "/bookings/{id}/reject"),
+    ("post", "/bookings/{id}/co-owners"),
+    ("delete", "/bookings/{id}/co-owners/{email}"),
     ("get", "/tenants"),
     ("post", "/tenants"),
     ("patch", "/tenants/{slug}"),
@@ -205,7 +207,10 @@ async fn openapi_document_describes_exactly_the_served_operations() {
         let (status, _) = f
             .call(
                 method.clone(),
-                &format!("/api/v1{}", path.replace("{id}", &id).replace("{slug}", "team-a")),
+                &format!(
+                    "/api/v1{}",
+                    path.replace("{id}", &id).replace("{slug}", "team-a").replace("{email}", "x%40a.test")
+                ),
                 None,
                 None,
             )

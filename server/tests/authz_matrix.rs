@@ -52,6 +52,9 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     (Send::Json("{}"), "/api/v1/bookings/{live}/end", [401, 200, 404, 403, 200]),
     (Send::Json("{}"), "/api/v1/bookings/{pending}/approve", [401, 403, 404, 403, 200]),
     (Send::Json(r#"{"comment":"no room"}"#), "/api/v1/bookings/{pending}/reject", [401, 403, 404, 403, 200]),
+    // Sharing: the owner and admins; teammates see the booking but may not share it.
+    (Send::Json(r#"{"email":"carol@a.test"}"#), "/api/v1/bookings/{booking}/co-owners", [401, 200, 404, 403, 200]),
+    (Send::Delete, "/api/v1/bookings/{shared}/co-owners/carol@a.test", [401, 204, 404, 403, 204]),
     (Send::Get, "/api/v1/tenants", [401, 403, 403, 403, 200]),
     (Send::Json(r#"{"slug":"t-{uniq}","name":"T"}"#), "/api/v1/tenants", [401, 403, 403, 403, 201]),
     (Send::Patch(r#"{"name":"Team B"}"#), "/api/v1/tenants/team-b", [401, 403, 403, 403, 200]),
@@ -117,6 +120,8 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     (Send::Form("on[]=email%3Abooking.idle"), "/rpc/settings/notifications/save", [401, 200, 200, 200, 200]),
     (Send::Form("url=https%3A%2F%2Fhooks.example.org%2Fx"), "/rpc/settings/webhooks/add", [401, 200, 200, 200, 200]),
     (Send::Form("id={hook}"), "/rpc/settings/webhooks/remove", [401, 200, 404, 404, 404]),
+    (Send::Form("id={booking}&email=carol%40a.test"), "/rpc/bookings/co-owners/add", [401, 200, 404, 403, 200]),
+    (Send::Form("id={shared}&email=carol%40a.test"), "/rpc/bookings/co-owners/remove", [401, 200, 404, 403, 200]),
     (Send::Form(""), "/rpc/sign_in_options", [200, 200, 200, 200, 200]),
     (Send::Form(""), "/rpc/overview", [401, 200, 200, 200, 200]),
     (Send::Form(""), "/rpc/tokens/list", [401, 200, 200, 200, 200]),
@@ -304,8 +309,9 @@ impl World {
     async fn fill(&self, template: &str) -> String {
         let mut text =
             template.replace("{pool}", &self.pool.to_string()).replace("{uniq}", &Uuid::new_v4().simple().to_string());
-        let replacements: [(&str, Option<String>); 14] = [
+        let replacements: [(&str, Option<String>); 15] = [
             ("{booking}", None),
+            ("{shared}", None),
             ("{entry}", None),
             ("{blackout}", None),
             ("{far}", Some(slot(400).to_rfc3339_opts(SecondsFormat::Secs, true))),
@@ -329,6 +335,13 @@ impl World {
                 (_, Some(value)) => value,
                 ("{booking}", None) => self.ada_books(self.pool, 8, 10).await,
                 ("{live}", None) => self.ada_books(self.pool, -1, 4).await,
+                ("{shared}", None) => {
+                    let id = self.ada_books(self.pool, 8, 10).await;
+                    let shared =
+                        app::backend::bookings::co_owners::add(&self.f.db, &self.ada, id.parse().unwrap(), "carol@a.test");
+                    shared.await.unwrap();
+                    id
+                }
                 ("{pending}", None) => self.ada_books(self.approval_pool, 8, 10).await,
                 ("{entry}", None) => self.ada_waits().await,
                 ("{blackout}", None) => {

@@ -12,6 +12,7 @@ fn session() -> Session {
         booking_id: "0f0e0d0c-0b0a-4908-8706-050403020100".parse().unwrap(),
         tenant: "team-a".into(),
         user: "ada@example.test".into(),
+        co_owners: vec![],
         quantity: 2,
         interactive: true,
         image: "quay.io/jupyter/pytorch-notebook:cuda12-latest".into(),

@@ -163,7 +163,10 @@ pub async fn ics(db: &PgPool, key: &FeedKey, token: &str, pool: Option<Uuid>) ->
         "SELECT b.id, p.name AS pool, b.kind, b.quantity, u.email AS owner, b.starts_at, b.ends_at, b.state,
                 b.sequence, b.updated_at AS updated
          FROM booking b JOIN pool p ON p.id = b.pool_id JOIN app_user u ON u.id = b.user_id
-         WHERE (CASE WHEN $2::uuid IS NULL THEN b.user_id = $1 ELSE b.pool_id = $2 END)
+         WHERE (CASE WHEN $2::uuid IS NULL
+                     THEN b.user_id = $1
+                          OR EXISTS (SELECT 1 FROM booking_co_owner c WHERE c.booking_id = b.id AND c.user_id = $1)
+                     ELSE b.pool_id = $2 END)
            AND b.ends_at > now() - make_interval(days => $3) AND b.extends_id IS NULL
          ORDER BY b.starts_at, b.id",
     )

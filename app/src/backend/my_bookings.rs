@@ -44,6 +44,7 @@ pub async fn load(db: &PgPool, principal: &Principal, tz: &str) -> ServiceResult
         past: Vec::new(),
         simulated: false,
         waitlist: Vec::new(),
+        me: principal.email.clone(),
     };
     for booking in own {
         let pool = pools.iter().find(|p| p.id == booking.pool_id);

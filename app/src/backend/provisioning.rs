@@ -33,6 +33,8 @@ pub struct BookingFacts {
     pub booking_id: Uuid,
     pub tenant: String,
     pub user_email: String,
+    /// Who shares the booking (active users only): bound to the session's role too.
+    pub co_owner_emails: Vec<String>,
     pub quantity: i32,
     pub mode: Mode,
     /// Resolved at booking time (the pool's first image when none was asked).
@@ -49,6 +51,7 @@ struct FactsRow {
     booking_id: Uuid,
     tenant: String,
     user_email: String,
+    co_owner_emails: Vec<String>,
     quantity: i32,
     mode: String,
     image: String,
@@ -65,6 +68,7 @@ impl From<FactsRow> for BookingFacts {
             booking_id: row.booking_id,
             tenant: row.tenant,
             user_email: row.user_email,
+            co_owner_emails: row.co_owner_emails,
             quantity: row.quantity,
             mode: Mode::parse(&row.mode).unwrap_or(Mode::Interactive),
             image: row.image,
@@ -78,7 +82,10 @@ impl From<FactsRow> for BookingFacts {
 /// The facts of each of `ids` that exists, in one query.
 async fn facts_of(db: &PgPool, ids: &[Uuid]) -> ServiceResult<Vec<BookingFacts>> {
     let rows: Vec<FactsRow> = sqlx::query_as(
-        "SELECT b.id AS booking_id, t.slug AS tenant, u.email AS user_email, b.quantity, b.mode, b.image, k.kind,
+        "SELECT b.id AS booking_id, t.slug AS tenant, u.email AS user_email,
+                ARRAY(SELECT cu.email FROM booking_co_owner c JOIN app_user cu ON cu.id = c.user_id
+                      WHERE c.booking_id = b.id AND cu.disabled_at IS NULL ORDER BY cu.email) AS co_owner_emails,
+                b.quantity, b.mode, b.image, k.kind,
                 k.capacity, k.replicas_per_unit, k.vram_gb_per_unit, k.cpu_millis_per_unit, k.memory_mib_per_unit,
                 k.storage_gib_per_unit,
                 -- Every pool's kinds, not only this pool's: a session that booked a
@@ -214,12 +221,12 @@ pub async fn pool_images(db: &PgPool) -> ServiceResult<Vec<String>> {
 }
 
 /// The booking whose workspace `principal` wants to open: only its owner
-/// (not teammates, not admins: the workspace is a personal session), only
-/// while it is active. Not visible: 404.
+/// and co-owners (not other teammates, not admins: the workspace is the
+/// holders' session), only while it is active. Not visible: 404.
 pub async fn openable(db: &PgPool, principal: &Principal, booking_id: Uuid) -> ServiceResult<BookingFacts> {
     let booking = super::bookings::get(db, principal, booking_id).await?;
     if !booking.mine {
-        return Err(ServiceError::Forbidden("only the booking's owner may open its workspace"));
+        return Err(ServiceError::Forbidden("only the booking's owner and co-owners may open its workspace"));
     }
     if booking.state != crate::model::BookingState::Active {
         return Err(ServiceError::Conflict {

@@ -75,7 +75,8 @@ pub struct Window {
 }
 
 /// A booking as a reader may see it. For other users' bookings the personal
-/// fields (`user_*`, `tenant`, `image`, `note`) are `None`: occupancy only.
+/// fields (`user_*`, `tenant`, `image`, `note`, `co_owners`) are `None` or
+/// empty: occupancy only. `mine` holds for the owner and its co-owners.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Booking {
     pub id: Uuid,
@@ -101,6 +102,31 @@ pub struct Booking {
     /// For an extension request awaiting approval: the booking it would extend.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extends: Option<Uuid>,
+    /// Who shares the booking with its owner (for those who see it in full).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub co_owners: Vec<CoOwner>,
+    /// The reader is a co-owner, not the owner: they may open, extend and
+    /// end it, but not cancel it or change who shares it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub co_owned: bool,
+    /// The recurring series the booking is an occurrence of.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<Uuid>,
+}
+
+/// A user the owner shares a booking with.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CoOwner {
+    pub email: String,
+    pub name: String,
+}
+
+/// `POST /bookings/{id}/co-owners`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewCoOwner {
+    /// A member of the booking's tenant.
+    pub email: String,
 }
 
 /// `POST /bookings`.

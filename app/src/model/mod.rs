@@ -25,7 +25,7 @@ pub use account::{CreatedToken, Membership, MembershipSource, TokenInfo, UserSum
 pub use approval::{Decision, PendingApproval};
 pub use audit::{AuditEntry, AuditFilter, AuditPage};
 pub use blackout::{Blackout, BlackoutCreated, NewBlackout, OnOverlap};
-pub use booking::{Booking, BookingFilter, BookingState, Mode, NewBooking, Window};
+pub use booking::{Booking, BookingFilter, BookingState, CoOwner, Mode, NewBooking, NewCoOwner, Window};
 pub use calendar::{
     short_kind, BookOutcome, BookingForm, CalendarData, Cell, Day, KindLane, PoolChoice, Slot, Suggestion,
 };

@@ -54,6 +54,9 @@ pub struct MyBookings {
     /// The principal's waitlist entries whose window has not ended.
     #[serde(default)]
     pub waitlist: Vec<super::WaitlistLine>,
+    /// The viewer's address: a co-owner may remove only themselves.
+    #[serde(default)]
+    pub me: String,
 }
 
 /// Which cluster the worker provisions on, as the server tells the pages.

@@ -17,6 +17,7 @@ mod pool_admin;
 mod report_charts;
 mod reports;
 mod settings;
+mod sharing;
 mod signin;
 mod tenants;
 mod tokenomics;

@@ -98,12 +98,17 @@ pub fn MyBookingsPage() -> impl IntoView {
     let end = ServerAction::<EndBooking>::new();
     let extend = ServerAction::<ExtendBooking>::new();
     let leave = ServerAction::<super::waitlist::LeaveWaitlist>::new();
-    let versions = move || (cancel.version().get(), end.version().get(), extend.version().get(), leave.version().get());
+    let share = super::sharing::SharingActions::new();
+    let versions = move || {
+        let sharing = (share.add.version().get(), share.remove.version().get());
+        (cancel.version().get(), end.version().get(), extend.version().get(), leave.version().get(), sharing)
+    };
     let tz = move || super::viewer_zone(&query);
     let data = Resource::new(move || (versions(), tz()), |(_, tz)| load_my_bookings(tz));
-    // The newest answer of any of the three actions, in the order they came.
+    // The newest answer of any of the actions, in the order they came.
     let last = RwSignal::new(None::<ActionNotice>);
-    for value in [cancel.value(), end.value(), extend.value(), leave.value()] {
+    let answers = [cancel.value(), end.value(), extend.value(), leave.value(), share.add.value(), share.remove.value()];
+    for value in answers {
         Effect::new(move |_| {
             if let Some(Ok(notice)) = value.get() {
                 last.set(Some(notice));
@@ -117,7 +122,7 @@ pub fn MyBookingsPage() -> impl IntoView {
             })
         })
     };
-    let actions = Actions { cancel, end, extend, leave };
+    let actions = Actions { cancel, end, extend, leave, share };
     provide_context(super::QuotaUse::tracking(move || cancel.version().get() + end.version().get()));
     view! {
         <section class="page-head"><h1>"My bookings"</h1><a class="button secondary" href="/calendar">"Book more"</a></section>
@@ -140,11 +145,13 @@ struct Actions {
     end: ServerAction<EndBooking>,
     extend: ServerAction<ExtendBooking>,
     leave: ServerAction<super::waitlist::LeaveWaitlist>,
+    share: super::sharing::SharingActions,
 }
 
 #[component]
 fn Sections(page: MyBookings, actions: Actions) -> impl IntoView {
     let simulated = page.simulated;
+    let me = page.me.clone();
     // The server's clock renders the page; once hydrated, countdowns tick.
     let now = RwSignal::new(page.now);
     #[cfg(feature = "hydrate")]
@@ -157,13 +164,14 @@ fn Sections(page: MyBookings, actions: Actions) -> impl IntoView {
     }
     let now = now.read_only();
     let section = move |title: &'static str, id: &'static str, cards: Vec<BookingCard>, empty: &'static str| {
+        let me = me.clone();
         view! {
             <section class="card-section" id=id>
                 <h2>{title}</h2>
                 {if cards.is_empty() {
                     view! { <p class="empty">{empty}</p> }.into_any()
                 } else {
-                    view! { <div class="cards">{cards.into_iter().map(|card| view! { <Card card now actions simulated/> }).collect_view()}</div> }.into_any()
+                    view! { <div class="cards">{cards.into_iter().map(|card| view! { <Card card now actions simulated me=me.clone()/> }).collect_view()}</div> }.into_any()
                 }}
             </section>
         }
@@ -178,7 +186,13 @@ fn Sections(page: MyBookings, actions: Actions) -> impl IntoView {
 }
 
 #[component]
-fn Card(card: BookingCard, now: ReadSignal<DateTime<Utc>>, actions: Actions, simulated: bool) -> impl IntoView {
+fn Card(
+    card: BookingCard,
+    now: ReadSignal<DateTime<Utc>>,
+    actions: Actions,
+    simulated: bool,
+    me: String,
+) -> impl IntoView {
     let b = card.booking;
     let state = b.state;
     let rendered = now.get_untracked();
@@ -195,7 +209,8 @@ fn Card(card: BookingCard, now: ReadSignal<DateTime<Utc>>, actions: Actions, sim
         }
     };
     let id = b.id;
-    let cancelable = matches!(state, BookingState::Pending | BookingState::Approved) && !live;
+    // Only the owner cancels; co-owners may end it once it runs.
+    let cancelable = matches!(state, BookingState::Pending | BookingState::Approved) && !live && !b.co_owned;
     let session = card.session.clone().filter(|_| live);
     let workspace_url = session.as_ref().and_then(|s| s.workspace_url.clone());
     let workspace = match (state, live) {
@@ -254,6 +269,7 @@ fn Card(card: BookingCard, now: ReadSignal<DateTime<Utc>>, actions: Actions, sim
             <p class="workspace muted">{workspace}</p>
             {steps}
             {open}
+            <super::sharing::Sharing booking=b.clone() me actions=actions.share/>
             <p><a class="manifests-link" href=format!("/bookings/{id}/manifests")>"What the worker applies"</a></p>
             <div class="card-actions">
                 {cancelable.then(|| view! {

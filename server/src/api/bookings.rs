@@ -3,11 +3,11 @@ use super::error::ApiResult;
 use super::input::{ApiJson, ApiQuery, PathId};
 use crate::state::AppState;
 use app::backend::bookings::{self, Admission};
-use app::model::{Booking, BookingFilter, NewBooking};
-use axum::extract::State;
+use app::model::{Booking, BookingFilter, NewBooking, NewCoOwner};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 use axum::{Json, Router};
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
@@ -21,6 +21,8 @@ pub fn router() -> Router<AppState> {
         .route("/bookings/{id}/end", post(end))
         .route("/bookings/{id}/approve", post(approve))
         .route("/bookings/{id}/reject", post(reject))
+        .route("/bookings/{id}/co-owners", post(add_co_owner))
+        .route("/bookings/{id}/co-owners/{email}", delete(remove_co_owner))
 }
 
 /// `201` with the booking; with `"waitlist": true` and no room, `202` with the waitlist entry.
@@ -108,4 +110,27 @@ async fn reject(
     ApiJson(body): ApiJson<Comment>,
 ) -> ApiResult<Json<Booking>> {
     Ok(Json(bookings::reject(&state.db, &principal, id, &body.comment).await?))
+}
+
+/// Shares the booking with a member of its tenant; the booking as the owner sees it.
+async fn add_co_owner(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    PathId(id): PathId,
+    ApiJson(body): ApiJson<NewCoOwner>,
+) -> ApiResult<Json<Booking>> {
+    Ok(Json(bookings::co_owners::add(&state.db, &principal, id, &body.email).await?))
+}
+
+/// Stops sharing: the owner and admins remove anyone, a co-owner themselves.
+async fn remove_co_owner(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    path: Result<Path<(String, String)>, axum::extract::rejection::PathRejection>,
+) -> ApiResult<StatusCode> {
+    let not_found = || super::error::ApiError::not_found("co-owner");
+    let Path((id, email)) = path.map_err(|_| not_found())?;
+    let id = id.parse().map_err(|_| not_found())?;
+    bookings::co_owners::remove(&state.db, &principal, id, &email).await?;
+    Ok(StatusCode::NO_CONTENT)
 }

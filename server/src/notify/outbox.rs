@@ -37,14 +37,14 @@ pub async fn schedule_timed(db: &PgPool) -> sqlx::Result<u64> {
 }
 
 /// Turns new notifications into deliveries: a pending booking goes to the
-/// admins, everything else to the booking's owner; by email when the
+/// admins, everything else to the booking's owner and co-owners; by email when the
 /// portal can send mail, to each of the recipient's webhooks, unless they
 /// switched that event off for that channel; and to every webhook of the
 /// booking's tenant. Disabled users get nothing.
 pub async fn fan_out(db: &PgPool, email: bool) -> sqlx::Result<u64> {
     let done = sqlx::query(
         "WITH batch AS (
-             SELECT n.id, n.event, b.user_id AS owner, b.tenant_id FROM notification n JOIN booking b ON b.id = n.booking_id
+             SELECT n.id, n.event, n.booking_id, b.user_id AS owner, b.tenant_id FROM notification n JOIN booking b ON b.id = n.booking_id
              WHERE n.fanned_out_at IS NULL ORDER BY n.created_at LIMIT 500 FOR UPDATE OF n SKIP LOCKED
          ),
          recipient AS (
@@ -52,6 +52,10 @@ pub async fn fan_out(db: &PgPool, email: bool) -> sqlx::Result<u64> {
              WHERE batch.event = 'booking.pending' AND u.disabled_at IS NULL
              UNION ALL
              SELECT batch.id, batch.event, u.id FROM batch JOIN app_user u ON u.id = batch.owner
+             WHERE batch.event <> 'booking.pending' AND u.disabled_at IS NULL
+             UNION ALL
+             SELECT batch.id, batch.event, u.id FROM batch
+             JOIN booking_co_owner c ON c.booking_id = batch.booking_id JOIN app_user u ON u.id = c.user_id
              WHERE batch.event <> 'booking.pending' AND u.disabled_at IS NULL
          ),
          wanted AS (

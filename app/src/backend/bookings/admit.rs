@@ -482,5 +482,8 @@ fn view(request: &Request, admitted: Accepted, pool_id: Uuid, state: BookingStat
         note: Some(request.note.clone()),
         created_at: now,
         extends: None,
+        co_owners: Vec::new(),
+        co_owned: false,
+        series: None,
     }
 }

@@ -35,6 +35,15 @@ pub(super) async fn request(
     .bind(new_end)
     .fetch_one(&mut *tx)
     .await?;
+    // Whoever shares the booking shares the request: they see it waiting.
+    sqlx::query(
+        "INSERT INTO booking_co_owner (booking_id, user_id, added_by, added_at)
+         SELECT $2, user_id, added_by, added_at FROM booking_co_owner WHERE booking_id = $1",
+    )
+    .bind(row.id)
+    .bind(id)
+    .execute(&mut *tx)
+    .await?;
     let why = format!("extension of {} to {} requested", row.id, new_end.to_rfc3339());
     events::record(&mut tx, id, Some(principal.user_id), None, BookingState::Pending, &why).await?;
     // The extended booking's own trail keeps who asked (the request row goes once granted).

@@ -107,7 +107,7 @@ pub async fn reject(db: &sqlx::PgPool, principal: &Principal, id: Uuid, comment:
 /// the capacity after that is free again.
 pub async fn end_early(db: &sqlx::PgPool, principal: &Principal, id: Uuid) -> ServiceResult<Booking> {
     let mut tx = db.begin().await?;
-    let row = locked_row(&mut tx, principal, id, Need::OwnerOrAdmin).await?;
+    let row = locked_row(&mut tx, principal, id, Need::HolderOrAdmin).await?;
     transition(row.state(), Action::Complete)?;
     let now = crate::backend::db_now(&mut *tx).await?;
     if now <= row.starts_at {
@@ -153,9 +153,9 @@ pub async fn extend(
     // safe; the row itself is locked (and re-read) after it, in the same order
     // admission takes its locks.
     let peek = fetch_row(&mut *tx, id, false).await?.ok_or(ServiceError::NotFound("booking"))?;
-    peek.authorize(principal, Need::OwnerOrAdmin)?;
+    peek.authorize(principal, Need::HolderOrAdmin)?;
     lock_kind(&mut tx, peek.pool_id, &peek.kind).await?;
-    let row = locked_row(&mut tx, principal, id, Need::OwnerOrAdmin).await?;
+    let row = locked_row(&mut tx, principal, id, Need::HolderOrAdmin).await?;
     let state = row.state();
     if !state.holds_capacity() {
         return Err(ServiceError::Conflict {

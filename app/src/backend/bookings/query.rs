@@ -10,8 +10,11 @@ use uuid::Uuid;
 /// Upper bound on one listing; a calendar asks for a week at a time.
 const LIST_LIMIT: i64 = 5000;
 
+/// `$3` (a user) shares the booking `b` with its owner.
+const CO_OWNED: &str = "EXISTS (SELECT 1 FROM booking_co_owner c WHERE c.booking_id = b.id AND c.user_id = $3)";
+
 /// Bookings in pools the principal may book (others' as occupancy only) plus
-/// the principal's own; admins see all.
+/// the principal's own and co-owned ones; admins see all.
 pub async fn list(db: &PgPool, principal: &Principal, filter: &BookingFilter) -> ServiceResult<Vec<Booking>> {
     if let Some(from) = filter.from {
         check_in_range("from", from)?;
@@ -21,12 +24,12 @@ pub async fn list(db: &PgPool, principal: &Principal, filter: &BookingFilter) ->
     }
     let sql = format!(
         "SELECT {BOOKING_COLUMNS} FROM {BOOKING_FROM}
-         WHERE (b.user_id = $3 OR {VISIBLE_POOL})
+         WHERE (b.user_id = $3 OR {VISIBLE_POOL} OR {CO_OWNED})
            AND ($4::uuid IS NULL OR b.pool_id = $4)
            AND ($5::timestamptz IS NULL OR b.ends_at > $5)
            AND ($6::timestamptz IS NULL OR b.starts_at < $6)
            AND ($5::timestamptz IS NOT NULL OR $6::timestamptz IS NOT NULL OR b.ends_at > now())
-           AND (NOT $7 OR b.user_id = $3)
+           AND (NOT $7 OR b.user_id = $3 OR {CO_OWNED})
          ORDER BY b.starts_at, b.id
          LIMIT {LIST_LIMIT}"
     );
@@ -53,8 +56,8 @@ pub(super) async fn fetch_row<'e>(
     Ok(sqlx::query_as(&sql).bind(id).fetch_optional(db).await?)
 }
 
-/// One booking: in full for its owner and admins, as occupancy for the rest
-/// of its tenant, and "not found" for everyone else.
+/// One booking: in full for its owner, co-owners and admins, as occupancy
+/// for the rest of its tenant, and "not found" for everyone else.
 pub async fn get(db: &PgPool, principal: &Principal, id: Uuid) -> ServiceResult<Booking> {
     match fetch_row(db, id, false).await? {
         Some(row) if row.visible_to(principal) => Ok(row.view_for(principal)),

@@ -2,14 +2,20 @@
 //! principal may see.
 
 use super::super::error::{ServiceError, ServiceResult};
-use crate::model::{Booking, BookingState, Mode, Principal};
+use crate::model::{Booking, BookingState, CoOwner, Mode, Principal};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-/// Columns every booking query selects, in `BookingRow`'s shape.
+/// Columns every booking query selects, in `BookingRow`'s shape. Co-owners
+/// are few and their table is indexed by booking: one probe per row.
 pub const BOOKING_COLUMNS: &str =
     "b.id, b.pool_id, b.kind, b.user_id, b.tenant_id, b.quantity, b.mode, b.image, b.note,
-     b.starts_at, b.ends_at, b.state, b.created_at, b.extends_id, u.email AS user_email, u.name AS user_name, t.slug AS tenant_slug";
+     b.starts_at, b.ends_at, b.state, b.created_at, b.extends_id, b.series_id,
+     u.email AS user_email, u.name AS user_name, t.slug AS tenant_slug,
+     coalesce((SELECT json_agg(json_build_object('user_id', c.user_id, 'email', cu.email, 'name', cu.name)
+                               ORDER BY c.added_at, cu.email)
+               FROM booking_co_owner c JOIN app_user cu ON cu.id = c.user_id WHERE c.booking_id = b.id), '[]')
+         AS co_owners";
 pub const BOOKING_FROM: &str =
     "booking b JOIN app_user u ON u.id = b.user_id JOIN tenant t ON t.id = b.tenant_id JOIN pool p ON p.id = b.pool_id";
 
@@ -29,14 +35,27 @@ pub struct BookingRow {
     pub state: String,
     pub created_at: DateTime<Utc>,
     pub extends_id: Option<Uuid>,
+    pub series_id: Option<Uuid>,
     pub user_email: String,
     pub user_name: String,
     pub tenant_slug: String,
+    pub co_owners: sqlx::types::Json<Vec<CoOwnerRow>>,
+}
+
+/// One co-owner of a booking, as `BOOKING_COLUMNS` reads it.
+#[derive(serde::Deserialize, Clone, Debug)]
+pub struct CoOwnerRow {
+    pub user_id: Uuid,
+    pub email: String,
+    pub name: String,
 }
 
 /// What a caller needs to be allowed to act on a booking.
 pub enum Need {
+    /// Cancel it, change who shares it.
     OwnerOrAdmin,
+    /// Extend it, end it: the owner, a co-owner or an admin.
+    HolderOrAdmin,
     Admin,
 }
 
@@ -46,10 +65,19 @@ impl BookingRow {
         BookingState::parse(&self.state).unwrap_or(BookingState::Failed)
     }
 
-    /// Admins and members of the booking's tenant may know it exists; for
-    /// everyone else it is "not found".
+    /// The owner or one of its co-owners.
+    pub fn held_by(&self, principal: &Principal) -> bool {
+        self.user_id == principal.user_id || self.is_co_owner(principal.user_id)
+    }
+
+    pub fn is_co_owner(&self, user: Uuid) -> bool {
+        self.co_owners.0.iter().any(|c| c.user_id == user)
+    }
+
+    /// Admins, its holders and members of the booking's tenant may know it
+    /// exists; for everyone else it is "not found".
     pub fn visible_to(&self, principal: &Principal) -> bool {
-        principal.is_admin() || self.user_id == principal.user_id || principal.in_tenant(self.tenant_id)
+        principal.is_admin() || self.held_by(principal) || principal.in_tenant(self.tenant_id)
     }
 
     pub fn authorize(&self, principal: &Principal, need: Need) -> ServiceResult<()> {
@@ -59,25 +87,34 @@ impl BookingRow {
         match need {
             Need::OwnerOrAdmin if principal.is_admin() || self.user_id == principal.user_id => Ok(()),
             Need::OwnerOrAdmin => Err(ServiceError::Forbidden("only the booking's owner or an admin may do this")),
+            Need::HolderOrAdmin if principal.is_admin() || self.held_by(principal) => Ok(()),
+            Need::HolderOrAdmin => {
+                Err(ServiceError::Forbidden("only the booking's owner, its co-owners or an admin may do this"))
+            }
             Need::Admin if principal.is_admin() => Ok(()),
             Need::Admin => Err(ServiceError::Forbidden("only admins approve or reject bookings")),
         }
     }
 
-    /// The owner and admins see everything; others see occupancy only.
+    /// The owner, co-owners and admins see everything; others see occupancy only.
     pub fn view_for(self, principal: &Principal) -> Booking {
-        let mine = self.user_id == principal.user_id;
+        let mine = self.held_by(principal);
+        let co_owned = self.user_id != principal.user_id && mine;
         let full = mine || principal.is_admin();
-        self.view(mine, full)
+        self.view(mine, co_owned, full)
     }
 
     /// Only what occupies capacity: no one's name, tenant, image or note.
     pub fn occupancy(self) -> Booking {
-        self.view(false, false)
+        self.view(false, false, false)
     }
 
-    fn view(self, mine: bool, full: bool) -> Booking {
+    fn view(self, mine: bool, co_owned: bool, full: bool) -> Booking {
         let state = self.state();
+        let co_owners = match full {
+            true => self.co_owners.0.into_iter().map(|c| CoOwner { email: c.email, name: c.name }).collect(),
+            false => Vec::new(),
+        };
         Booking {
             id: self.id,
             pool_id: self.pool_id,
@@ -95,6 +132,9 @@ impl BookingRow {
             note: full.then_some(self.note),
             created_at: self.created_at,
             extends: self.extends_id,
+            co_owners,
+            co_owned,
+            series: full.then_some(self.series_id).flatten(),
         }
     }
 }

@@ -3,14 +3,18 @@ use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use serde_json::json;
 
-/// Binds the session's user, inside the session namespace, to a role.
+/// Binds the session's user and co-owners, inside the session namespace, to
+/// a role. The subjects list is replaced whole, so a co-owner who is removed
+/// loses access at the next pass.
 fn user_binding(session: &Session, name: &str, role_kind: &str, role: &str) -> RoleBinding {
+    let user = |name: &String| json!({ "apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": name });
+    let subjects: Vec<_> = std::iter::once(&session.user).chain(&session.co_owners).map(user).collect();
     typed(json!({
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "RoleBinding",
         "metadata": meta(session, name),
         "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": role },
-        "subjects": [{ "apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": session.user }],
+        "subjects": subjects,
     }))
 }
 

@@ -61,6 +61,8 @@ pub struct Session {
     pub tenant: String,
     /// The user's identity as the cluster knows it (the OIDC username claim).
     pub user: String,
+    /// Users the owner shares the booking with, bound to the same role.
+    pub co_owners: Vec<String>,
     pub quantity: i32,
     pub interactive: bool,
     pub image: String,
@@ -181,6 +183,7 @@ impl Session {
             booking_id: facts.booking_id,
             tenant: facts.tenant,
             user: facts.user_email,
+            co_owners: facts.co_owner_emails,
             quantity: facts.quantity,
             interactive: facts.mode == app::model::Mode::Interactive,
             image: facts.image,

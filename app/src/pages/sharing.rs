@@ -1,0 +1,91 @@
+//! Sharing a booking, on its card in My bookings: who shares it, a form for
+//! the owner to add a teammate by address, and a button to remove one (for
+//! a co-owner: to leave).
+
+use crate::model::{ActionNotice, Booking};
+use leptos::prelude::*;
+use uuid::Uuid;
+
+#[server(prefix = "/rpc", endpoint = "bookings/co-owners/add")]
+pub async fn add_co_owner(id: Uuid, email: String) -> Result<ActionNotice, ServerFnError> {
+    use crate::backend::identity::{signed_in, to_server_error};
+    let principal = signed_in().map_err(to_server_error)?;
+    let db = expect_context::<sqlx::PgPool>();
+    let added = crate::backend::bookings::co_owners::add(&db, &principal, id, &email).await;
+    let done = format!("Shared with {}: they can open, extend and end it.", email.trim());
+    super::my_bookings::act(added, &done)
+}
+
+#[server(prefix = "/rpc", endpoint = "bookings/co-owners/remove")]
+pub async fn remove_co_owner(id: Uuid, email: String) -> Result<ActionNotice, ServerFnError> {
+    use crate::backend::identity::{signed_in, to_server_error};
+    let principal = signed_in().map_err(to_server_error)?;
+    let db = expect_context::<sqlx::PgPool>();
+    let removed = crate::backend::bookings::co_owners::remove(&db, &principal, id, &email).await;
+    super::my_bookings::act(removed, &format!("No longer shared with {}.", email.trim()))
+}
+
+#[derive(Clone, Copy)]
+pub struct SharingActions {
+    pub add: ServerAction<AddCoOwner>,
+    pub remove: ServerAction<RemoveCoOwner>,
+}
+
+impl SharingActions {
+    pub fn new() -> Self {
+        Self { add: ServerAction::new(), remove: ServerAction::new() }
+    }
+}
+
+/// The card's sharing block: nothing for a booking no one shares that can
+/// no longer be shared.
+#[component]
+pub fn Sharing(booking: Booking, me: String, actions: SharingActions) -> impl IntoView {
+    let id = booking.id;
+    let owner = !booking.co_owned;
+    let open = booking.state.holds_capacity() && booking.extends.is_none();
+    if booking.co_owners.is_empty() && !(owner && open) {
+        return ().into_any();
+    }
+    let by = booking.user_name.clone().unwrap_or_default();
+    let people = booking.co_owners.clone();
+    view! {
+        <div class="sharing">
+            {(!owner).then(|| view! { <p class="shared-by">"Shared with you by " {by}"."</p> })}
+            {(!people.is_empty()).then(|| view! {
+                <p class="muted">"Shared with:"</p>
+                <ul class="co-owners">
+                    {people.into_iter().map(|person| {
+                        let removable = owner || person.email == me;
+                        let label = if owner { "Remove" } else { "Leave" };
+                        let email = person.email.clone();
+                        let shown = person.email.clone();
+                        view! {
+                            <li class="co-owner" data-email=person.email>
+                                {person.name} " " <span class="muted">"(" {shown} ")"</span>
+                                {removable.then(|| view! {
+                                    <ActionForm action=actions.remove attr:class="inline">
+                                        <input type="hidden" name="id" value=id.to_string()/>
+                                        <input type="hidden" name="email" value=email.clone()/>
+                                        <button class="button secondary small" type="submit"
+                                            aria-label=format!("{label} {email}")>{label}</button>
+                                    </ActionForm>
+                                })}
+                            </li>
+                        }
+                    }).collect_view()}
+                </ul>
+            })}
+            {(owner && open).then(|| view! {
+                <ActionForm action=actions.add attr:class="inline share-form">
+                    <input type="hidden" name="id" value=id.to_string()/>
+                    <label>"Share with "
+                        <input type="email" name="email" required placeholder="teammate@example.org" autocomplete="off"/>
+                    </label>
+                    <button class="button secondary" type="submit">"Share"</button>
+                </ActionForm>
+            })}
+        </div>
+    }
+    .into_any()
+}
