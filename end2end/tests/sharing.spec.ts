@@ -1,0 +1,64 @@
+import { test, expect } from '@playwright/test';
+import { execFileSync } from 'node:child_process';
+import { collectErrors, signIn, signOut } from './login';
+
+// Shared bookings: ada shares a live session with mia (same tenant), not
+// with bob (another tenant); mia finds it under her own bookings and opens
+// its workspace. The portal's worker runs on the simulated cluster.
+
+function sql(statement: string): string {
+  return execFileSync('psql', [process.env.BERTH_E2E_DATABASE_URL!, '-v', 'ON_ERROR_STOP=1', '-qAt', '-c', statement],
+    { encoding: 'utf8' }).trim();
+}
+
+test('a co-owner opens a shared live session; a member of another tenant cannot be added', async ({ page }) => {
+  const errors = collectErrors(page);
+  // Their first logins create mia (tenant a) and bob (tenant b).
+  for (const login of ['bob', 'mia']) {
+    await signIn(page, login, false);
+    await signOut(page);
+  }
+  await signIn(page, 'ada');
+  const id = sql(`
+    INSERT INTO booking (pool_id, kind, user_id, tenant_id, quantity, mode, starts_at, ends_at, state, note)
+    SELECT k.pool_id, k.kind, u.id, m.tenant_id, 1, 'interactive', now() - interval '30 minutes', now() + interval '1 hour',
+           'approved', 'sharing e2e'
+    FROM pool_kind k, app_user u JOIN membership m ON m.user_id = u.id
+    WHERE k.kind LIKE 'nvidia.com/mig-%' AND u.name = 'Ada Lovelace' LIMIT 1
+    RETURNING id`).split('\n')[0];
+  try {
+    await page.locator('nav.account').getByRole('link', { name: 'My bookings' }).click();
+    const card = page.locator(`#booking-${id}`);
+    await expect(card).toBeVisible();
+    const share = async (email: string) => {
+      await card.getByLabel('Share with').fill(email);
+      await card.getByRole('button', { name: 'Share', exact: true }).click();
+    };
+
+    await share('bob@example.test');
+    await expect(page.locator('#notice')).toHaveText('email: no active member of tenant a has this address');
+    await expect(card.locator('li.co-owner')).toHaveCount(0);
+
+    await share('mia@example.test');
+    await expect(page.locator('#notice')).toHaveText(/^Shared with mia@example.test/);
+    await expect(card.locator('li.co-owner')).toHaveText(/Mia Manager \(mia@example\.test\)/);
+    await signOut(page);
+
+    await signIn(page, 'mia');
+    await page.locator('nav.account').getByRole('link', { name: 'My bookings' }).click();
+    const shared = page.locator(`#live #booking-${id}`);
+    await expect(shared.locator('.shared-by')).toHaveText('Shared with you by Ada Lovelace.');
+    await expect(shared.getByRole('button', { name: 'Cancel booking' })).toHaveCount(0);
+    await expect(shared.getByRole('button', { name: 'End now' })).toBeVisible();
+    await expect(shared.getByRole('button', { name: 'Leave mia@example.test' })).toBeVisible();
+    // The worker prepares the session; then the co-owner's link leads into the workspace with its token.
+    await expect(shared.locator('.workspace')).toContainText('Simulated cluster', { timeout: 30_000 });
+    await expect.poll(async () => {
+      const answer = await page.request.get(`/bookings/${id}/open`, { maxRedirects: 0 });
+      return `${answer.status()} ${answer.headers()['location'] ?? ''}`;
+    }, { timeout: 30_000 }).toMatch(/^303 https:\/\/berth-a-[0-9a-f]{8}\.[^ ]*\?token=[0-9a-f]{48}$/);
+    expect(errors).toEqual([]);
+  } finally {
+    sql(`UPDATE booking SET state = 'completed', ends_at = now() WHERE id = '${id}'`);
+  }
+});
