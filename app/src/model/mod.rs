@@ -15,6 +15,7 @@ mod pool;
 mod pool_form;
 mod principal;
 mod report;
+mod series;
 mod session;
 mod tenant;
 mod tokenomics;
@@ -41,6 +42,7 @@ pub use report::{
     HeatCell, PeriodKind, ReportGroup, ReportPage, ReportPageQuery, ReportQuery, ReportRow, TrendPoint,
     UtilizationReport, REPORT_CSV_COLUMNS,
 };
+pub use series::{BookedSeries, NewSeries, Occurrence, Repeat, SeriesPlan};
 pub use session::{SessionStatus, SessionStep, StepState};
 pub use tenant::{NewTenant, QuotaEntry, QuotaLimit, QuotaUsage, Tenant, TenantPatch, TenantQuota, TenantUsage};
 pub use tokenomics::{CostModel, CostModelForm, MeasuredUtilization, TokenomicsView};

@@ -4,6 +4,9 @@
 pub mod capacity;
 pub mod pool_spec;
 pub mod quota;
+// Zones come with chrono-tz, which the browser build leaves out.
+#[cfg(any(feature = "ssr", test))]
+pub mod recurrence;
 pub mod state_machine;
 pub mod tokenomics;
 pub mod window;

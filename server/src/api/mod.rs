@@ -14,6 +14,7 @@ mod notifications;
 mod openapi;
 mod pools;
 mod reports;
+mod series;
 mod tenants;
 mod tokenomics;
 mod waitlist;
@@ -44,6 +45,7 @@ pub fn router() -> Router<AppState> {
         .merge(idle_policy::router())
         .merge(calendar_feed::router())
         .merge(notifications::router())
+        .merge(series::router())
         .fallback(|| async { ApiError::not_found("route") })
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
 }

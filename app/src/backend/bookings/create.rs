@@ -9,7 +9,7 @@ use crate::rules::window::check_not_empty;
 use crate::rules::FieldError;
 
 /// The tenant the booking is made for: the named one, or the principal's only one.
-fn booking_tenant<'p>(principal: &'p Principal, asked: Option<&str>) -> ServiceResult<&'p TenantRef> {
+pub(super) fn booking_tenant<'p>(principal: &'p Principal, asked: Option<&str>) -> ServiceResult<&'p TenantRef> {
     match (asked, principal.tenants.as_slice()) {
         (Some(slug), tenants) => tenants
             .iter()

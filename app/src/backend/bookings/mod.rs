@@ -12,6 +12,7 @@ mod query;
 mod queue;
 pub mod quota;
 mod row;
+pub mod series;
 mod suggest;
 
 pub use admit::Admission;

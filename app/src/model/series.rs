@@ -1,0 +1,74 @@
+//! Recurring bookings: a series request, what each occurrence would meet,
+//! and what was booked.
+
+use super::{Booking, Mode};
+use chrono::{DateTime, NaiveDate, Utc};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Repeat {
+    Daily,
+    Weekly,
+}
+
+/// `POST /series/preview` and `POST /series`: the first window and how it repeats.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewSeries {
+    pub pool_id: Uuid,
+    pub kind: String,
+    pub quantity: i32,
+    /// The first window; every occurrence keeps its wall-clock times.
+    pub start: DateTime<Utc>,
+    pub end: DateTime<Utc>,
+    pub mode: Mode,
+    #[serde(default)]
+    pub image: Option<String>,
+    #[serde(default)]
+    pub note: String,
+    #[serde(default)]
+    pub tenant: Option<String>,
+    pub repeat: Repeat,
+    /// Weekly: "mon".."sun"; none means the first window's weekday.
+    #[serde(default)]
+    pub weekdays: Vec<String>,
+    /// The last day an occurrence may start on, in `time_zone`; within the pool's horizon.
+    pub until: NaiveDate,
+    /// The zone whose wall clock the series keeps; the pool's when left out.
+    #[serde(default)]
+    pub time_zone: Option<String>,
+    /// `POST /series` only: book exactly these occurrences (their starts),
+    /// all or none. Left out: every occurrence that fits.
+    #[serde(default)]
+    pub occurrences: Option<Vec<DateTime<Utc>>>,
+}
+
+/// One occurrence and whether the normal rules admit it now.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Occurrence {
+    pub start: DateTime<Utc>,
+    pub end: DateTime<Utc>,
+    pub fits: bool,
+    /// Why it would be refused, as a single booking's refusal says it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refusal: Option<String>,
+}
+
+/// What a series would book, written nowhere.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SeriesPlan {
+    pub rule: String,
+    pub time_zone: String,
+    pub occurrences: Vec<Occurrence>,
+}
+
+/// What `POST /series` booked, and the occurrences it left out.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BookedSeries {
+    pub id: Uuid,
+    pub rule: String,
+    pub bookings: Vec<Booking>,
+    pub left_out: Vec<Occurrence>,
+}

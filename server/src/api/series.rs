@@ -1,0 +1,55 @@
+//! Recurring bookings: `POST /series/preview` (what would fit, nothing
+//! written), `POST /series` (book the occurrences that fit, or exactly the
+//! chosen ones) and `POST /series/{id}/cancel` (the rest of the series).
+//! One occurrence is canceled as any booking is.
+
+use super::auth::Auth;
+use super::error::ApiResult;
+use super::input::{ApiJson, PathId};
+use crate::state::AppState;
+use app::backend::bookings::series;
+use app::model::{BookedSeries, Booking, NewSeries, SeriesPlan};
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::post;
+use axum::{Json, Router};
+use chrono::{DateTime, Utc};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/series/preview", post(preview))
+        .route("/series", post(book))
+        .route("/series/{id}/cancel", post(cancel_rest))
+}
+
+async fn preview(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    ApiJson(new): ApiJson<NewSeries>,
+) -> ApiResult<Json<SeriesPlan>> {
+    Ok(Json(series::preview(&state.db, &principal, &new).await?))
+}
+
+async fn book(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    ApiJson(new): ApiJson<NewSeries>,
+) -> ApiResult<(StatusCode, Json<BookedSeries>)> {
+    Ok((StatusCode::CREATED, Json(series::book(&state.db, &principal, &new).await?)))
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct From {
+    #[serde(default)]
+    from: Option<DateTime<Utc>>,
+}
+
+async fn cancel_rest(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    PathId(id): PathId,
+    ApiJson(body): ApiJson<From>,
+) -> ApiResult<Json<Vec<Booking>>> {
+    Ok(Json(series::cancel_rest(&state.db, &principal, id, body.from).await?))
+}
