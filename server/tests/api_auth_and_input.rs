@@ -177,6 +177,9 @@ const OPERATIONS: &[(&str, &str)] = &[
     ("get", "/tenants/{slug}/webhooks"),
     ("post", "/tenants/{slug}/webhooks"),
     ("delete", "/webhooks/{id}"),
+    ("post", "/series/preview"),
+    ("post", "/series"),
+    ("post", "/series/{id}/cancel"),
 ];
 
 #[tokio::test]

@@ -23,6 +23,9 @@ enum Send {
     Form(&'static str),
 }
 
+/// A daily series of two days in the big pool.
+const SERIES: &str = r#"{"pool_id":"{pool}","kind":"nvidia.com/mig-1g.24gb","quantity":1,"start":"{start}","end":"{end}","mode":"inference","repeat":"daily","until":"{until}","time_zone":"UTC"}"#;
+
 /// (what is sent, path, expected status for each of `CALLERS`)
 const TABLE: &[(Send, &str, [u16; 5])] = &[
     // REST API
@@ -55,6 +58,10 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     // Sharing: the owner and admins; teammates see the booking but may not share it.
     (Send::Json(r#"{"email":"carol@a.test"}"#), "/api/v1/bookings/{booking}/co-owners", [401, 200, 404, 403, 200]),
     (Send::Delete, "/api/v1/bookings/{shared}/co-owners/carol@a.test", [401, 204, 404, 403, 204]),
+    // Recurring: everyone in a tenant previews and books (the admin for ops); the owner and admins cancel the rest.
+    (Send::Json(SERIES), "/api/v1/series/preview", [401, 200, 200, 200, 200]),
+    (Send::Json(SERIES), "/api/v1/series", [401, 201, 201, 201, 201]),
+    (Send::Json("{}"), "/api/v1/series/{series}/cancel", [401, 200, 404, 403, 200]),
     (Send::Get, "/api/v1/tenants", [401, 403, 403, 403, 200]),
     (Send::Json(r#"{"slug":"t-{uniq}","name":"T"}"#), "/api/v1/tenants", [401, 403, 403, 403, 201]),
     (Send::Patch(r#"{"name":"Team B"}"#), "/api/v1/tenants/team-b", [401, 403, 403, 403, 200]),
@@ -309,8 +316,10 @@ impl World {
     async fn fill(&self, template: &str) -> String {
         let mut text =
             template.replace("{pool}", &self.pool.to_string()).replace("{uniq}", &Uuid::new_v4().simple().to_string());
-        let replacements: [(&str, Option<String>); 15] = [
+        let replacements: [(&str, Option<String>); 17] = [
             ("{booking}", None),
+            ("{series}", None),
+            ("{until}", Some((slot(20) + Duration::days(1)).date_naive().to_string())),
             ("{shared}", None),
             ("{entry}", None),
             ("{blackout}", None),
@@ -335,6 +344,17 @@ impl World {
                 (_, Some(value)) => value,
                 ("{booking}", None) => self.ada_books(self.pool, 8, 10).await,
                 ("{live}", None) => self.ada_books(self.pool, -1, 4).await,
+                ("{series}", None) => {
+                    let body = serde_json::json!({
+                        "pool_id": self.pool, "kind": MIG, "quantity": 1, "start": slot(200), "end": slot(201),
+                        "mode": "interactive", "repeat": "daily", "until": (slot(200) + Duration::days(1)).date_naive(),
+                        "time_zone": "UTC",
+                    });
+                    let (status, series) =
+                        self.f.call(Method::POST, "/api/v1/series", Some(&self.f.ada), Some(body)).await;
+                    assert_eq!(status, 201, "{series}");
+                    series["id"].as_str().unwrap().to_string()
+                }
                 ("{shared}", None) => {
                     let id = self.ada_books(self.pool, 8, 10).await;
                     let shared =
