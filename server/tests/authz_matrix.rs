@@ -26,6 +26,9 @@ enum Send {
 /// A daily series of two days in the big pool.
 const SERIES: &str = r#"{"pool_id":"{pool}","kind":"nvidia.com/mig-1g.24gb","quantity":1,"start":"{start}","end":"{end}","mode":"inference","repeat":"daily","until":"{until}","time_zone":"UTC"}"#;
 
+/// The same as the portal's form posts it (wall-clock times in UTC).
+const SERIES_FORM: &str = "pool={pool}%7Cnvidia.com%2Fmig-1g.24gb&quantity=1&mode=inference&date={until}&from=03%3A00&to=04%3A00&repeat=weekly&weekdays%5B%5D=mon&until={until}&tz=UTC";
+
 /// (what is sent, path, expected status for each of `CALLERS`)
 const TABLE: &[(Send, &str, [u16; 5])] = &[
     // REST API
@@ -129,6 +132,10 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     (Send::Form("id={hook}"), "/rpc/settings/webhooks/remove", [401, 200, 404, 404, 404]),
     (Send::Form("id={booking}&email=carol%40a.test"), "/rpc/bookings/co-owners/add", [401, 200, 404, 403, 200]),
     (Send::Form("id={shared}&email=carol%40a.test"), "/rpc/bookings/co-owners/remove", [401, 200, 404, 403, 200]),
+    (Send::Form(""), "/rpc/series/pools", [401, 200, 200, 200, 200]),
+    (Send::Form(SERIES_FORM), "/rpc/series/preview", [401, 200, 200, 200, 200]),
+    (Send::Form(SERIES_FORM), "/rpc/series/book", [401, 200, 200, 200, 200]),
+    (Send::Form("id={series}&from={start}"), "/rpc/series/cancel_rest", [401, 200, 404, 403, 200]),
     (Send::Form(""), "/rpc/sign_in_options", [200, 200, 200, 200, 200]),
     (Send::Form(""), "/rpc/overview", [401, 200, 200, 200, 200]),
     (Send::Form(""), "/rpc/tokens/list", [401, 200, 200, 200, 200]),
@@ -209,6 +216,7 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     (Send::Get, "/signin", [200, 200, 200, 200, 200]),
     (Send::Get, "/tokens", [401, 200, 200, 200, 200]),
     (Send::Get, "/settings", [401, 200, 200, 200, 200]),
+    (Send::Get, "/series", [401, 200, 200, 200, 200]),
     (Send::Get, "/reports/tokenomics?pool={pool}", [401, 403, 403, 200, 200]),
     (Send::Get, "/reports?period=day", [401, 403, 403, 200, 200]),
     (Send::Get, "/dashboard?tenant=team-a", [401, 200, 404, 200, 200]),

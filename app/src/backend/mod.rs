@@ -23,6 +23,7 @@ pub mod pools;
 pub mod principals;
 pub mod provisioning;
 pub mod reports;
+pub mod series_form;
 pub mod session_status;
 pub mod tenants;
 pub mod tokenomics;

@@ -42,7 +42,9 @@ pub use report::{
     HeatCell, PeriodKind, ReportGroup, ReportPage, ReportPageQuery, ReportQuery, ReportRow, TrendPoint,
     UtilizationReport, REPORT_CSV_COLUMNS,
 };
-pub use series::{BookedSeries, NewSeries, Occurrence, Repeat, SeriesPlan};
+pub use series::{
+    BookedSeries, NewSeries, Occurrence, OccurrenceLine, Repeat, SeriesPlan, SeriesPreview, WEEKDAY_NAMES,
+};
 pub use session::{SessionStatus, SessionStep, StepState};
 pub use tenant::{NewTenant, QuotaEntry, QuotaLimit, QuotaUsage, Tenant, TenantPatch, TenantQuota, TenantUsage};
 pub use tokenomics::{CostModel, CostModelForm, MeasuredUtilization, TokenomicsView};

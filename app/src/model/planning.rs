@@ -38,6 +38,9 @@ pub struct BookingCard {
     /// Idle reclaim: the warning while its GPUs sit idle, or why it was released.
     #[serde(default)]
     pub idle: Option<String>,
+    /// An occurrence of a recurring series: its rule in words.
+    #[serde(default)]
+    pub series_rule: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

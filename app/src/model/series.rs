@@ -72,3 +72,26 @@ pub struct BookedSeries {
     pub bookings: Vec<Booking>,
     pub left_out: Vec<Occurrence>,
 }
+
+/// The series form's preview: each occurrence in the viewer's zone.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SeriesPreview {
+    pub rule: String,
+    pub lines: Vec<OccurrenceLine>,
+    /// The form's fields as posted (name, value), for the book form to repeat.
+    #[serde(default)]
+    pub form: Vec<(String, String)>,
+}
+
+/// Weekdays as the form names them (value, label), Monday first.
+pub const WEEKDAY_NAMES: [(&str, &str); 7] =
+    [("mon", "Mon"), ("tue", "Tue"), ("wed", "Wed"), ("thu", "Thu"), ("fri", "Fri"), ("sat", "Sat"), ("sun", "Sun")];
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OccurrenceLine {
+    pub start: DateTime<Utc>,
+    /// "Mon 30 Nov 09:00–12:00"
+    pub when: String,
+    pub fits: bool,
+    pub refusal: Option<String>,
+}

@@ -16,6 +16,7 @@ mod overview;
 mod pool_admin;
 mod report_charts;
 mod reports;
+mod series;
 mod settings;
 mod sharing;
 mod signin;
@@ -111,6 +112,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("calendar") view=calendar::CalendarPage ssr=SsrMode::Async/>
                     <Route path=path!("bookings") view=my_bookings::MyBookingsPage ssr=SsrMode::Async/>
                     <Route path=path!("find") view=find::FindSlotPage ssr=SsrMode::Async/>
+                    <Route path=path!("series") view=series::SeriesPage ssr=SsrMode::Async/>
                     <Route path=path!("bookings/:id/manifests") view=manifests::ManifestsPage ssr=SsrMode::Async/>
                     <Route path=path!("tokens") view=tokens::TokensPage ssr=SsrMode::Async/>
                     <Route path=path!("settings") view=settings::SettingsPage ssr=SsrMode::Async/>

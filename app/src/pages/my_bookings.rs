@@ -99,8 +99,9 @@ pub fn MyBookingsPage() -> impl IntoView {
     let extend = ServerAction::<ExtendBooking>::new();
     let leave = ServerAction::<super::waitlist::LeaveWaitlist>::new();
     let share = super::sharing::SharingActions::new();
+    let cancel_series = ServerAction::<super::series::CancelRestOfSeries>::new();
     let versions = move || {
-        let sharing = (share.add.version().get(), share.remove.version().get());
+        let sharing = (share.add.version().get(), share.remove.version().get(), cancel_series.version().get());
         (cancel.version().get(), end.version().get(), extend.version().get(), leave.version().get(), sharing)
     };
     let tz = move || super::viewer_zone(&query);
@@ -108,7 +109,7 @@ pub fn MyBookingsPage() -> impl IntoView {
     // The newest answer of any of the actions, in the order they came.
     let last = RwSignal::new(None::<ActionNotice>);
     let answers = [cancel.value(), end.value(), extend.value(), leave.value(), share.add.value(), share.remove.value()];
-    for value in answers {
+    for value in answers.into_iter().chain([cancel_series.value()]) {
         Effect::new(move |_| {
             if let Some(Ok(notice)) = value.get() {
                 last.set(Some(notice));
@@ -122,10 +123,14 @@ pub fn MyBookingsPage() -> impl IntoView {
             })
         })
     };
-    let actions = Actions { cancel, end, extend, leave, share };
+    let actions = Actions { cancel, end, extend, leave, share, cancel_series };
     provide_context(super::QuotaUse::tracking(move || cancel.version().get() + end.version().get()));
     view! {
-        <section class="page-head"><h1>"My bookings"</h1><a class="button secondary" href="/calendar">"Book more"</a></section>
+        <section class="page-head">
+            <h1>"My bookings"</h1>
+            <a class="button secondary" href="/calendar">"Book more"</a>
+            <a class="button secondary" href="/series">"Book a recurring slot"</a>
+        </section>
         {move || notice().map(|n| view! {
             <div class=if n.ok { "outcome ok" } else { "outcome refused" } role="status" id="notice">{n.message}</div>
         })}
@@ -146,6 +151,7 @@ struct Actions {
     extend: ServerAction<ExtendBooking>,
     leave: ServerAction<super::waitlist::LeaveWaitlist>,
     share: super::sharing::SharingActions,
+    cancel_series: ServerAction<super::series::CancelRestOfSeries>,
 }
 
 #[component]
@@ -266,6 +272,7 @@ fn Card(
             {card.extension.clone().map(|text| view! { <p class="extension-request">{text}</p> })}
             {card.decision.clone().map(|text| view! { <p class="decision">{text}</p> })}
             {card.idle.clone().map(|text| view! { <p class="idle-warning warning" role="status">{text}</p> })}
+            {card.series_rule.clone().map(|rule| view! { <p class="series">"Repeats " {rule} "."</p> })}
             <p class="workspace muted">{workspace}</p>
             {steps}
             {open}
@@ -276,6 +283,13 @@ fn Card(
                     <ActionForm action=actions.cancel attr:class="inline">
                         <input type="hidden" name="id" value=id.to_string()/>
                         <button class="button secondary" type="submit">"Cancel booking"</button>
+                    </ActionForm>
+                })}
+                {(cancelable && card.series_rule.is_some()).then(|| view! {
+                    <ActionForm action=actions.cancel_series attr:class="inline">
+                        <input type="hidden" name="id" value=b.series.map(|s| s.to_string()).unwrap_or_default()/>
+                        <input type="hidden" name="from" value=b.start.to_rfc3339()/>
+                        <button class="button secondary" type="submit">"Cancel this and later occurrences"</button>
                     </ActionForm>
                 })}
                 {live.then(|| view! {

@@ -1,0 +1,102 @@
+//! The recurring-booking form: a day and times on the viewer's wall clock
+//! become a series request in the viewer's zone; its preview comes back in
+//! the viewer's words.
+
+use super::booking_form::{local_window, parse_time};
+use super::bookings::series;
+use super::calendar::zone;
+use super::error::ServiceResult;
+use crate::model::{BookedSeries, Mode, NewSeries, OccurrenceLine, Principal, Repeat, SeriesPreview, Window};
+use crate::rules::FieldError;
+use chrono::{DateTime, Duration, NaiveDate, Utc};
+use sqlx::PgPool;
+use uuid::Uuid;
+
+/// The form's fields as posted.
+pub struct SeriesForm {
+    /// "<pool id>|<kind>": one select for both.
+    pub pool: String,
+    pub quantity: i32,
+    pub mode: String,
+    /// The first day, "2026-11-30".
+    pub date: String,
+    /// Wall-clock start and end, "09:00"; an end at or before the start is the next day.
+    pub from: String,
+    pub to: String,
+    pub repeat: String,
+    pub weekdays: Vec<String>,
+    pub until: String,
+    pub tz: String,
+}
+
+fn day(field: &'static str, text: &str) -> Result<NaiveDate, FieldError> {
+    NaiveDate::parse_from_str(text.trim(), "%Y-%m-%d")
+        .map_err(|_| FieldError::new(field, "must be a date like 2026-11-30"))
+}
+
+fn request(form: &SeriesForm, occurrences: Option<Vec<DateTime<Utc>>>) -> Result<NewSeries, FieldError> {
+    let (pool, kind) = form.pool.split_once('|').ok_or_else(|| FieldError::new("pool", "choose a pool and kind"))?;
+    let pool_id: Uuid = pool.parse().map_err(|_| FieldError::new("pool", "choose a pool and kind"))?;
+    let mode = Mode::parse(&form.mode).ok_or_else(|| FieldError::new("mode", "must be interactive or inference"))?;
+    let repeat = match form.repeat.as_str() {
+        "daily" => Repeat::Daily,
+        "weekly" => Repeat::Weekly,
+        _ => return Err(FieldError::new("repeat", "must be daily or weekly")),
+    };
+    let first = day("date", &form.date)?;
+    let start = parse_time("from", &format!("{first}T{}", form.from.trim()), &form.tz)?;
+    let end = parse_time("to", &format!("{first}T{}", form.to.trim()), &form.tz)?;
+    // 22:00 to 06:00 ends the next morning.
+    let end = if end <= start {
+        parse_time("to", &format!("{}T{}", first + Duration::days(1), form.to.trim()), &form.tz)?
+    } else {
+        end
+    };
+    Ok(NewSeries {
+        pool_id,
+        kind: kind.to_string(),
+        quantity: form.quantity,
+        start,
+        end,
+        mode,
+        image: None,
+        note: String::new(),
+        tenant: None,
+        repeat,
+        weekdays: form.weekdays.clone(),
+        until: day("until", &form.until)?,
+        time_zone: Some(zone(&form.tz).name().to_string()),
+        occurrences,
+    })
+}
+
+/// Each occurrence with its verdict, nothing written.
+pub async fn preview(db: &PgPool, principal: &Principal, form: &SeriesForm) -> ServiceResult<SeriesPreview> {
+    let plan = series::preview(db, principal, &request(form, None)?).await?;
+    let lines = plan
+        .occurrences
+        .into_iter()
+        .map(|o| OccurrenceLine {
+            start: o.start,
+            when: local_window(Window { start: o.start, end: o.end }, &form.tz),
+            fits: o.fits,
+            refusal: o.refusal,
+        })
+        .collect();
+    Ok(SeriesPreview { rule: plan.rule, lines, form: Vec::new() })
+}
+
+/// Books exactly the occurrences the preview offered (their starts, RFC 3339).
+pub async fn book(
+    db: &PgPool,
+    principal: &Principal,
+    form: &SeriesForm,
+    occurrences: &[String],
+) -> ServiceResult<BookedSeries> {
+    let starts = occurrences
+        .iter()
+        .map(|s| DateTime::parse_from_rfc3339(s).map(|at| at.with_timezone(&Utc)))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|_| FieldError::new("occurrences", "preview the series again"))?;
+    series::book(db, principal, &request(form, Some(starts))?).await
+}

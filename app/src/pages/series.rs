@@ -1,0 +1,202 @@
+//! "Book a recurring slot": a day, times and how they repeat; the preview
+//! lists each occurrence as fitting or refused (and why), and the user
+//! books the ones that fit — all of them at once — or none.
+
+use crate::model::{ActionNotice, Pool, SeriesPreview};
+use leptos::prelude::*;
+use leptos_router::hooks::use_query_map;
+
+#[server(prefix = "/rpc", endpoint = "series/pools")]
+pub async fn series_pools() -> Result<Vec<Pool>, ServerFnError> {
+    use crate::backend::identity::{signed_in, to_server_error};
+    let principal = signed_in().map_err(to_server_error)?;
+    let pools = crate::backend::pools::list(&expect_context::<sqlx::PgPool>(), &principal).await;
+    Ok(pools.map_err(to_server_error)?.into_iter().filter(|p| !p.retired).collect())
+}
+
+#[allow(clippy::too_many_arguments)] // one argument per form field
+#[server(prefix = "/rpc", endpoint = "series/preview")]
+pub async fn preview_series(
+    pool: String,
+    quantity: i32,
+    mode: String,
+    date: String,
+    from: String,
+    to: String,
+    repeat: String,
+    #[server(default)] weekdays: Vec<String>,
+    until: String,
+    tz: String,
+) -> Result<Result<SeriesPreview, String>, ServerFnError> {
+    use crate::backend::identity::{signed_in, to_server_error};
+    use crate::backend::series_form::{preview, SeriesForm};
+    let principal = signed_in().map_err(to_server_error)?;
+    // The book form under the preview posts exactly what was previewed.
+    let mut echo: Vec<(String, String)> = [
+        ("pool", &pool),
+        ("quantity", &quantity.to_string()),
+        ("mode", &mode),
+        ("date", &date),
+        ("from", &from),
+        ("to", &to),
+        ("repeat", &repeat),
+        ("until", &until),
+        ("tz", &tz),
+    ]
+    .into_iter()
+    .map(|(name, value)| (name.to_string(), value.to_string()))
+    .collect();
+    echo.extend(weekdays.iter().map(|day| ("weekdays[]".to_string(), day.clone())));
+    let form = SeriesForm { pool, quantity, mode, date, from, to, repeat, weekdays, until, tz };
+    match preview(&expect_context::<sqlx::PgPool>(), &principal, &form).await {
+        Ok(preview) => Ok(Ok(SeriesPreview { form: echo, ..preview })),
+        // A field the user can correct is shown beside the form.
+        Err(err) if err.status() == 422 => Ok(Err(err.public_message())),
+        Err(err) => Err(to_server_error(err)),
+    }
+}
+
+#[allow(clippy::too_many_arguments)] // one argument per form field
+#[server(prefix = "/rpc", endpoint = "series/book")]
+pub async fn book_series(
+    pool: String,
+    quantity: i32,
+    mode: String,
+    date: String,
+    from: String,
+    to: String,
+    repeat: String,
+    #[server(default)] weekdays: Vec<String>,
+    until: String,
+    tz: String,
+    #[server(default)] occurrences: Vec<String>,
+) -> Result<ActionNotice, ServerFnError> {
+    use crate::backend::identity::{signed_in, to_server_error};
+    use crate::backend::series_form::{book, SeriesForm};
+    let principal = signed_in().map_err(to_server_error)?;
+    let form = SeriesForm { pool, quantity, mode, date, from, to, repeat, weekdays, until, tz };
+    let booked = book(&expect_context::<sqlx::PgPool>(), &principal, &form, &occurrences).await;
+    let done = match &booked {
+        Ok(series) => format!("Booked {} occurrences: {}.", series.bookings.len(), series.rule),
+        Err(_) => String::new(),
+    };
+    super::my_bookings::act(booked, &done)
+}
+
+#[server(prefix = "/rpc", endpoint = "series/cancel_rest")]
+pub async fn cancel_rest_of_series(
+    id: uuid::Uuid,
+    from: chrono::DateTime<chrono::Utc>,
+) -> Result<ActionNotice, ServerFnError> {
+    use crate::backend::identity::{signed_in, to_server_error};
+    let principal = signed_in().map_err(to_server_error)?;
+    let db = expect_context::<sqlx::PgPool>();
+    let canceled = crate::backend::bookings::series::cancel_rest(&db, &principal, id, Some(from)).await;
+    let done = match &canceled {
+        Ok(gone) => format!("Canceled {} occurrences of the series; the capacity is free again.", gone.len()),
+        Err(_) => String::new(),
+    };
+    super::my_bookings::act(canceled, &done)
+}
+
+#[component]
+pub fn SeriesPage() -> impl IntoView {
+    let query = use_query_map();
+    let pools = Resource::new(|| (), |_| series_pools());
+    let preview = ServerAction::<PreviewSeries>::new();
+    let book = ServerAction::<BookSeries>::new();
+    let tz = move || super::viewer_zone(&query);
+    view! {
+        <section class="page-head"><h1>"Book a recurring slot"</h1><a class="button secondary" href="/bookings">"My bookings"</a></section>
+        <p class="muted">"The same window every day or on chosen weekdays, up to a last day within the pool's horizon. Each occurrence is admitted on its own under the normal rules: preview first, then book the ones that fit."</p>
+        <Transition fallback=|| view! { <p class="loading">"Loading pools…"</p> }>
+            {move || pools.get().map(|result| match result {
+                Ok(pools) => view! { <SeriesForm pools tz=tz() preview/> }.into_any(),
+                Err(err) => view! { <p class="error" role="alert">"Could not load the pools: " {err.to_string()}</p> }.into_any(),
+            })}
+        </Transition>
+        {move || book.value().get().map(|answer| match answer {
+            Ok(n) => view! { <div class=if n.ok { "outcome ok" } else { "outcome refused" } role="status" id="series-outcome">{n.message}</div> }.into_any(),
+            Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
+        })}
+        {move || preview.value().get().map(|answer| match answer {
+            Ok(Ok(plan)) => view! { <Plan plan book/> }.into_any(),
+            Ok(Err(message)) => view! { <div class="outcome refused" role="status" id="series-outcome">{message}</div> }.into_any(),
+            Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
+        })}
+    }
+}
+
+#[component]
+fn SeriesForm(pools: Vec<Pool>, tz: String, preview: ServerAction<PreviewSeries>) -> impl IntoView {
+    let options: Vec<(String, String)> = pools
+        .iter()
+        .flat_map(|p| p.kinds.iter().map(move |k| (format!("{}|{}", p.id, k.kind), format!("{} · {}", p.name, k.kind))))
+        .collect();
+    let days = crate::model::WEEKDAY_NAMES;
+    view! {
+        <ActionForm action=preview attr:class="series-form stack">
+            <input type="hidden" name="tz" value=tz.clone()/>
+            <label>"Pool and kind "
+                <select name="pool" required>
+                    {options.into_iter().map(|(value, label)| view! { <option value=value>{label}</option> }).collect_view()}
+                </select>
+            </label>
+            <label>"Units " <input type="number" name="quantity" value="1" min="1" required/></label>
+            <label>"Mode "
+                <select name="mode">
+                    <option value="interactive">"interactive"</option>
+                    <option value="inference">"inference"</option>
+                </select>
+            </label>
+            <label>"First day " <input type="date" name="date" required/></label>
+            <label>"From " <input type="time" name="from" step="900" required/></label>
+            <label>"To " <input type="time" name="to" step="900" required/></label>
+            <fieldset>
+                <legend>"Repeat"</legend>
+                <label><input type="radio" name="repeat" value="weekly" checked/>" weekly on "</label>
+                {days.iter().map(|(value, label)| view! {
+                    <label class="weekday"><input type="checkbox" name="weekdays[]" value=*value/>" " {*label}</label>
+                }).collect_view()}
+                <label><input type="radio" name="repeat" value="daily"/>" daily"</label>
+            </fieldset>
+            <label>"Last day " <input type="date" name="until" required/></label>
+            <p class="muted">"Times in " {tz} ". Weekly with no day ticked repeats on the first day's weekday."</p>
+            <button class="button" type="submit">"Preview occurrences"</button>
+        </ActionForm>
+    }
+}
+
+#[component]
+fn Plan(plan: SeriesPreview, book: ServerAction<BookSeries>) -> impl IntoView {
+    let fitting: Vec<String> = plan.lines.iter().filter(|l| l.fits).map(|l| l.start.to_rfc3339()).collect();
+    let count = fitting.len();
+    view! {
+        <section class="series-plan" id="series-plan">
+            <h2>"Occurrences: " {plan.rule.clone()}</h2>
+            <table class="occurrences">
+                <thead><tr><th scope="col">"When"</th><th scope="col">"Verdict"</th></tr></thead>
+                <tbody>
+                    {plan.lines.into_iter().map(|line| view! {
+                        <tr class=if line.fits { "occurrence fits" } else { "occurrence refused" }>
+                            <td>{line.when}</td>
+                            <td>{if line.fits { "fits".to_string() } else { format!("refused: {}", line.refusal.unwrap_or_default()) }}</td>
+                        </tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+            {if count == 0 {
+                view! { <p class="muted">"No occurrence fits; change the window or the days."</p> }.into_any()
+            } else {
+                view! {
+                    <ActionForm action=book attr:class="inline">
+                        {plan.form.into_iter().map(|(name, value)| view! { <input type="hidden" name=name value=value/> }).collect_view()}
+                        {fitting.into_iter().map(|start| view! { <input type="hidden" name="occurrences[]" value=start/> }).collect_view()}
+                        <button class="button" type="submit">{format!("Book the {count} that fit")}</button>
+                    </ActionForm>
+                    <p class="muted">"Nothing is booked until you do; if one no longer fits by then, none is booked and the reason is shown."</p>
+                }.into_any()
+            }}
+        </section>
+    }
+}
