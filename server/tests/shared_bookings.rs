@@ -195,3 +195,38 @@ async fn an_extension_request_of_a_shared_booking_is_shared_too() {
     let (_, seen) = get(&f, &f.carol, &format!("/api/v1/bookings/{}", request["id"].as_str().unwrap())).await;
     assert_eq!((seen["co_owned"].as_bool(), seen["extends"].as_str()), (Some(true), Some(id.as_str())), "{seen}");
 }
+
+#[tokio::test]
+async fn co_owners_get_the_bookings_notifications_and_a_pending_one_still_goes_to_admins_only() {
+    let f = Fixture::new().await;
+    let (status, body) = f.book(&f.ada, MIG, 1, slot(8), slot(10)).await;
+    assert_eq!(status, 201, "{body}");
+    let id = body["id"].as_str().unwrap().to_string();
+    assert_eq!(share(&f, &f.ada, &id, "carol@a.test").await.0, 200);
+    for event in ["booking.starting", "booking.pending"] {
+        sqlx::query("INSERT INTO notification (event, booking_id, dedupe) VALUES ($1, $2::uuid, $1 || $2)")
+            .bind(event)
+            .bind(&id)
+            .execute(&f.db)
+            .await
+            .unwrap();
+    }
+    server::notify::outbox::fan_out(&f.db, true).await.unwrap();
+    let deliveries: Vec<(String, String)> = sqlx::query_as(
+        "SELECT n.event, u.email FROM notification_delivery d JOIN notification n ON n.id = d.notification_id
+         JOIN app_user u ON u.id = d.user_id WHERE d.channel = 'email' ORDER BY n.event, u.email",
+    )
+    .fetch_all(&f.db)
+    .await
+    .unwrap();
+    let deliveries: Vec<(&str, &str)> = deliveries.iter().map(|(e, u)| (e.as_str(), u.as_str())).collect();
+    assert_eq!(
+        deliveries,
+        [
+            ("booking.pending", "admin@berth.local"),
+            ("booking.pending", "root@ops.test"),
+            ("booking.starting", "ada@a.test"),
+            ("booking.starting", "carol@a.test")
+        ]
+    );
+}
