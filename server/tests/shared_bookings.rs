@@ -177,6 +177,15 @@ async fn co_owners_are_bound_to_the_session_role_and_open_the_workspace_until_re
     assert_eq!(share(&f, &f.ada, &id, "mia@a.test").await.0, 200);
     worker.repair_pass().await.unwrap();
     assert_eq!(subjects(&bindings.get("berth-session-user").await.unwrap()), ["User:ada@a.test", "User:mia@a.test"]);
+    // Leaving the tenant ends holding its bookings: the binding, the link, the booking itself.
+    sqlx::query("DELETE FROM membership WHERE user_id = (SELECT id FROM app_user WHERE email = 'mia@a.test')")
+        .execute(&f.db)
+        .await
+        .unwrap();
+    worker.repair_pass().await.unwrap();
+    assert_eq!(subjects(&bindings.get("berth-session-user").await.unwrap()), ["User:ada@a.test"]);
+    // 403 while the token cache still knows her as a member, 404 after: never the workspace.
+    assert!([403, 404].contains(&open(&app, &id, &f.mia).await));
 }
 
 #[tokio::test]

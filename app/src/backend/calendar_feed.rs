@@ -165,7 +165,8 @@ pub async fn ics(db: &PgPool, key: &FeedKey, token: &str, pool: Option<Uuid>) ->
          FROM booking b JOIN pool p ON p.id = b.pool_id JOIN app_user u ON u.id = b.user_id
          WHERE (CASE WHEN $2::uuid IS NULL
                      THEN b.user_id = $1
-                          OR EXISTS (SELECT 1 FROM booking_co_owner c WHERE c.booking_id = b.id AND c.user_id = $1)
+                          OR EXISTS (SELECT 1 FROM booking_co_owner c JOIN membership m ON m.user_id = c.user_id
+                                     AND m.tenant_id = b.tenant_id WHERE c.booking_id = b.id AND c.user_id = $1)
                      ELSE b.pool_id = $2 END)
            AND b.ends_at > now() - make_interval(days => $3) AND b.extends_id IS NULL
          ORDER BY b.starts_at, b.id",

@@ -33,7 +33,7 @@ pub struct BookingFacts {
     pub booking_id: Uuid,
     pub tenant: String,
     pub user_email: String,
-    /// Who shares the booking (active users only): bound to the session's role too.
+    /// Who shares the booking (active members of its tenant): bound to the session's role too.
     pub co_owner_emails: Vec<String>,
     pub quantity: i32,
     pub mode: Mode,
@@ -84,6 +84,7 @@ async fn facts_of(db: &PgPool, ids: &[Uuid]) -> ServiceResult<Vec<BookingFacts>>
     let rows: Vec<FactsRow> = sqlx::query_as(
         "SELECT b.id AS booking_id, t.slug AS tenant, u.email AS user_email,
                 ARRAY(SELECT cu.email FROM booking_co_owner c JOIN app_user cu ON cu.id = c.user_id
+                      JOIN membership cm ON cm.user_id = c.user_id AND cm.tenant_id = b.tenant_id
                       WHERE c.booking_id = b.id AND cu.disabled_at IS NULL ORDER BY cu.email) AS co_owner_emails,
                 b.quantity, b.mode, b.image, k.kind,
                 k.capacity, k.replicas_per_unit, k.vram_gb_per_unit, k.cpu_millis_per_unit, k.memory_mib_per_unit,

@@ -56,6 +56,7 @@ pub async fn fan_out(db: &PgPool, email: bool) -> sqlx::Result<u64> {
              UNION ALL
              SELECT batch.id, batch.event, u.id FROM batch
              JOIN booking_co_owner c ON c.booking_id = batch.booking_id JOIN app_user u ON u.id = c.user_id
+             JOIN membership m ON m.user_id = c.user_id AND m.tenant_id = batch.tenant_id
              WHERE batch.event <> 'booking.pending' AND u.disabled_at IS NULL
          ),
          wanted AS (

@@ -10,8 +10,9 @@ use uuid::Uuid;
 /// Upper bound on one listing; a calendar asks for a week at a time.
 const LIST_LIMIT: i64 = 5000;
 
-/// `$3` (a user) shares the booking `b` with its owner.
-const CO_OWNED: &str = "EXISTS (SELECT 1 FROM booking_co_owner c WHERE c.booking_id = b.id AND c.user_id = $3)";
+/// `$3` (a user, still of the booking's tenant) shares the booking `b` with its owner.
+const CO_OWNED: &str = "EXISTS (SELECT 1 FROM booking_co_owner c JOIN membership m ON m.user_id = c.user_id
+                                AND m.tenant_id = b.tenant_id WHERE c.booking_id = b.id AND c.user_id = $3)";
 
 /// Bookings in pools the principal may book (others' as occupancy only) plus
 /// the principal's own and co-owned ones; admins see all.

@@ -7,14 +7,17 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 /// Columns every booking query selects, in `BookingRow`'s shape. Co-owners
-/// are few and their table is indexed by booking: one probe per row.
+/// are few and their table is indexed by booking: one probe per row. One
+/// who has left the booking's tenant holds it no longer (nor its session).
 pub const BOOKING_COLUMNS: &str =
     "b.id, b.pool_id, b.kind, b.user_id, b.tenant_id, b.quantity, b.mode, b.image, b.note,
      b.starts_at, b.ends_at, b.state, b.created_at, b.extends_id, b.series_id,
      u.email AS user_email, u.name AS user_name, t.slug AS tenant_slug,
      coalesce((SELECT json_agg(json_build_object('user_id', c.user_id, 'email', cu.email, 'name', cu.name)
                                ORDER BY c.added_at, cu.email)
-               FROM booking_co_owner c JOIN app_user cu ON cu.id = c.user_id WHERE c.booking_id = b.id), '[]')
+               FROM booking_co_owner c JOIN app_user cu ON cu.id = c.user_id
+               JOIN membership cm ON cm.user_id = c.user_id AND cm.tenant_id = b.tenant_id
+               WHERE c.booking_id = b.id), '[]')
          AS co_owners";
 pub const BOOKING_FROM: &str =
     "booking b JOIN app_user u ON u.id = b.user_id JOIN tenant t ON t.id = b.tenant_id JOIN pool p ON p.id = b.pool_id";
