@@ -161,7 +161,8 @@ fn SeriesForm(pools: Vec<Pool>, tz: String, preview: ServerAction<PreviewSeries>
                 <label><input type="radio" name="repeat" value="daily"/>" daily"</label>
             </fieldset>
             <label>"Last day " <input type="date" name="until" required/></label>
-            <p class="muted">"Times in " {tz} ". Weekly with no day ticked repeats on the first day's weekday."</p>
+            // The server reads an unknown or unlearnt zone as UTC.
+            <p class="muted">"Times in " {if tz.is_empty() { "UTC".to_string() } else { tz }} ". Weekly with no day ticked repeats on the first day's weekday."</p>
             <button class="button" type="submit">"Preview occurrences"</button>
         </ActionForm>
     }
