@@ -180,7 +180,20 @@ async fn series_racing_single_bookings_never_overbook_and_each_series_is_all_or_
         answers.push(racer.await.unwrap().as_u16());
     }
     assert!(answers.iter().all(|s| [201, 409].contains(s)), "{answers:?}");
-    assert!(answers[..8].contains(&201) && answers[8..].contains(&201), "both sides won some: {answers:?}");
+    // Who wins depends on scheduling; that the demand really contended does
+    // not: each day asks for far more than 4 slices, so whichever side won,
+    // every day's first hour ends exactly full.
+    for k in 0..5 {
+        let used: i64 = sqlx::query_scalar(
+            "SELECT coalesce(sum(quantity), 0) FROM booking
+             WHERE state IN ('pending', 'approved', 'active') AND starts_at <= $1 AND ends_at > $1",
+        )
+        .bind(day(k))
+        .fetch_one(&f.db)
+        .await
+        .unwrap();
+        assert_eq!(used, 4, "day {k} after the race: {answers:?}");
+    }
 
     let violations: Vec<(Uuid, String, DateTime<Utc>, i64, i32)> =
         sqlx::query_as(include_str!("sql/capacity-sweep.sql")).fetch_all(&f.db).await.unwrap();
