@@ -31,14 +31,17 @@ pub async fn load(db: &PgPool, principal: &Principal, tz: &str) -> ServiceResult
     let mut idle = super::idle_reclaim::card_notes(db, &ids, &zone).await?;
     let mut rejected = bookings::events::last_reasons(db, &ids, BookingState::Rejected).await?;
     let mut approved = bookings::events::last_reasons(db, &ids, BookingState::Approved).await?;
+    // The series' rules, read only when a card belongs to one.
     let series: Vec<uuid::Uuid> = own.iter().filter_map(|b| b.series).collect();
-    let rules: std::collections::HashMap<uuid::Uuid, String> =
-        sqlx::query_as("SELECT id, rule FROM booking_series WHERE id = ANY($1)")
+    let rules: std::collections::HashMap<uuid::Uuid, String> = match series.is_empty() {
+        true => Default::default(),
+        false => sqlx::query_as("SELECT id, rule FROM booking_series WHERE id = ANY($1)")
             .bind(&series)
             .fetch_all(db)
             .await?
             .into_iter()
-            .collect();
+            .collect(),
+    };
     let pools = pools::list(db, principal).await?;
     let approvers: Vec<String> =
         sqlx::query_scalar("SELECT name FROM app_user WHERE role = 'admin' ORDER BY name LIMIT 10")

@@ -22,26 +22,16 @@ pub enum Rule {
     Weekly(Vec<Weekday>),
 }
 
-/// Short weekday names as forms and the API write them, Monday first.
-pub const WEEKDAYS: [(&str, Weekday); 7] = [
-    ("mon", Weekday::Mon),
-    ("tue", Weekday::Tue),
-    ("wed", Weekday::Wed),
-    ("thu", Weekday::Thu),
-    ("fri", Weekday::Fri),
-    ("sat", Weekday::Sat),
-    ("sun", Weekday::Sun),
-];
-
 /// Reads weekday names ("mon".."sun", any case); none means the first
 /// window's weekday.
 pub fn weekdays(names: &[String], first: Weekday) -> Result<Vec<Weekday>, FieldError> {
     let mut days = Vec::new();
     for name in names {
-        let day = WEEKDAYS
+        // The form's names, Monday first, as chrono numbers the days.
+        let day = crate::model::WEEKDAY_NAMES
             .iter()
-            .find(|(short, _)| short.eq_ignore_ascii_case(name.trim()))
-            .map(|(_, day)| *day)
+            .position(|(short, _)| short.eq_ignore_ascii_case(name.trim()))
+            .and_then(|index| Weekday::try_from(index as u8).ok())
             .ok_or_else(|| {
                 FieldError::new("weekdays", format!("{name:?} is not one of mon, tue, wed, thu, fri, sat, sun"))
             })?;
