@@ -3,7 +3,8 @@
 //!
 //! 1. Reports over one year: 100 000 bookings and the hourly usage of 200
 //!    sessions live at every moment (1.75 M usage rows and their hourly, daily
-//!    and monthly roll-ups). Server time of
+//!    and monthly roll-ups), past months' bookings rolled up as the worker's
+//!    sweep does. Server time of
 //!    `GET /api/v1/reports/utilization` per pool, tenant and user, and of the
 //!    `/reports` page's SSR, p50/p99 over repeated requests.
 //! 2. Sampler: PromQL queries per round and round time for 1 and 1 000 live
@@ -123,6 +124,10 @@ async fn timed_get(app: &axum::Router, token: &str, path: &str) -> Vec<f64> {
 
 async fn reports(db: &PgPool) {
     let year_start = seed_year(db).await;
+    // What the worker's sweep does within five minutes of starting.
+    let started = Instant::now();
+    let months = app::backend::reports::rollups::settle_due(db).await.unwrap();
+    println!("the sweep rolled up {months} past months in {:.2} s", started.elapsed().as_secs_f64());
     let manager = app::backend::users::upsert_user(db, "mgr@bench.test", "Manager", app::model::Role::Manager, "bt-1")
         .await
         .unwrap();

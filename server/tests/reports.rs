@@ -322,3 +322,90 @@ async fn a_pool_with_one_connection_gives_the_same_report_one_statement_after_th
     assert_eq!(side_by_side, one_after_the_other);
     assert!(side_by_side.total.booked_gpu_hours > 5.0);
 }
+
+/// Every number in `a` within 1e-9 of the one in `b`, everything else equal.
+fn assert_same_report(a: &Value, b: &Value, at: &str) {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
+            assert!((x - y).abs() < 1e-9 * x.abs().max(1.0), "{at}: {x} against {y}");
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            assert_eq!(x.len(), y.len(), "{at}: lengths");
+            for (i, (x, y)) in x.iter().zip(y).enumerate() {
+                assert_same_report(x, y, &format!("{at}[{i}]"));
+            }
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            assert_eq!(x.keys().collect::<Vec<_>>(), y.keys().collect::<Vec<_>>(), "{at}: fields");
+            for (key, x) in x {
+                assert_same_report(x, &y[key], &format!("{at}.{key}"));
+            }
+        }
+        _ => assert_eq!(a, b, "{at}"),
+    }
+}
+
+#[tokio::test]
+async fn settled_months_read_from_the_roll_ups_give_the_same_report_and_a_late_change_unsettles_them() {
+    let f = Fixture::new().await;
+    fixtures(&f.db).await;
+    // Bookings across the edges of October: Sep 30 -> Oct 1 (6 GPU-h, 4 of them in October), and one cut short
+    // on Oct 31 whose returned hours run into November (2 h in October, 6 in November), and a no-show.
+    exec(
+        &f.db,
+        "INSERT INTO booking (pool_id, kind, user_id, tenant_id, quantity, mode, starts_at, ends_at, state, planned_ends_at, released_as)
+           SELECT p.id, 'nvidia.com/gpu', u.id, m.tenant_id, 2, 'interactive', w.s, w.e, 'completed', w.planned, w.released
+           FROM pool p, app_user u JOIN membership m ON m.user_id = u.id,
+                (VALUES ('2026-09-30T21:00Z'::timestamptz, '2026-10-01T03:00Z'::timestamptz, NULL::timestamptz, NULL),
+                        ('2026-10-31T20:00Z', '2026-10-31T22:00Z', '2026-11-01T06:00Z', 'ended_early'),
+                        ('2026-10-12T08:00Z', '2026-10-12T08:30Z', '2026-10-12T12:00Z', 'no_show')) w (s, e, planned, released)
+           WHERE p.name = 'fx' AND u.email = 'carol@a.test';",
+    )
+    .await;
+    let path = |group: &str| format!("/api/v1/reports/utilization?from=2026-09-15&to=2026-11-20&tz=Europe/Berlin&group={group}");
+    let mut from_bookings = Vec::new();
+    for group in ["pool", "tenant", "user"] {
+        let (status, report) = f.call(Method::GET, &path(group), Some(&f.mia), None).await;
+        assert_eq!(status, StatusCode::OK, "{report}");
+        from_bookings.push(report);
+    }
+    let booked_before = from_bookings[0]["total"]["booked_gpu_hours"].as_f64().unwrap();
+    assert!(booked_before > 12.0, "{}", from_bookings[0]["total"]);
+
+    // The sweep settles September and October (November has not ended).
+    let settled = app::backend::reports::rollups::settle_due(&f.db).await.unwrap();
+    assert_eq!(settled, 2);
+    let months: Vec<chrono::NaiveDate> =
+        sqlx::query_scalar("SELECT month FROM booking_month_settled ORDER BY 1").fetch_all(&f.db).await.unwrap();
+    assert_eq!(months.iter().map(|m| m.to_string()).collect::<Vec<_>>(), ["2026-09-01", "2026-10-01"]);
+    assert_eq!(app::backend::reports::rollups::settle_due(&f.db).await.unwrap(), 0, "settled once");
+    for (group, expected) in ["pool", "tenant", "user"].iter().zip(&from_bookings) {
+        let (_, report) = f.call(Method::GET, &path(group), Some(&f.mia), None).await;
+        assert_same_report(&report, expected, group);
+    }
+
+    // The report really reads October from the roll-ups: a change made there alone shows.
+    exec(&f.db, "UPDATE booking_month SET booked_unit_hours = booked_unit_hours + 1000 WHERE kind = 'nvidia.com/gpu'").await;
+    let (_, tampered) = f.call(Method::GET, &path("pool"), Some(&f.mia), None).await;
+    let added = tampered["total"]["booked_gpu_hours"].as_f64().unwrap() - booked_before;
+    assert!(added >= 1000.0, "{added}");
+
+    // A late change to an October booking (an admin cancels booking 1 after the fact) forgets October, so
+    // the report is right at once, read from the bookings, and again once the sweep settles it anew.
+    exec(&f.db, "UPDATE booking SET state = 'canceled' WHERE id = '00000000-0000-0000-0000-000000000001'").await;
+    let months: Vec<chrono::NaiveDate> =
+        sqlx::query_scalar("SELECT month FROM booking_month_settled").fetch_all(&f.db).await.unwrap();
+    assert_eq!(months.iter().map(|m| m.to_string()).collect::<Vec<_>>(), ["2026-09-01"]);
+    let (_, unsettled) = f.call(Method::GET, &path("pool"), Some(&f.mia), None).await;
+    let booked_after = unsettled["total"]["booked_gpu_hours"].as_f64().unwrap();
+    assert!((booked_before - booked_after - 5.0).abs() < 1e-9, "booking 1 held 5 GPU-h: {booked_after}");
+    assert_eq!(app::backend::reports::rollups::settle_due(&f.db).await.unwrap(), 1);
+    let (_, resettled) = f.call(Method::GET, &path("pool"), Some(&f.mia), None).await;
+    assert_same_report(&resettled, &unsettled, "resettled");
+
+    // Ordinary traffic does not touch settled months: ending this month's booking early leaves them.
+    exec(&f.db, "UPDATE booking SET ends_at = ends_at - interval '1 hour' WHERE starts_at >= '2026-11-01'").await;
+    let count: i64 = sqlx::query_scalar("SELECT count(*) FROM booking_month_settled").fetch_one(&f.db).await.unwrap();
+    assert_eq!(count, 2);
+}

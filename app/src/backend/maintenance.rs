@@ -1,5 +1,6 @@
 //! Housekeeping the active worker does every few minutes: expired API tokens
-//! and web sessions go, and audit events older than the retention period.
+//! and web sessions go, audit events older than the retention period go,
+//! and past months' bookings are rolled up for the reports.
 
 use super::error::ServiceResult;
 use sqlx::PgPool;
@@ -13,6 +14,8 @@ pub struct Swept {
     pub tokens: u64,
     pub sessions: u64,
     pub events: u64,
+    /// Months rolled up for the reports (`reports::rollups`).
+    pub settled_months: u64,
 }
 
 pub async fn sweep(db: &PgPool, audit_retention_days: i32) -> ServiceResult<Swept> {
@@ -29,5 +32,6 @@ pub async fn sweep(db: &PgPool, audit_retention_days: i32) -> ServiceResult<Swep
         .execute(db)
         .await?
         .rows_affected();
-    Ok(Swept { tokens, sessions, events })
+    let settled_months = super::reports::rollups::settle_due(db).await?;
+    Ok(Swept { tokens, sessions, events, settled_months })
 }

@@ -1,11 +1,37 @@
 //! The report's table: one SQL statement per report, grouped by pool, tenant
 //! or user. Every figure is cut to the period `[$1, $2)`.
 
+use super::rollups::Settled;
 use crate::backend::error::ServiceResult;
 use crate::model::{ReportGroup, ReportRow};
 use chrono::{DateTime, Datelike, DurationRound, Months, NaiveDate, TimeDelta, Utc};
 use sqlx::PgConnection;
 use uuid::Uuid;
+
+/// Booked and returned unit-hours and no-shows per `columns` of the bookings
+/// with hours in `[lo, hi)`, cut to it (`lo`, `hi`: instants, `lo_h`,
+/// `hi_h`: the same in hours since the Unix epoch; SQL parameters). The
+/// report reads its unsettled edges with it, the sweep a month it settles.
+pub(super) fn booking_figures(columns: &[&str], lo: &str, hi: &str, lo_h: &str, hi_h: &str) -> String {
+    let group_by = (1..=columns.len()).map(|i| i.to_string()).collect::<Vec<_>>().join(", ");
+    let columns = columns.join(", ");
+    // Float arithmetic on the generated epoch-hour columns, not intervals:
+    // it runs once per booking.
+    format!(
+        "SELECT {columns},
+                coalesce(sum(b.quantity * (least(b.ends_epoch_h, {hi_h}) - greatest(b.starts_epoch_h, {lo_h})))
+                    FILTER (WHERE b.ends_at > {lo} AND b.starts_at < {hi}
+                                  AND b.state IN ('approved', 'active', 'completed')), 0) AS unit_hours,
+                coalesce(sum(b.quantity * (least(b.planned_ends_epoch_h, {hi_h}) - greatest(b.ends_epoch_h, {lo_h})))
+                    FILTER (WHERE b.planned_ends_at > b.ends_at AND b.planned_ends_at > {lo} AND b.ends_at < {hi}), 0)
+                    AS returned_unit_hours,
+                count(*) FILTER (WHERE b.released_as = 'no_show' AND b.starts_at >= {lo} AND b.starts_at < {hi})
+                    AS no_shows
+         FROM booking b
+         WHERE {lo} < {hi} AND ((b.ends_at > {lo} AND b.starts_at < {hi}) OR (b.planned_ends_at > {lo} AND b.ends_at < {hi}))
+         GROUP BY {group_by}"
+    )
+}
 
 /// The statement for one grouping; `{key}` is a column every source table
 /// has (pool_id, tenant_id or user_id), chosen from the enum, never from
@@ -13,20 +39,23 @@ use uuid::Uuid;
 /// price are applied once per group rather than once per booking.
 /// $1, $2: the period; $3, $4: the whole UTC days inside it (empty if none),
 /// as instants; $5, $6: the same as dates; $7, $8: the whole UTC months
-/// inside those days; $9, $10: the period in hours since the Unix epoch.
-/// Measured use comes from `usage_month` for the whole months,
-/// `usage_day` for the other whole days and `usage_hour` for the rest.
+/// inside those days; $9, $10: the period in hours since the Unix epoch;
+/// $11, $12: the settled months inside it (`Settled`), $13, $14 the same in
+/// epoch hours, $15, $16 as dates.
+/// Bookings come from `booking_month` for the settled months and from the
+/// bookings themselves before and after them. Measured use comes from
+/// `usage_month` for the whole months, `usage_day` for the other whole days
+/// and `usage_hour` for the rest.
 fn statement(group: ReportGroup) -> String {
     let (key, name, every_pool) = match group {
         ReportGroup::Pool => ("pool_id", "(SELECT name FROM pool WHERE id = k.key)", "UNION SELECT id FROM pool"),
         ReportGroup::Tenant => ("tenant_id", "(SELECT slug FROM tenant WHERE id = k.key)", ""),
         ReportGroup::User => ("user_id", "(SELECT email FROM app_user WHERE id = k.key)", ""),
     };
-    // Hours of a booking's window inside the period, from its generated
-    // epoch-hour columns (float arithmetic on 100 000 rows, not intervals).
-    let inside = |start: &str, end: &str| format!("(least(b.{end}_epoch_h, $10) - greatest(b.{start}_epoch_h, $9))");
-    let booked_hours = inside("starts", "ends");
-    let returned_hours = inside("ends", "planned_ends");
+    let key_column = format!("b.{key} AS key");
+    let columns = [key_column.as_str(), "b.kind", "b.pool_id"];
+    let before = booking_figures(&columns, "$1", "$11", "$9", "$13");
+    let after = booking_figures(&columns, "$12", "$2", "$14", "$10");
     // The smaller tables of requests keep plain timestamps.
     let asked_hours = "date_part('epoch', least(b.ends_at, $2) - greatest(b.starts_at, $1)) / 3600";
     // Unit-hours of a table's rows overlapping the period, per key and kind, in GPU-hours.
@@ -40,21 +69,14 @@ fn statement(group: ReportGroup) -> String {
     };
     let refused = asked("booking_refusal", "");
     let waitlisted = asked("waitlist_entry", "b.state <> 'admitted' AND");
-    // The bookings are read once: booked, returned and no-shows per key, kind and pool.
     format!(
         "WITH per_kind AS (
-            SELECT b.{key} AS key, b.kind, b.pool_id,
-                   coalesce(sum(b.quantity * {booked_hours}) FILTER (
-                       WHERE b.ends_at > $1 AND b.starts_at < $2 AND b.state IN ('approved', 'active', 'completed')), 0)
-                       AS unit_hours,
-                   coalesce(sum(b.quantity * {returned_hours}) FILTER (
-                       WHERE b.planned_ends_at > b.ends_at AND b.planned_ends_at > $1 AND b.ends_at < $2), 0)
-                       AS returned_unit_hours,
-                   count(*) FILTER (WHERE b.released_as = 'no_show' AND b.starts_at >= $1 AND b.starts_at < $2)
-                       AS no_shows
-            FROM booking b
-            WHERE (b.ends_at > $1 AND b.starts_at < $2) OR (b.planned_ends_at > $1 AND b.ends_at < $2)
-            GROUP BY 1, 2, 3),
+            {before}
+            UNION ALL
+            {after}
+            UNION ALL
+            SELECT {key}, kind, pool_id, booked_unit_hours, returned_unit_hours, no_shows
+            FROM booking_month WHERE month >= $15 AND month < $16),
          booked AS (
             SELECT g.key, sum(g.unit_hours * gpu_share(g.kind)) AS gpu_hours,
                    sum(g.unit_hours * p.price_per_unit_hour) AS cost,
@@ -187,9 +209,11 @@ pub async fn rows(
     group: ReportGroup,
     from: DateTime<Utc>,
     to: DateTime<Utc>,
+    settled: &Settled,
     capacity: &[(Uuid, f64)],
 ) -> ServiceResult<Vec<ReportRow>> {
     let t = tiers(from, to);
+    let (settled_first, settled_end) = settled.months();
     let summed: Vec<Summed> = sqlx::query_as(&statement(group))
         .bind(from)
         .bind(to)
@@ -201,6 +225,12 @@ pub async fn rows(
         .bind(t.end_month)
         .bind(epoch_hours(from))
         .bind(epoch_hours(to))
+        .bind(settled.from)
+        .bind(settled.to)
+        .bind(epoch_hours(settled.from))
+        .bind(epoch_hours(settled.to))
+        .bind(settled_first)
+        .bind(settled_end)
         .fetch_all(&mut *db)
         .await?;
     Ok(summed

@@ -3,6 +3,7 @@
 
 mod figures;
 pub mod period;
+pub mod rollups;
 mod series;
 
 use super::error::ServiceResult;
@@ -28,6 +29,7 @@ pub async fn utilization(
     // snapshot, so the figures agree; otherwise one after the other on one
     // (waiting for a second connection could stall a busy pool).
     let mut table = snapshot(db.begin().await?, None).await?;
+    let settled = rollups::settled(&mut table, from, to).await?;
     let second = match db.try_acquire() {
         Some(conn) => {
             let shared: String = sqlx::query_scalar("SELECT pg_export_snapshot()").fetch_one(&mut *table).await?;
@@ -44,7 +46,7 @@ pub async fn utilization(
     };
     let table_side = async {
         let capacity = figures::capacities(&mut table, from, to).await?;
-        let rows = figures::rows(&mut table, group, from, to, &capacity).await?;
+        let rows = figures::rows(&mut table, group, from, to, &settled, &capacity).await?;
         let gaps: i64 = sqlx::query_scalar("SELECT count(*) FROM usage_gap WHERE minute >= $1 AND minute < $2")
             .bind(from)
             .bind(to)
@@ -54,14 +56,14 @@ pub async fn utilization(
     };
     let ((capacity, rows, gap_minutes), charts) = match second {
         Some(mut charts_tx) => {
-            let (table_side, charts) = tokio::join!(table_side, series::charts(&mut charts_tx, from, to, &tz));
+            let (table_side, charts) = tokio::join!(table_side, series::charts(&mut charts_tx, from, to, &settled, &tz));
             let answer = (table_side?, charts?);
             charts_tx.commit().await?;
             answer
         }
         None => {
             let table_side = table_side.await?;
-            (table_side, series::charts(&mut table, from, to, &tz).await?)
+            (table_side, series::charts(&mut table, from, to, &settled, &tz).await?)
         }
     };
     table.commit().await?;

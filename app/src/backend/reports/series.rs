@@ -2,6 +2,7 @@
 //! the period, folded into trend buckets (hours, days or weeks in the
 //! report's zone) and a weekday x hour occupancy heat map.
 
+use super::rollups::Settled;
 use crate::backend::error::ServiceResult;
 use crate::model::{HeatCell, TrendPoint};
 use chrono::{DateTime, Datelike, Days, DurationRound, NaiveDate, TimeDelta, Timelike, Utc};
@@ -25,6 +26,7 @@ async fn hours(
     db: &mut PgConnection,
     from: DateTime<Utc>,
     to: DateTime<Utc>,
+    settled: &Settled,
 ) -> ServiceResult<BTreeMap<DateTime<Utc>, Hour>> {
     let hour = TimeDelta::hours(1);
     let first = from.duration_trunc(hour).unwrap_or(from);
@@ -55,40 +57,25 @@ async fn hours(
             Hour { capacity: (total_gpus * inside - blacked).max(0.0), ..Hour::default() }
         })
         .collect();
-    // Booked GPU-hours per hour from the bookings' starts (+GPUs) and ends
-    // (-GPUs), summed per hour in SQL (at most one row per hour comes back):
-    // an hour holds what was running at its start for the whole hour, plus
-    // each change in it for the rest of the hour after it. One pass over the
-    // bookings feeds both groupings; `gpu_share` is applied per kind, after.
-    let changes: Vec<(i64, f64, f64)> = sqlx::query_as(
-        "SELECT coalesce(starts_hour, ends_hour), sum(units * gpu_share(kind)), sum(weighted * gpu_share(kind))
-         FROM (SELECT kind, floor(s)::int8 AS starts_hour, floor(e)::int8 AS ends_hour,
-                      CASE WHEN grouping(floor(s)::int8) = 0 THEN sum(quantity) ELSE -sum(quantity) END AS units,
-                      CASE WHEN grouping(floor(s)::int8) = 0 THEN sum(quantity * (s - floor(s)))
-                           ELSE -sum(quantity * (e - floor(e))) END AS weighted
-               FROM (SELECT kind, quantity, greatest(starts_epoch_h, $3) - $5 AS s, least(ends_epoch_h, $4) - $5 AS e
-                     FROM booking
-                     WHERE ends_at > $1 AND starts_at < $2 AND state IN ('approved', 'active', 'completed')) b
-               GROUP BY GROUPING SETS ((kind, floor(s)::int8), (kind, floor(e)::int8))) per_kind
-         GROUP BY 1",
-    )
-    .bind(from)
-    .bind(to)
-    .bind(super::figures::epoch_hours(from))
-    .bind(super::figures::epoch_hours(to))
-    .bind(super::figures::epoch_hours(first))
-    .fetch_all(&mut *db)
-    .await?;
-    let mut per_hour = vec![(0.0_f64, 0.0_f64); series.len() + 1];
-    for (hour, gpus, weighted) in changes {
-        if let Some(slot) = usize::try_from(hour).ok().and_then(|h| per_hour.get_mut(h)) {
-            *slot = (gpus, weighted);
+    // Booked: the settled months from their roll-up, the hours around them from the bookings.
+    for (lo, hi) in [(from, settled.from), (settled.to, to)] {
+        let offset = (lo.duration_trunc(hour).unwrap_or(lo) - first).num_hours();
+        for (index, gpu_hours) in booked_per_hour(db, lo, hi).await?.into_iter().enumerate() {
+            if let Some(slot) = usize::try_from(offset).ok().and_then(|o| series.get_mut(o + index)) {
+                slot.booked += gpu_hours;
+            }
         }
     }
-    let mut running = 0.0;
-    for (slot, (gpus, weighted)) in series.iter_mut().zip(&per_hour) {
-        slot.booked = running + gpus - weighted;
-        running += gpus;
+    let rolled: Vec<(DateTime<Utc>, f64)> =
+        sqlx::query_as("SELECT hour, gpu_hours FROM booking_hour WHERE hour >= $1 AND hour < $2")
+            .bind(settled.from)
+            .bind(settled.to)
+            .fetch_all(&mut *db)
+            .await?;
+    for (at, gpu_hours) in rolled {
+        if let Some(slot) = usize::try_from((at - first).num_hours()).ok().and_then(|i| series.get_mut(i)) {
+            slot.booked += gpu_hours;
+        }
     }
     let busy: Vec<(DateTime<Utc>, f64)> = sqlx::query_as(
         "SELECT hour, (sum(busy_gpu_minutes) / 60)::float8 FROM usage_pool_hour
@@ -104,6 +91,59 @@ async fn hours(
         }
     }
     Ok(series.into_iter().enumerate().map(|(index, slot)| (start_of(index as i64), slot)).collect())
+}
+
+/// Booked whole-GPU hours in each UTC hour from `lo`'s to `hi`'s, counting
+/// only `[lo, hi)`; empty when `lo >= hi`.
+pub(super) async fn booked_per_hour(
+    db: &mut PgConnection,
+    lo: DateTime<Utc>,
+    hi: DateTime<Utc>,
+) -> ServiceResult<Vec<f64>> {
+    if lo >= hi {
+        return Ok(Vec::new());
+    }
+    let first = lo.duration_trunc(TimeDelta::hours(1)).unwrap_or(lo);
+    let count = usize::try_from(((hi - first).num_seconds() + 3599) / 3600).unwrap_or(0);
+    // From the bookings' starts (+GPUs) and ends (-GPUs), summed per hour in
+    // SQL (at most one row per hour comes back): an hour holds what was
+    // running at its start for the whole hour, plus each change in it for
+    // the rest of the hour after it. One pass over the bookings feeds both
+    // groupings; `gpu_share` is applied per kind, after.
+    let changes: Vec<(i64, f64, f64)> = sqlx::query_as(
+        "SELECT coalesce(starts_hour, ends_hour), sum(units * gpu_share(kind)), sum(weighted * gpu_share(kind))
+         FROM (SELECT kind, floor(s)::int8 AS starts_hour, floor(e)::int8 AS ends_hour,
+                      CASE WHEN grouping(floor(s)::int8) = 0 THEN sum(quantity) ELSE -sum(quantity) END AS units,
+                      CASE WHEN grouping(floor(s)::int8) = 0 THEN sum(quantity * (s - floor(s)))
+                           ELSE -sum(quantity * (e - floor(e))) END AS weighted
+               FROM (SELECT kind, quantity, greatest(starts_epoch_h, $3) - $5 AS s, least(ends_epoch_h, $4) - $5 AS e
+                     FROM booking
+                     WHERE ends_at > $1 AND starts_at < $2 AND state IN ('approved', 'active', 'completed')) b
+               GROUP BY GROUPING SETS ((kind, floor(s)::int8), (kind, floor(e)::int8))) per_kind
+         GROUP BY 1",
+    )
+    .bind(lo)
+    .bind(hi)
+    .bind(super::figures::epoch_hours(lo))
+    .bind(super::figures::epoch_hours(hi))
+    .bind(super::figures::epoch_hours(first))
+    .fetch_all(&mut *db)
+    .await?;
+    let mut per_hour = vec![(0.0_f64, 0.0_f64); count + 1];
+    for (hour, gpus, weighted) in changes {
+        if let Some(slot) = usize::try_from(hour).ok().and_then(|h| per_hour.get_mut(h)) {
+            *slot = (gpus, weighted);
+        }
+    }
+    let mut running = 0.0;
+    Ok(per_hour[..count]
+        .iter()
+        .map(|(gpus, weighted)| {
+            let booked = running + gpus - weighted;
+            running += gpus;
+            booked
+        })
+        .collect())
 }
 
 /// Trend buckets: hours for up to two days, days up to two months, else weeks.
@@ -131,8 +171,14 @@ pub struct Charts {
     pub heatmap: Vec<HeatCell>,
 }
 
-pub async fn charts(db: &mut PgConnection, from: DateTime<Utc>, to: DateTime<Utc>, tz: &Tz) -> ServiceResult<Charts> {
-    let series = hours(db, from, to).await?;
+pub async fn charts(
+    db: &mut PgConnection,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    settled: &Settled,
+    tz: &Tz,
+) -> ServiceResult<Charts> {
+    let series = hours(db, from, to, settled).await?;
     let bucket = bucket_name(from, to);
     let mut trend: BTreeMap<DateTime<Utc>, TrendPoint> = BTreeMap::new();
     let mut heat = [[(0.0_f64, 0.0_f64); 24]; 7];
