@@ -363,7 +363,9 @@ async fn settled_months_read_from_the_roll_ups_give_the_same_report_and_a_late_c
            WHERE p.name = 'fx' AND u.email = 'carol@a.test';",
     )
     .await;
-    let path = |group: &str| format!("/api/v1/reports/utilization?from=2026-09-15&to=2026-11-20&tz=Europe/Berlin&group={group}");
+    let path = |group: &str| {
+        format!("/api/v1/reports/utilization?from=2026-09-15&to=2026-11-20&tz=Europe/Berlin&group={group}")
+    };
     let mut from_bookings = Vec::new();
     for group in ["pool", "tenant", "user"] {
         let (status, report) = f.call(Method::GET, &path(group), Some(&f.mia), None).await;
@@ -386,7 +388,8 @@ async fn settled_months_read_from_the_roll_ups_give_the_same_report_and_a_late_c
     }
 
     // The report really reads October from the roll-ups: a change made there alone shows.
-    exec(&f.db, "UPDATE booking_month SET booked_unit_hours = booked_unit_hours + 1000 WHERE kind = 'nvidia.com/gpu'").await;
+    exec(&f.db, "UPDATE booking_month SET booked_unit_hours = booked_unit_hours + 1000 WHERE kind = 'nvidia.com/gpu'")
+        .await;
     let (_, tampered) = f.call(Method::GET, &path("pool"), Some(&f.mia), None).await;
     let added = tampered["total"]["booked_gpu_hours"].as_f64().unwrap() - booked_before;
     assert!(added >= 1000.0, "{added}");

@@ -56,7 +56,8 @@ pub async fn utilization(
     };
     let ((capacity, rows, gap_minutes), charts) = match second {
         Some(mut charts_tx) => {
-            let (table_side, charts) = tokio::join!(table_side, series::charts(&mut charts_tx, from, to, &settled, &tz));
+            let (table_side, charts) =
+                tokio::join!(table_side, series::charts(&mut charts_tx, from, to, &settled, &tz));
             let answer = (table_side?, charts?);
             charts_tx.commit().await?;
             answer

@@ -81,13 +81,12 @@ pub async fn settled(db: &mut PgConnection, from: DateTime<Utc>, to: DateTime<Ut
     if first >= end {
         return Ok(Settled::none(to));
     }
-    let months: Vec<NaiveDate> = sqlx::query_scalar(
-        "SELECT month FROM booking_month_settled WHERE month >= $1 AND month < $2 ORDER BY month",
-    )
-    .bind(first)
-    .bind(end)
-    .fetch_all(&mut *db)
-    .await?;
+    let months: Vec<NaiveDate> =
+        sqlx::query_scalar("SELECT month FROM booking_month_settled WHERE month >= $1 AND month < $2 ORDER BY month")
+            .bind(first)
+            .bind(end)
+            .fetch_all(&mut *db)
+            .await?;
     Ok(longest_run(&months).map_or(Settled::none(to), |(a, b)| Settled { from: midnight(a), to: midnight(b) }))
 }
 
@@ -134,7 +133,7 @@ pub async fn settle(db: &PgPool, month: NaiveDate) -> ServiceResult<()> {
     .execute(&mut *tx)
     .await?;
     sqlx::query("DELETE FROM booking_hour WHERE hour >= $1 AND hour < $2").bind(lo).bind(hi).execute(&mut *tx).await?;
-    let booked = booked_per_hour(&mut *tx, lo, hi).await?;
+    let booked = booked_per_hour(&mut tx, lo, hi).await?;
     let hours: Vec<DateTime<Utc>> = (0..booked.len()).map(|i| lo + chrono::TimeDelta::hours(i as i64)).collect();
     sqlx::query(
         "INSERT INTO booking_hour (hour, gpu_hours)
