@@ -163,6 +163,18 @@ pub struct AuthArgs {
     /// again after a restart.
     #[arg(long, env = "BERTH_CALENDAR_KEY_FILE")]
     pub calendar_key_file: Option<std::path::PathBuf>,
+    /// Requests to /auth/* one client address may make per minute (then 429).
+    #[arg(long, env = "BERTH_AUTH_RATE_LIMIT", default_value_t = 60)]
+    pub auth_rate_limit: u32,
+    /// Failed bearer tokens one client address may send per minute; past
+    /// it, its tokens are refused with 429 until the minute ends.
+    #[arg(long, env = "BERTH_TOKEN_FAILURE_LIMIT", default_value_t = 20)]
+    pub token_failure_limit: u32,
+    /// Behind a reverse proxy: the header whose last entry is the client's
+    /// address (e.g. X-Forwarded-For, appended by the proxy); without it
+    /// the peer address counts.
+    #[arg(long, env = "BERTH_CLIENT_ADDRESS_HEADER")]
+    pub client_address_header: Option<axum::http::HeaderName>,
 }
 
 impl AuthArgs {
@@ -218,6 +230,11 @@ impl AuthArgs {
         let to_std = |d: Duration| d.to_std().unwrap_or_default();
         Ok(AuthConfig {
             calendar_key,
+            rate_limits: crate::auth::rate_limit::RateLimits {
+                auth_per_minute: self.auth_rate_limit,
+                token_failures_per_minute: self.token_failure_limit,
+                client_address_header: self.client_address_header,
+            },
             public_url,
             oidc,
             dev_login: self.dev_login,
@@ -571,7 +588,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let worker = (!no_worker).then(|| tokio::spawn(run_worker(worker, stop.clone())));
             let listener = tokio::net::TcpListener::bind(listen).await?;
             tracing::info!("serving on http://{listen}");
-            let server = axum::serve(listener, router(state)).with_graceful_shutdown(stopped(stop.clone()));
+            let server = crate::http_server::serve(
+                listener,
+                router(state),
+                crate::http_server::HEADER_READ_TIMEOUT,
+                stopped(stop.clone()),
+            );
             tokio::select! {
                 served = server => served?,
                 _ = async { stopped(stop.clone()).await; tokio::time::sleep(DRAIN).await } => {

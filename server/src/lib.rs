@@ -6,6 +6,7 @@ pub mod auth;
 pub mod cli;
 pub mod client;
 pub mod database;
+pub mod http_server;
 pub mod kube_metrics;
 pub mod metrics;
 pub mod notify;
@@ -26,6 +27,9 @@ use tower_sessions::cookie::SameSite;
 use tower_sessions::{Expiry, SessionManagerLayer};
 use tower_sessions_sqlx_store::PostgresStore;
 
+/// The largest request body any route reads.
+pub const MAX_BODY: usize = 4 * api::BODY_LIMIT;
+
 /// The whole HTTP surface: REST under `/api/v1`, `/auth/*`, the Leptos pages
 /// and server fns, static files, and health checks. Layers, outermost first:
 /// security headers, the database-outage answer, CSRF, the session, identity.
@@ -37,7 +41,10 @@ pub fn router(state: AppState) -> Router {
         .with_secure(state.auth.config.secure_cookies())
         .with_expiry(Expiry::OnInactivity(idle(&state)));
     web::routes(&state)
-        .merge(auth::routes::router())
+        .merge(
+            auth::routes::router()
+                .route_layer(middleware::from_fn_with_state(state.clone(), auth::rate_limit::limit_auth)),
+        )
         .route("/bookings/{id}/open", axum::routing::get(open_workspace::open))
         .nest("/api/v1", api::router())
         .layer(middleware::from_fn_with_state(state.clone(), auth::identity::resolve))
@@ -49,6 +56,11 @@ pub fn router(state: AppState) -> Router {
         .layer(PropagateRequestIdLayer::x_request_id())
         .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
         .layer(middleware::from_fn_with_state(state.clone(), auth::headers::secure))
+        // A backstop for pages, server fns and /auth/* (the API's own,
+        // smaller limit answers in its JSON shape first): a body announced
+        // larger is refused before a byte of it is read, a streamed one as
+        // soon as it passes the limit.
+        .layer(tower_http::limit::RequestBodyLimitLayer::new(MAX_BODY))
         .with_state(state)
 }
 

@@ -88,6 +88,7 @@ pub struct AuthConfig {
     pub absolute_lifetime: Duration,
     /// The key calendar-feed URLs are derived from; `None`: one per process.
     pub calendar_key: Option<SecretKey>,
+    pub rate_limits: super::rate_limit::RateLimits,
 }
 
 /// Key bytes that never reach a log line.
@@ -111,6 +112,7 @@ impl AuthConfig {
             idle_timeout: Duration::from_secs(8 * 3600),
             absolute_lifetime: Duration::from_secs(24 * 3600),
             calendar_key: None,
+            rate_limits: Default::default(),
         }
     }
 

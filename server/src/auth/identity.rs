@@ -25,6 +25,12 @@ pub fn bearer(request: &Request) -> Option<&str> {
 
 pub async fn resolve(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
     let token = bearer(&request).map(str::to_owned);
+    // An address whose tokens kept failing gets no answer about its next one.
+    let limits = &state.auth.limits;
+    let address = token.as_ref().and_then(|_| limits.client(&request));
+    if let Some(wait) = address.and_then(|a| limits.token_failures.exceeded(a, std::time::Instant::now())) {
+        return super::rate_limit::too_many(wait, "failed token");
+    }
     let session = request.extensions().get::<Session>().cloned();
     let identity = match identify(&state, token, session).await {
         Ok(identity) => identity,
@@ -37,6 +43,11 @@ pub async fn resolve(State(state): State<AppState>, mut request: Request, next: 
             return (StatusCode::INTERNAL_SERVER_ERROR, "internal error; it has been logged").into_response();
         }
     };
+    if identity.via == Via::Token && identity.principal.is_none() {
+        if let Some(address) = address {
+            limits.token_failures.hit(address, std::time::Instant::now());
+        }
+    }
     request.extensions_mut().insert(identity);
     next.run(request).await
 }

@@ -7,6 +7,7 @@ pub mod csrf;
 pub mod headers;
 pub mod identity;
 pub mod oidc;
+pub mod rate_limit;
 pub mod routes;
 pub mod session;
 
@@ -16,6 +17,7 @@ pub use config::{AuthConfig, GroupMapping, OidcSettings, SecretKey};
 pub struct Auth {
     pub config: AuthConfig,
     pub oidc: Option<oidc::Oidc>,
+    pub limits: rate_limit::Limits,
 }
 
 impl Auth {
@@ -24,6 +26,7 @@ impl Auth {
             Some(settings) => Some(oidc::Oidc::new(settings.clone(), config.redirect_url())?),
             None => None,
         };
-        Ok(Self { config, oidc })
+        let limits = rate_limit::Limits::new(config.rate_limits.clone());
+        Ok(Self { config, oidc, limits })
     }
 }
