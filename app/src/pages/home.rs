@@ -75,6 +75,8 @@ fn OverviewView(data: Overview) -> impl IntoView {
     let pool_name = move |id| names.iter().find(|(pid, _)| *pid == id).map(|(_, n)| n.clone()).unwrap_or_default();
     view! {
         <p class="muted">"As of " {when(data.now)}</p>
+        // The cards' pool names are third-level headings under this one.
+        <h2 class="visually-hidden">"Pools"</h2>
         {if data.pools.is_empty() {
             view! { <p class="empty">"No pools yet. An admin creates them with the API or " <code>"berth seed-demo"</code> "."</p> }.into_any()
         } else {

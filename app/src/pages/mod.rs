@@ -94,8 +94,8 @@ pub fn App() -> impl IntoView {
     });
     view! {
         <Stylesheet id="leptos" href="/pkg/berth.css"/>
-        <Title text="Berth — GPU booking"/>
         <Router>
+            <PageTitle/>
             <header class="topbar">
                 <a class="brand" href="/">"Berth"</a>
                 <span class="tagline">"GPU time, booked like a room"</span>
@@ -106,7 +106,7 @@ pub fn App() -> impl IntoView {
             <main data-hydrated=move || hydrated.get().to_string()>
                 // Async: the server waits for the data, so every page is complete
                 // without JavaScript; hydration then only adds behaviour.
-                <Routes fallback=|| view! { <p class="empty">"Page not found."</p> }>
+                <Routes fallback=|| view! { <h1>"Page not found"</h1> <p class="empty">"No page has this address."</p> }>
                     <Route path=path!("") view=HomePage ssr=SsrMode::Async/>
                     <Route path=path!("signin") view=signin::SignInPage ssr=SsrMode::Async/>
                     <Route path=path!("calendar") view=calendar::CalendarPage ssr=SsrMode::Async/>
@@ -130,6 +130,39 @@ pub fn App() -> impl IntoView {
             </main>
         </Router>
     }
+}
+
+/// Each page's own `<title>`: screen readers announce it first, and tabs,
+/// history and bookmarks tell pages apart by it.
+fn page_title(path: &str) -> &'static str {
+    match path.trim_end_matches('/') {
+        "" => "Pools and bookings",
+        "/signin" => "Sign in",
+        "/calendar" => "Calendar",
+        "/bookings" => "My bookings",
+        "/find" => "Find a slot",
+        "/series" => "Book a recurring slot",
+        "/tokens" => "API tokens",
+        "/settings" => "Settings",
+        "/dashboard" => "Dashboard",
+        "/reports" => "Reports",
+        "/reports/tokenomics" => "Tokenomics",
+        "/admin/users" => "Users",
+        "/admin/pools" => "Manage pools",
+        "/admin/tenants" => "Tenants and quotas",
+        "/admin/approvals" => "Approvals",
+        "/admin/audit" => "Audit log",
+        "/admin/worker" => "Worker",
+        path if path.starts_with("/bookings/") && path.ends_with("/manifests") => "What the worker applies",
+        path if path.starts_with("/admin/pools/") && path.matches('/').count() == 3 => "Pool settings",
+        _ => "Page not found",
+    }
+}
+
+#[component]
+fn PageTitle() -> impl IntoView {
+    let location = leptos_router::hooks::use_location();
+    view! { <Title text=move || format!("{} — Berth", page_title(&location.pathname.get()))/> }
 }
 
 /// Who is signed in (name, role, tenants), where they can go, and logout.

@@ -128,7 +128,7 @@ pub fn PoolsAdminPage() -> impl IntoView {
             {move || pools.get().map(|result| match result {
                 Ok(list) => view! {
                     <table class="bookings" id="pool-list">
-                        <thead><tr><th>"Pool"</th><th>"GPU"</th><th>"Kinds"</th><th>"Approval"</th><th>"Tenants"</th><th></th></tr></thead>
+                        <thead><tr><th>"Pool"</th><th>"GPU"</th><th>"Kinds"</th><th>"Approval"</th><th>"Tenants"</th><th><span class="visually-hidden">"Actions"</span></th></tr></thead>
                         <tbody>
                             {list.into_iter().map(|p| view! {
                                 <tr>

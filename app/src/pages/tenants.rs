@@ -199,7 +199,7 @@ fn TenantSection(
             </ActionForm>
             <p class="muted">"Members: " {members} " · add members on the " <a href="/admin/users">"Users"</a> " page."</p>
             <table class="bookings quotas">
-                <thead><tr><th>"Pool"</th><th>"Kind"</th><th>"Now"</th><th>"This week"</th><th>"Max units at once"</th><th>"GPU-hours per week"</th><th></th></tr></thead>
+                <thead><tr><th>"Pool"</th><th>"Kind"</th><th>"Now"</th><th>"This week"</th><th>"Max units at once"</th><th>"GPU-hours per week"</th><th><span class="visually-hidden">"Actions"</span></th></tr></thead>
                 <tbody>
                     {rows}
                 </tbody>

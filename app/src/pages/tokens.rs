@@ -49,7 +49,7 @@ pub fn TokensPage() -> impl IntoView {
 fn TokenTable(list: Vec<TokenInfo>, revoke: ServerAction<RevokeToken>) -> impl IntoView {
     view! {
         <table class="bookings" id="token-list">
-            <thead><tr><th>"Name"</th><th>"Created"</th><th>"Expires"</th><th>"Last used"</th><th>"Status"</th><th></th></tr></thead>
+            <thead><tr><th>"Name"</th><th>"Created"</th><th>"Expires"</th><th>"Last used"</th><th>"Status"</th><th><span class="visually-hidden">"Actions"</span></th></tr></thead>
             <tbody>
                 {list.into_iter().map(|t| {
                     let live = t.revoked_at.is_none();

@@ -155,7 +155,14 @@ pub fn Grid(
                     .collect_view();
             view! {
                 <tr class:hour=hour_start>
-                    <th scope="row" class="time">{if hour_start || i == 0 { label } else { String::new() }}</th>
+                    // Every row is named for screen readers; only the hours show.
+                    <th scope="row" class="time">
+                        {if hour_start || i == 0 {
+                            view! { <span>{label}</span> }.into_any()
+                        } else {
+                            view! { <span class="visually-hidden">{label}</span> }.into_any()
+                        }}
+                    </th>
                     {tds}
                 </tr>
             }
