@@ -11,7 +11,11 @@
 //   CLIENT_SECRET  defaults to "berth-test-secret"
 //   FORGE          optional: tamper with every ID token the token endpoint
 //                  returns, to prove the relying party refuses it:
-//                  aud | iss | signature | none | nonce | expired
+//                  aud | iss | signature | none | nonce | no-nonce | expired
+//                  | kid (signed by an unpublished key under an unknown kid)
+//                  | kid-many (the same while three keys are published)
+//                  | no-kid-many (no kid while three keys are published)
+//                  | discovery-issuer (discovery names another issuer)
 // Each start makes a fresh signing key with a fresh `kid`, so restarting the
 // provider is a key rotation.
 
@@ -35,8 +39,14 @@ const accounts = {
   eve: { name: 'Eve', groups: ['berth-team-a'], email: 'victim@example.test', email_verified: false },
 };
 
-const { privateKey } = await jose.generateKeyPair('RS256', { extractable: true });
-const signingJwk = { ...(await jose.exportJWK(privateKey)), kid: randomUUID(), alg: 'RS256', use: 'sig' };
+const forge = process.env.FORGE;
+const privateJwk = async () => {
+  const { privateKey } = await jose.generateKeyPair('RS256', { extractable: true });
+  return { privateKey, jwk: { ...(await jose.exportJWK(privateKey)), kid: randomUUID(), alg: 'RS256', use: 'sig' } };
+};
+const { privateKey, jwk: signingJwk } = await privateJwk();
+// Published besides the signing key when a forgery needs several keys.
+const moreJwks = forge && forge.endsWith('-many') ? [(await privateJwk()).jwk, (await privateJwk()).jwk] : [];
 
 const provider = new Provider(issuer, {
   clients: [{
@@ -48,7 +58,7 @@ const provider = new Provider(issuer, {
     response_types: ['code'],
     token_endpoint_auth_method: 'client_secret_basic',
   }],
-  jwks: { keys: [signingJwk] },
+  jwks: { keys: [signingJwk, ...moreJwks] },
   cookies: { keys: [randomUUID()] },
   // Profile and groups claims go into the ID token itself, not only userinfo.
   conformIdTokenClaims: false,
@@ -81,11 +91,14 @@ const provider = new Provider(issuer, {
   },
 });
 
-const forge = process.env.FORGE;
 if (forge) {
   const otherKey = (await jose.generateKeyPair('RS256')).privateKey;
   provider.use(async (ctx, next) => {
     await next();
+    if (forge === 'discovery-issuer' && ctx.path === '/.well-known/openid-configuration' && ctx.body) {
+      ctx.body = { ...ctx.body, issuer: 'http://127.0.0.1:1/evil' };
+      return;
+    }
     if (ctx.path !== '/token' || !ctx.body || !ctx.body.id_token) return;
     ctx.body = { ...ctx.body, id_token: await tamper(ctx.body.id_token, forge, otherKey) };
   });
@@ -99,6 +112,17 @@ async function tamper(token, how, otherKey) {
     case 'aud': return sign({ ...claims, aud: 'someone-else' });
     case 'iss': return sign({ ...claims, iss: 'http://127.0.0.1:1/evil' });
     case 'nonce': return sign({ ...claims, nonce: 'not-the-nonce' });
+    case 'no-nonce': {
+      const { nonce, ...rest } = claims;
+      return sign(rest);
+    }
+    case 'kid':
+    case 'kid-many':
+      return new jose.SignJWT(claims).setProtectedHeader({ ...header, kid: randomUUID() }).sign(otherKey);
+    case 'no-kid-many': {
+      const { kid, ...rest } = header;
+      return new jose.SignJWT(claims).setProtectedHeader(rest).sign(privateKey);
+    }
     case 'expired': {
       const past = Math.floor(Date.now() / 1000) - 3600;
       return sign({ ...claims, iat: past - 600, exp: past });

@@ -171,11 +171,18 @@ async fn forged_id_tokens_are_refused() {
     let forgeries = [
         ("aud", "Invalid audiences"),
         ("iss", "Invalid issuer"),
-        ("signature", "Signature verification failed"),
-        ("none", "Signature verification failed"),
+        ("signature", "Signature verification failed: Crypto error"),
+        ("none", "Signature verification failed: No signature found"),
         ("nonce", "nonce mismatch"),
+        ("no-nonce", "missing nonce claim"),
         ("expired", "ID token expired"),
+        // An unknown kid, with one and with three keys published: refused after the
+        // portal fetched the keys again (in case the provider rotated them).
+        ("kid", "Signature verification failed: No matching key found"),
+        ("kid-many", "Signature verification failed: No matching key found"),
+        ("no-kid-many", "JWK set must only contain one eligible public key"),
     ];
+    let mut refused_for_the_reason = 0;
     for (forge, reason) in forgeries {
         let portal = Portal::start(db.clone(), Some(forge)).await;
         let browser = portal.browser();
@@ -185,9 +192,25 @@ async fn forged_id_tokens_are_refused() {
         assert!(page.contains("Sign-in failed"), "forged {forge}: an error page");
         assert!(page.contains(reason), "forged {forge}: refused because {reason}: {page}");
         assert_eq!(browser.me().await.0, 401, "forged {forge}: no session");
+        refused_for_the_reason += 1;
     }
+    // The reliability table's row: refused for their reason / tried.
+    println!("OIDC forgeries refused for their reason: {refused_for_the_reason} / {}", forgeries.len());
     let users: i64 = sqlx::query_scalar("SELECT count(*) FROM app_user").fetch_one(&db).await.unwrap();
     assert_eq!(users, 0, "no forged login created a user");
+}
+
+#[tokio::test]
+async fn a_discovery_document_naming_another_issuer_is_refused() {
+    let db = fresh_db().await;
+    let portal = Portal::start(db.clone(), Some("discovery-issuer")).await;
+    let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let answer = client.get(format!("{}/auth/login", portal.url)).send().await.unwrap();
+    assert_eq!(answer.status(), 502, "no redirect to a provider whose discovery names another issuer");
+    let page = answer.text().await.unwrap();
+    assert!(page.contains("Sign-in failed") && page.contains("answered unexpectedly"), "{page}");
+    let users: i64 = sqlx::query_scalar("SELECT count(*) FROM app_user").fetch_one(&db).await.unwrap();
+    assert_eq!(users, 0);
 }
 
 #[tokio::test]

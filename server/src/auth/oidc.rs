@@ -163,7 +163,7 @@ impl Oidc {
             }
             other => other,
         };
-        let claims = verified.map_err(|e| LoginError::Token(e.to_string()))?;
+        let claims = verified.map_err(|e| LoginError::Token(with_cause(&e)))?;
         let groups = groups_claim(&id_token.to_string(), &self.settings.groups_claim);
         Ok(VerifiedLogin {
             issuer: claims.issuer().to_string(),
@@ -206,6 +206,15 @@ impl Oidc {
 
 /// The groups claim of an ID token whose signature has been verified: read
 /// from the token's own payload, so any claim name can be configured.
+/// An error with its cause: "Signature verification failed" alone does not
+/// say whether the key was unknown, ambiguous or the signature wrong.
+fn with_cause(error: &dyn std::error::Error) -> String {
+    match error.source() {
+        Some(cause) => format!("{error}: {cause}"),
+        None => error.to_string(),
+    }
+}
+
 fn groups_claim(verified_token: &str, claim: &str) -> Vec<String> {
     use base64::Engine as _;
     let Some(payload) = verified_token.split('.').nth(1) else { return Vec::new() };
