@@ -40,12 +40,7 @@ PORT=$((PG_PORT + 1))
 $berth serve --listen "127.0.0.1:$PORT" --db-connections "${BENCH_DB_CONNECTIONS:-16}" 2>"$WORK/server.log" &
 SERVER_PID=$!
 for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.1; done
-: > "$WORK/pools"
-for p in $(seq 1 8); do
-  curl -sf -X POST "http://127.0.0.1:$PORT/api/v1/pools" -H "Authorization: Bearer $admin" -H 'Content-Type: application/json' \
-    -d "{\"name\":\"bench-$p\",\"kinds\":[{\"kind\":\"nvidia.com/gpu\",\"capacity\":40},{\"kind\":\"nvidia.com/mig-1g.24gb\",\"capacity\":80}]}" |
-    python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])' >> "$WORK/pools"
-done
+load_pools "http://127.0.0.1:$PORT" "$admin" bench > "$WORK/pools"
 
 say "booking load: $CLIENTS connections for ${SECONDS_PER_RUN}s"
 # CPU seconds used by the server and by PostgreSQL during the run, to tell where time goes.

@@ -52,6 +52,16 @@ pg_down() {
   [ -f "$dir/PG_VERSION" ] && pg_as_owner "$(pg_bin)/pg_ctl" -D "$dir" -m fast stop >/dev/null 2>&1 || true
 }
 
+# load_pools URL ADMIN_TOKEN PREFIX: the load scripts' 8 pools (40 whole GPUs
+# and 80 MIG slices each), their ids on stdout, one a line.
+load_pools() {
+  for p in $(seq 1 8); do
+    curl -sf -X POST "$1/api/v1/pools" -H "Authorization: Bearer $2" -H 'Content-Type: application/json' \
+      -d "{\"name\":\"$3-$p\",\"kinds\":[{\"kind\":\"nvidia.com/gpu\",\"capacity\":40},{\"kind\":\"nvidia.com/mig-1g.24gb\",\"capacity\":80}]}" |
+      python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])'
+  done
+}
+
 # createdb_if_missing PORT NAME
 createdb_if_missing() {
   local port="$1" name="$2"

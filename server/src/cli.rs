@@ -68,6 +68,9 @@ pub enum Command {
         /// Serve Prometheus metrics at http://<address>/metrics (a port of its own).
         #[arg(long, env = "BERTH_METRICS_LISTEN")]
         metrics_listen: Option<SocketAddr>,
+        /// Seconds a client has to send a request's head (then it is disconnected).
+        #[arg(long, env = "BERTH_HEADER_READ_TIMEOUT", default_value_t = 10)]
+        header_read_timeout: u64,
     },
     /// Run the provisioning worker alone (needs a kubeconfig or in-cluster config).
     Worker {
@@ -563,7 +566,17 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 .map_err(|e| anyhow::anyhow!("no Kubernetes cluster found (kubeconfig or in-cluster): {e}"))?;
             run_worker(cluster.worker(pool, client, &public_url)?, stop_on_signal()).await?;
         }
-        Command::Serve { db, listen, site_root, db_connections, auth, cluster, no_worker, metrics_listen } => {
+        Command::Serve {
+            db,
+            listen,
+            site_root,
+            db_connections,
+            auth,
+            cluster,
+            no_worker,
+            metrics_listen,
+            header_read_timeout,
+        } => {
             let config = auth.into_config(listen)?;
             let pool = connect(&db, db_connections).await?;
             MIGRATOR.run(&pool).await?;
@@ -591,7 +604,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let server = crate::http_server::serve(
                 listener,
                 router(state),
-                crate::http_server::HEADER_READ_TIMEOUT,
+                std::time::Duration::from_secs(header_read_timeout),
                 stopped(stop.clone()),
             );
             tokio::select! {

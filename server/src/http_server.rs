@@ -1,9 +1,9 @@
 //! The portal's HTTP server: axum's router on hyper, as `axum::serve` runs
 //! it, plus what that leaves out. A client that dribbles its request
-//! headers (slowloris) is cut off after `HEADER_READ_TIMEOUT` instead of
-//! holding its connection for ever; each request carries its peer address
-//! (`ConnectInfo`) for the sign-in rate limit; a stop lets the requests in
-//! flight finish.
+//! headers (slowloris) is cut off after `--header-read-timeout` (10 s)
+//! instead of holding its connection for ever; each request carries its
+//! peer address (`ConnectInfo`) for the sign-in rate limit; a stop lets
+//! the requests in flight finish.
 
 use axum::body::Body;
 use axum::extract::ConnectInfo;
@@ -18,10 +18,6 @@ use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tower::ServiceExt;
-
-/// Time a client has to send its whole request head. Browsers and API
-/// clients send it in one write; 10 s is generous on a bad link.
-pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Serves `app` on `listener` until `stop` completes, then waits for the
 /// connections' requests in flight (callers bound that wait).

@@ -37,16 +37,13 @@ async fn get(app: &axum::Router, request: Request<Body>) -> (StatusCode, Option<
 
 #[tokio::test]
 async fn a_client_dribbling_its_headers_is_cut_off_while_others_are_served() {
-    let f = Fixture::new().await;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(server::http_server::serve(listener, f.app.clone(), Duration::from_secs(30), async {
-        let _ = stop_rx.await;
-    }));
+    // The real server process, as it is deployed, with a short header-read timeout.
+    let postgres = common::processes::Postgres::start();
+    let server = common::processes::Server::start(&postgres.url(), &["--header-read-timeout", "1"]);
+    let address = server.url.trim_start_matches("http://").to_string();
 
     // Slowloris: a header line every 200 ms, for up to 10 s.
-    let mut slow = TcpStream::connect(address).await.unwrap();
+    let mut slow = TcpStream::connect(&address).await.unwrap();
     slow.write_all(b"GET /healthz HTTP/1.1\r\nHost: berth\r\n").await.unwrap();
     let started = Instant::now();
     let dribble = async {
@@ -68,7 +65,7 @@ async fn a_client_dribbling_its_headers_is_cut_off_while_others_are_served() {
     // Meanwhile an ordinary client is answered.
     let ordinary = async {
         tokio::time::sleep(Duration::from_millis(300)).await;
-        let mut stream = TcpStream::connect(address).await.unwrap();
+        let mut stream = TcpStream::connect(&address).await.unwrap();
         stream.write_all(b"GET /healthz HTTP/1.1\r\nHost: berth\r\nConnection: close\r\n\r\n").await.unwrap();
         let mut answer = String::new();
         stream.read_to_string(&mut answer).await.unwrap();
@@ -77,9 +74,10 @@ async fn a_client_dribbling_its_headers_is_cut_off_while_others_are_served() {
     let (held, answer) = tokio::join!(dribble, ordinary);
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     assert!(held < Duration::from_secs(5), "the dribbling client was held {held:?}, not cut off after about 1 s");
-
-    stop_tx.send(()).unwrap();
-    tokio::time::timeout(Duration::from_secs(5), server).await.unwrap().unwrap().unwrap();
+    println!(
+        "SLOWLORIS a client dribbling its headers was cut off after {:.1} s (--header-read-timeout 1 here, 10 by default), an ordinary request answered meanwhile",
+        held.as_secs_f64()
+    );
 }
 
 #[tokio::test]
