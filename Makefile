@@ -1,7 +1,7 @@
 # The two commands a newcomer needs are `make run` and `make test`; see README.md.
 SECONDS ?= 30
 
-.PHONY: run test build release package bench bench-calendar bench-worker bench-usage reliability stop-db
+.PHONY: run test build release package bench bench-calendar bench-worker bench-usage reliability contract stop-db
 
 run:        ## Serve the portal on the embedded default (local PostgreSQL, demo data)
 	bash .ci/run-portal.sh
@@ -32,6 +32,9 @@ bench-usage: ## Reports over a year (100k bookings) and the sampler with 1 and 1
 
 reliability: ## Load with a history check, a database restart mid-load, OIDC refusals, abusive clients: one table
 	bash .ci/reliability.sh
+
+contract:   ## Fuzz the API against its OpenAPI document with schemathesis (every check, user and admin)
+	bash .ci/contract.sh
 
 stop-db:    ## Stop the embedded PostgreSQL that `make run` started
 	bash .ci/stop-db.sh

@@ -116,5 +116,14 @@ ensure_aiosmtpd() {
   fi
 }
 
+# schemathesis (PyPI): fuzzes the API against its OpenAPI document (.ci/contract.sh).
+SCHEMATHESIS_VERSION=4.32.5
+ensure_schemathesis() {
+  if [ "$(python3 -c 'import importlib.metadata as m; print(m.version("schemathesis"))' 2>/dev/null)" != "$SCHEMATHESIS_VERSION" ]; then
+    say "installing schemathesis $SCHEMATHESIS_VERSION (PyPI)"
+    python3 -m pip install --quiet --root-user-action=ignore "schemathesis==$SCHEMATHESIS_VERSION"
+  fi
+}
+
 # Prometheus and promtool (Debian package) for the metrics and alert tests.
 ensure_prometheus() { command -v prometheus >/dev/null && command -v promtool >/dev/null || apt_install prometheus; }

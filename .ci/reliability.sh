@@ -5,9 +5,11 @@
 #     mixed book / cancel / extend with touching windows, then a history
 #     check against the database and the capacity sweep);
 #   a database restart a third of the way into a load run;
-#   OIDC refusals and slow / abusive clients (their tests, which print figures).
+#   OIDC refusals and slow / abusive clients (their tests, which print figures);
+#   the API contract (.ci/contract.sh: schemathesis against the OpenAPI document).
 # Printed, not asserted: the tests assert the behaviour, this measures it.
-# ATTEMPTS (default 100000) and RESTART_ATTEMPTS (30000) shorten a run.
+# ATTEMPTS (default 100000), RESTART_ATTEMPTS (30000) and CONTRACT_EXAMPLES
+# (100 per operation) shorten a run.
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 ensure_postgres
@@ -71,6 +73,9 @@ export DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/postgres"
 cargo test -p server --test oidc_login --test abusive_clients -- --nocapture --test-threads 1 2>&1 |
   grep -E '^(test |OIDC|SLOWLORIS)' | tee "$WORK/abuse.txt"
 
+say "API contract (schemathesis, every check, as a user and as an admin)"
+bash .ci/contract.sh "$berth" "${CONTRACT_EXAMPLES:-100}" | tee "$WORK/contract.txt" || true
+
 python3 - "$WORK" <<'PY'
 import re, sys, pathlib
 work = pathlib.Path(sys.argv[1])
@@ -94,5 +99,7 @@ oidc = re.search(r"OIDC forgeries refused for their reason: (\d+) / (\d+)", abus
 slow = re.search(r"SLOWLORIS (.*)", abuse)
 tests = re.findall(r"^test (\S+) \.\.\. (\w+)", abuse, re.M)
 print(f"| OIDC refusals | | | | | | {oidc.group(1) if oidc else '?'} / {oidc.group(2) if oidc else '?'} forged ID tokens refused for their reason, discovery naming another issuer refused |")
+contract = re.findall(r"^CONTRACT_(\w+) +(.*)$", (work / "contract.txt").read_text(), re.M)
+print("| API contract (schemathesis) | | | | | | " + "; ".join(f"as the {role}: {text}" for role, text in contract) + " |")
 print(f"| slow and abusive clients | | | | | | {slow.group(1) if slow else '?'}; {sum(1 for _, r in tests if r == 'ok')} / {len(tests)} tests passed |")
 PY

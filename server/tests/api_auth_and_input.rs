@@ -270,3 +270,94 @@ async fn a_nul_character_in_json_text_is_422_naming_the_field_and_nothing_is_wri
     .unwrap();
     assert_eq!(written, 0);
 }
+
+#[tokio::test]
+async fn a_whole_number_written_with_a_fraction_is_an_integer_and_any_other_fraction_is_422() {
+    // JSON Schema (and so the OpenAPI document) counts `4.0` as the integer 4.
+    let f = Fixture::new().await;
+    let body = |quantity: f64| {
+        json!({
+            "pool_id": f.lab, "kind": MIG, "quantity": quantity, "start": slot(4), "end": slot(8), "mode": "interactive",
+        })
+    };
+    let (status, booked) = f.call(Method::POST, "/api/v1/bookings", Some(&f.ada), Some(body(2.0))).await;
+    assert_eq!(status, StatusCode::CREATED, "{booked}");
+    assert_eq!(booked["quantity"], 2);
+    let (status, err) = f.call(Method::POST, "/api/v1/bookings", Some(&f.ada), Some(body(2.5))).await;
+    assert_eq!((status, err["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("quantity")), "{err}");
+    let count: i64 = sqlx::query_scalar("SELECT count(*) FROM booking").fetch_one(&f.db).await.unwrap();
+    assert_eq!(count, 1, "only the whole-number request booked");
+}
+
+#[tokio::test]
+async fn a_nul_character_in_a_query_parameter_is_422_naming_it_not_a_database_error() {
+    let f = Fixture::new().await;
+    for (path, name) in [
+        ("/api/v1/audit?user=a%00b", "user"),
+        ("/api/v1/audit.csv?action=%00", "action"),
+        ("/api/v1/pools/00000000-0000-0000-0000-000000000000/availability?kind=a%00", "kind"),
+    ] {
+        let (status, err) = f.call(Method::GET, path, Some(&f.admin), None).await;
+        assert_eq!((status, err["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some(name)), "{path}: {err}");
+    }
+}
+
+#[tokio::test]
+async fn the_served_document_lists_exactly_the_time_zones_the_server_accepts() {
+    let f = Fixture::new().await;
+    let (_, doc) = f.call(Method::GET, "/api/v1/openapi.json", None, None).await;
+    let zone = &doc["components"]["schemas"]["TimeZone"];
+    assert!(zone.get("x-berth-enum").is_none(), "the placeholder is replaced");
+    let names: Vec<&str> = zone["enum"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    assert!(names.len() > 400 && names.contains(&"Europe/Berlin") && names.contains(&"UTC"), "{}", names.len());
+    assert!(names.iter().all(|n| n.parse::<chrono_tz::Tz>().is_ok()));
+    // A pool in a listed zone is accepted; an unlisted one is 422 naming time_zone.
+    for (zone, expected) in
+        [("America/Sao_Paulo", StatusCode::OK), ("Mars/Olympus_Mons", StatusCode::UNPROCESSABLE_ENTITY)]
+    {
+        let (status, body) = f
+            .call(
+                Method::PATCH,
+                &format!("/api/v1/pools/{}", f.lab),
+                Some(&f.admin),
+                Some(json!({ "time_zone": zone })),
+            )
+            .await;
+        assert_eq!(status, expected, "{zone}: {body}");
+    }
+}
+
+/// The responses every operation shares, by what it takes (its parameters and
+/// body): the contract run relies on each being documented.
+#[tokio::test]
+async fn every_operation_documents_the_answers_its_inputs_can_get() {
+    let f = Fixture::new().await;
+    let (_, doc) = f.call(Method::GET, "/api/v1/openapi.json", None, None).await;
+    for (path, ops) in doc["paths"].as_object().unwrap() {
+        for (method, op) in ops.as_object().unwrap() {
+            let has = |code: &str| op["responses"].get(code).is_some();
+            let params = op["parameters"].as_array().cloned().unwrap_or_default();
+            let takes = |place: &str| params.iter().any(|p| p["in"] == place);
+            let public = ["/openapi.json", "/calendar-feeds/{file}"].contains(&path.as_str());
+            let mut expected = vec![];
+            if !public {
+                expected.extend(["401", "429"]);
+            }
+            if method != "get" {
+                expected.push("403");
+            }
+            if takes("path") {
+                expected.push("404");
+            }
+            if takes("query") {
+                expected.push("422");
+            }
+            if op.get("requestBody").is_some() {
+                expected.extend(["400", "413", "415", "422"]);
+            }
+            for code in expected {
+                assert!(has(code), "{method} {path} does not document {code}");
+            }
+        }
+    }
+}

@@ -76,11 +76,35 @@ impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
         if let Some(field) = nul_at(&value, String::new()) {
             return Err(ApiError::invalid(field, "text must not contain the NUL character"));
         }
+        let mut value = value;
+        integral_numbers_as_integers(&mut value);
         serde_path_to_error::deserialize(value).map(ApiJson).map_err(|err| {
             let path = err.path().to_string();
             let message = err.into_inner().to_string();
             ApiError::invalid(field_of(&path, &message), message)
         })
+    }
+}
+
+/// JSON has one number type: `179.0` is the integer 179 to JSON Schema (and
+/// so to the OpenAPI document), but serde refuses it for an `i32`. Whole
+/// numbers written with a fraction become integers; other floats stay as
+/// they are, and `f64` fields take integers anyway.
+fn integral_numbers_as_integers(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::Number(number) => {
+            if let Some(float) = number.as_f64().filter(|_| number.is_f64()) {
+                // i64's range as floats: -2^63 inclusive to 2^63 exclusive, both exact.
+                const TWO_TO_63: f64 = 9_223_372_036_854_775_808.0;
+                if float.fract() == 0.0 && (-TWO_TO_63..TWO_TO_63).contains(&float) {
+                    *value = Value::from(float as i64);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(integral_numbers_as_integers),
+        Value::Object(fields) => fields.values_mut().for_each(integral_numbers_as_integers),
+        _ => {}
     }
 }
 
@@ -112,6 +136,12 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for ApiQuery<T> {
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
         let query = parts.uri.query().unwrap_or("");
+        // As in bodies: PostgreSQL's text cannot hold U+0000.
+        if let Some((name, _)) =
+            form_urlencoded::parse(query.as_bytes()).find(|(k, v)| k.contains('\0') || v.contains('\0'))
+        {
+            return Err(ApiError::invalid(name.replace('\0', ""), "text must not contain the NUL character"));
+        }
         let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
         serde_path_to_error::deserialize(de).map(ApiQuery).map_err(|err| {
             let path = err.path().to_string();
