@@ -11,7 +11,8 @@ use chrono_tz::Tz;
 pub const MAX_DAYS: i64 = 400;
 
 pub fn zone(tz: Option<&str>) -> Result<Tz, FieldError> {
-    match tz.map(str::trim).filter(|t| !t.is_empty()) {
+    // Exactly a zone name, or nothing (also sent as an empty form field).
+    match tz.filter(|t| !t.is_empty()) {
         None => Ok(Tz::UTC),
         Some(name) => name.parse().map_err(|_| FieldError::new("tz", "not an IANA time zone (e.g. Europe/Berlin)")),
     }
@@ -156,5 +157,9 @@ mod tests {
         assert_eq!(checked(at, at).unwrap_err().field, "to");
         assert!(checked(at, at + chrono::Duration::days(401)).is_err());
         assert_eq!(zone(Some("Mars/Olympus")).unwrap_err().field, "tz");
+        // Exactly what the OpenAPI document says: a listed name, or empty for UTC.
+        assert_eq!(zone(Some("")).unwrap(), Tz::UTC);
+        assert_eq!(zone(None).unwrap(), Tz::UTC);
+        assert!(zone(Some(" UTC")).is_err());
     }
 }
