@@ -9,17 +9,9 @@
 mod common;
 
 use common::processes::{berth_output, Server};
-use common::{fresh_db, slot};
+use common::{database, slot};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
-
-async fn database() -> (sqlx::PgPool, String) {
-    let db = fresh_db().await;
-    let name: String = sqlx::query_scalar("SELECT current_database()").fetch_one(&db).await.unwrap();
-    let base = std::env::var("DATABASE_URL").unwrap();
-    let url = format!("{}/{name}", base.rsplit_once('/').unwrap().0);
-    (db, url)
-}
 
 async fn leader_of<'a>(servers: &'a [&'a Server], client: &reqwest::Client, within: Duration) -> &'a Server {
     let deadline = Instant::now() + within;

@@ -11,6 +11,7 @@ pub mod reconcile;
 pub mod retry;
 pub mod run;
 pub mod simulated;
+pub mod simulated_http;
 pub mod snapshot;
 pub mod sweep;
 pub mod wake;

@@ -144,10 +144,7 @@ impl SimulatedCluster {
         let cluster = self.clone();
         let service = tower::service_fn(move |request: Request<Body>| {
             let cluster = cluster.clone();
-            async move {
-                let inner = cluster.inner.clone();
-                Ok::<_, std::convert::Infallible>(cluster.handle(request, inner).await)
-            }
+            async move { Ok::<_, std::convert::Infallible>(cluster.answer(request).await) }
         });
         kube::Client::new(tower::Layer::layer(&crate::kube_metrics::CountRequests, service), "default")
     }
@@ -187,6 +184,11 @@ impl SimulatedCluster {
     pub fn add_foreign_namespace(&self, name: &str) {
         let ns = json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": { "name": name, "labels": { "team": "other" } } });
         self.namespaces.lock().unwrap().insert(name.into(), ns);
+    }
+
+    /// One API request, as `client()` and `serve_http` pass it in.
+    pub(super) async fn answer(&self, request: Request<Body>) -> Answer {
+        self.handle(request, self.inner.clone()).await
     }
 
     async fn handle(&self, request: Request<Body>, inner: kube::Client) -> Answer {

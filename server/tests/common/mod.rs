@@ -41,6 +41,15 @@ pub async fn fresh_db() -> PgPool {
     db
 }
 
+/// A fresh database (see `fresh_db`) and its URL, for `berth` processes.
+pub async fn database() -> (sqlx::PgPool, String) {
+    let db = fresh_db().await;
+    let name: String = sqlx::query_scalar("SELECT current_database()").fetch_one(&db).await.unwrap();
+    let base = std::env::var("DATABASE_URL").unwrap();
+    let url = format!("{}/{name}", base.rsplit_once('/').unwrap().0);
+    (db, url)
+}
+
 pub struct Fixture {
     pub db: PgPool,
     pub app: Router,
