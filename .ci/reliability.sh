@@ -2,14 +2,17 @@
 # `make reliability`: the real server against a real PostgreSQL under load
 # and abuse, one table at the end (the README quotes it). Rows:
 #   booking load at 64 and 256 clients (server/benches/reliability.rs:
-#     mixed book / cancel / extend with touching windows, then a history
-#     check against the database and the capacity sweep);
+#     mixed book / cancel / extend / end early / waitlist with touching,
+#     running and DST-crossing windows, then a history check against the
+#     database and the capacity sweep);
 #   a database restart a third of the way into a load run;
+#   the worker killed with SIGKILL at random moments while sessions start
+#     and end (server/benches/worker_kills.rs), then an audit of the cluster;
 #   OIDC refusals and slow / abusive clients (their tests, which print figures);
 #   the API contract (.ci/contract.sh: schemathesis against the OpenAPI document).
 # Printed, not asserted: the tests assert the behaviour, this measures it.
-# ATTEMPTS (default 100000), RESTART_ATTEMPTS (30000) and CONTRACT_EXAMPLES
-# (100 per operation) shorten a run.
+# ATTEMPTS (default 100000), RESTART_ATTEMPTS (30000), PROVISIONINGS (100)
+# and CONTRACT_EXAMPLES (100 per operation) shorten a run.
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 ensure_postgres
@@ -20,7 +23,9 @@ USERS=64
 say "building the release server and the load client"
 # One build: a bench build makes the package's binaries too (with the same
 # features, so a separate `cargo build --release` would rebuild half of it).
-client="$ROOT/$(cargo bench -p server --bench reliability --no-run 2>&1 | grep -o 'target/release/deps/reliability-[0-9a-f]*' | tail -1)"
+built="$(cargo bench -p server --bench reliability --bench worker_kills --no-run 2>&1)"
+client="$ROOT/$(grep -o 'target/release/deps/reliability-[0-9a-f]*' <<<"$built" | tail -1)"
+kills="$ROOT/$(grep -o 'target/release/deps/worker_kills-[0-9a-f]*' <<<"$built" | tail -1)"
 berth="$ROOT/target/release/berth"
 
 PG_DIR="$(mktemp -d /tmp/berth-reliability-pg.XXXXXX)"
@@ -58,7 +63,7 @@ load() { # load NAME CLIENTS ATTEMPTS [restart command]
   say "$1: $3 attempts from $2 clients"
   fresh_portal
   local restart=(); [ -n "${4:-}" ] && restart=("RESTART_CMD=$4")
-  env BERTH_URL="http://127.0.0.1:$PORT" TOKENS="$WORK/tokens" EMAILS="$WORK/emails" POOLS="$WORK/pools" \
+  env BERTH_URL="http://127.0.0.1:$PORT" TOKENS="$WORK/tokens" EMAILS="$WORK/emails" POOLS="$WORK/pools" ADMIN_TOKEN="$admin" \
     CLIENTS="$2" ATTEMPTS="$3" "${restart[@]}" "$client" | tee "$WORK/$1.txt"
 }
 
@@ -67,6 +72,11 @@ load load-256 256 "$ATTEMPTS"
 restart="$(if [ "$(id -u)" = 0 ]; then echo runuser -u postgres --; fi) $(pg_bin)/pg_ctl -D $PG_DIR -m fast -w restart >/dev/null"
 load restart 64 "$RESTART_ATTEMPTS" "$restart"
 kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true; SERVER_PID=
+
+say "worker kill -9 at random moments over ${PROVISIONINGS:-100} provisionings (simulated cluster over HTTP)"
+psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -qc "DROP DATABASE IF EXISTS berth_kills" -c "CREATE DATABASE berth_kills"
+DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/berth_kills" BERTH="$berth" PROVISIONINGS="${PROVISIONINGS:-100}" \
+  "$kills" | tee "$WORK/kills.txt"
 
 say "OIDC refusals and slow / abusive clients (their tests)"
 export DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/postgres"
@@ -88,12 +98,19 @@ print("| --- | --- | --- | --- | --- | --- | --- |")
 for name, label in [("load-64", "booking load, 64 clients"), ("load-256", "booking load, 256 clients"),
                     ("restart", "database restart mid-load, 64 clients")]:
     r = kv(name)
-    other = f"{r['ATTEMPTS']} attempts; answers {r['STATUSES']}"
+    other = (f"{r['ATTEMPTS']} attempts; answers {r['STATUSES']}; {r['ENDED_EARLY']} ended early;"
+             f" {r['WAITLISTED']} waitlisted ({r['WAITLIST_MISSING']} missing), {r['PROMOTED']} promoted"
+             f" ({r['PROMOTED_WRONG']} with another window); bookings nobody was told of {r['UNEXPLAINED_PRESENT']}")
     if name == "restart":
         other += (f"; during the outage {r['OUTAGE_503_WITHIN_2S']} × 503 within 2 s, {r['OUTAGE_OTHER']} other;"
                   f" restart took {r['DATABASE_DOWN_S']} s, first success {r['RECOVERED_AFTER_UP_S']} s after")
     print(f"| {label} | {r['ATTEMPTS_PER_S']} | {r['P50_MS']} / {r['P99_MS']} ms | {r['CAPACITY_VIOLATIONS']} |"
           f" {r['ACKNOWLEDGED_MISSING']} | {r['REFUSED_PRESENT']} | {other} |")
+k = kv("kills")
+print(f"| worker `kill -9` during provisioning | | | | | | {k['KILLS']} kills over {k['PROVISIONINGS']} provisionings"
+      f" ({k['COMPLETED']} of them ended early, {k['FAILED']} failed): orphaned namespaces {k['ORPHANED_NAMESPACES']},"
+      f" duplicated objects {k['DUPLICATED_OBJECTS']}, foreign namespaces deleted {k['FOREIGN_DELETED']};"
+      f" converged {k['CONVERGED_S']} s after the last kill |")
 abuse = (work / "abuse.txt").read_text()
 oidc = re.search(r"OIDC forgeries refused for their reason: (\d+) / (\d+)", abuse)
 slow = re.search(r"SLOWLORIS (.*)", abuse)

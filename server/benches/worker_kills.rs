@@ -1,8 +1,8 @@
 //! The worker `kill -9` row of `make reliability`: the real `berth worker`
 //! process (`BERTH`) against a real PostgreSQL (`DATABASE_URL`, an empty
 //! database) and the simulated cluster, served over HTTP from this process
-//! so that it outlives the workers. `PROVISIONINGS` (100) bookings open
-//! while the worker is killed with SIGKILL at random moments and started
+//! so that it outlives the workers. `PROVISIONINGS` (100) bookings open,
+//! one every 100 ms, while the worker is killed with SIGKILL at random moments and started
 //! again at once; half of them are ended early as soon as they run, so
 //! teardowns are interrupted too. Then the last worker runs undisturbed
 //! and this waits until the cluster matches the database. Counted:
@@ -156,7 +156,7 @@ struct Audit {
     absent: usize,
 }
 
-async fn audit(db: &PgPool, cluster: &Arc<SimulatedCluster>, settings: &manifests::Cluster) -> Audit {
+async fn audit_cluster(db: &PgPool, cluster: &Arc<SimulatedCluster>, settings: &manifests::Cluster) -> Audit {
     let client = cluster.client();
     let running: HashSet<Uuid> =
         states(db).await.into_iter().filter(|(_, state)| state == "active").map(|(id, _)| id).collect();
@@ -230,19 +230,19 @@ async fn main() {
     std::fs::write(dir.join("kubeconfig"), SimulatedCluster::kubeconfig(addr)).unwrap();
     let worker = Worker { berth: env("BERTH"), kubeconfig: dir.join("kubeconfig"), log: dir.join("worker.log") };
 
-    // Bookings open in batches of 5 every 200 ms; every second one is ended
-    // as soon as it runs. Meanwhile the worker dies every 0.2–1.5 s.
+    // A booking opens every 100 ms; every second one is ended as soon as it
+    // runs. Meanwhile the worker dies every 0.1–1.2 s (uniformly at random).
     let mut rng = rand::rngs::StdRng::seed_from_u64(20261123);
     let mut child = worker.start();
-    let mut next_kill = Instant::now() + Duration::from_millis(rng.random_range(200..1500));
+    let mut next_kill = Instant::now() + Duration::from_millis(rng.random_range(100..1200));
     let (mut opened, mut to_end, mut ended, mut kills) = (Vec::new(), HashSet::new(), 0usize, 0usize);
     let started = Instant::now();
     let mut last_start = started;
     while ended < provisionings as usize / 2 {
         assert!(started.elapsed() < Duration::from_secs(300), "the run did not finish in 5 minutes");
-        if opened.len() < provisionings as usize {
-            let batch = open_bookings(&db, pool, principal.user_id, 5.min(provisionings - opened.len() as i32)).await;
-            to_end.extend(batch.iter().step_by(2).copied());
+        if opened.len() < (provisionings as usize).min(started.elapsed().as_millis() as usize / 100 + 1) {
+            let batch = open_bookings(&db, pool, principal.user_id, 1).await;
+            to_end.extend(batch.iter().filter(|_| opened.len() % 2 == 0).copied());
             opened.extend(batch);
         }
         for (id, state) in states(&db).await {
@@ -257,9 +257,9 @@ async fn main() {
             kills += 1;
             child = worker.start();
             last_start = Instant::now();
-            next_kill = last_start + Duration::from_millis(rng.random_range(200..1500));
+            next_kill = last_start + Duration::from_millis(rng.random_range(100..1200));
         }
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let load_s = started.elapsed().as_secs_f64();
 
@@ -267,7 +267,7 @@ async fn main() {
     let converged = loop {
         let states = states(&db).await;
         let settled = states.values().all(|s| s == "active" || s == "completed");
-        let audit = audit(&db, &cluster, &settings).await;
+        let audit = audit_cluster(&db, &cluster, &settings).await;
         if settled && audit.missing == 0 && audit.absent == 0 && audit.orphaned == 0 {
             break Some(last_start.elapsed());
         }
@@ -276,13 +276,27 @@ async fn main() {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
-    let audit = audit(&db, &cluster, &settings).await;
+    let audit = audit_cluster(&db, &cluster, &settings).await;
     let left: HashSet<String> = cluster.namespace_names().into_iter().collect();
     let foreign_deleted = names.iter().filter(|name| !left.contains(*name)).count();
     let states = states(&db).await;
     let count = |want: &str| states.values().filter(|s| *s == want).count();
     child.kill().ok();
     let _ = child.wait();
+    // The audit sees what it counts: a completed booking's namespace put
+    // back by hand is one orphan.
+    let completed = states.iter().find(|(_, s)| *s == "completed").map(|(id, _)| *id).unwrap_or_default();
+    let planted = Namespace {
+        metadata: kube::api::ObjectMeta {
+            name: Some("berth-planted".into()),
+            labels: Some([(manifests::MANAGED_BY.0.to_string(), manifests::MANAGED_BY.1.to_string())].into()),
+            annotations: Some([(manifests::BOOKING_ANNOTATION.to_string(), completed.to_string())].into()),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    Api::<Namespace>::all(cluster.client()).create(&PostParams::default(), &planted).await.expect("planted");
+    let sees_orphan = audit_cluster(&db, &cluster, &settings).await.orphaned == audit.orphaned + 1;
 
     println!("PROVISIONINGS {}", opened.len());
     println!("KILLS {kills}");
@@ -300,5 +314,6 @@ async fn main() {
         None => println!("CONVERGED_S never (120 s)"),
     }
     println!("CLUSTER_WRITES {}", cluster.writes());
+    println!("AUDIT_SEES_A_PLANTED_ORPHAN {sees_orphan}");
     let _ = std::fs::remove_dir_all(&dir);
 }
