@@ -9,6 +9,7 @@ use app::backend::provisioning::ManifestRenderer;
 use app::pages::SignInOptions;
 use app::{shell, App};
 use axum::http::request::Parts;
+use axum::response::IntoResponse;
 use axum::{routing::get, Router};
 use leptos::nonce::Nonce;
 use leptos::prelude::{provide_context, use_context};
@@ -52,13 +53,33 @@ pub fn routes(state: &AppState) -> Router<AppState> {
 /// Leptos answers a server fn whose arguments cannot be decoded (a date
 /// like `10000-01-01`, a word where a number belongs) with 500 and an
 /// `Args|…` body. That is the client's mistake: 400, with the same body so
-/// the calling page can still decode the error.
+/// the calling page can still decode the error. An argument holding U+0000,
+/// which PostgreSQL's text cannot store, is refused before the server fn
+/// runs: 422 naming it, as the REST API does.
 async fn unreadable_arguments_are_bad_requests(
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
     let server_fn = request.uri().path().starts_with("/rpc/");
-    let response = next.run(request).await;
+    if !server_fn {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    // The outer body limit caps what is read here.
+    let Ok(bytes) = axum::body::to_bytes(body, crate::MAX_BODY).await else {
+        return axum::http::StatusCode::PAYLOAD_TOO_LARGE.into_response();
+    };
+    if let Some(name) = argument_with_nul(parts.uri.query().unwrap_or_default().as_bytes(), &bytes) {
+        let error = app::backend::ServiceError::Invalid(app::rules::FieldError::new(
+            name,
+            "must not contain the NUL character",
+        ));
+        let body = leptos::server_fn::error::FromServerFnError::ser(&leptos::prelude::ServerFnError::new(
+            error.public_message(),
+        ));
+        return (axum::http::StatusCode::UNPROCESSABLE_ENTITY, body).into_response();
+    }
+    let response = next.run(axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes))).await;
     if !server_fn || response.status() != axum::http::StatusCode::INTERNAL_SERVER_ERROR {
         return response;
     }
@@ -69,4 +90,11 @@ async fn unreadable_arguments_are_bad_requests(
         parts.status = axum::http::StatusCode::BAD_REQUEST;
     }
     axum::response::Response::from_parts(parts, axum::body::Body::from(bytes))
+}
+
+/// The name of the first server-fn argument (query or form body, which is
+/// how Berth's server fns are called) holding U+0000.
+fn argument_with_nul(query: &[u8], body: &[u8]) -> Option<String> {
+    let arguments = form_urlencoded::parse(query).chain(form_urlencoded::parse(body));
+    arguments.filter(|(k, v)| k.contains('\0') || v.contains('\0')).map(|(k, _)| k.replace('\0', "")).next()
 }

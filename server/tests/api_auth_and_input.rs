@@ -302,6 +302,32 @@ async fn a_nul_character_in_a_query_parameter_is_422_naming_it_not_a_database_er
     }
 }
 
+/// Server fns (the pages' calls) refuse U+0000 the same way, before any
+/// query sees it: the audit page's filter used to reach PostgreSQL and come
+/// back as a 500.
+#[tokio::test]
+async fn a_nul_character_in_a_server_fn_argument_is_422_naming_it() {
+    let f = Fixture::new().await;
+    let audit = |query: &str, body: &str| {
+        Request::post(format!("/rpc/admin/audit{query}"))
+            .header(header::AUTHORIZATION, format!("Bearer {}", f.admin))
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(Body::from(body.to_string()))
+            .unwrap()
+    };
+    for (request, name) in
+        [(audit("", "filter[user]=a%00b"), "filter[user]"), (audit("?x%00=1", "filter[user]=ada"), "x")]
+    {
+        let (status, body) = raw(&f.app, request).await;
+        let text = body.as_str().unwrap_or_default();
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{text}");
+        assert!(text.starts_with("ServerError|") && text.contains(name) && text.contains("NUL"), "{text}");
+    }
+    // Without the NUL the server fn itself answers.
+    let (status, body) = raw(&f.app, audit("", "filter[user]=ab")).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+}
+
 #[tokio::test]
 async fn the_served_document_lists_exactly_the_time_zones_the_server_accepts() {
     let f = Fixture::new().await;
