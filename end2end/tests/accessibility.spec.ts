@@ -1,5 +1,6 @@
 import { test, expect, Browser, Page } from '@playwright/test';
 import AxeBuilder from '@axe-core/playwright';
+import { readFileSync } from 'node:fs';
 import { signIn } from './login';
 
 // Every page, for every role, hydrated and without JavaScript: axe-core
@@ -71,6 +72,32 @@ for (const js of [true, false]) {
         await expect(page).toHaveTitle(`${title} — Berth`);
         for (const v of await violations(page)) found.push(`${path}: ${v}`);
       }
+      // The manifests page of a booking the role may see: its own, made
+      // through the API with the browser's session, or (root, an admin in no
+      // tenant) the token user's. A distinct hour per test, three weeks
+      // ahead, in the demo pool.
+      const hour = 3600_000;
+      const offset = roles.findIndex(([l]) => l === login) + (js ? 0 : roles.length);
+      const start = new Date(Math.ceil(Date.now() / hour) * hour + (21 * 24 + offset) * hour);
+      const pools = await (await page.request.get('/api/v1/pools')).json();
+      const lab = pools.find((p: { name: string }) => p.name === 'lab-h100');
+      const created = await page.request.post('/api/v1/bookings', {
+        headers: {
+          Origin: new URL(page.url()).origin,
+          ...(login === 'root' ? { Authorization: `Bearer ${readFileSync('test-results-token.txt', 'utf8').trim()}` } : {}),
+        },
+        data: {
+          pool_id: lab.id, kind: 'nvidia.com/mig-1g.24gb', quantity: 1, mode: 'interactive',
+          start: start.toISOString(), end: new Date(start.getTime() + hour).toISOString(),
+        },
+      });
+      expect(created.status(), await created.text()).toBe(201);
+      const manifests = `/bookings/${(await created.json()).id}/manifests`;
+      await page.goto(manifests);
+      await expect(page.locator(`main[data-hydrated="${js}"]`)).toBeAttached();
+      await expect(page).toHaveTitle('What the worker applies — Berth');
+      await expect(page.locator('#manifests')).toContainText('"kind": "ResourceQuota"');
+      for (const v of await violations(page)) found.push(`${manifests}: ${v}`);
       if (login === 'root') {
         // A pool's own settings page, reached from the list.
         await page.goto('/admin/pools');

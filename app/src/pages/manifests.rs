@@ -28,8 +28,9 @@ pub fn ManifestsPage() -> impl IntoView {
         <section class="page-head"><h1>"What the worker applies"</h1><a class="button secondary" href="/bookings">"My bookings"</a></section>
         <p class="muted">"One namespace per booking, created when the window opens and deleted when it ends. The access token is generated then and never shown here."</p>
         <Suspense fallback=|| view! { <p class="loading">"Rendering…"</p> }>
+            // The listing scrolls sideways: focusable, so a keyboard can scroll it.
             {move || yaml.get().map(|result| match result {
-                Ok(text) => view! { <pre class="manifests" id="manifests">{text}</pre> }.into_any(),
+                Ok(text) => view! { <pre class="manifests" id="manifests" tabindex="0" role="region" aria-label="Manifests">{text}</pre> }.into_any(),
                 Err(err) => view! { <p class="error" role="alert">"Could not render: " {err.to_string()}</p> }.into_any(),
             })}
         </Suspense>
