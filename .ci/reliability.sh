@@ -114,9 +114,10 @@ print(f"| worker `kill -9` during provisioning | | | | | | {k['KILLS']} kills ov
 abuse = (work / "abuse.txt").read_text()
 oidc = re.search(r"OIDC forgeries refused for their reason: (\d+) / (\d+)", abuse)
 slow = re.search(r"SLOWLORIS (.*)", abuse)
-tests = re.findall(r"^test (\S+) \.\.\. (\w+)", abuse, re.M)
+# Per binary: "test result: ok. 4 passed; 0 failed; ..." (a test that prints puts its "ok" on a later line).
+results = [(int(p), int(p) + int(f)) for p, f in re.findall(r"^test result: \w+\. (\d+) passed; (\d+) failed", abuse, re.M)]
 print(f"| OIDC refusals | | | | | | {oidc.group(1) if oidc else '?'} / {oidc.group(2) if oidc else '?'} forged ID tokens refused for their reason, discovery naming another issuer refused |")
 contract = re.findall(r"^CONTRACT_(\w+) +(.*)$", (work / "contract.txt").read_text(), re.M)
 print("| API contract (schemathesis) | | | | | | " + "; ".join(f"as the {role}: {text}" for role, text in contract) + " |")
-print(f"| slow and abusive clients | | | | | | {slow.group(1) if slow else '?'}; {sum(1 for _, r in tests if r == 'ok')} / {len(tests)} tests passed |")
+print(f"| slow and abusive clients | | | | | | {slow.group(1) if slow else '?'}; {sum(p for p, _ in results)} / {sum(t for _, t in results)} tests passed |")
 PY

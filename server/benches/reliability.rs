@@ -49,6 +49,8 @@ struct History {
     refused: Vec<Window>,
     /// Creations whose answer never came (connection errors, 503): either outcome is right.
     uncertain: HashSet<Window>,
+    /// Bookings a cancel, extend or end of which went unanswered: any state is right.
+    unsettled: HashSet<Uuid>,
     latencies_ms: Vec<f64>,
     statuses: HashMap<u16, usize>,
     /// During the outage: answers that were not a 503 within 2 s.
@@ -246,6 +248,7 @@ async fn client(shared: Arc<Shared>, index: usize) {
             // and the check accepts either state for it.
             (Op::Cancel(id) | Op::Extend(id, _) | Op::End(id), s) if !matches!(s, 409 | 422 | 404) => {
                 history.acknowledged.remove(&id);
+                history.unsettled.insert(id);
                 mine.retain(|(m, _)| *m != id);
                 if let Some(w) = window {
                     history.uncertain.insert(w);
@@ -364,7 +367,9 @@ async fn main() {
     let acknowledged_ids: HashSet<&Uuid> = history.acknowledged.keys().collect();
     let unacknowledged: Vec<&Window> = stored
         .iter()
-        .filter(|(id, _)| !acknowledged_ids.contains(id) && !promoted.contains_key(id))
+        .filter(|(id, _)| {
+            !acknowledged_ids.contains(id) && !promoted.contains_key(id) && !history.unsettled.contains(*id)
+        })
         .map(|(_, (w, _))| w)
         .collect();
     let refused: HashSet<&Window> = history.refused.iter().collect();

@@ -11,8 +11,8 @@
 //! missing, and the time to converge after the last kill. Prints
 //! `KEY value` lines the script turns into a table; asserts nothing.
 
-use app::backend::{bookings, pools, provisioning, tokens, users};
-use app::model::{KindSpec, NewPool, Role};
+use app::backend::{bookings, provisioning, tokens, users};
+use app::model::Role;
 use clap::Parser;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, DynamicObject, ListParams, PostParams};
@@ -81,37 +81,19 @@ impl Worker {
     }
 }
 
+/// The demo pool (its capacity does not matter: admission is skipped) and an admin.
 async fn setup(db: &PgPool) -> (Uuid, app::model::Principal) {
     app::backend::MIGRATOR.run(db).await.expect("migrations");
+    server::seed::demo(db).await.expect("the demo pool");
     let admin = users::upsert_user(db, "admin@kills.test", "Admin", Role::Admin, "kills").await.unwrap();
     let token = tokens::issue(db, admin, "kills", chrono::Duration::days(1)).await.unwrap().token;
     let principal = tokens::authenticate(db, &token).await.unwrap().unwrap();
-    let new = NewPool {
-        name: "kills".into(),
-        description: String::new(),
-        gpu_model: String::new(),
-        requires_approval: false,
-        granularity_minutes: None,
-        max_booking_minutes: None,
-        horizon_days: None,
-        min_notice_minutes: None,
-        price_per_unit_hour: 0.0,
-        images: vec!["quay.io/jupyter/pytorch-notebook:cuda12-latest".into()],
-        tenants: vec![],
-        node_selector: Default::default(),
-        tolerations: vec![],
-        time_zone: "UTC".into(),
-        kinds: vec![KindSpec {
-            kind: KIND.into(),
-            capacity: 1000,
-            replicas_per_unit: 2,
-            vram_gb_per_unit: 24,
-            cpu_millis_per_unit: 4000,
-            memory_mib_per_unit: 32768,
-            storage_gib_per_unit: 50,
-        }],
-    };
-    (pools::create(db, &principal, new).await.unwrap().id, principal)
+    let pool = sqlx::query_scalar("SELECT id FROM pool WHERE name = $1")
+        .bind(server::seed::DEMO_POOL)
+        .fetch_one(db)
+        .await
+        .expect("the demo pool's id");
+    (pool, principal)
 }
 
 /// `n` approved bookings of the admin whose windows opened a minute ago
@@ -238,7 +220,7 @@ async fn main() {
     let (mut opened, mut to_end, mut ended, mut kills) = (Vec::new(), HashSet::new(), 0usize, 0usize);
     let started = Instant::now();
     let mut last_start = started;
-    while ended < provisionings as usize / 2 {
+    while ended < provisionings as usize / 2 || opened.len() < provisionings as usize {
         assert!(started.elapsed() < Duration::from_secs(300), "the run did not finish in 5 minutes");
         if opened.len() < (provisionings as usize).min(started.elapsed().as_millis() as usize / 100 + 1) {
             let batch = open_bookings(&db, pool, principal.user_id, 1).await;
