@@ -2,6 +2,7 @@
 //! admission queues, the manifest renderer, the sign-in options and the CSP
 //! nonce in their context), static site files, and health checks.
 
+use crate::api::input::form_argument_with_nul;
 use crate::auth::headers::CspNonce;
 use crate::state::AppState;
 use crate::worker::manifests::{self, Session};
@@ -69,7 +70,10 @@ async fn unreadable_arguments_are_bad_requests(
     let Ok(bytes) = axum::body::to_bytes(body, crate::MAX_BODY).await else {
         return axum::http::StatusCode::PAYLOAD_TOO_LARGE.into_response();
     };
-    if let Some(name) = argument_with_nul(parts.uri.query().unwrap_or_default().as_bytes(), &bytes) {
+    // Berth's server fns take their arguments as a query or a form body.
+    let query = parts.uri.query().unwrap_or_default().as_bytes();
+    let nul = form_argument_with_nul(query).or_else(|| form_argument_with_nul(&bytes));
+    if let Some(name) = nul {
         let error = app::backend::ServiceError::Invalid(app::rules::FieldError::new(
             name,
             "must not contain the NUL character",
@@ -80,7 +84,7 @@ async fn unreadable_arguments_are_bad_requests(
         return (axum::http::StatusCode::UNPROCESSABLE_ENTITY, body).into_response();
     }
     let response = next.run(axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes))).await;
-    if !server_fn || response.status() != axum::http::StatusCode::INTERNAL_SERVER_ERROR {
+    if response.status() != axum::http::StatusCode::INTERNAL_SERVER_ERROR {
         return response;
     }
     let (mut parts, body) = response.into_parts();
@@ -90,11 +94,4 @@ async fn unreadable_arguments_are_bad_requests(
         parts.status = axum::http::StatusCode::BAD_REQUEST;
     }
     axum::response::Response::from_parts(parts, axum::body::Body::from(bytes))
-}
-
-/// The name of the first server-fn argument (query or form body, which is
-/// how Berth's server fns are called) holding U+0000.
-fn argument_with_nul(query: &[u8], body: &[u8]) -> Option<String> {
-    let arguments = form_urlencoded::parse(query).chain(form_urlencoded::parse(body));
-    arguments.filter(|(k, v)| k.contains('\0') || v.contains('\0')).map(|(k, _)| k.replace('\0', "")).next()
 }

@@ -69,14 +69,13 @@ impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
         let text: &[u8] = if bytes.iter().all(u8::is_ascii_whitespace) { b"{}" } else { &bytes };
         // Syntax first (including trailing text), then shape, so the two kinds
         // of mistake get their own status.
-        let value: serde_json::Value = serde_json::from_slice(text).map_err(|err| {
+        let mut value: serde_json::Value = serde_json::from_slice(text).map_err(|err| {
             let message = without_position(&err.to_string()).to_string();
             ApiError::new(StatusCode::BAD_REQUEST, "malformed_json", format!("the body is not valid JSON: {message}"))
         })?;
         if let Some(field) = nul_at(&value, String::new()) {
             return Err(ApiError::invalid(field, "text must not contain the NUL character"));
         }
-        let mut value = value;
         integral_numbers_as_integers(&mut value);
         serde_path_to_error::deserialize(value).map(ApiJson).map_err(|err| {
             let path = err.path().to_string();
@@ -128,6 +127,14 @@ fn nul_at(value: &serde_json::Value, path: String) -> Option<String> {
     }
 }
 
+/// The name (NULs removed) of the first `application/x-www-form-urlencoded`
+/// argument holding U+0000: a query string, or a server fn's form body.
+pub fn form_argument_with_nul(encoded: &[u8]) -> Option<String> {
+    form_urlencoded::parse(encoded)
+        .find(|(k, v)| k.contains('\0') || v.contains('\0'))
+        .map(|(k, _)| k.replace('\0', ""))
+}
+
 /// Query parameters, with the failing parameter named.
 pub struct ApiQuery<T>(pub T);
 
@@ -137,10 +144,8 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for ApiQuery<T> {
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
         let query = parts.uri.query().unwrap_or("");
         // As in bodies: PostgreSQL's text cannot hold U+0000.
-        if let Some((name, _)) =
-            form_urlencoded::parse(query.as_bytes()).find(|(k, v)| k.contains('\0') || v.contains('\0'))
-        {
-            return Err(ApiError::invalid(name.replace('\0', ""), "text must not contain the NUL character"));
+        if let Some(name) = form_argument_with_nul(query.as_bytes()) {
+            return Err(ApiError::invalid(name, "text must not contain the NUL character"));
         }
         let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
         serde_path_to_error::deserialize(de).map(ApiQuery).map_err(|err| {

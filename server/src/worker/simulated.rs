@@ -188,12 +188,8 @@ impl SimulatedCluster {
 
     /// One API request, as `client()` and `serve_http` pass it in.
     pub(super) async fn answer(&self, request: Request<Body>) -> Answer {
-        self.handle(request, self.inner.clone()).await
-    }
-
-    async fn handle(&self, request: Request<Body>, inner: kube::Client) -> Answer {
         let (path, write) = (request.uri().path().to_string(), request.method() != Method::GET);
-        let answer = self.serve(request, inner).await;
+        let answer = self.serve(request).await;
         if write && answer.status().is_success() {
             if let Some(log) = self.write_log.lock().unwrap().as_mut() {
                 log.push((std::time::Instant::now(), path));
@@ -202,7 +198,8 @@ impl SimulatedCluster {
         answer
     }
 
-    async fn serve(&self, request: Request<Body>, inner: kube::Client) -> Answer {
+    async fn serve(&self, request: Request<Body>) -> Answer {
+        let inner = &self.inner;
         let path = request.uri().path().to_string();
         let method = request.method().clone();
         self.requests.fetch_add(1, Ordering::SeqCst);
