@@ -26,10 +26,24 @@ pub async fn lock_kind(conn: &mut PgConnection, pool_id: Uuid, kind: &str) -> Se
     Ok(())
 }
 
-/// Opens a transaction already holding the pool+kind lock, in one round trip
-/// (the key is an integer literal, so nothing user-supplied reaches the SQL).
+/// Opens a transaction already holding the pool+kind lock, in one round trip.
 pub async fn begin_locked(db: &PgPool, pool_id: Uuid, kind: &str) -> ServiceResult<Transaction<'static, Postgres>> {
-    let statement = format!("BEGIN; SELECT pg_advisory_xact_lock({})", lock_key(pool_id, kind));
+    begin_locked_all(db, &[(pool_id, kind)]).await
+}
+
+/// Opens a transaction holding the locks of every pool+kind given, in one
+/// round trip. They are taken in (pool, kind name) order, the order every
+/// other path that holds several takes them in (pool updates, blackouts),
+/// so no two transactions can wait for each other. The keys are integer
+/// literals: nothing user-supplied reaches the SQL.
+pub async fn begin_locked_all(db: &PgPool, kinds: &[(Uuid, &str)]) -> ServiceResult<Transaction<'static, Postgres>> {
+    let mut ordered = kinds.to_vec();
+    ordered.sort_unstable();
+    ordered.dedup();
+    let mut statement = String::from("BEGIN");
+    for (pool_id, kind) in ordered {
+        statement.push_str(&format!("; SELECT pg_advisory_xact_lock({})", lock_key(pool_id, kind)));
+    }
     Ok(db.begin_with(statement).await?)
 }
 

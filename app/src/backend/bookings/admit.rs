@@ -1,16 +1,18 @@
-//! Admission of a batch of requests for one pool+kind in one transaction:
-//! take the kind's lock, read the pool's terms and the live bookings that
-//! overlap the batch, decide each request in arrival order with the pure
-//! rules — capacity, then the tenant's quota — counting the ones admitted
-//! before it, insert the admitted ones with
-//! their audit events, commit. A refused request leaves nothing behind; a
-//! database failure fails the whole batch and writes nothing.
+//! Admission of a batch of requests in one transaction: take the locks of
+//! the pools+kinds they ask for, read every kind's terms and the live
+//! bookings that overlap its requests (one round trip), decide each request
+//! in arrival order with the pure rules — capacity, then the tenant's quota —
+//! counting the ones its kind admitted before it, insert the admitted ones
+//! with their audit events (one statement), commit. A refused request leaves
+//! nothing behind; a database failure fails the whole batch and writes
+//! nothing.
 
-use super::admission::begin_locked;
+use super::admission::begin_locked_all;
 use super::quota;
 use super::suggest::Crowded;
+use super::terms::{read_terms, Terms};
 use crate::backend::error::{ServiceError, ServiceResult};
-use crate::model::{Booking, BookingState, Mode, PoolRules, Principal, TenantQuota, TenantRef, WaitlistEntry, Window};
+use crate::model::{Booking, BookingState, Mode, Principal, TenantQuota, TenantRef, WaitlistEntry, Window};
 use crate::rules::capacity::{Ledger, Usage};
 use crate::rules::quota::check as check_quota;
 use crate::rules::window::validate_new;
@@ -37,141 +39,13 @@ pub struct Request {
     pub entry: Option<Uuid>,
 }
 
-#[derive(sqlx::FromRow)]
-struct Terms {
-    #[sqlx(flatten)]
-    rules: PoolRules,
-    requires_approval: bool,
-    images: Vec<String>,
-    capacity: Option<i32>,
-    /// Tenants that may book the pool; empty means every tenant.
-    tenants: Vec<Uuid>,
-    now: DateTime<Utc>,
-    time_zone: String,
-    retired: bool,
-    // Every tenant quota of this pool+kind, one array per column.
-    quota_tenants: Vec<Uuid>,
-    quota_units: Vec<Option<i32>>,
-    quota_hours: Vec<Option<f64>>,
-    // Blackouts of this kind (or the whole pool) within the batch's span.
-    blackout_starts: Vec<DateTime<Utc>>,
-    blackout_ends: Vec<DateTime<Utc>>,
-    blackout_reasons: Vec<String>,
-    // The capacity-holding bookings overlapping the batch's windows, read in
-    // the same round trip (and after the lock, so no admission can slip in).
-    starts: Vec<DateTime<Utc>>,
-    ends: Vec<DateTime<Utc>>,
-    quantities: Vec<i32>,
-}
-
-impl Terms {
-    fn overlapping(&self) -> Vec<Usage> {
-        (self.starts.iter().zip(&self.ends).zip(&self.quantities))
-            .map(|((&start, &end), &quantity)| Usage { start, end, quantity })
-            .collect()
-    }
-
-    /// The quotas of the batch's tenants.
-    fn quotas_for(&self, requests: &[&Request]) -> HashMap<Uuid, TenantQuota> {
-        (self.quota_tenants.iter().zip(&self.quota_units).zip(&self.quota_hours))
-            .filter(|((tenant, _), _)| requests.iter().any(|r| r.tenant.id == **tenant))
-            .map(|((&tenant, &max_units), &gpu_hours_per_week)| (tenant, TenantQuota { max_units, gpu_hours_per_week }))
-            .collect()
-    }
-
-    /// The first blackout `window` overlaps, as its refusal.
-    fn closed(&self, pool_id: Uuid, window: Window) -> Option<ServiceError> {
-        (self.blackout_starts.iter().zip(&self.blackout_ends).zip(&self.blackout_reasons))
-            .find(|((&start, &end), _)| start < window.end && window.start < end)
-            .map(|((&start, &end), reason)| {
-                crate::backend::blackouts::closed(&crate::model::Blackout {
-                    id: Uuid::nil(),
-                    pool_id,
-                    kind: None,
-                    start,
-                    end,
-                    reason: reason.clone(),
-                })
-            })
-    }
-
-    fn may_book(&self, tenant: Uuid) -> bool {
-        self.tenants.is_empty() || self.tenants.contains(&tenant)
-    }
-
-    fn image(&self, asked: &Option<String>) -> Result<String, FieldError> {
-        match asked {
-            Some(image) if self.images.contains(image) || self.images.is_empty() => Ok(image.clone()),
-            Some(_) => Err(FieldError::new("image", format!("must be one of: {}", self.images.join(", ")))),
-            None => Ok(self.images.first().cloned().unwrap_or_default()),
-        }
-    }
-}
-
-/// The pool's terms and, in the same round trip, the live bookings that
-/// overlap any of the batch's windows (each booking once).
-async fn read_terms(
-    tx: &mut sqlx::PgConnection,
-    pool_id: Uuid,
-    kind: &str,
-    windows: &[Window],
-) -> ServiceResult<Option<Terms>> {
-    let starts: Vec<DateTime<Utc>> = windows.iter().map(|w| w.start).collect();
-    let ends: Vec<DateTime<Utc>> = windows.iter().map(|w| w.end).collect();
-    Ok(sqlx::query_as(
-        "WITH overlapping AS (
-             -- The batch's windows as one multirange: the GiST index answers
-             -- \"overlaps any of them\" in one scan, each booking once.
-             SELECT starts_at, ends_at, quantity FROM booking
-             WHERE pool_id = $1 AND kind = $2 AND state IN ('pending', 'approved', 'active')
-               AND tstzrange(starts_at, ends_at)
-                   && (SELECT range_agg(tstzrange(s, e)) FROM unnest($3::timestamptz[], $4::timestamptz[]) AS w(s, e))
-         )
-         SELECT p.granularity_minutes, p.max_booking_minutes, p.horizon_days, p.min_notice_minutes,
-                p.requires_approval, p.images, k.capacity, now() AS now, p.time_zone,
-                p.retired_at IS NOT NULL AS retired,
-                ARRAY(SELECT pt.tenant_id FROM pool_tenant pt WHERE pt.pool_id = p.id) AS tenants,
-                ARRAY(SELECT q.tenant_id FROM tenant_quota q WHERE q.pool_id = p.id AND q.kind = $2
-                      ORDER BY q.tenant_id) AS quota_tenants,
-                ARRAY(SELECT q.max_units FROM tenant_quota q WHERE q.pool_id = p.id AND q.kind = $2
-                      ORDER BY q.tenant_id) AS quota_units,
-                ARRAY(SELECT q.gpu_hours_per_week FROM tenant_quota q WHERE q.pool_id = p.id AND q.kind = $2
-                      ORDER BY q.tenant_id) AS quota_hours,
-                ARRAY(SELECT bo.starts_at FROM blackout bo WHERE bo.pool_id = p.id AND (bo.kind IS NULL OR bo.kind = $2)
-                        AND bo.ends_at > (SELECT min(s) FROM unnest($3::timestamptz[]) s)
-                        AND bo.starts_at < (SELECT max(e) FROM unnest($4::timestamptz[]) e)
-                      ORDER BY bo.starts_at, bo.id) AS blackout_starts,
-                ARRAY(SELECT bo.ends_at FROM blackout bo WHERE bo.pool_id = p.id AND (bo.kind IS NULL OR bo.kind = $2)
-                        AND bo.ends_at > (SELECT min(s) FROM unnest($3::timestamptz[]) s)
-                        AND bo.starts_at < (SELECT max(e) FROM unnest($4::timestamptz[]) e)
-                      ORDER BY bo.starts_at, bo.id) AS blackout_ends,
-                ARRAY(SELECT bo.reason FROM blackout bo WHERE bo.pool_id = p.id AND (bo.kind IS NULL OR bo.kind = $2)
-                        AND bo.ends_at > (SELECT min(s) FROM unnest($3::timestamptz[]) s)
-                        AND bo.starts_at < (SELECT max(e) FROM unnest($4::timestamptz[]) e)
-                      ORDER BY bo.starts_at, bo.id) AS blackout_reasons,
-                o.starts, o.ends, o.quantities
-         FROM pool p LEFT JOIN pool_kind k ON k.pool_id = p.id AND k.kind = $2
-         -- One aggregate level, so the three arrays list the bookings in the same order.
-         CROSS JOIN (
-             SELECT coalesce(array_agg(starts_at), '{}') AS starts, coalesce(array_agg(ends_at), '{}') AS ends,
-                    coalesce(array_agg(quantity), '{}') AS quantities
-             FROM overlapping
-         ) o
-         WHERE p.id = $1",
-    )
-    .bind(pool_id)
-    .bind(kind)
-    .bind(starts)
-    .bind(ends)
-    .fetch_optional(tx)
-    .await?)
-}
-
 /// One admitted request, ready to insert.
 struct Accepted {
     index: usize,
     id: Uuid,
     image: String,
+    /// Pending where the pool asks for approval, approved elsewhere.
+    state: BookingState,
 }
 
 enum Verdict {
@@ -195,13 +69,17 @@ pub enum Admission {
     Waitlisted(WaitlistEntry),
 }
 
-/// Decides and records every request of the batch in one transaction; all
-/// share one pool+kind. The outer error is a failure of the whole batch.
+/// Decides and records every request of the batch in one transaction,
+/// whatever pools and kinds they ask for. The outer error is a failure of
+/// the whole batch.
 pub async fn admit_batch(db: &PgPool, requests: &[&Request]) -> ServiceResult<Vec<Outcome>> {
-    let Some(first) = requests.first() else { return Ok(Vec::new()) };
-    // Round trips matter here: the kind's lock is held from the first to the last.
+    if requests.is_empty() {
+        return Ok(Vec::new());
+    }
+    let kinds: Vec<(Uuid, &str)> = requests.iter().map(|r| (r.pool_id, r.kind.as_str())).collect();
+    // Round trips matter here: the kinds' locks are held from the first to the last.
     let decided = async {
-        let mut tx = begin_locked(db, first.pool_id, &first.kind).await?;
+        let mut tx = begin_locked_all(db, &kinds).await?;
         let outcomes = admit_locked(&mut tx, requests).await?;
         tx.commit().await?;
         Ok(outcomes)
@@ -230,83 +108,127 @@ fn count(batch: usize, decided: &ServiceResult<Vec<Outcome>>) {
     }
 }
 
-/// Decides and records the requests inside `tx`, which holds their kind's
-/// lock: the one admission path, for new requests and waitlist promotions.
-pub async fn admit_locked(tx: &mut PgConnection, requests: &[&Request]) -> ServiceResult<Vec<Outcome>> {
-    let Some(first) = requests.first() else { return Ok(Vec::new()) };
-    let (pool_id, kind) = (first.pool_id, first.kind.as_str());
-    let windows: Vec<Window> = requests.iter().map(|r| r.window).collect();
-    let Some(terms) = read_terms(tx, pool_id, kind, &windows).await? else {
-        return Ok(requests.iter().map(|_| Outcome::Decided(Err(no_such_pool()))).collect());
-    };
-    let Some(capacity) = terms.capacity else {
-        return Ok(requests
-            .iter()
-            .map(|_| Outcome::Decided(Err(FieldError::new("kind", format!("this pool has no kind {kind}")).into())))
-            .collect());
-    };
-    if terms.retired {
-        let retired = || FieldError::new("pool_id", "this pool is retired and takes no new bookings");
-        return Ok(requests.iter().map(|_| Outcome::Decided(Err(retired().into()))).collect());
+/// One pool+kind of a batch as its requests are decided: the kind's terms,
+/// and what the requests admitted before hold.
+struct Open<'t> {
+    terms: &'t Terms,
+    capacity: i32,
+    state: BookingState,
+    ledger: Ledger,
+    quotas: HashMap<Uuid, TenantQuota>,
+    /// Per tenant with a quota: what it holds in the weeks the batch touches.
+    held: HashMap<Uuid, Vec<Usage>>,
+    tz: chrono_tz::Tz,
+}
+
+/// Why every request for this pool+kind is refused, if one is.
+fn shut(terms: Option<&Terms>, kind: &str) -> Option<ServiceError> {
+    let Some(terms) = terms else { return Some(no_such_pool()) };
+    if terms.capacity.is_none() {
+        return Some(FieldError::new("kind", format!("this pool has no kind {kind}")).into());
     }
-    let rules = terms.rules;
-    let state = if terms.requires_approval { BookingState::Pending } else { BookingState::Approved };
-    let mut ledger = Ledger::new(capacity, terms.overlapping());
-    // Tenant quotas: only read (one more round trip) when a tenant of the batch has one.
-    let quotas = terms.quotas_for(requests);
+    terms.retired.then(|| FieldError::new("pool_id", "this pool is retired and takes no new bookings").into())
+}
+
+/// The pool+kind's ledger, with its tenants' quota usage read (one more
+/// round trip) only when a tenant asking has a quota there.
+async fn open<'t>(tx: &mut PgConnection, terms: &'t Terms, asking: &[&Request]) -> ServiceResult<Open<'t>> {
+    let capacity = terms.capacity.unwrap_or(0);
+    let quotas = terms.quotas_for(asking.iter().copied());
     let tz = quota::zone(&terms.time_zone);
     let mut held = HashMap::new();
     if !quotas.is_empty() {
         let limited: Vec<Uuid> = quotas.keys().copied().collect();
         let windows: Vec<Window> =
-            requests.iter().filter(|r| quotas.contains_key(&r.tenant.id)).map(|r| r.window).collect();
+            asking.iter().filter(|r| quotas.contains_key(&r.tenant.id)).map(|r| r.window).collect();
         if let Some(span) = quota::weeks_span(&windows, &tz) {
-            held = quota::tenant_usages(tx, pool_id, kind, &limited, span).await?;
+            held = quota::tenant_usages(tx, terms.pool_id, &terms.kind, &limited, span).await?;
         }
     }
-    let mut verdicts: Vec<Verdict> = Vec::with_capacity(requests.len());
+    Ok(Open {
+        terms,
+        capacity,
+        state: if terms.requires_approval { BookingState::Pending } else { BookingState::Approved },
+        ledger: Ledger::new(capacity, terms.overlapping()),
+        quotas,
+        held,
+        tz,
+    })
+}
 
-    // In arrival order, each counting the ones accepted before it: for
-    // waitlist entries (read in their list's order) that is FIFO among those that fit.
-    for (index, request) in requests.iter().enumerate() {
-        let window = request.window;
+impl Open<'_> {
+    /// Decides one request against the kind, counting the ones accepted before it.
+    fn decide(&mut self, index: usize, request: &Request) -> Verdict {
+        let terms = self.terms;
         let checked = if terms.may_book(request.tenant.id) {
-            validate_new(&rules, capacity, terms.now, window, request.quantity)
+            validate_new(&terms.rules, self.capacity, terms.now, request.window, request.quantity)
                 .and_then(|()| terms.image(&request.image))
         } else {
             Err(no_such_pool_field())
         };
         let image = match checked {
             Ok(image) => image,
-            Err(err) => {
-                verdicts.push(Verdict::Refused(err.into()));
-                continue;
-            }
+            Err(err) => return Verdict::Refused(err.into()),
         };
-        if let Some(closed) = terms.closed(pool_id, window) {
-            verdicts.push(Verdict::Refused(closed));
-            continue;
+        if let Some(closed) = terms.closed(request.window) {
+            return Verdict::Refused(closed);
         }
         let wait = || Verdict::Waitlisted(Uuid::new_v4());
-        if let Err(peak_used) = ledger.check(usage_of(request)) {
-            verdicts.push(if request.join_waitlist { wait() } else { Verdict::Crowded { peak_used } });
-            continue;
+        if let Err(peak_used) = self.ledger.check(usage_of(request)) {
+            return if request.join_waitlist { wait() } else { Verdict::Crowded { peak_used } };
         }
-        if let Some(limit) = quotas.get(&request.tenant.id) {
-            let tenant_held = held.entry(request.tenant.id).or_default();
-            if let Err(refusal) = check_quota(limit, tenant_held, usage_of(request), &tz) {
-                verdicts.push(if request.join_waitlist {
+        if let Some(limit) = self.quotas.get(&request.tenant.id) {
+            let tenant_held = self.held.entry(request.tenant.id).or_default();
+            if let Err(refusal) = check_quota(limit, tenant_held, usage_of(request), &self.tz) {
+                return if request.join_waitlist {
                     wait()
                 } else {
                     Verdict::Refused(ServiceError::QuotaExceeded(refusal))
-                });
-                continue;
+                };
             }
             tenant_held.push(usage_of(request));
         }
-        ledger.take(usage_of(request));
-        verdicts.push(Verdict::Accepted(Accepted { index, id: Uuid::new_v4(), image }));
+        self.ledger.take(usage_of(request));
+        Verdict::Accepted(Accepted { index, id: Uuid::new_v4(), image, state: self.state })
     }
+}
+
+/// Decides and records the requests inside `tx`, which holds the locks of
+/// every pool+kind they ask for: the one admission path, for new requests
+/// and waitlist promotions.
+pub async fn admit_locked(tx: &mut PgConnection, requests: &[&Request]) -> ServiceResult<Vec<Outcome>> {
+    if requests.is_empty() {
+        return Ok(Vec::new());
+    }
+    let read = read_terms(tx, requests).await?;
+    let terms_of = |request: &Request| read.iter().find(|t| t.pool_id == request.pool_id && t.kind == request.kind);
+    let mut open_kinds: Vec<Open> = Vec::new();
+    for terms in &read {
+        if shut(Some(terms), &terms.kind).is_none() {
+            let asking: Vec<&Request> =
+                requests.iter().copied().filter(|r| r.pool_id == terms.pool_id && r.kind == terms.kind).collect();
+            open_kinds.push(open(tx, terms, &asking).await?);
+        }
+    }
+
+    // In arrival order, each counting the ones accepted before it in its
+    // kind: for waitlist entries (read in their list's order) that is FIFO
+    // among those that fit.
+    let verdicts: Vec<Verdict> = requests
+        .iter()
+        .enumerate()
+        .map(|(index, request)| {
+            let kind =
+                open_kinds.iter_mut().find(|k| k.terms.pool_id == request.pool_id && k.terms.kind == request.kind);
+            match kind {
+                Some(kind) => kind.decide(index, request),
+                None => Verdict::Refused(
+                    shut(terms_of(request), &request.kind)
+                        .unwrap_or(ServiceError::Internal("admission terms not read")),
+                ),
+            }
+        })
+        .collect();
 
     let accepted: Vec<&Accepted> = verdicts
         .iter()
@@ -316,16 +238,9 @@ pub async fn admit_locked(tx: &mut PgConnection, requests: &[&Request]) -> Servi
         })
         .collect();
     if !accepted.is_empty() {
-        insert(tx, requests, &accepted, pool_id, kind, state).await?;
+        insert(tx, requests, &accepted).await?;
     }
-    let waiting: Vec<(Uuid, &Request)> = (verdicts.iter().zip(requests))
-        .filter_map(|(v, r)| match v {
-            Verdict::Waitlisted(id) => Some((*id, *r)),
-            _ => None,
-        })
-        .collect();
-    let mut entries =
-        if waiting.is_empty() { HashMap::new() } else { crate::backend::waitlist::join(tx, &waiting).await? };
+    let mut entries = join_waitlists(tx, requests, &verdicts).await?;
     record_refusals(tx, requests, &verdicts).await?;
 
     Ok(requests
@@ -333,9 +248,16 @@ pub async fn admit_locked(tx: &mut PgConnection, requests: &[&Request]) -> Servi
         .zip(verdicts)
         .map(|(request, verdict)| match verdict {
             Verdict::Refused(err) => Outcome::Decided(Err(err)),
-            Verdict::Crowded { peak_used } => Outcome::Crowded(Crowded { peak_used, capacity, rules, now: terms.now }),
+            Verdict::Crowded { peak_used } => {
+                let Some(terms) = terms_of(request) else {
+                    return Outcome::Decided(Err(ServiceError::Internal("admission terms not read")));
+                };
+                let (capacity, rules, now) = (terms.capacity.unwrap_or(0), terms.rules, terms.now);
+                Outcome::Crowded(Crowded { peak_used, capacity, rules, now })
+            }
             Verdict::Accepted(a) => {
-                Outcome::Decided(Ok(Admission::Booked(view(request, a, pool_id, state, terms.now))))
+                let now = terms_of(request).map_or_else(Utc::now, |t| t.now);
+                Outcome::Decided(Ok(Admission::Booked(view(request, a, now))))
             }
             Verdict::Waitlisted(id) => Outcome::Decided(match entries.remove(&id) {
                 Some(joined) => joined.map(Admission::Waitlisted),
@@ -343,6 +265,28 @@ pub async fn admit_locked(tx: &mut PgConnection, requests: &[&Request]) -> Servi
             }),
         })
         .collect())
+}
+
+/// The waitlist entries of the requests that asked to wait, one pool+kind at a time.
+async fn join_waitlists(
+    tx: &mut PgConnection,
+    requests: &[&Request],
+    verdicts: &[Verdict],
+) -> ServiceResult<HashMap<Uuid, ServiceResult<WaitlistEntry>>> {
+    let mut waiting: Vec<(Uuid, &Request)> = (verdicts.iter().zip(requests))
+        .filter_map(|(v, r)| match v {
+            Verdict::Waitlisted(id) => Some((*id, *r)),
+            _ => None,
+        })
+        .collect();
+    let mut entries = HashMap::new();
+    while let Some(&(_, first)) = waiting.first() {
+        let (same, rest): (Vec<_>, Vec<_>) =
+            waiting.into_iter().partition(|(_, r)| r.pool_id == first.pool_id && r.kind == first.kind);
+        entries.extend(crate::backend::waitlist::join(tx, &same).await?);
+        waiting = rest;
+    }
+    Ok(entries)
 }
 
 /// What the batch decided for one request.
@@ -373,10 +317,11 @@ async fn record_refusals(tx: &mut PgConnection, requests: &[&Request], verdicts:
     let column = |f: fn(&Request) -> Uuid| refused.iter().map(|(r, _)| f(r)).collect::<Vec<_>>();
     sqlx::query(
         "INSERT INTO booking_refusal (pool_id, kind, tenant_id, user_id, quantity, starts_at, ends_at, reason)
-         SELECT $1, $2, * FROM unnest($3::uuid[], $4::uuid[], $5::int[], $6::timestamptz[], $7::timestamptz[], $8::text[])",
+         SELECT * FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::uuid[], $5::int[], $6::timestamptz[],
+                              $7::timestamptz[], $8::text[])",
     )
-    .bind(refused[0].0.pool_id)
-    .bind(&refused[0].0.kind)
+    .bind(column(|r| r.pool_id))
+    .bind(refused.iter().map(|(r, _)| r.kind.as_str()).collect::<Vec<_>>())
     .bind(column(|r| r.tenant.id))
     .bind(column(|r| r.principal.user_id))
     .bind(refused.iter().map(|(r, _)| r.quantity).collect::<Vec<_>>())
@@ -404,15 +349,9 @@ fn usage_of(request: &Request) -> Usage {
 pub const WAITLIST_REASON: &str = "admitted from the waitlist";
 
 /// Inserts the accepted bookings and their audit events in one statement.
-async fn insert(
-    tx: &mut PgConnection,
-    requests: &[&Request],
-    accepted: &[&Accepted],
-    pool_id: Uuid,
-    kind: &str,
-    state: BookingState,
-) -> ServiceResult<()> {
+async fn insert(tx: &mut PgConnection, requests: &[&Request], accepted: &[&Accepted]) -> ServiceResult<()> {
     // One array per column, for unnest.
+    let (mut pools, mut kinds, mut states) = (Vec::new(), Vec::new(), Vec::new());
     let (mut ids, mut users, mut tenants, mut quantities) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut modes, mut images, mut notes, mut starts, mut ends) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
@@ -423,6 +362,9 @@ async fn insert(
             Some(entry) => format!("{WAITLIST_REASON} (entry {entry})"),
             None => "booked".to_string(),
         });
+        pools.push(r.pool_id);
+        kinds.push(r.kind.as_str());
+        states.push(a.state.as_str());
         ids.push(a.id);
         users.push(r.principal.user_id);
         tenants.push(r.tenant.id);
@@ -436,19 +378,20 @@ async fn insert(
     sqlx::query(
         "WITH b AS (
              INSERT INTO booking (id, pool_id, kind, user_id, tenant_id, quantity, mode, image, note, starts_at, ends_at, state)
-             SELECT r.id, $1, $2, r.user_id, r.tenant_id, r.quantity, r.mode, r.image, r.note, r.starts_at, r.ends_at, $3
+             SELECT r.id, r.pool_id, r.kind, r.user_id, r.tenant_id, r.quantity, r.mode, r.image, r.note,
+                    r.starts_at, r.ends_at, r.state
              FROM unnest($4::uuid[], $5::uuid[], $6::uuid[], $7::int[], $8::text[], $9::text[], $10::text[],
-                         $11::timestamptz[], $12::timestamptz[])
-                  AS r(id, user_id, tenant_id, quantity, mode, image, note, starts_at, ends_at)
+                         $11::timestamptz[], $12::timestamptz[], $1::uuid[], $2::text[], $3::text[])
+                  AS r(id, user_id, tenant_id, quantity, mode, image, note, starts_at, ends_at, pool_id, kind, state)
              RETURNING id, user_id, state
          )
          INSERT INTO booking_event (booking_id, actor_id, from_state, to_state, reason)
          SELECT b.id, b.user_id, NULL, b.state, r.reason
          FROM b JOIN unnest($4::uuid[], $13::text[]) AS r(id, reason) ON r.id = b.id",
     )
-    .bind(pool_id)
-    .bind(kind)
-    .bind(state.as_str())
+    .bind(&pools)
+    .bind(&kinds)
+    .bind(&states)
     .bind(&ids)
     .bind(&users)
     .bind(&tenants)
@@ -464,14 +407,14 @@ async fn insert(
     Ok(())
 }
 
-fn view(request: &Request, admitted: Accepted, pool_id: Uuid, state: BookingState, now: DateTime<Utc>) -> Booking {
+fn view(request: &Request, admitted: Accepted, now: DateTime<Utc>) -> Booking {
     Booking {
         id: admitted.id,
-        pool_id,
+        pool_id: request.pool_id,
         kind: request.kind.clone(),
         quantity: request.quantity,
         mode: request.mode,
-        state,
+        state: admitted.state,
         start: request.window.start,
         end: request.window.end,
         mine: true,

@@ -14,6 +14,7 @@ pub mod quota;
 mod row;
 pub mod series;
 mod suggest;
+mod terms;
 
 pub use admit::Admission;
 pub use create::create;
