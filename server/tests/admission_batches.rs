@@ -17,6 +17,35 @@ use serde_json::json;
 use server::router;
 use uuid::Uuid;
 
+struct Setup {
+    db: sqlx::PgPool,
+    app: axum::Router,
+    /// An admin's API token.
+    admin: String,
+    /// A user of tenant `lab`.
+    principal: Principal,
+    pools: Vec<Uuid>,
+}
+
+/// A fresh database with the named pools, each with one whole GPU and two
+/// MIG slices, open to every tenant.
+async fn setup(names: &[&str]) -> Setup {
+    let db = fresh_db().await;
+    let admin = token_for(&db, "root@ops.test", app::model::Role::Admin, "ops").await;
+    let user = token_for(&db, "ada@lab.test", app::model::Role::User, "lab").await;
+    let principal = tokens::authenticate(&db, &user).await.unwrap().unwrap();
+    let app = router(test_state(db.clone()));
+    let mut pools = Vec::new();
+    for name in names {
+        let kinds = json!([{"kind": GPU, "capacity": 1}, {"kind": MIG, "capacity": 2}]);
+        let (status, pool) =
+            call(&app, Method::POST, "/api/v1/pools", Some(&admin), Some(json!({"name": name, "kinds": kinds}))).await;
+        assert_eq!(status, StatusCode::CREATED, "{pool}");
+        pools.push(pool["id"].as_str().unwrap().parse::<Uuid>().unwrap());
+    }
+    Setup { db, app, admin, principal, pools }
+}
+
 fn request(principal: &Principal, pool_id: Uuid, kind: &str, quantity: i32, from: i64, to: i64) -> Request {
     Request {
         principal: principal.clone(),
@@ -46,19 +75,7 @@ fn verdict(outcome: &Outcome) -> Result<Uuid, String> {
 
 #[tokio::test]
 async fn a_batch_across_pools_and_kinds_decides_each_request_as_if_alone() {
-    let db = fresh_db().await;
-    let admin = token_for(&db, "root@ops.test", app::model::Role::Admin, "ops").await;
-    let user = token_for(&db, "ada@lab.test", app::model::Role::User, "lab").await;
-    let principal = tokens::authenticate(&db, &user).await.unwrap().unwrap();
-    let app = router(test_state(db.clone()));
-    let mut pools = Vec::new();
-    for name in ["alpha", "beta", "gamma"] {
-        let kinds = json!([{"kind": GPU, "capacity": 1}, {"kind": MIG, "capacity": 2}]);
-        let (status, pool) =
-            call(&app, Method::POST, "/api/v1/pools", Some(&admin), Some(json!({"name": name, "kinds": kinds}))).await;
-        assert_eq!(status, StatusCode::CREATED, "{pool}");
-        pools.push(pool["id"].as_str().unwrap().parse::<Uuid>().unwrap());
-    }
+    let Setup { db, app, admin, principal, pools } = setup(&["alpha", "beta", "gamma"]).await;
     let (alpha, beta, gamma) = (pools[0], pools[1], pools[2]);
     let (status, body) =
         call(&app, Method::PATCH, &format!("/api/v1/pools/{gamma}"), Some(&admin), Some(json!({"retired": true})))
@@ -114,19 +131,7 @@ async fn a_batch_across_pools_and_kinds_decides_each_request_as_if_alone() {
 /// request fails.
 #[tokio::test(flavor = "current_thread")]
 async fn one_kinds_failure_is_not_every_kinds() {
-    let db = fresh_db().await;
-    let admin = token_for(&db, "root@ops.test", app::model::Role::Admin, "ops").await;
-    let user = token_for(&db, "ada@lab.test", app::model::Role::User, "lab").await;
-    let principal = tokens::authenticate(&db, &user).await.unwrap().unwrap();
-    let app = router(test_state(db.clone()));
-    let mut pools = Vec::new();
-    for name in ["alpha", "beta"] {
-        let kinds = json!([{"kind": GPU, "capacity": 1}]);
-        let (status, pool) =
-            call(&app, Method::POST, "/api/v1/pools", Some(&admin), Some(json!({"name": name, "kinds": kinds}))).await;
-        assert_eq!(status, StatusCode::CREATED, "{pool}");
-        pools.push(pool["id"].as_str().unwrap().parse::<Uuid>().unwrap());
-    }
+    let Setup { db, principal, pools, .. } = setup(&["alpha", "beta"]).await;
     let admissions = Admissions::new(db.clone());
     let good = request(&principal, pools[0], GPU, 1, 4, 8);
     let bad = Request { note: "bad\0note".into(), ..request(&principal, pools[1], GPU, 1, 4, 8) };
