@@ -1,6 +1,6 @@
-//! The admission queue: requests that arrive while earlier batches are in
-//! their transactions are decided together in the next one, whatever pools
-//! and kinds they ask for — group commit for bookings. Under load this turns
+//! The admission queue: requests that arrive while the previous batch is in
+//! its transaction are decided together in the next one, whatever pools and
+//! kinds they ask for — group commit for bookings. Under load this turns
 //! N lock waits, reads and inserts into one of each; without load a batch is
 //! a single request. One batch is in its transaction at a time: with the
 //! kinds' locks shared by nearly every batch, a second would only wait for
