@@ -32,6 +32,7 @@ test('a user switches a notification off and adds and removes a webhook', async 
   const errors = collectErrors(page);
   await signIn(page, 'ada');
   await page.goto('/settings');
+  await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
   await expect(page.getByRole('heading', { name: 'Notifications' })).toBeVisible();
   const endingByEmail = page.getByRole('checkbox', { name: 'My window ends in 15 minutes: email' });
   await expect(endingByEmail).toBeChecked();
@@ -39,6 +40,7 @@ test('a user switches a notification off and adds and removes a webhook', async 
   await page.getByRole('button', { name: 'Save choices' }).click();
   await expect(page.getByRole('status').filter({ hasText: 'Saved.' })).toBeVisible();
   await page.reload();
+  await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
   await expect(page.getByRole('checkbox', { name: 'My window ends in 15 minutes: email' })).not.toBeChecked();
   await expect(page.getByRole('checkbox', { name: 'My window ends in 15 minutes: webhook' })).toBeChecked();
 
