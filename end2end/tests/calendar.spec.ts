@@ -54,7 +54,10 @@ test.describe('hydrated', () => {
     await expect(cell(page, MIG, 11).locator('.free')).toHaveText('4');
 
     await page.locator('nav.account').getByRole('link', { name: 'My bookings' }).click();
-    await expect(page.locator('#upcoming .booking-card', { hasText: '10:00–11:00' })).toContainText('nvidia.com/mig-1g.24gb');
+    // By its start, not its time of day: other tests book ada's 10:00–11:00 on other days.
+    const booked = page.locator(`#upcoming .booking-card[data-start="${day(2)}T10:00:00+00:00"]`);
+    await expect(booked).toContainText('10:00–11:00');
+    await expect(booked).toContainText('nvidia.com/mig-1g.24gb');
     expect(errors).toEqual([]);
   });
 
