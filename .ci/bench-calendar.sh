@@ -12,8 +12,12 @@ SECONDS_PER_RUN="${1:-10}"
 
 bash .ci/build-site.sh release
 berth="$ROOT/target/release/berth"
-say "WASM per page group (the shell plus the group's chunks, each file brotli -q 11 on its own)"
-python3 .ci/wasm_sizes.py target/site/pkg
+wasm="$ROOT/target/site/pkg/berth.wasm"
+say "WASM bundle"
+raw=$(stat -c %s "$wasm")
+gz=$(gzip -9 -c "$wasm" | wc -c)
+br=$(brotli -q 11 -c "$wasm" | wc -c)
+printf 'berth.wasm: raw %d KB, gzip -9 %d KB, brotli -q 11 %d KB (target <= 300 KB brotli)\n' $((raw / 1024)) $((gz / 1024)) $((br / 1024))
 
 PG_DIR="$(mktemp -d /tmp/berth-calbench-pg.XXXXXX)"
 PG_PORT=$((20000 + RANDOM % 20000))

@@ -72,19 +72,12 @@ createdb_if_missing() {
 # The wasm-bindgen CLI must match the wasm-bindgen crate in Cargo.lock exactly.
 lock_version() { awk -v n="$1" '$0 == "name = \"" n "\"" { getline; gsub(/version = |"/, ""); print; exit }' "$ROOT/Cargo.lock"; }
 
-# The splitter that reads the `#[lazy_route]` markers of wasm_split_helpers 0.2 (leptos 0.8).
-WASM_SPLIT_VERSION=0.2.4
 ensure_toolchain() {
   rustup target list --installed 2>/dev/null | grep -q wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
   local want; want="$(lock_version wasm-bindgen)"
   if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$want" ]; then
     say "installing wasm-bindgen-cli $want (a few minutes, once)"
     cargo install wasm-bindgen-cli --version "=$want" >/dev/null
-  fi
-  # Splits the release WASM into one chunk per page (.ci/build-site.sh).
-  if ! cargo install --list | grep -qx "wasm_split_cli_support v$WASM_SPLIT_VERSION:"; then
-    say "installing wasm-split-cli $WASM_SPLIT_VERSION (a minute or two, once)"
-    cargo install --locked wasm_split_cli_support --version "=$WASM_SPLIT_VERSION" --features build-binary >/dev/null
   fi
   command -v node >/dev/null || apt_install nodejs npm
   if [ ! -x "$ROOT/end2end/node_modules/.bin/sass" ] || [ ! -x "$ROOT/end2end/node_modules/.bin/wasm-opt" ] ||

@@ -13,10 +13,6 @@ if (!databaseUrl) throw new Error('BERTH_E2E_DATABASE_URL is not set; run the te
 export default defineConfig({
   testDir: './tests',
   timeout: 60_000,
-  // A page hydrates once its group's WASM chunks have arrived and compiled:
-  // in the debug build that is several MB, and CI shares two cores with the
-  // server and PostgreSQL, so waits get 10 s rather than the default 5 s.
-  expect: { timeout: 10_000 },
   workers: 1,
   reporter: [['list']],
   globalSetup: './global-setup.ts',

@@ -9,6 +9,4 @@ pub mod rules;
 #[cfg(feature = "ssr")]
 pub mod backend;
 
-#[cfg(feature = "hydrate")]
-pub use pages::mark_hydrated;
 pub use pages::{shell, App};

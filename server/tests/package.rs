@@ -2,8 +2,7 @@
 //! stages exactly what the Containerfile copies, and `berth serve` runs from
 //! that directory read-only, as an unprivileged user who can write nowhere
 //! but /tmp (as `readOnlyRootFilesystem` with a /tmp volume allows), with
-//! the site root from a flag — and serves pages and the site's files, every
-//! lazily loaded chunk of the split WASM among them.
+//! the site root from a flag — and serves pages and the site's files.
 
 mod common;
 
@@ -76,19 +75,9 @@ async fn berth_serves_pages_from_the_packaged_files_on_a_read_only_root() {
     let page = client.get(format!("{base}/")).send().await.unwrap();
     assert_eq!(page.status(), 200);
     assert!(page.text().await.unwrap().contains("Berth"));
-    for asset in ["/pkg/berth.css", "/pkg/berth.js", "/pkg/berth.wasm", "/pkg/__wasm_split.js"] {
+    for asset in ["/pkg/berth.css", "/pkg/berth.js", "/pkg/berth.wasm"] {
         let response = client.get(format!("{base}{asset}")).send().await.unwrap();
         assert_eq!(response.status(), 200, "{asset} from the packaged site root");
-    }
-    // Every group of pages' chunks: the loader instantiates them with
-    // `WebAssembly.instantiateStreaming`, which refuses any other type.
-    let chunks: Vec<&String> = files.iter().filter(|f| f.ends_with(".wasm") && !f.ends_with("/berth.wasm")).collect();
-    assert!(chunks.iter().any(|f| f.contains("/split_calendar_")), "the calendar's own chunk: {chunks:?}");
-    for chunk in chunks {
-        let asset = chunk.trim_start_matches("usr/share/berth/site");
-        let response = client.get(format!("{base}{asset}")).send().await.unwrap();
-        assert_eq!(response.status(), 200, "{asset} from the packaged site root");
-        assert_eq!(response.headers()["content-type"], "application/wasm", "{asset}");
     }
     let _ = server.kill();
     let _ = server.wait();

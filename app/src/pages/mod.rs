@@ -9,7 +9,6 @@ mod dashboard;
 mod find;
 mod home;
 mod idle_policy;
-mod lazy_pages;
 mod manifests;
 mod my_bookings;
 mod notice;
@@ -39,7 +38,7 @@ use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
 use leptos_router::{
     components::{Route, Router, Routes},
-    path, Lazy, SsrMode,
+    path, SsrMode,
 };
 
 /// The signed-in principal as every page reads it (one request per page load).
@@ -86,8 +85,13 @@ pub fn App() -> impl IntoView {
     provide_context(approvals::Waiting(Resource::new(|| (), |_| approvals::count_approvals())));
     let zone = RwSignal::new(String::new());
     provide_context(ViewerZone(zone));
-    // Effects run only in the browser, once the WASM has hydrated the shell.
-    Effect::new(move |_| learn_zone(zone));
+    // Effects run only in the browser, so this flips once the WASM has hydrated
+    // the page; end-to-end tests wait for it before they click.
+    let (hydrated, set_hydrated) = signal(false);
+    Effect::new(move |_| {
+        set_hydrated.set(true);
+        learn_zone(zone);
+    });
     view! {
         <Stylesheet id="leptos" href="/pkg/berth.css"/>
         <Router>
@@ -99,45 +103,32 @@ pub fn App() -> impl IntoView {
                     {move || me.get().map(|result| view! { <Navigation me=result.ok().flatten()/> })}
                 </Suspense>
             </header>
-            // "true" once the page's own code has hydrated too (`mark_hydrated`);
-            // end-to-end tests wait for it before they click.
-            <main data-hydrated="false">
+            <main data-hydrated=move || hydrated.get().to_string()>
                 // Async: the server waits for the data, so every page is complete
                 // without JavaScript; hydration then only adds behaviour.
                 <Routes fallback=|| view! { <h1>"Page not found"</h1> <p class="empty">"No page has this address."</p> }>
-                    <Route path=path!("") view={Lazy::<lazy_pages::Home>::new()} ssr=SsrMode::Async/>
-                    <Route path=path!("signin") view={Lazy::<lazy_pages::SignIn>::new()} ssr=SsrMode::Async/>
-                    <Route path=path!("calendar") view={Lazy::<lazy_pages::Calendar>::new()} ssr=SsrMode::Async/>
-                    <Route path=path!("bookings") view={Lazy::<lazy_pages::MyBookings>::new()} ssr=SsrMode::Async/>
-                    <Route path=path!("find") view={Lazy::<lazy_pages::FindSlot>::new()} ssr=SsrMode::Async/>
-                    <Route path=path!("series") view={Lazy::<lazy_pages::Series>::new()} ssr=SsrMode::Async/>
-                    <Route path=path!("bookings/:id/manifests") view={Lazy::<lazy_pages::Manifests>::new()} ssr=SsrMode::Async/>
-                    <Route path=path!("tokens") view={Lazy::<lazy_pages::Tokens>::new()} ssr=SsrMode::Async/>
-                    <Route path=path!("settings") view={Lazy::<lazy_pages::Settings>::new()} ssr=SsrMode::Async/>
-                    <Route path=path!("dashboard") view={Lazy::<lazy_pages::Dashboard>::new()} ssr=SsrMode::Async/>
-                    <Route path=path!("reports") view={Lazy::<lazy_pages::Reports>::new()} ssr=SsrMode::Async/>
-                    <Route path=path!("reports/tokenomics") view={Lazy::<lazy_pages::Tokenomics>::new()} ssr=SsrMode::Async/>
-                    <Route path=path!("admin/users") view={Lazy::<lazy_pages::Users>::new()} ssr=SsrMode::Async/>
-                    <Route path=path!("admin/pools") view={Lazy::<lazy_pages::PoolsAdmin>::new()} ssr=SsrMode::Async/>
-                    <Route path=path!("admin/pools/:id") view={Lazy::<lazy_pages::PoolAdmin>::new()} ssr=SsrMode::Async/>
-                    <Route path=path!("admin/tenants") view={Lazy::<lazy_pages::Tenants>::new()} ssr=SsrMode::Async/>
-                    <Route path=path!("admin/approvals") view={Lazy::<lazy_pages::Approvals>::new()} ssr=SsrMode::Async/>
-                    <Route path=path!("admin/audit") view={Lazy::<lazy_pages::Audit>::new()} ssr=SsrMode::Async/>
-                    <Route path=path!("admin/worker") view={Lazy::<lazy_pages::Worker>::new()} ssr=SsrMode::Async/>
+                    <Route path=path!("") view=HomePage ssr=SsrMode::Async/>
+                    <Route path=path!("signin") view=signin::SignInPage ssr=SsrMode::Async/>
+                    <Route path=path!("calendar") view=calendar::CalendarPage ssr=SsrMode::Async/>
+                    <Route path=path!("bookings") view=my_bookings::MyBookingsPage ssr=SsrMode::Async/>
+                    <Route path=path!("find") view=find::FindSlotPage ssr=SsrMode::Async/>
+                    <Route path=path!("series") view=series::SeriesPage ssr=SsrMode::Async/>
+                    <Route path=path!("bookings/:id/manifests") view=manifests::ManifestsPage ssr=SsrMode::Async/>
+                    <Route path=path!("tokens") view=tokens::TokensPage ssr=SsrMode::Async/>
+                    <Route path=path!("settings") view=settings::SettingsPage ssr=SsrMode::Async/>
+                    <Route path=path!("dashboard") view=dashboard::DashboardPage ssr=SsrMode::Async/>
+                    <Route path=path!("reports") view=reports::ReportsPage ssr=SsrMode::Async/>
+                    <Route path=path!("reports/tokenomics") view=tokenomics::TokenomicsPage ssr=SsrMode::Async/>
+                    <Route path=path!("admin/users") view=users::UsersPage ssr=SsrMode::Async/>
+                    <Route path=path!("admin/pools") view=pool_admin::PoolsAdminPage ssr=SsrMode::Async/>
+                    <Route path=path!("admin/pools/:id") view=pool_admin::PoolAdminPage ssr=SsrMode::Async/>
+                    <Route path=path!("admin/tenants") view=tenants::TenantsPage ssr=SsrMode::Async/>
+                    <Route path=path!("admin/approvals") view=approvals::ApprovalsPage ssr=SsrMode::Async/>
+                    <Route path=path!("admin/audit") view=audit::AuditPage ssr=SsrMode::Async/>
+                    <Route path=path!("admin/worker") view=worker::WorkerPage ssr=SsrMode::Async/>
                 </Routes>
             </main>
         </Router>
-    }
-}
-
-/// Tells end-to-end tests the page is interactive: the frontend calls this
-/// once hydration is done, which with lazily loaded pages is after the
-/// page's chunk has arrived (an `Effect` in `App` would run before it).
-#[cfg(feature = "hydrate")]
-pub fn mark_hydrated() {
-    let main = leptos::prelude::document().query_selector("main").ok().flatten();
-    if let Some(main) = main {
-        let _ = main.set_attribute("data-hydrated", "true");
     }
 }
 
