@@ -14,10 +14,16 @@ bash .ci/build-site.sh release
 berth="$ROOT/target/release/berth"
 wasm="$ROOT/target/site/pkg/berth.wasm"
 say "WASM bundle"
-raw=$(stat -c %s "$wasm")
-gz=$(gzip -9 -c "$wasm" | wc -c)
-br=$(brotli -q 11 -c "$wasm" | wc -c)
-printf 'berth.wasm: raw %d KB, gzip -9 %d KB, brotli -q 11 %d KB (target <= 300 KB brotli)\n' $((raw / 1024)) $((gz / 1024)) $((br / 1024))
+# One chunk: every page's code is in berth.wasm (see the README on splitting).
+total=0
+for file in "$wasm" "$ROOT/target/site/pkg/berth.js"; do
+  raw=$(stat -c %s "$file")
+  gz=$(gzip -9 -c "$file" | wc -c)
+  br=$(brotli -q 11 -c "$file" | wc -c)
+  total=$((total + br))
+  printf '%s: raw %d KB, gzip -9 %d KB, brotli -q 11 %d KB\n' "$(basename "$file")" $((raw / 1024)) $((gz / 1024)) $((br / 1024))
+done
+printf 'every page loads: %d KB brotli (target for the WASM <= 250 KB)\n' $((total / 1024))
 
 PG_DIR="$(mktemp -d /tmp/berth-calbench-pg.XXXXXX)"
 PG_PORT=$((20000 + RANDOM % 20000))

@@ -2,6 +2,7 @@
 //! browser and the server), the Leptos pages, and — behind the `ssr` feature —
 //! the database services that the server fns and the REST API both call.
 
+pub mod codec;
 pub mod model;
 pub mod pages;
 pub mod rules;

@@ -38,12 +38,12 @@ mod serve {
 }
 
 /// The signed-in principal, or `None` for an anonymous visitor.
-#[server(prefix = "/rpc", endpoint = "me")]
+#[server(prefix = "/rpc", endpoint = "me", output = crate::codec::JsonText)]
 pub async fn current_user() -> Result<Option<Principal>, ServerFnError> {
     Ok(crate::backend::identity::current())
 }
 
-#[server(prefix = "/rpc", endpoint = "sign_in_options")]
+#[server(prefix = "/rpc", endpoint = "sign_in_options", output = crate::codec::JsonText)]
 pub async fn load_sign_in_page() -> Result<SignInPageData, ServerFnError> {
     use serve::*;
     let options = use_context::<SignInOptions>().unwrap_or_default();
@@ -61,14 +61,14 @@ pub async fn load_sign_in_page() -> Result<SignInPageData, ServerFnError> {
     Ok(SignInPageData { options, dev_users })
 }
 
-#[server(prefix = "/rpc", endpoint = "tokens/list")]
+#[server(prefix = "/rpc", endpoint = "tokens/list", output = crate::codec::JsonText)]
 pub async fn list_tokens() -> Result<Vec<TokenInfo>, ServerFnError> {
     use serve::*;
     let principal = signed_in().map_err(to_server_error)?;
     crate::backend::tokens::list_for(&expect_context::<PgPool>(), &principal).await.map_err(to_server_error)
 }
 
-#[server(prefix = "/rpc", endpoint = "tokens/create")]
+#[server(prefix = "/rpc", endpoint = "tokens/create", output = crate::codec::JsonText)]
 pub async fn create_token(name: String, expires_in_days: i64) -> Result<CreatedToken, ServerFnError> {
     use serve::*;
     let principal = crate::backend::identity::signed_in_browser(
@@ -80,7 +80,7 @@ pub async fn create_token(name: String, expires_in_days: i64) -> Result<CreatedT
         .map_err(to_server_error)
 }
 
-#[server(prefix = "/rpc", endpoint = "tokens/revoke")]
+#[server(prefix = "/rpc", endpoint = "tokens/revoke", output = crate::codec::JsonText)]
 pub async fn revoke_token(id: Uuid) -> Result<TokenInfo, ServerFnError> {
     use serve::*;
     let principal = signed_in().map_err(to_server_error)?;
@@ -88,14 +88,14 @@ pub async fn revoke_token(id: Uuid) -> Result<TokenInfo, ServerFnError> {
     crate::backend::tokens::revoke(&expect_context::<PgPool>(), &cache, &principal, id).await.map_err(to_server_error)
 }
 
-#[server(prefix = "/rpc", endpoint = "users/list")]
+#[server(prefix = "/rpc", endpoint = "users/list", output = crate::codec::JsonText)]
 pub async fn list_users() -> Result<Vec<UserSummary>, ServerFnError> {
     use serve::*;
     let principal = signed_in().map_err(to_server_error)?;
     crate::backend::users::list(&expect_context::<PgPool>(), &principal).await.map_err(to_server_error)
 }
 
-#[server(prefix = "/rpc", endpoint = "users/assign_tenant")]
+#[server(prefix = "/rpc", endpoint = "users/assign_tenant", output = crate::codec::JsonText)]
 pub async fn assign_tenant(user_id: Uuid, tenant: String) -> Result<UserSummary, ServerFnError> {
     use serve::*;
     let principal = signed_in().map_err(to_server_error)?;
@@ -104,7 +104,7 @@ pub async fn assign_tenant(user_id: Uuid, tenant: String) -> Result<UserSummary,
         .map_err(to_server_error)
 }
 
-#[server(prefix = "/rpc", endpoint = "users/remove_tenant")]
+#[server(prefix = "/rpc", endpoint = "users/remove_tenant", output = crate::codec::JsonText)]
 pub async fn remove_tenant(user_id: Uuid, tenant: String) -> Result<UserSummary, ServerFnError> {
     use serve::*;
     let principal = signed_in().map_err(to_server_error)?;
@@ -113,7 +113,7 @@ pub async fn remove_tenant(user_id: Uuid, tenant: String) -> Result<UserSummary,
         .map_err(to_server_error)
 }
 
-#[server(prefix = "/rpc", endpoint = "users/disable")]
+#[server(prefix = "/rpc", endpoint = "users/disable", output = crate::codec::JsonText)]
 pub async fn disable_user(user_id: Uuid, reason: String) -> Result<UserSummary, ServerFnError> {
     use serve::*;
     let principal = signed_in().map_err(to_server_error)?;
@@ -123,7 +123,7 @@ pub async fn disable_user(user_id: Uuid, reason: String) -> Result<UserSummary, 
         .map_err(to_server_error)
 }
 
-#[server(prefix = "/rpc", endpoint = "users/enable")]
+#[server(prefix = "/rpc", endpoint = "users/enable", output = crate::codec::JsonText)]
 pub async fn enable_user(user_id: Uuid) -> Result<UserSummary, ServerFnError> {
     use serve::*;
     let principal = signed_in().map_err(to_server_error)?;

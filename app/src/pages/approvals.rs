@@ -6,7 +6,7 @@ use crate::model::{short_kind, Decision, PendingApproval};
 use leptos::prelude::*;
 use uuid::Uuid;
 
-#[server(prefix = "/rpc", endpoint = "admin/approvals")]
+#[server(prefix = "/rpc", endpoint = "admin/approvals", output = crate::codec::JsonText)]
 pub async fn load_approvals() -> Result<Vec<PendingApproval>, ServerFnError> {
     use crate::backend::identity::{signed_in, to_server_error};
     let principal = signed_in().map_err(to_server_error)?;
@@ -15,7 +15,7 @@ pub async fn load_approvals() -> Result<Vec<PendingApproval>, ServerFnError> {
 
 /// How many wait, for the navigation: 0 for anyone but admins, and for
 /// visitors not signed in (every page asks, so it never fails a page).
-#[server(prefix = "/rpc", endpoint = "admin/approvals/count")]
+#[server(prefix = "/rpc", endpoint = "admin/approvals/count", output = crate::codec::JsonText)]
 pub async fn count_approvals() -> Result<i64, ServerFnError> {
     use crate::backend::identity::{current, to_server_error};
     let Some(principal) = current() else { return Ok(0) };
@@ -28,7 +28,7 @@ pub async fn count_approvals() -> Result<i64, ServerFnError> {
 #[derive(Clone, Copy)]
 pub struct Waiting(pub Resource<Result<i64, ServerFnError>>);
 
-#[server(prefix = "/rpc", endpoint = "admin/approvals/decide")]
+#[server(prefix = "/rpc", endpoint = "admin/approvals/decide", output = crate::codec::JsonText)]
 pub async fn decide(
     #[server(default)] ids: Vec<Uuid>,
     decision: String,

@@ -38,7 +38,7 @@ fn filter_from(query: &ParamsMap) -> Result<AuditFilter, String> {
     })
 }
 
-#[server(prefix = "/rpc", endpoint = "admin/audit")]
+#[server(prefix = "/rpc", endpoint = "admin/audit", output = crate::codec::JsonText)]
 pub async fn load_audit(filter: AuditFilter) -> Result<AuditPage, ServerFnError> {
     use crate::backend::identity::{signed_in, to_server_error};
     let principal = signed_in().map_err(to_server_error)?;

@@ -5,7 +5,7 @@ use crate::model::{ActionNotice, Blackout, PoolKind};
 use leptos::prelude::*;
 use uuid::Uuid;
 
-#[server(prefix = "/rpc", endpoint = "admin/blackouts")]
+#[server(prefix = "/rpc", endpoint = "admin/blackouts", output = crate::codec::JsonText)]
 pub async fn list_blackouts(pool_id: Uuid) -> Result<Vec<Blackout>, ServerFnError> {
     use crate::backend::identity::{signed_in, to_server_error};
     let principal = signed_in().map_err(to_server_error)?;
@@ -19,7 +19,7 @@ pub async fn list_blackouts(pool_id: Uuid) -> Result<Vec<Blackout>, ServerFnErro
 
 /// `start`/`end` as `2026-11-23T08:00` in UTC; `kind` empty for every kind;
 /// `overlapping` empty (ask), `keep` or `cancel`.
-#[server(prefix = "/rpc", endpoint = "admin/blackouts/create")]
+#[server(prefix = "/rpc", endpoint = "admin/blackouts/create", output = crate::codec::JsonText)]
 pub async fn create_blackout(
     pool_id: Uuid,
     #[server(default)] kind: String,
@@ -65,7 +65,7 @@ pub async fn create_blackout(
     Ok(notice)
 }
 
-#[server(prefix = "/rpc", endpoint = "admin/blackouts/delete")]
+#[server(prefix = "/rpc", endpoint = "admin/blackouts/delete", output = crate::codec::JsonText)]
 pub async fn delete_blackout(id: Uuid) -> Result<ActionNotice, ServerFnError> {
     use crate::backend::identity::{signed_in, to_server_error};
     let principal = signed_in().map_err(to_server_error)?;

@@ -6,7 +6,7 @@ use crate::model::{BudgetLine, Dashboard, LiveSession, SPARK_MINUTES};
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 
-#[server(prefix = "/rpc", endpoint = "dashboard")]
+#[server(prefix = "/rpc", endpoint = "dashboard", output = crate::codec::JsonText)]
 pub async fn load_dashboard(tenant: Option<String>, tz: String) -> Result<Dashboard, ServerFnError> {
     use crate::backend::identity::{signed_in, to_server_error};
     let principal = signed_in().map_err(to_server_error)?;

@@ -26,7 +26,7 @@ pub struct FindPage {
 }
 
 #[allow(clippy::too_many_arguments)] // one argument per form field
-#[server(prefix = "/rpc", endpoint = "find")]
+#[server(prefix = "/rpc", endpoint = "find", output = crate::codec::JsonText)]
 pub async fn load_find(
     pool: Option<Uuid>,
     kind: Option<String>,

@@ -5,7 +5,7 @@ use crate::model::{ActionNotice, IdlePolicy};
 use leptos::prelude::*;
 use uuid::Uuid;
 
-#[server(prefix = "/rpc", endpoint = "admin/pools/idle-policy")]
+#[server(prefix = "/rpc", endpoint = "admin/pools/idle-policy", output = crate::codec::JsonText)]
 pub async fn load_idle_policy(pool_id: Uuid) -> Result<IdlePolicy, ServerFnError> {
     use crate::backend::identity::{signed_in, to_server_error};
     let principal = signed_in().map_err(to_server_error)?;
@@ -15,7 +15,7 @@ pub async fn load_idle_policy(pool_id: Uuid) -> Result<IdlePolicy, ServerFnError
     crate::backend::idle_reclaim::policy(&expect_context::<sqlx::PgPool>(), pool_id).await.map_err(to_server_error)
 }
 
-#[server(prefix = "/rpc", endpoint = "admin/pools/idle-policy/save")]
+#[server(prefix = "/rpc", endpoint = "admin/pools/idle-policy/save", output = crate::codec::JsonText)]
 pub async fn save_idle_policy(
     pool_id: Uuid,
     #[server(default)] enabled: Option<String>,

@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 use uuid::Uuid;
 
-#[server(prefix = "/rpc", endpoint = "bookings/manifests")]
+#[server(prefix = "/rpc", endpoint = "bookings/manifests", output = crate::codec::JsonText)]
 pub async fn booking_manifests(id: Uuid) -> Result<String, ServerFnError> {
     use crate::backend::identity::{signed_in, to_server_error};
     use crate::backend::provisioning::{preview, ManifestRenderer};

@@ -8,7 +8,7 @@ use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 use uuid::Uuid;
 
-#[server(prefix = "/rpc", endpoint = "my_bookings")]
+#[server(prefix = "/rpc", endpoint = "my_bookings", output = crate::codec::JsonText)]
 pub async fn load_my_bookings(tz: String) -> Result<MyBookings, ServerFnError> {
     use crate::backend::identity::{signed_in, to_server_error};
     let principal = signed_in().map_err(to_server_error)?;
@@ -20,7 +20,7 @@ pub async fn load_my_bookings(tz: String) -> Result<MyBookings, ServerFnError> {
     Ok(page)
 }
 
-#[server(prefix = "/rpc", endpoint = "bookings/cancel")]
+#[server(prefix = "/rpc", endpoint = "bookings/cancel", output = crate::codec::JsonText)]
 pub async fn cancel_booking(id: Uuid) -> Result<ActionNotice, ServerFnError> {
     let db = expect_context::<sqlx::PgPool>();
     act(
@@ -29,13 +29,13 @@ pub async fn cancel_booking(id: Uuid) -> Result<ActionNotice, ServerFnError> {
     )
 }
 
-#[server(prefix = "/rpc", endpoint = "bookings/end")]
+#[server(prefix = "/rpc", endpoint = "bookings/end", output = crate::codec::JsonText)]
 pub async fn end_booking(id: Uuid) -> Result<ActionNotice, ServerFnError> {
     let db = expect_context::<sqlx::PgPool>();
     act(crate::backend::bookings::end_early(&db, &me()?, id).await, "Ended; the workspace will be torn down.")
 }
 
-#[server(prefix = "/rpc", endpoint = "bookings/extend")]
+#[server(prefix = "/rpc", endpoint = "bookings/extend", output = crate::codec::JsonText)]
 pub async fn extend_booking(id: Uuid, end: DateTime<Utc>) -> Result<ActionNotice, ServerFnError> {
     let db = expect_context::<sqlx::PgPool>();
     let result = crate::backend::bookings::extend(&db, &me()?, id, end).await;

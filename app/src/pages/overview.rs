@@ -26,7 +26,7 @@ pub struct Overview {
     pub bookings: Vec<Booking>,
 }
 
-#[server(prefix = "/rpc", endpoint = "overview")]
+#[server(prefix = "/rpc", endpoint = "overview", output = crate::codec::JsonText)]
 pub async fn load_overview() -> Result<Overview, ServerFnError> {
     use crate::backend::identity::{signed_in, to_server_error};
     let principal = signed_in().map_err(to_server_error)?;

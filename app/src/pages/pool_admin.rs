@@ -10,7 +10,7 @@ use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 use uuid::Uuid;
 
-#[server(prefix = "/rpc", endpoint = "admin/pools")]
+#[server(prefix = "/rpc", endpoint = "admin/pools", output = crate::codec::JsonText)]
 pub async fn list_pools_admin() -> Result<Vec<Pool>, ServerFnError> {
     use crate::backend::identity::{signed_in, to_server_error};
     let principal = signed_in().map_err(to_server_error)?;
@@ -20,7 +20,7 @@ pub async fn list_pools_admin() -> Result<Vec<Pool>, ServerFnError> {
     crate::backend::pools::list(&expect_context::<sqlx::PgPool>(), &principal).await.map_err(to_server_error)
 }
 
-#[server(prefix = "/rpc", endpoint = "admin/pools/get")]
+#[server(prefix = "/rpc", endpoint = "admin/pools/get", output = crate::codec::JsonText)]
 pub async fn get_pool_admin(id: Uuid) -> Result<Pool, ServerFnError> {
     use crate::backend::identity::{signed_in, to_server_error};
     let principal = signed_in().map_err(to_server_error)?;
@@ -32,7 +32,7 @@ pub async fn get_pool_admin(id: Uuid) -> Result<Pool, ServerFnError> {
 
 /// Creates (empty `id`) or updates a pool from the form; a refusal is a
 /// notice the page shows, and a script-less post goes back with it.
-#[server(prefix = "/rpc", endpoint = "admin/pools/save")]
+#[server(prefix = "/rpc", endpoint = "admin/pools/save", output = crate::codec::JsonText)]
 pub async fn save_pool(#[server(default)] id: String, form: PoolForm) -> Result<ActionNotice, ServerFnError> {
     use crate::backend::identity::{signed_in, to_server_error};
     use crate::backend::{pools, ServiceError};
@@ -86,7 +86,7 @@ async fn describe_bookings(db: &sqlx::PgPool, principal: &crate::model::Principa
     named.join("; ")
 }
 
-#[server(prefix = "/rpc", endpoint = "admin/pools/retire")]
+#[server(prefix = "/rpc", endpoint = "admin/pools/retire", output = crate::codec::JsonText)]
 pub async fn retire_pool(id: Uuid, retired: bool) -> Result<ActionNotice, ServerFnError> {
     use crate::backend::identity::{signed_in, to_server_error};
     let principal = signed_in().map_err(to_server_error)?;
@@ -100,7 +100,7 @@ pub async fn retire_pool(id: Uuid, retired: bool) -> Result<ActionNotice, Server
     Ok(notice)
 }
 
-#[server(prefix = "/rpc", endpoint = "admin/pools/delete")]
+#[server(prefix = "/rpc", endpoint = "admin/pools/delete", output = crate::codec::JsonText)]
 pub async fn delete_pool(id: Uuid) -> Result<ActionNotice, ServerFnError> {
     use crate::backend::identity::{signed_in, to_server_error};
     let principal = signed_in().map_err(to_server_error)?;

@@ -8,7 +8,7 @@ use leptos::prelude::*;
 use leptos_router::components::Form;
 use leptos_router::hooks::use_query_map;
 
-#[server(prefix = "/rpc", endpoint = "reports/utilization")]
+#[server(prefix = "/rpc", endpoint = "reports/utilization", output = crate::codec::JsonText)]
 pub async fn load_report(query: ReportPageQuery) -> Result<ReportPage, ServerFnError> {
     use crate::backend::identity::{signed_in, to_server_error};
     let principal = signed_in().map_err(to_server_error)?;

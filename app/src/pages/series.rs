@@ -6,7 +6,7 @@ use crate::model::{ActionNotice, Pool, SeriesPreview};
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 
-#[server(prefix = "/rpc", endpoint = "series/pools")]
+#[server(prefix = "/rpc", endpoint = "series/pools", output = crate::codec::JsonText)]
 pub async fn series_pools() -> Result<Vec<Pool>, ServerFnError> {
     use crate::backend::identity::{signed_in, to_server_error};
     let principal = signed_in().map_err(to_server_error)?;
@@ -15,7 +15,7 @@ pub async fn series_pools() -> Result<Vec<Pool>, ServerFnError> {
 }
 
 #[allow(clippy::too_many_arguments)] // one argument per form field
-#[server(prefix = "/rpc", endpoint = "series/preview")]
+#[server(prefix = "/rpc", endpoint = "series/preview", output = crate::codec::JsonText)]
 pub async fn preview_series(
     pool: String,
     quantity: i32,
@@ -57,7 +57,7 @@ pub async fn preview_series(
 }
 
 #[allow(clippy::too_many_arguments)] // one argument per form field
-#[server(prefix = "/rpc", endpoint = "series/book")]
+#[server(prefix = "/rpc", endpoint = "series/book", output = crate::codec::JsonText)]
 pub async fn book_series(
     pool: String,
     quantity: i32,
@@ -83,7 +83,7 @@ pub async fn book_series(
     super::my_bookings::act(booked, &done)
 }
 
-#[server(prefix = "/rpc", endpoint = "series/cancel_rest")]
+#[server(prefix = "/rpc", endpoint = "series/cancel_rest", output = crate::codec::JsonText)]
 pub async fn cancel_rest_of_series(
     id: uuid::Uuid,
     from: chrono::DateTime<chrono::Utc>,

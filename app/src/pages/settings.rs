@@ -14,7 +14,7 @@ mod serve {
     pub use sqlx::PgPool;
 }
 
-#[server(prefix = "/rpc", endpoint = "settings/calendar_feed")]
+#[server(prefix = "/rpc", endpoint = "settings/calendar_feed", output = crate::codec::JsonText)]
 pub async fn load_calendar_feed() -> Result<CalendarFeed, ServerFnError> {
     use serve::*;
     let principal = signed_in().map_err(to_server_error)?;
@@ -23,7 +23,7 @@ pub async fn load_calendar_feed() -> Result<CalendarFeed, ServerFnError> {
         .map_err(to_server_error)
 }
 
-#[server(prefix = "/rpc", endpoint = "settings/calendar_feed/regenerate")]
+#[server(prefix = "/rpc", endpoint = "settings/calendar_feed/regenerate", output = crate::codec::JsonText)]
 pub async fn regenerate_calendar_feed() -> Result<CalendarFeed, ServerFnError> {
     use serve::*;
     let principal = signed_in().map_err(to_server_error)?;
@@ -32,7 +32,7 @@ pub async fn regenerate_calendar_feed() -> Result<CalendarFeed, ServerFnError> {
         .map_err(to_server_error)
 }
 
-#[server(prefix = "/rpc", endpoint = "settings/notifications")]
+#[server(prefix = "/rpc", endpoint = "settings/notifications", output = crate::codec::JsonText)]
 pub async fn load_notifications() -> Result<NotificationSettings, ServerFnError> {
     use serve::*;
     let principal = signed_in().map_err(to_server_error)?;
@@ -40,7 +40,7 @@ pub async fn load_notifications() -> Result<NotificationSettings, ServerFnError>
 }
 
 /// `on` holds "<channel>:<event>" for each box ticked; every other is off.
-#[server(prefix = "/rpc", endpoint = "settings/notifications/save")]
+#[server(prefix = "/rpc", endpoint = "settings/notifications/save", output = crate::codec::JsonText)]
 pub async fn save_notifications(#[server(default)] on: Vec<String>) -> Result<NotificationSettings, ServerFnError> {
     use serve::*;
     let principal = signed_in().map_err(to_server_error)?;
@@ -58,7 +58,7 @@ pub async fn save_notifications(#[server(default)] on: Vec<String>) -> Result<No
         .map_err(to_server_error)
 }
 
-#[server(prefix = "/rpc", endpoint = "settings/webhooks/add")]
+#[server(prefix = "/rpc", endpoint = "settings/webhooks/add", output = crate::codec::JsonText)]
 pub async fn add_webhook(url: String) -> Result<NewWebhook, ServerFnError> {
     use serve::*;
     let principal = signed_in().map_err(to_server_error)?;
@@ -67,7 +67,7 @@ pub async fn add_webhook(url: String) -> Result<NewWebhook, ServerFnError> {
         .map_err(to_server_error)
 }
 
-#[server(prefix = "/rpc", endpoint = "settings/webhooks/remove")]
+#[server(prefix = "/rpc", endpoint = "settings/webhooks/remove", output = crate::codec::JsonText)]
 pub async fn remove_webhook(id: Uuid) -> Result<(), ServerFnError> {
     use serve::*;
     let principal = signed_in().map_err(to_server_error)?;

@@ -6,7 +6,7 @@ use crate::model::{ActionNotice, Booking};
 use leptos::prelude::*;
 use uuid::Uuid;
 
-#[server(prefix = "/rpc", endpoint = "bookings/co-owners/add")]
+#[server(prefix = "/rpc", endpoint = "bookings/co-owners/add", output = crate::codec::JsonText)]
 pub async fn add_co_owner(id: Uuid, email: String) -> Result<ActionNotice, ServerFnError> {
     use crate::backend::identity::{signed_in, to_server_error};
     let principal = signed_in().map_err(to_server_error)?;
@@ -16,7 +16,7 @@ pub async fn add_co_owner(id: Uuid, email: String) -> Result<ActionNotice, Serve
     super::my_bookings::act(added, &done)
 }
 
-#[server(prefix = "/rpc", endpoint = "bookings/co-owners/remove")]
+#[server(prefix = "/rpc", endpoint = "bookings/co-owners/remove", output = crate::codec::JsonText)]
 pub async fn remove_co_owner(id: Uuid, email: String) -> Result<ActionNotice, ServerFnError> {
     use crate::backend::identity::{signed_in, to_server_error};
     let principal = signed_in().map_err(to_server_error)?;

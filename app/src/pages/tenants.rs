@@ -20,7 +20,7 @@ pub struct TenantsPage {
     pub targets: Vec<QuotaTarget>,
 }
 
-#[server(prefix = "/rpc", endpoint = "admin/tenants")]
+#[server(prefix = "/rpc", endpoint = "admin/tenants", output = crate::codec::JsonText)]
 pub async fn load_tenants() -> Result<TenantsPage, ServerFnError> {
     use crate::backend::identity::{signed_in, to_server_error};
     use crate::backend::{pools, tenants};
@@ -44,7 +44,7 @@ pub async fn load_tenants() -> Result<TenantsPage, ServerFnError> {
     Ok(TenantsPage { tenants: with_usage, targets })
 }
 
-#[server(prefix = "/rpc", endpoint = "admin/tenants/create")]
+#[server(prefix = "/rpc", endpoint = "admin/tenants/create", output = crate::codec::JsonText)]
 pub async fn create_tenant(slug: String, name: String) -> Result<Tenant, ServerFnError> {
     use crate::backend::identity::{signed_in, to_server_error};
     let principal = signed_in().map_err(to_server_error)?;
@@ -52,7 +52,7 @@ pub async fn create_tenant(slug: String, name: String) -> Result<Tenant, ServerF
     crate::backend::tenants::create(&expect_context::<sqlx::PgPool>(), &principal, new).await.map_err(to_server_error)
 }
 
-#[server(prefix = "/rpc", endpoint = "admin/tenants/rename")]
+#[server(prefix = "/rpc", endpoint = "admin/tenants/rename", output = crate::codec::JsonText)]
 pub async fn rename_tenant(slug: String, name: String) -> Result<Tenant, ServerFnError> {
     use crate::backend::identity::{signed_in, to_server_error};
     let principal = signed_in().map_err(to_server_error)?;
@@ -74,7 +74,7 @@ fn limit<T: std::str::FromStr>(field: &str, text: &str) -> Result<Option<T>, cra
         .map_err(|_| crate::rules::FieldError::new(field, "must be a number, or empty for no limit").into())
 }
 
-#[server(prefix = "/rpc", endpoint = "admin/tenants/quota")]
+#[server(prefix = "/rpc", endpoint = "admin/tenants/quota", output = crate::codec::JsonText)]
 pub async fn set_quota(
     tenant: String,
     pool_id: Uuid,
@@ -96,7 +96,7 @@ pub async fn set_quota(
 }
 
 /// The quotas of the signed-in person's tenants and what each uses.
-#[server(prefix = "/rpc", endpoint = "tenants/mine")]
+#[server(prefix = "/rpc", endpoint = "tenants/mine", output = crate::codec::JsonText)]
 pub async fn my_quotas() -> Result<Vec<TenantUsage>, ServerFnError> {
     use crate::backend::identity::{signed_in, to_server_error};
     let principal = signed_in().map_err(to_server_error)?;

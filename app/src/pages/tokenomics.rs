@@ -10,14 +10,14 @@ use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 use uuid::Uuid;
 
-#[server(prefix = "/rpc", endpoint = "reports/tokenomics")]
+#[server(prefix = "/rpc", endpoint = "reports/tokenomics", output = crate::codec::JsonText)]
 pub async fn load_tokenomics(pool: Option<Uuid>) -> Result<TokenomicsView, ServerFnError> {
     use crate::backend::identity::{signed_in, to_server_error};
     let principal = signed_in().map_err(to_server_error)?;
     crate::backend::tokenomics::view(&expect_context::<sqlx::PgPool>(), &principal, pool).await.map_err(to_server_error)
 }
 
-#[server(prefix = "/rpc", endpoint = "reports/tokenomics/save")]
+#[server(prefix = "/rpc", endpoint = "reports/tokenomics/save", output = crate::codec::JsonText)]
 pub async fn save_tokenomics(pool_id: Uuid, form: CostModelForm) -> Result<ActionNotice, ServerFnError> {
     use crate::backend::identity::{signed_in, to_server_error};
     let principal = signed_in().map_err(to_server_error)?;

@@ -5,7 +5,7 @@ use crate::model::{ActionNotice, WaitlistLine, WaitlistState};
 use leptos::prelude::*;
 use uuid::Uuid;
 
-#[server(prefix = "/rpc", endpoint = "waitlist/leave")]
+#[server(prefix = "/rpc", endpoint = "waitlist/leave", output = crate::codec::JsonText)]
 pub async fn leave_waitlist(id: Uuid) -> Result<ActionNotice, ServerFnError> {
     use crate::backend::identity::{signed_in, to_server_error};
     let principal = signed_in().map_err(to_server_error)?;

@@ -6,7 +6,7 @@ use crate::model::{WorkerProcess, WorkerStatus};
 use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 
-#[server(prefix = "/rpc", endpoint = "admin/worker")]
+#[server(prefix = "/rpc", endpoint = "admin/worker", output = crate::codec::JsonText)]
 pub async fn load_worker_status() -> Result<WorkerStatus, ServerFnError> {
     use crate::backend::identity::{signed_in, to_server_error};
     let principal = signed_in().map_err(to_server_error)?;

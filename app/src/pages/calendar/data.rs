@@ -42,7 +42,7 @@ pub fn no_script_notice(notice: &crate::model::ActionNotice) {
     }
 }
 
-#[server(prefix = "/rpc", endpoint = "calendar")]
+#[server(prefix = "/rpc", endpoint = "calendar", output = crate::codec::JsonText)]
 pub async fn load_calendar(
     pool: Option<Uuid>,
     date: Option<NaiveDate>,
@@ -58,7 +58,7 @@ pub async fn load_calendar(
 }
 
 #[allow(clippy::too_many_arguments)] // one argument per form field
-#[server(prefix = "/rpc", endpoint = "book")]
+#[server(prefix = "/rpc", endpoint = "book", output = crate::codec::JsonText)]
 pub async fn book(
     pool_id: Uuid,
     kind: String,
