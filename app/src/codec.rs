@@ -5,8 +5,8 @@
 //! answer (`server_fn` reads JSON from bytes) and as a resource's data in the
 //! page's HTML on hydration (`codee` reads it from a string). serde_json
 //! compiles its deserializer once per type *and* per reader, so each type was
-//! in the WASM twice. Reading answers as text too leaves one copy (about a
-//! tenth of the WASM). The wire format is unchanged.
+//! in the WASM twice. Reading answers as text too leaves one copy (a tenth of
+//! the raw WASM, 4 % after brotli). The wire format is unchanged.
 
 use leptos::server_fn::{
     codec::Post, error::ServerFnErrorErr, Bytes, ContentType, Decodes, Encodes, Format, FormatType,
