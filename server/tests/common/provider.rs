@@ -26,6 +26,13 @@ pub struct Provider {
 impl Provider {
     /// Starts the provider; `forge` makes it tamper with every ID token.
     pub async fn start(port: u16, redirect: &str, forge: Option<&str>) -> Provider {
+        Self::try_start(port, redirect, forge).await.expect("oidc-provider did not start")
+    }
+
+    /// None when the provider ends before it is ready: another socket can
+    /// take a port between `free_port` and node's listen (tests run in
+    /// parallel and every outgoing connection uses the same port range).
+    async fn try_start(port: u16, redirect: &str, forge: Option<&str>) -> Option<Provider> {
         let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../end2end/oidc/provider.mjs");
         let mut command = Command::new("node");
         command
@@ -51,10 +58,12 @@ impl Provider {
             }
             false
         });
-        assert!(ready.await.unwrap_or(false), "oidc-provider did not start");
+        if !ready.await.unwrap_or(false) {
+            return None;
+        }
         // Keep draining its output so it never blocks on a full pipe.
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        Provider { port, child }
+        Some(Provider { port, child })
     }
 
     pub fn issuer(&self) -> String {
@@ -83,8 +92,16 @@ impl Portal {
     pub async fn start_with(db: PgPool, forge: Option<&str>, tweak: impl FnOnce(&mut AuthConfig)) -> Portal {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
-        let provider_port = free_port();
-        let provider = Provider::start(provider_port, &format!("{url}/auth/callback"), forge).await;
+        let redirect = format!("{url}/auth/callback");
+        let mut ports_tried = Vec::new();
+        let (provider_port, provider) = loop {
+            let port = free_port();
+            if let Some(provider) = Provider::try_start(port, &redirect, forge).await {
+                break (port, provider);
+            }
+            ports_tried.push(port);
+            assert!(ports_tried.len() < 4, "oidc-provider did not start on ports {ports_tried:?}");
+        };
         let mut config = AuthConfig::local(url.parse().unwrap());
         config.oidc = Some(OidcSettings {
             issuer: provider.issuer(),
