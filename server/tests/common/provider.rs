@@ -3,6 +3,7 @@
 //! 127.0.0.1, plus a cookie-keeping HTTP client that walks the login like a
 //! browser does.
 
+use super::processes::free_port;
 use server::auth::{Auth, AuthConfig, OidcSettings};
 use server::{router, AppState};
 use sqlx::PgPool;
@@ -12,10 +13,6 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 pub const CLIENT_SECRET: &str = "berth-test-secret";
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
 
 /// One provider process; dropping it stops it.
 pub struct Provider {
