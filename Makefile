@@ -1,13 +1,16 @@
 # The two commands a newcomer needs are `make run` and `make test`; see README.md.
 SECONDS ?= 30
 
-.PHONY: run test build release package bench bench-calendar bench-worker bench-usage reliability contract stop-db
+.PHONY: run test cluster build release package bench bench-calendar bench-worker bench-usage reliability contract stop-db
 
 run:        ## Serve the portal on the embedded default (local PostgreSQL, demo data)
 	bash .ci/run-portal.sh
 
 test:       ## Run every test (Rust + browser), with a throwaway PostgreSQL
 	bash .ci/test.sh
+
+cluster:    ## A real Kubernetes API server with deploy/ applied; prints the KUBECONFIG for `make run`
+	bash .ci/cluster.sh
 
 build:      ## Build the server and the site (debug)
 	bash .ci/build-site.sh dev

@@ -395,6 +395,25 @@ fn inside_a_session_only_the_worker_writes_the_guard_rails() {
                 ),
             ),
             ("the user's config map", as_user("", "configmaps", named("ConfigMap", "v1", "settings"))),
+            (
+                "the worker's home claim",
+                Request::create("", "persistentvolumeclaims", WORKER, &ns, rendered("PersistentVolumeClaim")),
+            ),
+            (
+                "the user's own volume claim",
+                as_user("", "persistentvolumeclaims", named("PersistentVolumeClaim", "v1", "scratch")),
+            ),
+            ("the volume binder updating a claim", {
+                let claim = named("PersistentVolumeClaim", "v1", "berth-home");
+                Request::create(
+                    "",
+                    "persistentvolumeclaims",
+                    "system:serviceaccount:kube-system:persistent-volume-binder",
+                    &ns,
+                    claim,
+                )
+                .with_operation("UPDATE")
+            }),
         ],
         vec![
             (
@@ -448,6 +467,18 @@ fn inside_a_session_only_the_worker_writes_the_guard_rails() {
                 "guard rails",
             ),
             ("the user recreating the access secret", as_user("", "secrets", access), "guard rails"),
+            (
+                "the user deleting the model cache (its room would become theirs)",
+                as_user("", "persistentvolumeclaims", named("PersistentVolumeClaim", "v1", "berth-model-cache"))
+                    .with_operation("DELETE"),
+                "guard rails",
+            ),
+            (
+                "the user growing their home",
+                as_user("", "persistentvolumeclaims", named("PersistentVolumeClaim", "v1", "berth-home"))
+                    .with_operation("UPDATE"),
+                "guard rails",
+            ),
             (
                 "another service account",
                 Request::create(

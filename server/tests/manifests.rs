@@ -140,7 +140,8 @@ fn quota_grants_the_booked_units_times_replicas_and_zero_of_every_other_kind_and
                 "requests.amd.com/gpu": "0", "requests.nvidia.com/gpu.shared": "0",
                 "requests.cpu": "8", "limits.cpu": "8",
                 "requests.memory": "64Gi", "limits.memory": "64Gi",
-                "requests.ephemeral-storage": "100Gi", "limits.ephemeral-storage": "100Gi", "requests.storage": "100Gi",
+                "requests.ephemeral-storage": "100Gi", "limits.ephemeral-storage": "100Gi",
+                "requests.storage": "300Gi", // home 100 + model cache 200
                 "pods": "20", "services": "5", "services.loadbalancers": "0", "services.nodeports": "0",
                 "persistentvolumeclaims": "4", "secrets": "20", "configmaps": "20", "replicationcontrollers": "0",
                 "count/ingresses.networking.k8s.io": "5", "count/routes.route.openshift.io": "5",

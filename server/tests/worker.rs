@@ -231,7 +231,7 @@ async fn a_refusal_that_does_not_go_away_fails_the_booking_with_a_reason_the_use
     let steps = w.steps(id).await;
     let states: Vec<&str> = steps.iter().map(|(_, state, _)| state.as_str()).collect();
     assert_eq!(states, ["done", "done", "pending", "failed", "pending", "pending", "pending"]);
-    assert_eq!(steps[3].2, "NetworkPolicy berth-ingress: the cluster answered 403 Refused");
+    assert_eq!(steps[3].2, "NetworkPolicy berth-ingress: refused by the test harness");
 
     let report = w.worker.pass().await.unwrap();
     assert_eq!(report.failed, [id], "the fifth failed pass in a row gives up");
@@ -246,7 +246,7 @@ async fn a_refusal_that_does_not_go_away_fails_the_booking_with_a_reason_the_use
     let card = body["past"].as_array().unwrap().iter().find(|c| c["booking"]["id"] == id.to_string()).unwrap().clone();
     assert_eq!(
         card["failure"],
-        "Berth could not set up the workspace (5 attempts): NetworkPolicy berth-ingress: the cluster answered 403 Refused. Ask your Berth admin."
+        "Berth could not set up the workspace (5 attempts): NetworkPolicy berth-ingress: refused by the test harness. Ask your Berth admin."
     );
     let report = w.worker.pass().await.unwrap();
     assert_eq!(report.collected, [World::namespace(id)], "a failed booking's namespace is collected");

@@ -9,9 +9,9 @@ use super::snapshot::Snapshot;
 use app::backend::provisioning;
 use app::model::{SessionStep, StepState};
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::api::core::v1::{Namespace, Node};
 use k8s_openapi::api::rbac::v1::RoleBinding;
-use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams};
 use serde_json::Value;
 
 /// The steps a user sees, in the order the worker takes them.
@@ -215,10 +215,13 @@ impl Reconciler {
             _ => self.workspace_ready(session).await,
         };
         states = [StepState::Done; 7];
-        let waiting = (!ready).then(|| {
-            states[6] = StepState::Working;
-            (6, "waiting for the workspace to report ready".to_string())
-        });
+        let waiting = match ready {
+            true => None,
+            false => {
+                states[6] = StepState::Working;
+                Some((6, self.why_waiting(session).await))
+            }
+        };
         Converged { steps: steps_with(states, waiting), progress: Progress::Applied { ready }, applied }
     }
 
@@ -238,6 +241,27 @@ impl Reconciler {
         let deleted = self.retrying(|| bindings.delete(manifests::RETIRED_BINDING, &params)).await;
         if let Err(err) = deleted {
             tracing::warn!(%namespace, error = %describe(&err), "could not delete the retired admin binding; next pass retries");
+        }
+    }
+
+    /// Why a workspace is not ready yet, as the user should read it. A
+    /// cluster without a node of the pool (a test cluster, a pool whose
+    /// nodes are gone or mislabelled) would otherwise look like a slow start.
+    async fn why_waiting(&self, session: &Session) -> String {
+        let waiting = "waiting for the workspace to report ready".to_string();
+        let selector = &session.placement.node_selector;
+        let labels: Vec<String> = selector.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let nodes: Api<Node> = Api::all(self.client.clone());
+        let params = ListParams::default().labels(&labels.join(",")).limit(1);
+        match self.retrying(|| nodes.list_metadata(&params)).await {
+            Ok(found) if found.items.is_empty() && labels.is_empty() => {
+                format!("{waiting}: the cluster has no nodes to run it on")
+            }
+            Ok(found) if found.items.is_empty() => {
+                format!("{waiting}: the cluster has no node with the pool's labels ({})", labels.join(", "))
+            }
+            // Nodes exist (or cannot be listed): the scheduler and kubelet are at work.
+            _ => waiting,
         }
     }
 

@@ -35,10 +35,23 @@ where
     }
 }
 
-/// The cluster's refusal in words for the booking page: kind, name and the
-/// HTTP status, never a stack of internals.
+/// The longest refusal kept: admission messages can be long, and the text
+/// goes to the booking card, the log and the worker page.
+const MESSAGE_CHARS: usize = 600;
+
+/// The cluster's refusal in its own words for the booking page — its
+/// `Status.message`, such as "exceeded quota: berth-session, requested:
+/// requests.storage=200Gi, …", which names what was refused and why — or
+/// else the HTTP status; never a stack of internals.
 pub fn describe(err: &kube::Error) -> String {
     match err {
+        kube::Error::Api(status) if !status.message.trim().is_empty() => {
+            let message = status.message.trim();
+            match message.char_indices().nth(MESSAGE_CHARS) {
+                Some((end, _)) => format!("{}…", &message[..end]),
+                None => message.to_string(),
+            }
+        }
         kube::Error::Api(status) if !status.reason.is_empty() => {
             format!("the cluster answered {} {}", status.code, status.reason)
         }
@@ -84,7 +97,17 @@ mod tests {
     }
 
     #[test]
-    fn refusals_are_described_by_status() {
+    fn refusals_are_described_in_the_clusters_words_or_by_status() {
         assert_eq!(describe(&api(403)), "the cluster answered 403 Injected");
+        let quota = "persistentvolumeclaims \"berth-model-cache\" is forbidden: exceeded quota: berth-session";
+        let refused =
+            kube::core::Status { code: 403, reason: "Forbidden".into(), message: quota.into(), ..Default::default() };
+        assert_eq!(describe(&kube::Error::Api(Box::new(refused))), quota);
+        let long = kube::core::Status { code: 422, message: "é".repeat(2000), ..Default::default() };
+        assert_eq!(
+            describe(&kube::Error::Api(Box::new(long))).chars().count(),
+            MESSAGE_CHARS + 1,
+            "cut, with an ellipsis"
+        );
     }
 }

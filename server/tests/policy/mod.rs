@@ -3,17 +3,17 @@
 //! namespace selector (`Exists` terms), the policy's resource rules, match
 //! conditions, variables in order, then every validation. A failing or
 //! erroring validation denies (the policies are `failurePolicy: Fail`).
-//! What only a real API server proves (type checking against the schemas,
-//! cost limits, the exact request it builds) is listed in deploy/README.md.
+//! It is the fast first check; tests/real_cluster_policies.rs attacks the
+//! same policies on a real API server, which alone proves type checking
+//! against the schemas, cost limits and the exact request it builds.
 
 use cel::{Context, Program, Value as Cel};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 
-pub struct Policy {
-    policy: Value,
-    binding: Value,
-}
+/// Every policy of one file (with its binding): a request is admitted when
+/// each of them admits it.
+pub struct Policy(Vec<(Value, Value)>);
 
 /// One admission request, as the policy sees it.
 #[derive(Clone)]
@@ -65,6 +65,9 @@ fn docs(path: &str) -> Vec<Value> {
 }
 
 fn eval(expression: &str, context: &Context) -> Result<Cel, String> {
+    // `dyn(x)` only tells the API server's type checker to stop checking x;
+    // at run time it is x (the interpreter has no such function).
+    let expression = &expression.replace("dyn(", "(");
     let program = Program::compile(expression).map_err(|e| format!("`{expression}` does not compile: {e:?}"))?;
     program.execute(context).map_err(|e| format!("`{expression}` failed: {e:?}"))
 }
@@ -74,91 +77,107 @@ fn text(value: &Value) -> &str {
 }
 
 impl Policy {
-    /// The policy and binding in `deploy/<path>`.
+    /// The policies and bindings in `deploy/<path>`.
     pub fn load(path: &str) -> Self {
         let docs = docs(path);
-        let find = |kind: &str| docs.iter().find(|d| d["kind"] == kind).cloned().unwrap();
-        let (policy, binding) = (find("ValidatingAdmissionPolicy"), find("ValidatingAdmissionPolicyBinding"));
-        assert_eq!(binding["spec"]["policyName"], policy["metadata"]["name"]);
-        assert_eq!(binding["spec"]["validationActions"], json!(["Deny"]));
-        assert_eq!(policy["spec"]["failurePolicy"], "Fail");
-        Policy { policy, binding }
-    }
-
-    fn selects(&self, request: &Request) -> bool {
-        let rules = self.policy["spec"]["matchConstraints"]["resourceRules"].as_array().unwrap();
-        let rule_matches = rules.iter().any(|rule| {
-            let has =
-                |field: &str, wanted: &str| rule[field].as_array().unwrap().iter().any(|v| v == wanted || v == "*");
-            has("apiGroups", request.group)
-                && has("resources", request.resource)
-                && has("operations", request.operation)
+        let policies = docs.iter().filter(|d| d["kind"] == "ValidatingAdmissionPolicy").map(|policy| {
+            let binding = docs
+                .iter()
+                .find(|d| {
+                    d["kind"] == "ValidatingAdmissionPolicyBinding"
+                        && d["spec"]["policyName"] == policy["metadata"]["name"]
+                })
+                .cloned()
+                .unwrap();
+            assert_eq!(binding["spec"]["validationActions"], json!(["Deny"]));
+            assert_eq!(policy["spec"]["failurePolicy"], "Fail");
+            (policy.clone(), binding)
         });
-        let selector = &self.binding["spec"]["matchResources"]["namespaceSelector"];
-        // Cluster-scoped requests are not subject to a namespace selector.
-        let namespace_matches = request.namespace.is_null()
-            || selector["matchExpressions"].as_array().into_iter().flatten().all(|term| {
-                assert_eq!(term["operator"], "Exists", "the harness knows only Exists");
-                request.namespace["metadata"]["labels"].get(text(&term["key"])).is_some()
-            });
-        rule_matches && namespace_matches
+        Policy(policies.collect())
     }
 
-    /// `Ok` when admitted (or not matched), else every denial's message.
+    /// `Ok` when every policy of the file admits `request`, else every denial.
     pub fn admit(&self, request: &Request) -> Result<(), Vec<String>> {
-        if !self.selects(request) {
-            return Ok(());
-        }
-        let mut context = Context::default();
-        let request_value = json!({
-            "operation": request.operation,
-            "name": request.name,
-            "namespace": request.namespace["metadata"]["name"],
-            "resource": { "group": request.group, "resource": request.resource },
-            "userInfo": { "username": request.username },
-        });
-        for (name, value) in [
-            ("object", &request.object),
-            ("oldObject", &request.old_object),
-            ("namespaceObject", &request.namespace),
-            ("request", &request_value),
-        ] {
-            context.add_variable(name, value.clone()).unwrap();
-        }
-        let spec = &self.policy["spec"];
-        for condition in spec["matchConditions"].as_array().into_iter().flatten() {
-            match eval(text(&condition["expression"]), &context) {
-                Ok(Cel::Bool(true)) => {}
-                Ok(Cel::Bool(false)) => return Ok(()),
-                other => return Err(vec![format!("match condition {}: {other:?}", condition["name"])]),
-            }
-        }
-        let mut variables: HashMap<String, Cel> = HashMap::new();
-        for variable in spec["variables"].as_array().into_iter().flatten() {
-            let value = eval(text(&variable["expression"]), &context).map_err(|e| vec![e])?;
-            variables.insert(text(&variable["name"]).to_string(), value);
-            context.add_variable_from_value("variables", Cel::from(variables.clone()));
-        }
-        let denials: Vec<String> = spec["validations"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|validation| match eval(text(&validation["expression"]), &context) {
-                Ok(Cel::Bool(true)) => None,
-                Ok(Cel::Bool(false)) => Some(match validation.get("messageExpression") {
-                    Some(message) => match eval(text(message), &context) {
-                        Ok(Cel::String(message)) => message.to_string(),
-                        other => format!("messageExpression failed: {other:?}"),
-                    },
-                    None => text(&validation["message"]).to_string(),
-                }),
-                other => Some(format!("error: {other:?}")),
-            })
-            .collect();
+        let denials: Vec<String> =
+            self.0.iter().filter_map(|(policy, binding)| admit(policy, binding, request).err()).flatten().collect();
         if denials.is_empty() {
             Ok(())
         } else {
             Err(denials)
         }
+    }
+}
+
+fn selects(policy: &Value, binding: &Value, request: &Request) -> bool {
+    let rules = policy["spec"]["matchConstraints"]["resourceRules"].as_array().unwrap();
+    let rule_matches = rules.iter().any(|rule| {
+        let has = |field: &str, wanted: &str| rule[field].as_array().unwrap().iter().any(|v| v == wanted || v == "*");
+        has("apiGroups", request.group) && has("resources", request.resource) && has("operations", request.operation)
+    });
+    let selector = &binding["spec"]["matchResources"]["namespaceSelector"];
+    // Cluster-scoped requests are not subject to a namespace selector.
+    let namespace_matches = request.namespace.is_null()
+        || selector["matchExpressions"].as_array().into_iter().flatten().all(|term| {
+            assert_eq!(term["operator"], "Exists", "the harness knows only Exists");
+            request.namespace["metadata"]["labels"].get(text(&term["key"])).is_some()
+        });
+    rule_matches && namespace_matches
+}
+
+/// `Ok` when admitted (or not matched), else every denial's message.
+fn admit(policy: &Value, binding: &Value, request: &Request) -> Result<(), Vec<String>> {
+    if !selects(policy, binding, request) {
+        return Ok(());
+    }
+    let mut context = Context::default();
+    let request_value = json!({
+        "operation": request.operation,
+        "name": request.name,
+        "namespace": request.namespace["metadata"]["name"],
+        "resource": { "group": request.group, "resource": request.resource },
+        "userInfo": { "username": request.username },
+    });
+    for (name, value) in [
+        ("object", &request.object),
+        ("oldObject", &request.old_object),
+        ("namespaceObject", &request.namespace),
+        ("request", &request_value),
+    ] {
+        context.add_variable(name, value.clone()).unwrap();
+    }
+    let spec = &policy["spec"];
+    for condition in spec["matchConditions"].as_array().into_iter().flatten() {
+        match eval(text(&condition["expression"]), &context) {
+            Ok(Cel::Bool(true)) => {}
+            Ok(Cel::Bool(false)) => return Ok(()),
+            other => return Err(vec![format!("match condition {}: {other:?}", condition["name"])]),
+        }
+    }
+    let mut variables: HashMap<String, Cel> = HashMap::new();
+    for variable in spec["variables"].as_array().into_iter().flatten() {
+        let value = eval(text(&variable["expression"]), &context).map_err(|e| vec![e])?;
+        variables.insert(text(&variable["name"]).to_string(), value);
+        context.add_variable_from_value("variables", Cel::from(variables.clone()));
+    }
+    let denials: Vec<String> = spec["validations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|validation| match eval(text(&validation["expression"]), &context) {
+            Ok(Cel::Bool(true)) => None,
+            Ok(Cel::Bool(false)) => Some(match validation.get("messageExpression") {
+                Some(message) => match eval(text(message), &context) {
+                    Ok(Cel::String(message)) => message.to_string(),
+                    other => format!("messageExpression failed: {other:?}"),
+                },
+                None => text(&validation["message"]).to_string(),
+            }),
+            other => Some(format!("error: {other:?}")),
+        })
+        .collect();
+    if denials.is_empty() {
+        Ok(())
+    } else {
+        Err(denials)
     }
 }

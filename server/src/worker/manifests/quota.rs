@@ -22,15 +22,21 @@ const OBJECT_COUNTS: [(&str, &str); 10] = [
 
 /// The quota: the booked units × time-slice replicas of the booked kind,
 /// zero of every other GPU kind any pool offers and of `--deny-resources`,
-/// and CPU, memory, ephemeral and persistent storage as the pool grants per
-/// unit. Extended resources only take `requests.` quotas (they cannot be
-/// overcommitted).
+/// CPU, memory and ephemeral storage as the pool grants per unit, and
+/// persistent storage for the worker's claims. Extended resources only take
+/// `requests.` quotas (they cannot be overcommitted).
 pub fn resource_quota(session: &Session, cluster: &Cluster) -> ResourceQuota {
     let q = i64::from(session.quantity);
     let grant = &session.kind;
     let cpu = cpu(q * i64::from(grant.cpu_millis_per_unit));
     let memory = memory(q * i64::from(grant.memory_mib_per_unit));
     let storage = format!("{}Gi", q * i64::from(grant.storage_gib_per_unit));
+    // Persistent storage: exactly the worker's own claims. The real API
+    // server refused the model cache when this was the booked storage alone
+    // (home already filled it). The user cannot delete or resize those two
+    // claims (berth-session-guardrails), so the cache's share never becomes
+    // room for claims of their own.
+    let claimed: i64 = super::workspace::claims(session, cluster).iter().map(|(_, gib)| gib).sum();
     let mut hard: BTreeMap<String, String> = BTreeMap::new();
     hard.insert(format!("requests.{}", grant.kind), session.schedulable_units().to_string());
     for other in session.other_kinds.iter().chain(&cluster.deny_resources).filter(|k| **k != grant.kind) {
@@ -42,9 +48,10 @@ pub fn resource_quota(session: &Session, cluster: &Cluster) -> ResourceQuota {
     for key in ["requests.memory", "limits.memory"] {
         hard.insert(key.into(), memory.clone());
     }
-    for key in ["requests.ephemeral-storage", "limits.ephemeral-storage", "requests.storage"] {
+    for key in ["requests.ephemeral-storage", "limits.ephemeral-storage"] {
         hard.insert(key.into(), storage.clone());
     }
+    hard.insert("requests.storage".into(), format!("{claimed}Gi"));
     for (key, value) in OBJECT_COUNTS {
         hard.insert(key.into(), value.into());
     }

@@ -7,10 +7,16 @@ use serde_json::json;
 const WORKSPACE: &str = "workspace";
 const PORT: i32 = 8888;
 
-/// Home (the pool's storage grant per booked unit) and the model cache.
+/// The worker's volume claims with their sizes in GiB: home (the pool's
+/// storage grant per booked unit) and the model cache.
+pub fn claims(session: &Session, cluster: &Cluster) -> [(&'static str, i64); 2] {
+    let home = i64::from(session.quantity) * i64::from(session.kind.storage_gib_per_unit);
+    [("berth-home", home.max(1)), ("berth-model-cache", i64::from(cluster.model_cache_gib).max(1))]
+}
+
+/// Home and the model cache (see `claims`).
 pub fn persistent_volume_claims(session: &Session, cluster: &Cluster) -> Vec<PersistentVolumeClaim> {
-    let home = session.quantity * session.kind.storage_gib_per_unit;
-    [("berth-home", home.max(1)), ("berth-model-cache", cluster.model_cache_gib.max(1))]
+    claims(session, cluster)
         .into_iter()
         .map(|(name, gib)| {
             let mut spec = json!({

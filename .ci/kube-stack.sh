@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# A real Kubernetes API server for tests and `make cluster`: etcd,
+# kube-apiserver and kube-controller-manager (v1.36) on free loopback ports,
+# with RBAC, ServiceAccount tokens and the default admission chain
+# (ResourceQuota and ValidatingAdmissionPolicy among it), the CRDs of a
+# cluster running Berth, and deploy/ applied by kustomize.
+#
+#   kube-stack.sh start DIR [OWNER_PID]   start; stop again when OWNER_PID exits
+#   kube-stack.sh stop DIR
+#
+# DIR receives admin.kubeconfig, worker.kubeconfig (deploy/'s berth-worker
+# ServiceAccount), portal.kubeconfig (berth-portal), pki/, logs/ and pids.
+# Binaries: each from $KUBEBUILDER_ASSETS when it holds it (the ecosystem's
+# convention), otherwise unpacked once from ../shared/envtest into
+# target/envtest/ and checked against its SHA256SUMS.
+# Exit 3: no binaries on this machine (the caller skips, except under CI=true).
+source "$(dirname "$0")/lib.sh"
+cd "$ROOT"
+ENVTEST="${BERTH_ENVTEST_DIR:-$ROOT/../shared/envtest}"
+KUBECTL="${KUBECTL:-kubectl}"
+
+# binary NAME: the path of NAME, unpacking it into the cache if need be.
+binary() {
+  local name="$1"
+  if [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ -x "$KUBEBUILDER_ASSETS/$name" ]; then
+    echo "$KUBEBUILDER_ASSETS/$name"; return
+  fi
+  [ -f "$ENVTEST/$name.xz" ] || return 3
+  local cache="$ROOT/target/envtest" want
+  want="$(awk -v n="$name" '$2 == n { print $1 }' "$ENVTEST/SHA256SUMS")"
+  if [ ! -x "$cache/$name" ] || [ "$(cat "$cache/$name.sha256" 2>/dev/null)" != "$want" ]; then
+    mkdir -p "$cache"
+    xz -dc "$ENVTEST/$name.xz" > "$cache/$name.partial"
+    local got; got="$(sha256sum "$cache/$name.partial" | awk '{ print $1 }')"
+    if [ "$got" != "$want" ]; then
+      rm -f "$cache/$name.partial"
+      echo "$name from $ENVTEST does not match SHA256SUMS ($got)" >&2; return 1
+    fi
+    chmod +x "$cache/$name.partial" && mv "$cache/$name.partial" "$cache/$name" && echo "$want" > "$cache/$name.sha256"
+  fi
+  echo "$cache/$name"
+}
+
+wait_for() { # SECONDS CMD...
+  local end=$((SECONDS + $1)); shift
+  until "$@" >/dev/null 2>&1; do
+    [ $SECONDS -ge $end ] && return 1
+    sleep 0.2
+  done
+}
+
+kubeconfig() { # FILE TOKEN
+  cat > "$1" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: berth-test
+  cluster: {server: "https://127.0.0.1:$API_PORT", certificate-authority: "$DIR/pki/ca.crt"}
+users:
+- name: u
+  user: {token: "$2"}
+contexts:
+- name: berth-test
+  context: {cluster: berth-test, user: u}
+current-context: berth-test
+EOF
+}
+
+pki() {
+  mkdir -p "$DIR/pki" && cd "$DIR/pki"
+  openssl genrsa -out ca.key 2048 2>/dev/null
+  openssl req -x509 -new -key ca.key -days 30 -subj "/CN=berth-test-ca" -out ca.crt 2>/dev/null
+  openssl genrsa -out apiserver.key 2048 2>/dev/null
+  openssl req -new -key apiserver.key -subj "/CN=kube-apiserver" -out apiserver.csr 2>/dev/null
+  printf '%s\n' 'basicConstraints=CA:FALSE' 'keyUsage=critical,digitalSignature,keyEncipherment' \
+    'extendedKeyUsage=serverAuth' 'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes.default.svc' > apiserver.ext
+  openssl x509 -req -in apiserver.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 30 -extfile apiserver.ext \
+    -out apiserver.crt 2>/dev/null
+  openssl genrsa -out sa.key 2048 2>/dev/null
+  openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
+  cd "$ROOT"
+}
+
+stop() {
+  local dir="$1" pid
+  [ -f "$dir/pids" ] || return 0
+  # Reverse start order: controller manager, API server, etcd.
+  for pid in $(tac "$dir/pids"); do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in $(tac "$dir/pids"); do
+    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+  done
+  rm -f "$dir/pids"
+}
+
+start() {
+  DIR="$(mkdir -p "$1" && cd "$1" && pwd)"
+  local owner="${2:-}" etcd apiserver kcm
+  if ! etcd="$(binary etcd)" || ! apiserver="$(binary kube-apiserver)" || ! kcm="$(binary kube-controller-manager)"; then
+    echo "no Kubernetes test binaries: set KUBEBUILDER_ASSETS (setup-envtest use 1.36 -p path; plus kube-controller-manager) or put ../shared/envtest beside the checkout" >&2
+    exit 3
+  fi
+  rm -rf "$DIR/etcd" "$DIR/logs" && mkdir -p "$DIR/etcd" "$DIR/logs"
+  pki
+  local admin_token kcm_token
+  admin_token="$(openssl rand -hex 16)"; kcm_token="$(openssl rand -hex 16)"
+  printf '%s,admin,uid-admin,"system:masters"\n%s,system:kube-controller-manager,uid-kcm\n' \
+    "$admin_token" "$kcm_token" > "$DIR/pki/tokens.csv"
+  local etcd_port peer_port kcm_port
+  etcd_port="$(free_port)"; peer_port="$(free_port)"; API_PORT="$(free_port)"; kcm_port="$(free_port)"
+  kubeconfig "$DIR/admin.kubeconfig" "$admin_token"
+  kubeconfig "$DIR/kcm.kubeconfig" "$kcm_token"
+  export KUBECONFIG="$DIR/admin.kubeconfig"
+  : > "$DIR/pids"
+
+  "$etcd" --data-dir="$DIR/etcd" --listen-client-urls="http://127.0.0.1:$etcd_port" \
+    --advertise-client-urls="http://127.0.0.1:$etcd_port" --listen-peer-urls="http://127.0.0.1:$peer_port" \
+    --unsafe-no-fsync=true --log-level=error > "$DIR/logs/etcd.log" 2>&1 &
+  echo $! >> "$DIR/pids"
+  watchdog "$owner"
+  wait_for 30 curl -sf "http://127.0.0.1:$etcd_port/health" || fail_start etcd
+  "$apiserver" --etcd-servers="http://127.0.0.1:$etcd_port" --bind-address=127.0.0.1 --advertise-address=127.0.0.1 \
+    --secure-port="$API_PORT" --cert-dir="$DIR/apiserver-certs" --tls-cert-file="$DIR/pki/apiserver.crt" \
+    --tls-private-key-file="$DIR/pki/apiserver.key" --client-ca-file="$DIR/pki/ca.crt" \
+    --token-auth-file="$DIR/pki/tokens.csv" --authorization-mode=RBAC \
+    --service-account-issuer=https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file="$DIR/pki/sa.pub" --service-account-signing-key-file="$DIR/pki/sa.key" \
+    --service-cluster-ip-range=10.0.0.0/24 --enable-admission-plugins=ResourceQuota --allow-privileged=true \
+    --v=1 > "$DIR/logs/kube-apiserver.log" 2>&1 &
+  echo $! >> "$DIR/pids"
+  wait_for 120 curl -sf --cacert "$DIR/pki/ca.crt" -H "Authorization: Bearer $admin_token" \
+    "https://127.0.0.1:$API_PORT/readyz" || fail_start kube-apiserver
+  "$kcm" --kubeconfig="$DIR/kcm.kubeconfig" --service-account-private-key-file="$DIR/pki/sa.key" \
+    --root-ca-file="$DIR/pki/ca.crt" --cluster-signing-cert-file="$DIR/pki/ca.crt" \
+    --cluster-signing-key-file="$DIR/pki/ca.key" --controllers='*' --leader-elect=false \
+    --use-service-account-credentials=true --bind-address=127.0.0.1 --secure-port="$kcm_port" \
+    --cert-dir="$DIR/kcm-certs" --v=1 > "$DIR/logs/kube-controller-manager.log" 2>&1 &
+  echo $! >> "$DIR/pids"
+
+  # CRDs first (deploy/ holds a CloudNativePG Cluster, ServiceMonitors and
+  # PrometheusRules), then deploy/ as a platform engineer applies it.
+  "$KUBECTL" apply --server-side -f "$ENVTEST/crds" > "$DIR/logs/crds.log" 2>&1 || fail_start "the CRDs"
+  "$KUBECTL" wait --for=condition=established --all crd --timeout=60s > /dev/null || fail_start "the CRDs"
+  # deploy/gpu-operator's prerequisite: the GPU Operator's namespace, as its Helm chart makes it.
+  "$KUBECTL" create namespace gpu-operator > /dev/null || fail_start "the gpu-operator namespace"
+  "$KUBECTL" apply --server-side -k deploy/overlays/kubernetes > "$DIR/logs/deploy.log" 2>&1 || fail_start "deploy/"
+  # The controller manager's token controller must be up before TokenRequest.
+  wait_for 60 curl -skf "https://127.0.0.1:$kcm_port/healthz" || fail_start kube-controller-manager
+  local account
+  for account in worker portal; do
+    local token
+    token="$("$KUBECTL" create token "berth-$account" -n berth --duration=48h)" || fail_start "a token for berth-$account"
+    kubeconfig "$DIR/$account.kubeconfig" "$token"
+  done
+  echo "$API_PORT" > "$DIR/api-port"
+}
+
+fail_start() {
+  echo "the test Kubernetes stack did not start: $1 (logs in $DIR/logs)" >&2
+  tail -n 20 "$DIR"/logs/*.log >&2 || true
+  stop "$DIR"
+  exit 1
+}
+
+# The stack stops when its owner (a test binary, or `make cluster`) exits,
+# however it exits: statics are never dropped, and a killed test runs no drop.
+watchdog() {
+  local owner="$1"
+  [ -n "$owner" ] || return 0
+  (
+    trap '' HUP INT
+    while kill -0 "$owner" 2>/dev/null; do sleep 1; done
+    stop "$DIR"
+    [ -n "${BERTH_KEEP_STACK:-}" ] || rm -rf "$DIR"
+  ) < /dev/null > /dev/null 2>&1 &
+  disown
+}
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+
+case "${1:-}" in
+  start) start "$2" "${3:-}" ;;
+  stop) stop "$2" ;;
+  *) echo "usage: kube-stack.sh start DIR [OWNER_PID] | stop DIR" >&2; exit 2 ;;
+esac

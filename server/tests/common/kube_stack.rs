@@ -1,0 +1,152 @@
+//! A real Kubernetes API server (etcd, kube-apiserver, kube-controller-manager)
+//! with deploy/ applied, started once per test binary by `.ci/kube-stack.sh`
+//! and stopped when the binary exits. Clients act as the accounts that would
+//! really act: admin, deploy/'s `berth-worker` and `berth-portal`
+//! ServiceAccounts, or any user through impersonation. Also a stand-in
+//! kubelet: there is no scheduler and no kubelet, so a test that needs a
+//! ready workspace binds its pods to a Node and reports them Running.
+
+use super::processes::repo_root;
+use k8s_openapi::api::core::v1::{Node, Pod};
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// Where the running stack keeps its kubeconfigs.
+pub struct Stack {
+    pub dir: PathBuf,
+}
+
+/// Who a client acts as.
+pub enum As<'a> {
+    Admin,
+    /// deploy/'s berth-worker ServiceAccount (a TokenRequest token).
+    Worker,
+    /// deploy/'s berth-portal ServiceAccount.
+    Portal,
+    /// A user as the OIDC username claim names them, impersonated by admin.
+    User(&'a str),
+}
+
+static STACK: OnceLock<Option<Stack>> = OnceLock::new();
+
+/// The stack of this test binary, started on first use; `None` (the test
+/// skips) on a machine without the binaries, except under `CI=true`.
+pub fn stack() -> Option<&'static Stack> {
+    STACK.get_or_init(start).as_ref()
+}
+
+fn start() -> Option<Stack> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let dir = std::env::temp_dir().join(format!("berth-kube-{}", uuid::Uuid::new_v4().simple()));
+    let output = Command::new("bash")
+        .arg(repo_root().join(".ci/kube-stack.sh"))
+        .arg("start")
+        .arg(&dir)
+        .arg(std::process::id().to_string())
+        .output()
+        .expect("bash runs");
+    let said = String::from_utf8_lossy(&output.stderr);
+    match output.status.code() {
+        Some(0) => Some(Stack { dir }),
+        Some(3) if std::env::var("CI").as_deref() != Ok("true") => {
+            eprintln!("skipping the real-API-server tests: {}", said.trim());
+            None
+        }
+        _ => panic!("the real Kubernetes API server did not start: {said}"),
+    }
+}
+
+impl Stack {
+    pub fn kubeconfig(&self, who: &As) -> PathBuf {
+        self.dir.join(match who {
+            As::Worker => "worker.kubeconfig",
+            As::Portal => "portal.kubeconfig",
+            As::Admin | As::User(_) => "admin.kubeconfig",
+        })
+    }
+
+    /// A client of the current test's runtime (a kube client's connection
+    /// task lives on the runtime that made it, so clients are never shared).
+    pub async fn client(&self, who: As<'_>) -> kube::Client {
+        let kubeconfig = Kubeconfig::read_from(self.kubeconfig(&who)).expect("the stack's kubeconfig");
+        let mut config =
+            kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await.expect("config");
+        if let As::User(name) = who {
+            config.auth_info.impersonate = Some(name.to_string());
+            config.auth_info.impersonate_groups = Some(vec!["system:authenticated".into()]);
+        }
+        kube::Client::try_from(config).expect("client")
+    }
+
+    /// `kubectl` as admin against this stack.
+    pub fn kubectl(&self, args: &[&str]) -> std::process::Output {
+        Command::new(std::env::var("KUBECTL").unwrap_or_else(|_| "kubectl".into()))
+            .args(args)
+            .env("KUBECONFIG", self.kubeconfig(&As::Admin))
+            .current_dir(repo_root())
+            .output()
+            .expect("kubectl runs")
+    }
+}
+
+/// Plays the kubelet (and the scheduler) for one node: a Node object with
+/// `labels` and GPU capacity, every Pending pod of `namespace` bound to it
+/// (`pods/binding`) and reported Running and Ready (`pods/status`). Returns
+/// how many pods it made ready.
+pub async fn run_pods(admin: &kube::Client, node: &str, labels: &BTreeMap<String, String>, namespace: &str) -> usize {
+    let nodes: Api<Node> = Api::all(admin.clone());
+    if nodes.get_opt(node).await.expect("read node").is_none() {
+        let capacity = json!({ "cpu": "64", "memory": "512Gi", "pods": "110", "nvidia.com/gpu": "8",
+            "nvidia.com/mig-1g.24gb": "28", "nvidia.com/gpu.shared": "32", "ephemeral-storage": "1Ti" });
+        let object = json!({ "apiVersion": "v1", "kind": "Node", "metadata": { "name": node, "labels": labels },
+            "status": { "capacity": capacity, "allocatable": capacity } });
+        nodes.create(&PostParams::default(), &serde_json::from_value(object).unwrap()).await.expect("create node");
+    }
+    let pods: Api<Pod> = Api::namespaced(admin.clone(), namespace);
+    let mut made_ready = 0;
+    for pod in pods.list(&ListParams::default()).await.expect("list pods") {
+        let name = pod.metadata.name.clone().unwrap_or_default();
+        let spec = pod.spec.clone().unwrap_or_default();
+        if pod.metadata.deletion_timestamp.is_some() {
+            continue;
+        }
+        if spec.node_name.is_none() {
+            let binding = json!({ "apiVersion": "v1", "kind": "Binding", "metadata": { "name": name },
+                "target": { "apiVersion": "v1", "kind": "Node", "name": node } });
+            let bound: Result<serde_json::Value, _> =
+                pods.create_subresource("binding", &name, &PostParams::default(), &binding).await;
+            bound.expect("bind the pod");
+        }
+        let ready = pod
+            .status
+            .as_ref()
+            .and_then(|s| s.conditions.as_ref())
+            .is_some_and(|conditions| conditions.iter().any(|c| c.type_ == "Ready" && c.status == "True"));
+        if ready {
+            continue;
+        }
+        let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        let containers: Vec<_> = spec
+            .containers
+            .iter()
+            .map(|c| {
+                json!({ "name": c.name, "image": c.image, "imageID": "", "ready": true, "restartCount": 0,
+                "started": true, "state": { "running": { "startedAt": now } } })
+            })
+            .collect();
+        let conditions: Vec<_> = ["PodScheduled", "Initialized", "ContainersReady", "Ready"]
+            .iter()
+            .map(|t| json!({ "type": t, "status": "True", "lastTransitionTime": now }))
+            .collect();
+        let status = json!({ "status": { "phase": "Running", "conditions": conditions, "containerStatuses": containers,
+            "podIP": "10.1.0.10", "hostIP": "10.0.0.10", "startTime": now } });
+        pods.patch_status(&name, &PatchParams::default(), &Patch::Merge(&status)).await.expect("report the pod ready");
+        made_ready += 1;
+    }
+    made_ready
+}

@@ -1,0 +1,469 @@
+//! Berth on a real Kubernetes API server (v1.36, with its controller
+//! manager), deploy/ applied, the worker acting as deploy/'s `berth-worker`
+//! ServiceAccount and the portal as `berth-portal`: every session kind lives
+//! its whole life here, as it would on a cluster (see common/kube_stack.rs).
+//!
+//! The tests share one API server and the worker collects every managed
+//! namespace whose booking its database does not know, so they take turns
+//! (`turn()`), each on a database of its own.
+
+mod common;
+
+use axum::http::Method;
+use common::kube_stack::{run_pods, stack, As, Stack};
+use common::{slot, Fixture, GPU, MIG};
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, PersistentVolumeClaim, ResourceQuota, Secret};
+use kube::api::{Api, DynamicObject, ListParams};
+use kube::discovery::ApiResource;
+use serde_json::{json, Value};
+use server::worker::manifests::{self, Cluster, Expose, ImageCache, Proxy};
+use server::worker::reconcile::{Policy, Reconciler};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+use uuid::Uuid;
+
+static TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// The demo pool's nodes (its node selector).
+fn lab_node_labels() -> BTreeMap<String, String> {
+    BTreeMap::from([("nvidia.com/gpu.product".to_string(), "NVIDIA-H100-NVL".to_string())])
+}
+
+struct World {
+    stack: &'static Stack,
+    f: Fixture,
+    admin: kube::Client,
+    worker: Reconciler,
+}
+
+/// A world of this test's own, once the other tests are done with the
+/// API server; `None` where the real server cannot run (see kube_stack).
+async fn world(cluster: Cluster) -> Option<(World, tokio::sync::MutexGuard<'static, ()>)> {
+    let stack = stack()?;
+    let turn = TURN.lock().await;
+    let f = Fixture::new().await;
+    let worker = Reconciler {
+        policy: Policy { retry_delay: Duration::from_millis(50), ..Policy::default() },
+        ..Reconciler::new(f.db.clone(), stack.client(As::Worker).await, cluster)
+    };
+    let world = World { stack, admin: stack.client(As::Admin).await, f, worker };
+    world.no_sessions_left().await;
+    Some((world, turn))
+}
+
+impl World {
+    async fn book(&self, kind: &str, quantity: i32, mode: &str, pool: Uuid) -> Uuid {
+        let body = json!({ "pool_id": pool, "kind": kind, "quantity": quantity,
+            "start": slot(-1), "end": slot(4), "mode": mode });
+        let (status, body) = self.f.call(Method::POST, "/api/v1/bookings", Some(&self.f.ada), Some(body)).await;
+        assert_eq!(status, 201, "{body}");
+        body["id"].as_str().unwrap().parse().unwrap()
+    }
+
+    async fn state(&self, id: Uuid) -> String {
+        sqlx::query_scalar("SELECT state::text FROM booking WHERE id = $1")
+            .bind(id)
+            .fetch_one(&self.f.db)
+            .await
+            .unwrap()
+    }
+
+    fn namespace(id: Uuid) -> String {
+        manifests::namespace_name("team-a", id)
+    }
+
+    /// Passes of the worker, the kubelet's part played between them, until
+    /// the booking is active (the Deployment controller counts the pod).
+    async fn until_active(&self, id: Uuid, node_labels: &BTreeMap<String, String>) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let report = self.worker.pass().await.expect("a pass");
+            assert!(report.errors.is_empty(), "the real server refused: {:?}", report.errors);
+            if self.state(id).await == "active" {
+                return;
+            }
+            run_pods(&self.admin, "gpu-node-1", node_labels, &Self::namespace(id)).await;
+            assert!(Instant::now() < deadline, "{id} not active within 60 s: {:?}", self.steps(id).await);
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+    }
+
+    async fn steps(&self, id: Uuid) -> Vec<(String, String, String)> {
+        let stored = app::backend::session_status::load(&self.f.db, &[id]).await.unwrap();
+        let status = stored.get(&id).map(|s| s.status.clone()).unwrap_or_default();
+        status.steps.into_iter().map(|s| (s.step, s.state.as_str().to_string(), s.detail)).collect()
+    }
+
+    /// Passes until the namespace is really gone (the controller manager
+    /// finalizes it) and the booking is `state`.
+    async fn until_gone(&self, id: Uuid, state: &str) -> Duration {
+        let started = Instant::now();
+        let namespaces: Api<Namespace> = Api::all(self.admin.clone());
+        loop {
+            self.worker.pass().await.expect("a pass");
+            let gone = namespaces.get_opt(&Self::namespace(id)).await.unwrap().is_none();
+            if gone && self.state(id).await == state {
+                return started.elapsed();
+            }
+            assert!(started.elapsed() < Duration::from_secs(60), "{} still there after 60 s", Self::namespace(id));
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// Namespaces of earlier tests (another database's bookings) are gone,
+    /// so a test sees only its own.
+    async fn no_sessions_left(&self) {
+        let namespaces: Api<Namespace> = Api::all(self.admin.clone());
+        let managed = ListParams::default().labels(&manifests::managed_selector());
+        for ns in namespaces.list(&managed).await.unwrap() {
+            let name = ns.metadata.name.unwrap_or_default();
+            let _ = namespaces.delete(&name, &Default::default()).await;
+        }
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !namespaces.list(&managed).await.unwrap().items.is_empty() {
+            assert!(Instant::now() < deadline, "namespaces of an earlier test not gone within 60 s");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// A cluster rule Berth does not know of: the API server refuses, with
+    /// `message`, any `resource` named `name` (group "" or "apps"), until
+    /// `allow_again`. Returns once the rule is in force.
+    async fn refuse(&self, group: &str, resource: &str, name: &str, message: &str) -> std::path::PathBuf {
+        let policy = json!({ "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+            "metadata": { "name": "test-refuse" }, "spec": { "failurePolicy": "Fail",
+            "matchConstraints": { "resourceRules": [{ "apiGroups": [group], "apiVersions": ["v1"],
+                "resources": [resource], "operations": ["CREATE", "UPDATE"] }] },
+            "validations": [{ "expression": format!("object.metadata.name != '{name}'"), "message": message }] } });
+        let binding = json!({ "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+            "metadata": { "name": "test-refuse" }, "spec": { "policyName": "test-refuse", "validationActions": ["Deny"] } });
+        let file = self.stack.dir.join("test-refuse.json");
+        std::fs::write(&file, json!({ "apiVersion": "v1", "kind": "List", "items": [policy, binding] }).to_string())
+            .unwrap();
+        let applied = self.stack.kubectl(&["apply", "--server-side", "-f", file.to_str().unwrap()]);
+        assert!(applied.status.success(), "{}", String::from_utf8_lossy(&applied.stderr));
+        let metadata = json!({ "name": name, "namespace": "default" });
+        let probe = match group {
+            "apps" => json!({ "apiVersion": "apps/v1", "kind": "Deployment", "metadata": metadata,
+                "spec": { "selector": { "matchLabels": { "a": "b" } }, "template": { "metadata": { "labels": { "a": "b" } },
+                    "spec": { "containers": [{ "name": "c", "image": "i" }] } } } }),
+            _ => json!({ "apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata }),
+        };
+        let probe_file = self.stack.dir.join("test-refuse-probe.json");
+        std::fs::write(&probe_file, probe.to_string()).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let tried = self.stack.kubectl(&["create", "--dry-run=server", "-f", probe_file.to_str().unwrap()]);
+            if String::from_utf8_lossy(&tried.stderr).contains(message) {
+                return file;
+            }
+            assert!(Instant::now() < deadline, "the test policy never took effect");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    fn allow_again(&self, file: &std::path::Path) {
+        let deleted = self.stack.kubectl(&["delete", "-f", file.to_str().unwrap()]);
+        assert!(deleted.status.success(), "{}", String::from_utf8_lossy(&deleted.stderr));
+    }
+
+    /// A pool of one kind on nodes labelled `pool=<name>`.
+    async fn pool(&self, name: &str, kind: &str, replicas: i32) -> Uuid {
+        let body = json!({ "name": name, "kinds": [{ "kind": kind, "capacity": 4, "replicas_per_unit": replicas,
+            "vram_gb_per_unit": 48, "cpu_millis_per_unit": 2000, "memory_mib_per_unit": 8192, "storage_gib_per_unit": 10 }],
+            "node_selector": { "berth.io/pool": name }, "images": ["quay.io/jupyter/minimal-notebook:latest"] });
+        let (status, body) = self.f.call(Method::POST, "/api/v1/pools", Some(&self.f.admin), Some(body)).await;
+        assert_eq!(status, 201, "{body}");
+        body["id"].as_str().unwrap().parse().unwrap()
+    }
+
+    /// Every object of the session, as the admin reads it: kind/name → object.
+    async fn objects(&self, id: Uuid) -> BTreeMap<String, Value> {
+        let ns = Self::namespace(id);
+        let mut found = BTreeMap::new();
+        for (group, version, kind, plural) in [
+            ("", "v1", "ResourceQuota", "resourcequotas"),
+            ("", "v1", "LimitRange", "limitranges"),
+            ("", "v1", "ConfigMap", "configmaps"),
+            ("", "v1", "Secret", "secrets"),
+            ("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims"),
+            ("", "v1", "Service", "services"),
+            ("apps", "v1", "Deployment", "deployments"),
+            ("networking.k8s.io", "v1", "NetworkPolicy", "networkpolicies"),
+            ("networking.k8s.io", "v1", "Ingress", "ingresses"),
+            ("route.openshift.io", "v1", "Route", "routes"),
+            ("rbac.authorization.k8s.io", "v1", "Role", "roles"),
+            ("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings"),
+        ] {
+            let api_version = if group.is_empty() { version.to_string() } else { format!("{group}/{version}") };
+            let resource = ApiResource {
+                group: group.into(),
+                version: version.into(),
+                api_version,
+                kind: kind.into(),
+                plural: plural.into(),
+            };
+            let api: Api<DynamicObject> = Api::namespaced_with(self.admin.clone(), &ns, &resource);
+            for object in api.list(&ListParams::default()).await.unwrap() {
+                let name = object.metadata.name.clone().unwrap_or_default();
+                // The controller manager's own: the root CA bundle.
+                if name != "kube-root-ca.crt" {
+                    found.insert(format!("{kind}/{name}"), serde_json::to_value(object).unwrap());
+                }
+            }
+        }
+        found
+    }
+}
+
+/// Every object the worker applies exists, once, managed by `berth` alone.
+fn assert_applied_once(objects: &BTreeMap<String, Value>, expected: &[Value]) {
+    let names: Vec<String> = expected[1..]
+        .iter()
+        .map(|o| format!("{}/{}", o["kind"].as_str().unwrap(), o["metadata"]["name"].as_str().unwrap()))
+        .collect();
+    let mut want = names.clone();
+    want.sort();
+    assert_eq!(objects.keys().cloned().collect::<Vec<_>>(), want, "exactly the worker's objects");
+    for (name, object) in objects {
+        let managers: Vec<&str> = object["metadata"]["managedFields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["operation"] == "Apply")
+            .map(|f| f["manager"].as_str().unwrap())
+            .collect();
+        assert_eq!(managers, ["berth"], "{name}: applied by the worker's field manager only");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mig_interactive_session_lives_its_whole_life_on_the_real_server() {
+    let Some((w, _turn)) = world(Cluster::default()).await else { return };
+    let id = w.book(MIG, 2, "interactive", w.f.lab).await;
+    let report = w.worker.pass().await.unwrap();
+    assert!(report.errors.is_empty(), "the real server refused: {:?}", report.errors);
+    assert_eq!(report.applied, 16, "namespace and 15 objects in it");
+    let facts = app::backend::provisioning::due(&w.f.db).await.unwrap().running.remove(0).0;
+    let expected = manifests::all(&manifests::Session::of(facts), &Cluster::default(), "");
+    assert_applied_once(&w.objects(id).await, &expected);
+
+    let ns = World::namespace(id);
+    let quota: Api<ResourceQuota> = Api::namespaced(w.admin.clone(), &ns);
+    let hard = quota.get("berth-session").await.unwrap().spec.unwrap().hard.unwrap();
+    assert_eq!(hard["requests.nvidia.com/mig-1g.24gb"].0, "4", "2 slices × 2 time-slice replicas");
+    assert_eq!(hard["requests.storage"].0, "300Gi", "home (2 × 50) and the model cache (200)");
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(w.admin.clone(), &ns);
+    assert_eq!(claims.list(&ListParams::default()).await.unwrap().items.len(), 2, "home and model cache admitted");
+    assert_eq!(w.state(id).await, "approved", "not active before the workspace is ready");
+    assert_eq!(w.steps(id).await[6].1, "working");
+
+    w.until_active(id, &lab_node_labels()).await;
+    assert!(w.steps(id).await.iter().all(|(_, state, _)| state == "done"));
+    let writes_before = w.objects(id).await;
+    let report = w.worker.pass().await.unwrap();
+    assert_eq!(report.applied, 0, "a converged pass writes nothing on the real server");
+    assert_eq!(w.objects(id).await.keys().collect::<Vec<_>>(), writes_before.keys().collect::<Vec<_>>());
+
+    // Open workspace: the portal reads the access Secret as berth-portal.
+    let portal = w.stack.client(As::Portal).await;
+    let mode = app::model::ClusterMode { simulated: false };
+    let app = server::router(common::test_state(w.f.db.clone()).with_cluster(Cluster::default(), mode, portal.clone()));
+    let request = axum::http::Request::get(format!("/bookings/{id}/open"))
+        .header("authorization", format!("Bearer {}", w.f.ada))
+        .body(axum::body::Body::empty())
+        .unwrap();
+    let response = tower::ServiceExt::oneshot(app, request).await.unwrap();
+    assert_eq!(response.status(), 303);
+    let location = response.headers()["location"].to_str().unwrap().to_string();
+    let secrets: Api<Secret> = Api::namespaced(w.admin.clone(), &ns);
+    let token = secrets.get(manifests::ACCESS_SECRET).await.unwrap().data.unwrap()["token"].clone();
+    assert!(location.ends_with(&format!("?token={}", String::from_utf8(token.0).unwrap())), "{location}");
+    // …and nothing else: not another Secret, not a list.
+    let portal_secrets: Api<Secret> = Api::namespaced(portal, &ns);
+    assert_eq!(forbidden(portal_secrets.list(&ListParams::default()).await), 403);
+
+    // End early: the namespace is really gone, the booking completed.
+    let (status, body) = w.f.call(Method::POST, &format!("/api/v1/bookings/{id}/end"), Some(&w.f.ada), None).await;
+    assert_eq!(status, 200, "{body}");
+    w.until_gone(id, "completed").await;
+}
+
+/// The HTTP status of a refusal (panics on success).
+fn forbidden<T: std::fmt::Debug>(outcome: Result<T, kube::Error>) -> u16 {
+    match outcome {
+        Err(kube::Error::Api(status)) => status.code,
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn whole_gpu_inference_and_time_sliced_sessions_start_and_end_with_their_window() {
+    let Some((w, _turn)) = world(Cluster::default()).await else { return };
+    let shared = w.pool("shared", "nvidia.com/gpu.shared", 4).await;
+    let whole = w.pool("whole", GPU, 1).await;
+    let sessions = [
+        (w.book(MIG, 1, "inference", w.f.lab).await, lab_node_labels(), ("nvidia.com/mig-1g.24gb", "2")),
+        (w.book(GPU, 1, "interactive", whole).await, pool_labels("whole"), (GPU, "1")),
+        (
+            w.book("nvidia.com/gpu.shared", 2, "interactive", shared).await,
+            pool_labels("shared"),
+            ("nvidia.com/gpu.shared", "8"),
+        ),
+    ];
+    for (id, labels, (kind, units)) in &sessions {
+        w.until_active(*id, labels).await;
+        let quota: Api<ResourceQuota> = Api::namespaced(w.admin.clone(), &World::namespace(*id));
+        let hard = quota.get("berth-session").await.unwrap().spec.unwrap().hard.unwrap();
+        assert_eq!(hard[&format!("requests.{kind}")].0, *units, "{kind}");
+        let deployments: Api<Deployment> = Api::namespaced(w.admin.clone(), &World::namespace(*id));
+        let pod = deployments.get("workspace").await.unwrap().spec.unwrap().template.spec.unwrap();
+        let requests = pod.containers[0].resources.clone().unwrap().requests.unwrap_or_default();
+        assert_eq!(requests.contains_key(*kind), *kind != MIG, "{kind}: the inference workspace holds no unit");
+        assert_eq!(pod.node_selector.unwrap(), *labels, "on the pool's nodes");
+    }
+    // The window ends (time moves on: the booking's end is put in the past).
+    for (id, _, _) in &sessions {
+        sqlx::query("UPDATE booking SET ends_at = now() - interval '1 second' WHERE id = $1")
+            .bind(id)
+            .execute(&w.f.db)
+            .await
+            .unwrap();
+    }
+    for (id, _, _) in &sessions {
+        w.until_gone(*id, "completed").await;
+    }
+}
+
+fn pool_labels(pool: &str) -> BTreeMap<String, String> {
+    BTreeMap::from([("berth.io/pool".to_string(), pool.to_string())])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_openshift_route_the_image_cache_and_proxy_settings_are_applied_as_the_worker() {
+    let proxy = Proxy {
+        http: "http://proxy.corp:3128".into(),
+        https: "http://proxy.corp:3128".into(),
+        no_proxy: ".svc,.cluster.local".into(),
+        cidr: "10.20.0.0/16".into(),
+        port: 3128,
+    };
+    let cache = ImageCache {
+        images: vec!["vllm/vllm-openai:latest".into()],
+        node_selector: lab_node_labels(),
+        pause_image: "registry.k8s.io/pause:3.10".into(),
+    };
+    let cluster = Cluster {
+        expose: Expose::Route,
+        proxy: Some(proxy),
+        image_cache: Some(cache),
+        domain: "apps.example.org".into(),
+        ..Cluster::default()
+    };
+    let Some((w, _turn)) = world(cluster.clone()).await else { return };
+    let id = w.book(MIG, 1, "interactive", w.f.lab).await;
+    w.until_active(id, &lab_node_labels()).await;
+    let objects = w.objects(id).await;
+    let route = &objects["Route/workspace"];
+    assert_eq!(route["spec"]["host"], format!("{}.apps.example.org", World::namespace(id)));
+    assert!(!objects.contains_key("Ingress/workspace"));
+    let config: Api<ConfigMap> = Api::namespaced(w.admin.clone(), &World::namespace(id));
+    let data = config.get("berth-proxy").await.unwrap().data.unwrap();
+    assert_eq!(data["HTTPS_PROXY"], "http://proxy.corp:3128");
+    let daemon_sets: Api<DaemonSet> = Api::namespaced(w.admin.clone(), "berth");
+    let cache = daemon_sets.get(manifests::IMAGE_CACHE).await.unwrap();
+    let images: Vec<String> = cache
+        .spec
+        .unwrap()
+        .template
+        .spec
+        .unwrap()
+        .init_containers
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|c| c.image)
+        .collect();
+    assert!(images.iter().any(|i| i == "vllm/vllm-openai:latest"), "{images:?}");
+    assert!(images.iter().any(|i| i == "quay.io/jupyter/pytorch-notebook:cuda12-latest"), "{images:?}");
+    let report = w.worker.pass().await.unwrap();
+    assert_eq!(report.applied, 0, "converged, the image cache included");
+    let (status, _) = w.f.call(Method::POST, &format!("/api/v1/bookings/{id}/end"), Some(&w.f.ada), None).await;
+    assert_eq!(status, 200);
+    w.until_gone(id, "completed").await;
+    daemon_sets.delete(manifests::IMAGE_CACHE, &Default::default()).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_clusters_own_words_reach_the_booking_card_and_the_pass_report() {
+    let Some((w, _turn)) = world(Cluster::default()).await else { return };
+    let said = "proxy settings are managed by the platform team (ticket PLAT-42)";
+    let rule = w.refuse("", "configmaps", "berth-proxy", said).await;
+    let id = w.book(MIG, 1, "interactive", w.f.lab).await;
+    let report = w.worker.pass().await.unwrap();
+    w.allow_again(&rule);
+    assert_eq!(report.errors.len(), 1, "{:?}", report.errors);
+    assert!(report.errors[0].1.contains(said), "{:?}", report.errors);
+    assert!(!report.errors[0].1.contains("403"), "the status name is replaced: {:?}", report.errors);
+    let step = w.steps(id).await.into_iter().find(|(_, state, _)| state == "failed").unwrap();
+    assert_eq!(step.0, "Network isolation");
+    assert!(step.2.starts_with("ConfigMap berth-proxy: "), "{}", step.2);
+    assert!(step.2.contains(said), "{}", step.2);
+    // Once the rule is gone, the next passes finish the session.
+    w.until_active(id, &lab_node_labels()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_killed_mid_provisioning_is_finished_by_the_next_without_duplicates_or_conflicts() {
+    let Some((w, _turn)) = world(Cluster::default()).await else { return };
+    let database: String = sqlx::query_scalar("SELECT current_database()").fetch_one(&w.f.db).await.unwrap();
+    let base = std::env::var("DATABASE_URL").unwrap();
+    let url = format!("{}/{database}", base.rsplit_once('/').unwrap().0);
+    let worker = |kubeconfig: &std::path::Path| {
+        common::processes::berth()
+            .arg("worker")
+            .env("DATABASE_URL", &url)
+            .env("KUBECONFIG", kubeconfig)
+            .env_remove("KUBERNETES_SERVICE_HOST")
+            .spawn()
+            .expect("berth worker starts")
+    };
+    let id = w.book(MIG, 1, "interactive", w.f.lab).await;
+    let ns = World::namespace(id);
+    let kubeconfig = w.stack.kubeconfig(&As::Worker);
+    // The first worker gets as far as the workspace, which the cluster
+    // refuses for now; it is killed there (SIGKILL: no drop, no goodbye).
+    let rule = w.refuse("apps", "deployments", "workspace", "not yet: the test holds the workspace back").await;
+    let mut first = worker(&kubeconfig);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while w.steps(id).await.get(5).is_none_or(|(_, state, _)| state != "failed") {
+        assert!(Instant::now() < deadline, "the first worker did not reach the workspace: {:?}", w.steps(id).await);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    first.kill().unwrap();
+    w.allow_again(&rule);
+    first.wait().unwrap();
+    let partial = w.objects(id).await.len();
+
+    let mut second = worker(&kubeconfig);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while w.state(id).await != "active" {
+        assert!(Instant::now() < deadline, "the second worker did not converge: {:?}", w.steps(id).await);
+        run_pods(&w.admin, "gpu-node-1", &lab_node_labels(), &ns).await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    second.kill().unwrap();
+    second.wait().unwrap();
+    let facts = app::backend::provisioning::due(&w.f.db).await.unwrap().running.remove(0).0;
+    let expected = manifests::all(&manifests::Session::of(facts), &Cluster::default(), "");
+    let objects = w.objects(id).await;
+    assert_eq!(partial + 3, objects.len(), "killed before the workspace, its Service and Ingress");
+    assert_applied_once(&objects, &expected);
+    let namespaces: Api<Namespace> = Api::all(w.admin.clone());
+    let managed = namespaces.list(&ListParams::default().labels(&manifests::managed_selector())).await.unwrap();
+    let names: Vec<String> = managed.items.into_iter().filter_map(|n| n.metadata.name).collect();
+    assert_eq!(names, [ns], "no orphaned namespace");
+    let (status, _) = w.f.call(Method::POST, &format!("/api/v1/bookings/{id}/end"), Some(&w.f.ada), None).await;
+    assert_eq!(status, 200);
+    w.until_gone(id, "completed").await;
+}

@@ -1,0 +1,388 @@
+//! deploy/ on a real Kubernetes API server (v1.36): both overlays apply
+//! with no error, every admission policy type-checks cleanly, and every
+//! refusal the deploy README promises is attempted as the session's user
+//! (impersonation) inside a session the worker's own account set up —
+//! refused with the policy's message — while the legitimate form of each
+//! action is admitted. Requests are dry runs: admission runs in full,
+//! nothing is stored, so the cases do not depend on each other.
+
+mod common;
+
+use common::kube_stack::{stack, As};
+use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
+use serde_json::{json, Value};
+use server::worker::manifests::{self, Cluster, Expose, KindGrant, Session};
+use server::worker::snapshot::resource;
+use std::time::{Duration, Instant};
+
+const USER: &str = "ada@example.test";
+const MIG: &str = "nvidia.com/mig-1g.24gb";
+
+fn session(tenant: &str, id: &str) -> Session {
+    Session {
+        booking_id: id.parse().unwrap(),
+        tenant: tenant.into(),
+        user: USER.into(),
+        co_owners: vec![],
+        quantity: 1,
+        interactive: true,
+        image: "quay.io/jupyter/pytorch-notebook:cuda12-latest".into(),
+        kind: KindGrant {
+            kind: MIG.into(),
+            replicas_per_unit: 2,
+            cpu_millis_per_unit: 4000,
+            memory_mib_per_unit: 32768,
+            storage_gib_per_unit: 50,
+        },
+        other_kinds: vec!["nvidia.com/gpu".into()],
+        placement: app::model::Placement {
+            node_selector: [("berth.io/pool".to_string(), "a".to_string())].into(),
+            tolerations: vec![],
+        },
+    }
+}
+
+fn cluster() -> Cluster {
+    Cluster { domain: "gpu.example.org".into(), ..Cluster::default() }
+}
+
+fn api(client: &kube::Client, object: &Value, namespace: &str) -> Api<DynamicObject> {
+    let resource = resource(object["apiVersion"].as_str().unwrap(), object["kind"].as_str().unwrap());
+    Api::namespaced_with(client.clone(), namespace, &resource)
+}
+
+/// What the API server says to a dry-run write: `Ok` or the refusal's message.
+async fn create(client: &kube::Client, namespace: &str, object: Value) -> Result<(), String> {
+    let object: DynamicObject = serde_json::from_value(object).unwrap();
+    let params = PostParams { dry_run: true, ..PostParams::default() };
+    let value = serde_json::to_value(&object).unwrap();
+    outcome(api(client, &value, namespace).create(&params, &object).await)
+}
+
+fn outcome<T>(result: Result<T, kube::Error>) -> Result<(), String> {
+    match result {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) => Err(status.message),
+        Err(other) => panic!("no answer: {other}"),
+    }
+}
+
+fn pod(name: &str, spec: Value) -> Value {
+    json!({ "apiVersion": "v1", "kind": "Pod", "metadata": { "name": name }, "spec": spec })
+}
+
+fn container(resources: Value) -> Value {
+    json!({ "name": "main", "image": "python:3.12", "resources": resources })
+}
+
+fn ingress(name: &str, host: Option<&str>, extra: Value) -> Value {
+    let mut rule = json!({ "http": { "paths": [{ "path": "/", "pathType": "Prefix",
+        "backend": { "service": { "name": "workspace", "port": { "number": 80 } } } }] } });
+    if let Some(host) = host {
+        rule["host"] = json!(host);
+    }
+    let mut object = json!({ "apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": { "name": name },
+        "spec": { "rules": [rule] } });
+    merge(&mut object, extra);
+    object
+}
+
+fn merge(into: &mut Value, extra: Value) {
+    match (into, extra) {
+        (Value::Object(into), Value::Object(extra)) => {
+            for (key, value) in extra {
+                merge(into.entry(key).or_insert(Value::Null), value);
+            }
+        }
+        (into, extra) => *into = extra,
+    }
+}
+
+fn route(host: Option<&str>, wildcard: &str) -> Value {
+    let mut spec = json!({ "to": { "kind": "Service", "name": "workspace" }, "wildcardPolicy": wildcard });
+    if let Some(host) = host {
+        spec["host"] = json!(host);
+    }
+    json!({ "apiVersion": "route.openshift.io/v1", "kind": "Route", "metadata": { "name": "r" }, "spec": spec })
+}
+
+fn service(spec: Value) -> Value {
+    let mut spec = spec;
+    merge(&mut spec, json!({ "ports": [{ "port": 80 }] }));
+    json!({ "apiVersion": "v1", "kind": "Service", "metadata": { "name": "s" }, "spec": spec })
+}
+
+/// The session's objects, applied as deploy/'s berth-worker account would.
+async fn set_up(worker: &kube::Client, session: &Session, cluster: &Cluster) {
+    for object in manifests::all(session, cluster, "t0ken") {
+        let namespace = object["metadata"]["namespace"].as_str().unwrap_or_default().to_string();
+        let resource = resource(object["apiVersion"].as_str().unwrap(), object["kind"].as_str().unwrap());
+        let api: Api<DynamicObject> = if namespace.is_empty() {
+            Api::all_with(worker.clone(), &resource)
+        } else {
+            Api::namespaced_with(worker.clone(), &namespace, &resource)
+        };
+        let name = object["metadata"]["name"].as_str().unwrap().to_string();
+        let params = PatchParams::apply(manifests::FIELD_MANAGER).force();
+        api.patch(&name, &params, &Patch::Apply(&object))
+            .await
+            .unwrap_or_else(|e| panic!("the worker applies {name}: {e}"));
+    }
+}
+
+/// Waits for what the API server needs before it admits a pod, and the
+/// policies to be in force: the controller manager's `default`
+/// ServiceAccount and quota status ("status unknown for quota" otherwise),
+/// and a refusal by a policy deploy/ has just applied.
+async fn settled(admin: &kube::Client, ns: &str) {
+    let accounts: Api<DynamicObject> = Api::namespaced_with(admin.clone(), ns, &resource("v1", "ServiceAccount"));
+    let quotas: Api<DynamicObject> = Api::namespaced_with(admin.clone(), ns, &resource("v1", "ResourceQuota"));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let account = accounts.get_opt("default").await.unwrap().is_some();
+        let quota = quotas.get("berth-session").await.unwrap();
+        let counted = !quota.data["status"]["used"].is_null();
+        let enforced = create(admin, ns, ingress("probe", None, json!({}))).await.is_err();
+        if account && counted && enforced {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{ns}: not settled (account {account}, quota {counted}, policy {enforced})");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn both_overlays_apply_without_error_and_every_policy_type_checks() {
+    let Some(stack) = stack() else { return };
+    // The harness applied the Kubernetes overlay; both again, as a server-side dry run.
+    for overlay in ["deploy/overlays/kubernetes", "deploy/overlays/openshift"] {
+        let applied =
+            stack.kubectl(&["apply", "--server-side", "--force-conflicts", "--dry-run=server", "-k", overlay]);
+        let stderr = String::from_utf8_lossy(&applied.stderr);
+        assert!(applied.status.success(), "{overlay}: {stderr}");
+        assert!(!stderr.contains("rror"), "{overlay}: {stderr}");
+    }
+    let admin = stack.client(As::Admin).await;
+    let policies: Api<DynamicObject> =
+        Api::all_with(admin, &resource("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy"));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let list = policies.list(&Default::default()).await.unwrap();
+        let names: Vec<String> = list.items.iter().filter_map(|p| p.metadata.name.clone()).collect();
+        let checked = list.items.iter().all(|p| {
+            p.data["status"]["observedGeneration"].as_i64() == p.metadata.generation
+                && !p.data["status"]["typeChecking"].is_null()
+        });
+        if checked {
+            assert_eq!(names.len(), 6, "{names:?}");
+            for policy in &list.items {
+                let warnings = &policy.data["status"]["typeChecking"]["expressionWarnings"];
+                assert!(warnings.is_null(), "{:?}: {warnings:#}", policy.metadata.name);
+            }
+            return;
+        }
+        assert!(Instant::now() < deadline, "the API server did not type-check the policies");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_user_is_refused_every_escape_the_readme_lists_and_admitted_to_real_work() {
+    let Some(stack) = stack() else { return };
+    let worker = stack.client(As::Worker).await;
+    let mine = session("team-p", "0f0e0d0c-0b0a-4908-8706-050403020100");
+    let theirs =
+        Session { user: "bob@example.test".into(), ..session("team-q", "aaaabbbb-0b0a-4908-8706-050403020100") };
+    let mut openshift = cluster();
+    openshift.expose = Expose::Route;
+    set_up(&worker, &mine, &openshift).await;
+    set_up(&worker, &theirs, &cluster()).await;
+    let ns = mine.namespace();
+    settled(&stack.client(As::Admin).await, &ns).await;
+    let own = manifests::host(&mine, &cluster());
+    let their_host = manifests::host(&theirs, &cluster());
+    let user = stack.client(As::User(USER)).await;
+    let selector = json!({ "berth.io/pool": "a" });
+    let mig = json!({ "limits": { MIG: "1", "cpu": "1", "memory": "1Gi" } });
+
+    let admitted = [
+        (
+            "the workspace pod",
+            pod("ws", serde_json::to_value(manifests::deployment(&mine)).unwrap()["spec"]["template"]["spec"].clone()),
+        ),
+        (
+            "a pod with the booked kind on the pool's nodes",
+            pod("p", json!({ "nodeSelector": selector, "containers": [container(mig.clone())] })),
+        ),
+        (
+            "a Deployment asking for the booked kind",
+            json!({ "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": { "name": "serve" }, "spec": { "selector": { "matchLabels": { "app": "serve" } },
+            "template": { "metadata": { "labels": { "app": "serve" } },
+            "spec": { "nodeSelector": selector, "containers": [container(mig.clone())] } } } }),
+        ),
+        (
+            "a Job",
+            json!({ "apiVersion": "batch/v1", "kind": "Job", "metadata": { "name": "train" },
+            "spec": { "template": { "spec": { "restartPolicy": "Never", "nodeSelector": selector,
+            "containers": [container(json!({}))] } } } }),
+        ),
+        ("a Service", service(json!({ "type": "ClusterIP" }))),
+        (
+            "an Ingress on the session's host",
+            ingress("i", Some(&own), json!({ "spec": { "tls": [{ "hosts": [own] }] } })),
+        ),
+        ("an Ingress on a name under it", ingress("i", Some(&format!("api.{own}")), json!({}))),
+        ("a Route on the session's host", route(Some(&own), "None")),
+        (
+            "a Secret of the user's",
+            json!({ "apiVersion": "v1", "kind": "Secret", "metadata": { "name": "hf-token" }, "stringData": { "t": "x" } }),
+        ),
+    ];
+    for (case, object) in admitted {
+        assert_eq!(create(&user, &ns, object).await, Ok(()), "should be admitted: {case}");
+    }
+
+    let other_gpu = json!({ "limits": { "nvidia.com/gpu": "1" } });
+    let refused = [
+        ("another session's host", ingress("i", Some(&their_host), json!({})), "or a name under it"),
+        ("a rule without a host", ingress("i", None, json!({})), "needs a host"),
+        ("a look-alike suffix", ingress("i", Some(&format!("x{own}")), json!({})), "or a name under it"),
+        (
+            "a default backend",
+            ingress(
+                "i",
+                Some(&own),
+                json!({ "spec": { "defaultBackend":
+            { "service": { "name": "evil", "port": { "number": 80 } } } } }),
+            ),
+            "default backend",
+        ),
+        (
+            "TLS for another host",
+            ingress("i", Some(&own), json!({ "spec": { "tls": [{ "hosts": [their_host] }] } })),
+            "TLS hosts",
+        ),
+        (
+            "a configuration snippet",
+            ingress(
+                "i",
+                Some(&own),
+                json!({ "metadata": { "annotations":
+            { "nginx.ingress.kubernetes.io/server-snippet": "location / {}" } } }),
+            ),
+            "snippet",
+        ),
+        ("a Route for another host", route(Some(&their_host), "None"), "spec.host"),
+        ("a Route without a host", route(None, "None"), "spec.host"),
+        ("a Route with a subdomain wildcard", route(Some(&own), "Subdomain"), "wildcard policy"),
+        (
+            "an ExternalName Service",
+            service(json!({ "type": "ExternalName", "externalName": "db.corp" })),
+            "ExternalName",
+        ),
+        ("a Service claiming externalIPs", service(json!({ "externalIPs": ["10.9.9.9"] })), "externalIPs"),
+        (
+            "a pod without the pool's node selector",
+            pod("p", json!({ "containers": [container(mig.clone())] })),
+            "node selector",
+        ),
+        (
+            "a pod pinned to a node",
+            pod(
+                "p",
+                json!({ "nodeSelector": selector, "nodeName": "gpu-b-1",
+            "containers": [container(json!({}))] }),
+            ),
+            "spec.nodeName",
+        ),
+        (
+            "another GPU kind",
+            pod("p", json!({ "nodeSelector": selector, "containers": [container(other_gpu.clone())] })),
+            "may not ask for other GPUs",
+        ),
+        (
+            "another GPU kind in an init container",
+            pod(
+                "p",
+                json!({ "nodeSelector": selector,
+            "initContainers": [{ "name": "warm", "image": "python:3.12", "resources": other_gpu }], "containers": [container(json!({}))] }),
+            ),
+            "may not ask for other GPUs",
+        ),
+        (
+            "a network policy",
+            json!({ "apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+            "metadata": { "name": "allow-all" }, "spec": { "podSelector": {}, "egress": [{}] } }),
+            "forbidden",
+        ),
+        (
+            "a second quota",
+            json!({ "apiVersion": "v1", "kind": "ResourceQuota", "metadata": { "name": "more" },
+            "spec": { "hard": { "pods": "100" } } }),
+            "forbidden",
+        ),
+        (
+            "a role binding",
+            json!({ "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+            "metadata": { "name": "me" }, "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "admin" },
+            "subjects": [{ "kind": "User", "name": USER }] }),
+            "forbidden",
+        ),
+        (
+            "storage beyond what was booked (home and the model cache fill the quota)",
+            json!({ "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": { "name": "scratch" },
+            "spec": { "accessModes": ["ReadWriteOnce"], "resources": { "requests": { "storage": "1Gi" } } } }),
+            "exceeded quota: berth-session",
+        ),
+        (
+            "a claim named like the worker's",
+            json!({ "apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": { "name": "berth-model-cache" }, "spec": { "accessModes": ["ReadWriteOnce"],
+            "resources": { "requests": { "storage": "1Gi" } } } }),
+            "guard rails",
+        ),
+    ];
+    for (case, object, said) in refused {
+        match create(&user, &ns, object).await {
+            Ok(()) => panic!("should be refused: {case}"),
+            Err(message) => assert!(message.contains(said), "{case}: expected `{said}` in {message}"),
+        }
+    }
+
+    // Changing or deleting what the worker set up.
+    let dry_delete = DeleteParams { dry_run: true, ..DeleteParams::default() };
+    let dry_patch = PatchParams { dry_run: true, ..PatchParams::default() };
+    let secrets: Api<DynamicObject> = Api::namespaced_with(user.clone(), &ns, &resource("v1", "Secret"));
+    let token = json!({ "stringData": { "token": "chosen-by-the-user" } });
+    let said = outcome(secrets.patch(manifests::ACCESS_SECRET, &dry_patch, &Patch::Merge(&token)).await);
+    assert!(said.unwrap_err().contains("guard rails"), "the access token is not the user's to replace");
+    let claims: Api<DynamicObject> = Api::namespaced_with(user.clone(), &ns, &resource("v1", "PersistentVolumeClaim"));
+    let said = outcome(claims.delete("berth-model-cache", &dry_delete).await);
+    assert!(said.unwrap_err().contains("guard rails"), "the model cache's room is not the user's");
+    let policies: Api<DynamicObject> =
+        Api::namespaced_with(user.clone(), &ns, &resource("networking.k8s.io/v1", "NetworkPolicy"));
+    assert!(outcome(policies.delete("berth-egress", &dry_delete).await).unwrap_err().contains("forbidden"));
+    let quotas: Api<DynamicObject> = Api::namespaced_with(user.clone(), &ns, &resource("v1", "ResourceQuota"));
+    let more = json!({ "spec": { "hard": { "requests.nvidia.com/mig-1g.24gb": "100" } } });
+    assert!(outcome(quotas.patch("berth-session", &dry_patch, &Patch::Merge(&more)).await)
+        .unwrap_err()
+        .contains("forbidden"));
+    let namespaces: Api<DynamicObject> = Api::all_with(user.clone(), &resource("v1", "Namespace"));
+    let annotate = json!({ "metadata": { "annotations": { "berth.io/host": their_host } } });
+    assert!(outcome(namespaces.patch(&ns, &dry_patch, &Patch::Merge(&annotate)).await)
+        .unwrap_err()
+        .contains("forbidden"));
+    // Nothing at all in another session.
+    assert!(create(&user, &theirs.namespace(), service(json!({}))).await.unwrap_err().contains("forbidden"));
+    // The user's own things are theirs to change.
+    let user_secret = json!({ "apiVersion": "v1", "kind": "Secret", "metadata": { "name": "mine", "namespace": ns },
+        "stringData": { "t": "x" } });
+    secrets.create(&PostParams::default(), &serde_json::from_value(user_secret).unwrap()).await.unwrap();
+    assert_eq!(outcome(secrets.patch("mine", &dry_patch, &Patch::Merge(&token)).await), Ok(()));
+    assert_eq!(outcome(secrets.delete("mine", &dry_delete).await), Ok(()));
+
+    // The worker's account itself stays inside session namespaces.
+    let outside = create(&worker, "default", service(json!({}))).await;
+    assert!(outside.unwrap_err().contains("only inside session namespaces"));
+}
