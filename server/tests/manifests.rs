@@ -261,6 +261,9 @@ fn proxy_settings_are_a_config_map() {
             },
         })
     );
+    let direct = Cluster { proxy: None, ..cluster() };
+    let empty = to_value(manifests::proxy_config_map(&session(), &direct));
+    assert_eq!(empty.get("data"), None, "no `data: {{}}`: the API server drops it, and every pass would rewrite it");
 }
 
 #[test]

@@ -150,3 +150,18 @@ pub async fn run_pods(admin: &kube::Client, node: &str, labels: &BTreeMap<String
     }
     made_ready
 }
+
+/// The kubelet's part in a deletion: a pod bound to a node keeps its
+/// deletionTimestamp until the node's kubelet has stopped its containers and
+/// removes it (grace 0); without that no session namespace would finalize.
+pub async fn reap_pods(admin: &kube::Client) {
+    let pods: Api<Pod> = Api::all(admin.clone());
+    for pod in pods.list(&ListParams::default()).await.expect("list pods") {
+        if pod.metadata.deletion_timestamp.is_none() {
+            continue;
+        }
+        let (Some(name), Some(namespace)) = (pod.metadata.name, pod.metadata.namespace) else { continue };
+        let in_namespace: Api<Pod> = Api::namespaced(admin.clone(), &namespace);
+        let _ = in_namespace.delete(&name, &kube::api::DeleteParams::default().grace_period(0)).await;
+    }
+}

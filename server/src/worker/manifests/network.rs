@@ -1,7 +1,7 @@
 use super::{meta, typed, Cluster, Session};
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::api::networking::v1::NetworkPolicy;
-use serde_json::json;
+use serde_json::{json, Value};
 
 /// Isolation: nothing comes in but from inside the namespace and from the
 /// ingress controller's namespace; nothing goes out but inside the
@@ -53,12 +53,13 @@ pub fn proxy_config_map(session: &Session, cluster: &Cluster) -> ConfigMap {
             "HTTP_PROXY": proxy.http, "HTTPS_PROXY": proxy.https, "NO_PROXY": proxy.no_proxy,
             "http_proxy": proxy.http, "https_proxy": proxy.https, "no_proxy": proxy.no_proxy,
         }),
-        None => json!({}),
+        // No `data` at all rather than an empty one: the API server drops an
+        // empty map, and the worker would then find drift every pass.
+        None => Value::Null,
     };
-    typed(json!({
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": meta(session, "berth-proxy"),
-        "data": data,
-    }))
+    let mut config_map = json!({ "apiVersion": "v1", "kind": "ConfigMap", "metadata": meta(session, "berth-proxy") });
+    if !data.is_null() {
+        config_map["data"] = data;
+    }
+    typed(config_map)
 }
