@@ -255,6 +255,9 @@ fn assert_applied_once(objects: &BTreeMap<String, Value>, expected: &[Value]) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mig_interactive_session_lives_its_whole_life_on_the_real_server() {
     let Some((w, _turn)) = world(Cluster::default()).await else { return };
+    // No node yet (an earlier test's stand-in kubelet may have made one).
+    let nodes: Api<k8s_openapi::api::core::v1::Node> = Api::all(w.admin.clone());
+    let _ = nodes.delete("gpu-node-1", &Default::default()).await;
     let id = w.book(MIG, 2, "interactive", w.f.lab).await;
     let report = w.worker.pass().await.unwrap();
     assert!(report.errors.is_empty(), "the real server refused: {:?}", report.errors);
@@ -271,7 +274,14 @@ async fn a_mig_interactive_session_lives_its_whole_life_on_the_real_server() {
     let claims: Api<PersistentVolumeClaim> = Api::namespaced(w.admin.clone(), &ns);
     assert_eq!(claims.list(&ListParams::default()).await.unwrap().items.len(), 2, "home and model cache admitted");
     assert_eq!(w.state(id).await, "approved", "not active before the workspace is ready");
-    assert_eq!(w.steps(id).await[6].1, "working");
+    let ready = w.steps(id).await[6].clone();
+    assert_eq!(ready.1, "working");
+    assert_eq!(
+        ready.2,
+        "waiting for the workspace to report ready: the cluster has no node with the pool's labels \
+         (nvidia.com/gpu.product=NVIDIA-H100-NVL)",
+        "why it waits, as deploy/'s berth-worker can tell"
+    );
 
     w.until_active(id, &lab_node_labels()).await;
     assert!(w.steps(id).await.iter().all(|(_, state, _)| state == "done"));

@@ -107,7 +107,10 @@ async fn an_open_window_gets_every_object_with_the_right_quota_and_becomes_activ
         ["Namespace", "Quota and defaults", "Access", "Network isolation", "Storage", "Workspace", "Ready"]
     );
     assert!(steps[..6].iter().all(|(_, state, _)| state == "done"), "{steps:?}");
-    assert_eq!(steps[6], ("Ready".into(), "working".into(), "waiting for the workspace to report ready".into()));
+    // The simulated cluster has no nodes, and says so.
+    let why = "waiting for the workspace to report ready: the cluster has no node with the pool's labels \
+               (nvidia.com/gpu.product=NVIDIA-H100-NVL)";
+    assert_eq!(steps[6], ("Ready".into(), "working".into(), why.into()));
 
     w.workspace_becomes_ready(id).await;
     let report = w.worker.pass().await.unwrap();
