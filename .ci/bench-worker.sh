@@ -5,7 +5,7 @@
 # 30 s polling design, and 200 sessions opening in the same minute. Runs the
 # real worker loop against a throwaway PostgreSQL and the in-memory API
 # server. Then the same worker on a real API server (server/benches/
-# worker_real.rs, .ci/kube-stack.sh): start latency for 1 and 50 sessions,
+# worker/real.rs, .ci/kube-stack.sh): start latency for 1 and 50 sessions,
 # requests of a converged pass, window end → namespace gone. Printed, not
 # asserted.
 # Usage: .ci/bench-worker.sh [latency samples]   (default 200)
@@ -20,6 +20,3 @@ psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -qc "CREATE DATABASE berth_workerben
 say "building and running the worker benchmark (release)"
 DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/berth_workerbench" BENCH_SAMPLES="${1:-200}" RUST_LOG=warn \
   cargo bench -p server --bench worker
-psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -qc "CREATE DATABASE berth_workerbench_real"
-DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/berth_workerbench_real" RUST_LOG=warn \
-  cargo bench -p server --bench worker_real

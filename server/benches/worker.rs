@@ -9,6 +9,16 @@
 //!    polling design.
 //! 3. 200 sessions whose windows open in the same minute: time from the
 //!    window's start until all are applied and all are active.
+//! 4. The same worker on a real API server (`real.rs`).
+
+#[path = "../tests/common/kube_stack.rs"]
+#[allow(dead_code)]
+mod kube_stack;
+#[path = "../tests/common/processes.rs"]
+#[allow(dead_code)]
+mod processes;
+#[path = "worker/real.rs"]
+mod real;
 
 use app::backend::{pools, tokens, users};
 use app::model::{KindSpec, NewPool, Role};
@@ -267,4 +277,5 @@ async fn main() {
     start_latency(&bench, samples, 10).await;
     start_latency(&bench, samples / 4, 1000).await;
     same_minute(&bench, 200).await;
+    real::rows(&bench).await;
 }

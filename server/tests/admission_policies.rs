@@ -3,38 +3,16 @@
 //! could send: at least ten admitted and ten refused requests per policy.
 
 mod policy;
+#[path = "policy/session.rs"]
+mod session;
 
 use policy::{Policy, Request};
 use serde_json::{json, Value};
-use server::worker::manifests::{self, Cluster, KindGrant, Session};
+use server::worker::manifests::{self, Cluster, Session};
+use session::{session, USER};
 
-const USER: &str = "ada@example.test";
 const WORKER: &str = "system:serviceaccount:berth:berth-worker";
 const MIG: &str = "nvidia.com/mig-1g.24gb";
-
-fn session(tenant: &str, id: &str, kind: &str, selector: &[(&str, &str)]) -> Session {
-    Session {
-        booking_id: id.parse().unwrap(),
-        tenant: tenant.into(),
-        user: USER.into(),
-        co_owners: vec![],
-        quantity: 1,
-        interactive: true,
-        image: "quay.io/jupyter/pytorch-notebook:cuda12-latest".into(),
-        kind: KindGrant {
-            kind: kind.into(),
-            replicas_per_unit: 2,
-            cpu_millis_per_unit: 4000,
-            memory_mib_per_unit: 32768,
-            storage_gib_per_unit: 50,
-        },
-        other_kinds: vec!["nvidia.com/gpu".into()],
-        placement: app::model::Placement {
-            node_selector: selector.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
-            tolerations: vec![],
-        },
-    }
-}
 
 /// Pool A: MIG slices on nodes `pool=a` of product H100.
 fn mine() -> Session {

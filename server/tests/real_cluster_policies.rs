@@ -7,40 +7,18 @@
 //! nothing is stored, so the cases do not depend on each other.
 
 mod common;
+#[path = "policy/session.rs"]
+mod session;
 
 use common::kube_stack::{stack, As};
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use serde_json::{json, Value};
-use server::worker::manifests::{self, Cluster, Expose, KindGrant, Session};
+use server::worker::manifests::{self, Cluster, Expose, Session};
 use server::worker::snapshot::resource;
+use session::USER;
 use std::time::{Duration, Instant};
 
-const USER: &str = "ada@example.test";
 const MIG: &str = "nvidia.com/mig-1g.24gb";
-
-fn session(tenant: &str, id: &str) -> Session {
-    Session {
-        booking_id: id.parse().unwrap(),
-        tenant: tenant.into(),
-        user: USER.into(),
-        co_owners: vec![],
-        quantity: 1,
-        interactive: true,
-        image: "quay.io/jupyter/pytorch-notebook:cuda12-latest".into(),
-        kind: KindGrant {
-            kind: MIG.into(),
-            replicas_per_unit: 2,
-            cpu_millis_per_unit: 4000,
-            memory_mib_per_unit: 32768,
-            storage_gib_per_unit: 50,
-        },
-        other_kinds: vec!["nvidia.com/gpu".into()],
-        placement: app::model::Placement {
-            node_selector: [("berth.io/pool".to_string(), "a".to_string())].into(),
-            tolerations: vec![],
-        },
-    }
-}
 
 fn cluster() -> Cluster {
     Cluster { domain: "gpu.example.org".into(), ..Cluster::default() }
@@ -190,9 +168,11 @@ async fn both_overlays_apply_without_error_and_every_policy_type_checks() {
 async fn a_session_user_is_refused_every_escape_the_readme_lists_and_admitted_to_real_work() {
     let Some(stack) = stack() else { return };
     let worker = stack.client(As::Worker).await;
-    let mine = session("team-p", "0f0e0d0c-0b0a-4908-8706-050403020100");
-    let theirs =
-        Session { user: "bob@example.test".into(), ..session("team-q", "aaaabbbb-0b0a-4908-8706-050403020100") };
+    let mine = session::session("team-p", "0f0e0d0c-0b0a-4908-8706-050403020100", MIG, &[("berth.io/pool", "a")]);
+    let theirs = Session {
+        user: "bob@example.test".into(),
+        ..session::session("team-q", "aaaabbbb-0b0a-4908-8706-050403020100", MIG, &[("berth.io/pool", "a")])
+    };
     let mut openshift = cluster();
     openshift.expose = Expose::Route;
     set_up(&worker, &mine, &openshift).await;
