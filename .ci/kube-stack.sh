@@ -140,7 +140,8 @@ start() {
   # CRDs first (deploy/ holds a CloudNativePG Cluster, ServiceMonitors and
   # PrometheusRules), then deploy/ as a platform engineer applies it.
   "$KUBECTL" apply --server-side -f "$ENVTEST/crds" > "$DIR/logs/crds.log" 2>&1 || fail_start "the CRDs"
-  "$KUBECTL" wait --for=condition=established --all crd --timeout=60s > /dev/null || fail_start "the CRDs"
+  # Retried: a CRD just created has no conditions yet, and `kubectl wait` errs on that.
+  wait_for 60 "$KUBECTL" wait --for=condition=established --all crd --timeout=5s || fail_start "the CRDs"
   # deploy/gpu-operator's prerequisite: the GPU Operator's namespace, as its Helm chart makes it.
   "$KUBECTL" create namespace gpu-operator > /dev/null || fail_start "the gpu-operator namespace"
   "$KUBECTL" apply --server-side -k deploy/overlays/kubernetes > "$DIR/logs/deploy.log" 2>&1 || fail_start "deploy/"
