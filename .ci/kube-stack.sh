@@ -130,18 +130,23 @@ start() {
   echo $! >> "$DIR/pids"
   wait_for 120 curl -sf --cacert "$DIR/pki/ca.crt" -H "Authorization: Bearer $admin_token" \
     "https://127.0.0.1:$API_PORT/readyz" || fail_start kube-apiserver
-  "$kcm" --kubeconfig="$DIR/kcm.kubeconfig" --service-account-private-key-file="$DIR/pki/sa.key" \
-    --root-ca-file="$DIR/pki/ca.crt" --cluster-signing-cert-file="$DIR/pki/ca.crt" \
-    --cluster-signing-key-file="$DIR/pki/ca.key" --controllers='*' --leader-elect=false \
-    --use-service-account-credentials=true --bind-address=127.0.0.1 --secure-port="$kcm_port" \
-    --cert-dir="$DIR/kcm-certs" --v=1 > "$DIR/logs/kube-controller-manager.log" 2>&1 &
-  echo $! >> "$DIR/pids"
 
   # CRDs first (deploy/ holds a CloudNativePG Cluster, ServiceMonitors and
   # PrometheusRules), then deploy/ as a platform engineer applies it.
   "$KUBECTL" apply --server-side -f "$ENVTEST/crds" > "$DIR/logs/crds.log" 2>&1 || fail_start "the CRDs"
   # Retried: a CRD just created has no conditions yet, and `kubectl wait` errs on that.
   wait_for 60 "$KUBECTL" wait --for=condition=established --all crd --timeout=5s || fail_start "the CRDs"
+  # The controller manager starts once the CRDs are served: its quota
+  # controller learns the resources it counts (count/routes.route.openshift.io)
+  # at start and otherwise only at its next discovery, up to 30 s later;
+  # until then the API server refuses Routes in a session ("status unknown
+  # for quota").
+  "$kcm" --kubeconfig="$DIR/kcm.kubeconfig" --service-account-private-key-file="$DIR/pki/sa.key" \
+    --root-ca-file="$DIR/pki/ca.crt" --cluster-signing-cert-file="$DIR/pki/ca.crt" \
+    --cluster-signing-key-file="$DIR/pki/ca.key" --controllers='*' --leader-elect=false \
+    --use-service-account-credentials=true --bind-address=127.0.0.1 --secure-port="$kcm_port" \
+    --cert-dir="$DIR/kcm-certs" --v=1 > "$DIR/logs/kube-controller-manager.log" 2>&1 &
+  echo $! >> "$DIR/pids"
   # deploy/gpu-operator's prerequisite: the GPU Operator's namespace, as its Helm chart makes it.
   "$KUBECTL" create namespace gpu-operator > /dev/null || fail_start "the gpu-operator namespace"
   "$KUBECTL" apply --server-side -k deploy/overlays/kubernetes > "$DIR/logs/deploy.log" 2>&1 || fail_start "deploy/"

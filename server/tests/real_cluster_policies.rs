@@ -14,6 +14,7 @@ use common::kube_stack::{stack, As};
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use serde_json::{json, Value};
 use server::worker::manifests::{self, Cluster, Expose, Session};
+use server::worker::retry::retrying;
 use server::worker::snapshot::resource;
 use session::USER;
 use std::time::{Duration, Instant};
@@ -101,8 +102,9 @@ async fn set_up(worker: &kube::Client, session: &Session, cluster: &Cluster) {
             Api::namespaced_with(worker.clone(), &namespace, &resource)
         };
         let name = object["metadata"]["name"].as_str().unwrap().to_string();
-        let params = PatchParams::apply(manifests::FIELD_MANAGER).force();
-        api.patch(&name, &params, &Patch::Apply(&object))
+        let (params, patch) = (PatchParams::apply(manifests::FIELD_MANAGER).force(), Patch::Apply(&object));
+        // With the worker's retries: a quota just created is not counted yet.
+        retrying(5, Duration::from_millis(200), || api.patch(&name, &params, &patch))
             .await
             .unwrap_or_else(|e| panic!("the worker applies {name}: {e}"));
     }
@@ -152,7 +154,7 @@ async fn both_overlays_apply_without_error_and_every_policy_type_checks() {
                 && !p.data["status"]["typeChecking"].is_null()
         });
         if checked {
-            assert_eq!(names.len(), 6, "{names:?}");
+            assert_eq!(names.len(), 8, "{names:?}");
             for policy in &list.items {
                 let warnings = &policy.data["status"]["typeChecking"]["expressionWarnings"];
                 assert!(warnings.is_null(), "{:?}: {warnings:#}", policy.metadata.name);
@@ -208,6 +210,15 @@ async fn a_session_user_is_refused_every_escape_the_readme_lists_and_admitted_to
             "containers": [container(json!({}))] } } } }),
         ),
         ("a Service", service(json!({ "type": "ClusterIP" }))),
+        (
+            "a pod with ordinary environment and 30 s of grace",
+            pod(
+                "p",
+                json!({ "nodeSelector": selector,
+            "terminationGracePeriodSeconds": 30, "containers": [{ "name": "main", "image": "python:3.12",
+            "env": [{ "name": "HF_HOME", "value": "/models" }] }] }),
+            ),
+        ),
         (
             "an Ingress on the session's host",
             ingress("i", Some(&own), json!({ "spec": { "tls": [{ "hosts": [own] }] } })),
@@ -316,6 +327,41 @@ async fn a_session_user_is_refused_every_escape_the_readme_lists_and_admitted_to
             "exceeded quota: berth-session",
         ),
         (
+            "every GPU of the node by environment, with no GPU request",
+            pod(
+                "p",
+                json!({ "nodeSelector": selector, "containers": [{ "name": "main", "image": "python:3.12",
+                "env": [{ "name": "NVIDIA_VISIBLE_DEVICES", "value": "all" }] }] }),
+            ),
+            "may not choose GPUs by environment",
+        ),
+        (
+            "a GPU chosen by environment in an init container",
+            pod(
+                "p",
+                json!({ "nodeSelector": selector, "containers": [container(json!({}))],
+                "initContainers": [{ "name": "warm", "image": "python:3.12",
+                "env": [{ "name": "CUDA_VISIBLE_DEVICES", "value": "3" }] }] }),
+            ),
+            "may not choose GPUs by environment",
+        ),
+        (
+            "a year of termination grace (the GPU held after the window)",
+            pod(
+                "p",
+                json!({ "nodeSelector": selector, "terminationGracePeriodSeconds": 31536000,
+                "containers": [container(json!({}))] }),
+            ),
+            "at most 30 s of termination grace",
+        ),
+        (
+            "a claim of another team's pre-provisioned volume",
+            json!({ "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": { "name": "theirs" },
+                "spec": { "accessModes": ["ReadWriteOnce"], "volumeName": "team-b-data",
+                "resources": { "requests": { "storage": "1Gi" } } } }),
+            "may not name a volume",
+        ),
+        (
             "a claim named like the worker's",
             json!({ "apiVersion": "v1", "kind": "PersistentVolumeClaim",
             "metadata": { "name": "berth-model-cache" }, "spec": { "accessModes": ["ReadWriteOnce"],
@@ -361,6 +407,25 @@ async fn a_session_user_is_refused_every_escape_the_readme_lists_and_admitted_to
     secrets.create(&PostParams::default(), &serde_json::from_value(user_secret).unwrap()).await.unwrap();
     assert_eq!(outcome(secrets.patch("mine", &dry_patch, &Patch::Merge(&token)).await), Ok(()));
     assert_eq!(outcome(secrets.delete("mine", &dry_delete).await), Ok(()));
+
+    // An ephemeral container (`kubectl debug`) is added through its own
+    // subresource; the session user has no right to it, so this is tried by
+    // the admin: the policy holds for anyone.
+    let admin = stack.client(As::Admin).await;
+    let pods: Api<DynamicObject> = Api::namespaced_with(admin.clone(), &ns, &resource("v1", "Pod"));
+    let target = pod("debug-me", json!({ "nodeSelector": selector, "containers": [container(json!({}))] }));
+    pods.create(&PostParams::default(), &serde_json::from_value(target).unwrap()).await.unwrap();
+    let debug = |env: Value| json!({ "spec": { "ephemeralContainers": [{ "name": "debug", "image": "busybox", "env": env }] } });
+    let added = |patch: Value| {
+        let pods = pods.clone();
+        let params = dry_patch.clone();
+        async move {
+            outcome(pods.patch_subresource("ephemeralcontainers", "debug-me", &params, &Patch::Strategic(patch)).await)
+        }
+    };
+    let refused = added(debug(json!([{ "name": "NVIDIA_VISIBLE_DEVICES", "value": "all" }]))).await;
+    assert!(refused.unwrap_err().contains("may not choose GPUs by environment"));
+    assert_eq!(added(debug(json!([{ "name": "TERM", "value": "xterm" }]))).await, Ok(()), "a plain debug container");
 
     // The worker's account itself stays inside session namespaces.
     let outside = create(&worker, "default", service(json!({}))).await;

@@ -13,7 +13,7 @@ use app::backend::provisioning::{self, BookingFacts};
 use app::backend::session_status::{self, Stored};
 use app::model::{BookingState, SessionStatus};
 use app::rules::state_machine::Action;
-use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::api::core::v1::{Namespace, Pod};
 use kube::api::{Api, DeleteParams, ListParams};
 use serde_json::Value;
 use sqlx::PgPool;
@@ -245,6 +245,16 @@ impl Reconciler {
         }
         let namespaces: Api<Namespace> = Api::all(self.client.clone());
         let name = ns.metadata.name.clone().unwrap_or_default();
+        // The window is over: its pods stop now (grace 0), not after the
+        // grace period they asked for, so the next booking's GPU is free.
+        let pods: Api<Pod> = Api::namespaced(self.client.clone(), &name);
+        let (now, every) =
+            (DeleteParams { grace_period_seconds: Some(0), ..DeleteParams::default() }, ListParams::default());
+        match self.retrying(|| pods.delete_collection(&now, &every)).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(status)) if status.code == 404 => {}
+            Err(err) => return Err(err.into()),
+        }
         let params = DeleteParams::default();
         match self.retrying(|| namespaces.delete(&name, &params)).await {
             Ok(_) => Ok(()),

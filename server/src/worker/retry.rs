@@ -6,10 +6,14 @@ use std::future::Future;
 use std::time::Duration;
 
 /// Whether `err` is worth trying again: 409 (a write raced another), 429
-/// (throttled), 5xx, or no answer at all. Everything else (403, 404, 422…)
-/// would fail the same way again.
+/// (throttled), 5xx, no answer at all, or the one 403 that passes by itself:
+/// a quota whose usage the controller manager has not counted yet ("status
+/// unknown for quota", seen on a real API server right after the worker
+/// created the quota). Everything else (403, 404, 422…) would fail the same
+/// way again.
 pub fn retryable(err: &kube::Error) -> bool {
     match err {
+        kube::Error::Api(status) if status.code == 403 => status.message.contains("status unknown for quota"),
         kube::Error::Api(status) => matches!(status.code, 409 | 429) || status.code >= 500,
         kube::Error::Service(_) | kube::Error::HyperError(_) => true,
         _ => false,
@@ -81,6 +85,12 @@ mod tests {
             assert!(outcome.is_err());
             assert_eq!(calls.load(Ordering::SeqCst), expected_calls, "{code}");
         }
+        let uncounted = kube::core::Status {
+            code: 403,
+            message: "routes \"workspace\" is forbidden: status unknown for quota: berth-session".into(),
+            ..Default::default()
+        };
+        assert!(retryable(&kube::Error::Api(Box::new(uncounted))), "the quota is counted a moment later");
         let calls = AtomicU32::new(0);
         let outcome = retrying(3, Duration::from_millis(1), || {
             let n = calls.fetch_add(1, Ordering::SeqCst);
