@@ -31,7 +31,8 @@ async fn a_booking_renders_as_fifteen_documents_with_its_role_quota_placement_an
     for denied in ["nvidia.com/gpu", "amd.com/gpu", "nvidia.com/gpu.shared"] {
         assert_eq!(quota["spec"]["hard"][format!("requests.{denied}")], "0", "{denied}");
     }
-    let binding = documents.iter().find(|d| d["kind"] == "RoleBinding").unwrap();
+    let binding =
+        documents.iter().find(|d| d["kind"] == "RoleBinding" && d["metadata"]["name"] == "berth-session-user").unwrap();
     assert_eq!(binding["roleRef"]["name"], "berth-session-user", "Berth's own role, not the built-in admin");
     assert_eq!(binding["subjects"][0]["name"], "ada@a.test");
     assert!(!yaml.contains("\"admin\""), "nothing binds the built-in admin role");

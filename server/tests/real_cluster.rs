@@ -425,6 +425,13 @@ async fn the_clusters_own_words_reach_the_booking_card_and_the_pass_report() {
     let rule = w.refuse("", "configmaps", "berth-proxy", said).await;
     let id = w.book(MIG, 1, "interactive", w.f.lab).await;
     let report = w.worker.pass().await.unwrap();
+    // Isolation is not complete, so the user is not bound yet.
+    let objects = w.objects(id).await;
+    assert!(objects.contains_key("NetworkPolicy/berth-egress"), "{:?}", objects.keys());
+    assert!(!objects.contains_key("RoleBinding/berth-session-user"), "{:?}", objects.keys());
+    let as_ada: Api<k8s_openapi::api::core::v1::Pod> =
+        Api::namespaced(w.stack.client(As::User("ada@a.test")).await, &World::namespace(id));
+    assert!(matches!(as_ada.list(&ListParams::default()).await, Err(kube::Error::Api(s)) if s.code == 403));
     w.allow_again(&rule).await;
     assert_eq!(report.errors.len(), 1, "{:?}", report.errors);
     assert!(report.errors[0].1.contains(said), "{:?}", report.errors);

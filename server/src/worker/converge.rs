@@ -16,15 +16,15 @@ use serde_json::Value;
 
 /// The steps a user sees, in the order the worker takes them.
 pub const STEPS: [&str; 7] =
-    ["Namespace", "Quota and defaults", "Access", "Network isolation", "Storage", "Workspace", "Ready"];
+    ["Namespace", "Quota and defaults", "Network isolation", "Access", "Storage", "Workspace", "Ready"];
 
 /// Which step an object belongs to.
 fn step_of(kind: &str) -> usize {
     match kind {
         "Namespace" => 0,
         "ResourceQuota" | "LimitRange" => 1,
-        "Role" | "RoleBinding" | "Secret" => 2,
-        "NetworkPolicy" | "ConfigMap" => 3,
+        "NetworkPolicy" | "ConfigMap" => 2,
+        "Role" | "RoleBinding" | "Secret" => 3,
         "PersistentVolumeClaim" => 4,
         _ => 5,
     }

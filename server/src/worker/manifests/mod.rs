@@ -249,21 +249,23 @@ fn typed<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> T {
 }
 
 /// Every object of a session, in the order the worker applies them (the
-/// namespace first, the workspace last), as JSON documents.
+/// namespace first, the workspace last), as JSON documents. The guard rails
+/// come before the user's access: a pass that stops half-way (a refusal, a
+/// crash) never leaves the user bound in a namespace without its quota or
+/// network isolation.
 pub fn all(session: &Session, cluster: &Cluster, access_token: &str) -> Vec<serde_json::Value> {
     fn value<T: serde::Serialize>(object: T) -> serde_json::Value {
         serde_json::to_value(object).expect("Kubernetes objects serialize")
     }
-    let mut objects = vec![
-        value(namespace(session, cluster)),
-        value(resource_quota(session, cluster)),
-        value(limit_range(session)),
-        value(session_user_binding(session)),
-        value(quota_reader_role(session)),
-        value(quota_reader_binding(session)),
-    ];
+    let mut objects =
+        vec![value(namespace(session, cluster)), value(resource_quota(session, cluster)), value(limit_range(session))];
     objects.extend(network_policies(session, cluster).into_iter().map(value));
     objects.push(value(proxy_config_map(session, cluster)));
+    objects.extend([
+        value(quota_reader_role(session)),
+        value(quota_reader_binding(session)),
+        value(session_user_binding(session)),
+    ]);
     objects.extend(persistent_volume_claims(session, cluster).into_iter().map(value));
     objects.push(value(access_secret(session, access_token)));
     objects.push(value(deployment(session)));
