@@ -104,8 +104,11 @@ pub async fn rows(bench: &Bench) {
     let ids = bench.book(50, chrono::Duration::seconds(3)).await;
     let fifty = until_active(&db, &ids, Instant::now() + Duration::from_secs(3)).await;
 
-    // A converged pass with the 50 active: the same passes the loop runs.
-    let worker = Reconciler::new(db.clone(), client, Cluster::default());
+    // A converged pass with the 50 active: the same passes the loop runs,
+    // with the loop stopped so that only these are counted.
+    stop.send(true).unwrap();
+    loop_task.await.unwrap();
+    let worker = Reconciler::new(db.clone(), client.clone(), Cluster::default());
     worker.pass().await.unwrap();
     let before = requests_so_far();
     let mut writes = 0;
@@ -114,7 +117,10 @@ pub async fn rows(bench: &Bench) {
     }
     let per_pass = (requests_so_far() - before) / 5.0;
 
-    // Window end: every one of the 50 closes now.
+    // Window end: every one of the 50 closes now, with the loop running again.
+    let worker = Reconciler::new(db.clone(), client, Cluster::default());
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let loop_task = tokio::spawn(async move { server::worker::run::run(worker, stopped).await.unwrap() });
     sqlx::query("UPDATE booking SET ends_at = now() WHERE id = ANY($1)").bind(&ids).execute(&db).await.unwrap();
     let ended = Instant::now();
     let namespaces: Api<Namespace> = Api::all(admin.clone());

@@ -1,7 +1,7 @@
 //! The worker's loops. One active worker (a PostgreSQL advisory lock held on
 //! its own connection) runs two: the start loop — stop, collect, start —
 //! whenever bookings change (LISTEN/NOTIFY), at the next window boundary, on
-//! a managed namespace's watch event and every 30 s; and the repair loop —
+//! a managed namespace's or workspace's watch event and every 30 s; and the repair loop —
 //! drift repair of active sessions, the image cache, and the 5-minute sweep —
 //! every 30 s and on watch events. Starting thus never waits behind a repair
 //! of many sessions. Failed passes are retried with a growing pause; nothing
@@ -13,6 +13,9 @@ use super::sweep::SWEEP_EVERY;
 use super::wake::{self, Wake};
 use app::backend::provisioning;
 use app::backend::worker_status::{self, Pass};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Namespace;
+use kube::Api;
 use sqlx::postgres::PgListener;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -91,8 +94,12 @@ async fn work(
     let mut listener = PgListener::connect_with(&worker.db).await?;
     listener.listen("berth_bookings").await?;
     let (wake_start, wake_repair) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
-    let watch = super::watch::namespaces(worker.client.clone(), vec![wake_start.clone(), wake_repair.clone()]);
+    let namespaces = Api::<Namespace>::all(worker.client.clone());
+    let watch = super::watch::managed(namespaces, vec![wake_start.clone(), wake_repair.clone()]);
     let _watch = AbortOnDrop(tokio::spawn(watch));
+    // A workspace turning ready is what a starting session waits for.
+    let workspaces = super::watch::managed(Api::<Deployment>::all(worker.client.clone()), vec![wake_start.clone()]);
+    let _workspaces = AbortOnDrop(tokio::spawn(workspaces));
     let _repair = AbortOnDrop(tokio::spawn(repair_loop(worker.clone(), wake_repair, name.clone())));
     let _usage = worker.usage.clone().map(|source| {
         let crate::usage::UsageSource { prometheus, selector } = source;

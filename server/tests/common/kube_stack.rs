@@ -120,7 +120,12 @@ pub async fn run_pods(admin: &kube::Client, node: &str, labels: &BTreeMap<String
                 "target": { "apiVersion": "v1", "kind": "Node", "name": node } });
             let bound: Result<serde_json::Value, _> =
                 pods.create_subresource("binding", &name, &PostParams::default(), &binding).await;
-            bound.expect("bind the pod");
+            match bound {
+                Ok(_) => {}
+                // Deleted meanwhile, or its namespace is terminating: a kubelet would not run it either.
+                Err(kube::Error::Api(status)) if matches!(status.code, 403 | 404 | 409) => continue,
+                Err(err) => panic!("bind the pod: {err}"),
+            }
         }
         let ready = pod
             .status
@@ -145,8 +150,11 @@ pub async fn run_pods(admin: &kube::Client, node: &str, labels: &BTreeMap<String
             .collect();
         let status = json!({ "status": { "phase": "Running", "conditions": conditions, "containerStatuses": containers,
             "podIP": "10.1.0.10", "hostIP": "10.0.0.10", "startTime": now } });
-        pods.patch_status(&name, &PatchParams::default(), &Patch::Merge(&status)).await.expect("report the pod ready");
-        made_ready += 1;
+        match pods.patch_status(&name, &PatchParams::default(), &Patch::Merge(&status)).await {
+            Ok(_) => made_ready += 1,
+            Err(kube::Error::Api(status)) if status.code == 404 => {}
+            Err(err) => panic!("report the pod ready: {err}"),
+        }
     }
     made_ready
 }
