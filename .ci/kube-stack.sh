@@ -150,7 +150,8 @@ start() {
   # deploy/gpu-operator's prerequisite: the GPU Operator's namespace, as its Helm chart makes it.
   "$KUBECTL" create namespace gpu-operator > /dev/null || fail_start "the gpu-operator namespace"
   "$KUBECTL" apply --server-side -k deploy/overlays/kubernetes > "$DIR/logs/deploy.log" 2>&1 || fail_start "deploy/"
-  # The controller manager's token controller must be up before TokenRequest.
+  # Ready means the controller manager answers too: namespaces finalize,
+  # quotas are counted, every namespace gets its default ServiceAccount.
   wait_for 60 curl -skf "https://127.0.0.1:$kcm_port/healthz" || fail_start kube-controller-manager
   local account
   for account in worker portal; do

@@ -1,9 +1,9 @@
 //! The worker's loops. One active worker (a PostgreSQL advisory lock held on
 //! its own connection) runs two: the start loop — stop, collect, start —
 //! whenever bookings change (LISTEN/NOTIFY), at the next window boundary, on
-//! a managed namespace's or workspace's watch event and every 30 s; and the repair loop —
-//! drift repair of active sessions, the image cache, and the 5-minute sweep —
-//! every 30 s and on watch events. Starting thus never waits behind a repair
+//! a managed namespace's or workspace's watch event and every 30 s; and the
+//! repair loop — drift repair of active sessions, the image cache, and the
+//! 5-minute sweep — every 30 s and on watch events. Starting thus never waits behind a repair
 //! of many sessions. Failed passes are retried with a growing pause; nothing
 //! depends on a watch or a notification arriving, only on the passes being
 //! repeatable.
