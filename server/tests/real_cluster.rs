@@ -15,10 +15,10 @@ use common::{slot, Fixture, GPU, MIG};
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, PersistentVolumeClaim, ResourceQuota, Secret};
 use kube::api::{Api, DynamicObject, ListParams};
-use kube::discovery::ApiResource;
 use serde_json::{json, Value};
 use server::worker::manifests::{self, Cluster, Expose, ImageCache, Proxy};
 use server::worker::reconcile::{owned_by, Policy, Reconciler};
+use server::worker::snapshot::{resource, SESSION_KINDS};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 use uuid::Uuid;
@@ -197,29 +197,9 @@ impl World {
     async fn objects(&self, id: Uuid) -> BTreeMap<String, Value> {
         let ns = Self::namespace(id);
         let mut found = BTreeMap::new();
-        for (group, version, kind, plural) in [
-            ("", "v1", "ResourceQuota", "resourcequotas"),
-            ("", "v1", "LimitRange", "limitranges"),
-            ("", "v1", "ConfigMap", "configmaps"),
-            ("", "v1", "Secret", "secrets"),
-            ("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims"),
-            ("", "v1", "Service", "services"),
-            ("apps", "v1", "Deployment", "deployments"),
-            ("networking.k8s.io", "v1", "NetworkPolicy", "networkpolicies"),
-            ("networking.k8s.io", "v1", "Ingress", "ingresses"),
-            ("route.openshift.io", "v1", "Route", "routes"),
-            ("rbac.authorization.k8s.io", "v1", "Role", "roles"),
-            ("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings"),
-        ] {
-            let api_version = if group.is_empty() { version.to_string() } else { format!("{group}/{version}") };
-            let resource = ApiResource {
-                group: group.into(),
-                version: version.into(),
-                api_version,
-                kind: kind.into(),
-                plural: plural.into(),
-            };
-            let api: Api<DynamicObject> = Api::namespaced_with(self.admin.clone(), &ns, &resource);
+        // Every kind the worker puts into a session (its snapshot's list).
+        for (api_version, kind) in SESSION_KINDS {
+            let api: Api<DynamicObject> = Api::namespaced_with(self.admin.clone(), &ns, &resource(api_version, kind));
             for object in api.list(&ListParams::default()).await.unwrap() {
                 let name = object.metadata.name.clone().unwrap_or_default();
                 // The controller manager's own: the CA bundles it puts in every namespace.
