@@ -231,9 +231,19 @@ fn session_pods_stay_on_their_pools_nodes_with_the_booked_kind() {
     let mut half = pool_a();
     half.as_object_mut().unwrap().remove("nvidia.com/gpu.product");
 
+    let tolerating = |tolerations: Value| {
+        let mut pod = pod(pool_a(), plain.clone());
+        pod["spec"]["tolerations"] = tolerations;
+        pod
+    };
     check(
         &policy,
         vec![
+            (
+                "the API server's own not-ready tolerations",
+                create(tolerating(json!([{ "key": "node.kubernetes.io/not-ready", "operator": "Exists",
+                    "effect": "NoExecute", "tolerationSeconds": 300 }]))),
+            ),
             (
                 "the workspace pod",
                 Request::create(
@@ -257,9 +267,6 @@ fn session_pods_stay_on_their_pools_nodes_with_the_booked_kind() {
                 "hugepages (no domain)",
                 create(pod(pool_a(), json!({ "limits": { "hugepages-2Mi": "1Gi", "memory": "1Gi" } }))),
             ),
-            ("a pool without a selector", {
-                Request::create("", "pods", USER, &namespace_of(&no_selector_session), pod(Value::Null, mig.clone()))
-            }),
             (
                 "a GPU pod outside Berth's namespaces",
                 Request::create(
@@ -315,6 +322,17 @@ fn session_pods_stay_on_their_pools_nodes_with_the_booked_kind() {
             ),
             ("a GPU in an init container", create(init_gpu), "may not ask for other GPUs"),
             ("pool B's workspace in pool A's namespace", create(workspace_pod(&theirs())), "node selector"),
+            (
+                "a pool without a selector",
+                Request::create("", "pods", USER, &namespace_of(&no_selector_session), pod(Value::Null, mig.clone())),
+                "no node selector",
+            ),
+            ("a toleration of everything", create(tolerating(json!([{ "operator": "Exists" }]))), "pool's tolerations"),
+            (
+                "a toleration the pool does not have",
+                create(tolerating(json!([{ "key": "node-role.kubernetes.io/control-plane", "operator": "Exists" }]))),
+                "pool's tolerations",
+            ),
         ],
     );
 }

@@ -232,6 +232,41 @@ async fn a_pools_node_selector_and_tolerations_are_set_changed_and_shown() {
 }
 
 #[tokio::test]
+async fn a_pool_always_has_its_own_node_selector_and_never_one_nested_in_anothers() {
+    let f = Fixture::new().await;
+    let create = |body: Value| f.call(Method::POST, "/api/v1/pools", Some(&f.admin), Some(body));
+    // Named none: its own label, so its sessions never land on just any node.
+    let (status, pool) = create(json!({"name": "Spare L4s", "kinds": [{"kind": GPU, "capacity": 1}]})).await;
+    assert_eq!(status, StatusCode::CREATED, "{pool}");
+    assert_eq!(pool["node_selector"], json!({"berth.io/pool": "spare-l4s"}));
+    let path = format!("/api/v1/pools/{}", pool["id"].as_str().unwrap());
+    let (status, err) = f.call(Method::PATCH, &path, Some(&f.admin), Some(json!({"node_selector": {}}))).await;
+    assert_eq!((status, err["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("node_selector")));
+    assert!(err["message"].as_str().unwrap().contains("at least one"), "{err}");
+
+    // The demo pool selects nvidia.com/gpu.product=NVIDIA-H100-NVL: a pool of
+    // every GPU node would contain it, and so would the same selector.
+    for selector in [json!({"nvidia.com/gpu.present": "true"}), json!({"nvidia.com/gpu.product": "NVIDIA-H100-NVL"})] {
+        let wide = if selector.get("nvidia.com/gpu.present").is_some() {
+            json!({"nvidia.com/gpu.present": "true", "nvidia.com/gpu.product": "NVIDIA-H100-NVL", "zone": "a"})
+        } else {
+            selector.clone()
+        };
+        let body = json!({"name": "all GPUs", "kinds": [{"kind": GPU, "capacity": 1}], "node_selector": wide});
+        let (status, err) = create(body).await;
+        assert_eq!((status, err["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("node_selector")), "{err}");
+        assert!(err["message"].as_str().unwrap().contains("overlaps pool "), "{err}");
+    }
+    let moved = json!({"node_selector": {"nvidia.com/gpu.product": "NVIDIA-H100-NVL"}});
+    let (status, err) = f.call(Method::PATCH, &path, Some(&f.admin), Some(moved)).await;
+    assert_eq!((status, err["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("node_selector")), "{err}");
+    // Told apart by one more label, both stand.
+    let apart = json!({"name": "L40S", "kinds": [{"kind": GPU, "capacity": 1}],
+        "node_selector": {"nvidia.com/gpu.product": "NVIDIA-L40S"}});
+    assert_eq!(create(apart).await.0, StatusCode::CREATED);
+}
+
+#[tokio::test]
 async fn a_retired_pool_takes_no_new_bookings_and_keeps_the_old_ones() {
     let f = Fixture::new().await;
     let (status, kept) = f.book(&f.ada, MIG, 1, slot(4), slot(8)).await;

@@ -112,6 +112,7 @@ fn namespace_is_labelled_annotated_with_host_kind_and_placement_and_under_pod_se
                     "berth.io/gpu-kind": "nvidia.com/mig-1g.24gb",
                     "berth.io/node-selector.0": "berth.io/pool=lab",
                     "berth.io/node-selector.1": "nvidia.com/gpu.product=NVIDIA-H100-NVL",
+                    "berth.io/toleration.0": "nvidia.com/gpu|Exists||NoSchedule",
                     "openshift.io/node-selector": "berth.io/pool=lab,nvidia.com/gpu.product=NVIDIA-H100-NVL",
                     "scheduler.alpha.kubernetes.io/node-selector": "berth.io/pool=lab,nvidia.com/gpu.product=NVIDIA-H100-NVL",
                 },
@@ -207,7 +208,8 @@ fn the_user_works_in_the_namespace_through_berths_session_role_and_reads_its_quo
 }
 
 #[test]
-fn network_policies_admit_only_the_namespace_and_the_ingress_controller_and_egress_to_dns_and_proxy() {
+fn network_policies_admit_only_the_namespace_and_the_ingress_controller_to_published_ports_and_egress_to_dns_and_proxy()
+{
     let policies: Vec<Value> = manifests::network_policies(&session(), &cluster()).into_iter().map(to_value).collect();
     assert_eq!(
         policies,
@@ -216,10 +218,13 @@ fn network_policies_admit_only_the_namespace_and_the_ingress_controller_and_egre
                 "apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": meta("berth-ingress"),
                 "spec": {
                     "podSelector": {}, "policyTypes": ["Ingress"],
-                    "ingress": [{ "from": [
-                        { "podSelector": {} },
-                        { "namespaceSelector": { "matchLabels": { "kubernetes.io/metadata.name": "ingress-nginx" } } },
-                    ] }],
+                    "ingress": [
+                        { "from": [{ "podSelector": {} }] },
+                        {
+                            "from": [{ "namespaceSelector": { "matchLabels": { "kubernetes.io/metadata.name": "ingress-nginx" } } }],
+                            "ports": [{ "protocol": "TCP", "port": "http" }],
+                        },
+                    ],
                 },
             }),
             json!({

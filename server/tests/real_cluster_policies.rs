@@ -85,6 +85,11 @@ fn route(host: Option<&str>, wildcard: &str) -> Value {
     json!({ "apiVersion": "route.openshift.io/v1", "kind": "Route", "metadata": { "name": "r" }, "spec": spec })
 }
 
+fn annotated(mut object: Value, key: &str, value: &str) -> Value {
+    object["metadata"]["annotations"] = json!({ key: value });
+    object
+}
+
 fn service(spec: Value) -> Value {
     let mut spec = spec;
     merge(&mut spec, json!({ "ports": [{ "port": 80 }] }));
@@ -170,7 +175,14 @@ async fn both_overlays_apply_without_error_and_every_policy_type_checks() {
 async fn a_session_user_is_refused_every_escape_the_readme_lists_and_admitted_to_real_work() {
     let Some(stack) = stack() else { return };
     let worker = stack.client(As::Worker).await;
-    let mine = session::session("team-p", "0f0e0d0c-0b0a-4908-8706-050403020100", MIG, &[("berth.io/pool", "a")]);
+    let mut mine = session::session("team-p", "0f0e0d0c-0b0a-4908-8706-050403020100", MIG, &[("berth.io/pool", "a")]);
+    let gpu_taint = app::model::Toleration {
+        key: Some("nvidia.com/gpu".into()),
+        operator: Some("Exists".into()),
+        effect: Some("NoSchedule".into()),
+        ..Default::default()
+    };
+    mine.placement.tolerations = vec![gpu_taint];
     let theirs = Session {
         user: "bob@example.test".into(),
         ..session::session("team-q", "aaaabbbb-0b0a-4908-8706-050403020100", MIG, &[("berth.io/pool", "a")])
@@ -195,6 +207,14 @@ async fn a_session_user_is_refused_every_escape_the_readme_lists_and_admitted_to
         (
             "a pod with the booked kind on the pool's nodes",
             pod("p", json!({ "nodeSelector": selector, "containers": [container(mig.clone())] })),
+        ),
+        (
+            "a pod with the pool's own toleration",
+            pod(
+                "p",
+                json!({ "nodeSelector": selector, "containers": [container(mig.clone())],
+                "tolerations": [{ "key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule" }] }),
+            ),
         ),
         (
             "a Deployment asking for the booked kind",
@@ -225,6 +245,19 @@ async fn a_session_user_is_refused_every_escape_the_readme_lists_and_admitted_to
         ),
         ("an Ingress on a name under it", ingress("i", Some(&format!("api.{own}")), json!({}))),
         ("a Route on the session's host", route(Some(&own), "None")),
+        (
+            "an Ingress with an allowed annotation",
+            ingress(
+                "i",
+                Some(&own),
+                json!({ "metadata": { "annotations": { "nginx.ingress.kubernetes.io/proxy-body-size": "1g",
+                "kubectl.kubernetes.io/last-applied-configuration": "{}" } } }),
+            ),
+        ),
+        (
+            "a Route with an allowed annotation",
+            annotated(route(Some(&own), "None"), "haproxy.router.openshift.io/timeout", "5m"),
+        ),
         (
             "a Secret of the user's",
             json!({ "apiVersion": "v1", "kind": "Secret", "metadata": { "name": "hf-token" }, "stringData": { "t": "x" } }),
@@ -264,6 +297,29 @@ async fn a_session_user_is_refused_every_escape_the_readme_lists_and_admitted_to
             ),
             "snippet",
         ),
+        (
+            "an alias claiming another name under the wildcard certificate",
+            annotated(
+                ingress("i", Some(&own), json!({})),
+                "nginx.ingress.kubernetes.io/server-alias",
+                "login.berth.local",
+            ),
+            "server-alias is not allowed",
+        ),
+        (
+            "the ingress controller as a forwarder into the cluster",
+            annotated(
+                ingress("i", Some(&own), json!({})),
+                "nginx.ingress.kubernetes.io/mirror-target",
+                "http://10.0.0.1/",
+            ),
+            "mirror-target is not allowed",
+        ),
+        (
+            "a Route annotation the session does not need",
+            annotated(route(Some(&own), "None"), "haproxy.router.openshift.io/rewrite-target", "/admin"),
+            "rewrite-target is not allowed",
+        ),
         ("a Route for another host", route(Some(&their_host), "None"), "spec.host"),
         ("a Route without a host", route(None, "None"), "spec.host"),
         ("a Route with a subdomain wildcard", route(Some(&own), "Subdomain"), "wildcard policy"),
@@ -277,6 +333,24 @@ async fn a_session_user_is_refused_every_escape_the_readme_lists_and_admitted_to
             "a pod without the pool's node selector",
             pod("p", json!({ "containers": [container(mig.clone())] })),
             "node selector",
+        ),
+        (
+            "a toleration of every taint (another pool's GPU nodes, the control plane)",
+            pod(
+                "p",
+                json!({ "nodeSelector": selector, "tolerations": [{ "operator": "Exists" }],
+                "containers": [container(json!({}))] }),
+            ),
+            "only their pool's tolerations",
+        ),
+        (
+            "a toleration the pool does not carry",
+            pod(
+                "p",
+                json!({ "nodeSelector": selector, "containers": [container(json!({}))],
+                "tolerations": [{ "key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule" }] }),
+            ),
+            "only their pool's tolerations",
         ),
         (
             "a pod pinned to a node",

@@ -189,10 +189,15 @@ pub async fn create(db: &PgPool, principal: &Principal, new: NewPool) -> Service
     pool_spec::validate_price(new.price_per_unit_hour)?;
     pool_spec::validate_images(&new.images)?;
     pool_spec::validate_kinds(&new.kinds, true)?;
+    let mut new = new;
+    if new.node_selector.is_empty() {
+        new.node_selector = pool_spec::default_node_selector(&new.name);
+    }
     pool_spec::validate_placement(&new.node_selector, &new.tolerations)?;
     validate_time_zone(&new.time_zone)?;
 
     let mut tx = db.begin().await?;
+    check_separate(&mut tx, None, &new.node_selector).await?;
     let id: Uuid = sqlx::query_scalar(
         "INSERT INTO pool (name, description, gpu_model, requires_approval, granularity_minutes,
                            max_booking_minutes, horizon_days, min_notice_minutes, price_per_unit_hour, images,
@@ -223,6 +228,25 @@ pub async fn create(db: &PgPool, principal: &Principal, new: NewPool) -> Service
     audit::record(&mut tx, principal, "pool.create", subject, &describe_kinds(&new.kinds)).await?;
     tx.commit().await?;
     Ok(pool)
+}
+
+/// Refuses a selector nested with another live pool's (see
+/// `pool_spec::validate_separate`). Serialized by a transaction-scoped lock
+/// so two admins saving at once cannot both pass.
+async fn check_separate(
+    tx: &mut PgConnection,
+    pool_id: Option<Uuid>,
+    node_selector: &std::collections::BTreeMap<String, String>,
+) -> ServiceResult<()> {
+    sqlx::query("SELECT pg_advisory_xact_lock(hashtext('berth.pool.node_selector'))").execute(&mut *tx).await?;
+    let others: Vec<(String, sqlx::types::Json<std::collections::BTreeMap<String, String>>)> = sqlx::query_as(
+        "SELECT name, node_selector FROM pool WHERE retired_at IS NULL AND id IS DISTINCT FROM $1 ORDER BY name",
+    )
+    .bind(pool_id)
+    .fetch_all(&mut *tx)
+    .await?;
+    let others: Vec<_> = others.into_iter().map(|(name, selector)| (name, selector.0)).collect();
+    Ok(pool_spec::validate_separate(node_selector, &others)?)
 }
 
 /// Refuses to set `capacity` below the peak of live bookings from now on,
@@ -273,10 +297,12 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPat
     }
     let mut kinds = patch.kinds.clone().unwrap_or_default();
     pool_spec::validate_kinds(&kinds, false)?;
-    pool_spec::validate_placement(
-        patch.node_selector.as_ref().unwrap_or(&current.placement.node_selector),
-        patch.tolerations.as_ref().unwrap_or(&current.placement.tolerations),
-    )?;
+    let node_selector = patch.node_selector.as_ref().unwrap_or(&current.placement.node_selector);
+    pool_spec::validate_placement(node_selector, patch.tolerations.as_ref().unwrap_or(&current.placement.tolerations))?;
+    let back_in_service = current.retired && patch.retired == Some(false);
+    if patch.node_selector.is_some() || back_in_service {
+        check_separate(&mut tx, Some(id), node_selector).await?;
+    }
 
     sqlx::query(
         "UPDATE pool SET name = coalesce($2, name), description = coalesce($3, description),

@@ -143,6 +143,14 @@ pub fn validate_placement(
     node_selector: &std::collections::BTreeMap<String, String>,
     tolerations: &[crate::model::Toleration],
 ) -> Result<(), FieldError> {
+    // An empty selector matches every node, control-plane nodes and other
+    // pools' GPU nodes included.
+    if node_selector.is_empty() {
+        return Err(FieldError::new(
+            "node_selector",
+            "must name at least one node label (key=value) of the pool's nodes",
+        ));
+    }
     if node_selector.len() > MAX_PLACEMENT_ENTRIES {
         return Err(FieldError::new("node_selector", format!("may hold at most {MAX_PLACEMENT_ENTRIES} labels")));
     }
@@ -193,4 +201,80 @@ pub fn validate_placement(
         }
     }
     Ok(())
+}
+
+/// The node selector of a pool whose admin named none:
+/// `berth.io/pool=<the pool's name as a label value>`, so its sessions wait
+/// for nodes labelled for it rather than landing on any node.
+pub fn default_node_selector(pool_name: &str) -> std::collections::BTreeMap<String, String> {
+    let mut value = String::new();
+    for c in pool_name.trim().chars().map(|c| c.to_ascii_lowercase()) {
+        if c.is_ascii_alphanumeric() || c == '.' || c == '_' {
+            value.push(c);
+        } else if !value.ends_with('-') {
+            value.push('-');
+        }
+    }
+    let value: String = value.trim_matches('-').chars().take(63).collect();
+    let value = value.trim_matches(|c: char| !c.is_ascii_alphanumeric());
+    let value = if value.is_empty() { "pool" } else { value };
+    [("berth.io/pool".to_string(), value.to_string())].into()
+}
+
+/// Refuses a selector that contains, or is contained in, another pool's
+/// (`others`: name and selector): every node of the narrower one is also
+/// the wider one's, so the wider pool's sessions could land on the
+/// narrower pool's GPU nodes, tolerations and all.
+pub fn validate_separate(
+    node_selector: &std::collections::BTreeMap<String, String>,
+    others: &[(String, std::collections::BTreeMap<String, String>)],
+) -> Result<(), FieldError> {
+    let within = |a: &std::collections::BTreeMap<String, String>, b: &std::collections::BTreeMap<String, String>| {
+        a.iter().all(|(key, value)| b.get(key) == Some(value))
+    };
+    match others.iter().find(|(_, other)| within(other, node_selector) || within(node_selector, other)) {
+        None => Ok(()),
+        Some((name, other)) => {
+            let labels: Vec<String> = other.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            Err(FieldError::new(
+                "node_selector",
+                format!(
+                    "overlaps pool {name}'s ({}): one selector contains the other, so one pool's sessions could \
+                     run on the other's nodes; add a label that tells them apart",
+                    labels.join(", ")
+                ),
+            ))
+        }
+    }
+}
+
+#[cfg(test)]
+mod placement_tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn selector(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn a_pool_without_a_selector_gets_its_own_label() {
+        assert_eq!(default_node_selector("Lab H100 (NVL)"), selector(&[("berth.io/pool", "lab-h100-nvl")]));
+        assert_eq!(default_node_selector("ü"), selector(&[("berth.io/pool", "pool")]));
+        let long = default_node_selector(&"a-".repeat(60));
+        assert!(is_label_value(&long["berth.io/pool"]), "{long:?}");
+        assert!(validate_placement(&BTreeMap::new(), &[]).unwrap_err().reason.contains("at least one"));
+    }
+
+    #[test]
+    fn selectors_that_contain_one_another_are_refused() {
+        let gpu = selector(&[("nvidia.com/gpu.present", "true")]);
+        let h100 = selector(&[("nvidia.com/gpu.present", "true"), ("nvidia.com/gpu.product", "H100")]);
+        let l40s = selector(&[("nvidia.com/gpu.present", "true"), ("nvidia.com/gpu.product", "L40S")]);
+        let others = [("h100".to_string(), h100.clone())];
+        assert!(validate_separate(&gpu, &others).unwrap_err().reason.contains("pool h100's"));
+        assert!(validate_separate(&h100, &[("all".to_string(), gpu)]).is_err(), "the wider one exists first");
+        assert!(validate_separate(&h100, &others).is_err(), "the same selector");
+        assert_eq!(validate_separate(&l40s, &others), Ok(()));
+    }
 }

@@ -7,6 +7,7 @@
 //! same policies on a real API server, which alone proves type checking
 //! against the schemas, cost limits and the exact request it builds.
 
+use cel::extractors::This;
 use cel::{Context, Program, Value as Cel};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -130,6 +131,7 @@ fn admit(policy: &Value, binding: &Value, request: &Request) -> Result<(), Vec<S
         return Ok(());
     }
     let mut context = Context::default();
+    context.add_function("join", join);
     let request_value = json!({
         "operation": request.operation,
         "name": request.name,
@@ -179,5 +181,21 @@ fn admit(policy: &Value, binding: &Value, request: &Request) -> Result<(), Vec<S
         Ok(())
     } else {
         Err(denials)
+    }
+}
+
+/// Kubernetes' CEL string library `list.join(separator)`, which the
+/// interpreter lacks (used in denial messages).
+fn join(This(list): This<Cel>, separator: std::sync::Arc<String>) -> String {
+    match list {
+        Cel::List(items) => items
+            .iter()
+            .map(|item| match item {
+                Cel::String(text) => text.to_string(),
+                other => format!("{other:?}"),
+            })
+            .collect::<Vec<_>>()
+            .join(separator.as_str()),
+        other => format!("{other:?}"),
     }
 }

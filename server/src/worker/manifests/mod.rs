@@ -16,8 +16,10 @@ pub use access::{
     SESSION_USER_ROLE,
 };
 pub use cache::{image_cache_daemon_set, IMAGE_CACHE};
-pub use namespace::{namespace, GPU_KIND_ANNOTATION, HOST_ANNOTATION, NODE_SELECTOR_ANNOTATION};
-pub use network::{network_policies, proxy_config_map};
+pub use namespace::{
+    namespace, toleration, GPU_KIND_ANNOTATION, HOST_ANNOTATION, NODE_SELECTOR_ANNOTATION, TOLERATION_ANNOTATION,
+};
+pub use network::{network_policies, proxy_config_map, PUBLISHED_PORT};
 pub use quota::{limit_range, resource_quota};
 pub use workspace::{deployment, host, ingress, persistent_volume_claims, route, service};
 

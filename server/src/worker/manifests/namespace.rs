@@ -12,8 +12,22 @@ pub const GPU_KIND_ANNOTATION: &str = "berth.io/gpu-kind";
 /// `nodeSelector` (CEL has no string split, so the pairs come one by one).
 pub const NODE_SELECTOR_ANNOTATION: &str = "berth.io/node-selector";
 
+/// Prefix of one annotation per pool toleration, `berth.io/toleration.<i>` =
+/// `key|operator|value|effect` (see `toleration`): the placement policy
+/// admits a pod's tolerations only when each is one of these.
+pub const TOLERATION_ANNOTATION: &str = "berth.io/toleration";
+
+/// A toleration as the placement policy compares it: absent fields as
+/// Kubernetes defaults them (operator `Equal`, the rest empty), and
+/// `tolerationSeconds` left out (it only shortens a stay).
+pub fn toleration(t: &app::model::Toleration) -> String {
+    let field = |f: &Option<String>| f.clone().unwrap_or_default();
+    let operator = t.operator.clone().unwrap_or_else(|| "Equal".into());
+    format!("{}|{operator}|{}|{}", field(&t.key), field(&t.value), field(&t.effect))
+}
+
 /// The session's namespace: Berth's labels; annotations with the booking,
-/// the host, the booked kind and the pool's node selector (the user cannot
+/// the host, the booked kind, the pool's node selector and tolerations (the user cannot
 /// edit the namespace, so admission policies trust them); the selector also
 /// as OpenShift's project node selector and for the PodNodeSelector plugin;
 /// and Pod Security admission enforcing `baseline` (GPU workspace images
@@ -34,6 +48,9 @@ pub fn namespace(session: &Session, cluster: &Cluster) -> Namespace {
     let pairs: Vec<String> = selector.iter().map(|(key, value)| format!("{key}={value}")).collect();
     for (i, pair) in pairs.iter().enumerate() {
         annotations[format!("{NODE_SELECTOR_ANNOTATION}.{i}")] = json!(pair);
+    }
+    for (i, t) in session.placement.tolerations.iter().enumerate() {
+        annotations[format!("{TOLERATION_ANNOTATION}.{i}")] = json!(toleration(t));
     }
     // Without a selector, leave OpenShift's cluster-wide default in force.
     if !pairs.is_empty() {

@@ -3,9 +3,15 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use serde_json::{json, Value};
 
+/// The container port name a session publishes through its Ingress or
+/// Route: the workspace's port, and any serving pod's the user names so.
+pub const PUBLISHED_PORT: &str = "http";
+
 /// Isolation: nothing comes in but from inside the namespace and from the
-/// ingress controller's namespace; nothing goes out but inside the
-/// namespace, to cluster DNS, and to the configured proxy.
+/// ingress controller's namespace, and the controller reaches only ports
+/// named `http` (what the session publishes), not every port of every pod;
+/// nothing goes out but inside the namespace, to cluster DNS, and to the
+/// configured proxy.
 pub fn network_policies(session: &Session, cluster: &Cluster) -> Vec<NetworkPolicy> {
     let same_namespace = json!({ "podSelector": {} });
     let ingress_controller = json!({
@@ -33,7 +39,10 @@ pub fn network_policies(session: &Session, cluster: &Cluster) -> Vec<NetworkPoli
             "spec": {
                 "podSelector": {},
                 "policyTypes": ["Ingress"],
-                "ingress": [{ "from": [same_namespace, ingress_controller] }],
+                "ingress": [
+                    { "from": [same_namespace] },
+                    { "from": [ingress_controller], "ports": [{ "protocol": "TCP", "port": PUBLISHED_PORT }] },
+                ],
             },
         })),
         typed(json!({

@@ -1,4 +1,4 @@
-use super::{cpu, memory, meta, typed, Cluster, Session};
+use super::{cpu, memory, meta, typed, Cluster, Session, PUBLISHED_PORT};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Service};
 use k8s_openapi::api::networking::v1::Ingress;
@@ -65,7 +65,7 @@ pub fn deployment(session: &Session) -> Deployment {
                     "containers": [{
                         "name": WORKSPACE,
                         "image": session.image,
-                        "ports": [{ "name": "http", "containerPort": PORT }],
+                        "ports": [{ "name": PUBLISHED_PORT, "containerPort": PORT }],
                         "env": [{ "name": "BERTH_ACCESS_TOKEN", "valueFrom": { "secretKeyRef": { "name": super::ACCESS_SECRET, "key": "token" } } }],
                         "envFrom": [{ "configMapRef": { "name": "berth-proxy" } }],
                         "resources": { "requests": requests, "limits": limits },
@@ -103,7 +103,7 @@ pub fn service(session: &Session) -> Service {
         "metadata": meta(session, WORKSPACE),
         "spec": {
             "selector": { "app.kubernetes.io/name": WORKSPACE, "berth.io/booking": session.booking_id.to_string() },
-            "ports": [{ "name": "http", "port": 80, "targetPort": "http" }],
+            "ports": [{ "name": "http", "port": 80, "targetPort": PUBLISHED_PORT }],
         },
     }))
 }
@@ -141,7 +141,7 @@ pub fn route(session: &Session, cluster: &Cluster) -> serde_json::Value {
         "spec": {
             "host": host(session, cluster),
             "to": { "kind": "Service", "name": WORKSPACE, "weight": 100 },
-            "port": { "targetPort": "http" },
+            "port": { "targetPort": PUBLISHED_PORT },
             "tls": { "termination": "edge", "insecureEdgeTerminationPolicy": "Redirect" },
             "wildcardPolicy": "None",
         },
