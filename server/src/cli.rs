@@ -285,14 +285,15 @@ pub struct ClusterArgs {
     /// Berth's own namespace, where the image cache DaemonSet lives.
     #[arg(long, env = "BERTH_NAMESPACE", default_value = "berth")]
     pub berth_namespace: String,
-    /// Images to pre-pull besides the pools' workspace images, comma-separated.
-    #[arg(
-        long,
-        env = "BERTH_CACHE_IMAGES",
-        value_delimiter = ',',
-        default_value = "vllm/vllm-openai:v0.6.4,ollama/ollama:0.4.7,ghcr.io/huggingface/text-generation-inference:2.4.1,nvcr.io/nvidia/tritonserver:24.11-py3"
-    )]
+    /// Images to pre-pull besides the pools' workspace images (inference
+    /// engines), comma-separated; each pinned by digest from a `--cache-registries` entry.
+    #[arg(long, env = "BERTH_CACHE_IMAGES", value_delimiter = ',')]
     pub cache_images: Vec<String>,
+    /// Registries (or paths: `nvcr.io/nvidia`) the image cache may pull
+    /// from, comma-separated. Only images pinned by digest from these are
+    /// pre-pulled, pools' images included.
+    #[arg(long, env = "BERTH_CACHE_REGISTRIES", value_delimiter = ',')]
+    pub cache_registries: Vec<String>,
     /// Label (`key=value`) of the pools' GPU nodes, where images are pre-pulled.
     #[arg(long, env = "BERTH_GPU_NODE_SELECTOR", default_value = "nvidia.com/gpu.present=true", value_parser = parse_label)]
     pub gpu_node_selector: (String, String),
@@ -368,6 +369,13 @@ impl ClusterArgs {
     /// The worker these settings describe.
     /// `portal_url` is where the links in notifications point.
     pub fn worker(&self, db: PgPool, client: kube::Client, portal_url: &url::Url) -> anyhow::Result<Reconciler> {
+        if self.image_cache {
+            if let Some(image) = self.cache_images.iter().find(|i| !manifests::cacheable(i, &self.cache_registries)) {
+                anyhow::bail!(
+                    "--cache-images: {image} is not pinned by digest (…@sha256:…) from a --cache-registries entry"
+                );
+            }
+        }
         let mut worker = Reconciler::new(db, client, self.cluster());
         let mail = match &self.smtp_url {
             Some(smtp) => {
@@ -416,6 +424,7 @@ impl ClusterArgs {
             deny_resources: self.deny_resources.clone(),
             image_cache: self.image_cache.then(|| ImageCache {
                 images: self.cache_images.clone(),
+                registries: self.cache_registries.clone(),
                 node_selector: [self.gpu_node_selector.clone()].into_iter().collect(),
                 pause_image: self.pause_image.clone(),
             }),
@@ -711,11 +720,14 @@ mod tests {
             "pool=h100",
             "--cache-images",
             "a:1,b:2",
+            "--cache-registries",
+            "nvcr.io/nvidia,quay.io",
         ]);
         assert_eq!(openshift.expose, Expose::Route);
         assert_eq!(openshift.berth_namespace, "berth");
         let cache = openshift.image_cache.unwrap();
         assert_eq!(cache.images, ["a:1", "b:2"]);
+        assert_eq!(cache.registries, ["nvcr.io/nvidia", "quay.io"]);
         assert_eq!(cache.node_selector.get("pool").map(String::as_str), Some("h100"));
         assert!(
             Cli::try_parse_from(["berth", "worker", "--database-url", "x", "--gpu-node-selector", "novalue"]).is_err()

@@ -93,6 +93,16 @@ fn check_overlay(overlay: &str, expose: &str, pinned_uid: bool) -> Vec<Value> {
     assert_eq!(rules.as_sequence().unwrap().len(), 4);
     let policy = find(&objects, "NetworkPolicy", "berth");
     assert_eq!(strings(&policy["spec"]["policyTypes"]), ["Ingress", "Egress"]);
+    // Any other pod of Berth's namespace (the image cache's) reaches nothing
+    // and is reached by nothing; the database only by Berth and its operator.
+    let deny = find(&objects, "NetworkPolicy", "default-deny");
+    assert_eq!(strings(&deny["spec"]["policyTypes"]), ["Ingress", "Egress"]);
+    assert!(deny["spec"]["podSelector"].as_mapping().unwrap().is_empty(), "every pod of the namespace");
+    assert!(deny["spec"]["ingress"].is_null() && deny["spec"]["egress"].is_null(), "no rule opens anything");
+    let database = find(&objects, "NetworkPolicy", "berth-db");
+    assert_eq!(database["spec"]["podSelector"]["matchLabels"]["cnpg.io/cluster"], "berth-db");
+    let namespace = find(&objects, "Namespace", "berth");
+    assert_eq!(namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"], "restricted");
     // Every namespaced object of Berth's own is in its namespace.
     for object in &objects {
         let namespace = object["metadata"]["namespace"].as_str();

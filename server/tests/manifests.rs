@@ -61,9 +61,12 @@ fn cluster() -> Cluster {
     }
 }
 
+const VLLM: &str = "vllm/vllm-openai@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+
 fn image_cache() -> ImageCache {
     ImageCache {
-        images: vec!["vllm/vllm-openai:v0.6.4".into()],
+        images: vec![VLLM.into()],
+        registries: vec!["quay.io/jupyter".into(), "docker.io/vllm".into()],
         node_selector: [("nvidia.com/gpu.present".to_string(), "true".to_string())].into(),
         pause_image: "registry.k8s.io/pause:3.10".into(),
     }
@@ -146,6 +149,12 @@ fn quota_grants_the_booked_units_times_replicas_and_zero_of_every_other_kind_and
                 "pods": "20", "services": "5", "services.loadbalancers": "0", "services.nodeports": "0",
                 "persistentvolumeclaims": "4", "secrets": "20", "configmaps": "20", "replicationcontrollers": "0",
                 "count/ingresses.networking.k8s.io": "5", "count/routes.route.openshift.io": "5",
+                // Workload objects: per booked unit (2 here).
+                "count/deployments.apps": "20", "count/replicasets.apps": "100", "count/statefulsets.apps": "10",
+                "count/jobs.batch": "100", "count/cronjobs.batch": "10",
+                "count/horizontalpodautoscalers.autoscaling": "10", "count/serviceaccounts": "20",
+                "count/endpoints": "20", "count/endpointslices.discovery.k8s.io": "40",
+                "count/poddisruptionbudgets.policy": "10",
             } },
         })
     );
@@ -383,8 +392,13 @@ fn on_openshift_a_route_replaces_the_ingress() {
 }
 
 #[test]
-fn the_image_cache_pulls_every_image_on_gpu_nodes_as_nobody() {
-    let images = ["quay.io/jupyter/pytorch-notebook:cuda12-latest".to_string(), "vllm/vllm-openai:v0.6.4".to_string()];
+fn the_image_cache_pulls_approved_digests_on_gpu_nodes_as_nobody_under_its_own_account() {
+    let notebook = format!("quay.io/jupyter/pytorch-notebook@sha256:{}", "ab".repeat(32));
+    let images = [notebook, VLLM.to_string()];
+    let mut offered = images.to_vec();
+    // A tag (what it names may change), and a digest from a registry no one approved.
+    offered.insert(1, "quay.io/jupyter/pytorch-notebook:cuda12-latest".into());
+    offered.push(format!("evil.example/miner@sha256:{}", "cd".repeat(32)));
     let labels = json!({ "app.kubernetes.io/managed-by": "berth", "app.kubernetes.io/name": "berth-image-cache" });
     let resources =
         json!({ "requests": { "cpu": "10m", "memory": "16Mi" }, "limits": { "cpu": "100m", "memory": "64Mi" } });
@@ -396,7 +410,7 @@ fn the_image_cache_pulls_every_image_on_gpu_nodes_as_nobody() {
         })
     };
     assert_eq!(
-        to_value(manifests::image_cache_daemon_set("berth", &image_cache(), &images)),
+        to_value(manifests::image_cache_daemon_set("berth", &image_cache(), &offered)),
         json!({
             "apiVersion": "apps/v1", "kind": "DaemonSet",
             "metadata": { "name": "berth-image-cache", "namespace": "berth", "labels": labels },
@@ -408,6 +422,7 @@ fn the_image_cache_pulls_every_image_on_gpu_nodes_as_nobody() {
                     "spec": {
                         "nodeSelector": { "nvidia.com/gpu.present": "true" },
                         "tolerations": [{ "key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule" }],
+                        "serviceAccountName": "berth-image-cache",
                         "automountServiceAccountToken": false,
                         "securityContext": { "runAsNonRoot": true, "runAsUser": 65534, "seccompProfile": { "type": "RuntimeDefault" } },
                         "initContainers": [pull(0), pull(1)],
@@ -417,6 +432,25 @@ fn the_image_cache_pulls_every_image_on_gpu_nodes_as_nobody() {
             },
         })
     );
+}
+
+#[test]
+fn only_digests_from_approved_registries_are_cacheable() {
+    let digest = "0123456789abcdef".repeat(4);
+    let registries = ["nvcr.io/nvidia".to_string(), "docker.io/library".to_string(), "localhost:5000".to_string()];
+    for (image, cacheable) in [
+        (format!("nvcr.io/nvidia/tritonserver@sha256:{digest}"), true),
+        (format!("ubuntu@sha256:{digest}"), true),
+        (format!("localhost:5000/model@sha256:{digest}"), true),
+        ("nvcr.io/nvidia/tritonserver:24.11-py3".to_string(), false),
+        (format!("nvcr.io/nvidiax/tool@sha256:{digest}"), false),
+        (format!("nvcr.io.evil.example/nvidia/x@sha256:{digest}"), false),
+        (format!("vllm/vllm-openai@sha256:{digest}"), false),
+        (format!("nvcr.io/nvidia/tritonserver@sha256:{}", &digest[1..]), false),
+        (format!("nvcr.io/nvidia/tritonserver@sha256:{}", digest.to_uppercase()), false),
+    ] {
+        assert_eq!(manifests::cacheable(&image, &registries), cacheable, "{image}");
+    }
 }
 
 #[test]

@@ -344,6 +344,21 @@ fn pool_labels(pool: &str) -> BTreeMap<String, String> {
     BTreeMap::from([("berth.io/pool".to_string(), pool.to_string())])
 }
 
+/// The ServiceAccount of the image cache's first pod, once the DaemonSet
+/// controller made one (admitted under Pod Security `restricted` in `berth`).
+async fn cache_pod_account(admin: &kube::Client) -> Option<String> {
+    let pods: Api<k8s_openapi::api::core::v1::Pod> = Api::namespaced(admin.clone(), "berth");
+    let params = ListParams::default().labels(&format!("app.kubernetes.io/name={}", manifests::IMAGE_CACHE));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(pod) = pods.list(&params).await.unwrap().items.into_iter().next() {
+            return pod.spec.and_then(|spec| spec.service_account_name);
+        }
+        assert!(Instant::now() < deadline, "the DaemonSet controller made no image cache pod");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_openshift_route_the_image_cache_and_proxy_settings_are_applied_as_the_worker() {
     let proxy = Proxy {
@@ -353,8 +368,10 @@ async fn an_openshift_route_the_image_cache_and_proxy_settings_are_applied_as_th
         cidr: "10.20.0.0/16".into(),
         port: 3128,
     };
+    let vllm = format!("vllm/vllm-openai@sha256:{}", "0a".repeat(32));
     let cache = ImageCache {
-        images: vec!["vllm/vllm-openai:latest".into()],
+        images: vec![vllm.clone()],
+        registries: vec!["docker.io/vllm".into()],
         node_selector: lab_node_labels(),
         pause_image: "registry.k8s.io/pause:3.10".into(),
     };
@@ -388,8 +405,9 @@ async fn an_openshift_route_the_image_cache_and_proxy_settings_are_applied_as_th
         .into_iter()
         .filter_map(|c| c.image)
         .collect();
-    assert!(images.iter().any(|i| i == "vllm/vllm-openai:latest"), "{images:?}");
-    assert!(images.iter().any(|i| i == "quay.io/jupyter/pytorch-notebook:cuda12-latest"), "{images:?}");
+    assert_eq!(images, [vllm], "digests from approved registries only: not the pool's tagged image");
+    let account = cache_pod_account(&w.admin).await;
+    assert_eq!(account.as_deref(), Some(manifests::IMAGE_CACHE), "the cache's pods run as its own account");
     let report = w.worker.pass().await.unwrap();
     assert_eq!(report.applied, 0, "converged, the image cache included");
     let (status, _) = w.f.call(Method::POST, &format!("/api/v1/bookings/{id}/end"), Some(&w.f.ada), None).await;

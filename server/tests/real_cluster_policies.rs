@@ -27,7 +27,10 @@ fn cluster() -> Cluster {
 
 fn api(client: &kube::Client, object: &Value, namespace: &str) -> Api<DynamicObject> {
     let resource = resource(object["apiVersion"].as_str().unwrap(), object["kind"].as_str().unwrap());
-    Api::namespaced_with(client.clone(), namespace, &resource)
+    match namespace {
+        "" => Api::all_with(client.clone(), &resource),
+        namespace => Api::namespaced_with(client.clone(), namespace, &resource),
+    }
 }
 
 /// What the API server says to a dry-run write: `Ok` or the refusal's message.
@@ -159,7 +162,7 @@ async fn both_overlays_apply_without_error_and_every_policy_type_checks() {
                 && !p.data["status"]["typeChecking"].is_null()
         });
         if checked {
-            assert_eq!(names.len(), 8, "{names:?}");
+            assert_eq!(names.len(), 9, "{names:?}");
             for policy in &list.items {
                 let warnings = &policy.data["status"]["typeChecking"]["expressionWarnings"];
                 assert!(warnings.is_null(), "{:?}: {warnings:#}", policy.metadata.name);
@@ -504,4 +507,100 @@ async fn a_session_user_is_refused_every_escape_the_readme_lists_and_admitted_to
     // The worker's account itself stays inside session namespaces.
     let outside = create(&worker, "default", service(json!({}))).await;
     assert!(outside.unwrap_err().contains("only inside session namespaces"));
+}
+
+/// Objects a tenant could pile up, Berth's labels on the tenant's objects,
+/// and what the worker's account may still do (issue 33, items 3 and 8).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_holds_bounded_objects_berths_labels_are_the_workers_and_the_worker_is_no_cluster_admin() {
+    let Some(stack) = stack() else { return };
+    let worker = stack.client(As::Worker).await;
+    let admin = stack.client(As::Admin).await;
+    let mine = session::session("team-r", "0f0e0d0c-1b0a-4908-8706-050403020100", MIG, &[("berth.io/pool", "r")]);
+    set_up(&worker, &mine, &cluster()).await;
+    let ns = mine.namespace();
+    settled(&admin, &ns).await;
+    let user = stack.client(As::User(USER)).await;
+    let deployment = |name: &str, labels: Value| {
+        json!({ "apiVersion": "apps/v1", "kind": "Deployment", "metadata": { "name": name, "labels": labels },
+            "spec": { "replicas": 0, "selector": { "matchLabels": { "app": name } },
+            "template": { "metadata": { "labels": { "app": name } },
+            "spec": { "nodeSelector": { "berth.io/pool": "r" }, "containers": [container(json!({}))] } } } })
+    };
+
+    // Berth's labels and annotations: the worker's alone.
+    for (case, labels, said) in [
+        (
+            "Berth's managed-by label",
+            json!({ "app.kubernetes.io/managed-by": "berth" }),
+            "the label app.kubernetes.io/managed-by",
+        ),
+        (
+            "a berth.io label",
+            json!({ "berth.io/booking": "0f0e0d0c-1b0a-4908-8706-050403020100" }),
+            "the label berth.io/booking",
+        ),
+    ] {
+        let refused = create(&user, &ns, deployment("decoy", labels)).await;
+        assert!(refused.as_ref().unwrap_err().contains(said), "{case}: {refused:?}");
+    }
+    let mut annotated = deployment("decoy", json!({}));
+    annotated["metadata"]["annotations"] = json!({ "berth.io/booking-id": "x" });
+    assert!(create(&user, &ns, annotated).await.unwrap_err().contains("the annotation berth.io/booking-id"));
+    assert_eq!(create(&user, &ns, deployment("ok", json!({ "app.kubernetes.io/managed-by": "helm" }))).await, Ok(()));
+    // A namespace posing as a session is the worker's to make, not an admin's.
+    let posing = json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": { "name": "posing",
+        "labels": { "berth.io/booking": "x", "pod-security.kubernetes.io/enforce": "baseline" } } });
+    assert!(create(&admin, "", posing).await.unwrap_err().contains("the label berth.io/booking"));
+
+    // Object counts: ten Deployments per booked unit, the workspace's
+    // among them, then the quota says no.
+    let deployments: Api<DynamicObject> = Api::namespaced_with(user.clone(), &ns, &resource("apps/v1", "Deployment"));
+    let hard = stack.kubectl(&["get", "resourcequota", "berth-session", "-n", &ns, "-o", "jsonpath={.spec.hard}"]);
+    let hard: Value = serde_json::from_slice(&hard.stdout).unwrap();
+    assert_eq!(hard["count/deployments.apps"], "10", "{hard}");
+    for i in 1..10 {
+        let object: DynamicObject = serde_json::from_value(deployment(&format!("d{i}"), json!({}))).unwrap();
+        let params = PostParams::default();
+        retrying(5, Duration::from_millis(200), || deployments.create(&params, &object))
+            .await
+            .unwrap_or_else(|e| panic!("deployment {i} of 9 beside the workspace: {e}"));
+    }
+    let eleventh: DynamicObject = serde_json::from_value(deployment("d10", json!({}))).unwrap();
+    let refused = outcome(deployments.create(&PostParams::default(), &eleventh).await).unwrap_err();
+    assert!(
+        refused.contains("exceeded quota: berth-session") && refused.contains("count/deployments.apps"),
+        "{refused}"
+    );
+
+    // The worker's account: no Secret of the cluster but the access Secret
+    // by name; no namespace without Pod Security; nothing privileged in `berth`.
+    let secrets: Api<DynamicObject> = Api::all_with(worker.clone(), &resource("v1", "Secret"));
+    assert_eq!(forbidden(secrets.list(&Default::default()).await), 403, "listing every Secret");
+    let in_session: Api<DynamicObject> = Api::namespaced_with(worker.clone(), &ns, &resource("v1", "Secret"));
+    assert_eq!(forbidden(in_session.list(&Default::default()).await), 403, "listing a session's Secrets");
+    assert!(in_session.get(manifests::ACCESS_SECRET).await.is_ok(), "its own access Secret, by name");
+    let user_secret =
+        json!({ "apiVersion": "v1", "kind": "Secret", "metadata": { "name": "hf-token" }, "stringData": { "t": "x" } });
+    let theirs: Api<DynamicObject> = Api::namespaced_with(user.clone(), &ns, &resource("v1", "Secret"));
+    theirs.create(&PostParams::default(), &serde_json::from_value(user_secret).unwrap()).await.unwrap();
+    assert_eq!(forbidden(in_session.get("hf-token").await), 403, "the user's own Secret");
+    let unguarded = json!({ "apiVersion": "v1", "kind": "Namespace",
+        "metadata": { "name": "berth-team-r-unguarded", "labels": { "berth.io/booking": "x" } } });
+    assert!(create(&worker, "", unguarded).await.unwrap_err().contains("must enforce Pod Security"));
+    let privileged = pod(
+        "root",
+        json!({ "containers": [{ "name": "c", "image": "busybox",
+        "securityContext": { "privileged": true } }] }),
+    );
+    let refused = create(&admin, "berth", privileged).await.unwrap_err();
+    assert!(refused.contains("violates PodSecurity \"restricted:latest\""), "{refused}");
+}
+
+fn forbidden<T>(outcome: Result<T, kube::Error>) -> u16 {
+    match outcome {
+        Err(kube::Error::Api(status)) => status.code,
+        Ok(_) => 200,
+        Err(other) => panic!("no answer: {other}"),
+    }
 }

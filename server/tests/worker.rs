@@ -141,11 +141,12 @@ async fn a_converged_pass_writes_nothing_and_a_deleted_policy_comes_back() {
     assert!(policies.get_opt("berth-egress").await.unwrap().is_some(), "the hand-deleted policy is back");
 
     // Active sessions are checked against one list per kind: the start pass
-    // lists namespaces, the repair pass namespaces and 12 kinds.
+    // lists namespaces, the repair pass namespaces and 11 kinds (every
+    // session kind but Secrets, which the worker may not list).
     w.workspace_becomes_ready(id).await;
     assert_eq!(w.worker.pass().await.unwrap().started, [id]);
     let one = w.requests_of_a_pass().await;
-    assert_eq!(one, 14);
+    assert_eq!(one, 13);
     let second = w.open_booking().await;
     let (status, body) = w.f.book(&w.f.carol, common::GPU, 1, slot(-1), slot(4)).await;
     assert_eq!(status, 201, "{body}");
@@ -522,8 +523,12 @@ async fn a_hand_deleted_namespace_is_back_at_once_through_the_watch() {
 #[tokio::test]
 async fn the_image_cache_daemon_set_follows_the_pools_images_and_the_configured_ones() {
     let mut w = world().await;
+    let vllm = format!("vllm/vllm-openai@sha256:{}", "0a".repeat(32));
+    let notebook = format!("quay.io/jupyter/pytorch-notebook@sha256:{}", "0b".repeat(32));
+    sqlx::query("UPDATE pool SET images = images || $1").bind(vec![notebook.clone()]).execute(&w.f.db).await.unwrap();
     w.worker.cluster.image_cache = Some(server::worker::manifests::ImageCache {
-        images: vec!["vllm/vllm-openai:v0.6.4".into()],
+        images: vec![vllm.clone()],
+        registries: vec!["docker.io/vllm".into(), "docker.io/ollama".into(), "quay.io/jupyter".into()],
         node_selector: [("nvidia.com/gpu.present".to_string(), "true".to_string())].into(),
         pause_image: "registry.k8s.io/pause:3.10".into(),
     });
@@ -533,10 +538,8 @@ async fn the_image_cache_daemon_set_follows_the_pools_images_and_the_configured_
     let pulled = |ds: k8s_openapi::api::apps::v1::DaemonSet| -> Vec<String> {
         ds.spec.unwrap().template.spec.unwrap().init_containers.unwrap().into_iter().filter_map(|c| c.image).collect()
     };
-    let mut expected: Vec<String> =
-        sqlx::query_scalar("SELECT DISTINCT unnest(images) FROM pool").fetch_all(&w.f.db).await.unwrap();
-    assert!(!expected.is_empty(), "the demo pool offers workspace images");
-    expected.push("vllm/vllm-openai:v0.6.4".into());
+    // The demo pool's tagged images are not pulled: only digests from approved registries.
+    let mut expected = vec![vllm, notebook];
     expected.sort();
     assert_eq!(pulled(daemon_sets.get("berth-image-cache").await.unwrap()), expected);
 
@@ -544,9 +547,10 @@ async fn the_image_cache_daemon_set_follows_the_pools_images_and_the_configured_
     assert_eq!(w.worker.pass().await.unwrap().applied, 0);
     assert_eq!(w.fake.writes(), before, "unchanged images: no write");
 
-    sqlx::query("UPDATE pool SET images = images || '{ollama/ollama:0.4.7}'").execute(&w.f.db).await.unwrap();
+    let ollama = format!("ollama/ollama@sha256:{}", "0c".repeat(32));
+    sqlx::query("UPDATE pool SET images = images || $1").bind(vec![ollama.clone()]).execute(&w.f.db).await.unwrap();
     assert_eq!(w.worker.pass().await.unwrap().applied, 1, "a new pool image is pulled too");
-    assert!(pulled(daemon_sets.get("berth-image-cache").await.unwrap()).contains(&"ollama/ollama:0.4.7".to_string()));
+    assert!(pulled(daemon_sets.get("berth-image-cache").await.unwrap()).contains(&ollama));
 }
 
 #[tokio::test]
@@ -571,21 +575,34 @@ async fn on_openshift_the_workspace_gets_a_route() {
 }
 
 #[tokio::test]
-async fn the_snapshot_knows_the_access_secret_exists_without_holding_its_token() {
+async fn the_snapshot_lists_no_secret_and_keeps_only_the_sessions_namespaces() {
     let w = world().await;
     let id = w.open_booking().await;
     w.worker.pass().await.unwrap();
+    // A decoy carrying Berth's label in a namespace that is no session's.
+    let decoys: Api<k8s_openapi::api::core::v1::ConfigMap> = Api::namespaced(w.worker.client.clone(), "default");
+    let decoy = serde_json::from_value(serde_json::json!({
+        "metadata": { "name": "decoy", "labels": { "app.kubernetes.io/managed-by": "berth" } },
+        "data": { "payload": "x".repeat(10_000) },
+    }))
+    .unwrap();
+    decoys.create(&Default::default(), &decoy).await.unwrap();
+    let namespaces = [World::namespace(id)].into_iter().collect();
     let snapshot =
-        server::worker::snapshot::Snapshot::read(&w.worker.client, 0, std::time::Duration::ZERO).await.unwrap();
+        server::worker::snapshot::Snapshot::read(&w.worker.client, &namespaces, 0, std::time::Duration::ZERO)
+            .await
+            .unwrap();
+    assert_eq!(snapshot.len(), 13, "the session's 14 objects but its access Secret, which is never read");
     let secret = serde_json::json!({
         "kind": "Secret", "metadata": { "name": "berth-workspace-access", "namespace": World::namespace(id) },
     });
-    let found = snapshot.get(&secret).expect("the secret is in the snapshot");
-    assert!(found.get("data").is_none() && found.get("stringData").is_none(), "{found}");
+    assert_eq!(snapshot.get(&secret), Some(&serde_json::Value::Null), "no token in the worker's memory");
     let quota = serde_json::json!({
         "kind": "ResourceQuota", "metadata": { "name": "berth-session", "namespace": World::namespace(id) },
     });
     assert!(snapshot.get(&quota).unwrap()["spec"]["hard"].is_object(), "other kinds are read whole");
+    let decoy = serde_json::json!({ "kind": "ConfigMap", "metadata": { "name": "decoy", "namespace": "default" } });
+    assert!(snapshot.get(&decoy).is_none(), "Berth's label outside its sessions proves nothing");
 }
 
 #[tokio::test]
@@ -593,6 +610,7 @@ async fn switching_the_image_cache_off_deletes_berths_daemon_set_and_nothing_els
     let mut w = world().await;
     w.worker.cluster.image_cache = Some(server::worker::manifests::ImageCache {
         images: vec![],
+        registries: vec![],
         node_selector: Default::default(),
         pause_image: "registry.k8s.io/pause:3.10".into(),
     });

@@ -183,7 +183,10 @@ impl Reconciler {
         let active: Vec<_> = due.running.into_iter().filter(|(_, state)| *state == BookingState::Active).collect();
         if !active.is_empty() {
             let managed = self.managed_namespaces().await?;
-            let snapshot = Snapshot::read(&self.client, self.policy.retries, self.policy.retry_delay).await?;
+            let namespaces = active.iter().map(|(facts, _)| manifests::namespace_name(&facts.tenant, facts.booking_id));
+            let namespaces = namespaces.collect();
+            let snapshot =
+                Snapshot::read(&self.client, &namespaces, self.policy.retries, self.policy.retry_delay).await?;
             let ids: Vec<Uuid> = active.iter().map(|(facts, _)| facts.booking_id).collect();
             let mut stored = session_status::load(&self.db, &ids).await?;
             for (facts, state) in active {

@@ -15,7 +15,7 @@ pub use access::{
     access_secret, quota_reader_binding, quota_reader_role, session_user_binding, ACCESS_SECRET, RETIRED_BINDING,
     SESSION_USER_ROLE,
 };
-pub use cache::{image_cache_daemon_set, IMAGE_CACHE};
+pub use cache::{cacheable, image_cache_daemon_set, IMAGE_CACHE};
 pub use namespace::{
     namespace, toleration, GPU_KIND_ANNOTATION, HOST_ANNOTATION, NODE_SELECTOR_ANNOTATION, TOLERATION_ANNOTATION,
 };
@@ -118,6 +118,11 @@ pub struct ImageCache {
     /// Images to pull besides every pool's workspace images (inference
     /// engines such as vLLM, Ollama, TGI, Triton).
     pub images: Vec<String>,
+    /// Registries (or registry paths, `nvcr.io/nvidia`) whose images may be
+    /// pulled, by digest only (see `cache::cacheable`). From the worker's
+    /// own configuration: the pools' images come from the database, which
+    /// a Berth admin or a compromised portal writes.
+    pub registries: Vec<String>,
     /// Which nodes are the pools' nodes.
     pub node_selector: BTreeMap<String, String>,
     pub pause_image: String,

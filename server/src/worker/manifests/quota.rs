@@ -20,10 +20,29 @@ const OBJECT_COUNTS: [(&str, &str); 10] = [
     ("count/routes.route.openshift.io", "5"),
 ];
 
+/// Workload objects a session may hold per booked unit: every one is
+/// stored in etcd for the whole cluster, and each controller-made kind
+/// (ReplicaSets, Jobs' pods, EndpointSlices, Events) multiplies. Room for a
+/// notebook's usual work, not for filling the control plane: sixty empty
+/// Deployments were admitted before these (issue 33).
+const OBJECT_COUNTS_PER_UNIT: [(&str, i64); 10] = [
+    ("count/deployments.apps", 10),
+    // Each Deployment keeps up to 10 old ReplicaSets (revisionHistoryLimit).
+    ("count/replicasets.apps", 50),
+    ("count/statefulsets.apps", 5),
+    ("count/jobs.batch", 50),
+    ("count/cronjobs.batch", 5),
+    ("count/horizontalpodautoscalers.autoscaling", 5),
+    ("count/serviceaccounts", 10),
+    ("count/endpoints", 10),
+    ("count/endpointslices.discovery.k8s.io", 20),
+    ("count/poddisruptionbudgets.policy", 5),
+];
+
 /// The quota: the booked units × time-slice replicas of the booked kind,
 /// zero of every other GPU kind any pool offers and of `--deny-resources`,
-/// CPU, memory and ephemeral storage as the pool grants per unit, and
-/// persistent storage for the worker's claims. Extended resources only take
+/// CPU, memory and ephemeral storage as the pool grants per unit,
+/// persistent storage for the worker's claims, and object counts. Extended resources only take
 /// `requests.` quotas (they cannot be overcommitted).
 pub fn resource_quota(session: &Session, cluster: &Cluster) -> ResourceQuota {
     let q = i64::from(session.quantity);
@@ -54,6 +73,9 @@ pub fn resource_quota(session: &Session, cluster: &Cluster) -> ResourceQuota {
     hard.insert("requests.storage".into(), format!("{claimed}Gi"));
     for (key, value) in OBJECT_COUNTS {
         hard.insert(key.into(), value.into());
+    }
+    for (key, per_unit) in OBJECT_COUNTS_PER_UNIT {
+        hard.insert(key.into(), (per_unit * q).to_string());
     }
     typed(json!({
         "apiVersion": "v1",
