@@ -10,7 +10,7 @@
 mod common;
 
 use axum::http::Method;
-use common::kube_stack::{reap_pods, run_pods, stack, As, Stack};
+use common::kube_stack::{decoys, reap_pods, run_pods, stack, As, Stack};
 use common::{slot, Fixture, GPU, MIG};
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, PersistentVolumeClaim, ResourceQuota, Secret};
@@ -18,7 +18,7 @@ use kube::api::{Api, DynamicObject, ListParams};
 use serde_json::{json, Value};
 use server::worker::manifests::{self, Cluster, Expose, ImageCache, Proxy};
 use server::worker::reconcile::{owned_by, Policy, Reconciler};
-use server::worker::snapshot::{resource, SESSION_KINDS};
+use server::worker::snapshot::{resource, Snapshot, SESSION_KINDS};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 use uuid::Uuid;
@@ -272,6 +272,17 @@ async fn a_mig_interactive_session_lives_its_whole_life_on_the_real_server() {
     // once had `data: {}` and was rewritten by every pass.
     assert_eq!(report.applied, 0, "a converged pass writes nothing on the real server");
     assert_eq!(w.objects(id).await.keys().collect::<Vec<_>>(), writes_before.keys().collect::<Vec<_>>());
+
+    // 500 decoys carrying Berth's label, 10 KB each, where someone may
+    // create them (outside sessions; inside, berth-session-labels refuses
+    // them): the worker reads past them a page at a time and keeps none.
+    let session_only = [ns.clone()].into_iter().collect();
+    let read = || Snapshot::read(&w.worker.client, &session_only, 0, Duration::ZERO);
+    let before = read().await.unwrap().len();
+    decoys(&w.admin, 500).await;
+    assert_eq!(read().await.unwrap().len(), before, "not one decoy in the snapshot");
+    assert_eq!(w.worker.pass().await.unwrap().applied, 0, "nor in the pass");
+    let _ = Api::<Namespace>::all(w.admin.clone()).delete("decoys", &Default::default()).await;
 
     // Open workspace: the portal reads the access Secret as berth-portal.
     let portal = w.stack.client(As::Portal).await;

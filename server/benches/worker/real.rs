@@ -6,7 +6,8 @@
 //!
 //! 1. Start latency, window open → session `active`: one session at a time
 //!    (p50, p99 over the samples), and 50 opening at once (p50, p99, last).
-//! 2. API requests of a converged pass with those 50 sessions active.
+//! 2. API requests of a converged pass with those 50 sessions active, and
+//!    its time and the peak memory with 500 decoys carrying Berth's label.
 //! 3. Window end → namespace gone (the controller manager finalized it).
 
 use super::kube_stack::{self, reap_pods, run_pods, As};
@@ -60,6 +61,25 @@ async fn kubelet(admin: kube::Client) {
         reap_pods(&admin).await;
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// The median time of 5 passes.
+async fn median_pass(worker: &Reconciler) -> Duration {
+    let mut times = Vec::new();
+    for _ in 0..5 {
+        let at = Instant::now();
+        worker.pass().await.unwrap();
+        times.push(at.elapsed());
+    }
+    times.sort();
+    times[2]
+}
+
+/// The process's peak resident memory so far (VmHWM), KiB.
+fn peak_rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap_or_default();
+    line.split_whitespace().nth(1).and_then(|kib| kib.parse().ok()).unwrap_or(0)
 }
 
 /// Requests the worker's client made so far (its metrics counter).
@@ -116,6 +136,16 @@ pub async fn rows(bench: &Bench) {
         writes += worker.pass().await.unwrap().applied;
     }
     let per_pass = (requests_so_far() - before) / 5.0;
+    // The same passes with 500 decoys (10 KB each, Berth's label, outside
+    // any session): time, requests, and how much the process's peak memory grew.
+    let plain = median_pass(&worker).await;
+    let peak = peak_rss_kib();
+    kube_stack::decoys(&admin, 500).await;
+    let before = requests_so_far();
+    let decoyed = median_pass(&worker).await;
+    let decoy_requests = (requests_so_far() - before) / 5.0;
+    let grown = peak_rss_kib().saturating_sub(peak);
+    let _ = Api::<Namespace>::all(admin.clone()).delete("decoys", &Default::default()).await;
 
     // Window end: every one of the 50 closes now, with the loop running again.
     let worker = Reconciler::new(db.clone(), client, Cluster::default());
@@ -154,5 +184,12 @@ pub async fn rows(bench: &Bench) {
     row("window open → `active`, 50 sessions opening at once", &fifty);
     row("window end → namespace gone (50 at once)", &gone);
     println!("\nA converged pass with 50 sessions active: {per_pass:.1} API requests, {writes} writes (mean of 5).");
+    println!(
+        "With 500 decoys (10 KB each, Berth's label, outside sessions): {decoy_requests:.1} requests, \
+         pass p50 {} (without: {}), peak memory +{} MiB.",
+        ms(decoyed),
+        ms(plain),
+        grown / 1024
+    );
     bench.end_all().await;
 }

@@ -29,8 +29,9 @@ pub fn signature(secret: &str, body: &[u8]) -> String {
     format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
 }
 
-/// Loopback, private, link-local (cloud metadata), shared, unspecified,
-/// multicast and documentation addresses: never a public receiver.
+/// Loopback, private, link-local (cloud metadata), shared, benchmarking,
+/// reserved, unspecified, multicast and documentation addresses, and IPv6
+/// addresses that translate or tunnel to IPv4 ones: never a public receiver.
 pub fn is_internal(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => {
@@ -43,18 +44,35 @@ pub fn is_internal(ip: IpAddr) -> bool {
                 || v4.is_multicast()
                 || v4.is_documentation()
                 || a == 0
+                || a >= 240
                 || (a == 100 && (64..128).contains(&b))
+                // Benchmarking (198.18.0.0/15), IETF protocol assignments (192.0.0.0/24).
+                || (a == 198 && (18..20).contains(&b))
+                || (a == 192 && b == 0 && v4.octets()[2] == 0)
         }
         IpAddr::V6(v6) => {
             if let Some(v4) = v6.to_ipv4_mapped() {
                 return is_internal(IpAddr::V4(v4));
             }
-            let first = v6.segments()[0];
+            let segments = v6.segments();
+            let first = segments[0];
+            // Addresses that carry an IPv4 address the network translates
+            // or tunnels to: NAT64 (64:ff9b::/96 and the local-use
+            // 64:ff9b:1::/48) and 6to4 (2002::/16) reach internal IPv4
+            // hosts through a gateway; the IPv4-compatible ::a.b.c.d too.
+            let nat64 = first == 0x64 && segments[1] == 0xff9b;
+            let six_to_four = first == 0x2002;
+            let compatible = segments[..6].iter().all(|s| *s == 0);
             v6.is_loopback()
                 || v6.is_unspecified()
                 || v6.is_multicast()
+                || nat64
+                || six_to_four
+                || compatible
                 || (first & 0xfe00) == 0xfc00
                 || (first & 0xffc0) == 0xfe80
+                // Documentation (2001:db8::/32).
+                || (first == 0x2001 && segments[1] == 0x0db8)
         }
     }
 }
@@ -93,6 +111,10 @@ fn causes(err: &dyn std::error::Error) -> String {
 impl Webhooks {
     pub fn new(allow_private: bool) -> anyhow::Result<Self> {
         let mut builder = reqwest::Client::builder()
+            // Never through a proxy from the environment (HTTP(S)_PROXY): it
+            // would see every hook's URL and body, and reach for the worker
+            // what the address filter below refuses.
+            .no_proxy()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(Duration::from_secs(10))
             .user_agent(concat!("Berth-Webhook/", env!("CARGO_PKG_VERSION")));
@@ -142,6 +164,7 @@ impl Webhooks {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn internal_addresses_are_recognised() {
@@ -157,10 +180,19 @@ mod tests {
             "fd00::1",
             "fe80::1",
             "::ffff:10.0.0.1",
+            "198.18.0.1",
+            "198.19.255.254",
+            "64:ff9b::a00:1",
+            "64:ff9b::808:808",
+            "64:ff9b:1::1",
+            "2002:a00:1::1",
+            "::10.0.0.1",
+            "2001:db8::1",
+            "240.0.0.1",
         ] {
             assert!(is_internal(ip.parse().unwrap()), "{ip}");
         }
-        for ip in ["8.8.8.8", "140.82.112.3", "2606:4700::1111"] {
+        for ip in ["8.8.8.8", "140.82.112.3", "2606:4700::1111", "198.20.0.1", "2001:4860::8888"] {
             assert!(!is_internal(ip.parse().unwrap()), "{ip}");
         }
     }
@@ -181,6 +213,33 @@ mod tests {
         let open = Webhooks::new(true).unwrap();
         let err = open.send("http://127.0.0.1:9/hook", "s", "booking.idle", id, &body).await.unwrap_err();
         assert!(!err.contains("internal"), "{err}");
+    }
+
+    /// A proxy from the environment would see every hook's URL and body
+    /// and reach what the address filter refuses: it is never used.
+    #[tokio::test]
+    async fn a_proxy_in_the_environment_is_not_used() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let receiver = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut request = vec![0u8; 4096];
+            let _ = socket.read(&mut request).await;
+            socket.write_all(b"HTTP/1.1 204 No Content\r\ncontent-length: 0\r\n\r\n").await.unwrap();
+        });
+        // Nothing listens on port 1: a request through the proxy would fail.
+        for key in ["HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"] {
+            // No other test of this binary reads these variables.
+            std::env::set_var(key, "http://127.0.0.1:1");
+        }
+        for key in ["NO_PROXY", "no_proxy"] {
+            std::env::remove_var(key);
+        }
+        let hooks = Webhooks::new(true).unwrap();
+        let (url, body) = (format!("http://{receiver}/hook"), json!({}));
+        let sent = hooks.send(&url, "s", "booking.idle", uuid::Uuid::nil(), &body).await;
+        assert_eq!(sent, Ok(()), "delivered straight to the receiver");
     }
 
     #[test]

@@ -173,3 +173,22 @@ pub async fn reap_pods(admin: &kube::Client) {
         let _ = in_namespace.delete(&name, &kube::api::DeleteParams::default().grace_period(0)).await;
     }
 }
+
+/// `count` ConfigMaps of 10 KB labelled as Berth's, in namespace `decoys`:
+/// what anyone allowed to create objects somewhere could leave for the
+/// worker's cluster-wide lists.
+pub async fn decoys(admin: &kube::Client, count: usize) {
+    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(admin.clone());
+    let namespace = serde_json::from_value(json!({ "metadata": { "name": "decoys" } })).unwrap();
+    let _ = namespaces.create(&Default::default(), &namespace).await;
+    let config_maps: Api<k8s_openapi::api::core::v1::ConfigMap> = Api::namespaced(admin.clone(), "decoys");
+    let payload = "x".repeat(10_000);
+    for i in 0..count {
+        let decoy = serde_json::from_value(json!({
+            "metadata": { "name": format!("decoy-{i}"), "labels": { "app.kubernetes.io/managed-by": "berth" } },
+            "data": { "payload": payload },
+        }))
+        .unwrap();
+        config_maps.create(&Default::default(), &decoy).await.unwrap();
+    }
+}
