@@ -38,6 +38,21 @@ async fn bookings_of(f: &Fixture, email: &str) -> i64 {
 }
 
 #[tokio::test]
+async fn a_preview_never_waits_for_the_kinds_lock_nor_holds_it() {
+    let f = Fixture::new().await;
+    // A booking of the same kind is being admitted: its transaction holds the kind's lock.
+    let held = app::backend::bookings::admission::begin_locked(&f.db, f.lab, MIG).await.unwrap();
+    let series = daily(&f, 8, 16, 5, 1);
+    let preview = f.call(Method::POST, "/api/v1/series/preview", Some(&f.ada), Some(series));
+    let (status, plan) = tokio::time::timeout(std::time::Duration::from_secs(10), preview)
+        .await
+        .expect("the preview waited for the kind's lock");
+    assert_eq!(status, 200, "{plan}");
+    assert_eq!(plan["occurrences"].as_array().unwrap().len(), 5);
+    held.rollback().await.unwrap();
+}
+
+#[tokio::test]
 async fn a_preview_shows_what_fits_and_booking_takes_the_chosen_occurrences_all_or_none() {
     let f = Fixture::new().await;
     // Day 2 is full (carol holds every slice); day 4 is closed for maintenance.

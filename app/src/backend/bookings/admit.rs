@@ -200,36 +200,8 @@ pub async fn admit_locked(tx: &mut PgConnection, requests: &[&Request]) -> Servi
     if requests.is_empty() {
         return Ok(Vec::new());
     }
-    let read = read_terms(tx, requests).await?;
+    let (read, verdicts) = verdicts(tx, requests).await?;
     let terms_of = |request: &Request| read.iter().find(|t| t.pool_id == request.pool_id && t.kind == request.kind);
-    let mut open_kinds: Vec<Open> = Vec::new();
-    for terms in &read {
-        if shut(Some(terms), &terms.kind).is_none() {
-            let asking: Vec<&Request> =
-                requests.iter().copied().filter(|r| r.pool_id == terms.pool_id && r.kind == terms.kind).collect();
-            open_kinds.push(open(tx, terms, &asking).await?);
-        }
-    }
-
-    // In arrival order, each counting the ones accepted before it in its
-    // kind: for waitlist entries (read in their list's order) that is FIFO
-    // among those that fit.
-    let verdicts: Vec<Verdict> = requests
-        .iter()
-        .enumerate()
-        .map(|(index, request)| {
-            let kind =
-                open_kinds.iter_mut().find(|k| k.terms.pool_id == request.pool_id && k.terms.kind == request.kind);
-            match kind {
-                Some(kind) => kind.decide(index, request),
-                None => Verdict::Refused(
-                    shut(terms_of(request), &request.kind)
-                        .unwrap_or(ServiceError::Internal("admission terms not read")),
-                ),
-            }
-        })
-        .collect();
-
     let accepted: Vec<&Accepted> = verdicts
         .iter()
         .filter_map(|v| match v {
@@ -265,6 +237,67 @@ pub async fn admit_locked(tx: &mut PgConnection, requests: &[&Request]) -> Servi
             }),
         })
         .collect())
+}
+
+/// What `admit_locked` would decide for each request, without its lock
+/// and writing nothing: `Ok` where it would book, else why not. For
+/// previews: run in a read-only transaction, a preview never makes a
+/// booking wait, and its answer is only as good as the moment it was read.
+pub async fn judge(tx: &mut PgConnection, requests: &[&Request]) -> ServiceResult<Vec<Result<(), String>>> {
+    if requests.is_empty() {
+        return Ok(Vec::new());
+    }
+    let (read, verdicts) = verdicts(tx, requests).await?;
+    let terms_of = |request: &Request| read.iter().find(|t| t.pool_id == request.pool_id && t.kind == request.kind);
+    Ok(requests
+        .iter()
+        .zip(verdicts)
+        .map(|(request, verdict)| match verdict {
+            Verdict::Accepted(_) => Ok(()),
+            Verdict::Refused(err) => Err(err.public_message()),
+            Verdict::Waitlisted(_) => Err("it would only join the waitlist".into()),
+            Verdict::Crowded { peak_used } => Err(ServiceError::CapacityExceeded {
+                peak_used,
+                capacity: terms_of(request).and_then(|t| t.capacity).unwrap_or(0),
+                next_free: None,
+            }
+            .public_message()),
+        })
+        .collect())
+}
+
+/// Every kind's terms, and each request's verdict in arrival order.
+async fn verdicts(tx: &mut PgConnection, requests: &[&Request]) -> ServiceResult<(Vec<Terms>, Vec<Verdict>)> {
+    let read = read_terms(tx, requests).await?;
+    let terms_of = |request: &Request| read.iter().find(|t| t.pool_id == request.pool_id && t.kind == request.kind);
+    let mut open_kinds: Vec<Open> = Vec::new();
+    for terms in &read {
+        if shut(Some(terms), &terms.kind).is_none() {
+            let asking: Vec<&Request> =
+                requests.iter().copied().filter(|r| r.pool_id == terms.pool_id && r.kind == terms.kind).collect();
+            open_kinds.push(open(tx, terms, &asking).await?);
+        }
+    }
+
+    // In arrival order, each counting the ones accepted before it in its
+    // kind: for waitlist entries (read in their list's order) that is FIFO
+    // among those that fit.
+    let verdicts: Vec<Verdict> = requests
+        .iter()
+        .enumerate()
+        .map(|(index, request)| {
+            let kind =
+                open_kinds.iter_mut().find(|k| k.terms.pool_id == request.pool_id && k.terms.kind == request.kind);
+            match kind {
+                Some(kind) => kind.decide(index, request),
+                None => Verdict::Refused(
+                    shut(terms_of(request), &request.kind)
+                        .unwrap_or(ServiceError::Internal("admission terms not read")),
+                ),
+            }
+        })
+        .collect();
+    Ok((read, verdicts))
 }
 
 /// The waitlist entries of the requests that asked to wait, one pool+kind at a time.
