@@ -142,6 +142,14 @@ pub struct AuthArgs {
     /// The ID-token claim that lists the user's groups.
     #[arg(long, env = "BERTH_OIDC_GROUPS_CLAIM", default_value = "groups")]
     pub oidc_groups_claim: String,
+    /// The ID-token claim the cluster names users by: the same as the API
+    /// server's `--oidc-username-claim` (an `email` claim counts only when
+    /// verified). Session RoleBindings bind that name.
+    #[arg(long, env = "BERTH_CLUSTER_USERNAME_CLAIM", default_value = "email")]
+    pub cluster_username_claim: String,
+    /// Prefix of those names: the same as the API server's `--oidc-username-prefix`.
+    #[arg(long, env = "BERTH_CLUSTER_USERNAME_PREFIX", default_value = "")]
+    pub cluster_username_prefix: String,
     /// Groups whose members are admins, comma-separated.
     #[arg(long, env = "BERTH_ADMIN_GROUPS", value_delimiter = ',', default_value = "berth-admins")]
     pub admin_groups: Vec<String>,
@@ -208,6 +216,10 @@ impl AuthArgs {
                     client_secret,
                     scopes: self.oidc_scopes,
                     groups_claim: self.oidc_groups_claim,
+                    cluster_username: crate::auth::config::ClusterUsername {
+                        claim: self.cluster_username_claim,
+                        prefix: self.cluster_username_prefix,
+                    },
                 })
             }
             _ => None,

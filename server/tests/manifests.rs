@@ -295,6 +295,9 @@ fn volumes_follow_the_pools_storage_grant_and_the_cache_size() {
 
 #[test]
 fn the_workspace_holds_one_unit_when_interactive_and_none_for_inference() {
+    // Who may use it, so that the worker notices anyone dropping out.
+    let mut workspace_meta = meta("workspace");
+    workspace_meta["annotations"] = json!({ "berth.io/holders": "ada@example.test" });
     let selector =
         json!({ "app.kubernetes.io/name": "workspace", "berth.io/booking": "0f0e0d0c-0b0a-4908-8706-050403020100" });
     let mut pod_labels = labels();
@@ -303,7 +306,7 @@ fn the_workspace_holds_one_unit_when_interactive_and_none_for_inference() {
     assert_eq!(
         to_value(manifests::deployment(&session())),
         json!({
-            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta("workspace"),
+            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": workspace_meta,
             "spec": {
                 "replicas": 1, "strategy": { "type": "Recreate" }, "selector": { "matchLabels": selector },
                 "template": {

@@ -276,3 +276,32 @@ async fn an_unverified_email_cannot_take_over_an_account_an_admin_created() {
         .unwrap();
     assert_eq!(linked, None);
 }
+
+#[tokio::test]
+async fn the_cluster_binds_a_verified_name_never_an_unverified_email() {
+    let portal = portal().await;
+    let cluster_name = |email: &'static str| {
+        let db = portal.db.clone();
+        async move {
+            sqlx::query_scalar::<_, Option<String>>("SELECT cluster_username FROM app_user WHERE email = $1")
+                .bind(email)
+                .fetch_one(&db)
+                .await
+                .unwrap()
+        }
+    };
+    assert_eq!(portal.browser().login("ada").await.status(), 200);
+    assert_eq!(cluster_name("ada@example.test").await.as_deref(), Some("ada@example.test"));
+    // Eve's provider vouches for nothing: she may use the portal, but no
+    // session of hers binds the address she claims on the cluster.
+    assert_eq!(portal.browser().login("eve").await.status(), 200);
+    assert_eq!(cluster_name("victim@example.test").await, None);
+    let (owner,): (Option<String>,) = sqlx::query_as(
+        "SELECT coalesce(cluster_username, CASE WHEN oidc_issuer IS NULL THEN email END) FROM app_user
+         WHERE email = 'victim@example.test'",
+    )
+    .fetch_one(&portal.db)
+    .await
+    .unwrap();
+    assert_eq!(owner, None, "what the worker would bind for her");
+}

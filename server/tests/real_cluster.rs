@@ -284,6 +284,26 @@ async fn a_mig_interactive_session_lives_its_whole_life_on_the_real_server() {
     assert_eq!(w.worker.pass().await.unwrap().applied, 0, "nor in the pass");
     let _ = Api::<Namespace>::all(w.admin.clone()).delete("decoys", &Default::default()).await;
 
+    // A co-owner comes and goes: the worker's account rotates the token and
+    // restarts the workspace (a merge patch under its own field manager).
+    let secrets: Api<Secret> = Api::namespaced(w.admin.clone(), &ns);
+    let token_now = || async { secrets.get(manifests::ACCESS_SECRET).await.unwrap().data.unwrap()["token"].clone() };
+    let before = token_now().await;
+    let co_owners = format!("/api/v1/bookings/{id}/co-owners");
+    let shared = w.f.call(Method::POST, &co_owners, Some(&w.f.ada), Some(json!({ "email": "carol@a.test" }))).await;
+    assert_eq!(shared.0, 200, "{}", shared.1);
+    assert!(w.worker.repair_pass().await.unwrap().errors.is_empty());
+    assert_eq!(token_now().await, before, "a new holder needs no new token");
+    let gone = w.f.call(Method::DELETE, &format!("{co_owners}/carol@a.test"), Some(&w.f.ada), None).await;
+    assert_eq!(gone.0, 204);
+    let report = w.worker.repair_pass().await.unwrap();
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert_ne!(token_now().await, before, "carol's copy opens nothing");
+    let deployments: Api<Deployment> = Api::namespaced(w.admin.clone(), &ns);
+    let template = deployments.get("workspace").await.unwrap().spec.unwrap().template.metadata.unwrap();
+    assert!(template.annotations.unwrap().contains_key(server::worker::rotate::ROTATED_ANNOTATION));
+    w.until_active(id, &lab_node_labels()).await;
+
     // Open workspace: the portal reads the access Secret as berth-portal.
     let portal = w.stack.client(As::Portal).await;
     let mode = app::model::ClusterMode { simulated: false };
@@ -295,7 +315,6 @@ async fn a_mig_interactive_session_lives_its_whole_life_on_the_real_server() {
     let response = tower::ServiceExt::oneshot(app, request).await.unwrap();
     assert_eq!(response.status(), 303);
     let location = response.headers()["location"].to_str().unwrap().to_string();
-    let secrets: Api<Secret> = Api::namespaced(w.admin.clone(), &ns);
     let token = secrets.get(manifests::ACCESS_SECRET).await.unwrap().data.unwrap()["token"].clone();
     assert!(location.ends_with(&format!("?token={}", String::from_utf8(token.0).unwrap())), "{location}");
     // …and nothing else: not another Secret, not a list.

@@ -144,6 +144,19 @@ async fn open(app: &axum::Router, id: &str, token: &str) -> u16 {
     app.clone().oneshot(request.body(Body::empty()).unwrap()).await.unwrap().status().as_u16()
 }
 
+/// The workspace's access token and the restart stamp of its pods.
+async fn access(client: &kube::Client, ns: &str) -> (String, Option<String>) {
+    let secrets: Api<k8s_openapi::api::core::v1::Secret> = Api::namespaced(client.clone(), ns);
+    let secret = serde_json::to_value(secrets.get("berth-workspace-access").await.unwrap()).unwrap();
+    let token = match secret["stringData"]["token"].as_str() {
+        Some(token) => token.to_string(),
+        None => secret["data"]["token"].as_str().unwrap().to_string(),
+    };
+    let deployments: Api<k8s_openapi::api::apps::v1::Deployment> = Api::namespaced(client.clone(), ns);
+    let template = deployments.get("workspace").await.unwrap().spec.unwrap().template.metadata.unwrap();
+    (token, template.annotations.unwrap_or_default().get(server::worker::rotate::ROTATED_ANNOTATION).cloned())
+}
+
 fn subjects(binding: &RoleBinding) -> Vec<String> {
     binding.subjects.iter().flatten().map(|s| format!("{}:{}", s.kind, s.name)).collect()
 }
@@ -168,15 +181,25 @@ async fn co_owners_are_bound_to_the_session_role_and_open_the_workspace_until_re
     assert_eq!(open(&app, &id, &f.carol).await, 303, "the co-owner is sent to the workspace");
     assert_eq!(open(&app, &id, &f.mia).await, 403, "a teammate is not");
 
-    // Removed, carol loses the binding at the next repair, and the link.
+    let client = cluster.client();
+    let (first, restarted) = access(&client, &ns).await;
+    assert_eq!(restarted, None);
+
+    // Removed, carol loses the binding at the next repair, and the link; the
+    // token she may have copied opens nothing (a new one, the workspace restarted).
     assert_eq!(unshare(&f, &f.ada, &id, "carol@a.test").await, 204);
     worker.repair_pass().await.unwrap();
     assert_eq!(subjects(&bindings.get("berth-session-user").await.unwrap()), ["User:ada@a.test"]);
     assert_eq!(open(&app, &id, &f.carol).await, 403);
-    // Added while it runs, mia gains it at the next repair.
+    let (second, restarted) = access(&client, &ns).await;
+    assert!(second != first && restarted.is_some(), "rotated and restarted");
+    // Added while it runs, mia gains it at the next repair; no one lost it, so no rotation.
     assert_eq!(share(&f, &f.ada, &id, "mia@a.test").await.0, 200);
     worker.repair_pass().await.unwrap();
     assert_eq!(subjects(&bindings.get("berth-session-user").await.unwrap()), ["User:ada@a.test", "User:mia@a.test"]);
+    assert_eq!(access(&client, &ns).await, (second.clone(), restarted));
+    worker.repair_pass().await.unwrap();
+    assert_eq!(access(&client, &ns).await.0, second, "a converged pass rotates nothing");
     // Leaving the tenant ends holding its bookings: the binding, the link, the booking itself.
     sqlx::query("DELETE FROM membership WHERE user_id = (SELECT id FROM app_user WHERE email = 'mia@a.test')")
         .execute(&f.db)
@@ -186,6 +209,16 @@ async fn co_owners_are_bound_to_the_session_role_and_open_the_workspace_until_re
     assert_eq!(subjects(&bindings.get("berth-session-user").await.unwrap()), ["User:ada@a.test"]);
     // 403 while the token cache still knows her as a member, 404 after: never the workspace.
     assert!([403, 404].contains(&open(&app, &id, &f.mia).await));
+    let (third, _) = access(&client, &ns).await;
+    assert_ne!(third, second);
+    // So does the owner: checked like a co-owner, unbound, the token rotated.
+    sqlx::query("DELETE FROM membership WHERE user_id = (SELECT id FROM app_user WHERE email = 'ada@a.test')")
+        .execute(&f.db)
+        .await
+        .unwrap();
+    worker.repair_pass().await.unwrap();
+    assert!(subjects(&bindings.get("berth-session-user").await.unwrap()).is_empty());
+    assert_ne!(access(&client, &ns).await.0, third);
 }
 
 #[tokio::test]

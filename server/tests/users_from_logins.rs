@@ -14,6 +14,7 @@ fn login(subject: &str, email: &str, role: Role, tenants: &[&str]) -> FederatedL
         subject: subject.into(),
         email: email.into(),
         email_verified: true,
+        cluster_username: Some(email.into()),
         name: format!("User {subject}"),
         role,
         tenant_slugs: tenants.iter().map(|t| t.to_string()).collect(),

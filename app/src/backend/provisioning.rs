@@ -32,9 +32,13 @@ pub async fn preview(
 pub struct BookingFacts {
     pub booking_id: Uuid,
     pub tenant: String,
-    pub user_email: String,
-    /// Who shares the booking (active members of its tenant): bound to the session's role too.
-    pub co_owner_emails: Vec<String>,
+    /// The owner's name on the cluster (see `users::FederatedLogin`), while
+    /// they are an enabled member of the booking's tenant, like a co-owner;
+    /// none otherwise, and then nobody is bound for them.
+    pub owner: Option<String>,
+    /// Who shares the booking (enabled members of its tenant), by their
+    /// names on the cluster: bound to the session's role too.
+    pub co_owners: Vec<String>,
     pub quantity: i32,
     pub mode: Mode,
     /// Resolved at booking time (the pool's first image when none was asked).
@@ -50,8 +54,8 @@ pub struct BookingFacts {
 struct FactsRow {
     booking_id: Uuid,
     tenant: String,
-    user_email: String,
-    co_owner_emails: Vec<String>,
+    owner_cluster_user: Option<String>,
+    co_owner_cluster_users: Vec<String>,
     quantity: i32,
     mode: String,
     image: String,
@@ -67,8 +71,8 @@ impl From<FactsRow> for BookingFacts {
         BookingFacts {
             booking_id: row.booking_id,
             tenant: row.tenant,
-            user_email: row.user_email,
-            co_owner_emails: row.co_owner_emails,
+            owner: row.owner_cluster_user,
+            co_owners: row.co_owner_cluster_users,
             quantity: row.quantity,
             mode: Mode::parse(&row.mode).unwrap_or(Mode::Interactive),
             image: row.image,
@@ -82,10 +86,14 @@ impl From<FactsRow> for BookingFacts {
 /// The facts of each of `ids` that exists, in one query.
 async fn facts_of(db: &PgPool, ids: &[Uuid]) -> ServiceResult<Vec<BookingFacts>> {
     let rows: Vec<FactsRow> = sqlx::query_as(
-        "SELECT b.id AS booking_id, t.slug AS tenant, u.email AS user_email,
-                ARRAY(SELECT cu.email FROM booking_co_owner c JOIN app_user cu ON cu.id = c.user_id
+        "SELECT b.id AS booking_id, t.slug AS tenant,
+                (SELECT coalesce(cu.cluster_username, CASE WHEN cu.oidc_issuer IS NULL THEN cu.email END) FROM app_user cu WHERE cu.id = b.user_id AND cu.disabled_at IS NULL
+                   AND EXISTS (SELECT 1 FROM membership cm WHERE cm.user_id = cu.id AND cm.tenant_id = b.tenant_id)
+                ) AS owner_cluster_user,
+                ARRAY(SELECT coalesce(cu.cluster_username, CASE WHEN cu.oidc_issuer IS NULL THEN cu.email END) FROM booking_co_owner c JOIN app_user cu ON cu.id = c.user_id
                       JOIN membership cm ON cm.user_id = c.user_id AND cm.tenant_id = b.tenant_id
-                      WHERE c.booking_id = b.id AND cu.disabled_at IS NULL ORDER BY cu.email) AS co_owner_emails,
+                      WHERE c.booking_id = b.id AND cu.disabled_at IS NULL AND coalesce(cu.cluster_username, CASE WHEN cu.oidc_issuer IS NULL THEN cu.email END) IS NOT NULL
+                      ORDER BY 1) AS co_owner_cluster_users,
                 b.quantity, b.mode, b.image, k.kind,
                 k.capacity, k.replicas_per_unit, k.vram_gb_per_unit, k.cpu_millis_per_unit, k.memory_mib_per_unit,
                 k.storage_gib_per_unit,

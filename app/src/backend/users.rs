@@ -73,6 +73,10 @@ pub struct FederatedLogin {
     /// created by email: otherwise anyone able to claim that address at the
     /// provider would take the account over.
     pub email_verified: bool,
+    /// How the cluster names the user (the claim the API server takes
+    /// usernames from); none when the token gives none, or only an
+    /// unverified email. Never replaces a known name with none.
+    pub cluster_username: Option<String>,
     pub name: String,
     pub role: Role,
     /// Tenants the user's groups grant; they replace last login's.
@@ -110,13 +114,14 @@ pub async fn record_login(db: &PgPool, login: &FederatedLogin) -> ServiceResult<
     let known = known.map(|(id, _, _)| id);
     let updated = match known {
         Some(id) => sqlx::query_scalar(
-            "UPDATE app_user SET oidc_issuer = $2, oidc_subject = $3, email = $4, name = $5, role = $6
+            "UPDATE app_user SET oidc_issuer = $2, oidc_subject = $3, email = $4, name = $5, role = $6,
+                    cluster_username = coalesce($7, cluster_username)
              WHERE id = $1 RETURNING id",
         )
         .bind(id),
         None => sqlx::query_scalar(
-            "INSERT INTO app_user (oidc_issuer, oidc_subject, email, name, role) VALUES ($2, $3, $4, $5, $6)
-             RETURNING id",
+            "INSERT INTO app_user (oidc_issuer, oidc_subject, email, name, role, cluster_username)
+             VALUES ($2, $3, $4, $5, $6, $7) RETURNING id",
         )
         .bind(None::<Uuid>),
     };
@@ -126,6 +131,7 @@ pub async fn record_login(db: &PgPool, login: &FederatedLogin) -> ServiceResult<
         .bind(&login.email)
         .bind(&login.name)
         .bind(login.role.as_str())
+        .bind(&login.cluster_username)
         .fetch_one(&mut *tx)
         .await
         .map_err(|err| match ServiceError::from(err) {

@@ -14,6 +14,30 @@ pub struct OidcSettings {
     pub client_secret: String,
     pub scopes: Vec<String>,
     pub groups_claim: String,
+    /// How the cluster names this user (kube-apiserver's
+    /// `--oidc-username-claim` and `--oidc-username-prefix`, which these
+    /// must equal): session RoleBindings bind that name.
+    pub cluster_username: ClusterUsername,
+}
+
+/// The claim the cluster takes a user's name from, and its prefix.
+#[derive(Clone, Debug)]
+pub struct ClusterUsername {
+    pub claim: String,
+    pub prefix: String,
+}
+
+impl ClusterUsername {
+    /// The user's name on the cluster, from the verified ID token's claims
+    /// (`payload`: its JSON). Like kube-apiserver, an `email` claim counts
+    /// only when `email_verified` is true; a missing claim gives none.
+    pub fn of(&self, payload: &serde_json::Value) -> Option<String> {
+        let value = payload.get(&self.claim)?.as_str().filter(|v| !v.is_empty())?;
+        if self.claim == "email" && payload.get("email_verified").and_then(|v| v.as_bool()) != Some(true) {
+            return None;
+        }
+        Some(format!("{}{value}", self.prefix))
+    }
 }
 
 impl std::fmt::Debug for OidcSettings {
@@ -24,6 +48,7 @@ impl std::fmt::Debug for OidcSettings {
             .field("client_secret", &"<redacted>")
             .field("scopes", &self.scopes)
             .field("groups_claim", &self.groups_claim)
+            .field("cluster_username", &self.cluster_username)
             .finish()
     }
 }

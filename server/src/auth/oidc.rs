@@ -56,6 +56,8 @@ pub struct VerifiedLogin {
     pub email_verified: bool,
     pub name: Option<String>,
     pub groups: Vec<String>,
+    /// The user's name on the cluster (`ClusterUsername`), if the token gives one.
+    pub cluster_username: Option<String>,
     /// The raw ID token, kept for the provider's end-session `id_token_hint`.
     pub id_token: String,
 }
@@ -164,7 +166,9 @@ impl Oidc {
             other => other,
         };
         let claims = verified.map_err(|e| LoginError::Token(with_cause(&e)))?;
-        let groups = groups_claim(&id_token.to_string(), &self.settings.groups_claim);
+        let payload = payload(&id_token.to_string());
+        let groups = groups_claim(&payload, &self.settings.groups_claim);
+        let cluster_username = self.settings.cluster_username.of(&payload);
         Ok(VerifiedLogin {
             issuer: claims.issuer().to_string(),
             subject: claims.subject().to_string(),
@@ -172,6 +176,7 @@ impl Oidc {
             email_verified: claims.email_verified().unwrap_or(false),
             name: claims.name().and_then(|n| n.get(None)).map(|n| n.to_string()),
             groups,
+            cluster_username,
             id_token: id_token.to_string(),
         })
     }
@@ -215,12 +220,18 @@ fn with_cause(error: &dyn std::error::Error) -> String {
     }
 }
 
-fn groups_claim(verified_token: &str, claim: &str) -> Vec<String> {
+/// The claims of a token already verified, as JSON (null if unreadable).
+fn payload(verified_token: &str) -> serde_json::Value {
     use base64::Engine as _;
-    let Some(payload) = verified_token.split('.').nth(1) else { return Vec::new() };
-    let Ok(bytes) = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload) else { return Vec::new() };
-    let Ok(json) = serde_json::from_slice::<serde_json::Value>(&bytes) else { return Vec::new() };
-    match json.get(claim) {
+    let Some(payload) = verified_token.split('.').nth(1) else { return serde_json::Value::Null };
+    let Ok(bytes) = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload) else {
+        return serde_json::Value::Null;
+    };
+    serde_json::from_slice(&bytes).unwrap_or_default()
+}
+
+fn groups_claim(payload: &serde_json::Value, claim: &str) -> Vec<String> {
+    match payload.get(claim) {
         Some(serde_json::Value::Array(items)) => items.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect(),
         Some(serde_json::Value::String(one)) => vec![one.clone()],
         _ => Vec::new(),
@@ -229,7 +240,7 @@ fn groups_claim(verified_token: &str, claim: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::groups_claim;
+    use super::{groups_claim, payload};
     use base64::Engine as _;
 
     fn token(payload: &str) -> String {
@@ -239,10 +250,26 @@ mod tests {
 
     #[test]
     fn groups_come_from_the_configured_claim_as_list_or_single_string() {
-        assert_eq!(groups_claim(&token(r#"{"groups":["a","b",3]}"#), "groups"), vec!["a", "b"]);
-        assert_eq!(groups_claim(&token(r#"{"roles":"admins"}"#), "roles"), vec!["admins"]);
-        assert!(groups_claim(&token(r#"{"groups":{"x":1}}"#), "groups").is_empty());
-        assert!(groups_claim(&token(r#"{}"#), "groups").is_empty());
-        assert!(groups_claim("garbage", "groups").is_empty());
+        assert_eq!(groups_claim(&payload(&token(r#"{"groups":["a","b",3]}"#)), "groups"), vec!["a", "b"]);
+        assert_eq!(groups_claim(&payload(&token(r#"{"roles":"admins"}"#)), "roles"), vec!["admins"]);
+        assert!(groups_claim(&payload(&token(r#"{"groups":{"x":1}}"#)), "groups").is_empty());
+        assert!(groups_claim(&payload(&token(r#"{}"#)), "groups").is_empty());
+        assert!(groups_claim(&payload("garbage"), "groups").is_empty());
+    }
+
+    #[test]
+    fn the_cluster_username_comes_from_the_api_servers_claim_and_never_from_an_unverified_email() {
+        use crate::auth::config::ClusterUsername;
+        let claims = |json: &str| payload(&token(json));
+        let email = ClusterUsername { claim: "email".into(), prefix: String::new() };
+        let verified = claims(r#"{"sub":"u1","email":"ada@x.test","email_verified":true}"#);
+        let unverified = claims(r#"{"sub":"u1","email":"admin@x.test","email_verified":false}"#);
+        assert_eq!(email.of(&verified).as_deref(), Some("ada@x.test"));
+        assert_eq!(email.of(&unverified), None, "kube-apiserver refuses such a token too");
+        assert_eq!(email.of(&claims(r#"{"sub":"u1","email":"admin@x.test"}"#)), None);
+        let subject = ClusterUsername { claim: "sub".into(), prefix: "oidc:".into() };
+        assert_eq!(subject.of(&unverified).as_deref(), Some("oidc:u1"));
+        let preferred = ClusterUsername { claim: "preferred_username".into(), prefix: String::new() };
+        assert_eq!(preferred.of(&verified), None, "a claim the token lacks names no one");
     }
 }

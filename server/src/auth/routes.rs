@@ -130,6 +130,7 @@ async fn callback(State(state): State<AppState>, session: Session, Query(query):
         name: verified.name.unwrap_or_else(|| email.clone()),
         email,
         email_verified: verified.email_verified,
+        cluster_username: verified.cluster_username,
         role,
         tenant_slugs,
     };

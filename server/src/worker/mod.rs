@@ -9,6 +9,7 @@ pub mod converge;
 pub mod manifests;
 pub mod reconcile;
 pub mod retry;
+pub mod rotate;
 pub mod run;
 pub mod simulated;
 pub mod simulated_http;

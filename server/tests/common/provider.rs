@@ -106,6 +106,7 @@ impl Portal {
             client_secret: CLIENT_SECRET.into(),
             scopes: vec!["openid".into(), "email".into(), "profile".into(), "groups".into()],
             groups_claim: "groups".into(),
+            cluster_username: server::auth::config::ClusterUsername { claim: "email".into(), prefix: String::new() },
         });
         tweak(&mut config);
         let app = router(AppState::new(db.clone(), "target/site", Auth::new(config).unwrap()));

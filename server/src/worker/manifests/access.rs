@@ -5,10 +5,12 @@ use serde_json::json;
 
 /// Binds the session's user and co-owners, inside the session namespace, to
 /// a role. The subjects list is replaced whole, so a co-owner who is removed
-/// loses access at the next pass.
+/// (or an owner who left the tenant or was disabled) loses access at the
+/// next pass.
 fn user_binding(session: &Session, name: &str, role_kind: &str, role: &str) -> RoleBinding {
     let user = |name: &String| json!({ "apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": name });
-    let subjects: Vec<_> = std::iter::once(&session.user).chain(&session.co_owners).map(user).collect();
+    let holders = std::iter::once(&session.user).chain(&session.co_owners).filter(|name| !name.is_empty());
+    let subjects: Vec<_> = holders.map(user).collect();
     typed(json!({
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "RoleBinding",

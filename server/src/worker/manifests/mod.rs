@@ -21,7 +21,7 @@ pub use namespace::{
 };
 pub use network::{network_policies, proxy_config_map, PUBLISHED_PORT};
 pub use quota::{limit_range, resource_quota};
-pub use workspace::{deployment, host, ingress, persistent_volume_claims, route, service};
+pub use workspace::{deployment, holders, host, ingress, persistent_volume_claims, route, service, HOLDERS_ANNOTATION};
 
 use std::collections::BTreeMap;
 use uuid::Uuid;
@@ -61,7 +61,8 @@ pub struct KindGrant {
 pub struct Session {
     pub booking_id: Uuid,
     pub tenant: String,
-    /// The user's identity as the cluster knows it (the OIDC username claim).
+    /// The owner's identity as the cluster knows it (the OIDC username
+    /// claim); empty when they have none or may no longer use the session.
     pub user: String,
     /// Users the owner shares the booking with, bound to the same role.
     pub co_owners: Vec<String>,
@@ -189,8 +190,8 @@ impl Session {
         Session {
             booking_id: facts.booking_id,
             tenant: facts.tenant,
-            user: facts.user_email,
-            co_owners: facts.co_owner_emails,
+            user: facts.owner.unwrap_or_default(),
+            co_owners: facts.co_owners,
             quantity: facts.quantity,
             interactive: facts.mode == app::model::Mode::Interactive,
             image: facts.image,

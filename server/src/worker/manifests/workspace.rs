@@ -5,6 +5,20 @@ use k8s_openapi::api::networking::v1::Ingress;
 use serde_json::json;
 
 const WORKSPACE: &str = "workspace";
+
+/// Who may use the workspace when it was last applied (its owner and
+/// co-owners as the cluster names them, comma-separated): when anyone drops
+/// out, the worker rotates the access token (`converge::rotate_if_holders_left`).
+pub const HOLDERS_ANNOTATION: &str = "berth.io/holders";
+
+/// The session's holders, in the order `HOLDERS_ANNOTATION` lists them.
+pub fn holders(session: &Session) -> Vec<String> {
+    let mut holders: Vec<String> =
+        std::iter::once(&session.user).chain(&session.co_owners).filter(|h| !h.is_empty()).cloned().collect();
+    holders.sort();
+    holders.dedup();
+    holders
+}
 const PORT: i32 = 8888;
 
 /// The worker's volume claims with their sizes in GiB: home (the pool's
@@ -49,10 +63,12 @@ pub fn deployment(session: &Session) -> Deployment {
     let selector = json!({ "app.kubernetes.io/name": WORKSPACE, "berth.io/booking": session.booking_id.to_string() });
     let mut pod_labels = session.labels();
     pod_labels.insert("app.kubernetes.io/name".into(), WORKSPACE.into());
+    let mut metadata = meta(session, WORKSPACE);
+    metadata["annotations"] = json!({ HOLDERS_ANNOTATION: holders(session).join(",") });
     let mut deployment = json!({
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": meta(session, WORKSPACE),
+        "metadata": metadata,
         "spec": {
             "replicas": 1,
             "strategy": { "type": "Recreate" },
