@@ -61,6 +61,10 @@ fn describe() {
     describe_gauge!("berth_waitlist_waiting", "Waitlist entries waiting for room.");
     describe_gauge!("berth_notifications_undelivered", "Notification deliveries not yet sent (the outbox's depth).");
     describe_gauge!("berth_sessions", "Live sessions by the state of their first unfinished step.");
+    describe_gauge!(
+        "berth_session_namespaces_stuck",
+        "Ended sessions' namespaces still terminating after 2 minutes (their GPUs may still be held)."
+    );
     describe_gauge!("berth_database_up", "1 when this process reached PostgreSQL at the last scrape.");
     describe_gauge!("berth_database_connections", "This process's database connections, by state.");
 }

@@ -363,3 +363,34 @@ async fn every_event_reaches_its_people_once_by_email_and_webhook() {
     let copies: Vec<&Value> = messages.iter().filter(|x| x["delivery"] == lost.as_str()).collect();
     assert_eq!(copies[0]["message_id"], copies[1]["message_id"]);
 }
+
+#[tokio::test]
+async fn a_stuck_namespace_is_told_to_admins_once_never_to_the_bookings_people() {
+    let f = common::Fixture::new().await;
+    let (status, body) = f.book(&f.ada, common::MIG, 1, slot(-1), slot(4)).await;
+    assert_eq!(status, 201, "{body}");
+    let id: uuid::Uuid = body["id"].as_str().unwrap().parse().unwrap();
+    for _ in 0..2 {
+        server::notify::outbox::stuck(&f.db, id, "berth-team-a-0f0e0d0c").await.unwrap();
+    }
+    server::notify::outbox::fan_out(&f.db, true).await.unwrap();
+    let told: Vec<String> = sqlx::query_scalar(
+        "SELECT u.email FROM notification_delivery d JOIN notification n ON n.id = d.notification_id
+         JOIN app_user u ON u.id = d.user_id WHERE n.event = 'session.stuck' AND d.channel = 'email' ORDER BY 1",
+    )
+    .fetch_all(&f.db)
+    .await
+    .unwrap();
+    let admins: Vec<String> =
+        sqlx::query_scalar("SELECT email FROM app_user WHERE role = 'admin' AND disabled_at IS NULL ORDER BY 1")
+            .fetch_all(&f.db)
+            .await
+            .unwrap();
+    assert!(!admins.is_empty());
+    assert_eq!(told, admins, "the admins, once each; not ada");
+    let due = server::notify::outbox::claim(&f.db, 100).await.unwrap();
+    let due = due.iter().find(|d| d.event == "session.stuck").expect("a delivery to send");
+    let message = server::notify::message::render("https://berth.example.org", due);
+    assert_eq!(message.subject, "Stuck terminating: berth-team-a-0f0e0d0c");
+    assert!(message.text.contains("kubectl get pods,pvc -n berth-team-a-0f0e0d0c"), "{}", message.text);
+}

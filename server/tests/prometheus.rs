@@ -46,14 +46,18 @@ fn every_alert_rule_is_valid_and_fires_exactly_when_its_test_says() {
     let dir = temp_dir("rules");
     let rules = rules_file(&dir);
     let checked = promtool(&["check", "rules", rules.to_str().unwrap()], &dir);
-    assert!(checked.contains("SUCCESS: 4 rules found"), "{checked}");
+    assert!(checked.contains("SUCCESS: 5 rules found"), "{checked}");
     std::fs::copy(repo_root().join("server/tests/prometheus/alerts-test.yaml"), dir.join("alerts-test.yaml")).unwrap();
     let tested = promtool(&["test", "rules", "alerts-test.yaml"], &dir);
     assert!(tested.contains("SUCCESS"), "{tested}");
     let cases = std::fs::read_to_string(dir.join("alerts-test.yaml")).unwrap();
-    for alert in
-        ["BerthNoWorkerLeading", "BerthWorkerPassesFailing", "BerthAdmissionErrors", "BerthDatabaseUnreachable"]
-    {
+    for alert in [
+        "BerthNoWorkerLeading",
+        "BerthWorkerPassesFailing",
+        "BerthAdmissionErrors",
+        "BerthDatabaseUnreachable",
+        "BerthSessionNamespaceStuck",
+    ] {
         assert!(cases.contains(&format!("alertname: {alert}")), "no promtool case for {alert}");
     }
     std::fs::remove_dir_all(&dir).ok();

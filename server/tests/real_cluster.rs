@@ -447,6 +447,54 @@ async fn an_openshift_route_the_image_cache_and_proxy_settings_are_applied_as_th
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_stuck_terminating_holds_the_next_one_and_admins_hear_of_it() {
+    let Some((mut w, _turn)) = world(Cluster::default()).await else { return };
+    let first = w.book(MIG, 2, "interactive", w.f.lab).await;
+    w.until_active(first, &lab_node_labels()).await;
+    // A pod that will not go: a finalizer no one removes (a stuck CSI
+    // driver, a node that stopped answering).
+    let ns = World::namespace(first);
+    let pods: Api<k8s_openapi::api::core::v1::Pod> = Api::namespaced(w.admin.clone(), &ns);
+    let pod = pods.list(&ListParams::default()).await.unwrap().items.remove(0).metadata.name.unwrap();
+    let hold = json!({ "metadata": { "finalizers": ["berth.test/hold"] } });
+    pods.patch(&pod, &Default::default(), &kube::api::Patch::Merge(&hold)).await.unwrap();
+    let (status, _) = w.f.call(Method::POST, &format!("/api/v1/bookings/{first}/end"), Some(&w.f.ada), None).await;
+    assert_eq!(status, 200);
+    w.worker.pass().await.unwrap();
+
+    // The next session of the pool waits, and says for whom.
+    let next = w.book(MIG, 2, "interactive", w.f.lab).await;
+    w.worker.pass().await.unwrap();
+    let ready = w.steps(next).await[6].clone();
+    assert_eq!(ready.1, "working");
+    assert!(ready.2.contains(&format!("still terminating ({ns})")), "{}", ready.2);
+
+    // Past the limit (0 here, 2 minutes by default): admins are told once.
+    w.worker.policy.stuck_after = Duration::ZERO;
+    server::metrics::handle(); // the recorder, before the gauge is set
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(w.worker.report_stuck().await.unwrap(), [ns.clone()]);
+    assert_eq!(w.worker.report_stuck().await.unwrap(), [ns.clone()]);
+    let told: Vec<(String, String)> =
+        sqlx::query_as("SELECT event, detail FROM notification WHERE booking_id = $1 AND event = 'session.stuck'")
+            .bind(first)
+            .fetch_all(&w.f.db)
+            .await
+            .unwrap();
+    assert_eq!(told, [("session.stuck".to_string(), ns.clone())]);
+    let metrics = server::metrics::handle().render();
+    assert!(metrics.contains("berth_session_namespaces_stuck 1"), "{metrics}");
+
+    let release = json!({ "metadata": { "finalizers": null } });
+    pods.patch(&pod, &Default::default(), &kube::api::Patch::Merge(&release)).await.unwrap();
+    w.until_gone(first, "completed").await;
+    assert!(w.worker.report_stuck().await.unwrap().is_empty());
+    let (status, _) = w.f.call(Method::POST, &format!("/api/v1/bookings/{next}/cancel"), Some(&w.f.ada), None).await;
+    assert!(status.is_success(), "{status}");
+    w.worker.pass().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_clusters_own_words_reach_the_booking_card_and_the_pass_report() {
     let Some((w, _turn)) = world(Cluster::default()).await else { return };
     let said = "proxy settings are managed by the platform team (ticket PLAT-42)";

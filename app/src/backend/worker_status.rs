@@ -94,6 +94,16 @@ pub async fn record_sweep(db: &PgPool, name: &str, collected: &[String], stuck: 
     Ok(())
 }
 
+/// The namespaces stuck terminating now (between sweeps; see `record_sweep`).
+pub async fn record_stuck(db: &PgPool, name: &str, stuck: &[String]) -> ServiceResult<()> {
+    sqlx::query("UPDATE worker_process SET sweep_stuck = $2 WHERE name = $1")
+        .bind(name)
+        .bind(stuck)
+        .execute(db)
+        .await?;
+    Ok(())
+}
+
 /// What the worker page shows (admins only).
 pub async fn status(db: &PgPool, principal: &Principal) -> ServiceResult<WorkerStatus> {
     if !principal.is_admin() {

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 /// Every event, with what Settings calls it. The outbox's CHECK lists the same.
-pub const EVENTS: [(&str, &str); 9] = [
+pub const EVENTS: [(&str, &str); 10] = [
     ("booking.pending", "A booking awaits approval (admins)"),
     ("booking.approved", "My booking is approved"),
     ("booking.rejected", "My booking is rejected"),
@@ -16,6 +16,7 @@ pub const EVENTS: [(&str, &str); 9] = [
     ("workspace.ready", "My workspace is ready"),
     ("booking.failed", "My booking failed"),
     ("booking.idle", "My live booking's GPUs are idle"),
+    ("session.stuck", "An ended session's namespace is stuck terminating (admins)"),
 ];
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -97,6 +97,15 @@ pub fn render(base: &str, due: &Due) -> Message {
                  idle bookings of this pool are ended early.\n\n{card}"
             ),
         ),
+        "session.stuck" => (
+            format!("Stuck terminating: {}", due.detail),
+            format!(
+                "The session of this booking ended, but its namespace {} is still terminating after 2 minutes: \
+                 a pod or finalizer that will not go may still hold its GPUs, which Berth counts as free. \
+                 Check it with `kubectl get pods,pvc -n {}` and its finalizers.\n{what}\n\n{card}",
+                due.detail, due.detail
+            ),
+        ),
         other => (format!("Berth: {other}"), format!("{what}\n\n{card}")),
     };
     let html = format!(

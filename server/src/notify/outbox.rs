@@ -36,6 +36,20 @@ pub async fn schedule_timed(db: &PgPool) -> sqlx::Result<u64> {
     Ok(done.rows_affected())
 }
 
+/// Admins hear once per booking that its ended session's namespace is
+/// stuck terminating (`namespace`): its GPUs may still be held.
+pub async fn stuck(db: &PgPool, booking: Uuid, namespace: &str) -> sqlx::Result<()> {
+    sqlx::query(
+        "INSERT INTO notification (event, booking_id, dedupe, detail) VALUES ('session.stuck', $1, 'stuck:' || $1, $2)
+         ON CONFLICT (dedupe) DO NOTHING",
+    )
+    .bind(booking)
+    .bind(namespace)
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
 /// Turns new notifications into deliveries: a pending booking goes to the
 /// admins, everything else to the booking's owner and co-owners; by email when the
 /// portal can send mail, to each of the recipient's webhooks, unless they
@@ -49,15 +63,15 @@ pub async fn fan_out(db: &PgPool, email: bool) -> sqlx::Result<u64> {
          ),
          recipient AS (
              SELECT batch.id, batch.event, u.id AS user_id FROM batch JOIN app_user u ON u.role = 'admin'
-             WHERE batch.event = 'booking.pending' AND u.disabled_at IS NULL
+             WHERE batch.event IN ('booking.pending', 'session.stuck') AND u.disabled_at IS NULL
              UNION ALL
              SELECT batch.id, batch.event, u.id FROM batch JOIN app_user u ON u.id = batch.owner
-             WHERE batch.event <> 'booking.pending' AND u.disabled_at IS NULL
+             WHERE batch.event NOT IN ('booking.pending', 'session.stuck') AND u.disabled_at IS NULL
              UNION ALL
              SELECT batch.id, batch.event, u.id FROM batch
              JOIN booking_co_owner c ON c.booking_id = batch.booking_id JOIN app_user u ON u.id = c.user_id
              JOIN membership m ON m.user_id = c.user_id AND m.tenant_id = batch.tenant_id
-             WHERE batch.event <> 'booking.pending' AND u.disabled_at IS NULL
+             WHERE batch.event NOT IN ('booking.pending', 'session.stuck') AND u.disabled_at IS NULL
          ),
          wanted AS (
              SELECT r.id, r.user_id, c.channel FROM recipient r CROSS JOIN (VALUES ('email'), ('webhook')) AS c(channel)
@@ -73,6 +87,7 @@ pub async fn fan_out(db: &PgPool, email: bool) -> sqlx::Result<u64> {
              WHERE w.channel = 'webhook'
              UNION ALL
              SELECT batch.id, NULL, 'webhook', h.id FROM batch JOIN webhook h ON h.tenant_id = batch.tenant_id
+             WHERE batch.event <> 'session.stuck'
              ON CONFLICT ON CONSTRAINT notification_delivery_once DO NOTHING
          )
          UPDATE notification SET fanned_out_at = now() WHERE id IN (SELECT id FROM batch)",

@@ -70,6 +70,27 @@ impl Converged {
     }
 }
 
+/// Terminating session namespaces of the same kind on the same nodes as `session`'s.
+fn held_by_ended(session: &Session, managed: &[Namespace]) -> Vec<String> {
+    let annotations = manifests::namespace(session, &Default::default()).metadata.annotations.unwrap_or_default();
+    let placed = |a: &std::collections::BTreeMap<String, String>| -> Vec<(String, String)> {
+        let mut pairs: Vec<_> = a
+            .iter()
+            .filter(|(k, _)| k.starts_with(manifests::NODE_SELECTOR_ANNOTATION) || *k == manifests::GPU_KIND_ANNOTATION)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        pairs.sort();
+        pairs
+    };
+    let wanted = placed(&annotations);
+    managed
+        .iter()
+        .filter(|ns| ns.metadata.deletion_timestamp.is_some())
+        .filter(|ns| ns.metadata.annotations.as_ref().is_some_and(|a| placed(a) == wanted))
+        .filter_map(|ns| ns.metadata.name.clone())
+        .collect()
+}
+
 fn api_for(client: &kube::Client, object: &Value) -> Api<DynamicObject> {
     let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
     let resource = super::snapshot::resource(&text(&object["apiVersion"]), &text(&object["kind"]));
@@ -226,7 +247,7 @@ impl Reconciler {
             true => None,
             false => {
                 states[6] = StepState::Working;
-                Some((6, self.why_waiting(session).await))
+                Some((6, self.why_waiting(session, managed).await))
             }
         };
         Converged { steps: steps_with(states, waiting), progress: Progress::Applied { ready }, applied }
@@ -254,8 +275,17 @@ impl Reconciler {
     /// Why a workspace is not ready yet, as the user should read it. A
     /// cluster without a node of the pool (a test cluster, a pool whose
     /// nodes are gone or mislabelled) would otherwise look like a slow start.
-    async fn why_waiting(&self, session: &Session) -> String {
+    async fn why_waiting(&self, session: &Session, managed: &[Namespace]) -> String {
         let waiting = "waiting for the workspace to report ready".to_string();
+        // Kubernetes never gives a GPU still held to a new pod, so the
+        // workspace waits: say for whom.
+        let held = held_by_ended(session, managed);
+        if !held.is_empty() {
+            return format!(
+                "{waiting}: ended sessions of this pool are still terminating ({}), and their pods may still hold the GPUs",
+                held.join(", ")
+            );
+        }
         let selector = &session.placement.node_selector;
         let labels: Vec<String> = selector.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let nodes: Api<Node> = Api::all(self.client.clone());

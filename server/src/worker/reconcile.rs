@@ -62,7 +62,9 @@ impl Default for Policy {
             retries: 3,
             retry_delay: Duration::from_millis(200),
             failures_before_failed: 5,
-            stuck_after: Duration::from_secs(300),
+            // Two minutes: grace periods are capped at 30 s (policy
+            // berth-session-devices) and pods are deleted at once first.
+            stuck_after: Duration::from_secs(120),
             audit_retention_days: 400,
         }
     }

@@ -156,7 +156,18 @@ async fn repair_loop(worker: Arc<Reconciler>, wake: Arc<Notify>, name: Arc<Strin
     }
     let mut last_sweep: Option<Instant> = None;
     let mut failed_passes = 0u32;
+    let mut last_stuck: Option<Vec<String>> = None;
     loop {
+        match worker.report_stuck().await {
+            Ok(stuck) if last_stuck.as_ref() != Some(&stuck) => {
+                match worker_status::record_stuck(&worker.db, &name, &stuck).await {
+                    Ok(()) => last_stuck = Some(stuck),
+                    Err(err) => tracing::warn!(error = %err.public_message(), "cannot record stuck namespaces"),
+                }
+            }
+            Ok(_) => {}
+            Err(err) => tracing::warn!(error = %err, "cannot check for namespaces stuck terminating"),
+        }
         if last_sweep.is_none_or(|at| at.elapsed() >= SWEEP_EVERY) {
             match worker.sweep().await {
                 Ok(report) => {

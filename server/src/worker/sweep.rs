@@ -1,11 +1,13 @@
 //! The sweep the active worker runs every few minutes besides its passes:
 //! managed namespaces with no live booking are deleted (the start pass does
 //! the same; the sweep is the backstop should start passes keep failing
-//! before they get there), namespaces stuck terminating are reported, and
-//! the database is kept tidy.
+//! before they get there), namespaces stuck terminating are reported (also
+//! at every resync, `report_stuck`), and the database is kept tidy.
 
 use super::reconcile::{live_bookings, owned_by, Reconciler};
 use app::backend::maintenance::{self, Swept};
+use k8s_openapi::api::core::v1::Namespace;
+use uuid::Uuid;
 
 /// How often the sweep runs.
 pub const SWEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(300);
@@ -20,21 +22,39 @@ pub struct SweepReport {
 }
 
 impl Reconciler {
+    /// Managed namespaces terminating for longer than `Policy::stuck_after`,
+    /// with their booking: a pod that will not go (a finalizer, a node that
+    /// stopped answering) may still hold a GPU Berth counts as free again.
+    pub fn stuck(&self, managed: &[Namespace]) -> Vec<(String, Uuid)> {
+        let now = k8s_openapi::jiff::Timestamp::now().as_second();
+        let stuck_after = i64::try_from(self.policy.stuck_after.as_secs()).unwrap_or(i64::MAX);
+        managed
+            .iter()
+            .filter(|ns| ns.metadata.deletion_timestamp.as_ref().is_some_and(|at| now - at.0.as_second() > stuck_after))
+            .filter_map(|ns| Some((ns.metadata.name.clone()?, owned_by(ns, None)?)))
+            .collect()
+    }
+
+    /// Tells admins of stuck namespaces as soon as the repair loop sees them
+    /// (every resync): the `berth_session_namespaces_stuck` gauge, a
+    /// `session.stuck` notification per booking (once), and the worker page.
+    /// Returns the names.
+    pub async fn report_stuck(&self) -> anyhow::Result<Vec<String>> {
+        let managed = self.managed_namespaces().await?;
+        let stuck = self.stuck(&managed);
+        metrics::gauge!("berth_session_namespaces_stuck").set(stuck.len() as f64);
+        for (name, booking) in &stuck {
+            tracing::warn!(namespace = %name, "namespace stuck terminating: check its pods and finalizers");
+            crate::notify::outbox::stuck(&self.db, *booking, name).await?;
+        }
+        Ok(stuck.into_iter().map(|(name, _)| name).collect())
+    }
+
     pub async fn sweep(&self) -> anyhow::Result<SweepReport> {
         let due = app::backend::provisioning::due(&self.db).await?;
         let managed = self.managed_namespaces().await?;
         let collected = self.collect(&managed, &live_bookings(&due)).await?;
-        let now = k8s_openapi::jiff::Timestamp::now().as_second();
-        let stuck_after = i64::try_from(self.policy.stuck_after.as_secs()).unwrap_or(i64::MAX);
-        let stuck: Vec<String> = managed
-            .iter()
-            .filter(|ns| owned_by(ns, None).is_some())
-            .filter(|ns| ns.metadata.deletion_timestamp.as_ref().is_some_and(|at| now - at.0.as_second() > stuck_after))
-            .filter_map(|ns| ns.metadata.name.clone())
-            .collect();
-        for name in &stuck {
-            tracing::warn!(namespace = %name, "namespace stuck terminating: check its finalizers");
-        }
+        let stuck = self.stuck(&managed).into_iter().map(|(name, _)| name).collect();
         let swept = maintenance::sweep(&self.db, self.policy.audit_retention_days).await?;
         Ok(SweepReport { collected, stuck, swept })
     }
