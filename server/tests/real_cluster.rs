@@ -473,8 +473,8 @@ async fn a_session_stuck_terminating_holds_the_next_one_and_admins_hear_of_it() 
     w.worker.policy.stuck_after = Duration::ZERO;
     server::metrics::handle(); // the recorder, before the gauge is set
     tokio::time::sleep(Duration::from_secs(1)).await;
-    assert_eq!(w.worker.report_stuck().await.unwrap(), [ns.clone()]);
-    assert_eq!(w.worker.report_stuck().await.unwrap(), [ns.clone()]);
+    assert_eq!(w.worker.report_stuck().await.unwrap(), std::slice::from_ref(&ns));
+    assert_eq!(w.worker.report_stuck().await.unwrap(), std::slice::from_ref(&ns));
     let told: Vec<(String, String)> =
         sqlx::query_as("SELECT event, detail FROM notification WHERE booking_id = $1 AND event = 'session.stuck'")
             .bind(first)
