@@ -113,6 +113,15 @@ pub enum Command {
         #[command(subcommand)]
         command: TokenCommand,
     },
+    /// In a workspace's pod: the auth step in front of it (one-time codes
+    /// from "Open workspace" for a cookie); the token from BERTH_ACCESS_TOKEN.
+    Gate {
+        #[arg(long, env = "BERTH_GATE_LISTEN", default_value = "0.0.0.0:8888")]
+        listen: SocketAddr,
+        /// The workspace itself, in the same pod.
+        #[arg(long, env = "BERTH_GATE_UPSTREAM", default_value = "127.0.0.1:8889")]
+        upstream: SocketAddr,
+    },
     #[command(flatten)]
     Client(crate::client::Command),
 }
@@ -311,6 +320,10 @@ pub struct ClusterArgs {
     pub gpu_node_selector: (String, String),
     #[arg(long, env = "BERTH_PAUSE_IMAGE", default_value = "registry.k8s.io/pause:3.10")]
     pub pause_image: String,
+    /// The image of `berth gate`, the auth step in every workspace's pod:
+    /// Berth's own image (the Containerfile's).
+    #[arg(long, env = "BERTH_GATE_IMAGE", default_value = manifests::DEFAULT_GATE_IMAGE)]
+    pub gate_image: String,
     /// Extended resources set to 0 in every session's quota unless booked,
     /// besides every kind any pool offers; comma-separated.
     #[arg(
@@ -434,6 +447,7 @@ impl ClusterArgs {
             expose: self.expose,
             berth_namespace: self.berth_namespace.clone(),
             deny_resources: self.deny_resources.clone(),
+            gate_image: self.gate_image.clone(),
             image_cache: self.image_cache.then(|| ImageCache {
                 images: self.cache_images.clone(),
                 registries: self.cache_registries.clone(),
@@ -576,6 +590,11 @@ async fn stopped(mut flag: tokio::sync::watch::Receiver<bool>) {
 
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
+        Command::Gate { listen, upstream } => {
+            let token = std::env::var("BERTH_ACCESS_TOKEN").unwrap_or_default();
+            anyhow::ensure!(!token.is_empty(), "BERTH_ACCESS_TOKEN (the session's access token) is not set");
+            crate::gate::serve(listen, crate::gate::Gate::new(token, upstream)).await?;
+        }
         Command::Worker { db, public_url, cluster, metrics_listen } => {
             let pool = connect(&db, 4).await?;
             MIGRATOR.run(&pool).await?;

@@ -6,6 +6,7 @@ pub mod auth;
 pub mod cli;
 pub mod client;
 pub mod database;
+pub mod gate;
 pub mod http_server;
 pub mod kube_metrics;
 pub mod metrics;

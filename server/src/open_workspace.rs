@@ -1,9 +1,9 @@
-//! `GET /bookings/{id}/open`: the owner of an active booking is sent to the
-//! workspace with its access token, read from the session's Secret in the
-//! cluster at that moment. The token is never stored in the database or
-//! logged, and the redirect is marked not to be cached (the security-header
-//! layer's `Referrer-Policy: same-origin` keeps it out of the workspace's
-//! Referer).
+//! `GET /bookings/{id}/open`: the owner or a co-owner of an active booking
+//! is sent to the workspace's gate with a one-time code good for 60 seconds
+//! (`crate::gate`), made from the access token read from the session's
+//! Secret in the cluster at that moment. The token itself never leaves the
+//! portal, is never stored in the database or logged, and the redirect is
+//! marked not to be cached.
 
 use crate::api::auth::Auth;
 use crate::api::error::{ApiError, ApiResult};
@@ -47,8 +47,9 @@ pub async fn open(State(state): State<AppState>, Auth(principal): Auth, PathId(i
         tracing::warn!(booking = %id, error = %err, "cannot record that the workspace was opened");
     }
     let mut target = url::Url::parse(&state.cluster.workspace_url(&session))
+        .and_then(|url| url.join(crate::gate::OPEN_PATH))
         .map_err(|_| unavailable("the workspace domain is misconfigured"))?;
-    target.query_pairs_mut().append_pair("token", &token);
+    target.query_pairs_mut().append_pair("code", &crate::gate::code(&token, chrono::Utc::now().timestamp()));
     let location = HeaderValue::from_str(target.as_str()).map_err(|_| unavailable("the workspace URL is invalid"))?;
     Ok((
         StatusCode::SEE_OTHER,

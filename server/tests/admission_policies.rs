@@ -86,7 +86,7 @@ fn pool_a() -> Value {
 
 /// The pod the workspace Deployment makes, as the ReplicaSet controller sends it.
 fn workspace_pod(session: &Session) -> Value {
-    let deployment = serde_json::to_value(manifests::deployment(session)).unwrap();
+    let deployment = serde_json::to_value(manifests::deployment(session, &cluster())).unwrap();
     json!({ "apiVersion": "v1", "kind": "Pod", "metadata": { "name": "workspace-1" }, "spec": deployment["spec"]["template"]["spec"] })
 }
 

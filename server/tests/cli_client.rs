@@ -174,7 +174,7 @@ async fn a_data_scientist_books_from_the_shell() {
         assert!(std::time::Instant::now() < deadline, "{}", String::from_utf8_lossy(&out.stderr));
         tokio::time::sleep(std::time::Duration::from_millis(250)).await;
     };
-    assert!(link.starts_with("https://") && link.contains("?token=") && link.ends_with('\n'), "{link}");
+    assert!(link.starts_with("https://") && link.contains("/.berth/open?code=") && link.ends_with('\n'), "{link}");
     let ended = shell.ok(&["end", &live]);
     assert!(ended.contains("state  completed"), "{ended}");
 

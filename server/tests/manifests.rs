@@ -58,6 +58,7 @@ fn cluster() -> Cluster {
         image_cache: None,
         berth_namespace: "berth".into(),
         deny_resources: vec!["nvidia.com/gpu".into(), "amd.com/gpu".into(), "nvidia.com/gpu.shared".into()],
+        gate_image: "registry.example.org/platform/berth:0.1.0".into(),
     }
 }
 
@@ -302,9 +303,13 @@ fn the_workspace_holds_one_unit_when_interactive_and_none_for_inference() {
         json!({ "app.kubernetes.io/name": "workspace", "berth.io/booking": "0f0e0d0c-0b0a-4908-8706-050403020100" });
     let mut pod_labels = labels();
     pod_labels["app.kubernetes.io/name"] = json!("workspace");
-    let resources = json!({ "cpu": "2", "memory": "16Gi", "nvidia.com/mig-1g.24gb": "1" });
+    // Half of one unit's CPU and memory for the pod, the gate's 50m and 64Mi included.
+    let resources = json!({ "cpu": "1950m", "memory": "16320Mi", "nvidia.com/mig-1g.24gb": "1" });
+    let token = json!({ "secretKeyRef": { "name": "berth-workspace-access", "key": "token" } });
+    let gate = json!({ "cpu": "50m", "memory": "64Mi" });
+    let hardened = json!({ "allowPrivilegeEscalation": false, "capabilities": { "drop": ["ALL"] } });
     assert_eq!(
-        to_value(manifests::deployment(&session())),
+        to_value(manifests::deployment(&session(), &cluster())),
         json!({
             "apiVersion": "apps/v1", "kind": "Deployment", "metadata": workspace_meta,
             "spec": {
@@ -314,16 +319,30 @@ fn the_workspace_holds_one_unit_when_interactive_and_none_for_inference() {
                     "spec": {
                         "automountServiceAccountToken": false,
                         "securityContext": { "runAsNonRoot": true, "runAsUser": 1000, "fsGroup": 100, "seccompProfile": { "type": "RuntimeDefault" } },
+                        // The workspace on 8889 behind the gate, whose 8888 alone is published.
                         "containers": [{
                             "name": "workspace",
                             "image": "quay.io/jupyter/pytorch-notebook:cuda12-latest",
-                            "ports": [{ "name": "http", "containerPort": 8888 }],
-                            "env": [{ "name": "BERTH_ACCESS_TOKEN", "valueFrom": { "secretKeyRef": { "name": "berth-workspace-access", "key": "token" } } }],
+                            "ports": [{ "name": "workspace", "containerPort": 8889 }],
+                            "env": [
+                                { "name": "BERTH_ACCESS_TOKEN", "valueFrom": token },
+                                { "name": "JUPYTER_TOKEN", "valueFrom": token },
+                                { "name": "JUPYTER_PORT", "value": "8889" },
+                            ],
                             "envFrom": [{ "configMapRef": { "name": "berth-proxy" } }],
                             "resources": { "requests": resources, "limits": resources },
-                            "readinessProbe": { "tcpSocket": { "port": 8888 }, "periodSeconds": 5 },
-                            "securityContext": { "allowPrivilegeEscalation": false, "capabilities": { "drop": ["ALL"] } },
+                            "readinessProbe": { "tcpSocket": { "port": 8889 }, "periodSeconds": 5 },
+                            "securityContext": hardened,
                             "volumeMounts": [{ "name": "home", "mountPath": "/home/jovyan" }, { "name": "model-cache", "mountPath": "/models" }],
+                        }, {
+                            "name": "gate",
+                            "image": "registry.example.org/platform/berth:0.1.0",
+                            "args": ["gate"],
+                            "ports": [{ "name": "http", "containerPort": 8888 }],
+                            "env": [{ "name": "BERTH_ACCESS_TOKEN", "valueFrom": token }],
+                            "resources": { "requests": gate, "limits": gate },
+                            "readinessProbe": { "httpGet": { "path": "/.berth/ready", "port": 8888 }, "periodSeconds": 5 },
+                            "securityContext": hardened,
                         }],
                         "volumes": [
                             { "name": "home", "persistentVolumeClaim": { "claimName": "berth-home" } },
@@ -338,16 +357,16 @@ fn the_workspace_holds_one_unit_when_interactive_and_none_for_inference() {
     );
     let mut anywhere = session();
     anywhere.placement = Default::default();
-    let pod = to_value(manifests::deployment(&anywhere))["spec"]["template"]["spec"].clone();
+    let pod = to_value(manifests::deployment(&anywhere, &cluster()))["spec"]["template"]["spec"].clone();
     assert!(
         pod.get("nodeSelector").is_none() && pod.get("tolerations").is_none(),
         "a pool without placement adds none"
     );
     let mut inference = session();
     inference.interactive = false;
-    let pod = to_value(manifests::deployment(&inference));
+    let pod = to_value(manifests::deployment(&inference, &cluster()));
     let requests = &pod["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"];
-    assert_eq!(requests, &json!({ "cpu": "2", "memory": "16Gi" }), "inference workspaces hold no GPU");
+    assert_eq!(requests, &json!({ "cpu": "1950m", "memory": "16320Mi" }), "inference workspaces hold no GPU");
 
     assert_eq!(
         to_value(manifests::service(&session())),

@@ -316,7 +316,10 @@ async fn a_mig_interactive_session_lives_its_whole_life_on_the_real_server() {
     assert_eq!(response.status(), 303);
     let location = response.headers()["location"].to_str().unwrap().to_string();
     let token = secrets.get(manifests::ACCESS_SECRET).await.unwrap().data.unwrap()["token"].clone();
-    assert!(location.ends_with(&format!("?token={}", String::from_utf8(token.0).unwrap())), "{location}");
+    let token = String::from_utf8(token.0).unwrap();
+    let code = location.split("/.berth/open?code=").nth(1).expect(&location);
+    let gate = server::gate::Gate::new(token, "127.0.0.1:9".parse().unwrap());
+    assert_eq!(gate.redeem(code, chrono::Utc::now().timestamp()), Ok(()), "a one-time code for the gate: {location}");
     // …and nothing else: not another Secret, not a list.
     let portal_secrets: Api<Secret> = Api::namespaced(portal, &ns);
     assert_eq!(forbidden(portal_secrets.list(&ListParams::default()).await), 403);

@@ -205,7 +205,11 @@ async fn a_session_user_is_refused_every_escape_the_readme_lists_and_admitted_to
     let admitted = [
         (
             "the workspace pod",
-            pod("ws", serde_json::to_value(manifests::deployment(&mine)).unwrap()["spec"]["template"]["spec"].clone()),
+            pod(
+                "ws",
+                serde_json::to_value(manifests::deployment(&mine, &cluster())).unwrap()["spec"]["template"]["spec"]
+                    .clone(),
+            ),
         ),
         (
             "a pod with the booked kind on the pool's nodes",

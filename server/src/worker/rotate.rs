@@ -36,7 +36,7 @@ impl Reconciler {
         token: &str,
     ) -> Result<Vec<String>, kube::Error> {
         let deployments: Api<Deployment> = Api::namespaced(self.client.clone(), &session.namespace());
-        let desired = serde_json::to_value(manifests::deployment(session)).unwrap_or_default();
+        let desired = serde_json::to_value(manifests::deployment(session, &self.cluster)).unwrap_or_default();
         let live = match snapshot {
             Some(snapshot) => snapshot.get(&desired).cloned(),
             None => {

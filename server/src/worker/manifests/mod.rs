@@ -99,7 +99,12 @@ pub struct Cluster {
     /// Extended resources no session gets unless it booked them, besides
     /// every pool's kinds (`--deny-resources`).
     pub deny_resources: Vec<String>,
+    /// Berth's own image, run in each workspace's pod as `berth gate`.
+    pub gate_image: String,
 }
+
+/// `--gate-image` by default: the image `make package` stages (Containerfile).
+pub const DEFAULT_GATE_IMAGE: &str = concat!("berth:", env!("CARGO_PKG_VERSION"));
 
 /// `--deny-resources` by default: whole, AMD and shared (time-sliced) GPUs.
 pub const DEFAULT_DENY_RESOURCES: [&str; 3] = ["nvidia.com/gpu", "amd.com/gpu", "nvidia.com/gpu.shared"];
@@ -143,6 +148,7 @@ impl Default for Cluster {
             image_cache: None,
             berth_namespace: "berth".into(),
             deny_resources: DEFAULT_DENY_RESOURCES.map(String::from).to_vec(),
+            gate_image: DEFAULT_GATE_IMAGE.into(),
         }
     }
 }
@@ -276,7 +282,7 @@ pub fn all(session: &Session, cluster: &Cluster, access_token: &str) -> Vec<serd
     ]);
     objects.extend(persistent_volume_claims(session, cluster).into_iter().map(value));
     objects.push(value(access_secret(session, access_token)));
-    objects.push(value(deployment(session)));
+    objects.push(value(deployment(session, cluster)));
     objects.push(value(service(session)));
     objects.push(match cluster.expose {
         Expose::Ingress => value(ingress(session, cluster)),

@@ -5,10 +5,17 @@ use k8s_openapi::api::networking::v1::Ingress;
 use serde_json::json;
 
 const WORKSPACE: &str = "workspace";
+/// The gate's port (`berth gate`), the only one published.
+const PORT: i32 = 8888;
+/// The workspace's own port, behind the gate (Jupyter images read `JUPYTER_PORT`).
+const WORKSPACE_PORT: i32 = 8889;
+/// What the gate asks for (it only passes bytes on).
+const GATE_CPU_MILLIS: i64 = 50;
+const GATE_MEMORY_MIB: i64 = 64;
 
 /// Who may use the workspace when it was last applied (its owner and
 /// co-owners as the cluster names them, comma-separated): when anyone drops
-/// out, the worker rotates the access token (`converge::rotate_if_holders_left`).
+/// out, the worker rotates the access token (`rotate::rotate_if_holders_left`).
 pub const HOLDERS_ANNOTATION: &str = "berth.io/holders";
 
 /// The session's holders, in the order `HOLDERS_ANNOTATION` lists them.
@@ -19,7 +26,6 @@ pub fn holders(session: &Session) -> Vec<String> {
     holders.dedup();
     holders
 }
-const PORT: i32 = 8888;
 
 /// The worker's volume claims with their sizes in GiB: home (the pool's
 /// storage grant per booked unit) and the model cache.
@@ -45,21 +51,27 @@ pub fn persistent_volume_claims(session: &Session, cluster: &Cluster) -> Vec<Per
         .collect()
 }
 
-/// The workspace: the booked image, the access token in its environment,
-/// proxy settings, home and model cache mounted. In `interactive` mode it
-/// holds one unit of the booked kind; in `inference` mode none (the units
-/// are left for the user's serving pods).
-pub fn deployment(session: &Session) -> Deployment {
+/// The workspace: the booked image, the access token in its environment
+/// (also as `JUPYTER_TOKEN`, so Jupyter asks for it), proxy settings, home
+/// and model cache mounted, on port 8889 behind `berth gate` on 8888, the
+/// only published port (see `crate::gate`). In `interactive` mode it holds
+/// one unit of the booked kind; in `inference` mode none (the units are left
+/// for the user's serving pods).
+pub fn deployment(session: &Session, cluster: &Cluster) -> Deployment {
     let grant = &session.kind;
+    // The pod takes half of one unit's CPU and memory, the gate's share included.
     let mut requests = json!({
-        "cpu": cpu(i64::from(grant.cpu_millis_per_unit / 2)),
-        "memory": memory(i64::from(grant.memory_mib_per_unit / 2)),
+        "cpu": cpu((i64::from(grant.cpu_millis_per_unit / 2) - GATE_CPU_MILLIS).max(GATE_CPU_MILLIS)),
+        "memory": memory((i64::from(grant.memory_mib_per_unit / 2) - GATE_MEMORY_MIB).max(4 * GATE_MEMORY_MIB)),
     });
     let mut limits = requests.clone();
     if session.interactive {
         requests[&grant.kind] = json!("1");
         limits[&grant.kind] = json!("1");
     }
+    let token = json!({ "secretKeyRef": { "name": super::ACCESS_SECRET, "key": "token" } });
+    let gate = json!({ "cpu": cpu(GATE_CPU_MILLIS), "memory": memory(GATE_MEMORY_MIB) });
+    let hardened = json!({ "allowPrivilegeEscalation": false, "capabilities": { "drop": ["ALL"] } });
     let selector = json!({ "app.kubernetes.io/name": WORKSPACE, "berth.io/booking": session.booking_id.to_string() });
     let mut pod_labels = session.labels();
     pod_labels.insert("app.kubernetes.io/name".into(), WORKSPACE.into());
@@ -81,16 +93,29 @@ pub fn deployment(session: &Session) -> Deployment {
                     "containers": [{
                         "name": WORKSPACE,
                         "image": session.image,
-                        "ports": [{ "name": PUBLISHED_PORT, "containerPort": PORT }],
-                        "env": [{ "name": "BERTH_ACCESS_TOKEN", "valueFrom": { "secretKeyRef": { "name": super::ACCESS_SECRET, "key": "token" } } }],
+                        "ports": [{ "name": "workspace", "containerPort": WORKSPACE_PORT }],
+                        "env": [
+                            { "name": "BERTH_ACCESS_TOKEN", "valueFrom": token.clone() },
+                            { "name": "JUPYTER_TOKEN", "valueFrom": token.clone() },
+                            { "name": "JUPYTER_PORT", "value": WORKSPACE_PORT.to_string() },
+                        ],
                         "envFrom": [{ "configMapRef": { "name": "berth-proxy" } }],
                         "resources": { "requests": requests, "limits": limits },
-                        "readinessProbe": { "tcpSocket": { "port": PORT }, "periodSeconds": 5 },
-                        "securityContext": { "allowPrivilegeEscalation": false, "capabilities": { "drop": ["ALL"] } },
+                        "readinessProbe": { "tcpSocket": { "port": WORKSPACE_PORT }, "periodSeconds": 5 },
+                        "securityContext": hardened,
                         "volumeMounts": [
                             { "name": "home", "mountPath": "/home/jovyan" },
                             { "name": "model-cache", "mountPath": "/models" },
                         ],
+                    }, {
+                        "name": "gate",
+                        "image": cluster.gate_image,
+                        "args": ["gate"],
+                        "ports": [{ "name": PUBLISHED_PORT, "containerPort": PORT }],
+                        "env": [{ "name": "BERTH_ACCESS_TOKEN", "valueFrom": token }],
+                        "resources": { "requests": gate, "limits": gate },
+                        "readinessProbe": { "httpGet": { "path": crate::gate::READY_PATH, "port": PORT }, "periodSeconds": 5 },
+                        "securityContext": hardened,
                     }],
                     "volumes": [
                         { "name": "home", "persistentVolumeClaim": { "claimName": "berth-home" } },
