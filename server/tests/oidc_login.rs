@@ -296,12 +296,10 @@ async fn the_cluster_binds_a_verified_name_never_an_unverified_email() {
     // session of hers binds the address she claims on the cluster.
     assert_eq!(portal.browser().login("eve").await.status(), 200);
     assert_eq!(cluster_name("victim@example.test").await, None);
-    let (owner,): (Option<String>,) = sqlx::query_as(
-        "SELECT coalesce(cluster_username, CASE WHEN oidc_issuer IS NULL THEN email END) FROM app_user
-         WHERE email = 'victim@example.test'",
-    )
-    .fetch_one(&portal.db)
-    .await
-    .unwrap();
+    let (owner,): (Option<String>,) =
+        sqlx::query_as("SELECT cluster_user(u) FROM app_user u WHERE email = 'victim@example.test'")
+            .fetch_one(&portal.db)
+            .await
+            .unwrap();
     assert_eq!(owner, None, "what the worker would bind for her");
 }

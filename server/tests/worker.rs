@@ -603,6 +603,22 @@ async fn the_snapshot_lists_no_secret_and_keeps_only_the_sessions_namespaces() {
     assert!(snapshot.get(&quota).unwrap()["spec"]["hard"].is_object(), "other kinds are read whole");
     let decoy = serde_json::json!({ "kind": "ConfigMap", "metadata": { "name": "decoy", "namespace": "default" } });
     assert!(snapshot.get(&decoy).is_none(), "Berth's label outside its sessions proves nothing");
+
+    // More objects of a kind than a page holds (500): read in pages, all of them.
+    let inside: Api<k8s_openapi::api::core::v1::ConfigMap> =
+        Api::namespaced(w.worker.client.clone(), &World::namespace(id));
+    for i in 0..600 {
+        let extra = serde_json::json!({ "metadata": { "name": format!("extra-{i}"),
+            "labels": { "app.kubernetes.io/managed-by": "berth" } } });
+        inside.create(&Default::default(), &serde_json::from_value(extra).unwrap()).await.unwrap();
+    }
+    let before = w.fake.requests();
+    let snapshot =
+        server::worker::snapshot::Snapshot::read(&w.worker.client, &namespaces, 0, std::time::Duration::ZERO)
+            .await
+            .unwrap();
+    assert_eq!(snapshot.len(), 13 + 600);
+    assert_eq!(w.fake.requests() - before, 11 + 1, "one request a kind, two for the 601 config maps");
 }
 
 #[tokio::test]

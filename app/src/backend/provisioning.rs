@@ -87,12 +87,12 @@ impl From<FactsRow> for BookingFacts {
 async fn facts_of(db: &PgPool, ids: &[Uuid]) -> ServiceResult<Vec<BookingFacts>> {
     let rows: Vec<FactsRow> = sqlx::query_as(
         "SELECT b.id AS booking_id, t.slug AS tenant,
-                (SELECT coalesce(cu.cluster_username, CASE WHEN cu.oidc_issuer IS NULL THEN cu.email END) FROM app_user cu WHERE cu.id = b.user_id AND cu.disabled_at IS NULL
+                (SELECT cluster_user(cu) FROM app_user cu WHERE cu.id = b.user_id AND cu.disabled_at IS NULL
                    AND EXISTS (SELECT 1 FROM membership cm WHERE cm.user_id = cu.id AND cm.tenant_id = b.tenant_id)
                 ) AS owner_cluster_user,
-                ARRAY(SELECT coalesce(cu.cluster_username, CASE WHEN cu.oidc_issuer IS NULL THEN cu.email END) FROM booking_co_owner c JOIN app_user cu ON cu.id = c.user_id
+                ARRAY(SELECT cluster_user(cu) FROM booking_co_owner c JOIN app_user cu ON cu.id = c.user_id
                       JOIN membership cm ON cm.user_id = c.user_id AND cm.tenant_id = b.tenant_id
-                      WHERE c.booking_id = b.id AND cu.disabled_at IS NULL AND coalesce(cu.cluster_username, CASE WHEN cu.oidc_issuer IS NULL THEN cu.email END) IS NOT NULL
+                      WHERE c.booking_id = b.id AND cu.disabled_at IS NULL AND cluster_user(cu) IS NOT NULL
                       ORDER BY 1) AS co_owner_cluster_users,
                 b.quantity, b.mode, b.image, k.kind,
                 k.capacity, k.replicas_per_unit, k.vram_gb_per_unit, k.cpu_millis_per_unit, k.memory_mib_per_unit,
