@@ -160,6 +160,9 @@ async fn repair_loop(worker: Arc<Reconciler>, wake: Arc<Notify>, name: Arc<Strin
     loop {
         match worker.report_stuck().await {
             Ok(stuck) if last_stuck.as_ref() != Some(&stuck) => {
+                for name in stuck.iter().filter(|name| !last_stuck.iter().flatten().any(|seen| seen == *name)) {
+                    tracing::warn!(namespace = %name, "namespace stuck terminating: check its pods and finalizers");
+                }
                 match worker_status::record_stuck(&worker.db, &name, &stuck).await {
                     Ok(()) => last_stuck = Some(stuck),
                     Err(err) => tracing::warn!(error = %err.public_message(), "cannot record stuck namespaces"),

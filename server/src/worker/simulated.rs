@@ -115,40 +115,19 @@ fn status(code: u16, reason: &str, message: &str) -> Answer {
 }
 
 impl SimulatedCluster {
-    /// A list in pages, as the API server serves `limit` and `continue`
-    /// (the in-memory server would cut the list at `limit` and say nothing
-    /// of the rest): the continue token is the offset of the next item.
-    async fn page(&self, request: Request<Body>) -> Answer {
-        // A list has no body.
-        let (mut parts, _) = request.into_parts();
+    /// A list asked for in pages, served whole: like an API server's watch
+    /// cache, which may ignore `limit` (and then sends no `continue`). The
+    /// in-memory server would cut the list at `limit` and say nothing of
+    /// the rest.
+    fn whole_list(request: Request<Body>) -> Request<Body> {
+        let (mut parts, body) = request.into_parts();
         let query = parts.uri.query().unwrap_or_default().to_string();
-        let (mut limit, mut offset, mut rest) = (usize::MAX, 0usize, Vec::new());
-        for (key, value) in form_urlencoded::parse(query.as_bytes()) {
-            match key.as_ref() {
-                "limit" => limit = value.parse().unwrap_or(usize::MAX).max(1),
-                "continue" => offset = value.parse().unwrap_or(0),
-                _ => rest.push((key.into_owned(), value.into_owned())),
-            }
+        let kept = form_urlencoded::parse(query.as_bytes()).filter(|(key, _)| key != "limit" && key != "continue");
+        let query = form_urlencoded::Serializer::new(String::new()).extend_pairs(kept).finish();
+        if let Ok(uri) = format!("{}?{query}", parts.uri.path()).parse() {
+            parts.uri = uri;
         }
-        let query = form_urlencoded::Serializer::new(String::new()).extend_pairs(rest).finish();
-        let uri = format!("{}?{query}", parts.uri.path());
-        parts.uri = match uri.parse() {
-            Ok(uri) => uri,
-            Err(_) => return status(400, "BadRequest", "unreadable list parameters"),
-        };
-        let mut list: Value = match self.inner.request(Request::from_parts(parts, Vec::new())).await {
-            Ok(list) => list,
-            Err(kube::Error::Api(found)) => return status(found.code, &found.reason, &found.message),
-            Err(err) => return status(500, "InternalError", &err.to_string()),
-        };
-        let items = list["items"].as_array().cloned().unwrap_or_default();
-        let end = offset.saturating_add(limit).min(items.len());
-        list["items"] = json!(items.get(offset.min(end)..end).unwrap_or_default());
-        if end < items.len() {
-            list["metadata"]["continue"] = json!(end.to_string());
-            list["metadata"]["remainingItemCount"] = json!(items.len() - end);
-        }
-        respond(StatusCode::OK, list)
+        Request::from_parts(parts, body)
     }
 
     /// A fresh, empty in-memory cluster.
@@ -260,9 +239,10 @@ impl SimulatedCluster {
         if let Some(rest) = rest.filter(|r| !r.contains('/')) {
             return self.namespace_request(request, &rest).await;
         }
-        if method == Method::GET && request.uri().query().is_some_and(|q| q.contains("limit=")) {
-            return self.page(request).await;
-        }
+        let request = match method == Method::GET && request.uri().query().is_some_and(|q| q.contains("limit=")) {
+            true => Self::whole_list(request),
+            false => request,
+        };
         let answer = match inner.send(request).await {
             Ok(answer) => answer.map(|body| body.map_err(|e| Box::new(e) as BoxError).boxed_unsync()),
             Err(err) => status(500, "InternalError", &err.to_string()),

@@ -44,7 +44,6 @@ impl Reconciler {
         let stuck = self.stuck(&managed);
         metrics::gauge!("berth_session_namespaces_stuck").set(stuck.len() as f64);
         for (name, booking) in &stuck {
-            tracing::warn!(namespace = %name, "namespace stuck terminating: check its pods and finalizers");
             crate::notify::outbox::stuck(&self.db, *booking, name).await?;
         }
         Ok(stuck.into_iter().map(|(name, _)| name).collect())
