@@ -193,7 +193,7 @@ impl Reconciler {
             }
             // Repair passes only: the token is first handed out once the
             // session is active, and they see every active session.
-            if let Err(err) = self.rotate_if_holders_left(session, Some(snapshot), &random_token()).await {
+            if let Err(err) = self.rotate_if_holders_left(session, snapshot, &random_token()).await {
                 let detail = format!("rotating the access token: {}", describe(&err));
                 states[3] = StepState::Failed;
                 return Converged::stopped(states, 3, detail.clone(), Progress::Refused(detail), 0);

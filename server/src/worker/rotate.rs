@@ -26,24 +26,19 @@ pub fn dropped_out(live: &Value, session: &Session) -> Vec<String> {
 
 impl Reconciler {
     /// Rotates the token and restarts the workspace if anyone dropped out
-    /// since the last apply (the live Deployment from `snapshot`, else read
-    /// by name); returns who did. Costs no request while no one does. The apply that follows records the new
-    /// holders; if this fails half-way, the next pass rotates again.
+    /// since the last apply (the live Deployment as the repair pass's
+    /// snapshot holds it); returns who did. Costs no request while no one
+    /// does. The apply that follows records the new holders; if this fails
+    /// half-way, the next pass rotates again.
     pub(super) async fn rotate_if_holders_left(
         &self,
         session: &Session,
-        snapshot: Option<&Snapshot>,
+        snapshot: &Snapshot,
         token: &str,
     ) -> Result<Vec<String>, kube::Error> {
-        let deployments: Api<Deployment> = Api::namespaced(self.client.clone(), &session.namespace());
-        let desired = serde_json::to_value(manifests::deployment(session, &self.cluster)).unwrap_or_default();
-        let live = match snapshot {
-            Some(snapshot) => snapshot.get(&desired).cloned(),
-            None => {
-                self.retrying(|| deployments.get_opt("workspace")).await?.and_then(|d| serde_json::to_value(d).ok())
-            }
-        };
-        let dropped = live.map(|live| dropped_out(&live, session)).unwrap_or_default();
+        let workspace =
+            json!({ "kind": "Deployment", "metadata": { "namespace": session.namespace(), "name": "workspace" } });
+        let dropped = snapshot.get(&workspace).map(|live| dropped_out(live, session)).unwrap_or_default();
         if dropped.is_empty() {
             return Ok(dropped);
         }
@@ -57,6 +52,7 @@ impl Reconciler {
         } } } } });
         let params = PatchParams { field_manager: Some(ROTATION_MANAGER.into()), ..PatchParams::default() };
         let restart = Patch::Merge(&restart);
+        let deployments: Api<Deployment> = Api::namespaced(self.client.clone(), &session.namespace());
         self.retrying(|| deployments.patch("workspace", &params, &restart)).await?;
         Ok(dropped)
     }

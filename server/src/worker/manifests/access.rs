@@ -9,8 +9,7 @@ use serde_json::json;
 /// next pass.
 fn user_binding(session: &Session, name: &str, role_kind: &str, role: &str) -> RoleBinding {
     let user = |name: &String| json!({ "apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": name });
-    let holders = std::iter::once(&session.user).chain(&session.co_owners).filter(|name| !name.is_empty());
-    let subjects: Vec<_> = holders.map(user).collect();
+    let subjects: Vec<_> = super::holders(session).iter().map(user).collect();
     typed(json!({
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "RoleBinding",
