@@ -273,13 +273,13 @@ async fn a_mig_interactive_session_lives_its_whole_life_on_the_real_server() {
     assert_eq!(report.applied, 0, "a converged pass writes nothing on the real server");
     assert_eq!(w.objects(id).await.keys().collect::<Vec<_>>(), writes_before.keys().collect::<Vec<_>>());
 
-    // 500 decoys carrying Berth's label, 10 KB each, where someone may
-    // create them (outside sessions; inside, berth-session-labels refuses
-    // them): the worker reads past them a page at a time and keeps none.
+    // Decoys: not even a cluster admin may put Berth's label on an object
+    // (berth-session-labels); 500 without it, 10 KB each, are never read.
     let session_only = [ns.clone()].into_iter().collect();
     let read = || Snapshot::read(&w.worker.client, &session_only, 0, Duration::ZERO);
     let before = read().await.unwrap().len();
-    decoys(&w.admin, 500).await;
+    let refusal = decoys(&w.admin, 500).await;
+    assert!(refusal.contains("the label app.kubernetes.io/managed-by is Berth's"), "{refusal}");
     assert_eq!(read().await.unwrap().len(), before, "not one decoy in the snapshot");
     assert_eq!(w.worker.pass().await.unwrap().applied, 0, "nor in the pass");
     let _ = Api::<Namespace>::all(w.admin.clone()).delete("decoys", &Default::default()).await;

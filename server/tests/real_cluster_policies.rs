@@ -162,7 +162,7 @@ async fn both_overlays_apply_without_error_and_every_policy_type_checks() {
                 && !p.data["status"]["typeChecking"].is_null()
         });
         if checked {
-            assert_eq!(names.len(), 9, "{names:?}");
+            assert_eq!(names.len(), 10, "{names:?}");
             for policy in &list.items {
                 let warnings = &policy.data["status"]["typeChecking"]["expressionWarnings"];
                 assert!(warnings.is_null(), "{:?}: {warnings:#}", policy.metadata.name);
@@ -480,6 +480,48 @@ async fn a_session_user_is_refused_every_escape_the_readme_lists_and_admitted_to
     assert!(outcome(namespaces.patch(&ns, &dry_patch, &Patch::Merge(&annotate)).await)
         .unwrap_err()
         .contains("forbidden"));
+    // Berth's own objects (berth-session-objects): not changed, scaled or
+    // deleted by the user, who restarts the workspace by deleting its pod.
+    let deployments: Api<DynamicObject> = Api::namespaced_with(user.clone(), &ns, &resource("apps/v1", "Deployment"));
+    let image =
+        json!({ "spec": { "template": { "spec": { "containers": [{ "name": "workspace", "image": "mine" }] } } } });
+    let said = outcome(deployments.patch("workspace", &dry_patch, &Patch::Strategic(image)).await).unwrap_err();
+    assert!(said.contains("the Deployment workspace is Berth's: only its worker changes it"), "{said}");
+    let scale = json!({ "spec": { "replicas": 0 } });
+    let said = outcome(deployments.patch_subresource("scale", "workspace", &dry_patch, &Patch::Merge(&scale)).await);
+    assert!(said.unwrap_err().contains("is Berth's"), "scaling the workspace");
+    assert!(outcome(deployments.delete("workspace", &dry_delete).await).unwrap_err().contains("is Berth's"));
+    let config_maps: Api<DynamicObject> = Api::namespaced_with(user.clone(), &ns, &resource("v1", "ConfigMap"));
+    assert!(outcome(config_maps.delete("berth-proxy", &dry_delete).await).unwrap_err().contains("is Berth's"));
+    let services: Api<DynamicObject> = Api::namespaced_with(user.clone(), &ns, &resource("v1", "Service"));
+    let port = json!({ "spec": { "ports": [{ "name": "http", "port": 80, "targetPort": 22 }] } });
+    let said = outcome(services.patch("workspace", &dry_patch, &Patch::Merge(&port)).await);
+    assert!(said.unwrap_err().contains("the Service workspace is Berth's"));
+    // (This session was set up as on OpenShift: published by a Route.)
+    let routes: Api<DynamicObject> =
+        Api::namespaced_with(user.clone(), &ns, &resource("route.openshift.io/v1", "Route"));
+    assert!(outcome(routes.delete("workspace", &dry_delete).await)
+        .unwrap_err()
+        .contains("the Route workspace is Berth's"));
+    let own = json!({ "apiVersion": "v1", "kind": "ConfigMap", "metadata": { "name": "mine", "namespace": ns },
+        "data": { "a": "1" } });
+    config_maps.create(&PostParams::default(), &serde_json::from_value(own).unwrap()).await.unwrap();
+    let changed = json!({ "data": { "a": "2" } });
+    assert_eq!(outcome(config_maps.patch("mine", &dry_patch, &Patch::Merge(&changed)).await), Ok(()));
+    assert_eq!(outcome(config_maps.delete("mine", &dry_delete).await), Ok(()));
+    // The workspace's pod, as the controller manager made it from the worker's template.
+    let pods: Api<DynamicObject> = Api::namespaced_with(user.clone(), &ns, &resource("v1", "Pod"));
+    let of_workspace = kube::api::ListParams::default().labels("app.kubernetes.io/name=workspace");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let workspace_pod = loop {
+        if let Some(found) = pods.list(&of_workspace).await.unwrap().items.pop() {
+            break found.metadata.name.unwrap();
+        }
+        assert!(Instant::now() < deadline, "the controller manager made no workspace pod");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(outcome(pods.delete(&workspace_pod, &dry_delete).await), Ok(()), "a restart by deleting the pod");
+
     // Nothing at all in another session.
     assert!(create(&user, &theirs.namespace(), service(json!({}))).await.unwrap_err().contains("forbidden"));
     // The user's own things are theirs to change.
@@ -552,6 +594,12 @@ async fn a_session_holds_bounded_objects_berths_labels_are_the_workers_and_the_w
     annotated["metadata"]["annotations"] = json!({ "berth.io/booking-id": "x" });
     assert!(create(&user, &ns, annotated).await.unwrap_err().contains("the annotation berth.io/booking-id"));
     assert_eq!(create(&user, &ns, deployment("ok", json!({ "app.kubernetes.io/managed-by": "helm" }))).await, Ok(()));
+    // An object carrying them is the worker's: the workspace's Ingress (this session's on plain Kubernetes).
+    let ingresses: Api<DynamicObject> =
+        Api::namespaced_with(user.clone(), &ns, &resource("networking.k8s.io/v1", "Ingress"));
+    let dry_delete = DeleteParams { dry_run: true, ..DeleteParams::default() };
+    let said = outcome(ingresses.delete("workspace", &dry_delete).await).unwrap_err();
+    assert!(said.contains("the Ingress workspace is Berth's"), "{said}");
     // A namespace posing as a session is the worker's to make, not an admin's.
     let posing = json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": { "name": "posing",
         "labels": { "berth.io/booking": "x", "pod-security.kubernetes.io/enforce": "baseline" } } });

@@ -160,6 +160,14 @@ async fn a_converged_pass_writes_nothing_and_a_deleted_policy_comes_back() {
     let policies: Api<NetworkPolicy> = Api::namespaced(w.worker.client.clone(), &World::namespace(third));
     policies.delete("berth-egress", &DeleteParams::default()).await.unwrap();
     assert_eq!(w.worker.pass().await.unwrap().applied, 1, "the snapshot sees what an active session lacks");
+    // An object as an earlier version applied it (no digest, or another):
+    // written once more, then left alone.
+    let config_maps: Api<k8s_openapi::api::core::v1::ConfigMap> =
+        Api::namespaced(w.worker.client.clone(), &World::namespace(third));
+    let unstamped = serde_json::json!({ "metadata": { "annotations": { "berth.io/applied": null } } });
+    config_maps.patch("berth-proxy", &Default::default(), &kube::api::Patch::Merge(&unstamped)).await.unwrap();
+    assert_eq!(w.worker.pass().await.unwrap().applied, 1, "an object without the worker's digest is rewritten");
+    assert_eq!(w.worker.pass().await.unwrap().applied, 0);
 }
 
 #[tokio::test]
@@ -600,7 +608,16 @@ async fn the_snapshot_lists_no_secret_and_keeps_only_the_sessions_namespaces() {
     let quota = serde_json::json!({
         "kind": "ResourceQuota", "metadata": { "name": "berth-session", "namespace": World::namespace(id) },
     });
-    assert!(snapshot.get(&quota).unwrap()["spec"]["hard"].is_object(), "other kinds are read whole");
+    let quota = snapshot.get(&quota).unwrap();
+    assert!(quota["spec"].is_null(), "other kinds are read as metadata: {quota}");
+    assert!(quota["metadata"]["managedFields"].is_null(), "without who wrote which field");
+    let applied = &quota["metadata"]["annotations"][server::worker::manifests::APPLIED_ANNOTATION];
+    assert_eq!(applied.as_str().map(str::len), Some(16), "stamped with the digest it was applied with: {quota}");
+    let workspace = serde_json::json!({
+        "kind": "Deployment", "metadata": { "name": "workspace", "namespace": World::namespace(id) },
+    });
+    let workspace = snapshot.get(&workspace).unwrap();
+    assert!(workspace["spec"]["template"].is_object(), "the workspace is read whole, for its status: {workspace}");
     let decoy = serde_json::json!({ "kind": "ConfigMap", "metadata": { "name": "decoy", "namespace": "default" } });
     assert!(snapshot.get(&decoy).is_none(), "Berth's label outside its sessions proves nothing");
 

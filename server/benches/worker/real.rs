@@ -7,7 +7,7 @@
 //! 1. Start latency, window open → session `active`: one session at a time
 //!    (p50, p99 over the samples), and 50 opening at once (p50, p99, last).
 //! 2. API requests of a converged pass with those 50 sessions active, and
-//!    its time and the peak memory with 500 decoys carrying Berth's label.
+//!    its time and the peak memory with 500 decoys (Berth's label refused).
 //! 3. Window end → namespace gone (the controller manager finalized it).
 
 use super::kube_stack::{self, reap_pods, run_pods, As};
@@ -136,8 +136,8 @@ pub async fn rows(bench: &Bench) {
         writes += worker.pass().await.unwrap().applied;
     }
     let per_pass = (requests_so_far() - before) / 5.0;
-    // The same passes with 500 decoys (10 KB each, Berth's label, outside
-    // any session): time, requests, and how much the process's peak memory grew.
+    // The same passes with 500 decoys (10 KB each; Berth's label refused,
+    // so without it): time, requests, and how much peak memory grew.
     let plain = median_pass(&worker).await;
     let peak = peak_rss_kib();
     kube_stack::decoys(&admin, 500).await;
@@ -185,7 +185,7 @@ pub async fn rows(bench: &Bench) {
     row("window end → namespace gone (50 at once)", &gone);
     println!("\nA converged pass with 50 sessions active: {per_pass:.1} API requests, {writes} writes (mean of 5).");
     println!(
-        "With 500 decoys (10 KB each, Berth's label, outside sessions): {decoy_requests:.1} requests, \
+        "With 500 decoys (10 KB each; Berth's label refused, so without it): {decoy_requests:.1} requests, \
          pass p50 {} (without: {}), peak memory +{} MiB.",
         ms(decoyed),
         ms(plain),

@@ -53,12 +53,14 @@ pub struct Converged {
     pub applied: usize,
 }
 
-/// `live` holds every field of `object` (the access Secret: merely exists —
-/// its token is made once, and re-applying would change it).
+/// `live` carries the digest of `object` as the worker last applied it
+/// (the access Secret: merely exists — its token is made once, and
+/// re-applying would change it). Only the worker writes Berth's objects in
+/// a session (policy berth-session-objects), so the digest is what they hold.
 fn up_to_date(object: &Value, live: Option<&Value>) -> bool {
     match live {
         Some(_) if object["kind"] == "Secret" => true,
-        Some(found) => super::reconcile::is_subset(object, found),
+        Some(found) => found["metadata"]["annotations"][manifests::APPLIED_ANNOTATION] == manifests::digest(object),
         None => false,
     }
 }
@@ -131,14 +133,17 @@ impl Reconciler {
         self.apply_unless_current(object, current.as_ref()).await
     }
 
-    /// Applies `object` (server-side apply, field manager `berth`) unless
-    /// `live` already holds every field it sets; returns whether it wrote.
+    /// Applies `object` (server-side apply, field manager `berth`, stamped
+    /// with its digest) unless `live` carries that digest; returns whether
+    /// it wrote.
     async fn apply_unless_current(&self, object: &Value, live: Option<&Value>) -> Result<bool, kube::Error> {
         let api = api_for(&self.client, object);
         let name = object["metadata"]["name"].as_str().unwrap_or_default();
         let up_to_date = up_to_date(object, live);
         if !up_to_date {
-            let (params, patch) = (PatchParams::apply(FIELD_MANAGER).force(), Patch::Apply(object));
+            let mut stamped = object.clone();
+            stamped["metadata"]["annotations"][manifests::APPLIED_ANNOTATION] = manifests::digest(object).into();
+            let (params, patch) = (PatchParams::apply(FIELD_MANAGER).force(), Patch::Apply(&stamped));
             self.retrying(|| api.patch(name, &params, &patch)).await?;
         }
         Ok(!up_to_date)

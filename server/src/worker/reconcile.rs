@@ -15,7 +15,6 @@ use app::model::{BookingState, SessionStatus};
 use app::rules::state_machine::Action;
 use k8s_openapi::api::core::v1::{Namespace, Pod};
 use kube::api::{Api, DeleteParams, ListParams};
-use serde_json::Value;
 use sqlx::PgPool;
 use std::collections::HashSet;
 use std::time::Duration;
@@ -90,19 +89,6 @@ pub fn owned_by(ns: &Namespace, booking: Option<Uuid>) -> Option<Uuid> {
     let managed = manifests::is_managed(meta);
     let id = meta.annotations.as_ref().and_then(|a| a.get(BOOKING_ANNOTATION)).and_then(|v| v.parse::<Uuid>().ok())?;
     (managed && booking.is_none_or(|b| b == id)).then_some(id)
-}
-
-/// `desired` is contained in `actual`: every field it sets has that value.
-pub fn is_subset(desired: &Value, actual: &Value) -> bool {
-    match (desired, actual) {
-        (Value::Object(want), Value::Object(have)) => {
-            want.iter().all(|(key, value)| have.get(key).is_some_and(|found| is_subset(value, found)))
-        }
-        (Value::Array(want), Value::Array(have)) => {
-            want.len() == have.len() && want.iter().zip(have).all(|(w, h)| is_subset(w, h))
-        }
-        _ => desired == actual,
-    }
 }
 
 /// The bookings whose namespaces stay: open windows, and closed ones the
@@ -320,20 +306,5 @@ impl Reconciler {
             session_status::save(&self.db, id, &after).await?;
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::is_subset;
-    use serde_json::json;
-
-    #[test]
-    fn desired_fields_must_all_be_present_with_equal_values() {
-        let actual = json!({ "a": 1, "b": { "c": [1, { "d": 2, "e": 3 }] }, "extra": true });
-        assert!(is_subset(&json!({ "a": 1, "b": { "c": [1, { "d": 2 }] } }), &actual));
-        assert!(!is_subset(&json!({ "a": 2 }), &actual));
-        assert!(!is_subset(&json!({ "b": { "c": [1] } }), &actual), "arrays must match in length");
-        assert!(!is_subset(&json!({ "missing": null }), &actual));
     }
 }

@@ -109,6 +109,27 @@ fn respond(status: StatusCode, body: Value) -> Answer {
     response
 }
 
+/// A list answered as an API server answers a client asking for metadata
+/// only (`PartialObjectMetadataList`): the in-memory one sends whole objects.
+async fn metadata_list(answer: Response<Body>) -> Answer {
+    let code = answer.status();
+    let Ok(bytes) = answer.into_body().collect().await.map(|body| body.to_bytes()) else {
+        return status(500, "InternalError", "the list could not be read");
+    };
+    let mut list: Value = serde_json::from_slice(&bytes).unwrap_or_default();
+    if code.is_success() {
+        let items = list["items"].as_array().cloned().unwrap_or_default();
+        let metadata: Vec<Value> = items
+            .into_iter()
+            .map(|item| json!({ "apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata", "metadata": item["metadata"] }))
+            .collect();
+        list["items"] = Value::from(metadata);
+        list["apiVersion"] = Value::from("meta.k8s.io/v1");
+        list["kind"] = Value::from("PartialObjectMetadataList");
+    }
+    respond(code, list)
+}
+
 fn status(code: u16, reason: &str, message: &str) -> Answer {
     let body = json!({ "kind": "Status", "apiVersion": "v1", "status": "Failure", "message": message, "reason": reason, "code": code });
     respond(StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), body)
@@ -243,7 +264,12 @@ impl SimulatedCluster {
             true => Self::whole_list(request),
             false => request,
         };
+        let metadata_only = request
+            .headers()
+            .get(http::header::ACCEPT)
+            .is_some_and(|accept| accept.to_str().unwrap_or_default().contains("as=PartialObjectMetadataList"));
         let answer = match inner.send(request).await {
+            Ok(answer) if metadata_only => metadata_list(answer).await,
             Ok(answer) => answer.map(|body| body.map_err(|e| Box::new(e) as BoxError).boxed_unsync()),
             Err(err) => status(500, "InternalError", &err.to_string()),
         };

@@ -4,12 +4,14 @@
 //! session: a converged pass costs the same dozen requests whether 10 or
 //! 1 000 sessions run.
 //!
-//! The label proves nothing by itself: anyone who may create objects
-//! somewhere in the cluster may put it on them. So lists come in pages, and
-//! only objects in the namespaces of the sessions being converged are kept
-//! (inside those, only the worker may set Berth's labels: policy
-//! berth-session-labels). Decoys elsewhere cost a page's worth of memory at
-//! a time, never the whole list.
+//! Only the worker may set that label anywhere in the cluster, and only the
+//! worker may change an object carrying it in a session (policies
+//! berth-session-labels and berth-session-objects): what the lists return
+//! is what the worker made. They are read as metadata — the digest each
+//! object was applied with tells whether it is as built — except the
+//! workspace Deployments, whose status tells readiness. Lists come in
+//! pages, and only objects in the namespaces of the sessions being
+//! converged are kept.
 
 use super::retry::retrying;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
@@ -48,13 +50,39 @@ pub struct Snapshot {
 /// (and 1 000 sessions still cost two requests a kind).
 const PAGE: u32 = 500;
 
+/// One page of a list, as JSON (`whole` objects, or their metadata), and
+/// the token of the next; `None` when the cluster does not serve the kind
+/// (Route on plain Kubernetes: 404).
+async fn page(
+    api: &Api<DynamicObject>,
+    params: &ListParams,
+    whole: bool,
+    retries: u32,
+    delay: std::time::Duration,
+) -> Result<Option<(Vec<Value>, Option<String>)>, kube::Error> {
+    let listed = match whole {
+        true => retrying(retries, delay, || api.list(params)).await.map(|list| {
+            let items = list.items.into_iter().map(|item| serde_json::to_value(item).unwrap_or_default());
+            (items.collect(), list.metadata.continue_)
+        }),
+        false => retrying(retries, delay, || api.list_metadata(params)).await.map(|list| {
+            let items = list.items.into_iter().map(|item| serde_json::json!({ "metadata": item.metadata }));
+            (items.collect(), list.metadata.continue_)
+        }),
+    };
+    match listed {
+        Ok((items, next)) => Ok(Some((items, next.filter(|token| !token.is_empty())))),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(None),
+        Err(err) => Err(err),
+    }
+}
+
 /// What the snapshot answers for a session's access Secret (see `read`).
 static PRESENT: Value = Value::Null;
 
 impl Snapshot {
     /// Lists every session kind the cluster serves, keeping what lies in
-    /// `namespaces`. A kind the cluster does not know (Route on plain
-    /// Kubernetes: 404) simply has no objects. Secrets are not listed: the
+    /// `namespaces`. A kind the cluster does not know simply has no objects. Secrets are not listed: the
     /// worker may not list Secrets (it reads its own by name), and a
     /// session's access Secret, checked by name when the session starts, is
     /// then no one's to delete but a cluster admin's (guard rails).
@@ -69,24 +97,27 @@ impl Snapshot {
             let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource(api_version, kind));
             let mut params = ListParams::default().labels(&super::manifests::managed_selector()).limit(PAGE);
             loop {
-                let page = match retrying(retries, delay, || api.list(&params)).await {
-                    Ok(page) => page,
-                    Err(kube::Error::Api(status)) if status.code == 404 => break,
-                    Err(err) => return Err(err),
+                let Some((items, next)) = page(&api, &params, kind == "Deployment", retries, delay).await? else {
+                    break;
                 };
-                for item in page.items {
-                    let namespace = item.metadata.namespace.clone().unwrap_or_default();
+                for mut item in items {
+                    let meta = &mut item["metadata"];
+                    let namespace = meta["namespace"].as_str().unwrap_or_default().to_string();
                     if !namespaces.contains(&namespace) {
                         continue;
                     }
-                    let key = (kind.to_string(), namespace, item.metadata.name.clone().unwrap_or_default());
-                    let mut value = serde_json::to_value(item).unwrap_or_default();
+                    let key = (kind.to_string(), namespace, meta["name"].as_str().unwrap_or_default().to_string());
+                    // Who wrote which field is the largest part of an
+                    // object's metadata, and nothing the worker compares.
+                    if let Some(meta) = meta.as_object_mut() {
+                        meta.remove("managedFields");
+                    }
                     // List items carry no type; the desired objects do.
-                    value["apiVersion"] = Value::from(api_version);
-                    value["kind"] = Value::from(kind);
-                    snapshot.objects.insert(key, value);
+                    item["apiVersion"] = Value::from(api_version);
+                    item["kind"] = Value::from(kind);
+                    snapshot.objects.insert(key, item);
                 }
-                match page.metadata.continue_.filter(|token| !token.is_empty()) {
+                match next {
                     Some(token) => params.continue_token = Some(token),
                     None => break,
                 }

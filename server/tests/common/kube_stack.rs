@@ -174,21 +174,30 @@ pub async fn reap_pods(admin: &kube::Client) {
     }
 }
 
-/// `count` ConfigMaps of 10 KB labelled as Berth's, in namespace `decoys`:
-/// what anyone allowed to create objects somewhere could leave for the
-/// worker's cluster-wide lists.
-pub async fn decoys(admin: &kube::Client, count: usize) {
+/// Decoys for the worker's cluster-wide lists, made by a cluster admin in
+/// namespace `decoys`: a ConfigMap of 10 KB labelled as Berth's, which the
+/// API server refuses (its refusal is returned), then `count` such
+/// ConfigMaps without the label, which it admits.
+pub async fn decoys(admin: &kube::Client, count: usize) -> String {
     let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(admin.clone());
     let namespace = serde_json::from_value(json!({ "metadata": { "name": "decoys" } })).unwrap();
     let _ = namespaces.create(&Default::default(), &namespace).await;
     let config_maps: Api<k8s_openapi::api::core::v1::ConfigMap> = Api::namespaced(admin.clone(), "decoys");
     let payload = "x".repeat(10_000);
+    let decoy = |name: String, labels: serde_json::Value| {
+        serde_json::from_value(
+            json!({ "metadata": { "name": name, "labels": labels }, "data": { "payload": payload } }),
+        )
+        .unwrap()
+    };
+    let labelled = decoy("decoy".into(), json!({ "app.kubernetes.io/managed-by": "berth" }));
+    let refusal = match config_maps.create(&Default::default(), &labelled).await {
+        Err(kube::Error::Api(status)) => status.message,
+        other => panic!("a decoy with Berth's label was not refused: {other:?}"),
+    };
     for i in 0..count {
-        let decoy = serde_json::from_value(json!({
-            "metadata": { "name": format!("decoy-{i}"), "labels": { "app.kubernetes.io/managed-by": "berth" } },
-            "data": { "payload": payload },
-        }))
-        .unwrap();
-        config_maps.create(&Default::default(), &decoy).await.unwrap();
+        let unlabelled = decoy(format!("decoy-{i}"), json!({ "app.kubernetes.io/managed-by": "helm" }));
+        config_maps.create(&Default::default(), &unlabelled).await.unwrap();
     }
+    refusal
 }

@@ -42,6 +42,22 @@ pub fn is_managed(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectM
     meta.labels.as_ref().and_then(|l| l.get(MANAGED_BY.0)).is_some_and(|v| v == MANAGED_BY.1)
 }
 pub const TENANT_LABEL: &str = "berth.io/tenant";
+/// Annotation in which the worker stamps a digest of each object it
+/// applies, as it built it: a repair pass compares digests, so it reads
+/// the cluster's objects as metadata only (`snapshot`), and a changed
+/// template (a new version, a co-owner) shows as a new digest. Only the
+/// worker may write it (policy berth-session-labels), and only the worker
+/// may change an object that carries it (berth-session-objects).
+pub const APPLIED_ANNOTATION: &str = "berth.io/applied";
+
+/// The digest of `object` as built (without its own stamp): 16 hex digits
+/// of its SHA-256.
+pub fn digest(object: &serde_json::Value) -> String {
+    use sha2::{Digest, Sha256};
+    let bytes = serde_json::to_vec(object).unwrap_or_default();
+    Sha256::digest(bytes).iter().take(8).map(|b| format!("{b:02x}")).collect()
+}
+
 /// Annotation with the booking's id: a namespace is only ever Berth's when
 /// label *and* annotation say so, never by its name alone.
 pub const BOOKING_ANNOTATION: &str = "berth.io/booking-id";
