@@ -14,7 +14,7 @@ bash .ci/build-site.sh release
 berth="$ROOT/target/release/berth"
 wasm="$ROOT/target/site/pkg/berth.wasm"
 say "WASM bundle"
-# One chunk: every page's code is in berth.wasm (see the README on splitting).
+# One chunk: every page's code is in berth.wasm (see docs/benchmarks.md on splitting).
 total=0
 for file in "$wasm" "$ROOT/target/site/pkg/berth.js"; do
   raw=$(stat -c %s "$file")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make reliability`: the real server against a real PostgreSQL under load
-# and abuse, one table at the end (the README quotes it). Rows:
+# and abuse, one table at the end (docs/benchmarks.md quotes it). Rows:
 #   booking load at 64 and 256 clients (server/benches/reliability.rs:
 #     mixed book / cancel / extend / end early / waitlist with touching,
 #     running and DST-crossing windows, then a history check against the

@@ -1,7 +1,7 @@
 //! The install: both kustomize overlays render with `kubectl kustomize`, pass
 //! `kubernetes-validate --strict` (CRD kinds — CloudNativePG `Cluster`,
 //! `ServiceMonitor`, `PrometheusRule`, OpenShift `Route` — only warn), and
-//! the rendered Deployments run the way deploy/README.md promises.
+//! the rendered Deployments run the way docs/operations.md promises.
 
 mod common;
 

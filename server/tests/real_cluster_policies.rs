@@ -1,6 +1,6 @@
 //! deploy/ on a real Kubernetes API server (v1.36): both overlays apply
 //! with no error, every admission policy type-checks cleanly, and every
-//! refusal the deploy README promises is attempted as the session's user
+//! refusal docs/operations.md promises is attempted as the session's user
 //! (impersonation) inside a session the worker's own account set up —
 //! refused with the policy's message — while the legitimate form of each
 //! action is admitted. Requests are dry runs: admission runs in full,
