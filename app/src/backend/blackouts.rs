@@ -7,13 +7,11 @@
 
 use super::audit::{self, Subject};
 use super::bookings::admission::lock_kind;
-use super::bookings::events;
+use super::bookings::change::{close, settle};
 use super::error::{ServiceError, ServiceResult};
-use crate::model::{Blackout, BlackoutCreated, BookingFilter, BookingState, NewBlackout, OnOverlap, Principal, Window};
-use crate::rules::state_machine::{transition, Action};
+use crate::model::{Blackout, BlackoutCreated, BookingFilter, NewBlackout, OnOverlap, Principal, Window};
 use crate::rules::window::check_in_range;
 use crate::rules::FieldError;
-use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
@@ -142,11 +140,11 @@ pub async fn create(
     .bind(principal.user_id)
     .fetch_one(&mut *tx)
     .await?;
+    let mut changes = Vec::new();
     if choice == OnOverlap::Cancel {
-        let now = super::db_now(&mut *tx).await?;
         let why = format!("maintenance: {reason}");
         for booking in &overlapping {
-            cancel_for_blackout(&mut tx, principal, booking.id, now, &why).await?;
+            changes.extend(close(&mut tx, booking.id, Some(principal.user_id), &why).await?);
         }
     }
     let what = format!(
@@ -160,38 +158,9 @@ pub async fn create(
     let subject = Subject { target: &pool.name, tenant: None, pool: Some(pool_id) };
     audit::record(&mut tx, principal, "blackout.create", subject, &what).await?;
     tx.commit().await?;
+    settle(db, changes).await;
     let blackout = Blackout { id, pool_id, kind: new.kind, start: new.start, end: new.end, reason: reason.into() };
     Ok(BlackoutCreated { blackout, overlapping, canceled: choice == OnOverlap::Cancel })
-}
-
-/// Cancels a booking that has not started, or ends a running one now.
-async fn cancel_for_blackout(
-    conn: &mut PgConnection,
-    principal: &Principal,
-    id: Uuid,
-    now: DateTime<Utc>,
-    why: &str,
-) -> ServiceResult<()> {
-    let row: Option<(String, DateTime<Utc>)> =
-        sqlx::query_as("SELECT state, starts_at FROM booking WHERE id = $1 FOR UPDATE")
-            .bind(id)
-            .fetch_optional(&mut *conn)
-            .await?;
-    let Some((state, starts_at)) = row else { return Ok(()) };
-    let from = BookingState::parse(&state).unwrap_or(BookingState::Failed);
-    let running = from != BookingState::Pending && starts_at < now;
-    let to = transition(from, if running { Action::Complete } else { Action::Cancel })?;
-    sqlx::query(
-        "UPDATE booking SET state = $2, ends_at = CASE WHEN $3 THEN now() ELSE ends_at END, updated_at = now()
-         WHERE id = $1",
-    )
-    .bind(id)
-    .bind(to.as_str())
-    .bind(running)
-    .execute(&mut *conn)
-    .await?;
-    events::record(conn, id, Some(principal.user_id), Some(from), to, why).await?;
-    super::bookings::extension::withdraw_for(conn, id, Some(principal.user_id)).await
 }
 
 pub async fn delete(db: &PgPool, principal: &Principal, id: Uuid) -> ServiceResult<()> {

@@ -7,10 +7,10 @@
 //! sampler could not read is not idle: with a gap nothing happens.
 
 use super::audit::{self, Subject};
-use super::bookings::events;
+use super::bookings::change::{change, Change, End};
 use super::error::{ServiceError, ServiceResult};
-use super::waitlist::{after_freeing, Freed};
-use crate::model::{BookingState, IdlePolicy, Principal};
+use crate::model::{IdlePolicy, Principal};
+use crate::rules::state_machine::Action;
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 use std::collections::HashMap;
@@ -70,8 +70,6 @@ pub async fn set_policy(
 #[derive(sqlx::FromRow)]
 struct Watched {
     id: Uuid,
-    pool_id: Uuid,
-    kind: String,
     interactive: bool,
     opened: bool,
     idle_since: Option<DateTime<Utc>>,
@@ -100,7 +98,7 @@ pub async fn pass(db: &PgPool) -> ServiceResult<Reclaimed> {
     // sampler's latest round, so a round in progress never shortens it.
     let watched: Vec<Watched> = sqlx::query_as(
         "WITH clock AS (SELECT date_trunc('minute', now()) - interval '1 minute' AS last)
-         SELECT b.id, b.pool_id, b.kind, b.mode = 'interactive' AS interactive,
+         SELECT b.id, b.mode = 'interactive' AS interactive,
                 EXISTS (SELECT 1 FROM workspace_open w WHERE w.booking_id = b.id) AS opened,
                 b.idle_since, p.threshold_pct, p.idle_minutes, p.grace_minutes,
                 s.sampled, s.busiest, c.last - make_interval(mins => p.idle_minutes - 1) AS window_start, now() AS now
@@ -165,23 +163,19 @@ pub async fn pass(db: &PgPool) -> ServiceResult<Reclaimed> {
 /// the waitlist is served. False when it was no longer live.
 async fn release(db: &PgPool, w: &Watched, released_as: &str, why: &str) -> ServiceResult<bool> {
     let mut tx = db.begin().await?;
-    let ended = sqlx::query(
-        "UPDATE booking SET state = 'completed', planned_ends_at = coalesce(planned_ends_at, ends_at), ends_at = now(),
-                released_as = $2, idle_since = NULL, updated_at = now()
-         WHERE id = $1 AND state = 'active' AND ends_at > now()",
-    )
-    .bind(w.id)
-    .bind(released_as)
-    .execute(&mut *tx)
-    .await?
-    .rows_affected()
-        == 1;
-    if !ended {
+    let live: Option<bool> =
+        sqlx::query_scalar("SELECT state = 'active' AND ends_at > now() FROM booking WHERE id = $1 FOR UPDATE")
+            .bind(w.id)
+            .fetch_optional(&mut *tx)
+            .await?;
+    if live != Some(true) {
         return Ok(false);
     }
-    events::record(&mut tx, w.id, None, Some(BookingState::Active), BookingState::Completed, why).await?;
+    let reclaim = Change::new(Action::Complete, None, why).ending(End::Now, Some(released_as));
+    let changed = change(&mut tx, w.id, reclaim).await?;
+    sqlx::query("UPDATE booking SET idle_since = NULL WHERE id = $1").bind(w.id).execute(&mut *tx).await?;
     tx.commit().await?;
-    after_freeing(db, Freed::Kind(w.pool_id, &w.kind)).await;
+    changed.settle(db).await;
     Ok(true)
 }
 

@@ -2,8 +2,10 @@
 //! tenant, and the booked kind's per-unit grants beside the pool's other
 //! kinds. System-level (the worker acts for nobody), so no principal.
 
+use super::bookings::change::{change, settle, Change};
 use super::error::{ServiceError, ServiceResult};
 use crate::model::{Mode, Placement, PoolKind, Principal, Toleration};
+use crate::rules::state_machine::Action;
 use sqlx::PgPool;
 use uuid::Uuid;
 
@@ -162,23 +164,10 @@ pub async fn system_transition(
     reason: &str,
 ) -> ServiceResult<crate::model::BookingState> {
     let mut tx = db.begin().await?;
-    let state: String = sqlx::query_scalar("SELECT state FROM booking WHERE id = $1 FOR UPDATE")
-        .bind(id)
-        .fetch_optional(&mut *tx)
-        .await?
-        .ok_or(ServiceError::NotFound("booking"))?;
-    let from = crate::model::BookingState::parse(&state).unwrap_or(crate::model::BookingState::Failed);
-    let to = crate::rules::state_machine::transition(from, action)?;
-    sqlx::query("UPDATE booking SET state = $2, updated_at = now() WHERE id = $1")
-        .bind(id)
-        .bind(to.as_str())
-        .execute(&mut *tx)
-        .await?;
-    super::bookings::events::record(&mut tx, id, None, Some(from), to, reason).await?;
-    if !to.holds_capacity() {
-        super::bookings::extension::withdraw_for(&mut tx, id, None).await?;
-    }
+    let changed = change(&mut tx, id, Change::new(action, None, reason)).await?;
     tx.commit().await?;
+    let to = changed.to;
+    changed.settle(db).await;
     Ok(to)
 }
 
@@ -186,20 +175,33 @@ pub async fn system_transition(
 pub const NOT_APPROVED_IN_TIME: &str = "not approved before its window started";
 
 /// Rejects every pending booking (or extension request) whose window has
-/// opened, as the system, with its audit event; returns how many.
+/// opened, as the system, with its audit event; returns how many. A pass
+/// that finds none costs one query.
 pub async fn reject_unapproved(db: &PgPool) -> ServiceResult<u64> {
-    let done = sqlx::query(
-        "WITH expired AS (
-             UPDATE booking SET state = 'rejected', updated_at = now()
-             WHERE state = 'pending' AND starts_at <= now() RETURNING id
-         )
-         INSERT INTO booking_event (booking_id, actor_id, from_state, to_state, reason)
-         SELECT id, NULL, 'pending', 'rejected', $1 FROM expired",
+    let expired: Vec<Uuid> =
+        sqlx::query_scalar("SELECT id FROM booking WHERE state = 'pending' AND starts_at <= now()")
+            .fetch_all(db)
+            .await?;
+    if expired.is_empty() {
+        return Ok(0);
+    }
+    let mut tx = db.begin().await?;
+    // Still pending once locked (an admin may have decided meanwhile).
+    let locked: Vec<Uuid> = sqlx::query_scalar(
+        "SELECT id FROM booking WHERE id = ANY($1) AND state = 'pending' AND starts_at <= now()
+         ORDER BY id FOR UPDATE SKIP LOCKED",
     )
-    .bind(NOT_APPROVED_IN_TIME)
-    .execute(db)
+    .bind(&expired)
+    .fetch_all(&mut *tx)
     .await?;
-    Ok(done.rows_affected())
+    let mut changes = Vec::with_capacity(locked.len());
+    for id in locked {
+        changes.push(change(&mut tx, id, Change::new(Action::Reject, None, NOT_APPROVED_IN_TIME)).await?);
+    }
+    tx.commit().await?;
+    let rejected = changes.len() as u64;
+    settle(db, changes).await;
+    Ok(rejected)
 }
 
 /// The next instant a window opens or closes, for the worker's timer.

@@ -6,13 +6,12 @@
 //! tokens stay revoked.
 
 use super::audit::Subject;
+use super::bookings::change::{close, settle};
 use super::error::{ServiceError, ServiceResult};
 use super::tokens::TokenCache;
 use super::users::require_admin;
-use crate::model::{BookingState, Principal, UserSummary};
-use crate::rules::state_machine::{transition, Action};
+use crate::model::{Principal, UserSummary};
 use crate::rules::FieldError;
-use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 use uuid::Uuid;
 
@@ -52,35 +51,25 @@ pub async fn disable(
     .bind(user_id)
     .fetch_all(&mut *tx)
     .await?;
-    let live: Vec<(Uuid, String, DateTime<Utc>, DateTime<Utc>)> = sqlx::query_as(
-        "SELECT id, state, starts_at, now() FROM booking
+    let live: Vec<Uuid> = sqlx::query_scalar(
+        "SELECT id FROM booking
          WHERE user_id = $1 AND state IN ('pending', 'approved', 'active') ORDER BY starts_at FOR UPDATE",
     )
     .bind(user_id)
     .fetch_all(&mut *tx)
     .await?;
+    // Running windows end now; the rest never start.
     let why = format!("the user was disabled by an admin: {reason}");
-    for (id, state, starts_at, now) in live {
-        let from = BookingState::parse(&state).unwrap_or(BookingState::Failed);
-        // Running windows end now; the rest never start.
-        let running = from != BookingState::Pending && starts_at < now;
-        let to = transition(from, if running { Action::Complete } else { Action::Cancel })?;
-        sqlx::query(
-            "UPDATE booking SET state = $2, ends_at = CASE WHEN $3 THEN now() ELSE ends_at END, updated_at = now()
-             WHERE id = $1",
-        )
-        .bind(id)
-        .bind(to.as_str())
-        .bind(running)
-        .execute(&mut *tx)
-        .await?;
-        super::bookings::events::record(&mut tx, id, Some(principal.user_id), Some(from), to, &why).await?;
+    let mut changes = Vec::with_capacity(live.len());
+    for id in live {
+        changes.extend(close(&mut tx, id, Some(principal.user_id), &why).await?);
     }
     let email: String =
         sqlx::query_scalar("SELECT email FROM app_user WHERE id = $1").bind(user_id).fetch_one(&mut *tx).await?;
     let subject = Subject { target: &email, ..Subject::default() };
     super::audit::record(&mut tx, principal, "user.disable", subject, reason).await?;
     tx.commit().await?;
+    settle(db, changes).await;
     // This server forgets the tokens at once; other replicas within the cache's TTL.
     for hash in revoked {
         cache.forget(&hash);

@@ -113,25 +113,6 @@ pub(super) async fn refuse_if_open(conn: &mut PgConnection, booking: Uuid) -> Se
     Ok(())
 }
 
-/// Withdraws the open request of a booking that stops holding capacity
-/// (canceled, ended, failed); `actor` None is the system.
-pub async fn withdraw_for(conn: &mut PgConnection, booking: Uuid, actor: Option<Uuid>) -> ServiceResult<()> {
-    let to = transition(BookingState::Pending, Action::Cancel)?;
-    sqlx::query(
-        "WITH withdrawn AS (
-             UPDATE booking SET state = $2, updated_at = now() WHERE extends_id = $1 AND state = 'pending' RETURNING id
-         )
-         INSERT INTO booking_event (booking_id, actor_id, from_state, to_state, reason)
-         SELECT id, $3, 'pending', $2, 'the booking it extends no longer runs' FROM withdrawn",
-    )
-    .bind(booking)
-    .bind(to.as_str())
-    .bind(actor)
-    .execute(conn)
-    .await?;
-    Ok(())
-}
-
 /// The last word on each request: why it was rejected (the admin's comment).
 pub async fn decisions(db: &PgPool, requests: &[Uuid]) -> ServiceResult<HashMap<Uuid, String>> {
     events::last_reasons(db, requests, BookingState::Rejected).await

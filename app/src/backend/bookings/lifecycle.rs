@@ -1,12 +1,12 @@
 //! Cancel, approve, reject, end early and extend. Each locks the booking row,
-//! checks who may act, asks the state machine, and writes the change and its
-//! audit event in one transaction.
+//! checks who may act, and has `change` write the new state and its audit
+//! event in one transaction.
 
 use super::admission::{live_usages, lock_kind};
+use super::change::{change, Change, End};
 use super::query::fetch_row;
 use super::row::{BookingRow, Need};
 use crate::backend::error::{ServiceError, ServiceResult};
-use crate::backend::waitlist::{after_freeing, Freed};
 use crate::model::{Booking, PoolRules, Principal, Window};
 use crate::rules::capacity::{peak_usage, Usage};
 use crate::rules::state_machine::{transition, Action};
@@ -26,37 +26,6 @@ async fn locked_row(
     Ok(row)
 }
 
-/// Moves a booking through `action`, optionally setting a new end, and returns it as the actor sees it.
-async fn apply(
-    mut tx: Transaction<'_, Postgres>,
-    principal: &Principal,
-    row: BookingRow,
-    action: Action,
-    new_end: Option<DateTime<Utc>>,
-    reason: &str,
-) -> ServiceResult<Booking> {
-    let from = row.state();
-    let to = transition(from, action)?;
-    // A window cut short keeps its booked end for the reports' returned hours.
-    sqlx::query(
-        "UPDATE booking SET state = $2, ends_at = coalesce($3, ends_at), updated_at = now(),
-                planned_ends_at = CASE WHEN $3 < ends_at THEN coalesce(planned_ends_at, ends_at) ELSE planned_ends_at END,
-                released_as = CASE WHEN $3 < ends_at THEN 'ended_early' ELSE released_as END
-         WHERE id = $1",
-    )
-        .bind(row.id)
-        .bind(to.as_str())
-        .bind(new_end)
-        .execute(&mut *tx)
-        .await?;
-    super::events::record(&mut tx, row.id, Some(principal.user_id), Some(from), to, reason).await?;
-    if !to.holds_capacity() {
-        super::extension::withdraw_for(&mut tx, row.id, Some(principal.user_id)).await?;
-    }
-    tx.commit().await?;
-    Ok(BookingRow { state: to.as_str().into(), ends_at: new_end.unwrap_or(row.ends_at), ..row }.view_for(principal))
-}
-
 async fn act(
     db: &sqlx::PgPool,
     principal: &Principal,
@@ -67,10 +36,10 @@ async fn act(
 ) -> ServiceResult<Booking> {
     let mut tx = db.begin().await?;
     let row = locked_row(&mut tx, principal, id, need).await?;
-    let booking = apply(tx, principal, row, action, None, reason).await?;
-    if !booking.state.holds_capacity() {
-        after_freeing(db, Freed::Kind(booking.pool_id, &booking.kind)).await;
-    }
+    let changed = change(&mut tx, id, Change::new(action, Some(principal.user_id), reason)).await?;
+    tx.commit().await?;
+    let booking = BookingRow { state: changed.to.as_str().into(), ..row }.view_for(principal);
+    changed.settle(db).await;
     Ok(booking)
 }
 
@@ -124,8 +93,11 @@ pub async fn end_early(db: &sqlx::PgPool, principal: &Principal, id: Uuid) -> Se
             reason: "the window has already ended".into(),
         });
     }
-    let booking = apply(tx, principal, row, Action::Complete, Some(now), "ended early").await?;
-    after_freeing(db, Freed::Kind(booking.pool_id, &booking.kind)).await;
+    let early = Change::new(Action::Complete, Some(principal.user_id), "ended early");
+    let changed = change(&mut tx, id, early.ending(End::At(now), Some("ended_early"))).await?;
+    tx.commit().await?;
+    let booking = BookingRow { state: changed.to.as_str().into(), ends_at: changed.ends_at, ..row }.view_for(principal);
+    changed.settle(db).await;
     Ok(booking)
 }
 

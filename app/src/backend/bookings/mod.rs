@@ -3,6 +3,7 @@
 
 pub mod admission;
 pub mod admit;
+pub mod change;
 pub mod co_owners;
 mod create;
 pub mod events;

@@ -6,18 +6,18 @@
 
 use super::admission::begin_locked;
 use super::admit::{admit_locked, judge, Admission, Outcome, Request};
+use super::change::{change, settle, Change};
 use super::create::booking_tenant;
 use super::row::{BookingRow, BOOKING_COLUMNS, BOOKING_FROM};
 use crate::backend::audit::{self, Subject};
 use crate::backend::booking_form::local_window;
 use crate::backend::calendar::zone;
 use crate::backend::error::{ServiceError, ServiceResult};
-use crate::backend::waitlist::{after_freeing, Freed};
 use crate::model::{
     BookedSeries, Booking, BookingState, NewSeries, Occurrence, Principal, Repeat, SeriesPlan, TenantRef, Window,
 };
 use crate::rules::recurrence::{self, Rule};
-use crate::rules::state_machine::{transition, Action};
+use crate::rules::state_machine::Action;
 use crate::rules::window::{check_in_range, check_not_empty};
 use crate::rules::FieldError;
 use chrono::{DateTime, Datelike, Duration, Utc};
@@ -248,33 +248,16 @@ pub async fn cancel_rest(
          ORDER BY b.starts_at FOR UPDATE OF b"
     );
     let rows: Vec<BookingRow> = sqlx::query_as(&sql).bind(id).bind(from).fetch_all(&mut *tx).await?;
+    let mut changes = Vec::with_capacity(rows.len());
     for row in &rows {
-        transition(row.state(), Action::Cancel)?;
-    }
-    let ids: Vec<Uuid> = rows.iter().map(|r| r.id).collect();
-    sqlx::query(
-        "WITH gone AS (
-             UPDATE booking b SET state = 'canceled', updated_at = now() FROM unnest($1::uuid[], $2::text[]) AS w(id, was)
-             WHERE b.id = w.id RETURNING b.id, w.was
-         )
-         INSERT INTO booking_event (booking_id, actor_id, from_state, to_state, reason)
-         SELECT id, $3, was, 'canceled', 'the rest of its series was canceled' FROM gone",
-    )
-    .bind(&ids)
-    .bind(rows.iter().map(|r| r.state.clone()).collect::<Vec<_>>())
-    .bind(principal.user_id)
-    .execute(&mut *tx)
-    .await?;
-    for id in &ids {
-        super::extension::withdraw_for(&mut tx, *id, Some(principal.user_id)).await?;
+        let rest = Change::new(Action::Cancel, Some(principal.user_id), "the rest of its series was canceled");
+        changes.push(change(&mut tx, row.id, rest).await?);
     }
     let target = id.to_string();
     let subject = Subject { target: &target, tenant: Some(tenant), pool: rows.first().map(|r| r.pool_id) };
-    audit::record(&mut tx, principal, "booking.series_cancel", subject, &format!("{} occurrences", ids.len())).await?;
+    audit::record(&mut tx, principal, "booking.series_cancel", subject, &format!("{} occurrences", rows.len())).await?;
     tx.commit().await?;
-    if let Some(first) = rows.first() {
-        after_freeing(db, Freed::Kind(first.pool_id, &first.kind)).await;
-    }
+    settle(db, changes).await;
     Ok(rows
         .into_iter()
         .map(|row| BookingRow { state: BookingState::Canceled.as_str().into(), ..row }.view_for(principal))

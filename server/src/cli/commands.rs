@@ -1,0 +1,167 @@
+//! What each command does, one function per command.
+
+use super::discovery::{cluster_client, real_cluster};
+use super::signals::{stop_on_signal, stopped, DRAIN};
+use super::{AuthArgs, Cli, ClusterArgs, Command, Database, TokenCommand, UserCommand};
+use crate::auth::Auth;
+use crate::worker::manifests::{self, Cluster, Session};
+use crate::worker::run::run as run_worker;
+use crate::{router, seed, AppState};
+use app::backend::{tokens, users, MIGRATOR};
+use sqlx::PgPool;
+use std::net::SocketAddr;
+
+pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Gate { listen, upstream } => gate(listen, upstream).await,
+        Command::Worker { db, public_url, cluster, metrics_listen } => {
+            worker(db, public_url, cluster, metrics_listen).await
+        }
+        Command::Serve {
+            db,
+            listen,
+            site_root,
+            db_connections,
+            auth,
+            cluster,
+            no_worker,
+            metrics_listen,
+            header_read_timeout,
+        } => {
+            let serving = Serving { listen, site_root, db_connections, no_worker, metrics_listen, header_read_timeout };
+            serve(db, serving, auth, cluster).await
+        }
+        Command::Migrate { db } => migrate(db).await,
+        Command::SeedDemo { db } => seed_demo(db).await,
+        Command::Manifests { db, booking_id, cluster } => {
+            print!("{}", render_manifests(&connect(&db, 2).await?, booking_id, &cluster.cluster()).await?);
+            Ok(())
+        }
+        Command::User { command: UserCommand::Add { db, email, name, role, tenant } } => {
+            let id = users::upsert_user(&connect(&db, 2).await?, &email, &name, role.into(), &tenant).await?;
+            println!("user {email} ({id}) is in tenant {tenant}");
+            Ok(())
+        }
+        Command::Token { command: TokenCommand::Create { db, email, expires_in, name } } => {
+            create_token(db, &email, expires_in, &name).await
+        }
+        Command::Client(command) => crate::client::run(command).await,
+    }
+}
+
+pub async fn connect(db: &Database, connections: u32) -> anyhow::Result<PgPool> {
+    Ok(crate::database::pool_options(connections).connect(&db.database_url).await?)
+}
+
+/// The manifests preview of one booking.
+pub async fn render_manifests(db: &PgPool, booking_id: uuid::Uuid, cluster: &Cluster) -> anyhow::Result<String> {
+    let facts =
+        app::backend::provisioning::facts(db, booking_id).await.map_err(|e| anyhow::anyhow!(e.public_message()))?;
+    Ok(manifests::preview(&Session::of(facts), cluster))
+}
+
+async fn gate(listen: SocketAddr, upstream: SocketAddr) -> anyhow::Result<()> {
+    let token = std::env::var("BERTH_ACCESS_TOKEN").unwrap_or_default();
+    anyhow::ensure!(!token.is_empty(), "BERTH_ACCESS_TOKEN (the session's access token) is not set");
+    crate::gate::serve(listen, crate::gate::Gate::new(token, upstream)).await?;
+    Ok(())
+}
+
+async fn worker(
+    db: Database,
+    public_url: url::Url,
+    cluster: Box<ClusterArgs>,
+    metrics_listen: Option<SocketAddr>,
+) -> anyhow::Result<()> {
+    let pool = connect(&db, 4).await?;
+    MIGRATOR.run(&pool).await?;
+    if let Some(addr) = metrics_listen {
+        crate::metrics::serve(addr, pool.clone(), false).await?;
+    }
+    let client = real_cluster()
+        .await
+        .map_err(|e| anyhow::anyhow!("no Kubernetes cluster found (kubeconfig or in-cluster): {e}"))?;
+    run_worker(cluster.worker(pool, client, &public_url)?, stop_on_signal()).await?;
+    Ok(())
+}
+
+/// `serve`'s own flags.
+struct Serving {
+    listen: SocketAddr,
+    site_root: String,
+    db_connections: u32,
+    no_worker: bool,
+    metrics_listen: Option<SocketAddr>,
+    header_read_timeout: u64,
+}
+
+async fn serve(db: Database, serving: Serving, auth: Box<AuthArgs>, cluster: Box<ClusterArgs>) -> anyhow::Result<()> {
+    let listen = serving.listen;
+    let config = auth.into_config(listen)?;
+    let pool = connect(&db, serving.db_connections).await?;
+    MIGRATOR.run(&pool).await?;
+    if config.dev_login {
+        tracing::warn!("development login is ON: anyone reaching {listen} can sign in as any user");
+    }
+    if config.calendar_key.is_none() {
+        tracing::warn!("no --calendar-key-file: calendar-feed URLs made now cannot be shown again after a restart (they keep working)");
+    }
+    let (client, mode) = cluster_client().await;
+    if let Some(addr) = serving.metrics_listen {
+        crate::metrics::serve(addr, pool.clone(), mode.simulated).await?;
+    }
+    let mut worker = cluster.worker(pool.clone(), client.clone(), &config.public_url)?;
+    worker.simulated = mode.simulated;
+    let state = AppState::new(pool.clone(), &serving.site_root, Auth::new(config)?).with_cluster(
+        cluster.cluster(),
+        mode,
+        client.clone(),
+    );
+    let stop = stop_on_signal();
+    let worker = (!serving.no_worker).then(|| tokio::spawn(run_worker(worker, stop.clone())));
+    let listener = tokio::net::TcpListener::bind(listen).await?;
+    tracing::info!("serving on http://{listen}");
+    let server = crate::http_server::serve(
+        listener,
+        router(state),
+        std::time::Duration::from_secs(serving.header_read_timeout),
+        stopped(stop.clone()),
+    );
+    tokio::select! {
+        served = server => served?,
+        _ = async { stopped(stop.clone()).await; tokio::time::sleep(DRAIN).await } => {
+            tracing::warn!("requests still in flight {} s after the stop signal; stopping anyway", DRAIN.as_secs());
+        }
+    }
+    if let Some(worker) = worker {
+        match tokio::time::timeout(std::time::Duration::from_secs(5), worker).await {
+            Ok(Ok(Err(err))) => tracing::error!(error = %err, "the worker stopped with an error"),
+            Ok(_) => {}
+            Err(_) => tracing::warn!("the worker did not stop within 5 s"),
+        }
+    }
+    Ok(())
+}
+
+async fn migrate(db: Database) -> anyhow::Result<()> {
+    MIGRATOR.run(&connect(&db, 2).await?).await?;
+    println!("database is up to date");
+    Ok(())
+}
+
+async fn seed_demo(db: Database) -> anyhow::Result<()> {
+    let pool = connect(&db, 2).await?;
+    MIGRATOR.run(&pool).await?;
+    println!("{}", seed::demo(&pool).await?);
+    println!("{}", crate::seed_console::console(&pool).await?);
+    Ok(())
+}
+
+async fn create_token(db: Database, email: &str, expires_in: chrono::Duration, name: &str) -> anyhow::Result<()> {
+    let pool = connect(&db, 2).await?;
+    let user = users::find_by_email(&pool, email).await?;
+    let issued = tokens::issue(&pool, user, name, expires_in).await?;
+    eprintln!("token for {email}, expires {}; it is shown only now:", issued.expires_at.to_rfc3339());
+    println!("{}", issued.token);
+    Ok(())
+}
