@@ -2,12 +2,12 @@
 //! unreachable: a quick `503 unavailable` instead of a request that hangs
 //! until the client gives up.
 
-use crate::api::error::ApiError;
+use crate::api::error::{retry_after, ApiError};
 use crate::state::AppState;
 use app::backend::ServiceError;
 use app::backend::MIGRATOR;
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::{header, StatusCode};
 use axum::middleware::Next;
 use axum::response::{Html, IntoResponse, Response};
 use sqlx::postgres::PgPoolOptions;
@@ -20,8 +20,6 @@ use std::time::Duration;
 pub const ACQUIRE_TIMEOUT: Duration = Duration::from_millis(600);
 /// How long the check after a failed request may take.
 const PROBE: Duration = Duration::from_millis(300);
-/// Seconds a client should wait before retrying, sent as `Retry-After`.
-const RETRY_AFTER_SECONDS: &str = "2";
 
 pub fn pool_options(connections: u32) -> PgPoolOptions {
     PgPoolOptions::new().max_connections(connections).acquire_timeout(ACQUIRE_TIMEOUT)
@@ -94,10 +92,6 @@ pub async fn unavailable_while_down(State(state): State<AppState>, request: Requ
 }
 
 /// `Retry-After` on a 503 (the API's own 503s use it too).
-pub fn retry_after(response: &mut Response) {
-    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static(RETRY_AFTER_SECONDS));
-}
-
 const UNAVAILABLE_PAGE: &str = r#"<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="refresh" content="5"><title>Berth is briefly unavailable</title></head>

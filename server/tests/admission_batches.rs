@@ -6,7 +6,8 @@
 
 mod common;
 
-use app::backend::bookings::admit::{admit_batch, Admission, Outcome, Request};
+use app::backend::bookings::admit::{admit_batch, Admission, Outcome};
+use app::backend::bookings::request::Request;
 use app::backend::bookings::Admissions;
 use app::backend::error::ServiceError;
 use app::backend::tokens;

@@ -16,8 +16,9 @@ use k8s_openapi::api::apps::v1::{DaemonSet, Deployment};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, PersistentVolumeClaim, ResourceQuota, Secret};
 use kube::api::{Api, DynamicObject, ListParams};
 use serde_json::{json, Value};
+use server::worker::manifests::owned_by;
 use server::worker::manifests::{self, Cluster, Expose, ImageCache, Proxy};
-use server::worker::reconcile::{owned_by, Policy, Reconciler};
+use server::worker::reconcile::{Policy, Reconciler};
 use server::worker::snapshot::{resource, Snapshot, SESSION_KINDS};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -55,7 +56,7 @@ async fn world(cluster: Cluster) -> Option<(World, tokio::sync::MutexGuard<'stat
 impl World {
     async fn book(&self, kind: &str, quantity: i32, mode: &str, pool: Uuid) -> Uuid {
         let body = json!({ "pool_id": pool, "kind": kind, "quantity": quantity,
-            "start": slot(-1), "end": slot(4), "mode": mode });
+            "start": common::current_slot(), "end": slot(4), "mode": mode });
         let (status, body) = self.f.call(Method::POST, "/api/v1/bookings", Some(&self.f.ada), Some(body)).await;
         assert_eq!(status, 201, "{body}");
         body["id"].as_str().unwrap().parse().unwrap()

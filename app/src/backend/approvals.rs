@@ -3,7 +3,7 @@
 //! deciding many at once, each through the same approve/reject path as one.
 
 use super::bookings::{self, admission::live_usages};
-use super::error::{ServiceError, ServiceResult};
+use super::error::ServiceResult;
 use crate::model::{Decision, PendingApproval, Principal, Window};
 use crate::rules::capacity::{peak_usage, Usage};
 use crate::rules::FieldError;
@@ -11,13 +11,8 @@ use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 use uuid::Uuid;
 
-fn require_admin(principal: &Principal) -> ServiceResult<()> {
-    if principal.is_admin() {
-        Ok(())
-    } else {
-        Err(ServiceError::Forbidden("only admins decide on bookings"))
-    }
-}
+/// What anyone but an admin is told here.
+const ADMINS_ONLY: &str = "only admins decide on bookings";
 
 /// How many bookings wait for a decision (0 for anyone but admins).
 pub async fn count(db: &PgPool, principal: &Principal) -> ServiceResult<i64> {
@@ -52,7 +47,7 @@ const QUEUE_LIMIT: i64 = 500;
 
 /// Every pending booking and extension request, oldest request first.
 pub async fn queue(db: &PgPool, principal: &Principal) -> ServiceResult<Vec<PendingApproval>> {
-    require_admin(principal)?;
+    principal.require_admin(ADMINS_ONLY)?;
     let rows: Vec<PendingRow> = sqlx::query_as(
         "SELECT b.id, b.extends_id, u.name AS user_name, u.email AS user_email, t.slug AS tenant, b.pool_id,
                 p.name AS pool, b.kind, b.quantity, b.starts_at, b.ends_at, b.created_at, k.capacity, b.note
@@ -109,7 +104,7 @@ pub async fn decide(
     approve: bool,
     comment: &str,
 ) -> ServiceResult<Vec<Decision>> {
-    require_admin(principal)?;
+    principal.require_admin(ADMINS_ONLY)?;
     if ids.is_empty() || ids.len() > MAX_BATCH {
         return Err(FieldError::new("ids", format!("choose 1 to {MAX_BATCH} bookings")).into());
     }

@@ -138,3 +138,14 @@ impl ServiceError {
 }
 
 pub type ServiceResult<T> = Result<T, ServiceError>;
+
+/// The one admin check of every service: `refusal` says what the others
+/// may not do (a 403 with it).
+impl crate::model::Principal {
+    pub fn require_admin(&self, refusal: &'static str) -> ServiceResult<()> {
+        match self.is_admin() {
+            true => Ok(()),
+            false => Err(ServiceError::Forbidden(refusal)),
+        }
+    }
+}

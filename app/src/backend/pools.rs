@@ -118,13 +118,8 @@ fn validate_time_zone(zone: &str) -> ServiceResult<()> {
         .map_err(|_| FieldError::new("time_zone", "must be an IANA time zone such as Europe/Berlin or UTC").into())
 }
 
-fn require_admin(principal: &Principal) -> ServiceResult<()> {
-    if principal.is_admin() {
-        Ok(())
-    } else {
-        Err(ServiceError::Forbidden("only admins manage pools"))
-    }
-}
+/// What anyone but an admin is told here.
+const ADMINS_ONLY: &str = "only admins manage pools";
 
 async fn tenant_ids_for(conn: &mut PgConnection, slugs: &[String]) -> ServiceResult<Vec<Uuid>> {
     let rows: Vec<(String, Uuid)> =
@@ -176,7 +171,7 @@ async fn upsert_kind(conn: &mut PgConnection, pool_id: Uuid, spec: &KindSpec) ->
 }
 
 pub async fn create(db: &PgPool, principal: &Principal, new: NewPool) -> ServiceResult<Pool> {
-    require_admin(principal)?;
+    principal.require_admin(ADMINS_ONLY)?;
     let defaults = PoolRules::default();
     let rules = PoolRules {
         granularity_minutes: new.granularity_minutes.unwrap_or(defaults.granularity_minutes),
@@ -275,7 +270,7 @@ async fn check_capacity_change(conn: &mut PgConnection, pool_id: Uuid, spec: &Ki
 }
 
 pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPatch) -> ServiceResult<Pool> {
-    require_admin(principal)?;
+    principal.require_admin(ADMINS_ONLY)?;
     let mut tx = db.begin().await?;
     let current = load(&mut tx, principal, Some(id)).await?.pop().ok_or(ServiceError::NotFound("pool"))?;
     let rules = PoolRules {
@@ -390,7 +385,7 @@ fn changed_fields(patch: &PoolPatch) -> String {
 
 /// Deletes a pool that has never had a booking (retire one that has).
 pub async fn delete(db: &PgPool, principal: &Principal, id: Uuid) -> ServiceResult<()> {
-    require_admin(principal)?;
+    principal.require_admin(ADMINS_ONLY)?;
     let mut tx = db.begin().await?;
     let name: Option<String> =
         sqlx::query_scalar("SELECT name FROM pool WHERE id = $1 FOR UPDATE").bind(id).fetch_optional(&mut *tx).await?;

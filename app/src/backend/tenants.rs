@@ -19,13 +19,8 @@ pub const MAX_NAME: usize = 100;
 /// A week's hours times the largest pool anyone runs: above this is a typo.
 pub const MAX_HOURS_PER_WEEK: f64 = 1_000_000.0;
 
-fn require_admin(principal: &Principal) -> ServiceResult<()> {
-    if principal.is_admin() {
-        Ok(())
-    } else {
-        Err(ServiceError::Forbidden("only admins manage tenants"))
-    }
-}
+/// What anyone but an admin is told here.
+const ADMINS_ONLY: &str = "only admins manage tenants";
 
 fn check_name(name: &str) -> ServiceResult<&str> {
     let name = name.trim();
@@ -37,7 +32,7 @@ fn check_name(name: &str) -> ServiceResult<&str> {
 
 /// Every tenant with its members (admins only).
 pub async fn list(db: &PgPool, principal: &Principal) -> ServiceResult<Vec<Tenant>> {
-    require_admin(principal)?;
+    principal.require_admin(ADMINS_ONLY)?;
     let rows: Vec<(String, String, Vec<String>)> = sqlx::query_as(
         "SELECT t.slug, t.name, ARRAY(SELECT u.email FROM membership m JOIN app_user u ON u.id = m.user_id
                                       WHERE m.tenant_id = t.id ORDER BY u.email)
@@ -49,7 +44,7 @@ pub async fn list(db: &PgPool, principal: &Principal) -> ServiceResult<Vec<Tenan
 }
 
 pub async fn create(db: &PgPool, principal: &Principal, new: NewTenant) -> ServiceResult<Tenant> {
-    require_admin(principal)?;
+    principal.require_admin(ADMINS_ONLY)?;
     let name = check_name(&new.name)?;
     let mut tx = db.begin().await?;
     let id: Uuid = sqlx::query_scalar("INSERT INTO tenant (slug, name) VALUES ($1, $2) RETURNING id")
@@ -72,7 +67,7 @@ pub(crate) async fn tenant_id(conn: &mut PgConnection, slug: &str) -> ServiceRes
 }
 
 pub async fn rename(db: &PgPool, principal: &Principal, slug: &str, patch: TenantPatch) -> ServiceResult<Tenant> {
-    require_admin(principal)?;
+    principal.require_admin(ADMINS_ONLY)?;
     let name = check_name(&patch.name)?;
     let mut tx = db.begin().await?;
     let id = tenant_id(&mut tx, slug).await?;
@@ -134,7 +129,7 @@ pub async fn replace_quotas(
     slug: &str,
     entries: Vec<QuotaEntry>,
 ) -> ServiceResult<TenantUsage> {
-    require_admin(principal)?;
+    principal.require_admin(ADMINS_ONLY)?;
     for (index, entry) in entries.iter().enumerate() {
         check_entry(index, entry)?;
     }
@@ -174,7 +169,7 @@ pub async fn set_quota(
     slug: &str,
     entry: QuotaEntry,
 ) -> ServiceResult<TenantUsage> {
-    require_admin(principal)?;
+    principal.require_admin(ADMINS_ONLY)?;
     let mut current: Vec<QuotaEntry> = usage(db, principal, slug)
         .await?
         .quotas

@@ -9,7 +9,6 @@ use super::audit::Subject;
 use super::bookings::change::{close, settle};
 use super::error::{ServiceError, ServiceResult};
 use super::tokens::TokenCache;
-use super::users::require_admin;
 use crate::model::{Principal, UserSummary};
 use crate::rules::FieldError;
 use sqlx::PgPool;
@@ -22,7 +21,7 @@ pub async fn disable(
     user_id: Uuid,
     reason: &str,
 ) -> ServiceResult<UserSummary> {
-    require_admin(principal)?;
+    principal.require_admin(super::users::ADMINS_ONLY)?;
     let reason = reason.trim();
     if reason.is_empty() || reason.chars().count() > 500 {
         return Err(FieldError::new("reason", "say why, in 1 to 500 characters").into());
@@ -78,7 +77,7 @@ pub async fn disable(
 }
 
 pub async fn enable(db: &PgPool, principal: &Principal, user_id: Uuid) -> ServiceResult<UserSummary> {
-    require_admin(principal)?;
+    principal.require_admin(super::users::ADMINS_ONLY)?;
     let mut tx = db.begin().await?;
     let email: Option<String> = sqlx::query_scalar(
         "UPDATE app_user SET disabled_at = NULL, disabled_reason = '' WHERE id = $1 RETURNING email",

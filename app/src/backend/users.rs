@@ -217,17 +217,12 @@ const USER_SUMMARY: &str = "SELECT u.id, u.email, u.name, u.role, u.oidc_issuer 
               WHERE m.user_id = u.id ORDER BY tn.slug) AS sources
     FROM app_user u";
 
-pub(super) fn require_admin(principal: &Principal) -> ServiceResult<()> {
-    if principal.is_admin() {
-        Ok(())
-    } else {
-        Err(ServiceError::Forbidden("only admins manage users"))
-    }
-}
+/// What anyone but an admin is told here.
+pub(super) const ADMINS_ONLY: &str = "only admins manage users";
 
 /// Every user, for admins.
 pub async fn list(db: &PgPool, principal: &Principal) -> ServiceResult<Vec<UserSummary>> {
-    require_admin(principal)?;
+    principal.require_admin(ADMINS_ONLY)?;
     let rows: Vec<UserRow> =
         sqlx::query_as(&format!("{USER_SUMMARY} ORDER BY u.email LIMIT 1000")).fetch_all(db).await?;
     Ok(rows.into_iter().map(UserSummary::from).collect())
@@ -247,7 +242,7 @@ pub async fn assign_tenant(
     user_id: Uuid,
     slug: &str,
 ) -> ServiceResult<UserSummary> {
-    require_admin(principal)?;
+    principal.require_admin(ADMINS_ONLY)?;
     let tenant_id = ensure_tenant(db, slug, slug).await?;
     let mut tx = db.begin().await?;
     let email: Option<String> = sqlx::query_scalar(
@@ -278,7 +273,7 @@ pub async fn remove_tenant(
     user_id: Uuid,
     slug: &str,
 ) -> ServiceResult<UserSummary> {
-    require_admin(principal)?;
+    principal.require_admin(ADMINS_ONLY)?;
     let user = summary(db, user_id).await?;
     if !user.tenants.iter().any(|m| m.slug == slug) {
         return Err(ServiceError::NotFound("membership"));

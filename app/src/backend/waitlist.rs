@@ -9,7 +9,8 @@
 
 use super::audit::{self, Subject};
 use super::bookings::admission::begin_locked;
-use super::bookings::admit::{admit_locked, Admission, Outcome, Request};
+use super::bookings::admit::{admit_locked, Admission, Outcome};
+use super::bookings::request::Request;
 use super::error::{ServiceError, ServiceResult};
 use crate::model::{Mode, Principal, Role, TenantRef, WaitlistEntry, WaitlistState, Window};
 use chrono::{DateTime, Utc};

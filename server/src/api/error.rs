@@ -100,7 +100,7 @@ impl IntoResponse for ApiError {
         body.extend(self.details);
         let mut response = (self.status, Json(Value::Object(body))).into_response();
         if self.status == StatusCode::SERVICE_UNAVAILABLE {
-            crate::database::retry_after(&mut response);
+            retry_after(&mut response);
         }
         if self.status == StatusCode::UNAUTHORIZED {
             response.headers_mut().insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
@@ -110,3 +110,11 @@ impl IntoResponse for ApiError {
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
+
+/// Seconds a client should wait before retrying, sent as `Retry-After`.
+const RETRY_AFTER_SECONDS: &str = "2";
+
+/// Tells the client when to try again (every 503: the API's, a page's, an outage's).
+pub fn retry_after(response: &mut Response) {
+    response.headers_mut().insert(header::RETRY_AFTER, header::HeaderValue::from_static(RETRY_AFTER_SECONDS));
+}

@@ -2,56 +2,19 @@
 //! where the live object does not already hold it, and say how far it got —
 //! one line per step for the booking page.
 
+use super::manifests::owned_by;
 use super::manifests::{self, Session, FIELD_MANAGER};
-use super::reconcile::{owned_by, Reconciler};
+use super::progress::{Converged, Progress, Step, Steps};
+use super::reconcile::Reconciler;
 use super::retry::describe;
 use super::snapshot::Snapshot;
 use app::backend::provisioning;
-use app::model::{SessionStep, StepState};
+use app::model::StepState;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Namespace, Node};
 use k8s_openapi::api::rbac::v1::RoleBinding;
 use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams};
 use serde_json::Value;
-
-/// The steps a user sees, in the order the worker takes them.
-pub const STEPS: [&str; 7] =
-    ["Namespace", "Quota and defaults", "Network isolation", "Access", "Storage", "Workspace", "Ready"];
-
-/// Which step an object belongs to.
-fn step_of(kind: &str) -> usize {
-    match kind {
-        "Namespace" => 0,
-        "ResourceQuota" | "LimitRange" => 1,
-        "NetworkPolicy" | "ConfigMap" => 2,
-        "Role" | "RoleBinding" | "Secret" => 3,
-        "PersistentVolumeClaim" => 4,
-        _ => 5,
-    }
-}
-
-/// How far converging a session got.
-#[derive(Debug, PartialEq)]
-pub enum Progress {
-    /// Every object is in place; `ready` once the workspace reports it.
-    Applied { ready: bool },
-    /// The namespace of an earlier session of this booking is still being
-    /// deleted: nothing can be created in it until it is gone.
-    Waiting,
-    /// The booking stopped running since the pass read it (a repair found
-    /// drift but must not bring back what the start pass just collected).
-    Stopped,
-    /// A name collision with a namespace Berth does not own.
-    Collision(String),
-    /// An object could not be applied, retries included.
-    Refused(String),
-}
-
-pub struct Converged {
-    pub progress: Progress,
-    pub steps: Vec<SessionStep>,
-    pub applied: usize,
-}
 
 /// `live` carries the digest of `object` as the worker last applied it
 /// (the access Secret: merely exists — its token is made once, and
@@ -62,13 +25,6 @@ fn up_to_date(object: &Value, live: Option<&Value>) -> bool {
         Some(_) if object["kind"] == "Secret" => true,
         Some(found) => found["metadata"]["annotations"][manifests::APPLIED_ANNOTATION] == manifests::digest(object),
         None => false,
-    }
-}
-
-impl Converged {
-    /// Converging stopped at step `at`, which says why in `detail`.
-    fn stopped(states: [StepState; 7], at: usize, detail: String, progress: Progress, applied: usize) -> Self {
-        Converged { steps: steps_with(states, Some((at, detail))), progress, applied }
     }
 }
 
@@ -107,19 +63,6 @@ fn random_token() -> String {
     let mut bytes = [0u8; 24];
     rand::rng().fill_bytes(&mut bytes);
     bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn steps_with(states: [StepState; 7], detail: Option<(usize, String)>) -> Vec<SessionStep> {
-    STEPS
-        .iter()
-        .zip(states)
-        .enumerate()
-        .map(|(i, (step, state))| SessionStep {
-            step: step.to_string(),
-            state,
-            detail: detail.as_ref().filter(|(at, _)| *at == i).map(|(_, d)| d.clone()).unwrap_or_default(),
-        })
-        .collect()
 }
 
 impl Reconciler {
@@ -161,7 +104,7 @@ impl Reconciler {
     ) -> Converged {
         let namespaces: Api<Namespace> = Api::all(self.client.clone());
         let name = session.namespace();
-        let mut states = [StepState::Pending; 7];
+        let mut states = Steps::all(StepState::Pending);
         let known = managed.iter().find(|ns| ns.metadata.name.as_deref() == Some(name.as_str())).cloned();
         let existing = match known {
             Some(ns) => Ok(Some(ns)),
@@ -171,20 +114,20 @@ impl Reconciler {
             existing.as_ref().ok().and_then(|ns| ns.as_ref()).and_then(|ns| serde_json::to_value(ns).ok());
         match existing {
             Err(err) => {
-                states[0] = StepState::Failed;
+                states.set(Step::Namespace, StepState::Failed);
                 let detail = format!("Namespace {name}: {}", describe(&err));
-                return Converged::stopped(states, 0, detail.clone(), Progress::Refused(detail), 0);
+                return Converged::stopped(states, Step::Namespace, detail.clone(), Progress::Refused(detail), 0);
             }
             Ok(Some(existing)) if owned_by(&existing, Some(session.booking_id)).is_none() => {
                 // Never adopt a namespace by its name alone.
                 let reason = format!("namespace {name} exists and is not Berth's for this booking");
-                states[0] = StepState::Failed;
-                return Converged::stopped(states, 0, reason.clone(), Progress::Collision(reason), 0);
+                states.set(Step::Namespace, StepState::Failed);
+                return Converged::stopped(states, Step::Namespace, reason.clone(), Progress::Collision(reason), 0);
             }
             Ok(Some(existing)) if existing.metadata.deletion_timestamp.is_some() => {
-                states[0] = StepState::Working;
+                states.set(Step::Namespace, StepState::Working);
                 let detail = "the previous namespace of this booking is still being deleted".to_string();
-                return Converged::stopped(states, 0, detail, Progress::Waiting, 0);
+                return Converged::stopped(states, Step::Namespace, detail, Progress::PreviousTerminating, 0);
             }
             Ok(_) => {}
         }
@@ -200,8 +143,8 @@ impl Reconciler {
             // session is active, and they see every active session.
             if let Err(err) = self.rotate_if_holders_left(session, snapshot, &random_token()).await {
                 let detail = format!("rotating the access token: {}", describe(&err));
-                states[3] = StepState::Failed;
-                return Converged::stopped(states, 3, detail.clone(), Progress::Refused(detail), 0);
+                states.set(Step::Access, StepState::Failed);
+                return Converged::stopped(states, Step::Access, detail.clone(), Progress::Refused(detail), 0);
             }
         }
         let mut applied = 0;
@@ -225,15 +168,15 @@ impl Reconciler {
                         describe(&err)
                     );
                     // Steps all of whose objects came before the refused one are done.
-                    for (step, state) in states.iter_mut().enumerate().take(6) {
+                    for step in Step::ALL.into_iter().filter(|step| *step != Step::Ready) {
                         let last =
-                            objects.iter().rposition(|o| step_of(o["kind"].as_str().unwrap_or_default()) == step);
+                            objects.iter().rposition(|o| Step::of(o["kind"].as_str().unwrap_or_default()) == step);
                         if last.is_some_and(|last| last < index) {
-                            *state = StepState::Done;
+                            states.set(step, StepState::Done);
                         }
                     }
-                    let failed = step_of(kind);
-                    states[failed] = StepState::Failed;
+                    let failed = Step::of(kind);
+                    states.set(failed, StepState::Failed);
                     return Converged::stopped(states, failed, detail.clone(), Progress::Refused(detail), applied);
                 }
             }
@@ -247,15 +190,15 @@ impl Reconciler {
             Some(live) if !workspace_written => live["status"]["readyReplicas"].as_i64().unwrap_or(0) >= 1,
             _ => self.workspace_ready(session).await,
         };
-        states = [StepState::Done; 7];
+        states = Steps::all(StepState::Done);
         let waiting = match ready {
             true => None,
             false => {
-                states[6] = StepState::Working;
-                Some((6, self.why_waiting(session, managed).await))
+                states.set(Step::Ready, StepState::Working);
+                Some((Step::Ready, self.why_waiting(session, managed).await))
             }
         };
-        Converged { steps: steps_with(states, waiting), progress: Progress::Applied { ready }, applied }
+        Converged { steps: states.shown(waiting), progress: Progress::Applied { ready }, applied }
     }
 
     /// Deletes the `admin` binding of sessions started by earlier versions

@@ -1,12 +1,13 @@
 //! The provisioning worker: the objects it applies for a booking, each built
 //! by a pure function (`manifests`), converged one session at a time
 //! (`converge`, with `retry` for single requests, against the `snapshot` of
-//! Berth's objects each pass reads) by the pass over all
+//! Berth's objects each pass reads; how far it got: `progress`) by the pass over all
 //! bookings in PostgreSQL (`reconcile`), swept every few minutes (`sweep`),
 //! and repeated by `run` on notifications, timers and watch events.
 
 pub mod converge;
 pub mod manifests;
+pub mod progress;
 pub mod reconcile;
 pub mod retry;
 pub mod rotate;

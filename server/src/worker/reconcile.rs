@@ -5,14 +5,15 @@
 //! cluster reads but writes nothing (neither to the cluster nor to the
 //! database), and a pass interrupted after any step is finished by the next.
 
-use super::converge::Progress;
-use super::manifests::{self, Cluster, Session, BOOKING_ANNOTATION};
+use super::manifests::{self, owned_by, Cluster, Session};
+use super::progress::Progress;
 use super::retry::retrying;
 use super::snapshot::Snapshot;
 use app::backend::provisioning::{self, BookingFacts};
 use app::backend::session_status::{self, Stored};
 use app::model::{BookingState, SessionStatus};
 use app::rules::state_machine::Action;
+use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Namespace, Pod};
 use kube::api::{Api, DeleteParams, ListParams};
 use sqlx::PgPool;
@@ -39,6 +40,19 @@ pub struct PassReport {
     /// promotion that failed where the room was freed).
     pub waitlist_admitted: usize,
 }
+
+impl PassReport {
+    /// Adds what converging sessions did elsewhere (another pass, one start).
+    fn absorb(&mut self, other: PassReport) {
+        self.applied += other.applied;
+        self.started.extend(other.started);
+        self.failed.extend(other.failed);
+        self.errors.extend(other.errors);
+    }
+}
+
+/// Sessions a start pass converges at once.
+const STARTS_AT_ONCE: usize = 8;
 
 /// How hard the worker tries before it gives up on a booking.
 #[derive(Clone, Debug)]
@@ -82,15 +96,6 @@ pub struct Reconciler {
     pub notifier: Option<crate::notify::Notifier>,
 }
 
-/// Whether a namespace is Berth's for `booking` (any booking when `None`):
-/// label *and* annotation, never the name alone. Returns the booking.
-pub fn owned_by(ns: &Namespace, booking: Option<Uuid>) -> Option<Uuid> {
-    let meta = &ns.metadata;
-    let managed = manifests::is_managed(meta);
-    let id = meta.annotations.as_ref().and_then(|a| a.get(BOOKING_ANNOTATION)).and_then(|v| v.parse::<Uuid>().ok())?;
-    (managed && booking.is_none_or(|b| b == id)).then_some(id)
-}
-
 /// The bookings whose namespaces stay: open windows, and closed ones the
 /// pass is about to complete (it deletes their namespaces itself).
 pub(super) fn live_bookings(due: &provisioning::Due) -> HashSet<Uuid> {
@@ -122,10 +127,7 @@ impl Reconciler {
     /// A whole pass: the start pass, then the repair pass.
     pub async fn pass(&self) -> anyhow::Result<PassReport> {
         let mut report = self.start_pass().await?;
-        let repaired = self.repair_pass().await?;
-        report.applied += repaired.applied;
-        report.failed.extend(repaired.failed);
-        report.errors.extend(repaired.errors);
+        report.absorb(self.repair_pass().await?);
         Ok(report)
     }
 
@@ -151,13 +153,25 @@ impl Reconciler {
         // ended early, failed, or already completed).
         report.collected = self.collect(&managed, &live_bookings(&due)).await?;
 
-        // Start.
+        // Start, a few sessions at a time: each start mostly waits on the
+        // API server, so fifty windows opening together wait for the slowest
+        // of a few, not for the sum of all.
         let starting: Vec<_> = due.running.into_iter().filter(|(_, state)| *state == BookingState::Approved).collect();
         let ids: Vec<Uuid> = starting.iter().map(|(facts, _)| facts.booking_id).collect();
         let mut stored = session_status::load(&self.db, &ids).await?;
-        for (facts, state) in starting {
+        let managed = &managed;
+        let starts = starting.into_iter().map(|(facts, state)| {
             let before = stored.remove(&facts.booking_id).unwrap_or_default();
-            self.run_session(facts, state, before, (&managed, None), &mut report).await?;
+            async move {
+                let mut one = PassReport::default();
+                let outcome = self.run_session(facts, state, before, (managed, None), &mut one).await;
+                (one, outcome)
+            }
+        });
+        let started: Vec<_> = futures::stream::iter(starts).buffered(STARTS_AT_ONCE).collect().await;
+        for (one, outcome) in started {
+            report.absorb(one);
+            outcome?;
         }
         (report.waitlist_expired, report.waitlist_admitted) = app::backend::waitlist::sweep(&self.db).await?;
         Ok(report)
@@ -284,7 +298,7 @@ impl Reconciler {
                     report.started.push(id);
                 }
             }
-            Progress::Waiting => {}
+            Progress::PreviousTerminating => {}
             Progress::Collision(reason) => {
                 provisioning::system_transition(&self.db, id, Action::Fail, &reason).await?;
                 report.failed.push(id);

@@ -4,7 +4,8 @@
 //! before they get there), namespaces stuck terminating are reported (also
 //! at every resync, `report_stuck`), and the database is kept tidy.
 
-use super::reconcile::{live_bookings, owned_by, Reconciler};
+use super::manifests::owned_by;
+use super::reconcile::{live_bookings, Reconciler};
 use app::backend::maintenance::{self, Swept};
 use k8s_openapi::api::core::v1::Namespace;
 use uuid::Uuid;

@@ -173,6 +173,12 @@ pub fn slot(slots: i64) -> DateTime<Utc> {
     next_boundary() + Duration::minutes(15 * slots)
 }
 
+/// The start of the slot running now: `slot(-1)` until the next boundary
+/// passes, which a long test binary (the real API server's) may outlive.
+pub fn current_slot() -> DateTime<Utc> {
+    align_down(Utc::now(), Duration::minutes(15))
+}
+
 pub fn at(value: &Value) -> DateTime<Utc> {
     value.as_str().and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("not a timestamp: {value}"))
 }

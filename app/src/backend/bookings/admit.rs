@@ -9,10 +9,11 @@
 
 use super::admission::begin_locked_all;
 use super::quota;
+use super::request::Request;
 use super::suggest::Crowded;
 use super::terms::{read_terms, Terms};
 use crate::backend::error::{ServiceError, ServiceResult};
-use crate::model::{Booking, BookingState, Mode, Principal, TenantQuota, TenantRef, WaitlistEntry, Window};
+use crate::model::{Booking, BookingState, TenantQuota, WaitlistEntry, Window};
 use crate::rules::capacity::{Ledger, Usage};
 use crate::rules::quota::check as check_quota;
 use crate::rules::window::validate_new;
@@ -21,23 +22,6 @@ use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgPool};
 use std::collections::HashMap;
 use uuid::Uuid;
-
-/// A booking request that passed the database-free checks.
-pub struct Request {
-    pub principal: Principal,
-    pub tenant: TenantRef,
-    pub pool_id: Uuid,
-    pub kind: String,
-    pub quantity: i32,
-    pub mode: Mode,
-    pub image: Option<String>,
-    pub note: String,
-    pub window: Window,
-    /// Refused for capacity or quota, join the waitlist instead.
-    pub join_waitlist: bool,
-    /// The waitlist entry this request promotes, if it is one.
-    pub entry: Option<Uuid>,
-}
 
 /// One admitted request, ready to insert.
 struct Accepted {

@@ -12,6 +12,7 @@ mod lifecycle;
 mod query;
 mod queue;
 pub mod quota;
+pub mod request;
 mod row;
 pub mod series;
 mod suggest;

@@ -5,9 +5,10 @@
 //! booking commits only when every chosen occurrence was admitted.
 
 use super::admission::begin_locked;
-use super::admit::{admit_locked, judge, Admission, Outcome, Request};
+use super::admit::{admit_locked, judge, Admission, Outcome};
 use super::change::{change, settle, Change};
 use super::create::booking_tenant;
+use super::request::Request;
 use super::row::{BookingRow, BOOKING_COLUMNS, BOOKING_FROM};
 use crate::backend::audit::{self, Subject};
 use crate::backend::booking_form::local_window;

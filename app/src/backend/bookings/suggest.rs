@@ -2,7 +2,7 @@
 //! same length that fits, read after the kind's lock is released.
 
 use super::admission::live_usages;
-use super::admit::Request;
+use super::request::Request;
 use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{PoolRules, Window};
 use crate::rules::capacity::{next_free, Usage};

@@ -1,7 +1,7 @@
 //! The report's table: one SQL statement per report, grouped by pool, tenant
 //! or user. Every figure is cut to the period `[$1, $2)`.
 
-use super::rollups::Settled;
+use super::period::{epoch_hours, Settled};
 use crate::backend::error::ServiceResult;
 use crate::model::{ReportGroup, ReportRow};
 use chrono::{DateTime, Datelike, DurationRound, Months, NaiveDate, TimeDelta, Utc};
@@ -144,11 +144,6 @@ fn tiers(from: DateTime<Utc>, to: DateTime<Utc>) -> Tiers {
     let end_month = month_of(end_day);
     let (first_month, end_month) = if first_month < end_month { (first_month, end_month) } else { (end_day, end_day) };
     Tiers { first, end, first_day, end_day, first_month, end_month }
-}
-
-/// Hours since the Unix epoch, as the booking's generated columns hold them.
-pub(super) fn epoch_hours(at: DateTime<Utc>) -> f64 {
-    at.timestamp_micros() as f64 / 3.6e9
 }
 
 #[derive(sqlx::FromRow)]

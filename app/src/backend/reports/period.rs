@@ -106,6 +106,31 @@ pub fn step(
     }
 }
 
+/// The settled months a report reads from the roll-ups, `[from, to)`; empty
+/// (`from == to`, both the period's end) when there are none.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Settled {
+    pub from: DateTime<Utc>,
+    pub to: DateTime<Utc>,
+}
+
+impl Settled {
+    pub(super) fn none(end: DateTime<Utc>) -> Self {
+        Settled { from: end, to: end }
+    }
+
+    /// The same months as dates (the first days of the first and of the
+    /// month after the last).
+    pub fn months(&self) -> (NaiveDate, NaiveDate) {
+        (self.from.date_naive(), self.to.date_naive())
+    }
+}
+
+/// Hours since the Unix epoch, as the booking's generated columns hold them.
+pub(super) fn epoch_hours(at: DateTime<Utc>) -> f64 {
+    at.timestamp_micros() as f64 / 3.6e9
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,7 +4,8 @@
 //! A trigger on `booking` forgets a month when a change reaches it (see the
 //! migration `20261123070000_booking_rollups.sql`).
 
-use super::figures::{booking_figures, epoch_hours};
+use super::figures::booking_figures;
+use super::period::{epoch_hours, Settled};
 use super::series::booked_per_hour;
 use crate::backend::error::ServiceResult;
 use chrono::{DateTime, Datelike, Months, NaiveDate, TimeZone, Utc};
@@ -18,26 +19,6 @@ const SETTLE_AFTER_DAYS: i32 = 2;
 /// Months one sweep settles at most (the first sweep of a database with
 /// years of bookings spreads the work over several sweeps).
 const MONTHS_PER_SWEEP: i64 = 24;
-
-/// The settled months a report reads from the roll-ups, `[from, to)`; empty
-/// (`from == to`, both the period's end) when there are none.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Settled {
-    pub from: DateTime<Utc>,
-    pub to: DateTime<Utc>,
-}
-
-impl Settled {
-    fn none(end: DateTime<Utc>) -> Self {
-        Settled { from: end, to: end }
-    }
-
-    /// The same months as dates (the first days of the first and of the
-    /// month after the last).
-    pub fn months(&self) -> (NaiveDate, NaiveDate) {
-        (self.from.date_naive(), self.to.date_naive())
-    }
-}
 
 fn month_start(date: NaiveDate) -> NaiveDate {
     date.with_day(1).unwrap_or(date)

@@ -2,7 +2,7 @@
 //! the period, folded into trend buckets (hours, days or weeks in the
 //! report's zone) and a weekday x hour occupancy heat map.
 
-use super::rollups::Settled;
+use super::period::{epoch_hours, Settled};
 use crate::backend::error::ServiceResult;
 use crate::model::{HeatCell, TrendPoint};
 use chrono::{DateTime, Datelike, Days, DurationRound, NaiveDate, TimeDelta, Timelike, Utc};
@@ -124,9 +124,9 @@ pub(super) async fn booked_per_hour(
     )
     .bind(lo)
     .bind(hi)
-    .bind(super::figures::epoch_hours(lo))
-    .bind(super::figures::epoch_hours(hi))
-    .bind(super::figures::epoch_hours(first))
+    .bind(epoch_hours(lo))
+    .bind(epoch_hours(hi))
+    .bind(epoch_hours(first))
     .fetch_all(&mut *db)
     .await?;
     let mut per_hour = vec![(0.0_f64, 0.0_f64); count + 1];

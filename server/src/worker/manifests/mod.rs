@@ -42,6 +42,15 @@ pub fn is_managed(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectM
     meta.labels.as_ref().and_then(|l| l.get(MANAGED_BY.0)).is_some_and(|v| v == MANAGED_BY.1)
 }
 pub const TENANT_LABEL: &str = "berth.io/tenant";
+/// Whether a namespace is Berth's for `booking` (any booking when `None`):
+/// label *and* annotation, never the name alone. Returns the booking.
+pub fn owned_by(ns: &k8s_openapi::api::core::v1::Namespace, booking: Option<Uuid>) -> Option<Uuid> {
+    let meta = &ns.metadata;
+    let managed = is_managed(meta);
+    let id = meta.annotations.as_ref().and_then(|a| a.get(BOOKING_ANNOTATION)).and_then(|v| v.parse::<Uuid>().ok())?;
+    (managed && booking.is_none_or(|b| b == id)).then_some(id)
+}
+
 /// Annotation in which the worker stamps a digest of each object it
 /// applies, as it built it: a repair pass compares digests, so it reads
 /// the cluster's objects as metadata only (`snapshot`), and a changed
