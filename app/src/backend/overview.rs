@@ -3,7 +3,7 @@
 
 use super::error::ServiceResult;
 use crate::model::{Booking, Principal, Window};
-use crate::pages::{KindSummary, Overview, PoolSummary};
+use crate::model::{KindSummary, Overview, PoolSummary};
 use crate::rules::capacity::{peak_usage, Usage};
 use chrono::{DateTime, Duration, Utc};
 use sqlx::PgPool;

@@ -431,7 +431,7 @@ pub async fn availability(
     let window = Window { start: from, end: to };
     let mut usages: Vec<_> = live_usages(&mut conn, id, kind, from, to).await?.into_iter().map(|(_, u)| u).collect();
     // A maintenance window leaves nothing free, whatever was kept in it.
-    for blackout in super::blackouts::overlapping(&mut conn, id, kind, window).await? {
+    for blackout in super::blackouts::windows::overlapping(&mut conn, id, kind, window).await? {
         usages.push(crate::rules::capacity::Usage { start: blackout.start, end: blackout.end, quantity: capacity });
     }
     Ok(free_steps(&usages, capacity, window).into_iter().map(|s| Step { free: s.free.max(0), ..s }).collect())

@@ -23,12 +23,12 @@ impl Default for IdlePolicy {
 }
 
 impl IdlePolicy {
-    pub fn validate(&self) -> Result<(), crate::rules::FieldError> {
+    pub fn validate(&self) -> Result<(), super::FieldError> {
         let within = |field: &str, value: i32, low: i32, high: i32| {
             if (low..=high).contains(&value) {
                 Ok(())
             } else {
-                Err(crate::rules::FieldError::new(field, format!("must be between {low} and {high}")))
+                Err(super::FieldError::new(field, format!("must be between {low} and {high}")))
             }
         };
         within("threshold_pct", self.threshold_pct, 1, 100)?;

@@ -10,6 +10,7 @@ mod calendar_feed;
 mod dashboard;
 mod idle_policy;
 mod notifications;
+mod overview;
 mod planning;
 mod pool;
 mod pool_form;
@@ -34,6 +35,7 @@ pub use calendar_feed::{CalendarFeed, PoolFeed};
 pub use dashboard::{BookingLine, BudgetLine, Dashboard, LiveSession, UpcomingLine, SPARK_MINUTES};
 pub use idle_policy::IdlePolicy;
 pub use notifications::{NewWebhook, NotificationSettings, Preference, Webhook, EVENTS};
+pub use overview::{KindSummary, Overview, PoolSummary};
 pub use planning::{ActionNotice, BookingCard, ClusterMode, EndOption, FoundSlots, MyBookings};
 pub use pool::{KindSpec, NewPool, Placement, Pool, PoolKind, PoolPatch, PoolRules, Toleration};
 pub use pool_form::{KindForm, PoolForm};
@@ -47,6 +49,22 @@ pub use series::{
 };
 pub use session::{SessionStatus, SessionStep, StepState};
 pub use tenant::{NewTenant, QuotaEntry, QuotaLimit, QuotaUsage, Tenant, TenantPatch, TenantQuota, TenantUsage};
-pub use tokenomics::{CostModel, CostModelForm, MeasuredUtilization, TokenomicsView};
+pub use tokenomics::{
+    preset, CostModel, CostModelForm, MeasuredUtilization, ThroughputPreset, TokenomicsInputs, TokenomicsView, PRESETS,
+};
 pub use waitlist::{WaitlistEntry, WaitlistLine, WaitlistState};
 pub use worker::{WorkerFailure, WorkerProcess, WorkerStatus};
+
+/// A request field that broke a rule, and why; becomes a 422 naming the field.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {reason}")]
+pub struct FieldError {
+    pub field: String,
+    pub reason: String,
+}
+
+impl FieldError {
+    pub fn new(field: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self { field: field.into(), reason: reason.into() }
+    }
+}

@@ -91,12 +91,12 @@ pub struct Pool {
 
 impl Pool {
     /// The capacity of one of the pool's kinds, or why there is none.
-    pub fn capacity_of(&self, kind: &str) -> Result<i32, crate::rules::FieldError> {
+    pub fn capacity_of(&self, kind: &str) -> Result<i32, super::FieldError> {
         self.kinds
             .iter()
             .find(|k| k.kind == kind)
             .map(|k| k.capacity)
-            .ok_or_else(|| crate::rules::FieldError::new("kind", format!("pool {} has no kind {kind}", self.name)))
+            .ok_or_else(|| super::FieldError::new("kind", format!("pool {} has no kind {kind}", self.name)))
     }
 }
 

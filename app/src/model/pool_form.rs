@@ -4,8 +4,8 @@
 //! and tolerations in taint syntax (`key=value:NoSchedule`, `key:NoSchedule`,
 //! or `key` alone to tolerate every effect of that key).
 
+use super::FieldError;
 use super::{KindSpec, NewPool, Pool, PoolPatch, Toleration};
-use crate::rules::FieldError;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

@@ -1,8 +1,7 @@
 //! A pool's cost model as stored, as the form carries it (text per field, so
 //! a mistyped number is refused naming its field) and as the page shows it.
 
-use crate::rules::tokenomics::{preset, TokenomicsInputs, PRESETS};
-use crate::rules::FieldError;
+use super::FieldError;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -210,4 +209,65 @@ pub struct TokenomicsView {
     pub measured: MeasuredUtilization,
     /// Who saved the model last, and when; absent while it is the default.
     pub updated: Option<(DateTime<Utc>, String)>,
+}
+
+/// The inputs, as the API body names them; optional ones may be absent.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenomicsInputs {
+    pub capex_per_gpu: f64,
+    pub amortization_years: f64,
+    pub power_kw: f64,
+    pub pue: f64,
+    pub electricity_per_kwh: f64,
+    pub maintenance_pct_per_year: f64,
+    #[serde(default)]
+    pub rent_per_gpu_hour: Option<f64>,
+    /// Output tokens per second one GPU produces when busy.
+    pub tokens_per_second: f64,
+    /// 0–1: the share of hours the GPU is busy.
+    pub utilization: f64,
+    #[serde(default)]
+    pub price_per_million_tokens: Option<f64>,
+    #[serde(default)]
+    pub tokens_per_day: Option<f64>,
+    #[serde(default)]
+    pub budget_per_day: Option<f64>,
+    /// GPUs the pool has, to judge its size against the demand.
+    #[serde(default)]
+    pub gpus_available: Option<f64>,
+}
+
+/// A published throughput for a model class, as a starting point to edit.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ThroughputPreset {
+    pub id: &'static str,
+    pub label: &'static str,
+    /// Output tokens per second per GPU.
+    pub tokens_per_second: f64,
+    pub source: &'static str,
+}
+
+/// NVIDIA's published NIM (vLLM/TensorRT-LLM based) serving figures; per GPU
+/// where the run used several.
+pub const PRESETS: &[ThroughputPreset] = &[
+    ThroughputPreset {
+        id: "llama-3.1-8b",
+        label: "Llama 3.1 8B Instruct (8B class)",
+        tokens_per_second: 8_018.0,
+        source: "NVIDIA NIM for LLMs benchmarking, Performance: Llama-3.1-8b-instruct, NIM 1.8.0, concurrency 50 \
+                 (https://docs.nvidia.com/nim/benchmarking/llm/1.0.0/performance)",
+    },
+    ThroughputPreset {
+        id: "llama-3.3-70b",
+        label: "Llama 3.3 70B Instruct FP8 (70B class)",
+        tokens_per_second: 458.0,
+        source: "NVIDIA NIM for LLMs benchmarking, Performance: Llama-3.3-70b-instruct, NIM 1.8.0, 2 × H100 80GB \
+                 FP8 TP2, 5 000 in / 500 out, concurrency 100: 917 tokens/s, i.e. 458 per GPU \
+                 (https://docs.nvidia.com/nim/benchmarking/llm/1.0.0/performance)",
+    },
+];
+
+pub fn preset(id: &str) -> Option<&'static ThroughputPreset> {
+    PRESETS.iter().find(|p| p.id == id)
 }

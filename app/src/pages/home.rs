@@ -1,6 +1,6 @@
-use super::overview::{load_overview, Overview, PoolSummary};
+use super::overview::load_overview;
 use super::{when, Me};
-use crate::model::{Booking, Principal, Role};
+use crate::model::{Booking, Overview, PoolSummary, Principal, Role};
 use leptos::prelude::*;
 
 /// Anonymous visitors are asked to sign in; signed-in users without a tenant

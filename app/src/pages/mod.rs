@@ -29,7 +29,7 @@ mod worker;
 
 pub use account::*;
 pub use home::HomePage;
-pub use overview::{load_overview, KindSummary, Overview, PoolSummary};
+pub use overview::load_overview;
 pub use tenants::{QuotaSummary, QuotaUse};
 
 use crate::model::{Principal, Role};

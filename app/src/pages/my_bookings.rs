@@ -2,6 +2,8 @@
 //! badge, the window with a countdown, and actions — cancel, extend (only
 //! to ends that fit), end now — plus where the workspace link will appear.
 
+#[cfg(feature = "ssr")]
+use super::notice::act;
 use crate::model::{ActionNotice, BookingCard, BookingState, MyBookings, StepState};
 use chrono::{DateTime, Utc};
 use leptos::prelude::*;
@@ -47,28 +49,6 @@ pub async fn extend_booking(id: Uuid, end: DateTime<Utc>) -> Result<ActionNotice
 fn me() -> Result<crate::model::Principal, ServerFnError> {
     use crate::backend::identity::{signed_in, to_server_error};
     signed_in().map_err(to_server_error)
-}
-
-/// Refusals the user can act on (a state that no longer allows it, an end
-/// that no longer fits) become a notice, and a script-less post is sent back
-/// to the page with it; sign-in, permission, not-found and server failures
-/// stay errors with their HTTP status.
-#[cfg(feature = "ssr")]
-pub(super) fn act<T>(
-    result: crate::backend::error::ServiceResult<T>,
-    done: &str,
-) -> Result<ActionNotice, ServerFnError> {
-    use super::calendar::data::no_script_notice;
-    use crate::backend::identity::to_server_error;
-    let notice = match result {
-        Ok(_) => ActionNotice { ok: true, message: done.to_string() },
-        Err(err) if err.status() == 401 || err.status() == 403 || err.status() == 404 || err.status() >= 500 => {
-            return Err(to_server_error(err))
-        }
-        Err(err) => ActionNotice { ok: false, message: err.public_message() },
-    };
-    no_script_notice(&notice);
-    Ok(notice)
 }
 
 /// "in 2 h 5 min", "3 days ago": how far `at` is from `now`.

@@ -26,3 +26,25 @@ pub(crate) fn query_notice() -> Memo<Option<ActionNotice>> {
         })
     })
 }
+
+/// Refusals the user can act on (a state that no longer allows it, an end
+/// that no longer fits) become a notice, and a script-less post is sent back
+/// to the page with it; sign-in, permission, not-found and server failures
+/// stay errors with their HTTP status.
+#[cfg(feature = "ssr")]
+pub(crate) fn act<T>(
+    result: crate::backend::error::ServiceResult<T>,
+    done: &str,
+) -> Result<ActionNotice, ServerFnError> {
+    use super::calendar::data::no_script_notice;
+    use crate::backend::identity::to_server_error;
+    let notice = match result {
+        Ok(_) => ActionNotice { ok: true, message: done.to_string() },
+        Err(err) if err.status() == 401 || err.status() == 403 || err.status() == 404 || err.status() >= 500 => {
+            return Err(to_server_error(err))
+        }
+        Err(err) => ActionNotice { ok: false, message: err.public_message() },
+    };
+    no_script_notice(&notice);
+    Ok(notice)
+}

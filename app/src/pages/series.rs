@@ -80,7 +80,7 @@ pub async fn book_series(
         Ok(series) => format!("Booked {} occurrences: {}.", series.bookings.len(), series.rule),
         Err(_) => String::new(),
     };
-    super::my_bookings::act(booked, &done)
+    super::notice::act(booked, &done)
 }
 
 #[server(prefix = "/rpc", endpoint = "series/cancel_rest", output = crate::codec::JsonText)]
@@ -96,7 +96,7 @@ pub async fn cancel_rest_of_series(
         Ok(gone) => format!("Canceled {} occurrences of the series; the capacity is free again.", gone.len()),
         Err(_) => String::new(),
     };
-    super::my_bookings::act(canceled, &done)
+    super::notice::act(canceled, &done)
 }
 
 #[component]

@@ -13,7 +13,7 @@ pub async fn add_co_owner(id: Uuid, email: String) -> Result<ActionNotice, Serve
     let db = expect_context::<sqlx::PgPool>();
     let added = crate::backend::bookings::co_owners::add(&db, &principal, id, &email).await;
     let done = format!("Shared with {}: they can open, extend and end it.", email.trim());
-    super::my_bookings::act(added, &done)
+    super::notice::act(added, &done)
 }
 
 #[server(prefix = "/rpc", endpoint = "bookings/co-owners/remove", output = crate::codec::JsonText)]
@@ -22,7 +22,7 @@ pub async fn remove_co_owner(id: Uuid, email: String) -> Result<ActionNotice, Se
     let principal = signed_in().map_err(to_server_error)?;
     let db = expect_context::<sqlx::PgPool>();
     let removed = crate::backend::bookings::co_owners::remove(&db, &principal, id, &email).await;
-    super::my_bookings::act(removed, &format!("No longer shared with {}.", email.trim()))
+    super::notice::act(removed, &format!("No longer shared with {}.", email.trim()))
 }
 
 #[derive(Clone, Copy)]

@@ -10,7 +10,7 @@ pub async fn leave_waitlist(id: Uuid) -> Result<ActionNotice, ServerFnError> {
     use crate::backend::identity::{signed_in, to_server_error};
     let principal = signed_in().map_err(to_server_error)?;
     let left = crate::backend::waitlist::leave(&expect_context::<sqlx::PgPool>(), &principal, id).await;
-    super::my_bookings::act(left, "You left the waitlist.")
+    super::notice::act(left, "You left the waitlist.")
 }
 
 /// What an entry's state means to its requester.

@@ -11,16 +11,5 @@ pub mod state_machine;
 pub mod tokenomics;
 pub mod window;
 
-/// A request field that broke a rule, and why; becomes a 422 naming the field.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{field}: {reason}")]
-pub struct FieldError {
-    pub field: String,
-    pub reason: String,
-}
-
-impl FieldError {
-    pub fn new(field: impl Into<String>, reason: impl Into<String>) -> Self {
-        Self { field: field.into(), reason: reason.into() }
-    }
-}
+// Where a rule names the field it refused (the type is the model's).
+pub use crate::model::FieldError;

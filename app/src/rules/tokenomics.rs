@@ -7,36 +7,10 @@
 //! cost per million tokens = cost per GPU-hour / (tokens/s × 3 600 × utilisation / 10⁶)
 
 use super::FieldError;
+pub use crate::model::{preset, ThroughputPreset, TokenomicsInputs, PRESETS};
 use serde::{Deserialize, Serialize};
 
 pub const HOURS_PER_YEAR: f64 = 8_760.0;
-
-/// The inputs, as the API body names them; optional ones may be absent.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TokenomicsInputs {
-    pub capex_per_gpu: f64,
-    pub amortization_years: f64,
-    pub power_kw: f64,
-    pub pue: f64,
-    pub electricity_per_kwh: f64,
-    pub maintenance_pct_per_year: f64,
-    #[serde(default)]
-    pub rent_per_gpu_hour: Option<f64>,
-    /// Output tokens per second one GPU produces when busy.
-    pub tokens_per_second: f64,
-    /// 0–1: the share of hours the GPU is busy.
-    pub utilization: f64,
-    #[serde(default)]
-    pub price_per_million_tokens: Option<f64>,
-    #[serde(default)]
-    pub tokens_per_day: Option<f64>,
-    #[serde(default)]
-    pub budget_per_day: Option<f64>,
-    /// GPUs the pool has, to judge its size against the demand.
-    #[serde(default)]
-    pub gpus_available: Option<f64>,
-}
 
 /// How the pool's size compares with the GPUs the token demand needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -177,36 +151,6 @@ pub fn evaluate(i: &TokenomicsInputs) -> Result<TokenomicsResult, FieldError> {
     Ok(result)
 }
 
-/// A published throughput for a model class, as a starting point to edit.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ThroughputPreset {
-    pub id: &'static str,
-    pub label: &'static str,
-    /// Output tokens per second per GPU.
-    pub tokens_per_second: f64,
-    pub source: &'static str,
-}
-
-/// NVIDIA's published NIM (vLLM/TensorRT-LLM based) serving figures; per GPU
-/// where the run used several.
-pub const PRESETS: &[ThroughputPreset] = &[
-    ThroughputPreset {
-        id: "llama-3.1-8b",
-        label: "Llama 3.1 8B Instruct (8B class)",
-        tokens_per_second: 8_018.0,
-        source: "NVIDIA NIM for LLMs benchmarking, Performance: Llama-3.1-8b-instruct, NIM 1.8.0, concurrency 50 \
-                 (https://docs.nvidia.com/nim/benchmarking/llm/1.0.0/performance)",
-    },
-    ThroughputPreset {
-        id: "llama-3.3-70b",
-        label: "Llama 3.3 70B Instruct FP8 (70B class)",
-        tokens_per_second: 458.0,
-        source: "NVIDIA NIM for LLMs benchmarking, Performance: Llama-3.3-70b-instruct, NIM 1.8.0, 2 × H100 80GB \
-                 FP8 TP2, 5 000 in / 500 out, concurrency 100: 917 tokens/s, i.e. 458 per GPU \
-                 (https://docs.nvidia.com/nim/benchmarking/llm/1.0.0/performance)",
-    },
-];
-
 /// Whole-GPU equivalents of one unit of a kind: a MIG slice `mig-Ng.*` is N
 /// of a GPU's 7 compute slices; a whole or time-sliced GPU is one.
 pub fn gpus_per_unit(kind: &str) -> f64 {
@@ -214,10 +158,6 @@ pub fn gpus_per_unit(kind: &str) -> f64 {
         .and_then(|rest| rest.split_once('g'))
         .and_then(|(slices, _)| slices.parse::<f64>().ok())
         .map_or(1.0, |slices| (slices / 7.0).min(1.0))
-}
-
-pub fn preset(id: &str) -> Option<&'static ThroughputPreset> {
-    PRESETS.iter().find(|p| p.id == id)
 }
 
 #[cfg(test)]

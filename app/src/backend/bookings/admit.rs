@@ -300,7 +300,7 @@ async fn join_waitlists(
     while let Some(&(_, first)) = waiting.first() {
         let (same, rest): (Vec<_>, Vec<_>) =
             waiting.into_iter().partition(|(_, r)| r.pool_id == first.pool_id && r.kind == first.kind);
-        entries.extend(crate::backend::waitlist::join(tx, &same).await?);
+        entries.extend(crate::backend::waitlist::entries::join(tx, &same).await?);
         waiting = rest;
     }
     Ok(entries)

@@ -158,9 +158,9 @@ pub async fn extend(
     validate_extension(&rules, now, current, new_end)?;
     let added = Window { start: current.end, end: new_end };
     if let Some(blackout) =
-        crate::backend::blackouts::overlapping(&mut tx, row.pool_id, &row.kind, added).await?.first()
+        crate::backend::blackouts::windows::overlapping(&mut tx, row.pool_id, &row.kind, added).await?.first()
     {
-        return Err(crate::backend::blackouts::closed(blackout));
+        return Err(crate::backend::blackouts::windows::closed(blackout));
     }
     let others: Vec<Usage> = live_usages(&mut tx, row.pool_id, &row.kind, added.start, added.end)
         .await?

@@ -62,7 +62,7 @@ impl Terms {
         (self.blackout_starts.iter().zip(&self.blackout_ends).zip(&self.blackout_reasons))
             .find(|((&start, &end), _)| start < window.end && window.start < end)
             .map(|((&start, &end), reason)| {
-                crate::backend::blackouts::closed(&crate::model::Blackout {
+                crate::backend::blackouts::windows::closed(&crate::model::Blackout {
                     id: Uuid::nil(),
                     pool_id: self.pool_id,
                     kind: None,

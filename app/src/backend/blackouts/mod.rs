@@ -5,6 +5,8 @@
 //! keeps them or cancels them (running ones end now) with its reason, in the
 //! same transaction, under the kinds' locks.
 
+pub mod windows;
+
 use super::audit::{self, Subject};
 use super::bookings::admission::lock_kind;
 use super::bookings::change::{close, settle};
@@ -12,10 +14,9 @@ use super::error::{ServiceError, ServiceResult};
 use crate::model::{Blackout, BlackoutCreated, BookingFilter, NewBlackout, OnOverlap, Principal, Window};
 use crate::rules::window::check_in_range;
 use crate::rules::FieldError;
-use sqlx::{PgConnection, PgPool};
+use sqlx::PgPool;
 use uuid::Uuid;
-
-const COLUMNS: &str = "id, pool_id, kind, starts_at AS start, ends_at AS \"end\", reason";
+use windows::COLUMNS;
 
 /// The blackouts of a pool that have not ended (for anyone who sees the pool).
 pub async fn list(db: &PgPool, principal: &Principal, pool_id: Uuid) -> ServiceResult<Vec<Blackout>> {
@@ -26,40 +27,6 @@ pub async fn list(db: &PgPool, principal: &Principal, pool_id: Uuid) -> ServiceR
     .bind(pool_id)
     .fetch_all(db)
     .await?)
-}
-
-/// Blackouts of `pool_id` that apply to `kind` and overlap `window`.
-pub async fn overlapping(
-    conn: &mut PgConnection,
-    pool_id: Uuid,
-    kind: &str,
-    window: Window,
-) -> ServiceResult<Vec<Blackout>> {
-    Ok(sqlx::query_as(&format!(
-        "SELECT {COLUMNS} FROM blackout
-         WHERE pool_id = $1 AND (kind IS NULL OR kind = $2) AND starts_at < $4 AND ends_at > $3
-         ORDER BY starts_at"
-    ))
-    .bind(pool_id)
-    .bind(kind)
-    .bind(window.start)
-    .bind(window.end)
-    .fetch_all(conn)
-    .await?)
-}
-
-/// The refusal of a request that overlaps a blackout.
-pub fn closed(blackout: &Blackout) -> ServiceError {
-    ServiceError::Conflict {
-        code: "blackout",
-        field: None,
-        reason: format!(
-            "the pool is closed for maintenance from {} to {}: {}",
-            blackout.start.format("%a %d %b %H:%M UTC"),
-            blackout.end.format("%a %d %b %H:%M UTC"),
-            blackout.reason
-        ),
-    }
 }
 
 fn validate(new: &NewBlackout, kinds: &[String]) -> ServiceResult<()> {
