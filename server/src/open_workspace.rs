@@ -5,7 +5,7 @@
 //! portal, is never stored in the database or logged, and the redirect is
 //! marked not to be cached.
 
-use crate::api::auth::Auth;
+use crate::api::auth::Caller;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::input::PathId;
 use crate::state::AppState;
@@ -17,7 +17,7 @@ use axum::response::{IntoResponse, Response};
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 
-pub async fn open(State(state): State<AppState>, Auth(principal): Auth, PathId(id): PathId) -> ApiResult<Response> {
+pub async fn open(State(state): State<AppState>, Caller(principal): Caller, PathId(id): PathId) -> ApiResult<Response> {
     let facts = provisioning::openable(&state.db, &principal, id).await?;
     let session = Session::of(facts);
     let unavailable = |message: &str| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "cluster_unavailable", message);

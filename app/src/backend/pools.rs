@@ -2,7 +2,7 @@
 //! lower capacity below what is booked), and availability as a step function.
 
 use super::audit::{self, Subject};
-use super::bookings::admission::{live_usages, lock_kind};
+use super::bookings::locks::{live_usages, lock_kind};
 use super::error::{ServiceError, ServiceResult};
 use crate::model::{KindSpec, NewPool, Placement, Pool, PoolKind, PoolPatch, PoolRules, Principal, Toleration, Window};
 use crate::rules::capacity::{free_steps, Step};

@@ -1,7 +1,7 @@
 //! `GET /api/v1/audit`: the log as JSON pages, or the whole filtered log as
 //! CSV (`Accept: text/csv`, or `/api/v1/audit.csv` for a plain link).
 
-use super::auth::Auth;
+use super::auth::Caller;
 use super::csv_body;
 use super::error::ApiResult;
 use super::input::ApiQuery;
@@ -20,12 +20,12 @@ pub fn router() -> Router<AppState> {
 
 async fn log(
     State(state): State<AppState>,
-    Auth(principal): Auth,
+    Caller(principal): Caller,
     headers: HeaderMap,
     ApiQuery(filter): ApiQuery<AuditFilter>,
 ) -> ApiResult<Response> {
     if csv_body::wanted(&headers) {
-        return csv_export(State(state), Auth(principal), ApiQuery(filter)).await;
+        return csv_export(State(state), Caller(principal), ApiQuery(filter)).await;
     }
     let page: AuditPage = audit::page(&state.db, &principal, &filter).await?;
     Ok(Json(page).into_response())
@@ -33,7 +33,7 @@ async fn log(
 
 async fn csv_export(
     State(state): State<AppState>,
-    Auth(principal): Auth,
+    Caller(principal): Caller,
     ApiQuery(filter): ApiQuery<AuditFilter>,
 ) -> ApiResult<Response> {
     let entries = audit::export(&state.db, &principal, &filter).await?;

@@ -1,4 +1,4 @@
-//! The REST side of identity: the `Auth` extractor every handler takes reads
+//! The REST side of identity: the `Caller` extractor every handler takes reads
 //! the `Identity` the identity layer resolved (bearer token or session).
 
 use super::error::{ApiError, ApiResult};
@@ -9,9 +9,9 @@ use axum::http::request::Parts;
 use axum::Json;
 
 /// The signed-in principal; a request without one gets 401.
-pub struct Auth(pub Principal);
+pub struct Caller(pub Principal);
 
-impl<S: Send + Sync> FromRequestParts<S> for Auth {
+impl<S: Send + Sync> FromRequestParts<S> for Caller {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
@@ -19,11 +19,11 @@ impl<S: Send + Sync> FromRequestParts<S> for Auth {
             .extensions
             .get::<Identity>()
             .and_then(|identity| identity.principal.clone())
-            .map(Auth)
+            .map(Caller)
             .ok_or_else(ApiError::unauthorized)
     }
 }
 
-pub async fn me(Auth(principal): Auth) -> ApiResult<Json<Principal>> {
+pub async fn me(Caller(principal): Caller) -> ApiResult<Json<Principal>> {
     Ok(Json(principal))
 }

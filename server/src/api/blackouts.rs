@@ -1,4 +1,4 @@
-use super::auth::Auth;
+use super::auth::Caller;
 use super::error::ApiResult;
 use super::input::{ApiJson, PathId};
 use crate::state::AppState;
@@ -15,7 +15,7 @@ pub fn router() -> Router<AppState> {
 
 async fn list(
     State(state): State<AppState>,
-    Auth(principal): Auth,
+    Caller(principal): Caller,
     PathId(id): PathId,
 ) -> ApiResult<Json<Vec<Blackout>>> {
     Ok(Json(blackouts::list(&state.db, &principal, id).await?))
@@ -23,14 +23,14 @@ async fn list(
 
 async fn create(
     State(state): State<AppState>,
-    Auth(principal): Auth,
+    Caller(principal): Caller,
     PathId(id): PathId,
     ApiJson(new): ApiJson<NewBlackout>,
 ) -> ApiResult<(StatusCode, Json<BlackoutCreated>)> {
     Ok((StatusCode::CREATED, Json(blackouts::create(&state.db, &principal, id, new).await?)))
 }
 
-async fn remove(State(state): State<AppState>, Auth(principal): Auth, PathId(id): PathId) -> ApiResult<StatusCode> {
+async fn remove(State(state): State<AppState>, Caller(principal): Caller, PathId(id): PathId) -> ApiResult<StatusCode> {
     blackouts::delete(&state.db, &principal, id).await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -1,4 +1,4 @@
-use super::auth::Auth;
+use super::auth::Caller;
 use super::error::ApiResult;
 use super::input::{ApiJson, ApiQuery, PathId};
 use crate::state::AppState;
@@ -28,7 +28,7 @@ pub fn router() -> Router<AppState> {
 /// `201` with the booking; with `"waitlist": true` and no room, `202` with the waitlist entry.
 async fn create(
     State(state): State<AppState>,
-    Auth(principal): Auth,
+    Caller(principal): Caller,
     ApiJson(new): ApiJson<NewBooking>,
 ) -> ApiResult<Response> {
     Ok(match bookings::create(&state.admissions, &principal, new).await? {
@@ -39,13 +39,17 @@ async fn create(
 
 async fn list(
     State(state): State<AppState>,
-    Auth(principal): Auth,
+    Caller(principal): Caller,
     ApiQuery(filter): ApiQuery<BookingFilter>,
 ) -> ApiResult<Json<Vec<Booking>>> {
     Ok(Json(bookings::list(&state.db, &principal, &filter).await?))
 }
 
-async fn show(State(state): State<AppState>, Auth(principal): Auth, PathId(id): PathId) -> ApiResult<Json<Booking>> {
+async fn show(
+    State(state): State<AppState>,
+    Caller(principal): Caller,
+    PathId(id): PathId,
+) -> ApiResult<Json<Booking>> {
     Ok(Json(bookings::get(&state.db, &principal, id).await?))
 }
 
@@ -71,7 +75,7 @@ struct NewEnd {
 
 async fn cancel(
     State(state): State<AppState>,
-    Auth(principal): Auth,
+    Caller(principal): Caller,
     PathId(id): PathId,
     ApiJson(body): ApiJson<Reason>,
 ) -> ApiResult<Json<Booking>> {
@@ -80,7 +84,7 @@ async fn cancel(
 
 async fn extend(
     State(state): State<AppState>,
-    Auth(principal): Auth,
+    Caller(principal): Caller,
     PathId(id): PathId,
     ApiJson(body): ApiJson<NewEnd>,
 ) -> ApiResult<(StatusCode, Json<Booking>)> {
@@ -90,13 +94,13 @@ async fn extend(
     Ok((status, Json(booking)))
 }
 
-async fn end(State(state): State<AppState>, Auth(principal): Auth, PathId(id): PathId) -> ApiResult<Json<Booking>> {
+async fn end(State(state): State<AppState>, Caller(principal): Caller, PathId(id): PathId) -> ApiResult<Json<Booking>> {
     Ok(Json(bookings::end_early(&state.db, &principal, id).await?))
 }
 
 async fn approve(
     State(state): State<AppState>,
-    Auth(principal): Auth,
+    Caller(principal): Caller,
     PathId(id): PathId,
     ApiJson(body): ApiJson<Comment>,
 ) -> ApiResult<Json<Booking>> {
@@ -105,7 +109,7 @@ async fn approve(
 
 async fn reject(
     State(state): State<AppState>,
-    Auth(principal): Auth,
+    Caller(principal): Caller,
     PathId(id): PathId,
     ApiJson(body): ApiJson<Comment>,
 ) -> ApiResult<Json<Booking>> {
@@ -115,7 +119,7 @@ async fn reject(
 /// Shares the booking with a member of its tenant; the booking as the owner sees it.
 async fn add_co_owner(
     State(state): State<AppState>,
-    Auth(principal): Auth,
+    Caller(principal): Caller,
     PathId(id): PathId,
     ApiJson(body): ApiJson<NewCoOwner>,
 ) -> ApiResult<Json<Booking>> {
@@ -125,7 +129,7 @@ async fn add_co_owner(
 /// Stops sharing: the owner and admins remove anyone, a co-owner themselves.
 async fn remove_co_owner(
     State(state): State<AppState>,
-    Auth(principal): Auth,
+    Caller(principal): Caller,
     path: Result<Path<(String, String)>, axum::extract::rejection::PathRejection>,
 ) -> ApiResult<StatusCode> {
     let not_found = || super::error::ApiError::not_found("co-owner");

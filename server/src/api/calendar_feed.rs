@@ -3,7 +3,7 @@
 //! `GET /api/v1/calendar-feeds/{token}.ics`, whose secret is its only
 //! credential (calendar apps send no other).
 
-use super::auth::Auth;
+use super::auth::Caller;
 use super::error::ApiResult;
 use super::input::ApiQuery;
 use crate::state::AppState;
@@ -20,11 +20,11 @@ pub fn router() -> Router<AppState> {
     Router::new().route("/me/calendar-feed", get(show).post(regenerate)).route("/calendar-feeds/{file}", get(feed))
 }
 
-async fn show(State(state): State<AppState>, Auth(principal): Auth) -> ApiResult<Json<CalendarFeed>> {
+async fn show(State(state): State<AppState>, Caller(principal): Caller) -> ApiResult<Json<CalendarFeed>> {
     Ok(Json(calendar_feed::show(&state.db, &state.feed_key, &principal).await?))
 }
 
-async fn regenerate(State(state): State<AppState>, Auth(principal): Auth) -> ApiResult<Json<CalendarFeed>> {
+async fn regenerate(State(state): State<AppState>, Caller(principal): Caller) -> ApiResult<Json<CalendarFeed>> {
     Ok(Json(calendar_feed::regenerate(&state.db, &state.feed_key, &principal).await?))
 }
 

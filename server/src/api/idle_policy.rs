@@ -1,7 +1,7 @@
 //! `GET/PUT /api/v1/pools/{id}/idle-policy`: a pool's idle reclaim (anyone
 //! signed in reads it, since it decides when their bookings end; admins set it).
 
-use super::auth::Auth;
+use super::auth::Caller;
 use super::error::ApiResult;
 use super::input::{ApiJson, PathId};
 use crate::state::AppState;
@@ -15,7 +15,11 @@ pub fn router() -> Router<AppState> {
     Router::new().route("/pools/{id}/idle-policy", get(read).put(replace))
 }
 
-async fn read(State(state): State<AppState>, Auth(principal): Auth, PathId(id): PathId) -> ApiResult<Json<IdlePolicy>> {
+async fn read(
+    State(state): State<AppState>,
+    Caller(principal): Caller,
+    PathId(id): PathId,
+) -> ApiResult<Json<IdlePolicy>> {
     // A pool the caller may not book is not theirs to read about (404).
     app::backend::pools::get(&state.db, &principal, id).await?;
     Ok(Json(idle_reclaim::policy(&state.db, id).await?))
@@ -23,7 +27,7 @@ async fn read(State(state): State<AppState>, Auth(principal): Auth, PathId(id): 
 
 async fn replace(
     State(state): State<AppState>,
-    Auth(principal): Auth,
+    Caller(principal): Caller,
     PathId(id): PathId,
     ApiJson(policy): ApiJson<IdlePolicy>,
 ) -> ApiResult<Json<IdlePolicy>> {

@@ -3,7 +3,7 @@
 //! secret once), `GET/POST /api/v1/tenants/{slug}/webhooks` (admins) and
 //! `DELETE /api/v1/webhooks/{id}`.
 
-use super::auth::Auth;
+use super::auth::Caller;
 use super::error::ApiResult;
 use super::input::{ApiJson, PathId};
 use crate::state::AppState;
@@ -22,7 +22,7 @@ pub fn router() -> Router<AppState> {
         .route("/webhooks/{id}", delete(remove))
 }
 
-async fn show(State(state): State<AppState>, Auth(principal): Auth) -> ApiResult<Json<NotificationSettings>> {
+async fn show(State(state): State<AppState>, Caller(principal): Caller) -> ApiResult<Json<NotificationSettings>> {
     Ok(Json(notifications::settings(&state.db, &principal).await?))
 }
 
@@ -34,7 +34,7 @@ struct Preferences {
 
 async fn update(
     State(state): State<AppState>,
-    Auth(principal): Auth,
+    Caller(principal): Caller,
     ApiJson(body): ApiJson<Preferences>,
 ) -> ApiResult<Json<NotificationSettings>> {
     Ok(Json(notifications::set_preferences(&state.db, &principal, &body.preferences).await?))
@@ -48,7 +48,7 @@ struct NewHook {
 
 async fn add_own(
     State(state): State<AppState>,
-    Auth(principal): Auth,
+    Caller(principal): Caller,
     ApiJson(body): ApiJson<NewHook>,
 ) -> ApiResult<(StatusCode, Json<NewWebhook>)> {
     Ok((StatusCode::CREATED, Json(notifications::add_webhook(&state.db, &principal, &body.url, None).await?)))
@@ -56,7 +56,7 @@ async fn add_own(
 
 async fn tenant_list(
     State(state): State<AppState>,
-    Auth(principal): Auth,
+    Caller(principal): Caller,
     Path(slug): Path<String>,
 ) -> ApiResult<Json<Vec<Webhook>>> {
     Ok(Json(notifications::tenant_webhooks(&state.db, &principal, super::tenants::slug(&slug)?).await?))
@@ -64,7 +64,7 @@ async fn tenant_list(
 
 async fn add_tenant(
     State(state): State<AppState>,
-    Auth(principal): Auth,
+    Caller(principal): Caller,
     Path(slug): Path<String>,
     ApiJson(body): ApiJson<NewHook>,
 ) -> ApiResult<(StatusCode, Json<NewWebhook>)> {
@@ -73,7 +73,7 @@ async fn add_tenant(
     Ok((StatusCode::CREATED, Json(hook)))
 }
 
-async fn remove(State(state): State<AppState>, Auth(principal): Auth, PathId(id): PathId) -> ApiResult<StatusCode> {
+async fn remove(State(state): State<AppState>, Caller(principal): Caller, PathId(id): PathId) -> ApiResult<StatusCode> {
     notifications::remove_webhook(&state.db, &principal, id).await?;
     Ok(StatusCode::NO_CONTENT)
 }

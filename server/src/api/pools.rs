@@ -1,4 +1,4 @@
-use super::auth::Auth;
+use super::auth::Caller;
 use super::error::ApiResult;
 use super::input::{ApiJson, ApiQuery, PathId};
 use crate::state::AppState;
@@ -19,17 +19,17 @@ pub fn router() -> Router<AppState> {
         .route("/pools/{id}/availability", get(availability))
 }
 
-async fn list(State(state): State<AppState>, Auth(principal): Auth) -> ApiResult<Json<Vec<Pool>>> {
+async fn list(State(state): State<AppState>, Caller(principal): Caller) -> ApiResult<Json<Vec<Pool>>> {
     Ok(Json(pools::list(&state.db, &principal).await?))
 }
 
-async fn show(State(state): State<AppState>, Auth(principal): Auth, PathId(id): PathId) -> ApiResult<Json<Pool>> {
+async fn show(State(state): State<AppState>, Caller(principal): Caller, PathId(id): PathId) -> ApiResult<Json<Pool>> {
     Ok(Json(pools::get(&state.db, &principal, id).await?))
 }
 
 async fn create(
     State(state): State<AppState>,
-    Auth(principal): Auth,
+    Caller(principal): Caller,
     ApiJson(new): ApiJson<NewPool>,
 ) -> ApiResult<(StatusCode, Json<Pool>)> {
     Ok((StatusCode::CREATED, Json(pools::create(&state.db, &principal, new).await?)))
@@ -37,14 +37,14 @@ async fn create(
 
 async fn update(
     State(state): State<AppState>,
-    Auth(principal): Auth,
+    Caller(principal): Caller,
     PathId(id): PathId,
     ApiJson(patch): ApiJson<PoolPatch>,
 ) -> ApiResult<Json<Pool>> {
     Ok(Json(pools::update(&state.db, &principal, id, patch).await?))
 }
 
-async fn remove(State(state): State<AppState>, Auth(principal): Auth, PathId(id): PathId) -> ApiResult<StatusCode> {
+async fn remove(State(state): State<AppState>, Caller(principal): Caller, PathId(id): PathId) -> ApiResult<StatusCode> {
     pools::delete(&state.db, &principal, id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -59,7 +59,7 @@ struct AvailabilityQuery {
 
 async fn availability(
     State(state): State<AppState>,
-    Auth(principal): Auth,
+    Caller(principal): Caller,
     PathId(id): PathId,
     ApiQuery(q): ApiQuery<AvailabilityQuery>,
 ) -> ApiResult<Json<Vec<Step>>> {

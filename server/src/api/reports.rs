@@ -1,7 +1,7 @@
 //! `GET /api/v1/reports/utilization`: the managers' report as JSON, or its
 //! table as CSV (`Accept: text/csv`, or `/reports/utilization.csv` for a link).
 
-use super::auth::Auth;
+use super::auth::Caller;
 use super::csv_body;
 use super::error::ApiResult;
 use super::input::ApiQuery;
@@ -22,19 +22,19 @@ pub fn router() -> Router<AppState> {
 
 async fn utilization(
     State(state): State<AppState>,
-    Auth(principal): Auth,
+    Caller(principal): Caller,
     headers: HeaderMap,
     ApiQuery(query): ApiQuery<ReportQuery>,
 ) -> ApiResult<Response> {
     if csv_body::wanted(&headers) {
-        return utilization_csv(State(state), Auth(principal), ApiQuery(query)).await;
+        return utilization_csv(State(state), Caller(principal), ApiQuery(query)).await;
     }
     Ok(Json(reports::for_query(&state.db, &principal, &query).await?).into_response())
 }
 
 async fn utilization_csv(
     State(state): State<AppState>,
-    Auth(principal): Auth,
+    Caller(principal): Caller,
     ApiQuery(query): ApiQuery<ReportQuery>,
 ) -> ApiResult<Response> {
     let report = reports::for_query(&state.db, &principal, &query).await?;

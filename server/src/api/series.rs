@@ -3,7 +3,7 @@
 //! chosen ones) and `POST /series/{id}/cancel` (the rest of the series).
 //! One occurrence is canceled as any booking is.
 
-use super::auth::Auth;
+use super::auth::Caller;
 use super::error::ApiResult;
 use super::input::{ApiJson, PathId};
 use crate::state::AppState;
@@ -24,7 +24,7 @@ pub fn router() -> Router<AppState> {
 
 async fn preview(
     State(state): State<AppState>,
-    Auth(principal): Auth,
+    Caller(principal): Caller,
     ApiJson(new): ApiJson<NewSeries>,
 ) -> ApiResult<Json<SeriesPlan>> {
     Ok(Json(series::preview(&state.db, &principal, &new).await?))
@@ -32,7 +32,7 @@ async fn preview(
 
 async fn book(
     State(state): State<AppState>,
-    Auth(principal): Auth,
+    Caller(principal): Caller,
     ApiJson(new): ApiJson<NewSeries>,
 ) -> ApiResult<(StatusCode, Json<BookedSeries>)> {
     Ok((StatusCode::CREATED, Json(series::book(&state.db, &principal, &new).await?)))
@@ -47,7 +47,7 @@ struct From {
 
 async fn cancel_rest(
     State(state): State<AppState>,
-    Auth(principal): Auth,
+    Caller(principal): Caller,
     PathId(id): PathId,
     ApiJson(body): ApiJson<From>,
 ) -> ApiResult<Json<Vec<Booking>>> {

@@ -1,4 +1,4 @@
-use super::auth::Auth;
+use super::auth::Caller;
 use super::error::{ApiError, ApiResult};
 use super::input::{ApiJson, ApiQuery};
 use crate::state::AppState;
@@ -28,13 +28,13 @@ pub(super) fn slug(raw: &str) -> ApiResult<&str> {
     Ok(raw)
 }
 
-async fn list(State(state): State<AppState>, Auth(principal): Auth) -> ApiResult<Json<Vec<Tenant>>> {
+async fn list(State(state): State<AppState>, Caller(principal): Caller) -> ApiResult<Json<Vec<Tenant>>> {
     Ok(Json(tenants::list(&state.db, &principal).await?))
 }
 
 async fn create(
     State(state): State<AppState>,
-    Auth(principal): Auth,
+    Caller(principal): Caller,
     ApiJson(new): ApiJson<NewTenant>,
 ) -> ApiResult<(StatusCode, Json<Tenant>)> {
     Ok((StatusCode::CREATED, Json(tenants::create(&state.db, &principal, new).await?)))
@@ -42,7 +42,7 @@ async fn create(
 
 async fn rename(
     State(state): State<AppState>,
-    Auth(principal): Auth,
+    Caller(principal): Caller,
     Path(raw): Path<String>,
     ApiJson(patch): ApiJson<TenantPatch>,
 ) -> ApiResult<Json<Tenant>> {
@@ -51,7 +51,7 @@ async fn rename(
 
 async fn replace_quotas(
     State(state): State<AppState>,
-    Auth(principal): Auth,
+    Caller(principal): Caller,
     Path(raw): Path<String>,
     ApiJson(entries): ApiJson<Vec<QuotaEntry>>,
 ) -> ApiResult<Json<TenantUsage>> {
@@ -71,7 +71,7 @@ struct DashboardQuery {
 
 async fn dashboard(
     State(state): State<AppState>,
-    Auth(principal): Auth,
+    Caller(principal): Caller,
     Path(raw): Path<String>,
     ApiQuery(query): ApiQuery<DashboardQuery>,
 ) -> ApiResult<Json<app::model::Dashboard>> {
@@ -81,7 +81,7 @@ async fn dashboard(
 
 async fn usage(
     State(state): State<AppState>,
-    Auth(principal): Auth,
+    Caller(principal): Caller,
     Path(raw): Path<String>,
 ) -> ApiResult<Json<TenantUsage>> {
     Ok(Json(tenants::usage(&state.db, &principal, slug(&raw)?).await?))

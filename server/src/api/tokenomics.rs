@@ -1,7 +1,7 @@
 //! Tokenomics over REST: evaluate any inputs, and read or replace a pool's
 //! stored cost model (managers and admins, as the page).
 
-use super::auth::Auth;
+use super::auth::Caller;
 use super::error::ApiResult;
 use super::input::{ApiJson, PathId};
 use crate::state::AppState;
@@ -19,7 +19,7 @@ pub fn router() -> Router<AppState> {
 }
 
 async fn evaluate(
-    Auth(principal): Auth,
+    Caller(principal): Caller,
     ApiJson(inputs): ApiJson<TokenomicsInputs>,
 ) -> ApiResult<Json<TokenomicsResult>> {
     tokenomics::require_reader(&principal)?;
@@ -28,7 +28,7 @@ async fn evaluate(
 
 async fn stored(
     State(state): State<AppState>,
-    Auth(principal): Auth,
+    Caller(principal): Caller,
     PathId(id): PathId,
 ) -> ApiResult<Json<TokenomicsView>> {
     Ok(Json(tokenomics::view(&state.db, &principal, Some(id)).await?))
@@ -36,7 +36,7 @@ async fn stored(
 
 async fn replace(
     State(state): State<AppState>,
-    Auth(principal): Auth,
+    Caller(principal): Caller,
     PathId(id): PathId,
     ApiJson(model): ApiJson<CostModel>,
 ) -> ApiResult<Json<TokenomicsView>> {

@@ -1,4 +1,4 @@
-use super::auth::Auth;
+use super::auth::Caller;
 use super::error::ApiResult;
 use super::input::PathId;
 use crate::state::AppState;
@@ -13,14 +13,14 @@ pub fn router() -> Router<AppState> {
 }
 
 /// Own entries whose window has not ended; an admin sees everyone's.
-async fn list(State(state): State<AppState>, Auth(principal): Auth) -> ApiResult<Json<Vec<WaitlistEntry>>> {
+async fn list(State(state): State<AppState>, Caller(principal): Caller) -> ApiResult<Json<Vec<WaitlistEntry>>> {
     Ok(Json(waitlist::list(&state.db, &principal).await?))
 }
 
 /// Leaves the list; answers with the entry, now `left`.
 async fn leave(
     State(state): State<AppState>,
-    Auth(principal): Auth,
+    Caller(principal): Caller,
     PathId(id): PathId,
 ) -> ApiResult<Json<WaitlistEntry>> {
     Ok(Json(waitlist::leave(&state.db, &principal, id).await?))

@@ -1,4 +1,4 @@
-use super::auth::Auth;
+use super::auth::Caller;
 use super::error::ApiResult;
 use crate::state::AppState;
 use app::backend::worker_status;
@@ -11,6 +11,6 @@ pub fn router() -> Router<AppState> {
     Router::new().route("/worker/status", get(status))
 }
 
-async fn status(State(state): State<AppState>, Auth(principal): Auth) -> ApiResult<Json<WorkerStatus>> {
+async fn status(State(state): State<AppState>, Caller(principal): Caller) -> ApiResult<Json<WorkerStatus>> {
     Ok(Json(worker_status::status(&state.db, &principal).await?))
 }

@@ -2,8 +2,7 @@
 //! where the live object does not already hold it, and say how far it got —
 //! one line per step for the booking page.
 
-use super::manifests::owned_by;
-use super::manifests::{self, Session, FIELD_MANAGER};
+use super::manifests::{self, owned_by, Session, FIELD_MANAGER};
 use super::progress::{Converged, Progress, Step, Steps};
 use super::reconcile::Reconciler;
 use super::retry::describe;

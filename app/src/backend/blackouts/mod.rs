@@ -8,8 +8,8 @@
 pub mod windows;
 
 use super::audit::{self, Subject};
-use super::bookings::admission::lock_kind;
 use super::bookings::change::{close, settle};
+use super::bookings::locks::lock_kind;
 use super::error::{ServiceError, ServiceResult};
 use crate::model::{Blackout, BlackoutCreated, BookingFilter, NewBlackout, OnOverlap, Principal, Window};
 use crate::rules::window::check_in_range;

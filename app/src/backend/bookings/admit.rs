@@ -7,7 +7,7 @@
 //! nothing behind; a database failure fails the whole batch and writes
 //! nothing.
 
-use super::admission::begin_locked_all;
+use super::locks::begin_locked_all;
 use super::quota;
 use super::request::Request;
 use super::suggest::Crowded;

@@ -2,8 +2,8 @@
 //! checks who may act, and has `change` write the new state and its audit
 //! event in one transaction.
 
-use super::admission::{live_usages, lock_kind};
 use super::change::{change, Change, End};
+use super::locks::{live_usages, lock_kind};
 use super::query::fetch_row;
 use super::row::{BookingRow, Need};
 use crate::backend::error::{ServiceError, ServiceResult};

@@ -1,7 +1,6 @@
 //! Bookings: admission under the capacity invariant, reading with per-principal
 //! visibility, and every lifecycle action through the one state machine.
 
-pub mod admission;
 pub mod admit;
 pub mod change;
 pub mod co_owners;
@@ -9,6 +8,7 @@ mod create;
 pub mod events;
 pub mod extension;
 mod lifecycle;
+pub mod locks;
 mod query;
 mod queue;
 pub mod quota;

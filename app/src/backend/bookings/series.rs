@@ -4,10 +4,10 @@
 //! bookings can never overbook. A preview runs exactly that and rolls back;
 //! booking commits only when every chosen occurrence was admitted.
 
-use super::admission::begin_locked;
 use super::admit::{admit_locked, judge, Admission, Outcome};
 use super::change::{change, settle, Change};
 use super::create::booking_tenant;
+use super::locks::begin_locked;
 use super::request::Request;
 use super::row::{BookingRow, BOOKING_COLUMNS, BOOKING_FROM};
 use crate::backend::audit::{self, Subject};

@@ -1,7 +1,7 @@
 //! The `next_free` hint of a capacity refusal: the earliest window of the
 //! same length that fits, read after the kind's lock is released.
 
-use super::admission::live_usages;
+use super::locks::live_usages;
 use super::request::Request;
 use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{PoolRules, Window};

@@ -11,8 +11,8 @@ pub mod entries;
 
 pub use entries::{leave, list, mine, MAX_WAITING_PER_USER};
 
-use super::bookings::admission::begin_locked;
 use super::bookings::admit::{admit_locked, Admission, Outcome};
+use super::bookings::locks::begin_locked;
 use super::bookings::request::Request;
 use super::error::{ServiceError, ServiceResult};
 use crate::model::{Mode, Principal, Role, TenantRef, WaitlistState, Window};
