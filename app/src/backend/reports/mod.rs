@@ -1,10 +1,10 @@
 //! The utilisation report (managers and admins): the table by pool, tenant
 //! or user, the trend and the heat map, over `[from, to)`.
 
+mod charts;
 mod figures;
 pub mod period;
 pub mod rollups;
-mod series;
 
 use super::error::ServiceResult;
 use super::tokenomics::require_reader;
@@ -57,14 +57,14 @@ pub async fn utilization(
     let ((capacity, rows, gap_minutes), charts) = match second {
         Some(mut charts_tx) => {
             let (table_side, charts) =
-                tokio::join!(table_side, series::charts(&mut charts_tx, from, to, &settled, &tz));
+                tokio::join!(table_side, charts::charts(&mut charts_tx, from, to, &settled, &tz));
             let answer = (table_side?, charts?);
             charts_tx.commit().await?;
             answer
         }
         None => {
             let table_side = table_side.await?;
-            (table_side, series::charts(&mut table, from, to, &settled, &tz).await?)
+            (table_side, charts::charts(&mut table, from, to, &settled, &tz).await?)
         }
     };
     table.commit().await?;

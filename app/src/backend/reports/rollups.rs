@@ -4,9 +4,9 @@
 //! A trigger on `booking` forgets a month when a change reaches it (see the
 //! migration `20261123070000_booking_rollups.sql`).
 
+use super::charts::booked_per_hour;
 use super::figures::booking_figures;
 use super::period::{epoch_hours, Settled};
-use super::series::booked_per_hour;
 use crate::backend::error::ServiceResult;
 use chrono::{DateTime, Datelike, Months, NaiveDate, TimeZone, Utc};
 use sqlx::{PgConnection, PgPool};
