@@ -383,12 +383,25 @@ fn pool_labels(pool: &str) -> BTreeMap<String, String> {
 async fn cache_pod_account(admin: &kube::Client) -> Option<String> {
     let pods: Api<k8s_openapi::api::core::v1::Pod> = Api::namespaced(admin.clone(), "berth");
     let params = ListParams::default().labels(&format!("app.kubernetes.io/name={}", manifests::IMAGE_CACHE));
-    let deadline = Instant::now() + Duration::from_secs(30);
+    // 60 s: under a CI run's load the DaemonSet controller once took over 30.
+    let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         if let Some(pod) = pods.list(&params).await.unwrap().items.into_iter().next() {
             return pod.spec.and_then(|spec| spec.service_account_name);
         }
-        assert!(Instant::now() < deadline, "the DaemonSet controller made no image cache pod");
+        if Instant::now() >= deadline {
+            // What the controller said (a refused create shows as FailedCreate).
+            let events: Api<k8s_openapi::api::core::v1::Event> = Api::namespaced(admin.clone(), "berth");
+            let said: Vec<String> = events
+                .list(&ListParams::default())
+                .await
+                .map(|list| list.items)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|e| format!("{}: {}", e.reason.unwrap_or_default(), e.message.unwrap_or_default()))
+                .collect();
+            panic!("the DaemonSet controller made no image cache pod; events in berth: {said:#?}");
+        }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
