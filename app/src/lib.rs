@@ -5,6 +5,7 @@
 pub mod codec;
 pub mod model;
 pub mod pages;
+pub mod rpc;
 pub mod rules;
 
 #[cfg(feature = "ssr")]

@@ -7,7 +7,7 @@ use crate::auth::headers::CspNonce;
 use crate::state::AppState;
 use crate::worker::manifests::{self, Session};
 use app::backend::provisioning::ManifestRenderer;
-use app::pages::SignInOptions;
+use app::model::SignInOptions;
 use app::{shell, App};
 use axum::http::request::Parts;
 use axum::response::IntoResponse;
@@ -17,23 +17,18 @@ use leptos::prelude::{provide_context, use_context};
 use leptos_axum::{generate_route_list, LeptosRoutes};
 
 pub fn routes(state: &AppState) -> Router<AppState> {
-    let db = state.db.clone();
-    let tokens = state.tokens.clone();
-    let admissions = state.admissions.clone();
     let cluster = state.cluster.clone();
-    let mode = state.mode;
-    let feed_key = state.feed_key.clone();
-    let renderer =
-        ManifestRenderer(std::sync::Arc::new(move |facts| manifests::preview(&Session::of(facts), &cluster)));
-    let sign_in = SignInOptions { dev_login: state.auth.config.dev_login, single_sign_on: state.auth.oidc.is_some() };
+    let server = app::rpc::Ctx {
+        db: state.db.clone(),
+        tokens: state.tokens.clone(),
+        admissions: state.admissions.clone(),
+        renderer: ManifestRenderer(std::sync::Arc::new(move |facts| manifests::preview(&Session::of(facts), &cluster))),
+        mode: state.mode,
+        sign_in: SignInOptions { dev_login: state.auth.config.dev_login, single_sign_on: state.auth.oidc.is_some() },
+        feed_key: state.feed_key.clone(),
+    };
     let context = move || {
-        provide_context(db.clone());
-        provide_context(tokens.clone());
-        provide_context(admissions.clone());
-        provide_context(renderer.clone());
-        provide_context(mode);
-        provide_context(sign_in.clone());
-        provide_context(feed_key.clone());
+        provide_context(server.clone());
         // The nonce the security-header layer put into this response's CSP
         // replaces the one leptos_axum made, so the hydration script runs.
         let nonce = use_context::<Parts>().and_then(|parts| parts.extensions.get::<CspNonce>().cloned());
@@ -78,9 +73,8 @@ async fn unreadable_arguments_are_bad_requests(
             name,
             "must not contain the NUL character",
         ));
-        let body = leptos::server_fn::error::FromServerFnError::ser(&leptos::prelude::ServerFnError::new(
-            error.public_message(),
-        ));
+        let body =
+            leptos::server_fn::error::FromServerFnError::ser(&app::rpc::RpcError::refused(error.public_message()));
         return (axum::http::StatusCode::UNPROCESSABLE_ENTITY, body).into_response();
     }
     let response = next.run(axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes))).await;

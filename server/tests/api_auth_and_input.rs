@@ -137,6 +137,7 @@ const OPERATIONS: &[(&str, &str)] = &[
     ("patch", "/pools/{id}"),
     ("delete", "/pools/{id}"),
     ("get", "/pools/{id}/availability"),
+    ("get", "/pools/{id}/slots"),
     ("get", "/bookings"),
     ("post", "/bookings"),
     ("get", "/bookings/{id}"),

@@ -306,3 +306,45 @@ async fn a_pool_without_bookings_is_deleted_with_its_kinds_and_quotas() {
     let (_, log) = f.call(Method::GET, "/api/v1/audit?action=pool.delete", Some(&f.admin), None).await;
     assert_eq!(log["entries"][0]["target"], "scratch");
 }
+
+#[tokio::test]
+async fn find_a_slot_offers_the_earliest_windows_that_fit_and_each_can_be_booked() {
+    let f = Fixture::new().await;
+    let (status, _) = f.book(&f.ada, MIG, 4, slot(4), slot(8)).await;
+    assert_eq!(status, StatusCode::CREATED);
+    let path = |duration: i64, extra: &str| {
+        format!(
+            "/api/v1/pools/{}/slots?kind=nvidia.com%2Fmig-1g.24gb&quantity=2&duration_minutes={duration}&earliest={}&latest={}{extra}",
+            f.lab,
+            slot(0).to_rfc3339().replace('+', "%2B"),
+            slot(16).to_rfc3339().replace('+', "%2B"),
+        )
+    };
+    let (status, found) = f.call(Method::GET, &path(60, "&tz=Europe%2FBerlin"), Some(&f.bob), None).await;
+    assert_eq!(status, StatusCode::OK, "{found}");
+    let windows: Vec<(i64, i64)> = found["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            let minutes = |key: &str| (at(&w["window"][key]) - slot(0)).num_minutes() / 15;
+            (minutes("start"), minutes("end"))
+        })
+        .collect();
+    // The kind is full from slot 4 to 8: the hour before fits, then from 8 on.
+    assert_eq!(windows, [(0, 4), (8, 12), (12, 16)]);
+    assert_eq!((found["tz"].as_str(), found["quantity"].as_i64()), (Some("Europe/Berlin"), Some(2)));
+    assert!(found["windows"][0]["when"].as_str().is_some_and(|w| !w.is_empty()));
+
+    let offered = &found["windows"][1]["window"];
+    let (status, booked) = f.book(&f.bob, MIG, 2, at(&offered["start"]), at(&offered["end"])).await;
+    assert_eq!(status, StatusCode::CREATED, "{booked}");
+
+    let (status, err) = f.call(Method::GET, &path(7, ""), Some(&f.bob), None).await;
+    assert_eq!((status, err["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("duration_minutes")));
+    let (status, err) = f.call(Method::GET, &path(60, "&tz=Mars%2FOlympus"), Some(&f.bob), None).await;
+    assert_eq!((status, err["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("tz")));
+    let missing = format!("/api/v1/pools/{}/slots?kind=nvidia.com%2Fmig-1g.24gb", f.lab);
+    let (status, err) = f.call(Method::GET, &missing, Some(&f.bob), None).await;
+    assert_eq!((status, err["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("duration_minutes")));
+}

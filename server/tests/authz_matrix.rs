@@ -44,6 +44,7 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     (Send::Patch(r#"{"description":"x"}"#), "/api/v1/pools/{pool}", [401, 403, 403, 403, 200]),
     (Send::Delete, "/api/v1/pools/{empty_pool}", [401, 403, 403, 403, 204]),
     (Send::Get, "/api/v1/pools/{pool}/availability?kind=nvidia.com%2Fmig-1g.24gb", [401, 200, 200, 200, 200]),
+    (Send::Get, "/api/v1/pools/{pool}/slots?kind=nvidia.com%2Fmig-1g.24gb&duration_minutes=60", [401, 200, 200, 200, 200]),
     (Send::Get, "/api/v1/bookings", [401, 200, 200, 200, 200]),
     (
         Send::Json(

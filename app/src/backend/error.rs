@@ -137,6 +137,16 @@ impl ServiceError {
     }
 }
 
+impl ServiceError {
+    /// A refusal the person can act on — a state that no longer allows it,
+    /// a field to correct, capacity that is taken — rather than a failure
+    /// of sign-in, permission, lookup or the server. Pages show the first
+    /// kind beside what was done (a notice) and fail with the second.
+    pub fn can_be_acted_on(&self) -> bool {
+        !(matches!(self.status(), 401 | 403 | 404) || self.status() >= 500)
+    }
+}
+
 pub type ServiceResult<T> = Result<T, ServiceError>;
 
 /// The one admin check of every service: `refusal` says what the others

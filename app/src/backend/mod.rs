@@ -12,6 +12,7 @@ pub mod calendar;
 pub mod calendar_feed;
 pub mod dashboard;
 pub mod error;
+pub mod find;
 pub mod identity;
 pub mod idle_reclaim;
 pub mod maintenance;

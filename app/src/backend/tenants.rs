@@ -246,3 +246,23 @@ pub async fn mine(db: &PgPool, principal: &Principal) -> ServiceResult<Vec<Tenan
     }
     Ok(all)
 }
+
+/// The admin's tenants page: every tenant with this week's use, and every
+/// pool+kind a quota can be set for.
+pub async fn page(db: &PgPool, principal: &Principal) -> ServiceResult<crate::model::TenantsPage> {
+    let list = list(db, principal).await?;
+    let mut with_usage = Vec::with_capacity(list.len());
+    for tenant in list {
+        let usage = usage(db, principal, &tenant.slug).await?;
+        with_usage.push((tenant, usage));
+    }
+    let targets = super::pools::list(db, principal)
+        .await?
+        .into_iter()
+        .flat_map(|p| {
+            let (pool_id, pool) = (p.id, p.name);
+            p.kinds.into_iter().map(move |k| crate::model::QuotaTarget { pool_id, pool: pool.clone(), kind: k.kind })
+        })
+        .collect();
+    Ok(crate::model::TenantsPage { tenants: with_usage, targets })
+}

@@ -59,3 +59,26 @@ pub struct UserSummary {
     #[serde(default)]
     pub disabled: Option<String>,
 }
+
+/// How this portal lets people sign in; provided by the server's context.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SignInOptions {
+    /// An OpenID provider is configured: `/auth/login` starts its flow.
+    pub single_sign_on: bool,
+    /// The labelled development login is on (only ever on a loopback address).
+    pub dev_login: bool,
+}
+
+/// A user the development login offers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DevUser {
+    pub email: String,
+    pub name: String,
+    pub role: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SignInPageData {
+    pub options: SignInOptions,
+    pub dev_users: Vec<DevUser>,
+}

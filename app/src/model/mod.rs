@@ -23,7 +23,10 @@ mod tokenomics;
 mod waitlist;
 mod worker;
 
-pub use account::{CreatedToken, Membership, MembershipSource, TokenInfo, UserSummary, MAX_TOKEN_DAYS};
+pub use account::{
+    CreatedToken, DevUser, Membership, MembershipSource, SignInOptions, SignInPageData, TokenInfo, UserSummary,
+    MAX_TOKEN_DAYS,
+};
 pub use approval::{Decision, PendingApproval};
 pub use audit::{AuditEntry, AuditFilter, AuditPage};
 pub use blackout::{Blackout, BlackoutCreated, NewBlackout, OnOverlap};
@@ -34,7 +37,7 @@ pub use calendar::{
 pub use calendar_feed::{CalendarFeed, PoolFeed};
 pub use dashboard::{BookingLine, BudgetLine, Dashboard, LiveSession, UpcomingLine, SPARK_MINUTES};
 pub use idle_policy::IdlePolicy;
-pub use my_bookings::{ActionNotice, BookingCard, ClusterMode, EndOption, FoundSlots, MyBookings};
+pub use my_bookings::{ActionNotice, BookingCard, ClusterMode, EndOption, FindPage, FindQuery, FoundSlots, MyBookings};
 pub use notifications::{NewWebhook, NotificationSettings, Preference, Webhook, EVENTS};
 pub use overview::{KindSummary, Overview, PoolSummary};
 pub use pool::{KindSpec, NewPool, Placement, Pool, PoolKind, PoolPatch, PoolRules, Toleration};
@@ -48,7 +51,10 @@ pub use series::{
     BookedSeries, NewSeries, Occurrence, OccurrenceLine, Repeat, SeriesPlan, SeriesPreview, WEEKDAY_NAMES,
 };
 pub use session::{SessionStatus, SessionStep, StepState};
-pub use tenant::{NewTenant, QuotaEntry, QuotaLimit, QuotaUsage, Tenant, TenantPatch, TenantQuota, TenantUsage};
+pub use tenant::{
+    NewTenant, QuotaEntry, QuotaLimit, QuotaTarget, QuotaUsage, Tenant, TenantPatch, TenantQuota, TenantUsage,
+    TenantsPage,
+};
 pub use tokenomics::{
     preset, CostModel, CostModelForm, MeasuredUtilization, ThroughputPreset, TokenomicsInputs, TokenomicsView, PRESETS,
 };

@@ -85,3 +85,32 @@ pub struct FoundSlots {
     pub tz: String,
     pub windows: Vec<Suggestion>,
 }
+
+/// "Find a slot" as the page asks: every field optional (defaults fill the
+/// form), local times in `tz`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FindQuery {
+    pub pool: Option<Uuid>,
+    pub kind: Option<String>,
+    pub quantity: Option<i32>,
+    pub duration_minutes: Option<i64>,
+    pub earliest: Option<String>,
+    pub latest: Option<String>,
+    pub tz: String,
+}
+
+/// The "find a slot" page.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FindPage {
+    pub pools: Vec<super::Pool>,
+    pub pool: super::Pool,
+    pub tz: String,
+    /// The form's values, filled with defaults where the query had none.
+    pub kind: String,
+    pub quantity: i32,
+    pub duration_minutes: i64,
+    pub earliest: String,
+    pub latest: String,
+    /// The answer, once the form was sent; `Err` is a refusal to show.
+    pub found: Option<Result<FoundSlots, String>>,
+}

@@ -85,3 +85,17 @@ pub struct TenantUsage {
     pub tenant: String,
     pub quotas: Vec<QuotaUsage>,
 }
+
+/// One pool+kind a quota can be set for.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct QuotaTarget {
+    pub pool_id: Uuid,
+    pub pool: String,
+    pub kind: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TenantsPage {
+    pub tenants: Vec<(Tenant, TenantUsage)>,
+    pub targets: Vec<QuotaTarget>,
+}

@@ -3,51 +3,39 @@
 //! many at once (rejecting needs a comment, which the requester reads).
 
 use crate::model::{short_kind, Decision, PendingApproval};
+use crate::rpc::RpcError;
 use leptos::prelude::*;
 use uuid::Uuid;
 
 #[server(prefix = "/rpc", endpoint = "admin/approvals", output = crate::codec::JsonText)]
-pub async fn load_approvals() -> Result<Vec<PendingApproval>, ServerFnError> {
-    use crate::backend::identity::{signed_in, to_server_error};
-    let principal = signed_in().map_err(to_server_error)?;
-    crate::backend::approvals::queue(&expect_context::<sqlx::PgPool>(), &principal).await.map_err(to_server_error)
+pub async fn load_approvals() -> Result<Vec<PendingApproval>, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
+    Ok(crate::backend::approvals::queue(&ctx.db, &principal).await?)
 }
 
 /// How many wait, for the navigation: 0 for anyone but admins, and for
 /// visitors not signed in (every page asks, so it never fails a page).
 #[server(prefix = "/rpc", endpoint = "admin/approvals/count", output = crate::codec::JsonText)]
-pub async fn count_approvals() -> Result<i64, ServerFnError> {
-    use crate::backend::identity::{current, to_server_error};
-    let Some(principal) = current() else { return Ok(0) };
-    crate::backend::approvals::count(&expect_context::<sqlx::PgPool>(), &principal).await.map_err(to_server_error)
+pub async fn count_approvals() -> Result<i64, RpcError> {
+    let (Some(principal), ctx) = crate::rpc::visitor()? else { return Ok(0) };
+    Ok(crate::backend::approvals::count(&ctx.db, &principal).await?)
 }
-
-/// The number waiting, read once per page load at the top of the app (a
-/// resource created inside another one's view could be created in a
-/// different order on the server and in the browser).
-#[derive(Clone, Copy)]
-pub struct Waiting(pub Resource<Result<i64, ServerFnError>>);
 
 #[server(prefix = "/rpc", endpoint = "admin/approvals/decide", output = crate::codec::JsonText)]
 pub async fn decide(
     #[server(default)] ids: Vec<Uuid>,
     decision: String,
     #[server(default)] comment: String,
-) -> Result<Vec<Decision>, ServerFnError> {
-    use crate::backend::identity::{signed_in, to_server_error};
-    use crate::rules::FieldError;
-    let principal = signed_in().map_err(to_server_error)?;
+) -> Result<Vec<Decision>, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
     let approve = match decision.as_str() {
         "approve" => true,
         "reject" => false,
-        _ => return Err(to_server_error(FieldError::new("decision", "must be approve or reject").into())),
+        _ => return Err(crate::model::FieldError::new("decision", "must be approve or reject").into()),
     };
-    let decisions =
-        crate::backend::approvals::decide(&expect_context::<sqlx::PgPool>(), &principal, &ids, approve, &comment)
-            .await
-            .map_err(to_server_error)?;
+    let decisions = crate::backend::approvals::decide(&ctx.db, &principal, &ids, approve, &comment).await?;
     // A script-less post goes back to the queue with the outcome in the query.
-    super::calendar::data::no_script_notice(&crate::model::ActionNotice {
+    crate::rpc::no_script_notice(&crate::model::ActionNotice {
         ok: decisions.iter().all(|d| d.ok),
         message: decisions.iter().map(|d| format!("{}: {}", d.id, d.message)).collect::<Vec<_>>().join("; "),
     });
@@ -151,7 +139,7 @@ fn Queue(list: Vec<PendingApproval>, decide: ServerAction<Decide>) -> impl IntoV
 /// "Approvals (3)" in the admins' navigation.
 #[component]
 pub fn ApprovalsLink() -> impl IntoView {
-    let count = expect_context::<Waiting>().0;
+    let count = super::shared().pending_approvals;
     view! {
         <a href="/admin/approvals" id="approvals-nav">"Approvals"
             <Suspense fallback=|| ()>
@@ -166,7 +154,7 @@ pub fn ApprovalsLink() -> impl IntoView {
 /// The admin's home page line: how many requests wait.
 #[component]
 pub fn WaitingSummary() -> impl IntoView {
-    let count = expect_context::<Waiting>().0;
+    let count = super::shared().pending_approvals;
     view! {
         <Suspense fallback=|| ()>
             {move || count.get().and_then(|r| r.ok()).map(|n| view! {

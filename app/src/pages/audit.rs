@@ -3,6 +3,7 @@
 //! and the filtered view as CSV.
 
 use crate::model::{AuditFilter, AuditPage};
+use crate::rpc::RpcError;
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use leptos::prelude::*;
 use leptos_router::components::Form;
@@ -39,10 +40,9 @@ fn filter_from(query: &ParamsMap) -> Result<AuditFilter, String> {
 }
 
 #[server(prefix = "/rpc", endpoint = "admin/audit", output = crate::codec::JsonText)]
-pub async fn load_audit(filter: AuditFilter) -> Result<AuditPage, ServerFnError> {
-    use crate::backend::identity::{signed_in, to_server_error};
-    let principal = signed_in().map_err(to_server_error)?;
-    crate::backend::audit::page(&expect_context::<sqlx::PgPool>(), &principal, &filter).await.map_err(to_server_error)
+pub async fn load_audit(filter: AuditFilter) -> Result<AuditPage, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
+    Ok(crate::backend::audit::page(&ctx.db, &principal, &filter).await?)
 }
 
 /// The same filters as a query string for `/api/v1/audit.csv`.

@@ -2,19 +2,15 @@
 //! (over bookings: the admin keeps or cancels them), removed.
 
 use crate::model::{ActionNotice, Blackout, PoolKind};
+use crate::rpc::RpcError;
 use leptos::prelude::*;
 use uuid::Uuid;
 
 #[server(prefix = "/rpc", endpoint = "admin/blackouts", output = crate::codec::JsonText)]
-pub async fn list_blackouts(pool_id: Uuid) -> Result<Vec<Blackout>, ServerFnError> {
-    use crate::backend::identity::{signed_in, to_server_error};
-    let principal = signed_in().map_err(to_server_error)?;
-    if !principal.is_admin() {
-        return Err(to_server_error(crate::backend::ServiceError::Forbidden("only admins schedule maintenance")));
-    }
-    crate::backend::blackouts::list(&expect_context::<sqlx::PgPool>(), &principal, pool_id)
-        .await
-        .map_err(to_server_error)
+pub async fn list_blackouts(pool_id: Uuid) -> Result<Vec<Blackout>, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
+    principal.require_admin("only admins schedule maintenance")?;
+    Ok(crate::backend::blackouts::list(&ctx.db, &principal, pool_id).await?)
 }
 
 /// `start`/`end` as `2026-11-23T08:00` in UTC; `kind` empty for every kind;
@@ -27,11 +23,10 @@ pub async fn create_blackout(
     end: String,
     reason: String,
     #[server(default)] overlapping: String,
-) -> Result<ActionNotice, ServerFnError> {
+) -> Result<ActionNotice, RpcError> {
     use crate::backend::booking_form::parse_time;
-    use crate::backend::identity::{signed_in, to_server_error};
     use crate::model::{NewBlackout, OnOverlap};
-    let principal = signed_in().map_err(to_server_error)?;
+    let (principal, ctx) = crate::rpc::ctx()?;
     let parsed = (|| -> Result<NewBlackout, crate::rules::FieldError> {
         Ok(NewBlackout {
             kind: Some(kind.trim().to_string()).filter(|k| !k.is_empty()),
@@ -46,35 +41,21 @@ pub async fn create_blackout(
         })
     })();
     let result = match parsed {
-        Ok(new) => crate::backend::blackouts::create(&expect_context::<sqlx::PgPool>(), &principal, pool_id, new).await,
+        Ok(new) => crate::backend::blackouts::create(&ctx.db, &principal, pool_id, new).await,
         Err(field) => Err(field.into()),
     };
-    let notice = match result {
-        Ok(created) => ActionNotice {
-            ok: true,
-            message: match (created.overlapping.len(), created.canceled) {
-                (0, _) => "Maintenance window scheduled.".to_string(),
-                (n, true) => format!("Maintenance window scheduled; {n} overlapping bookings canceled."),
-                (n, false) => format!("Maintenance window scheduled; {n} overlapping bookings kept."),
-            },
-        },
-        Err(err) if matches!(err.status(), 401 | 403 | 404) || err.status() >= 500 => return Err(to_server_error(err)),
-        Err(err) => ActionNotice { ok: false, message: err.public_message() },
-    };
-    super::calendar::data::no_script_notice(&notice);
-    Ok(notice)
+    crate::rpc::act(result, |created| match (created.overlapping.len(), created.canceled) {
+        (0, _) => "Maintenance window scheduled.".to_string(),
+        (n, true) => format!("Maintenance window scheduled; {n} overlapping bookings canceled."),
+        (n, false) => format!("Maintenance window scheduled; {n} overlapping bookings kept."),
+    })
 }
 
 #[server(prefix = "/rpc", endpoint = "admin/blackouts/delete", output = crate::codec::JsonText)]
-pub async fn delete_blackout(id: Uuid) -> Result<ActionNotice, ServerFnError> {
-    use crate::backend::identity::{signed_in, to_server_error};
-    let principal = signed_in().map_err(to_server_error)?;
-    crate::backend::blackouts::delete(&expect_context::<sqlx::PgPool>(), &principal, id)
-        .await
-        .map_err(to_server_error)?;
-    let notice = ActionNotice { ok: true, message: "Maintenance window removed.".into() };
-    super::calendar::data::no_script_notice(&notice);
-    Ok(notice)
+pub async fn delete_blackout(id: Uuid) -> Result<ActionNotice, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
+    crate::backend::blackouts::delete(&ctx.db, &principal, id).await?;
+    crate::rpc::act(Ok(()), |_| "Maintenance window removed.".into())
 }
 
 #[component]

@@ -3,16 +3,14 @@
 //! its budget, and the next bookings. Server-rendered SVG: no JavaScript needed.
 
 use crate::model::{BudgetLine, Dashboard, LiveSession, SPARK_MINUTES};
+use crate::rpc::RpcError;
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 
 #[server(prefix = "/rpc", endpoint = "dashboard", output = crate::codec::JsonText)]
-pub async fn load_dashboard(tenant: Option<String>, tz: String) -> Result<Dashboard, ServerFnError> {
-    use crate::backend::identity::{signed_in, to_server_error};
-    let principal = signed_in().map_err(to_server_error)?;
-    crate::backend::dashboard::load(&expect_context::<sqlx::PgPool>(), &principal, tenant.as_deref(), &tz)
-        .await
-        .map_err(to_server_error)
+pub async fn load_dashboard(tenant: Option<String>, tz: String) -> Result<Dashboard, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
+    Ok(crate::backend::dashboard::load(&ctx.db, &principal, tenant.as_deref(), &tz).await?)
 }
 
 #[component]

@@ -3,27 +3,12 @@
 
 use super::calendar::data::Book;
 use super::calendar::outcome::{Banner, OutcomeBanner};
-use crate::model::{short_kind, FoundSlots, Pool};
+use crate::model::{short_kind, FindPage, FoundSlots};
+use crate::rpc::RpcError;
 use leptos::prelude::*;
 use leptos_router::components::Form;
 use leptos_router::hooks::use_query_map;
-use serde::{Deserialize, Serialize};
 use uuid::Uuid;
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct FindPage {
-    pub pools: Vec<Pool>,
-    pub pool: Pool,
-    pub tz: String,
-    /// The form's values, filled with defaults where the query had none.
-    pub kind: String,
-    pub quantity: i32,
-    pub duration_minutes: i64,
-    pub earliest: String,
-    pub latest: String,
-    /// The answer, once the form was sent; `Err` is a refusal to show.
-    pub found: Option<Result<FoundSlots, String>>,
-}
 
 #[allow(clippy::too_many_arguments)] // one argument per form field
 #[server(prefix = "/rpc", endpoint = "find", output = crate::codec::JsonText)]
@@ -35,78 +20,11 @@ pub async fn load_find(
     earliest: Option<String>,
     latest: Option<String>,
     tz: String,
-) -> Result<FindPage, ServerFnError> {
-    use crate::backend::booking_form::{local_window, parse_time};
-    use crate::backend::calendar::{zone, LOCAL_INPUT};
-    use crate::backend::identity::{signed_in, to_server_error};
-    use crate::model::Suggestion;
-    let principal = signed_in().map_err(to_server_error)?;
-    let db = expect_context::<sqlx::PgPool>();
-    let tz = if tz.is_empty() { super::calendar::data::no_script::zone_cookie().unwrap_or_default() } else { tz };
-    let zone = zone(&tz);
-    let pools = crate::backend::pools::list(&db, &principal).await.map_err(to_server_error)?;
-    let chosen = pool.and_then(|id| pools.iter().find(|p| p.id == id)).or(pools.first()).cloned();
-    let Some(chosen) = chosen else { return Err(to_server_error(crate::backend::ServiceError::NotFound("pool"))) };
-    let now = crate::backend::db_now(&db).await.map_err(to_server_error)?;
-    let asked = kind.is_some();
-    let kind = kind.unwrap_or_else(|| chosen.kinds.first().map(|k| k.kind.clone()).unwrap_or_default());
-    let quantity = quantity.unwrap_or(1);
-    let duration_minutes = duration_minutes.unwrap_or(60);
-    let earliest = earliest.unwrap_or_else(|| now.with_timezone(&zone).format(LOCAL_INPUT).to_string());
-    let latest = latest
-        .unwrap_or_else(|| (now + chrono::Duration::days(7)).with_timezone(&zone).format(LOCAL_INPUT).to_string());
-    // Out-of-range input is refused outright (422 naming the field); what a
-    // person can fix within range is shown beside the form instead.
-    let checked = || -> Result<_, crate::rules::FieldError> {
-        Ok((
-            crate::rules::window::duration_minutes("duration_minutes", duration_minutes)?,
-            parse_time("earliest", &earliest, &tz)?,
-            parse_time("latest", &latest, &tz)?,
-        ))
-    };
-    let found = if asked {
-        let (duration, from, to) = checked().map_err(|e| to_server_error(e.into()))?;
-        let search = async {
-            let ask = crate::backend::planning::SlotRequest {
-                kind: &kind,
-                quantity,
-                duration,
-                earliest: from,
-                latest_end: to,
-            };
-            crate::backend::planning::find_windows(&db, &chosen, &ask, now).await
-        };
-        Some(match search.await {
-            Ok(windows) => Ok(FoundSlots {
-                pool_id: chosen.id,
-                pool_name: chosen.name.clone(),
-                kind: kind.clone(),
-                quantity,
-                tz: zone.name().to_string(),
-                windows: windows
-                    .into_iter()
-                    .map(|window| Suggestion { window, when: local_window(window, &tz) })
-                    .collect(),
-            }),
-            Err(err @ (crate::backend::ServiceError::Database(_) | crate::backend::ServiceError::Unavailable)) => {
-                return Err(to_server_error(err))
-            }
-            Err(err) => Err(err.public_message()),
-        })
-    } else {
-        None
-    };
-    Ok(FindPage {
-        pools,
-        pool: chosen,
-        tz: zone.name().to_string(),
-        kind,
-        quantity,
-        duration_minutes,
-        earliest,
-        latest,
-        found,
-    })
+) -> Result<FindPage, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
+    let tz = crate::rpc::no_script::zone_or_cookie(tz);
+    let query = crate::model::FindQuery { pool, kind, quantity, duration_minutes, earliest, latest, tz };
+    Ok(crate::backend::find::page(&ctx.db, &principal, query).await?)
 }
 
 #[component]

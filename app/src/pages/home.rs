@@ -1,5 +1,5 @@
 use super::overview::load_overview;
-use super::{when, Me};
+use super::when;
 use crate::model::{Booking, Overview, PoolSummary, Principal, Role};
 use leptos::prelude::*;
 
@@ -7,7 +7,7 @@ use leptos::prelude::*;
 /// are told to ask an admin; everyone else sees their pools.
 #[component]
 pub fn HomePage() -> impl IntoView {
-    let me = expect_context::<Me>();
+    let me = super::shared().me;
     view! {
         <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>
             {move || me.get().map(|result| match result {

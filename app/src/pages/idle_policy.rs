@@ -2,17 +2,15 @@
 //! idle bookings are warned then ended and no-shows released.
 
 use crate::model::{ActionNotice, IdlePolicy};
+use crate::rpc::RpcError;
 use leptos::prelude::*;
 use uuid::Uuid;
 
 #[server(prefix = "/rpc", endpoint = "admin/pools/idle-policy", output = crate::codec::JsonText)]
-pub async fn load_idle_policy(pool_id: Uuid) -> Result<IdlePolicy, ServerFnError> {
-    use crate::backend::identity::{signed_in, to_server_error};
-    let principal = signed_in().map_err(to_server_error)?;
-    if !principal.is_admin() {
-        return Err(to_server_error(crate::backend::ServiceError::Forbidden("admins only")));
-    }
-    crate::backend::idle_reclaim::policy(&expect_context::<sqlx::PgPool>(), pool_id).await.map_err(to_server_error)
+pub async fn load_idle_policy(pool_id: Uuid) -> Result<IdlePolicy, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
+    principal.require_admin("admins only")?;
+    Ok(crate::backend::idle_reclaim::policy(&ctx.db, pool_id).await?)
 }
 
 #[server(prefix = "/rpc", endpoint = "admin/pools/idle-policy/save", output = crate::codec::JsonText)]
@@ -22,10 +20,9 @@ pub async fn save_idle_policy(
     threshold_pct: String,
     idle_minutes: String,
     grace_minutes: String,
-) -> Result<ActionNotice, ServerFnError> {
-    use crate::backend::identity::{signed_in, to_server_error};
+) -> Result<ActionNotice, RpcError> {
     use crate::rules::FieldError;
-    let principal = signed_in().map_err(to_server_error)?;
+    let (principal, ctx) = crate::rpc::ctx()?;
     let number =
         |field: &str, text: &str| text.trim().parse::<i32>().map_err(|_| FieldError::new(field, "a whole number"));
     let parsed = (|| {
@@ -37,19 +34,10 @@ pub async fn save_idle_policy(
         })
     })();
     let saved = match parsed {
-        Ok(policy) => {
-            crate::backend::idle_reclaim::set_policy(&expect_context::<sqlx::PgPool>(), &principal, pool_id, policy)
-                .await
-        }
+        Ok(policy) => crate::backend::idle_reclaim::set_policy(&ctx.db, &principal, pool_id, policy).await,
         Err(field) => Err(field.into()),
     };
-    let notice = match saved {
-        Ok(policy) => ActionNotice { ok: true, message: format!("Idle reclaim {}.", policy.describe()) },
-        Err(err) if matches!(err.status(), 401 | 403 | 404) || err.status() >= 500 => return Err(to_server_error(err)),
-        Err(err) => ActionNotice { ok: false, message: err.public_message() },
-    };
-    super::calendar::data::no_script_notice(&notice);
-    Ok(notice)
+    crate::rpc::act(saved, |policy| format!("Idle reclaim {}.", policy.describe()))
 }
 
 /// The form, filled from the pool page's own load (like its blackouts), so

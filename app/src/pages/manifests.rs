@@ -1,17 +1,15 @@
 //! The exact objects the worker applies for a booking, as YAML, so owners and
 //! admins can audit a session's isolation before (and while) it runs.
 
+use crate::rpc::RpcError;
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 use uuid::Uuid;
 
 #[server(prefix = "/rpc", endpoint = "bookings/manifests", output = crate::codec::JsonText)]
-pub async fn booking_manifests(id: Uuid) -> Result<String, ServerFnError> {
-    use crate::backend::identity::{signed_in, to_server_error};
-    use crate::backend::provisioning::{preview, ManifestRenderer};
-    let principal = signed_in().map_err(to_server_error)?;
-    let renderer = expect_context::<ManifestRenderer>();
-    preview(&expect_context::<sqlx::PgPool>(), &principal, &renderer, id).await.map_err(to_server_error)
+pub async fn booking_manifests(id: Uuid) -> Result<String, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
+    Ok(crate::backend::provisioning::preview(&ctx.db, &principal, &ctx.renderer, id).await?)
 }
 
 #[component]
@@ -21,7 +19,7 @@ pub fn ManifestsPage() -> impl IntoView {
     let yaml = Resource::new(id, |id| async move {
         match id {
             Some(id) => booking_manifests(id).await,
-            None => Err(ServerFnError::new("booking not found")),
+            None => Err(RpcError::refused("booking not found")),
         }
     });
     view! {

@@ -33,6 +33,7 @@ pub use overview::load_overview;
 pub use tenants::{QuotaSummary, QuotaUse};
 
 use crate::model::{Principal, Role};
+use crate::rpc::RpcError;
 use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
@@ -42,16 +43,31 @@ use leptos_router::{
 };
 
 /// The signed-in principal as every page reads it (one request per page load).
-pub type Me = Resource<Result<Option<Principal>, ServerFnError>>;
+pub type Me = Resource<Result<Option<Principal>, RpcError>>;
 
-/// The browser's time zone once hydration has learnt it ("" before: the
-/// server then uses the `berth_tz` cookie an earlier visit left, else UTC).
+/// What every page shares, read once per page load at the top of the app
+/// (a resource created inside another one's view could be created in a
+/// different order on the server and in the browser), and provided as one
+/// context value that pages read through `shared()`.
 #[derive(Clone, Copy)]
-pub struct ViewerZone(pub RwSignal<String>);
+pub struct Shared {
+    pub me: Me,
+    /// How many bookings and extensions await an admin's decision (0 for
+    /// anyone else).
+    pub pending_approvals: Resource<Result<i64, RpcError>>,
+    /// The browser's time zone once hydration has learnt it ("" before: the
+    /// server then uses the `berth_tz` cookie an earlier visit left, else UTC).
+    pub zone: RwSignal<String>,
+}
+
+/// The one way a page reads what the app shares.
+pub fn shared() -> Shared {
+    expect_context::<Shared>()
+}
 
 /// The zone a page shows times in: `?tz=` first, else the browser's.
 pub fn viewer_zone(query: &Memo<leptos_router::params::ParamsMap>) -> String {
-    query.with(|q| q.get("tz")).unwrap_or_else(|| use_context::<ViewerZone>().map(|z| z.0.get()).unwrap_or_default())
+    query.with(|q| q.get("tz")).unwrap_or_else(|| shared().zone.get())
 }
 
 pub(crate) fn when(at: DateTime<Utc>) -> String {
@@ -81,10 +97,9 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 pub fn App() -> impl IntoView {
     provide_meta_context();
     let me: Me = Resource::new(|| (), |_| current_user());
-    provide_context(me);
-    provide_context(approvals::Waiting(Resource::new(|| (), |_| approvals::count_approvals())));
     let zone = RwSignal::new(String::new());
-    provide_context(ViewerZone(zone));
+    let pending_approvals = Resource::new(|| (), |_| approvals::count_approvals());
+    provide_context(Shared { me, pending_approvals, zone });
     // Effects run only in the browser, so this flips once the WASM has hydrated
     // the page; end-to-end tests wait for it before they click.
     let (hydrated, set_hydrated) = signal(false);

@@ -2,53 +2,44 @@
 //! badge, the window with a countdown, and actions — cancel, extend (only
 //! to ends that fit), end now — plus where the workspace link will appear.
 
-#[cfg(feature = "ssr")]
-use super::notice::act;
 use crate::model::{ActionNotice, BookingCard, BookingState, MyBookings, StepState};
+use crate::rpc::RpcError;
 use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 use uuid::Uuid;
 
 #[server(prefix = "/rpc", endpoint = "my_bookings", output = crate::codec::JsonText)]
-pub async fn load_my_bookings(tz: String) -> Result<MyBookings, ServerFnError> {
-    use crate::backend::identity::{signed_in, to_server_error};
-    let principal = signed_in().map_err(to_server_error)?;
-    let tz = if tz.is_empty() { super::calendar::data::no_script::zone_cookie().unwrap_or_default() } else { tz };
-    let mut page = crate::backend::my_bookings::load(&expect_context::<sqlx::PgPool>(), &principal, &tz)
-        .await
-        .map_err(to_server_error)?;
-    page.simulated = use_context::<crate::model::ClusterMode>().unwrap_or_default().simulated;
+pub async fn load_my_bookings(tz: String) -> Result<MyBookings, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
+    let tz = crate::rpc::no_script::zone_or_cookie(tz);
+    let mut page = crate::backend::my_bookings::load(&ctx.db, &principal, &tz).await?;
+    page.simulated = ctx.mode.simulated;
     Ok(page)
 }
 
 #[server(prefix = "/rpc", endpoint = "bookings/cancel", output = crate::codec::JsonText)]
-pub async fn cancel_booking(id: Uuid) -> Result<ActionNotice, ServerFnError> {
-    let db = expect_context::<sqlx::PgPool>();
-    act(
-        crate::backend::bookings::cancel(&db, &me()?, id, "canceled in the portal").await,
-        "Canceled; the capacity is free again.",
-    )
+pub async fn cancel_booking(id: Uuid) -> Result<ActionNotice, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
+    let canceled = crate::backend::bookings::cancel(&ctx.db, &principal, id, "canceled in the portal").await;
+    crate::rpc::act(canceled, |_| "Canceled; the capacity is free again.".into())
 }
 
 #[server(prefix = "/rpc", endpoint = "bookings/end", output = crate::codec::JsonText)]
-pub async fn end_booking(id: Uuid) -> Result<ActionNotice, ServerFnError> {
-    let db = expect_context::<sqlx::PgPool>();
-    act(crate::backend::bookings::end_early(&db, &me()?, id).await, "Ended; the workspace will be torn down.")
+pub async fn end_booking(id: Uuid) -> Result<ActionNotice, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
+    let ended = crate::backend::bookings::end_early(&ctx.db, &principal, id).await;
+    crate::rpc::act(ended, |_| "Ended; the workspace will be torn down.".into())
 }
 
 #[server(prefix = "/rpc", endpoint = "bookings/extend", output = crate::codec::JsonText)]
-pub async fn extend_booking(id: Uuid, end: DateTime<Utc>) -> Result<ActionNotice, ServerFnError> {
-    let db = expect_context::<sqlx::PgPool>();
-    let result = crate::backend::bookings::extend(&db, &me()?, id, end).await;
-    let requested = result.as_ref().is_ok_and(|booking| booking.extends.is_some());
-    act(result, if requested { "Extension requested: it waits for an admin's approval." } else { "Extended." })
-}
-
-#[cfg(feature = "ssr")]
-fn me() -> Result<crate::model::Principal, ServerFnError> {
-    use crate::backend::identity::{signed_in, to_server_error};
-    signed_in().map_err(to_server_error)
+pub async fn extend_booking(id: Uuid, end: DateTime<Utc>) -> Result<ActionNotice, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
+    let extended = crate::backend::bookings::extend(&ctx.db, &principal, id, end).await;
+    crate::rpc::act(extended, |booking| match booking.extends {
+        Some(_) => "Extension requested: it waits for an admin's approval.".into(),
+        None => "Extended.".into(),
+    })
 }
 
 /// "in 2 h 5 min", "3 days ago": how far `at` is from `now`.

@@ -6,114 +6,61 @@
 
 use super::notice::{notice_view, query_notice};
 use crate::model::{short_kind, ActionNotice, KindForm, Pool, PoolForm};
+use crate::rpc::RpcError;
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 use uuid::Uuid;
 
 #[server(prefix = "/rpc", endpoint = "admin/pools", output = crate::codec::JsonText)]
-pub async fn list_pools_admin() -> Result<Vec<Pool>, ServerFnError> {
-    use crate::backend::identity::{signed_in, to_server_error};
-    let principal = signed_in().map_err(to_server_error)?;
-    if !principal.is_admin() {
-        return Err(to_server_error(crate::backend::ServiceError::Forbidden("only admins manage pools")));
-    }
-    crate::backend::pools::list(&expect_context::<sqlx::PgPool>(), &principal).await.map_err(to_server_error)
+pub async fn list_pools_admin() -> Result<Vec<Pool>, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
+    principal.require_admin("only admins manage pools")?;
+    Ok(crate::backend::pools::list(&ctx.db, &principal).await?)
 }
 
 #[server(prefix = "/rpc", endpoint = "admin/pools/get", output = crate::codec::JsonText)]
-pub async fn get_pool_admin(id: Uuid) -> Result<Pool, ServerFnError> {
-    use crate::backend::identity::{signed_in, to_server_error};
-    let principal = signed_in().map_err(to_server_error)?;
-    if !principal.is_admin() {
-        return Err(to_server_error(crate::backend::ServiceError::Forbidden("only admins manage pools")));
-    }
-    crate::backend::pools::get(&expect_context::<sqlx::PgPool>(), &principal, id).await.map_err(to_server_error)
+pub async fn get_pool_admin(id: Uuid) -> Result<Pool, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
+    principal.require_admin("only admins manage pools")?;
+    Ok(crate::backend::pools::get(&ctx.db, &principal, id).await?)
 }
 
 /// Creates (empty `id`) or updates a pool from the form; a refusal is a
 /// notice the page shows, and a script-less post goes back with it.
 #[server(prefix = "/rpc", endpoint = "admin/pools/save", output = crate::codec::JsonText)]
-pub async fn save_pool(#[server(default)] id: String, form: PoolForm) -> Result<ActionNotice, ServerFnError> {
-    use crate::backend::identity::{signed_in, to_server_error};
-    use crate::backend::{pools, ServiceError};
-    let principal = signed_in().map_err(to_server_error)?;
-    let db = expect_context::<sqlx::PgPool>();
-    let saved = match id.trim() {
-        "" => match form.to_new() {
-            Ok(new) => pools::create(&db, &principal, new).await,
-            Err(field) => Err(field.into()),
-        },
-        raw => {
-            let id = raw.parse::<Uuid>().map_err(|_| to_server_error(ServiceError::NotFound("pool")))?;
-            match form.to_patch() {
-                Ok(patch) => pools::update(&db, &principal, id, patch).await,
-                Err(field) => Err(field.into()),
-            }
-        }
-    };
-    let notice = match saved {
+pub async fn save_pool(#[server(default)] id: String, form: PoolForm) -> Result<ActionNotice, RpcError> {
+    use crate::backend::pools::form;
+    let (principal, ctx) = crate::rpc::ctx()?;
+    match form::save(&ctx.db, &principal, &id, &form).await {
         Ok(pool) => {
             leptos_axum::redirect(&format!("/admin/pools/{}?notice=Saved.&notice_ok=1", pool.id));
-            return Ok(ActionNotice { ok: true, message: "Saved.".into() });
+            Ok(ActionNotice { ok: true, message: "Saved.".into() })
         }
-        Err(err) if matches!(err.status(), 401 | 403 | 404) || err.status() >= 500 => return Err(to_server_error(err)),
-        Err(ServiceError::CapacityBelowBooked { kind, capacity, booked, bookings }) => {
-            let named = describe_bookings(&db, &principal, &bookings).await;
-            ActionNotice {
-                ok: false,
-                message: format!(
-                    "kind {kind}: {booked} units are booked at once, more than the new capacity of {capacity}. In the way: {named}"
-                ),
-            }
-        }
-        Err(err) => ActionNotice { ok: false, message: err.public_message() },
-    };
-    super::calendar::data::no_script_notice(&notice);
-    Ok(notice)
-}
-
-/// "ada@example.test Mon 23 Nov 10:00–12:00 UTC, …" for the bookings a change would overbook.
-#[cfg(feature = "ssr")]
-async fn describe_bookings(db: &sqlx::PgPool, principal: &crate::model::Principal, ids: &[Uuid]) -> String {
-    let mut named = Vec::new();
-    for id in ids.iter().take(20) {
-        if let Ok(b) = crate::backend::bookings::get(db, principal, *id).await {
-            let window =
-                crate::backend::booking_form::local_window(crate::model::Window { start: b.start, end: b.end }, "UTC");
-            named.push(format!("{} {window} UTC ({} × {})", b.user_email.unwrap_or_default(), b.quantity, b.id));
+        Err(err) => {
+            crate::rpc::act(Err::<(), _>(form::name_the_bookings(&ctx.db, &principal, err).await), |_| String::new())
         }
     }
-    named.join("; ")
 }
 
 #[server(prefix = "/rpc", endpoint = "admin/pools/retire", output = crate::codec::JsonText)]
-pub async fn retire_pool(id: Uuid, retired: bool) -> Result<ActionNotice, ServerFnError> {
-    use crate::backend::identity::{signed_in, to_server_error};
-    let principal = signed_in().map_err(to_server_error)?;
+pub async fn retire_pool(id: Uuid, retired: bool) -> Result<ActionNotice, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
     let patch = crate::model::PoolPatch { retired: Some(retired), ..Default::default() };
-    crate::backend::pools::update(&expect_context::<sqlx::PgPool>(), &principal, id, patch)
-        .await
-        .map_err(to_server_error)?;
+    crate::backend::pools::update(&ctx.db, &principal, id, patch).await?;
     let message = if retired { "Retired: it takes no new bookings." } else { "Reopened for bookings." };
-    let notice = ActionNotice { ok: true, message: message.into() };
-    super::calendar::data::no_script_notice(&notice);
-    Ok(notice)
+    crate::rpc::act(Ok(()), |_| message.into())
 }
 
 #[server(prefix = "/rpc", endpoint = "admin/pools/delete", output = crate::codec::JsonText)]
-pub async fn delete_pool(id: Uuid) -> Result<ActionNotice, ServerFnError> {
-    use crate::backend::identity::{signed_in, to_server_error};
-    let principal = signed_in().map_err(to_server_error)?;
-    let notice = match crate::backend::pools::delete(&expect_context::<sqlx::PgPool>(), &principal, id).await {
+pub async fn delete_pool(id: Uuid) -> Result<ActionNotice, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
+    match crate::backend::pools::delete(&ctx.db, &principal, id).await {
         Ok(()) => {
             leptos_axum::redirect("/admin/pools?notice=Deleted.&notice_ok=1");
-            return Ok(ActionNotice { ok: true, message: "Deleted.".into() });
+            Ok(ActionNotice { ok: true, message: "Deleted.".into() })
         }
-        Err(err) if err.status() != 409 => return Err(to_server_error(err)),
-        Err(err) => ActionNotice { ok: false, message: err.public_message() },
-    };
-    super::calendar::data::no_script_notice(&notice);
-    Ok(notice)
+        refused => crate::rpc::act(refused, |_| String::new()),
+    }
 }
 
 #[component]
@@ -175,12 +122,12 @@ pub fn PoolAdminPage() -> impl IntoView {
                     let idle = super::idle_policy::load_idle_policy(id).await?;
                     Ok((pool, blackouts, idle))
                 }
-                None => Err(ServerFnError::new("pool not found")),
+                None => Err(RpcError::refused("pool not found")),
             }
         },
     );
     // The newest answer of any of the page's actions.
-    let newest = RwSignal::new(None::<Result<ActionNotice, ServerFnError>>);
+    let newest = RwSignal::new(None::<Result<ActionNotice, RpcError>>);
     for value in
         [save.value(), retire.value(), delete.value(), add_blackout.value(), remove_blackout.value(), save_idle.value()]
     {

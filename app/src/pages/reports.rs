@@ -4,15 +4,15 @@
 
 use super::report_charts::{HeatMap, TrendChart};
 use crate::model::{PeriodKind, ReportGroup, ReportPage, ReportPageQuery, ReportRow};
+use crate::rpc::RpcError;
 use leptos::prelude::*;
 use leptos_router::components::Form;
 use leptos_router::hooks::use_query_map;
 
 #[server(prefix = "/rpc", endpoint = "reports/utilization", output = crate::codec::JsonText)]
-pub async fn load_report(query: ReportPageQuery) -> Result<ReportPage, ServerFnError> {
-    use crate::backend::identity::{signed_in, to_server_error};
-    let principal = signed_in().map_err(to_server_error)?;
-    crate::backend::reports::page(&expect_context::<sqlx::PgPool>(), &principal, &query).await.map_err(to_server_error)
+pub async fn load_report(query: ReportPageQuery) -> Result<ReportPage, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
+    Ok(crate::backend::reports::page(&ctx.db, &principal, &query).await?)
 }
 
 fn hours(value: f64) -> String {

@@ -3,15 +3,15 @@
 //! books the ones that fit — all of them at once — or none.
 
 use crate::model::{ActionNotice, Pool, SeriesPreview};
+use crate::rpc::RpcError;
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 
 #[server(prefix = "/rpc", endpoint = "series/pools", output = crate::codec::JsonText)]
-pub async fn series_pools() -> Result<Vec<Pool>, ServerFnError> {
-    use crate::backend::identity::{signed_in, to_server_error};
-    let principal = signed_in().map_err(to_server_error)?;
-    let pools = crate::backend::pools::list(&expect_context::<sqlx::PgPool>(), &principal).await;
-    Ok(pools.map_err(to_server_error)?.into_iter().filter(|p| !p.retired).collect())
+pub async fn series_pools() -> Result<Vec<Pool>, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
+    let pools = crate::backend::pools::list(&ctx.db, &principal).await?;
+    Ok(pools.into_iter().filter(|p| !p.retired).collect())
 }
 
 #[allow(clippy::too_many_arguments)] // one argument per form field
@@ -27,10 +27,9 @@ pub async fn preview_series(
     #[server(default)] weekdays: Vec<String>,
     until: String,
     tz: String,
-) -> Result<Result<SeriesPreview, String>, ServerFnError> {
-    use crate::backend::identity::{signed_in, to_server_error};
+) -> Result<Result<SeriesPreview, String>, RpcError> {
     use crate::backend::series_form::{preview, SeriesForm};
-    let principal = signed_in().map_err(to_server_error)?;
+    let (principal, ctx) = crate::rpc::ctx()?;
     // The book form under the preview posts exactly what was previewed.
     let mut echo: Vec<(String, String)> = [
         ("pool", &pool),
@@ -48,12 +47,9 @@ pub async fn preview_series(
     .collect();
     echo.extend(weekdays.iter().map(|day| ("weekdays[]".to_string(), day.clone())));
     let form = SeriesForm { pool, quantity, mode, date, from, to, repeat, weekdays, until, tz };
-    match preview(&expect_context::<sqlx::PgPool>(), &principal, &form).await {
-        Ok(preview) => Ok(Ok(SeriesPreview { form: echo, ..preview })),
-        // A field the user can correct is shown beside the form.
-        Err(err) if err.status() == 422 => Ok(Err(err.public_message())),
-        Err(err) => Err(to_server_error(err)),
-    }
+    // A refusal the user can correct is shown beside the form.
+    let preview = crate::rpc::beside(preview(&ctx.db, &principal, &form).await)?;
+    Ok(preview.map(|preview| SeriesPreview { form: echo, ..preview }))
 }
 
 #[allow(clippy::too_many_arguments)] // one argument per form field
@@ -70,33 +66,24 @@ pub async fn book_series(
     until: String,
     tz: String,
     #[server(default)] occurrences: Vec<String>,
-) -> Result<ActionNotice, ServerFnError> {
-    use crate::backend::identity::{signed_in, to_server_error};
+) -> Result<ActionNotice, RpcError> {
     use crate::backend::series_form::{book, SeriesForm};
-    let principal = signed_in().map_err(to_server_error)?;
+    let (principal, ctx) = crate::rpc::ctx()?;
     let form = SeriesForm { pool, quantity, mode, date, from, to, repeat, weekdays, until, tz };
-    let booked = book(&expect_context::<sqlx::PgPool>(), &principal, &form, &occurrences).await;
-    let done = match &booked {
-        Ok(series) => format!("Booked {} occurrences: {}.", series.bookings.len(), series.rule),
-        Err(_) => String::new(),
-    };
-    super::notice::act(booked, &done)
+    let booked = book(&ctx.db, &principal, &form, &occurrences).await;
+    crate::rpc::act(booked, |series| format!("Booked {} occurrences: {}.", series.bookings.len(), series.rule))
 }
 
 #[server(prefix = "/rpc", endpoint = "series/cancel_rest", output = crate::codec::JsonText)]
 pub async fn cancel_rest_of_series(
     id: uuid::Uuid,
     from: chrono::DateTime<chrono::Utc>,
-) -> Result<ActionNotice, ServerFnError> {
-    use crate::backend::identity::{signed_in, to_server_error};
-    let principal = signed_in().map_err(to_server_error)?;
-    let db = expect_context::<sqlx::PgPool>();
-    let canceled = crate::backend::bookings::series::cancel_rest(&db, &principal, id, Some(from)).await;
-    let done = match &canceled {
-        Ok(gone) => format!("Canceled {} occurrences of the series; the capacity is free again.", gone.len()),
-        Err(_) => String::new(),
-    };
-    super::notice::act(canceled, &done)
+) -> Result<ActionNotice, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
+    let canceled = crate::backend::bookings::series::cancel_rest(&ctx.db, &principal, id, Some(from)).await;
+    crate::rpc::act(canceled, |gone| {
+        format!("Canceled {} occurrences of the series; the capacity is free again.", gone.len())
+    })
 }
 
 #[component]

@@ -4,46 +4,32 @@
 
 use super::when;
 use crate::model::{CalendarFeed, NewWebhook, NotificationSettings, EVENTS};
+use crate::rpc::RpcError;
 use leptos::prelude::*;
 use uuid::Uuid;
 
-#[cfg(feature = "ssr")]
-mod serve {
-    pub use crate::backend::calendar_feed::FeedKey;
-    pub use crate::backend::identity::{signed_in, to_server_error};
-    pub use sqlx::PgPool;
-}
-
 #[server(prefix = "/rpc", endpoint = "settings/calendar_feed", output = crate::codec::JsonText)]
-pub async fn load_calendar_feed() -> Result<CalendarFeed, ServerFnError> {
-    use serve::*;
-    let principal = signed_in().map_err(to_server_error)?;
-    crate::backend::calendar_feed::show(&expect_context::<PgPool>(), &expect_context::<FeedKey>(), &principal)
-        .await
-        .map_err(to_server_error)
+pub async fn load_calendar_feed() -> Result<CalendarFeed, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
+    Ok(crate::backend::calendar_feed::show(&ctx.db, &ctx.feed_key, &principal).await?)
 }
 
 #[server(prefix = "/rpc", endpoint = "settings/calendar_feed/regenerate", output = crate::codec::JsonText)]
-pub async fn regenerate_calendar_feed() -> Result<CalendarFeed, ServerFnError> {
-    use serve::*;
-    let principal = signed_in().map_err(to_server_error)?;
-    crate::backend::calendar_feed::regenerate(&expect_context::<PgPool>(), &expect_context::<FeedKey>(), &principal)
-        .await
-        .map_err(to_server_error)
+pub async fn regenerate_calendar_feed() -> Result<CalendarFeed, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
+    Ok(crate::backend::calendar_feed::regenerate(&ctx.db, &ctx.feed_key, &principal).await?)
 }
 
 #[server(prefix = "/rpc", endpoint = "settings/notifications", output = crate::codec::JsonText)]
-pub async fn load_notifications() -> Result<NotificationSettings, ServerFnError> {
-    use serve::*;
-    let principal = signed_in().map_err(to_server_error)?;
-    crate::backend::notifications::settings(&expect_context::<PgPool>(), &principal).await.map_err(to_server_error)
+pub async fn load_notifications() -> Result<NotificationSettings, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
+    Ok(crate::backend::notifications::settings(&ctx.db, &principal).await?)
 }
 
 /// `on` holds "<channel>:<event>" for each box ticked; every other is off.
 #[server(prefix = "/rpc", endpoint = "settings/notifications/save", output = crate::codec::JsonText)]
-pub async fn save_notifications(#[server(default)] on: Vec<String>) -> Result<NotificationSettings, ServerFnError> {
-    use serve::*;
-    let principal = signed_in().map_err(to_server_error)?;
+pub async fn save_notifications(#[server(default)] on: Vec<String>) -> Result<NotificationSettings, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
     let ticked = |channel: &str, event: &str| on.iter().any(|v| *v == format!("{channel}:{event}"));
     let preferences: Vec<crate::model::Preference> = EVENTS
         .iter()
@@ -53,27 +39,19 @@ pub async fn save_notifications(#[server(default)] on: Vec<String>) -> Result<No
             webhook: ticked("webhook", event),
         })
         .collect();
-    crate::backend::notifications::set_preferences(&expect_context::<PgPool>(), &principal, &preferences)
-        .await
-        .map_err(to_server_error)
+    Ok(crate::backend::notifications::set_preferences(&ctx.db, &principal, &preferences).await?)
 }
 
 #[server(prefix = "/rpc", endpoint = "settings/webhooks/add", output = crate::codec::JsonText)]
-pub async fn add_webhook(url: String) -> Result<NewWebhook, ServerFnError> {
-    use serve::*;
-    let principal = signed_in().map_err(to_server_error)?;
-    crate::backend::notifications::add_webhook(&expect_context::<PgPool>(), &principal, &url, None)
-        .await
-        .map_err(to_server_error)
+pub async fn add_webhook(url: String) -> Result<NewWebhook, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
+    Ok(crate::backend::notifications::add_webhook(&ctx.db, &principal, &url, None).await?)
 }
 
 #[server(prefix = "/rpc", endpoint = "settings/webhooks/remove", output = crate::codec::JsonText)]
-pub async fn remove_webhook(id: Uuid) -> Result<(), ServerFnError> {
-    use serve::*;
-    let principal = signed_in().map_err(to_server_error)?;
-    crate::backend::notifications::remove_webhook(&expect_context::<PgPool>(), &principal, id)
-        .await
-        .map_err(to_server_error)
+pub async fn remove_webhook(id: Uuid) -> Result<(), RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
+    Ok(crate::backend::notifications::remove_webhook(&ctx.db, &principal, id).await?)
 }
 
 #[component]

@@ -3,26 +3,22 @@
 //! a co-owner: to leave).
 
 use crate::model::{ActionNotice, Booking};
+use crate::rpc::RpcError;
 use leptos::prelude::*;
 use uuid::Uuid;
 
 #[server(prefix = "/rpc", endpoint = "bookings/co-owners/add", output = crate::codec::JsonText)]
-pub async fn add_co_owner(id: Uuid, email: String) -> Result<ActionNotice, ServerFnError> {
-    use crate::backend::identity::{signed_in, to_server_error};
-    let principal = signed_in().map_err(to_server_error)?;
-    let db = expect_context::<sqlx::PgPool>();
-    let added = crate::backend::bookings::co_owners::add(&db, &principal, id, &email).await;
-    let done = format!("Shared with {}: they can open, extend and end it.", email.trim());
-    super::notice::act(added, &done)
+pub async fn add_co_owner(id: Uuid, email: String) -> Result<ActionNotice, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
+    let added = crate::backend::bookings::co_owners::add(&ctx.db, &principal, id, &email).await;
+    crate::rpc::act(added, |_| format!("Shared with {}: they can open, extend and end it.", email.trim()))
 }
 
 #[server(prefix = "/rpc", endpoint = "bookings/co-owners/remove", output = crate::codec::JsonText)]
-pub async fn remove_co_owner(id: Uuid, email: String) -> Result<ActionNotice, ServerFnError> {
-    use crate::backend::identity::{signed_in, to_server_error};
-    let principal = signed_in().map_err(to_server_error)?;
-    let db = expect_context::<sqlx::PgPool>();
-    let removed = crate::backend::bookings::co_owners::remove(&db, &principal, id, &email).await;
-    super::notice::act(removed, &format!("No longer shared with {}.", email.trim()))
+pub async fn remove_co_owner(id: Uuid, email: String) -> Result<ActionNotice, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
+    let removed = crate::backend::bookings::co_owners::remove(&ctx.db, &principal, id, &email).await;
+    crate::rpc::act(removed, |_| format!("No longer shared with {}.", email.trim()))
 }
 
 #[derive(Clone, Copy)]

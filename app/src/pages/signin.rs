@@ -2,7 +2,8 @@
 //! server runs with `--dev-login` on a loopback address — a clearly
 //! labelled development login that signs in as a seeded user.
 
-use super::account::{load_sign_in_page, SignInPageData};
+use super::account::load_sign_in_page;
+use crate::model::SignInPageData;
 use leptos::prelude::*;
 
 #[component]

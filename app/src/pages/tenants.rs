@@ -1,65 +1,29 @@
 //! Admins only: tenants, their members, and their quotas per pool+kind with
 //! this week's use. Every form posts without JavaScript too.
 
-use crate::model::{QuotaUsage, Tenant, TenantUsage};
+use crate::model::{QuotaTarget, QuotaUsage, Tenant, TenantUsage, TenantsPage};
+use crate::rpc::RpcError;
 use leptos::prelude::*;
-use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-/// One pool+kind a quota can be set for.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct QuotaTarget {
-    pub pool_id: Uuid,
-    pub pool: String,
-    pub kind: String,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TenantsPage {
-    pub tenants: Vec<(Tenant, TenantUsage)>,
-    pub targets: Vec<QuotaTarget>,
-}
-
 #[server(prefix = "/rpc", endpoint = "admin/tenants", output = crate::codec::JsonText)]
-pub async fn load_tenants() -> Result<TenantsPage, ServerFnError> {
-    use crate::backend::identity::{signed_in, to_server_error};
-    use crate::backend::{pools, tenants};
-    let principal = signed_in().map_err(to_server_error)?;
-    let db = expect_context::<sqlx::PgPool>();
-    let list = tenants::list(&db, &principal).await.map_err(to_server_error)?;
-    let mut with_usage = Vec::with_capacity(list.len());
-    for tenant in list {
-        let usage = tenants::usage(&db, &principal, &tenant.slug).await.map_err(to_server_error)?;
-        with_usage.push((tenant, usage));
-    }
-    let targets = pools::list(&db, &principal)
-        .await
-        .map_err(to_server_error)?
-        .into_iter()
-        .flat_map(|p| {
-            let (pool_id, pool) = (p.id, p.name);
-            p.kinds.into_iter().map(move |k| QuotaTarget { pool_id, pool: pool.clone(), kind: k.kind })
-        })
-        .collect();
-    Ok(TenantsPage { tenants: with_usage, targets })
+pub async fn load_tenants() -> Result<TenantsPage, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
+    Ok(crate::backend::tenants::page(&ctx.db, &principal).await?)
 }
 
 #[server(prefix = "/rpc", endpoint = "admin/tenants/create", output = crate::codec::JsonText)]
-pub async fn create_tenant(slug: String, name: String) -> Result<Tenant, ServerFnError> {
-    use crate::backend::identity::{signed_in, to_server_error};
-    let principal = signed_in().map_err(to_server_error)?;
+pub async fn create_tenant(slug: String, name: String) -> Result<Tenant, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
     let new = crate::model::NewTenant { slug, name };
-    crate::backend::tenants::create(&expect_context::<sqlx::PgPool>(), &principal, new).await.map_err(to_server_error)
+    Ok(crate::backend::tenants::create(&ctx.db, &principal, new).await?)
 }
 
 #[server(prefix = "/rpc", endpoint = "admin/tenants/rename", output = crate::codec::JsonText)]
-pub async fn rename_tenant(slug: String, name: String) -> Result<Tenant, ServerFnError> {
-    use crate::backend::identity::{signed_in, to_server_error};
-    let principal = signed_in().map_err(to_server_error)?;
+pub async fn rename_tenant(slug: String, name: String) -> Result<Tenant, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
     let patch = crate::model::TenantPatch { name };
-    crate::backend::tenants::rename(&expect_context::<sqlx::PgPool>(), &principal, &slug, patch)
-        .await
-        .map_err(to_server_error)
+    Ok(crate::backend::tenants::rename(&ctx.db, &principal, &slug, patch).await?)
 }
 
 /// A limit typed into a form: empty is "no limit".
@@ -81,26 +45,22 @@ pub async fn set_quota(
     kind: String,
     max_units: String,
     gpu_hours_per_week: String,
-) -> Result<TenantUsage, ServerFnError> {
-    use crate::backend::identity::{signed_in, to_server_error};
-    let principal = signed_in().map_err(to_server_error)?;
+) -> Result<TenantUsage, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
     let entry = crate::model::QuotaEntry {
         pool_id,
         kind,
-        max_units: limit("max_units", &max_units).map_err(to_server_error)?,
-        gpu_hours_per_week: limit("gpu_hours_per_week", &gpu_hours_per_week).map_err(to_server_error)?,
+        max_units: limit("max_units", &max_units)?,
+        gpu_hours_per_week: limit("gpu_hours_per_week", &gpu_hours_per_week)?,
     };
-    crate::backend::tenants::set_quota(&expect_context::<sqlx::PgPool>(), &principal, &tenant, entry)
-        .await
-        .map_err(to_server_error)
+    Ok(crate::backend::tenants::set_quota(&ctx.db, &principal, &tenant, entry).await?)
 }
 
 /// The quotas of the signed-in person's tenants and what each uses.
 #[server(prefix = "/rpc", endpoint = "tenants/mine", output = crate::codec::JsonText)]
-pub async fn my_quotas() -> Result<Vec<TenantUsage>, ServerFnError> {
-    use crate::backend::identity::{signed_in, to_server_error};
-    let principal = signed_in().map_err(to_server_error)?;
-    crate::backend::tenants::mine(&expect_context::<sqlx::PgPool>(), &principal).await.map_err(to_server_error)
+pub async fn my_quotas() -> Result<Vec<TenantUsage>, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
+    Ok(crate::backend::tenants::mine(&ctx.db, &principal).await?)
 }
 
 #[component]
@@ -212,7 +172,7 @@ fn TenantSection(
 /// top of the page (see `approvals::Waiting`) and read by `QuotaSummary`
 /// wherever it sits, refetched when `version` changes (after a booking).
 #[derive(Clone, Copy)]
-pub struct QuotaUse(Resource<Result<Vec<TenantUsage>, ServerFnError>>);
+pub struct QuotaUse(Resource<Result<Vec<TenantUsage>, RpcError>>);
 
 impl QuotaUse {
     pub fn tracking(version: impl Fn() -> usize + Send + Sync + 'static) -> Self {

@@ -5,37 +5,26 @@
 
 use super::notice::{notice_view, query_notice};
 use crate::model::{ActionNotice, CostModelForm, TokenomicsView};
+use crate::rpc::RpcError;
 use crate::rules::tokenomics::{evaluate, TokenomicsResult, PRESETS};
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 use uuid::Uuid;
 
 #[server(prefix = "/rpc", endpoint = "reports/tokenomics", output = crate::codec::JsonText)]
-pub async fn load_tokenomics(pool: Option<Uuid>) -> Result<TokenomicsView, ServerFnError> {
-    use crate::backend::identity::{signed_in, to_server_error};
-    let principal = signed_in().map_err(to_server_error)?;
-    crate::backend::tokenomics::view(&expect_context::<sqlx::PgPool>(), &principal, pool).await.map_err(to_server_error)
+pub async fn load_tokenomics(pool: Option<Uuid>) -> Result<TokenomicsView, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
+    Ok(crate::backend::tokenomics::view(&ctx.db, &principal, pool).await?)
 }
 
 #[server(prefix = "/rpc", endpoint = "reports/tokenomics/save", output = crate::codec::JsonText)]
-pub async fn save_tokenomics(pool_id: Uuid, form: CostModelForm) -> Result<ActionNotice, ServerFnError> {
-    use crate::backend::identity::{signed_in, to_server_error};
-    let principal = signed_in().map_err(to_server_error)?;
+pub async fn save_tokenomics(pool_id: Uuid, form: CostModelForm) -> Result<ActionNotice, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
     let saved = match form.parse() {
-        Ok(model) => {
-            crate::backend::tokenomics::save(&expect_context::<sqlx::PgPool>(), &principal, pool_id, model).await
-        }
+        Ok(model) => crate::backend::tokenomics::save(&ctx.db, &principal, pool_id, model).await,
         Err(field) => Err(field.into()),
     };
-    let notice = match saved {
-        Ok(result) => {
-            ActionNotice { ok: true, message: format!("Saved: {:.2} per GPU-hour.", result.cost_per_gpu_hour) }
-        }
-        Err(err) if matches!(err.status(), 401 | 403 | 404) || err.status() >= 500 => return Err(to_server_error(err)),
-        Err(err) => ActionNotice { ok: false, message: err.public_message() },
-    };
-    super::calendar::data::no_script_notice(&notice);
-    Ok(notice)
+    crate::rpc::act(saved, |result| format!("Saved: {:.2} per GPU-hour.", result.cost_per_gpu_hour))
 }
 
 #[component]

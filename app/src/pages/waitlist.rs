@@ -2,15 +2,15 @@
 //! button to leave the list while it waits.
 
 use crate::model::{ActionNotice, WaitlistLine, WaitlistState};
+use crate::rpc::RpcError;
 use leptos::prelude::*;
 use uuid::Uuid;
 
 #[server(prefix = "/rpc", endpoint = "waitlist/leave", output = crate::codec::JsonText)]
-pub async fn leave_waitlist(id: Uuid) -> Result<ActionNotice, ServerFnError> {
-    use crate::backend::identity::{signed_in, to_server_error};
-    let principal = signed_in().map_err(to_server_error)?;
-    let left = crate::backend::waitlist::leave(&expect_context::<sqlx::PgPool>(), &principal, id).await;
-    super::notice::act(left, "You left the waitlist.")
+pub async fn leave_waitlist(id: Uuid) -> Result<ActionNotice, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
+    let left = crate::backend::waitlist::leave(&ctx.db, &principal, id).await;
+    crate::rpc::act(left, |_| "You left the waitlist.".into())
 }
 
 /// What an entry's state means to its requester.

@@ -3,14 +3,14 @@
 //! and what the sweep found.
 
 use crate::model::{WorkerProcess, WorkerStatus};
+use crate::rpc::RpcError;
 use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 
 #[server(prefix = "/rpc", endpoint = "admin/worker", output = crate::codec::JsonText)]
-pub async fn load_worker_status() -> Result<WorkerStatus, ServerFnError> {
-    use crate::backend::identity::{signed_in, to_server_error};
-    let principal = signed_in().map_err(to_server_error)?;
-    crate::backend::worker_status::status(&expect_context::<sqlx::PgPool>(), &principal).await.map_err(to_server_error)
+pub async fn load_worker_status() -> Result<WorkerStatus, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
+    Ok(crate::backend::worker_status::status(&ctx.db, &principal).await?)
 }
 
 fn at(value: Option<DateTime<Utc>>) -> String {

@@ -3,7 +3,7 @@ use super::error::ApiResult;
 use super::input::{ApiJson, ApiQuery, PathId};
 use crate::state::AppState;
 use app::backend::pools;
-use app::model::{NewPool, Pool, PoolPatch};
+use app::model::{FoundSlots, NewPool, Pool, PoolPatch};
 use app::rules::capacity::Step;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -17,6 +17,7 @@ pub fn router() -> Router<AppState> {
         .route("/pools", get(list).post(create))
         .route("/pools/{id}", get(show).patch(update).delete(remove))
         .route("/pools/{id}/availability", get(availability))
+        .route("/pools/{id}/slots", get(slots))
 }
 
 async fn list(State(state): State<AppState>, Caller(principal): Caller) -> ApiResult<Json<Vec<Pool>>> {
@@ -64,4 +65,53 @@ async fn availability(
     ApiQuery(q): ApiQuery<AvailabilityQuery>,
 ) -> ApiResult<Json<Vec<Step>>> {
     Ok(Json(pools::availability(&state.db, &principal, id, &q.kind, q.from, q.to).await?))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SlotsQuery {
+    kind: String,
+    #[serde(default = "one")]
+    quantity: i32,
+    duration_minutes: i64,
+    /// Defaults to now; the pool's minimum notice still applies.
+    earliest: Option<DateTime<Utc>>,
+    /// Defaults to a week after `earliest`; the pool's horizon still applies.
+    latest: Option<DateTime<Utc>>,
+    /// The zone of each window's `when` text; UTC by default.
+    #[serde(default)]
+    tz: Option<String>,
+}
+
+fn one() -> i32 {
+    1
+}
+
+/// "Find a slot": the earliest windows that fit, each ready to be booked
+/// with `POST /bookings`.
+async fn slots(
+    State(state): State<AppState>,
+    Caller(principal): Caller,
+    PathId(id): PathId,
+    ApiQuery(q): ApiQuery<SlotsQuery>,
+) -> ApiResult<Json<FoundSlots>> {
+    use app::backend::find::{default_span, slots, SlotQuery};
+    let tz = q.tz.unwrap_or_else(|| "UTC".into());
+    if tz.parse::<chrono_tz::Tz>().is_err() {
+        return Err(app::backend::ServiceError::from(app::rules::FieldError::new(
+            "tz",
+            "must be an IANA time zone such as Europe/Berlin",
+        ))
+        .into());
+    }
+    let (earliest, latest_end) = default_span(&state.db, q.earliest, q.latest).await?;
+    let ask = SlotQuery {
+        kind: &q.kind,
+        quantity: q.quantity,
+        duration_minutes: q.duration_minutes,
+        earliest,
+        latest_end,
+        tz: &tz,
+    };
+    Ok(Json(slots(&state.db, &principal, id, ask).await?))
 }

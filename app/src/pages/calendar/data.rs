@@ -1,46 +1,10 @@
 //! The calendar's server fns: load a week or day, and book from the form.
-//! A form posted without JavaScript is answered with a redirect back to the
-//! page it came from, carrying the outcome in the query so the page can show
-//! it; with JavaScript the outcome is the server fn's return value.
 
 use crate::model::{BookOutcome, CalendarData};
+use crate::rpc::RpcError;
 use chrono::NaiveDate;
 use leptos::prelude::*;
 use uuid::Uuid;
-
-/// Query keys that carry a booking outcome back to a page without JavaScript.
-pub const OUTCOME_KEYS: [&str; 21] = [
-    "booked",
-    "waitlisted",
-    "waitlisted_position",
-    "can_wait",
-    "booked_when",
-    "booked_state",
-    "refused",
-    "field",
-    "suggest_start",
-    "suggest_end",
-    "suggest_when",
-    "pool_id",
-    "kind",
-    "quantity",
-    "mode",
-    "image",
-    "note",
-    "start",
-    "end",
-    "notice",
-    "notice_ok",
-];
-
-/// Sends a script-less form post back to its page with the notice in the query.
-#[cfg(feature = "ssr")]
-pub fn no_script_notice(notice: &crate::model::ActionNotice) {
-    if let Some(back) = no_script::referer() {
-        let ok = if notice.ok { "1" } else { "0" };
-        no_script::redirect_with(&back, &[("notice", notice.message.clone()), ("notice_ok", ok.to_string())]);
-    }
-}
 
 #[server(prefix = "/rpc", endpoint = "calendar", output = crate::codec::JsonText)]
 pub async fn load_calendar(
@@ -48,13 +12,11 @@ pub async fn load_calendar(
     date: Option<NaiveDate>,
     days: u32,
     tz: String,
-) -> Result<CalendarData, ServerFnError> {
+) -> Result<CalendarData, RpcError> {
     use crate::backend::calendar::{load, CalendarQuery};
-    use crate::backend::identity::{signed_in, to_server_error};
-    let principal = signed_in().map_err(to_server_error)?;
-    let db = expect_context::<sqlx::PgPool>();
-    let tz = if tz.is_empty() { no_script::zone_cookie().unwrap_or_default() } else { tz };
-    load(&db, &principal, &CalendarQuery { pool, date, days, tz }).await.map_err(to_server_error)
+    let (principal, ctx) = crate::rpc::ctx()?;
+    let tz = crate::rpc::no_script::zone_or_cookie(tz);
+    Ok(load(&ctx.db, &principal, &CalendarQuery { pool, date, days, tz }).await?)
 }
 
 #[allow(clippy::too_many_arguments)] // one argument per form field
@@ -70,108 +32,12 @@ pub async fn book(
     #[server(default)] image: String,
     #[server(default)] note: String,
     #[server(default)] waitlist: bool,
-) -> Result<BookOutcome, ServerFnError> {
+) -> Result<BookOutcome, RpcError> {
     use crate::backend::booking_form::book;
-    use crate::backend::identity::{signed_in, to_server_error};
     use crate::model::BookingForm;
-    let principal = signed_in().map_err(to_server_error)?;
-    let admissions = expect_context::<crate::backend::bookings::Admissions>();
+    let (principal, ctx) = crate::rpc::ctx()?;
     let form = BookingForm { pool_id, kind, quantity, start, end, tz, mode, image, note, waitlist };
-    let outcome = book(&admissions, &principal, &form).await.map_err(to_server_error)?;
-    if let Some(back) = no_script::referer() {
-        no_script::redirect_with(&back, &no_script::outcome_query(&outcome));
-    }
+    let outcome = book(&ctx.admissions, &principal, &form).await?;
+    crate::rpc::no_script::send_back_outcome(&outcome);
     Ok(outcome)
-}
-
-/// Answers for forms posted by a browser without JavaScript.
-#[cfg(feature = "ssr")]
-pub mod no_script {
-    use super::OUTCOME_KEYS;
-    use crate::model::BookOutcome;
-    use leptos::prelude::*;
-
-    /// The page a plain (script-less) form post came from, as path and query.
-    /// `None` when the request came from the hydrated app (which sends no
-    /// `Accept: text/html`).
-    pub fn referer() -> Option<String> {
-        let parts = use_context::<http::request::Parts>()?;
-        let accepts_html = parts
-            .headers
-            .get(http::header::ACCEPT)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.contains("text/html"));
-        if !accepts_html {
-            return None;
-        }
-        let referer = parts.headers.get(http::header::REFERER)?.to_str().ok()?;
-        let url = url::Url::parse(referer).ok()?;
-        Some(match url.query() {
-            Some(query) => format!("{}?{query}", url.path()),
-            None => url.path().to_string(),
-        })
-    }
-
-    pub fn outcome_query(outcome: &BookOutcome) -> Vec<(&'static str, String)> {
-        match outcome {
-            BookOutcome::Booked { booking, when } => vec![
-                ("booked", booking.id.to_string()),
-                ("booked_when", when.clone()),
-                ("booked_state", booking.state.as_str().to_string()),
-            ],
-            BookOutcome::Waitlisted { entry, when } => vec![
-                ("waitlisted", when.clone()),
-                ("waitlisted_position", entry.position.unwrap_or_default().to_string()),
-            ],
-            BookOutcome::Refused { field, message, suggestion, form, can_wait } => {
-                let mut query = vec![
-                    ("refused", message.clone()),
-                    ("pool_id", form.pool_id.to_string()),
-                    ("kind", form.kind.clone()),
-                    ("quantity", form.quantity.to_string()),
-                    ("mode", form.mode.clone()),
-                    ("image", form.image.clone()),
-                    ("note", form.note.clone()),
-                    ("start", form.start.clone()),
-                    ("end", form.end.clone()),
-                ];
-                if *can_wait {
-                    query.push(("can_wait", "1".into()));
-                }
-                if let Some(field) = field {
-                    query.push(("field", field.clone()));
-                }
-                if let Some(suggestion) = suggestion {
-                    query.push(("suggest_start", suggestion.window.start.to_rfc3339()));
-                    query.push(("suggest_end", suggestion.window.end.to_rfc3339()));
-                    query.push(("suggest_when", suggestion.when.clone()));
-                }
-                query
-            }
-        }
-    }
-
-    /// The zone the browser reported earlier (cookie `berth_tz`), so pages
-    /// render in it from the first byte on later visits.
-    pub fn zone_cookie() -> Option<String> {
-        let parts = use_context::<http::request::Parts>()?;
-        let cookies = parts.headers.get(http::header::COOKIE)?.to_str().ok()?;
-        let value = cookies.split("; ").find_map(|pair| pair.strip_prefix("berth_tz="))?;
-        url::form_urlencoded::parse(format!("tz={value}").as_bytes()).next().map(|(_, zone)| zone.into_owned())
-    }
-
-    /// Redirects to `back` with earlier outcome keys replaced by `query`.
-    pub fn redirect_with(back: &str, query: &[(&str, String)]) {
-        let (path, old) = back.split_once('?').unwrap_or((back, ""));
-        let mut pairs = url::form_urlencoded::Serializer::new(String::new());
-        for (key, value) in url::form_urlencoded::parse(old.as_bytes()) {
-            if !OUTCOME_KEYS.contains(&key.as_ref()) {
-                pairs.append_pair(&key, &value);
-            }
-        }
-        for (key, value) in query {
-            pairs.append_pair(key, value);
-        }
-        leptos_axum::redirect(&format!("{path}?{}", pairs.finish()));
-    }
 }

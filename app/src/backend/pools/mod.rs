@@ -1,6 +1,8 @@
 //! Pools: listing what a principal may book, admin create/update (refusing to
 //! lower capacity below what is booked), and availability as a step function.
 
+pub mod form;
+
 use super::audit::{self, Subject};
 use super::bookings::locks::{live_usages, lock_kind};
 use super::error::{ServiceError, ServiceResult};

@@ -1,0 +1,114 @@
+//! "Find a slot": the earliest windows in a pool that fit a kind, quantity
+//! and duration between two instants. The page and the REST API
+//! (`GET /api/v1/pools/{id}/slots`) both answer from `slots`; the page adds
+//! its defaults and reads local times in the viewer's zone.
+
+use super::booking_form::{local_window, parse_time};
+use super::calendar::{zone, LOCAL_INPUT};
+use super::error::{ServiceError, ServiceResult};
+use super::planning::{find_windows, SlotRequest};
+use crate::model::{FindPage, FindQuery, FoundSlots, Pool, Principal, Suggestion};
+use chrono::{DateTime, Utc};
+use sqlx::PgPool;
+use uuid::Uuid;
+
+/// What a script asks for: instants, not local times.
+pub struct SlotQuery<'a> {
+    pub kind: &'a str,
+    pub quantity: i32,
+    pub duration_minutes: i64,
+    pub earliest: DateTime<Utc>,
+    pub latest_end: DateTime<Utc>,
+    /// The zone the answer's `when` texts are written in.
+    pub tz: &'a str,
+}
+
+/// The windows that fit, in a pool the principal may book (else 404).
+pub async fn slots(db: &PgPool, principal: &Principal, pool_id: Uuid, ask: SlotQuery<'_>) -> ServiceResult<FoundSlots> {
+    let pool = super::pools::get(db, principal, pool_id).await?;
+    let now = super::db_now(db).await?;
+    windows_in(db, &pool, &ask, now).await
+}
+
+/// The instants a script left out: from now (the database's), for a week.
+pub async fn default_span(
+    db: &PgPool,
+    earliest: Option<DateTime<Utc>>,
+    latest_end: Option<DateTime<Utc>>,
+) -> ServiceResult<(DateTime<Utc>, DateTime<Utc>)> {
+    let earliest = match earliest {
+        Some(at) => at,
+        None => super::db_now(db).await?,
+    };
+    Ok((earliest, latest_end.unwrap_or(earliest + chrono::Duration::days(7))))
+}
+
+async fn windows_in(db: &PgPool, pool: &Pool, ask: &SlotQuery<'_>, now: DateTime<Utc>) -> ServiceResult<FoundSlots> {
+    let duration = crate::rules::window::duration_minutes("duration_minutes", ask.duration_minutes)?;
+    let request = SlotRequest {
+        kind: ask.kind,
+        quantity: ask.quantity,
+        duration,
+        earliest: ask.earliest,
+        latest_end: ask.latest_end,
+    };
+    let windows = find_windows(db, pool, &request, now).await?;
+    Ok(FoundSlots {
+        pool_id: pool.id,
+        pool_name: pool.name.clone(),
+        kind: ask.kind.to_string(),
+        quantity: ask.quantity,
+        tz: zone(ask.tz).name().to_string(),
+        windows: windows.into_iter().map(|window| Suggestion { window, when: local_window(window, ask.tz) }).collect(),
+    })
+}
+
+/// The page: the pools to choose from, the form filled with defaults where
+/// the query had none, and — once a kind was asked for — the answer. A
+/// refusal the person can fix within range is shown beside the form;
+/// out-of-range input is refused outright (422 naming the field).
+pub async fn page(db: &PgPool, principal: &Principal, query: FindQuery) -> ServiceResult<FindPage> {
+    let FindQuery { pool, kind, quantity, duration_minutes, earliest, latest, tz } = query;
+    let local = zone(&tz);
+    let pools = super::pools::list(db, principal).await?;
+    let chosen = pool.and_then(|id| pools.iter().find(|p| p.id == id)).or(pools.first()).cloned();
+    let Some(chosen) = chosen else { return Err(ServiceError::NotFound("pool")) };
+    let now = super::db_now(db).await?;
+    let asked = kind.is_some();
+    let kind = kind.unwrap_or_else(|| chosen.kinds.first().map(|k| k.kind.clone()).unwrap_or_default());
+    let quantity = quantity.unwrap_or(1);
+    let duration_minutes = duration_minutes.unwrap_or(60);
+    let earliest = earliest.unwrap_or_else(|| now.with_timezone(&local).format(LOCAL_INPUT).to_string());
+    let latest = latest
+        .unwrap_or_else(|| (now + chrono::Duration::days(7)).with_timezone(&local).format(LOCAL_INPUT).to_string());
+    let found = if asked {
+        // Out of range outright (the form's own limits), not a refusal to show.
+        crate::rules::window::duration_minutes("duration_minutes", duration_minutes)?;
+        let ask = SlotQuery {
+            kind: &kind,
+            quantity,
+            duration_minutes,
+            earliest: parse_time("earliest", &earliest, &tz)?,
+            latest_end: parse_time("latest", &latest, &tz)?,
+            tz: &tz,
+        };
+        match windows_in(db, &chosen, &ask, now).await {
+            Ok(found) => Some(Ok(found)),
+            Err(err) if err.can_be_acted_on() => Some(Err(err.public_message())),
+            Err(err) => return Err(err),
+        }
+    } else {
+        None
+    };
+    Ok(FindPage {
+        pools,
+        pool: chosen,
+        tz: local.name().to_string(),
+        kind,
+        quantity,
+        duration_minutes,
+        earliest,
+        latest,
+        found,
+    })
+}

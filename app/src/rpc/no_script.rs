@@ -1,0 +1,128 @@
+//! Answers for forms posted by a browser without JavaScript: such a post is
+//! answered with a redirect back to the page it came from, carrying the
+//! outcome in the query so the page can show it; with JavaScript the
+//! outcome is the server fn's return value.
+
+use crate::model::BookOutcome;
+use leptos::prelude::*;
+
+/// The page a plain (script-less) form post came from, as path and query.
+/// `None` when the request came from the hydrated app (which sends no
+/// `Accept: text/html`).
+pub fn referer() -> Option<String> {
+    let parts = use_context::<http::request::Parts>()?;
+    let accepts_html =
+        parts.headers.get(http::header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|v| v.contains("text/html"));
+    if !accepts_html {
+        return None;
+    }
+    let referer = parts.headers.get(http::header::REFERER)?.to_str().ok()?;
+    let url = url::Url::parse(referer).ok()?;
+    Some(match url.query() {
+        Some(query) => format!("{}?{query}", url.path()),
+        None => url.path().to_string(),
+    })
+}
+
+/// Sends a script-less booking post back to its page with the outcome.
+pub fn send_back_outcome(outcome: &BookOutcome) {
+    if let Some(back) = referer() {
+        redirect_with(&back, &outcome_query(outcome));
+    }
+}
+
+fn outcome_query(outcome: &BookOutcome) -> Vec<(&'static str, String)> {
+    match outcome {
+        BookOutcome::Booked { booking, when } => vec![
+            ("booked", booking.id.to_string()),
+            ("booked_when", when.clone()),
+            ("booked_state", booking.state.as_str().to_string()),
+        ],
+        BookOutcome::Waitlisted { entry, when } => {
+            vec![("waitlisted", when.clone()), ("waitlisted_position", entry.position.unwrap_or_default().to_string())]
+        }
+        BookOutcome::Refused { field, message, suggestion, form, can_wait } => {
+            let mut query = vec![
+                ("refused", message.clone()),
+                ("pool_id", form.pool_id.to_string()),
+                ("kind", form.kind.clone()),
+                ("quantity", form.quantity.to_string()),
+                ("mode", form.mode.clone()),
+                ("image", form.image.clone()),
+                ("note", form.note.clone()),
+                ("start", form.start.clone()),
+                ("end", form.end.clone()),
+            ];
+            if *can_wait {
+                query.push(("can_wait", "1".into()));
+            }
+            if let Some(field) = field {
+                query.push(("field", field.clone()));
+            }
+            if let Some(suggestion) = suggestion {
+                query.push(("suggest_start", suggestion.window.start.to_rfc3339()));
+                query.push(("suggest_end", suggestion.window.end.to_rfc3339()));
+                query.push(("suggest_when", suggestion.when.clone()));
+            }
+            query
+        }
+    }
+}
+
+/// The zone the browser reported earlier (cookie `berth_tz`), so pages
+/// render in it from the first byte on later visits.
+pub fn zone_cookie() -> Option<String> {
+    let parts = use_context::<http::request::Parts>()?;
+    let cookies = parts.headers.get(http::header::COOKIE)?.to_str().ok()?;
+    let value = cookies.split("; ").find_map(|pair| pair.strip_prefix("berth_tz="))?;
+    url::form_urlencoded::parse(format!("tz={value}").as_bytes()).next().map(|(_, zone)| zone.into_owned())
+}
+
+/// Redirects to `back` with earlier outcome keys replaced by `query`.
+pub fn redirect_with(back: &str, query: &[(&str, String)]) {
+    let (path, old) = back.split_once('?').unwrap_or((back, ""));
+    let mut pairs = url::form_urlencoded::Serializer::new(String::new());
+    for (key, value) in url::form_urlencoded::parse(old.as_bytes()) {
+        if !OUTCOME_KEYS.contains(&key.as_ref()) {
+            pairs.append_pair(&key, &value);
+        }
+    }
+    for (key, value) in query {
+        pairs.append_pair(key, value);
+    }
+    leptos_axum::redirect(&format!("{path}?{}", pairs.finish()));
+}
+
+/// Query keys that carry a booking outcome back to a page without JavaScript.
+pub const OUTCOME_KEYS: [&str; 21] = [
+    "booked",
+    "waitlisted",
+    "waitlisted_position",
+    "can_wait",
+    "booked_when",
+    "booked_state",
+    "refused",
+    "field",
+    "suggest_start",
+    "suggest_end",
+    "suggest_when",
+    "pool_id",
+    "kind",
+    "quantity",
+    "mode",
+    "image",
+    "note",
+    "start",
+    "end",
+    "notice",
+    "notice_ok",
+];
+
+/// The zone the page sent, else the one the browser reported earlier.
+pub fn zone_or_cookie(tz: String) -> String {
+    if tz.is_empty() {
+        zone_cookie().unwrap_or_default()
+    } else {
+        tz
+    }
+}

@@ -1,0 +1,108 @@
+//! The server's side of the opening: the one context value, the asking
+//! principal, and service errors as server fns return them.
+
+use super::RpcError;
+use crate::backend::bookings::Admissions;
+use crate::backend::calendar_feed::FeedKey;
+use crate::backend::error::{ServiceError, ServiceResult};
+use crate::backend::identity::{Identity, Via};
+use crate::backend::provisioning::ManifestRenderer;
+use crate::backend::tokens::TokenCache;
+use crate::model::{ActionNotice, ClusterMode, Principal, SignInOptions};
+use leptos::prelude::*;
+use std::sync::Arc;
+
+/// Everything the server hands the pages' server fns, provided once per
+/// request as one context value.
+#[derive(Clone)]
+pub struct Ctx {
+    pub db: sqlx::PgPool,
+    pub tokens: Arc<TokenCache>,
+    pub admissions: Admissions,
+    pub renderer: ManifestRenderer,
+    pub mode: ClusterMode,
+    pub sign_in: SignInOptions,
+    pub feed_key: FeedKey,
+}
+
+fn server() -> Result<Ctx, RpcError> {
+    use_context::<Ctx>().ok_or_else(|| ServiceError::Internal("server fn called without the server's context").into())
+}
+
+/// The identity the server's identity layer resolved for this request.
+fn identity() -> Option<Identity> {
+    use_context::<http::request::Parts>().and_then(|parts| parts.extensions.get::<Identity>().cloned())
+}
+
+/// The signed-in principal and the server's context; 401 for a visitor.
+pub fn ctx() -> Result<(Principal, Ctx), RpcError> {
+    let principal = identity().and_then(|identity| identity.principal).ok_or(ServiceError::Unauthenticated)?;
+    Ok((principal, server()?))
+}
+
+/// The principal, if anyone is signed in, and the server's context: for
+/// what visitors may see too.
+pub fn visitor() -> Result<(Option<Principal>, Ctx), RpcError> {
+    Ok((identity().and_then(|identity| identity.principal), server()?))
+}
+
+/// As `ctx`, for a signed-in browser only: a request that carries an API
+/// token is refused with `refusal` — what a leaked token must not do (such
+/// as minting more tokens that outlive its revocation).
+pub fn browser(refusal: &'static str) -> Result<(Principal, Ctx), RpcError> {
+    match identity() {
+        Some(Identity { principal: Some(principal), via: Via::Session }) => Ok((principal, server()?)),
+        Some(Identity { principal: Some(_), .. }) => Err(ServiceError::Forbidden(refusal).into()),
+        _ => Err(ServiceError::Unauthenticated.into()),
+    }
+}
+
+impl From<ServiceError> for RpcError {
+    /// The same HTTP status as the REST API, and only text that is safe to show.
+    fn from(err: ServiceError) -> Self {
+        if let Some(response) = use_context::<leptos_axum::ResponseOptions>() {
+            if let Ok(status) = http::StatusCode::from_u16(err.status()) {
+                response.set_status(status);
+            }
+        }
+        RpcError::refused(err.public_message())
+    }
+}
+
+impl From<crate::model::FieldError> for RpcError {
+    fn from(err: crate::model::FieldError) -> Self {
+        ServiceError::Invalid(err).into()
+    }
+}
+
+/// An action's answer: done, or a refusal the person can act on as a
+/// notice (`ServiceError::can_be_acted_on`, the one rule), else an error
+/// with its HTTP status. A script-less post is sent back to its page with
+/// the notice.
+pub fn act<T>(result: ServiceResult<T>, done: impl FnOnce(T) -> String) -> Result<ActionNotice, RpcError> {
+    let notice = match result {
+        Ok(value) => ActionNotice { ok: true, message: done(value) },
+        Err(err) if err.can_be_acted_on() => ActionNotice { ok: false, message: err.public_message() },
+        Err(err) => return Err(err.into()),
+    };
+    no_script_notice(&notice);
+    Ok(notice)
+}
+
+/// A page's answer with the refusals the person can act on kept beside
+/// the form as text (by the same rule as `act`); the rest are errors.
+pub fn beside<T>(result: ServiceResult<T>) -> Result<Result<T, String>, RpcError> {
+    match result {
+        Ok(value) => Ok(Ok(value)),
+        Err(err) if err.can_be_acted_on() => Ok(Err(err.public_message())),
+        Err(err) => Err(err.into()),
+    }
+}
+
+/// Sends a script-less form post back to its page with the notice in the query.
+pub fn no_script_notice(notice: &ActionNotice) {
+    if let Some(back) = super::no_script::referer() {
+        let ok = if notice.ok { "1" } else { "0" };
+        super::no_script::redirect_with(&back, &[("notice", notice.message.clone()), ("notice_ok", ok.to_string())]);
+    }
+}
