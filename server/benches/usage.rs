@@ -128,10 +128,11 @@ async fn reports(db: &PgPool) {
     let started = Instant::now();
     let months = app::backend::reports::rollups::settle_due(db).await.unwrap();
     println!("the sweep rolled up {months} past months in {:.2} s", started.elapsed().as_secs_f64());
-    let manager = app::backend::users::upsert_user(db, "mgr@bench.test", "Manager", app::model::Role::Manager, "bt-1")
-        .await
-        .unwrap();
-    let token = app::backend::tokens::issue(db, manager, "bench", Duration::days(1)).await.unwrap().token;
+    let manager =
+        app::backend::accounts::users::upsert_user(db, "mgr@bench.test", "Manager", app::model::Role::Manager, "bt-1")
+            .await
+            .unwrap();
+    let token = app::backend::accounts::tokens::issue(db, manager, "bench", Duration::days(1)).await.unwrap().token;
     let config = server::auth::AuthConfig::local("http://127.0.0.1:3000".parse().unwrap());
     let app =
         server::router(server::AppState::new(db.clone(), "target/site", server::auth::Auth::new(config).unwrap()));

@@ -20,7 +20,7 @@ mod processes;
 #[path = "worker/real.rs"]
 mod real;
 
-use app::backend::{pools, tokens, users};
+use app::backend::{accounts::tokens, accounts::users, pools};
 use app::model::{KindSpec, NewPool, Role};
 use server::worker::manifests::Cluster;
 use server::worker::reconcile::Reconciler;

@@ -11,7 +11,7 @@
 //! missing, and the time to converge after the last kill. Prints
 //! `KEY value` lines the script turns into a table; asserts nothing.
 
-use app::backend::{bookings, provisioning, tokens, users};
+use app::backend::{accounts::tokens, accounts::users, bookings, worker::provisioning};
 use app::model::Role;
 use clap::Parser;
 use k8s_openapi::api::core::v1::Namespace;

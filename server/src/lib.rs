@@ -21,6 +21,7 @@ pub mod worker;
 
 pub use state::AppState;
 
+use axum::extract::FromRef;
 use axum::{middleware, Router};
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
@@ -35,28 +36,29 @@ pub const MAX_BODY: usize = 4 * api::BODY_LIMIT;
 /// and server fns, static files, and health checks. Layers, outermost first:
 /// security headers, the database-outage answer, CSRF, the session, identity.
 pub fn router(state: AppState) -> Router {
-    let sessions = SessionManagerLayer::new(session_store(&state))
-        .with_name(state.auth.config.session_cookie_name())
+    let logins = SessionManagerLayer::new(login_store(&state))
+        .with_name(state.auth.config.login_cookie_name())
         .with_http_only(true)
         .with_same_site(SameSite::Lax)
         .with_secure(state.auth.config.secure_cookies())
         .with_expiry(Expiry::OnInactivity(idle(&state)));
+    let signing_in = auth::AuthState::from_ref(&state);
     web::routes(&state)
         .merge(
             auth::routes::router()
-                .route_layer(middleware::from_fn_with_state(state.clone(), auth::rate_limit::limit_auth)),
+                .route_layer(middleware::from_fn_with_state(signing_in.clone(), auth::rate_limit::limit_auth)),
         )
         .route("/bookings/{id}/open", axum::routing::get(open_workspace::open))
         .nest("/api/v1", api::router())
-        .layer(middleware::from_fn_with_state(state.clone(), auth::identity::resolve))
+        .layer(middleware::from_fn_with_state(signing_in.clone(), auth::identity::resolve))
         .layer(middleware::from_fn(metrics::track_http))
-        .layer(sessions)
-        .layer(middleware::from_fn_with_state(state.clone(), auth::csrf::guard))
+        .layer(logins)
+        .layer(middleware::from_fn_with_state(signing_in.clone(), auth::csrf::guard))
         .layer(middleware::from_fn_with_state(state.clone(), database::unavailable_while_down))
         .layer(TraceLayer::new_for_http().make_span_with(request_span))
         .layer(PropagateRequestIdLayer::x_request_id())
         .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
-        .layer(middleware::from_fn_with_state(state.clone(), auth::headers::secure))
+        .layer(middleware::from_fn_with_state(signing_in, auth::headers::secure))
         // A backstop for pages, server fns and /auth/* (the API's own,
         // smaller limit answers in its JSON shape first): a body announced
         // larger is refused before a byte of it is read, a streamed one as
@@ -73,8 +75,8 @@ fn request_span(request: &axum::http::Request<axum::body::Body>) -> tracing::Spa
     tracing::info_span!("request", method = %request.method(), path = %request.uri().path(), request_id = %id)
 }
 
-/// Sessions live in the migrations' `web_session` table.
-pub fn session_store(state: &AppState) -> PostgresStore {
+/// Logins live in the migrations' `web_session` table.
+pub fn login_store(state: &AppState) -> PostgresStore {
     PostgresStore::new(state.db.clone())
         .with_schema_name("public")
         .and_then(|store| store.with_table_name("web_session"))

@@ -10,7 +10,7 @@ use crate::api::error::{ApiError, ApiResult};
 use crate::api::input::PathId;
 use crate::state::AppState;
 use crate::worker::manifests::{Session, ACCESS_SECRET};
-use app::backend::provisioning;
+use app::backend::worker::provisioning;
 use axum::extract::State;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};

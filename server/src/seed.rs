@@ -2,7 +2,7 @@
 //! (4 time-slice replicas) beside one split into four 1g.24gb MIG slices
 //! (2 replicas each).
 
-use app::backend::{pools, users, ServiceError};
+use app::backend::{accounts::users, pools, ServiceError};
 use app::model::{KindSpec, NewPool, Principal, Role, TenantRef, Toleration};
 use sqlx::PgPool;
 use uuid::Uuid;

@@ -3,7 +3,7 @@
 //! quota for the demo tenant.
 //! Separate from `seed::demo` (which tests share) and, like it, idempotent.
 
-use app::backend::{bookings::Admissions, pools, tenants, users, ServiceError};
+use app::backend::{accounts::tenants, accounts::users, bookings::Admissions, pools, ServiceError};
 use app::model::{KindSpec, Mode, NewBlackout, NewBooking, NewPool, OnOverlap, Principal, QuotaEntry};
 use chrono::{Duration, DurationRound, Utc};
 use sqlx::PgPool;
@@ -40,7 +40,7 @@ fn approval_pool() -> NewPool {
 
 async fn principal(db: &PgPool, email: &str) -> Result<Principal, ServiceError> {
     let id = users::find_by_email(db, email).await?;
-    app::backend::principals::by_user_id(db, id).await?.ok_or(ServiceError::NotFound("user"))
+    app::backend::accounts::principals::by_user_id(db, id).await?.ok_or(ServiceError::NotFound("user"))
 }
 
 /// Adds the approval pool, a pending booking of Ada's tomorrow, a blackout
@@ -85,6 +85,6 @@ pub async fn console(db: &PgPool) -> Result<String, ServiceError> {
         reason: "driver upgrade to the 570 branch".into(),
         overlapping: Some(OnOverlap::Keep),
     };
-    app::backend::blackouts::create(db, &admin, pool.id, maintenance).await?;
+    app::backend::pools::blackouts::create(db, &admin, pool.id, maintenance).await?;
     Ok(format!("created {APPROVAL_POOL} with a pending booking and a maintenance window, and a quota for tenant demo"))
 }

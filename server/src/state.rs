@@ -1,8 +1,8 @@
 use crate::auth::Auth;
 use crate::worker::manifests::Cluster;
+use app::backend::accounts::tokens::TokenCache;
 use app::backend::bookings::Admissions;
-use app::backend::calendar_feed::FeedKey;
-use app::backend::tokens::TokenCache;
+use app::backend::calendar::feed::FeedKey;
 use app::model::ClusterMode;
 use axum::extract::FromRef;
 use leptos::config::LeptosOptions;
@@ -31,6 +31,12 @@ pub struct AppState {
     pub kube: Option<kube::Client>,
     /// Calendar-feed URLs are derived from it.
     pub feed_key: FeedKey,
+}
+
+impl FromRef<AppState> for crate::auth::AuthState {
+    fn from_ref(state: &AppState) -> Self {
+        Self { db: state.db.clone(), tokens: state.tokens.clone(), auth: state.auth.clone() }
+    }
 }
 
 impl FromRef<AppState> for LeptosOptions {

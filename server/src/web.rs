@@ -6,7 +6,7 @@ use crate::api::input::form_argument_with_nul;
 use crate::auth::headers::CspNonce;
 use crate::state::AppState;
 use crate::worker::manifests::{self, Session};
-use app::backend::provisioning::ManifestRenderer;
+use app::backend::worker::provisioning::ManifestRenderer;
 use app::model::SignInOptions;
 use app::{shell, App};
 use axum::http::request::Parts;

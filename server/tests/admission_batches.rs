@@ -6,11 +6,11 @@
 
 mod common;
 
+use app::backend::accounts::tokens;
 use app::backend::bookings::admit::{admit_batch, Admission, Outcome};
 use app::backend::bookings::request::Request;
 use app::backend::bookings::Admissions;
 use app::backend::error::ServiceError;
-use app::backend::tokens;
 use app::model::{Mode, Principal, Window};
 use axum::http::{Method, StatusCode};
 use common::{call, fresh_db, slot, test_state, token_for, GPU, MIG};

@@ -226,7 +226,9 @@ async fn approval_pools_hold_capacity_while_pending_and_only_admins_decide() {
 #[tokio::test]
 async fn members_of_several_tenants_say_which_and_tenantless_users_are_told_to_ask() {
     let f = Fixture::new().await;
-    app::backend::users::upsert_user(&f.db, "ada@a.test", "ada", app::model::Role::User, "team-b").await.unwrap();
+    app::backend::accounts::users::upsert_user(&f.db, "ada@a.test", "ada", app::model::Role::User, "team-b")
+        .await
+        .unwrap();
     let (status, err) = f.book(&f.ada, MIG, 1, slot(4), slot(8)).await;
     assert_eq!((status, err["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("tenant")));
     let body = json!({"pool_id": f.lab, "kind": MIG, "quantity": 1, "start": slot(4), "end": slot(8), "mode": "interactive", "tenant": "team-b"});
@@ -307,9 +309,9 @@ async fn an_extension_in_an_approval_pool_waits_for_an_admin_while_holding_the_c
     assert_eq!((status, again["error"].as_str()), (StatusCode::CONFLICT, Some("extension_pending")));
 
     // The owner sees it waiting on the card; an admin approves by the request's id.
-    let ada = app::backend::tokens::authenticate(&f.db, &f.ada).await.unwrap().unwrap();
+    let ada = app::backend::accounts::tokens::authenticate(&f.db, &f.ada).await.unwrap().unwrap();
     let card = |page: app::model::MyBookings| page.upcoming.into_iter().find(|c| c.booking.id.to_string() == id);
-    let mine = card(app::backend::my_bookings::load(&f.db, &ada, "UTC").await.unwrap()).unwrap();
+    let mine = card(app::backend::bookings::mine::load(&f.db, &ada, "UTC").await.unwrap()).unwrap();
     assert!(mine.extension.unwrap().contains("awaits an admin's approval"));
     assert!(mine.extend_to.is_empty(), "no second end is offered while one waits");
     let request_id = request["id"].as_str().unwrap();
@@ -327,7 +329,7 @@ async fn an_extension_in_an_approval_pool_waits_for_an_admin_while_holding_the_c
     let (status, _) =
         f.call(Method::POST, &reject, Some(&f.admin), Some(json!({"comment": "the lab is needed"}))).await;
     assert_eq!(status, StatusCode::OK);
-    let mine = card(app::backend::my_bookings::load(&f.db, &ada, "UTC").await.unwrap()).unwrap();
+    let mine = card(app::backend::bookings::mine::load(&f.db, &ada, "UTC").await.unwrap()).unwrap();
     assert!(mine.extension.unwrap().ends_with("was rejected: the lab is needed"));
     let (status, bobs) = f.book(&f.bob, GPU, 1, slot(12), slot(16)).await;
     assert_eq!(status, StatusCode::CREATED, "rejected frees it");

@@ -5,7 +5,7 @@
 
 mod common;
 
-use app::backend::{approvals, my_bookings, provisioning, tokens};
+use app::backend::{accounts::tokens, bookings::approvals, bookings::mine as my_bookings, worker::provisioning};
 use axum::body::Body;
 use axum::http::{header, Method, Request, StatusCode};
 use common::{raw, slot, Fixture, MIG};

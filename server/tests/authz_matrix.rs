@@ -4,7 +4,7 @@
 
 mod common;
 
-use app::backend::{blackouts, pools, principals, tokens, users};
+use app::backend::{accounts::principals, accounts::tokens, accounts::users, pools, pools::blackouts};
 use app::model::{KindSpec, NewPool, Principal};
 use axum::body::Body;
 use axum::http::{header, Method, Request};

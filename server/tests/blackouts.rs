@@ -5,8 +5,8 @@
 
 mod common;
 
+use app::backend::accounts::tokens;
 use app::backend::calendar::{self, CalendarQuery};
-use app::backend::tokens;
 use axum::http::{Method, StatusCode};
 use common::{at, slot, Fixture, GPU, MIG};
 use serde_json::json;

@@ -4,9 +4,9 @@
 
 mod common;
 
+use app::backend::calendar::planning::{extension_ends, find_windows, SlotRequest};
 use app::backend::calendar::{load, CalendarQuery};
-use app::backend::planning::{extension_ends, find_windows, SlotRequest};
-use app::backend::{db_now, pools, tokens};
+use app::backend::{accounts::tokens, db_now, pools};
 use app::model::Principal;
 use axum::body::Body;
 use axum::http::{header, Request};

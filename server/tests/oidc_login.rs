@@ -46,7 +46,7 @@ async fn users_are_known_by_issuer_and_subject_and_keep_hand_assigned_tenants() 
     let ada: uuid::Uuid = me["user_id"].as_str().unwrap().parse().unwrap();
 
     // An admin adds ada to another tenant by hand; her next login keeps it.
-    let admin = app::backend::principals::by_user_id(&portal.db, {
+    let admin = app::backend::accounts::principals::by_user_id(&portal.db, {
         let root = portal.browser();
         root.login("root").await;
         root.me().await.1["user_id"].as_str().unwrap().parse().unwrap()
@@ -54,7 +54,7 @@ async fn users_are_known_by_issuer_and_subject_and_keep_hand_assigned_tenants() 
     .await
     .unwrap()
     .unwrap();
-    app::backend::users::assign_tenant(&portal.db, &admin, ada, "shared").await.unwrap();
+    app::backend::accounts::users::assign_tenant(&portal.db, &admin, ada, "shared").await.unwrap();
 
     let again = portal.browser();
     assert_eq!(again.login("ada").await.status(), 200);
@@ -259,10 +259,15 @@ async fn session_cookies_are_http_only_and_same_site_lax() {
 #[tokio::test]
 async fn an_unverified_email_cannot_take_over_an_account_an_admin_created() {
     let portal = portal().await;
-    let victim =
-        app::backend::users::upsert_user(&portal.db, "victim@example.test", "Victim", app::model::Role::Admin, "ops")
-            .await
-            .unwrap();
+    let victim = app::backend::accounts::users::upsert_user(
+        &portal.db,
+        "victim@example.test",
+        "Victim",
+        app::model::Role::Admin,
+        "ops",
+    )
+    .await
+    .unwrap();
     let eve = portal.browser();
     let page = eve.login("eve").await;
     assert_eq!(page.status(), 403);

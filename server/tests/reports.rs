@@ -308,7 +308,7 @@ async fn sql_and_rust_agree_on_gpu_shares() {
 async fn a_pool_with_one_connection_gives_the_same_report_one_statement_after_the_other() {
     let f = Fixture::new().await;
     fixtures(&f.db).await;
-    let mia = app::backend::tokens::authenticate(&f.db, &f.mia).await.unwrap().unwrap();
+    let mia = app::backend::accounts::tokens::authenticate(&f.db, &f.mia).await.unwrap().unwrap();
     let query = app::model::ReportQuery {
         from: "2026-10-25".into(),
         to: "2026-10-26".into(),

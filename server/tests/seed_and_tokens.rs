@@ -2,7 +2,7 @@
 
 mod common;
 
-use app::backend::{tokens, users};
+use app::backend::{accounts::tokens, accounts::users};
 use app::model::Role;
 use chrono::Duration;
 use common::fresh_db;

@@ -3,8 +3,8 @@
 
 mod common;
 
-use app::backend::users::FederatedLogin;
-use app::backend::{principals, users};
+use app::backend::accounts::users::FederatedLogin;
+use app::backend::{accounts::principals, accounts::users};
 use app::model::Role;
 use common::fresh_db;
 
@@ -82,16 +82,16 @@ async fn a_disabled_user_cannot_sign_in_again_until_enabled() {
     let admin_id = users::upsert_user(&db, "root@x.test", "Root", Role::Admin, "ops").await.unwrap();
     let admin = principals::by_user_id(&db, admin_id).await.unwrap().unwrap();
     let ada = users::record_login(&db, &login("s-ada", "ada@x.test", Role::User, &["a"])).await.unwrap();
-    let cache = app::backend::tokens::TokenCache::new(std::time::Duration::from_secs(10));
-    let summary = app::backend::user_disable::disable(&db, &cache, &admin, ada, "left the lab").await.unwrap();
+    let cache = app::backend::accounts::tokens::TokenCache::new(std::time::Duration::from_secs(10));
+    let summary = app::backend::accounts::disable::disable(&db, &cache, &admin, ada, "left the lab").await.unwrap();
     assert_eq!(summary.disabled.as_deref(), Some("left the lab"));
     let err = users::record_login(&db, &login("s-ada", "ada@x.test", Role::User, &["a"])).await.unwrap_err();
     assert_eq!((err.status(), err.public_message()), (403, "this account has been disabled by a Berth admin".into()));
     assert!(principals::by_user_id(&db, ada).await.unwrap().is_none(), "no principal while disabled");
-    let refused = app::backend::user_disable::disable(&db, &cache, &admin, admin_id, "oops").await.unwrap_err();
+    let refused = app::backend::accounts::disable::disable(&db, &cache, &admin, admin_id, "oops").await.unwrap_err();
     assert_eq!(refused.status(), 409, "admins cannot lock themselves out");
-    let blank = app::backend::user_disable::disable(&db, &cache, &admin, ada, "  ").await.unwrap_err();
+    let blank = app::backend::accounts::disable::disable(&db, &cache, &admin, ada, "  ").await.unwrap_err();
     assert_eq!(blank.status(), 422);
-    app::backend::user_disable::enable(&db, &admin, ada).await.unwrap();
+    app::backend::accounts::disable::enable(&db, &admin, ada).await.unwrap();
     assert_eq!(users::record_login(&db, &login("s-ada", "ada@x.test", Role::User, &["a"])).await.unwrap(), ada);
 }

@@ -53,7 +53,7 @@ impl World {
 
     /// The steps as the booking page shows them: (step, state, detail).
     async fn steps(&self, id: uuid::Uuid) -> Vec<(String, String, String)> {
-        let stored = app::backend::session_status::load(&self.f.db, &[id]).await.unwrap();
+        let stored = app::backend::worker::session_status::load(&self.f.db, &[id]).await.unwrap();
         let status = stored.get(&id).expect("the worker reported on the session").status.clone();
         status.steps.into_iter().map(|s| (s.step, s.state.as_str().to_string(), s.detail)).collect()
     }
@@ -278,15 +278,15 @@ async fn the_loop_wakes_on_a_booking_change_and_only_the_leader_works() {
     let World { f, fake, worker } = world().await;
     // Another worker is active: this one waits.
     let mut leader = f.db.acquire().await.unwrap().detach();
-    assert!(app::backend::provisioning::try_lead(&mut leader).await.unwrap());
+    assert!(app::backend::worker::provisioning::try_lead(&mut leader).await.unwrap());
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let task = tokio::spawn(server::worker::run::run(worker, stopped));
     let (status, body) = f.book(&f.ada, MIG, 1, slot(-1), slot(4)).await;
     assert_eq!(status, 201, "{body}");
     tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
     assert!(fake.namespace_names().is_empty(), "a standby worker does nothing");
-    let admin = app::backend::tokens::authenticate(&f.db, &f.admin).await.unwrap().unwrap();
-    let waiting = app::backend::worker_status::status(&f.db, &admin).await.unwrap();
+    let admin = app::backend::accounts::tokens::authenticate(&f.db, &f.admin).await.unwrap().unwrap();
+    let waiting = app::backend::worker::status::status(&f.db, &admin).await.unwrap();
     assert_eq!((waiting.leader, waiting.processes.len()), (None, 1), "registered, not leading");
 
     // The active worker goes away: this one takes over and converges.
@@ -294,22 +294,22 @@ async fn the_loop_wakes_on_a_booking_change_and_only_the_leader_works() {
     eventually("the standby takes over", || !fake.namespace_names().is_empty(), std::time::Duration::from_secs(10))
         .await;
     // The worker page names the leader and its last start pass.
-    let name = app::backend::worker_status::process_name();
-    let mut status = app::backend::worker_status::status(&f.db, &admin).await.unwrap();
+    let name = app::backend::worker::status::process_name();
+    let mut status = app::backend::worker::status::status(&f.db, &admin).await.unwrap();
     for _ in 0..50 {
         if status.processes[0].start_pass_at.is_some() {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        status = app::backend::worker_status::status(&f.db, &admin).await.unwrap();
+        status = app::backend::worker::status::status(&f.db, &admin).await.unwrap();
     }
     assert_eq!(status.leader.as_deref(), Some(name.as_str()));
     let process = &status.processes[0];
     assert!(process.start_pass_at.is_some() && process.start_pass_ms.is_some() && process.next_wake_at.is_some());
     assert_eq!(process.start_pass_error, None);
     assert!(status.sessions.iter().map(|(_, n)| n).sum::<i64>() >= 1, "{:?}", status.sessions);
-    let ada = app::backend::tokens::authenticate(&f.db, &f.ada).await.unwrap().unwrap();
-    assert_eq!(app::backend::worker_status::status(&f.db, &ada).await.unwrap_err().status(), 403);
+    let ada = app::backend::accounts::tokens::authenticate(&f.db, &f.ada).await.unwrap().unwrap();
+    assert_eq!(app::backend::worker::status::status(&f.db, &ada).await.unwrap_err().status(), 403);
 
     // A new booking is picked up at once (NOTIFY), not at the 30 s resync.
     let (status, _) = f.book(&f.ada, MIG, 1, slot(-1), slot(2)).await;
@@ -780,7 +780,7 @@ async fn a_booking_the_worker_completes_withdraws_its_open_extension_request() {
 #[tokio::test]
 async fn the_next_boundary_is_the_nearest_approved_start_or_running_end() {
     let w = world().await;
-    let next = || app::backend::provisioning::next_boundary(&w.f.db);
+    let next = || app::backend::worker::provisioning::next_boundary(&w.f.db);
     assert_eq!(next().await.unwrap(), None, "nothing booked, no timer");
     let open = w.open_booking().await;
     assert_eq!(next().await.unwrap(), Some(slot(4)), "the open window's end");

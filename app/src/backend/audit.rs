@@ -1,7 +1,7 @@
 //! The audit trail of admin actions (booking changes keep theirs in
 //! `booking_event`), and reading both as one log.
 
-use super::error::{ServiceError, ServiceResult};
+use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{AuditEntry, AuditFilter, AuditPage, Principal};
 use crate::rules::window::check_in_range;
 use crate::rules::FieldError;

@@ -1,38 +1,20 @@
-//! Server-only services over PostgreSQL, shared by the server fns (through a
-//! `PgPool` in Leptos context) and the REST API in the `server` crate. Every
-//! entry point takes the asking `Principal` and does its own role and tenant
-//! checks, so no transport can skip them.
+//! Server-only services over PostgreSQL, shared by the server fns (through
+//! `rpc::ctx`) and the REST API in the `server` crate, grouped by area:
+//! `bookings` (admission, state changes, approvals, forms, series, the
+//! waitlist), `calendar` (what is free when), `pools`, `accounts` (who is
+//! who: identity, users, tenants, tokens), `reports`, and `worker` (the
+//! worker's database side). Every entry point takes the asking `Principal`
+//! and does its own role and tenant checks, so no transport can skip them.
 
-pub mod approvals;
+pub mod accounts;
 pub mod audit;
-pub mod blackouts;
-pub mod booking_form;
 pub mod bookings;
 pub mod calendar;
-pub mod calendar_feed;
-pub mod dashboard;
 pub mod error;
-pub mod find;
-pub mod identity;
-pub mod idle_reclaim;
-pub mod maintenance;
-pub mod my_bookings;
 pub mod notifications;
-pub mod overview;
-pub mod planning;
 pub mod pools;
-pub mod principals;
-pub mod provisioning;
 pub mod reports;
-pub mod series_form;
-pub mod session_status;
-pub mod tenants;
-pub mod tokenomics;
-pub mod tokens;
-pub mod user_disable;
-pub mod users;
-pub mod waitlist;
-pub mod worker_status;
+pub mod worker;
 
 pub use error::ServiceError;
 

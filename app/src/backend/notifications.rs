@@ -2,8 +2,8 @@
 //! webhooks. The worker reads the same tables when it fans events out
 //! (server/src/notify/). Webhook changes are audited.
 
-use super::audit::{self, Subject};
-use super::error::{ServiceError, ServiceResult};
+use crate::backend::audit::{self, Subject};
+use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{NewWebhook, NotificationSettings, Preference, Principal, Webhook, EVENTS};
 use crate::rules::FieldError;
 use chrono::{DateTime, Utc};
@@ -106,7 +106,7 @@ pub async fn add_webhook(
             if !principal.is_admin() {
                 return Err(ServiceError::Forbidden("only admins set up a tenant's webhooks"));
             }
-            (None, Some(super::tenants::tenant_id(&mut tx, slug).await?))
+            (None, Some(crate::backend::accounts::tenants::tenant_id(&mut tx, slug).await?))
         }
     };
     // Serialises a user's (or tenant's) additions, so the cap holds.
@@ -173,6 +173,6 @@ pub async fn tenant_webhooks(db: &PgPool, principal: &Principal, slug: &str) -> 
     if !principal.is_admin() {
         return Err(ServiceError::Forbidden("only admins see a tenant's webhooks"));
     }
-    let id = super::tenants::tenant_id(&mut *db.acquire().await?, slug).await?;
+    let id = crate::backend::accounts::tenants::tenant_id(&mut *db.acquire().await?, slug).await?;
     list(db, "h.tenant_id = $1", id).await
 }

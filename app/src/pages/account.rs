@@ -19,7 +19,7 @@ pub async fn load_sign_in_page() -> Result<SignInPageData, RpcError> {
     let (_, ctx) = crate::rpc::visitor()?;
     let options = ctx.sign_in;
     let dev_users = if options.dev_login {
-        crate::backend::users::dev_login_candidates(&ctx.db)
+        crate::backend::accounts::users::dev_login_candidates(&ctx.db)
             .await?
             .into_iter()
             .map(|u| crate::model::DevUser { email: u.email, name: u.name, role: u.role.as_str().to_string() })
@@ -33,48 +33,48 @@ pub async fn load_sign_in_page() -> Result<SignInPageData, RpcError> {
 #[server(prefix = "/rpc", endpoint = "tokens/list", output = crate::codec::JsonText)]
 pub async fn list_tokens() -> Result<Vec<TokenInfo>, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
-    Ok(crate::backend::tokens::list_for(&ctx.db, &principal).await?)
+    Ok(crate::backend::accounts::tokens::list_for(&ctx.db, &principal).await?)
 }
 
 #[server(prefix = "/rpc", endpoint = "tokens/create", output = crate::codec::JsonText)]
 pub async fn create_token(name: String, expires_in_days: i64) -> Result<CreatedToken, RpcError> {
     let (principal, ctx) =
         crate::rpc::browser("API tokens are created from a signed-in browser session, never with another API token")?;
-    Ok(crate::backend::tokens::create_for(&ctx.db, &principal, &name, expires_in_days).await?)
+    Ok(crate::backend::accounts::tokens::create_for(&ctx.db, &principal, &name, expires_in_days).await?)
 }
 
 #[server(prefix = "/rpc", endpoint = "tokens/revoke", output = crate::codec::JsonText)]
 pub async fn revoke_token(id: Uuid) -> Result<TokenInfo, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
-    Ok(crate::backend::tokens::revoke(&ctx.db, &ctx.tokens, &principal, id).await?)
+    Ok(crate::backend::accounts::tokens::revoke(&ctx.db, &ctx.tokens, &principal, id).await?)
 }
 
 #[server(prefix = "/rpc", endpoint = "users/list", output = crate::codec::JsonText)]
 pub async fn list_users() -> Result<Vec<UserSummary>, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
-    Ok(crate::backend::users::list(&ctx.db, &principal).await?)
+    Ok(crate::backend::accounts::users::list(&ctx.db, &principal).await?)
 }
 
 #[server(prefix = "/rpc", endpoint = "users/assign_tenant", output = crate::codec::JsonText)]
 pub async fn assign_tenant(user_id: Uuid, tenant: String) -> Result<UserSummary, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
-    Ok(crate::backend::users::assign_tenant(&ctx.db, &principal, user_id, tenant.trim()).await?)
+    Ok(crate::backend::accounts::users::assign_tenant(&ctx.db, &principal, user_id, tenant.trim()).await?)
 }
 
 #[server(prefix = "/rpc", endpoint = "users/remove_tenant", output = crate::codec::JsonText)]
 pub async fn remove_tenant(user_id: Uuid, tenant: String) -> Result<UserSummary, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
-    Ok(crate::backend::users::remove_tenant(&ctx.db, &principal, user_id, &tenant).await?)
+    Ok(crate::backend::accounts::users::remove_tenant(&ctx.db, &principal, user_id, &tenant).await?)
 }
 
 #[server(prefix = "/rpc", endpoint = "users/disable", output = crate::codec::JsonText)]
 pub async fn disable_user(user_id: Uuid, reason: String) -> Result<UserSummary, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
-    Ok(crate::backend::user_disable::disable(&ctx.db, &ctx.tokens, &principal, user_id, &reason).await?)
+    Ok(crate::backend::accounts::disable::disable(&ctx.db, &ctx.tokens, &principal, user_id, &reason).await?)
 }
 
 #[server(prefix = "/rpc", endpoint = "users/enable", output = crate::codec::JsonText)]
 pub async fn enable_user(user_id: Uuid) -> Result<UserSummary, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
-    Ok(crate::backend::user_disable::enable(&ctx.db, &principal, user_id).await?)
+    Ok(crate::backend::accounts::disable::enable(&ctx.db, &principal, user_id).await?)
 }

@@ -10,7 +10,7 @@ use uuid::Uuid;
 #[server(prefix = "/rpc", endpoint = "admin/approvals", output = crate::codec::JsonText)]
 pub async fn load_approvals() -> Result<Vec<PendingApproval>, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
-    Ok(crate::backend::approvals::queue(&ctx.db, &principal).await?)
+    Ok(crate::backend::bookings::approvals::queue(&ctx.db, &principal).await?)
 }
 
 /// How many wait, for the navigation: 0 for anyone but admins, and for
@@ -18,7 +18,7 @@ pub async fn load_approvals() -> Result<Vec<PendingApproval>, RpcError> {
 #[server(prefix = "/rpc", endpoint = "admin/approvals/count", output = crate::codec::JsonText)]
 pub async fn count_approvals() -> Result<i64, RpcError> {
     let (Some(principal), ctx) = crate::rpc::visitor()? else { return Ok(0) };
-    Ok(crate::backend::approvals::count(&ctx.db, &principal).await?)
+    Ok(crate::backend::bookings::approvals::count(&ctx.db, &principal).await?)
 }
 
 #[server(prefix = "/rpc", endpoint = "admin/approvals/decide", output = crate::codec::JsonText)]
@@ -33,7 +33,7 @@ pub async fn decide(
         "reject" => false,
         _ => return Err(crate::model::FieldError::new("decision", "must be approve or reject").into()),
     };
-    let decisions = crate::backend::approvals::decide(&ctx.db, &principal, &ids, approve, &comment).await?;
+    let decisions = crate::backend::bookings::approvals::decide(&ctx.db, &principal, &ids, approve, &comment).await?;
     // A script-less post goes back to the queue with the outcome in the query.
     crate::rpc::no_script_notice(&crate::model::ActionNotice {
         ok: decisions.iter().all(|d| d.ok),

@@ -10,7 +10,7 @@ use uuid::Uuid;
 pub async fn list_blackouts(pool_id: Uuid) -> Result<Vec<Blackout>, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
     principal.require_admin("only admins schedule maintenance")?;
-    Ok(crate::backend::blackouts::list(&ctx.db, &principal, pool_id).await?)
+    Ok(crate::backend::pools::blackouts::list(&ctx.db, &principal, pool_id).await?)
 }
 
 /// `start`/`end` as `2026-11-23T08:00` in UTC; `kind` empty for every kind;
@@ -24,7 +24,7 @@ pub async fn create_blackout(
     reason: String,
     #[server(default)] overlapping: String,
 ) -> Result<ActionNotice, RpcError> {
-    use crate::backend::booking_form::parse_time;
+    use crate::backend::bookings::form::parse_time;
     use crate::model::{NewBlackout, OnOverlap};
     let (principal, ctx) = crate::rpc::ctx()?;
     let parsed = (|| -> Result<NewBlackout, crate::rules::FieldError> {
@@ -41,7 +41,7 @@ pub async fn create_blackout(
         })
     })();
     let result = match parsed {
-        Ok(new) => crate::backend::blackouts::create(&ctx.db, &principal, pool_id, new).await,
+        Ok(new) => crate::backend::pools::blackouts::create(&ctx.db, &principal, pool_id, new).await,
         Err(field) => Err(field.into()),
     };
     crate::rpc::act(result, |created| match (created.overlapping.len(), created.canceled) {
@@ -54,7 +54,7 @@ pub async fn create_blackout(
 #[server(prefix = "/rpc", endpoint = "admin/blackouts/delete", output = crate::codec::JsonText)]
 pub async fn delete_blackout(id: Uuid) -> Result<ActionNotice, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
-    crate::backend::blackouts::delete(&ctx.db, &principal, id).await?;
+    crate::backend::pools::blackouts::delete(&ctx.db, &principal, id).await?;
     crate::rpc::act(Ok(()), |_| "Maintenance window removed.".into())
 }
 

@@ -10,7 +10,7 @@ use leptos_router::hooks::use_query_map;
 #[server(prefix = "/rpc", endpoint = "dashboard", output = crate::codec::JsonText)]
 pub async fn load_dashboard(tenant: Option<String>, tz: String) -> Result<Dashboard, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
-    Ok(crate::backend::dashboard::load(&ctx.db, &principal, tenant.as_deref(), &tz).await?)
+    Ok(crate::backend::reports::dashboard::load(&ctx.db, &principal, tenant.as_deref(), &tz).await?)
 }
 
 #[component]

@@ -24,7 +24,7 @@ pub async fn load_find(
     let (principal, ctx) = crate::rpc::ctx()?;
     let tz = crate::rpc::no_script::zone_or_cookie(tz);
     let query = crate::model::FindQuery { pool, kind, quantity, duration_minutes, earliest, latest, tz };
-    Ok(crate::backend::find::page(&ctx.db, &principal, query).await?)
+    Ok(crate::backend::calendar::find::page(&ctx.db, &principal, query).await?)
 }
 
 #[component]

@@ -13,7 +13,7 @@ use uuid::Uuid;
 pub async fn load_my_bookings(tz: String) -> Result<MyBookings, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
     let tz = crate::rpc::no_script::zone_or_cookie(tz);
-    let mut page = crate::backend::my_bookings::load(&ctx.db, &principal, &tz).await?;
+    let mut page = crate::backend::bookings::mine::load(&ctx.db, &principal, &tz).await?;
     page.simulated = ctx.mode.simulated;
     Ok(page)
 }

@@ -9,5 +9,5 @@ use leptos::prelude::*;
 pub async fn load_overview() -> Result<Overview, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
     let db = ctx.db;
-    Ok(crate::backend::overview::load(&db, &principal).await?)
+    Ok(crate::backend::calendar::overview::load(&db, &principal).await?)
 }

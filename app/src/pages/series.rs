@@ -28,7 +28,7 @@ pub async fn preview_series(
     until: String,
     tz: String,
 ) -> Result<Result<SeriesPreview, String>, RpcError> {
-    use crate::backend::series_form::{preview, SeriesForm};
+    use crate::backend::bookings::series_form::{preview, SeriesForm};
     let (principal, ctx) = crate::rpc::ctx()?;
     // The book form under the preview posts exactly what was previewed.
     let mut echo: Vec<(String, String)> = [
@@ -67,7 +67,7 @@ pub async fn book_series(
     tz: String,
     #[server(default)] occurrences: Vec<String>,
 ) -> Result<ActionNotice, RpcError> {
-    use crate::backend::series_form::{book, SeriesForm};
+    use crate::backend::bookings::series_form::{book, SeriesForm};
     let (principal, ctx) = crate::rpc::ctx()?;
     let form = SeriesForm { pool, quantity, mode, date, from, to, repeat, weekdays, until, tz };
     let booked = book(&ctx.db, &principal, &form, &occurrences).await;

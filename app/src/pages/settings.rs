@@ -11,13 +11,13 @@ use uuid::Uuid;
 #[server(prefix = "/rpc", endpoint = "settings/calendar_feed", output = crate::codec::JsonText)]
 pub async fn load_calendar_feed() -> Result<CalendarFeed, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
-    Ok(crate::backend::calendar_feed::show(&ctx.db, &ctx.feed_key, &principal).await?)
+    Ok(crate::backend::calendar::feed::show(&ctx.db, &ctx.feed_key, &principal).await?)
 }
 
 #[server(prefix = "/rpc", endpoint = "settings/calendar_feed/regenerate", output = crate::codec::JsonText)]
 pub async fn regenerate_calendar_feed() -> Result<CalendarFeed, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
-    Ok(crate::backend::calendar_feed::regenerate(&ctx.db, &ctx.feed_key, &principal).await?)
+    Ok(crate::backend::calendar::feed::regenerate(&ctx.db, &ctx.feed_key, &principal).await?)
 }
 
 #[server(prefix = "/rpc", endpoint = "settings/notifications", output = crate::codec::JsonText)]

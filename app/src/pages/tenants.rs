@@ -9,21 +9,21 @@ use uuid::Uuid;
 #[server(prefix = "/rpc", endpoint = "admin/tenants", output = crate::codec::JsonText)]
 pub async fn load_tenants() -> Result<TenantsPage, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
-    Ok(crate::backend::tenants::page(&ctx.db, &principal).await?)
+    Ok(crate::backend::accounts::tenants::page(&ctx.db, &principal).await?)
 }
 
 #[server(prefix = "/rpc", endpoint = "admin/tenants/create", output = crate::codec::JsonText)]
 pub async fn create_tenant(slug: String, name: String) -> Result<Tenant, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
     let new = crate::model::NewTenant { slug, name };
-    Ok(crate::backend::tenants::create(&ctx.db, &principal, new).await?)
+    Ok(crate::backend::accounts::tenants::create(&ctx.db, &principal, new).await?)
 }
 
 #[server(prefix = "/rpc", endpoint = "admin/tenants/rename", output = crate::codec::JsonText)]
 pub async fn rename_tenant(slug: String, name: String) -> Result<Tenant, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
     let patch = crate::model::TenantPatch { name };
-    Ok(crate::backend::tenants::rename(&ctx.db, &principal, &slug, patch).await?)
+    Ok(crate::backend::accounts::tenants::rename(&ctx.db, &principal, &slug, patch).await?)
 }
 
 /// A limit typed into a form: empty is "no limit".
@@ -53,14 +53,14 @@ pub async fn set_quota(
         max_units: limit("max_units", &max_units)?,
         gpu_hours_per_week: limit("gpu_hours_per_week", &gpu_hours_per_week)?,
     };
-    Ok(crate::backend::tenants::set_quota(&ctx.db, &principal, &tenant, entry).await?)
+    Ok(crate::backend::accounts::tenants::set_quota(&ctx.db, &principal, &tenant, entry).await?)
 }
 
 /// The quotas of the signed-in person's tenants and what each uses.
 #[server(prefix = "/rpc", endpoint = "tenants/mine", output = crate::codec::JsonText)]
 pub async fn my_quotas() -> Result<Vec<TenantUsage>, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
-    Ok(crate::backend::tenants::mine(&ctx.db, &principal).await?)
+    Ok(crate::backend::accounts::tenants::mine(&ctx.db, &principal).await?)
 }
 
 #[component]

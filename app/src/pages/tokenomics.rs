@@ -14,14 +14,14 @@ use uuid::Uuid;
 #[server(prefix = "/rpc", endpoint = "reports/tokenomics", output = crate::codec::JsonText)]
 pub async fn load_tokenomics(pool: Option<Uuid>) -> Result<TokenomicsView, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
-    Ok(crate::backend::tokenomics::view(&ctx.db, &principal, pool).await?)
+    Ok(crate::backend::reports::tokenomics::view(&ctx.db, &principal, pool).await?)
 }
 
 #[server(prefix = "/rpc", endpoint = "reports/tokenomics/save", output = crate::codec::JsonText)]
 pub async fn save_tokenomics(pool_id: Uuid, form: CostModelForm) -> Result<ActionNotice, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
     let saved = match form.parse() {
-        Ok(model) => crate::backend::tokenomics::save(&ctx.db, &principal, pool_id, model).await,
+        Ok(model) => crate::backend::reports::tokenomics::save(&ctx.db, &principal, pool_id, model).await,
         Err(field) => Err(field.into()),
     };
     crate::rpc::act(saved, |result| format!("Saved: {:.2} per GPU-hour.", result.cost_per_gpu_hour))

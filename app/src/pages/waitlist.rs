@@ -9,7 +9,7 @@ use uuid::Uuid;
 #[server(prefix = "/rpc", endpoint = "waitlist/leave", output = crate::codec::JsonText)]
 pub async fn leave_waitlist(id: Uuid) -> Result<ActionNotice, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
-    let left = crate::backend::waitlist::leave(&ctx.db, &principal, id).await;
+    let left = crate::backend::bookings::waitlist::leave(&ctx.db, &principal, id).await;
     crate::rpc::act(left, |_| "You left the waitlist.".into())
 }
 

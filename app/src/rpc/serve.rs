@@ -2,12 +2,12 @@
 //! principal, and service errors as server fns return them.
 
 use super::RpcError;
+use crate::backend::accounts::identity::{Identity, Via};
+use crate::backend::accounts::tokens::TokenCache;
 use crate::backend::bookings::Admissions;
-use crate::backend::calendar_feed::FeedKey;
+use crate::backend::calendar::feed::FeedKey;
 use crate::backend::error::{ServiceError, ServiceResult};
-use crate::backend::identity::{Identity, Via};
-use crate::backend::provisioning::ManifestRenderer;
-use crate::backend::tokens::TokenCache;
+use crate::backend::worker::provisioning::ManifestRenderer;
 use crate::model::{ActionNotice, ClusterMode, Principal, SignInOptions};
 use leptos::prelude::*;
 use std::sync::Arc;
@@ -51,7 +51,7 @@ pub fn visitor() -> Result<(Option<Principal>, Ctx), RpcError> {
 /// as minting more tokens that outlive its revocation).
 pub fn browser(refusal: &'static str) -> Result<(Principal, Ctx), RpcError> {
     match identity() {
-        Some(Identity { principal: Some(principal), via: Via::Session }) => Ok((principal, server()?)),
+        Some(Identity { principal: Some(principal), via: Via::Login }) => Ok((principal, server()?)),
         Some(Identity { principal: Some(_), .. }) => Err(ServiceError::Forbidden(refusal).into()),
         _ => Err(ServiceError::Unauthenticated.into()),
     }

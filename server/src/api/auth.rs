@@ -2,7 +2,7 @@
 //! the `Identity` the identity layer resolved (bearer token or session).
 
 use super::error::{ApiError, ApiResult};
-use app::backend::identity::Identity;
+use app::backend::accounts::identity::Identity;
 use app::model::Principal;
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;

@@ -2,7 +2,7 @@ use super::auth::Caller;
 use super::error::ApiResult;
 use super::input::{ApiJson, PathId};
 use crate::state::AppState;
-use app::backend::blackouts;
+use app::backend::pools::blackouts;
 use app::model::{Blackout, BlackoutCreated, NewBlackout};
 use axum::extract::State;
 use axum::http::StatusCode;

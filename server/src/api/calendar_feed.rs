@@ -7,7 +7,7 @@ use super::auth::Caller;
 use super::error::ApiResult;
 use super::input::ApiQuery;
 use crate::state::AppState;
-use app::backend::calendar_feed;
+use app::backend::calendar::feed;
 use app::model::CalendarFeed;
 use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
@@ -21,11 +21,11 @@ pub fn router() -> Router<AppState> {
 }
 
 async fn show(State(state): State<AppState>, Caller(principal): Caller) -> ApiResult<Json<CalendarFeed>> {
-    Ok(Json(calendar_feed::show(&state.db, &state.feed_key, &principal).await?))
+    Ok(Json(feed::show(&state.db, &state.feed_key, &principal).await?))
 }
 
 async fn regenerate(State(state): State<AppState>, Caller(principal): Caller) -> ApiResult<Json<CalendarFeed>> {
-    Ok(Json(calendar_feed::regenerate(&state.db, &state.feed_key, &principal).await?))
+    Ok(Json(feed::regenerate(&state.db, &state.feed_key, &principal).await?))
 }
 
 #[derive(serde::Deserialize)]
@@ -42,7 +42,7 @@ async fn feed(
     ApiQuery(query): ApiQuery<FeedQuery>,
 ) -> ApiResult<impl IntoResponse> {
     let token = file.strip_suffix(".ics").unwrap_or(&file);
-    let ics = calendar_feed::ics(&state.db, &state.feed_key, token, query.pool).await?;
+    let ics = feed::ics(&state.db, &state.feed_key, token, query.pool).await?;
     Ok((
         StatusCode::OK,
         [

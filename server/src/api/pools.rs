@@ -95,7 +95,7 @@ async fn slots(
     PathId(id): PathId,
     ApiQuery(q): ApiQuery<SlotsQuery>,
 ) -> ApiResult<Json<FoundSlots>> {
-    use app::backend::find::{default_span, slots, SlotQuery};
+    use app::backend::calendar::find::{default_span, slots, SlotQuery};
     let tz = q.tz.unwrap_or_else(|| "UTC".into());
     if tz.parse::<chrono_tz::Tz>().is_err() {
         return Err(app::backend::ServiceError::from(app::rules::FieldError::new(

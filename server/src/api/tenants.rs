@@ -2,7 +2,7 @@ use super::auth::Caller;
 use super::error::{ApiError, ApiResult};
 use super::input::{ApiJson, ApiQuery};
 use crate::state::AppState;
-use app::backend::tenants;
+use app::backend::accounts::tenants;
 use app::model::{NewTenant, QuotaEntry, Tenant, TenantPatch, TenantUsage};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -76,7 +76,7 @@ async fn dashboard(
     ApiQuery(query): ApiQuery<DashboardQuery>,
 ) -> ApiResult<Json<app::model::Dashboard>> {
     let tz = app::backend::reports::period::zone(query.tz.as_deref()).map_err(app::backend::ServiceError::from)?;
-    Ok(Json(app::backend::dashboard::load(&state.db, &principal, Some(slug(&raw)?), tz.name()).await?))
+    Ok(Json(app::backend::reports::dashboard::load(&state.db, &principal, Some(slug(&raw)?), tz.name()).await?))
 }
 
 async fn usage(

@@ -5,7 +5,7 @@ use super::auth::Caller;
 use super::error::ApiResult;
 use super::input::{ApiJson, PathId};
 use crate::state::AppState;
-use app::backend::tokenomics;
+use app::backend::reports::tokenomics;
 use app::model::{CostModel, TokenomicsView};
 use app::rules::tokenomics::{evaluate as run_model, TokenomicsInputs, TokenomicsResult};
 use axum::extract::State;

@@ -1,7 +1,7 @@
 use super::auth::Caller;
 use super::error::ApiResult;
 use crate::state::AppState;
-use app::backend::worker_status;
+use app::backend::worker::status;
 use app::model::WorkerStatus;
 use axum::extract::State;
 use axum::routing::get;
@@ -12,5 +12,5 @@ pub fn router() -> Router<AppState> {
 }
 
 async fn status(State(state): State<AppState>, Caller(principal): Caller) -> ApiResult<Json<WorkerStatus>> {
-    Ok(Json(worker_status::status(&state.db, &principal).await?))
+    Ok(Json(status::status(&state.db, &principal).await?))
 }

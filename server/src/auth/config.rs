@@ -153,7 +153,7 @@ impl AuthConfig {
     /// Behind TLS the session cookie takes the `__Host-` prefix: browsers
     /// then accept it only if Secure, for path `/` and without a Domain, so
     /// no sibling host (a workspace under the same domain) can set or shadow it.
-    pub fn session_cookie_name(&self) -> &'static str {
+    pub fn login_cookie_name(&self) -> &'static str {
         if self.secure_cookies() {
             "__Host-berth_session"
         } else {

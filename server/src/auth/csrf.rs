@@ -5,14 +5,14 @@
 //! is exempt: a browser cannot be tricked into attaching a token.
 
 use super::identity::bearer;
-use crate::state::AppState;
+use super::AuthState;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use url::Url;
 
-pub async fn guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
+pub async fn guard(State(state): State<AuthState>, request: Request, next: Next) -> Response {
     match verdict(request.method(), request.headers(), bearer(&request).is_some(), &state.auth.config.origin()) {
         Ok(()) => next.run(request).await,
         Err(reason) => (

@@ -4,7 +4,7 @@
 //! compilation, and forms posting to the portal (and to the identity
 //! provider, where logout redirects).
 
-use crate::state::AppState;
+use super::AuthState;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue};
 use axum::middleware::Next;
@@ -32,7 +32,7 @@ pub fn policy(nonce: &str, form_targets: &str) -> String {
     )
 }
 
-pub async fn secure(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+pub async fn secure(State(state): State<AuthState>, mut request: Request, next: Next) -> Response {
     let nonce = CspNonce::fresh();
     request.extensions_mut().insert(nonce.clone());
     let mut response = next.run(request).await;

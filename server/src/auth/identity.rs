@@ -3,10 +3,10 @@
 //! from the portal). The result goes into the request's extensions as an
 //! `Identity`; everything downstream reads that.
 
-use super::session;
-use crate::state::AppState;
-use app::backend::identity::{Identity, Via};
-use app::backend::{principals, ServiceError};
+use super::login;
+use super::AuthState;
+use app::backend::accounts::identity::{Identity, Via};
+use app::backend::{accounts::principals, ServiceError};
 use axum::extract::{Request, State};
 use axum::http::{header, StatusCode};
 use axum::middleware::Next;
@@ -23,7 +23,7 @@ pub fn bearer(request: &Request) -> Option<&str> {
         .map(str::trim)
 }
 
-pub async fn resolve(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+pub async fn resolve(State(state): State<AuthState>, mut request: Request, next: Next) -> Response {
     let token = bearer(&request).map(str::to_owned);
     // An address whose tokens kept failing gets no answer about its next one.
     let limits = &state.auth.limits;
@@ -60,14 +60,14 @@ enum Failure {
     Session(#[from] tower_sessions::session::Error),
 }
 
-async fn identify(state: &AppState, token: Option<String>, session: Option<Session>) -> Result<Identity, Failure> {
+async fn identify(state: &AuthState, token: Option<String>, session: Option<Session>) -> Result<Identity, Failure> {
     if let Some(token) = token {
         let principal = state.tokens.authenticate(&state.db, &token).await?;
         return Ok(Identity { principal, via: Via::Token });
     }
     let Some(session) = session else { return Ok(Identity::anonymous()) };
-    let user_id = session::signed_in_user(&session, state.auth.config.absolute_lifetime).await?;
+    let user_id = login::signed_in_user(&session, state.auth.config.absolute_lifetime).await?;
     let Some(user_id) = user_id else { return Ok(Identity::anonymous()) };
     let principal = principals::by_user_id(&state.db, user_id).await?;
-    Ok(Identity { via: if principal.is_some() { Via::Session } else { Via::Anonymous }, principal })
+    Ok(Identity { via: if principal.is_some() { Via::Login } else { Via::Anonymous }, principal })
 }

@@ -6,12 +6,25 @@ pub mod config;
 pub mod csrf;
 pub mod headers;
 pub mod identity;
+pub mod login;
 pub mod oidc;
 pub mod rate_limit;
 pub mod routes;
-pub mod session;
 
 pub use config::{AuthConfig, GroupMapping, OidcSettings, SecretKey};
+
+use app::backend::accounts::tokens::TokenCache;
+use std::sync::Arc;
+
+/// What the sign-in layers and routes read of the server's state. The
+/// server's `AppState` provides it (`FromRef`), so nothing here imports the
+/// state this module is a part of.
+#[derive(Clone)]
+pub struct AuthState {
+    pub db: sqlx::PgPool,
+    pub tokens: Arc<TokenCache>,
+    pub auth: Arc<Auth>,
+}
 
 /// The auth configuration and, when configured, the OpenID relying party.
 pub struct Auth {

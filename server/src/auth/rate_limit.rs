@@ -125,7 +125,7 @@ pub fn too_many(wait: Duration, what: &'static str) -> Response {
 }
 
 /// The `/auth/*` layer: every request counts.
-pub async fn limit_auth(State(state): State<crate::state::AppState>, request: Request, next: Next) -> Response {
+pub async fn limit_auth(State(state): State<super::AuthState>, request: Request, next: Next) -> Response {
     let limits = &state.auth.limits;
     if let Some(address) = limits.client(&request) {
         if let Some(wait) = limits.auth.hit(address, Instant::now()) {

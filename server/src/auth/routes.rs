@@ -1,10 +1,10 @@
 //! `/auth/*`: start an OIDC login, take the provider's callback, log out, and
-//! the development login. Failures end on an error page, never a session.
+//! the development login. Failures end on an error page, never a login.
 
+use super::login;
 use super::oidc::{LoginError, PendingLogin};
-use super::session;
-use crate::state::AppState;
-use app::backend::users::{self, FederatedLogin};
+use super::AuthState;
+use app::backend::accounts::users::{self, FederatedLogin};
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Redirect, Response};
@@ -13,7 +13,11 @@ use axum::{Form, Router};
 use serde::Deserialize;
 use tower_sessions::Session;
 
-pub fn router() -> Router<AppState> {
+pub fn router<S>() -> Router<S>
+where
+    S: Clone + Send + Sync + 'static,
+    AuthState: axum::extract::FromRef<S>,
+{
     Router::new()
         .route("/auth/login", get(login))
         .route("/auth/callback", get(callback))
@@ -41,7 +45,7 @@ struct LoginQuery {
     next: Option<String>,
 }
 
-async fn login(State(state): State<AppState>, session: Session, Query(query): Query<LoginQuery>) -> Response {
+async fn login(State(state): State<AuthState>, session: Session, Query(query): Query<LoginQuery>) -> Response {
     let Some(oidc) = state.auth.oidc.as_ref() else {
         return error_page(
             StatusCode::NOT_FOUND,
@@ -50,9 +54,9 @@ async fn login(State(state): State<AppState>, session: Session, Query(query): Qu
         );
     };
     match oidc.start(local_path(query.next.as_deref())).await {
-        Ok((url, pending)) => match session::remember_pending(&session, &pending).await {
+        Ok((url, pending)) => match login::remember_pending(&session, &pending).await {
             Ok(()) => Redirect::to(url.as_str()).into_response(),
-            Err(err) => session_failure(err),
+            Err(err) => login_store_failure(err),
         },
         Err(err) => login_failure(err),
     }
@@ -68,7 +72,7 @@ struct CallbackQuery {
     iss: Option<String>,
 }
 
-async fn callback(State(state): State<AppState>, session: Session, Query(query): Query<CallbackQuery>) -> Response {
+async fn callback(State(state): State<AuthState>, session: Session, Query(query): Query<CallbackQuery>) -> Response {
     let Some(oidc) = state.auth.oidc.as_ref() else {
         return error_page(
             StatusCode::NOT_FOUND,
@@ -77,9 +81,9 @@ async fn callback(State(state): State<AppState>, session: Session, Query(query):
         );
     };
     // Taken out first: whatever happens next, this login attempt is spent.
-    let pending: Option<PendingLogin> = match session::take_pending(&session).await {
+    let pending: Option<PendingLogin> = match login::take_pending(&session).await {
         Ok(pending) => pending,
-        Err(err) => return session_failure(err),
+        Err(err) => return login_store_failure(err),
     };
     let Some(pending) = pending else {
         return error_page(
@@ -144,19 +148,19 @@ async fn callback(State(state): State<AppState>, session: Session, Query(query):
             )
         }
     };
-    match session::sign_in(&session, user_id, Some(verified.id_token)).await {
+    match login::sign_in(&session, user_id, Some(verified.id_token)).await {
         Ok(()) => {
             tracing::info!(user = %user_id, "signed in through the identity provider");
             Redirect::to(&next).into_response()
         }
-        Err(err) => session_failure(err),
+        Err(err) => login_store_failure(err),
     }
 }
 
-async fn logout(State(state): State<AppState>, session: Session) -> Response {
-    let id_token = match session::sign_out(&session).await {
+async fn logout(State(state): State<AuthState>, session: Session) -> Response {
+    let id_token = match login::sign_out(&session).await {
         Ok(token) => token,
-        Err(err) => return session_failure(err),
+        Err(err) => return login_store_failure(err),
     };
     if let Some(oidc) = state.auth.oidc.as_ref() {
         if let Some(url) = oidc.end_session_url(id_token.as_deref(), &state.auth.config.public_url).await {
@@ -171,7 +175,7 @@ struct DevLogin {
     email: String,
 }
 
-async fn dev_login(State(state): State<AppState>, session: Session, Form(form): Form<DevLogin>) -> Response {
+async fn dev_login(State(state): State<AuthState>, session: Session, Form(form): Form<DevLogin>) -> Response {
     if !state.auth.config.dev_login {
         return error_page(
             StatusCode::NOT_FOUND,
@@ -189,16 +193,16 @@ async fn dev_login(State(state): State<AppState>, session: Session, Form(form): 
             )
         }
     };
-    if matches!(app::backend::principals::by_user_id(&state.db, user_id).await, Ok(None)) {
+    if matches!(app::backend::accounts::principals::by_user_id(&state.db, user_id).await, Ok(None)) {
         return error_page(
             StatusCode::FORBIDDEN,
             "Development login failed",
             "This account has been disabled by an admin.",
         );
     }
-    match session::sign_in(&session, user_id, None).await {
+    match login::sign_in(&session, user_id, None).await {
         Ok(()) => Redirect::to("/").into_response(),
-        Err(err) => session_failure(err),
+        Err(err) => login_store_failure(err),
     }
 }
 
@@ -215,7 +219,7 @@ fn login_failure(err: LoginError) -> Response {
     error_page(status, "Sign-in failed", &err.to_string())
 }
 
-fn session_failure(err: tower_sessions::session::Error) -> Response {
+fn login_store_failure(err: tower_sessions::session::Error) -> Response {
     tracing::error!(error = %err, "session store failed");
     error_page(StatusCode::INTERNAL_SERVER_ERROR, "Sign-in failed", "internal error; it has been logged")
 }

@@ -7,7 +7,7 @@ use crate::auth::Auth;
 use crate::worker::manifests::{self, Cluster, Session};
 use crate::worker::run::run as run_worker;
 use crate::{router, seed, AppState};
-use app::backend::{tokens, users, MIGRATOR};
+use app::backend::{accounts::tokens, accounts::users, MIGRATOR};
 use sqlx::PgPool;
 use std::net::SocketAddr;
 
@@ -55,8 +55,9 @@ pub async fn connect(db: &Database, connections: u32) -> anyhow::Result<PgPool> 
 
 /// The manifests preview of one booking.
 pub async fn render_manifests(db: &PgPool, booking_id: uuid::Uuid, cluster: &Cluster) -> anyhow::Result<String> {
-    let facts =
-        app::backend::provisioning::facts(db, booking_id).await.map_err(|e| anyhow::anyhow!(e.public_message()))?;
+    let facts = app::backend::worker::provisioning::facts(db, booking_id)
+        .await
+        .map_err(|e| anyhow::anyhow!(e.public_message()))?;
     Ok(manifests::preview(&Session::of(facts), cluster))
 }
 

@@ -212,7 +212,7 @@ pub async fn run(sampler: Sampler, db: PgPool) {
             Err(err) => tracing::warn!(error = %err, "usage sampling failed; trying again next minute"),
         }
         // Idle reclaim reads the minutes just written; a gap leaves every booking as it was.
-        match app::backend::idle_reclaim::pass(&db).await {
+        match app::backend::worker::idle_reclaim::pass(&db).await {
             Ok(done) if done != Default::default() => tracing::info!(?done, "idle reclaim"),
             Ok(_) => {}
             Err(err) => tracing::warn!(error = %err, "idle reclaim failed; trying again next minute"),

@@ -7,7 +7,7 @@ use super::progress::{Converged, Progress, Step, Steps};
 use super::reconcile::Reconciler;
 use super::retry::describe;
 use super::snapshot::Snapshot;
-use app::backend::provisioning;
+use app::backend::worker::provisioning;
 use app::model::StepState;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Namespace, Node};

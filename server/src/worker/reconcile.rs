@@ -9,8 +9,8 @@ use super::manifests::{self, owned_by, Cluster, Session};
 use super::progress::Progress;
 use super::retry::retrying;
 use super::snapshot::Snapshot;
-use app::backend::provisioning::{self, BookingFacts};
-use app::backend::session_status::{self, Stored};
+use app::backend::worker::provisioning::{self, BookingFacts};
+use app::backend::worker::session_status::{self, Stored};
 use app::model::{BookingState, SessionStatus};
 use app::rules::state_machine::Action;
 use futures::StreamExt;
@@ -173,7 +173,7 @@ impl Reconciler {
             report.absorb(one);
             outcome?;
         }
-        (report.waitlist_expired, report.waitlist_admitted) = app::backend::waitlist::sweep(&self.db).await?;
+        (report.waitlist_expired, report.waitlist_admitted) = app::backend::bookings::waitlist::sweep(&self.db).await?;
         Ok(report)
     }
 

@@ -11,8 +11,8 @@
 use super::reconcile::{PassReport, Reconciler};
 use super::sweep::SWEEP_EVERY;
 use super::wake::{self, Wake};
-use app::backend::provisioning;
-use app::backend::worker_status::{self, Pass};
+use app::backend::worker::provisioning;
+use app::backend::worker::status::{self, Pass};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::Api;
@@ -36,8 +36,8 @@ pub const STANDBY_POLL: Duration = Duration::from_secs(1);
 /// connection; the worker then waits to lead again like any standby.
 pub async fn run(worker: Reconciler, shutdown: tokio::sync::watch::Receiver<bool>) -> anyhow::Result<()> {
     let mut shutdown = shutdown;
-    let name = Arc::new(worker_status::process_name());
-    if let Err(err) = worker_status::register(&worker.db, &name, worker.simulated).await {
+    let name = Arc::new(status::process_name());
+    if let Err(err) = status::register(&worker.db, &name, worker.simulated).await {
         tracing::warn!(error = %err.public_message(), "cannot record this worker process");
     }
     let worker = Arc::new(worker);
@@ -88,7 +88,7 @@ async fn work(
     lock_conn: &mut sqlx::PgConnection,
     mut shutdown: tokio::sync::watch::Receiver<bool>,
 ) -> anyhow::Result<()> {
-    if let Err(err) = worker_status::took_lead(&worker.db, name).await {
+    if let Err(err) = status::took_lead(&worker.db, name).await {
         tracing::warn!(error = %err.public_message(), "cannot record that this worker leads");
     }
     let mut listener = PgListener::connect_with(&worker.db).await?;
@@ -163,7 +163,7 @@ async fn repair_loop(worker: Arc<Reconciler>, wake: Arc<Notify>, name: Arc<Strin
                 for name in stuck.iter().filter(|name| !last_stuck.iter().flatten().any(|seen| seen == *name)) {
                     tracing::warn!(namespace = %name, "namespace stuck terminating: check its pods and finalizers");
                 }
-                match worker_status::record_stuck(&worker.db, &name, &stuck).await {
+                match status::record_stuck(&worker.db, &name, &stuck).await {
                     Ok(()) => last_stuck = Some(stuck),
                     Err(err) => tracing::warn!(error = %err.public_message(), "cannot record stuck namespaces"),
                 }
@@ -176,9 +176,7 @@ async fn repair_loop(worker: Arc<Reconciler>, wake: Arc<Notify>, name: Arc<Strin
                 Ok(report) => {
                     tracing::info!(?report, "worker sweep");
                     last_sweep = Some(Instant::now());
-                    if let Err(err) =
-                        worker_status::record_sweep(&worker.db, &name, &report.collected, &report.stuck).await
-                    {
+                    if let Err(err) = status::record_sweep(&worker.db, &name, &report.collected, &report.stuck).await {
                         tracing::warn!(error = %err.public_message(), "cannot record the sweep");
                     }
                 }
@@ -244,9 +242,7 @@ async fn report(
         Pass::Repair => "repair",
     };
     crate::metrics::worker_pass(label, started.elapsed(), error.is_some());
-    if let Err(err) =
-        worker_status::record_pass(&worker.db, name, pass, started.elapsed(), error.as_deref(), pause).await
-    {
+    if let Err(err) = status::record_pass(&worker.db, name, pass, started.elapsed(), error.as_deref(), pause).await {
         tracing::warn!(error = %err.public_message(), "cannot record the pass");
     }
 }

@@ -6,7 +6,7 @@
 
 use super::manifests::owned_by;
 use super::reconcile::{live_bookings, Reconciler};
-use app::backend::maintenance::{self, Swept};
+use app::backend::worker::maintenance::{self, Swept};
 use k8s_openapi::api::core::v1::Namespace;
 use uuid::Uuid;
 
@@ -51,7 +51,7 @@ impl Reconciler {
     }
 
     pub async fn sweep(&self) -> anyhow::Result<SweepReport> {
-        let due = app::backend::provisioning::due(&self.db).await?;
+        let due = app::backend::worker::provisioning::due(&self.db).await?;
         let managed = self.managed_namespaces().await?;
         let collected = self.collect(&managed, &live_bookings(&due)).await?;
         let stuck = self.stuck(&managed).into_iter().map(|(name, _)| name).collect();

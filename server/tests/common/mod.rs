@@ -7,7 +7,7 @@ pub mod kube_stack;
 pub mod processes;
 pub mod provider;
 
-use app::backend::{tokens, users, MIGRATOR};
+use app::backend::{accounts::tokens, accounts::users, MIGRATOR};
 use app::model::Role;
 use app::rules::capacity::align_down;
 use axum::body::Body;

@@ -7,11 +7,11 @@
 //! nothing behind; a database failure fails the whole batch and writes
 //! nothing.
 
-use super::locks::begin_locked_all;
-use super::quota;
-use super::request::Request;
-use super::suggest::Crowded;
-use super::terms::{read_terms, Terms};
+use crate::backend::bookings::locks::begin_locked_all;
+use crate::backend::bookings::quota;
+use crate::backend::bookings::request::Request;
+use crate::backend::bookings::suggest::Crowded;
+use crate::backend::bookings::terms::{read_terms, Terms};
 use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{Booking, BookingState, TenantQuota, WaitlistEntry, Window};
 use crate::rules::capacity::{Ledger, Usage};
@@ -300,7 +300,7 @@ async fn join_waitlists(
     while let Some(&(_, first)) = waiting.first() {
         let (same, rest): (Vec<_>, Vec<_>) =
             waiting.into_iter().partition(|(_, r)| r.pool_id == first.pool_id && r.kind == first.kind);
-        entries.extend(crate::backend::waitlist::entries::join(tx, &same).await?);
+        entries.extend(crate::backend::bookings::waitlist::entries::join(tx, &same).await?);
         waiting = rest;
     }
     Ok(entries)

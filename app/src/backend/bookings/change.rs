@@ -9,9 +9,9 @@
 //! transaction has committed (`Changed::settle`): before, the waitlist
 //! could not see the room.
 
-use super::events;
+use crate::backend::bookings::events;
+use crate::backend::bookings::waitlist::{after_freeing, Freed};
 use crate::backend::error::{ServiceError, ServiceResult};
-use crate::backend::waitlist::{after_freeing, Freed};
 use crate::model::BookingState;
 use crate::rules::state_machine::{transition, Action};
 use chrono::{DateTime, Utc};

@@ -5,9 +5,9 @@
 //! Every change is audited, and reaches the booking's waiting extension
 //! request too, so that whoever shares the booking sees the request.
 
-use super::query::fetch_row;
-use super::row::{BookingRow, Need};
 use crate::backend::audit::{self, Subject};
+use crate::backend::bookings::query::fetch_row;
+use crate::backend::bookings::row::{BookingRow, Need};
 use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{Booking, Principal};
 use crate::rules::FieldError;

@@ -1,9 +1,9 @@
 //! `POST /bookings`: the checks that need no database, then the request joins
 //! its pool+kind's admission queue (see `queue.rs`) and waits for the verdict.
 
-use super::admit::Admission;
-use super::queue::Admissions;
-use super::request::Request;
+use crate::backend::bookings::admit::Admission;
+use crate::backend::bookings::queue::Admissions;
+use crate::backend::bookings::request::Request;
 use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{NewBooking, Principal, TenantRef, Window};
 use crate::rules::window::check_not_empty;

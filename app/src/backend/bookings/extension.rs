@@ -5,9 +5,9 @@
 //! (with the comment the owner reads on the card) or withdrawing frees it;
 //! so does the extended booking ending or being canceled.
 
-use super::events;
-use super::query::fetch_row;
-use super::row::BookingRow;
+use crate::backend::bookings::events;
+use crate::backend::bookings::query::fetch_row;
+use crate::backend::bookings::row::BookingRow;
 use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{Booking, BookingState, Principal};
 use crate::rules::state_machine::{transition, Action};
@@ -64,7 +64,7 @@ pub(super) async fn grant(
     comment: &str,
 ) -> ServiceResult<Booking> {
     let mut tx = db.begin().await?;
-    super::locks::lock_kind(&mut tx, hold.pool_id, &hold.kind).await?;
+    crate::backend::bookings::locks::lock_kind(&mut tx, hold.pool_id, &hold.kind).await?;
     let hold = fetch_row(&mut *tx, hold.id, true).await?.ok_or(ServiceError::NotFound("booking"))?;
     transition(hold.state(), Action::Approve)?;
     let original = fetch_row(&mut *tx, extended, true).await?.ok_or(ServiceError::NotFound("booking"))?;

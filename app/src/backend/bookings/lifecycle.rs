@@ -2,10 +2,10 @@
 //! checks who may act, and has `change` write the new state and its audit
 //! event in one transaction.
 
-use super::change::{change, Change, End};
-use super::locks::{live_usages, lock_kind};
-use super::query::fetch_row;
-use super::row::{BookingRow, Need};
+use crate::backend::bookings::change::{change, Change, End};
+use crate::backend::bookings::locks::{live_usages, lock_kind};
+use crate::backend::bookings::query::fetch_row;
+use crate::backend::bookings::row::{BookingRow, Need};
 use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{Booking, PoolRules, Principal, Window};
 use crate::rules::capacity::{peak_usage, Usage};
@@ -53,7 +53,7 @@ pub async fn approve(db: &sqlx::PgPool, principal: &Principal, id: Uuid, comment
     let peek = fetch_row(db, id, false).await?.ok_or(ServiceError::NotFound("booking"))?;
     peek.authorize(principal, Need::Admin)?;
     match peek.extends_id {
-        Some(extended) => super::extension::grant(db, principal, peek, extended, comment).await,
+        Some(extended) => crate::backend::bookings::extension::grant(db, principal, peek, extended, comment).await,
         None => act(db, principal, id, Need::Admin, Action::Approve, comment).await,
     }
 }
@@ -143,7 +143,7 @@ pub async fn extend(
             reason: "this is an extension request: withdraw it and ask for the longer one".into(),
         });
     }
-    super::extension::refuse_if_open(&mut tx, row.id).await?;
+    crate::backend::bookings::extension::refuse_if_open(&mut tx, row.id).await?;
     let terms: ExtensionTerms = sqlx::query_as(
         "SELECT p.granularity_minutes, p.max_booking_minutes, p.horizon_days, p.min_notice_minutes,
                 p.requires_approval, k.capacity, now() AS now
@@ -158,9 +158,9 @@ pub async fn extend(
     validate_extension(&rules, now, current, new_end)?;
     let added = Window { start: current.end, end: new_end };
     if let Some(blackout) =
-        crate::backend::blackouts::windows::overlapping(&mut tx, row.pool_id, &row.kind, added).await?.first()
+        crate::backend::pools::blackouts::windows::overlapping(&mut tx, row.pool_id, &row.kind, added).await?.first()
     {
-        return Err(crate::backend::blackouts::windows::closed(blackout));
+        return Err(crate::backend::pools::blackouts::windows::closed(blackout));
     }
     let others: Vec<Usage> = live_usages(&mut tx, row.pool_id, &row.kind, added.start, added.end)
         .await?
@@ -173,9 +173,9 @@ pub async fn extend(
         return Err(ServiceError::CapacityExceeded { peak_used, capacity, next_free: None });
     }
     let added_units = Usage { start: added.start, end: added.end, quantity: row.quantity };
-    super::quota::check_added(&mut tx, row.tenant_id, row.pool_id, &row.kind, added_units).await?;
+    crate::backend::bookings::quota::check_added(&mut tx, row.tenant_id, row.pool_id, &row.kind, added_units).await?;
     if requires_approval && !principal.is_admin() {
-        return super::extension::request(tx, principal, &row, new_end).await;
+        return crate::backend::bookings::extension::request(tx, principal, &row, new_end).await;
     }
     sqlx::query("UPDATE booking SET ends_at = $2, updated_at = now() WHERE id = $1")
         .bind(row.id)
@@ -183,7 +183,8 @@ pub async fn extend(
         .execute(&mut *tx)
         .await?;
     let why = format!("extended to {}", new_end.to_rfc3339());
-    super::events::record(&mut tx, row.id, Some(principal.user_id), Some(state), state, &why).await?;
+    crate::backend::bookings::events::record(&mut tx, row.id, Some(principal.user_id), Some(state), state, &why)
+        .await?;
     tx.commit().await?;
     Ok(BookingRow { ends_at: new_end, ..row }.view_for(principal))
 }

@@ -1,7 +1,7 @@
 //! The primitives every capacity decision is made with: the per-pool+kind
 //! lock, and the capacity-holding bookings that overlap a window.
 
-use super::super::error::ServiceResult;
+use crate::backend::error::ServiceResult;
 use crate::rules::capacity::Usage;
 use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};

@@ -2,21 +2,26 @@
 //! visibility, and every lifecycle action through the one state machine.
 
 pub mod admit;
+pub mod approvals;
 pub mod change;
 pub mod co_owners;
 mod create;
 pub mod events;
 pub mod extension;
+pub mod form;
 mod lifecycle;
 pub mod locks;
+pub mod mine;
 mod query;
 mod queue;
 pub mod quota;
 pub mod request;
 mod row;
 pub mod series;
+pub mod series_form;
 mod suggest;
 mod terms;
+pub mod waitlist;
 
 pub use admit::Admission;
 pub use create::create;

@@ -1,6 +1,6 @@
-use super::super::error::{ServiceError, ServiceResult};
-use super::super::pools::{tenant_ids, VISIBLE_POOL};
-use super::row::{BookingRow, BOOKING_COLUMNS, BOOKING_FROM};
+use crate::backend::bookings::row::{BookingRow, BOOKING_COLUMNS, BOOKING_FROM};
+use crate::backend::error::{ServiceError, ServiceResult};
+use crate::backend::pools::{tenant_ids, VISIBLE_POOL};
 use crate::model::{Booking, BookingFilter, Principal};
 use crate::rules::window::check_in_range;
 use chrono::{DateTime, Utc};

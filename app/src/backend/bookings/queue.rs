@@ -8,8 +8,8 @@
 //! of several server replicas take turns on the locks, which keeps them
 //! correct.
 
-use super::admit::{admit_batch, Admission, Outcome};
-use super::request::Request;
+use crate::backend::bookings::admit::{admit_batch, Admission, Outcome};
+use crate::backend::bookings::request::Request;
 use crate::backend::error::{ServiceError, ServiceResult};
 use sqlx::PgPool;
 use std::sync::{Arc, Mutex};

@@ -1,7 +1,7 @@
 //! A booking row joined with its owner and tenant, and how much of it a
 //! principal may see.
 
-use super::super::error::{ServiceError, ServiceResult};
+use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{Booking, BookingState, CoOwner, Mode, Principal};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;

@@ -4,14 +4,14 @@
 //! bookings can never overbook. A preview runs exactly that and rolls back;
 //! booking commits only when every chosen occurrence was admitted.
 
-use super::admit::{admit_locked, judge, Admission, Outcome};
-use super::change::{change, settle, Change};
-use super::create::booking_tenant;
-use super::locks::begin_locked;
-use super::request::Request;
-use super::row::{BookingRow, BOOKING_COLUMNS, BOOKING_FROM};
 use crate::backend::audit::{self, Subject};
-use crate::backend::booking_form::local_window;
+use crate::backend::bookings::admit::{admit_locked, judge, Admission, Outcome};
+use crate::backend::bookings::change::{change, settle, Change};
+use crate::backend::bookings::create::booking_tenant;
+use crate::backend::bookings::form::local_window;
+use crate::backend::bookings::locks::begin_locked;
+use crate::backend::bookings::request::Request;
+use crate::backend::bookings::row::{BookingRow, BOOKING_COLUMNS, BOOKING_FROM};
 use crate::backend::calendar::zone;
 use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{

@@ -3,7 +3,7 @@
 //! quotas, blackouts) and the capacity-holding bookings that overlap the
 //! windows asked of it.
 
-use super::request::Request;
+use crate::backend::bookings::request::Request;
 use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{PoolRules, TenantQuota, Window};
 use crate::rules::capacity::Usage;
@@ -62,7 +62,7 @@ impl Terms {
         (self.blackout_starts.iter().zip(&self.blackout_ends).zip(&self.blackout_reasons))
             .find(|((&start, &end), _)| start < window.end && window.start < end)
             .map(|((&start, &end), reason)| {
-                crate::backend::blackouts::windows::closed(&crate::model::Blackout {
+                crate::backend::pools::blackouts::windows::closed(&crate::model::Blackout {
                     id: Uuid::nil(),
                     pool_id: self.pool_id,
                     kind: None,

@@ -2,8 +2,8 @@
 //! update; a capacity below what is booked is refused naming the bookings
 //! in the way by user and window, so the admin knows whom to talk to.
 
-use super::{create, update};
 use crate::backend::error::{ServiceError, ServiceResult};
+use crate::backend::pools::{create, update};
 use crate::model::{Pool, PoolForm, Principal, Window};
 use sqlx::PgPool;
 use uuid::Uuid;
@@ -26,7 +26,7 @@ pub async fn name_the_bookings(db: &PgPool, principal: &Principal, err: ServiceE
     let mut named = Vec::new();
     for id in bookings.iter().take(20) {
         if let Ok(b) = crate::backend::bookings::get(db, principal, *id).await {
-            let window = crate::backend::booking_form::local_window(Window { start: b.start, end: b.end }, "UTC");
+            let window = crate::backend::bookings::form::local_window(Window { start: b.start, end: b.end }, "UTC");
             named.push(format!("{} {window} UTC ({} × {})", b.user_email.unwrap_or_default(), b.quantity, b.id));
         }
     }

@@ -1,11 +1,12 @@
 //! Pools: listing what a principal may book, admin create/update (refusing to
 //! lower capacity below what is booked), and availability as a step function.
 
+pub mod blackouts;
 pub mod form;
 
-use super::audit::{self, Subject};
-use super::bookings::locks::{live_usages, lock_kind};
-use super::error::{ServiceError, ServiceResult};
+use crate::backend::audit::{self, Subject};
+use crate::backend::bookings::locks::{live_usages, lock_kind};
+use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{KindSpec, NewPool, Placement, Pool, PoolKind, PoolPatch, PoolRules, Principal, Toleration, Window};
 use crate::rules::capacity::{free_steps, Step};
 use crate::rules::window::check_in_range;
@@ -249,7 +250,7 @@ async fn check_separate(
 /// Refuses to set `capacity` below the peak of live bookings from now on,
 /// naming the bookings that overlap the overbooked instants.
 async fn check_capacity_change(conn: &mut PgConnection, pool_id: Uuid, spec: &KindSpec) -> ServiceResult<()> {
-    let now = super::db_now(&mut *conn).await?;
+    let now = crate::backend::db_now(&mut *conn).await?;
     // No live booking ends later than the longest horizon from now.
     let last_possible_end = now + Duration::days(i64::from(pool_spec::MAX_HORIZON_DAYS) + 1);
     let live = live_usages(conn, pool_id, &spec.kind, now, last_possible_end).await?;
@@ -346,7 +347,7 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPat
     audit::record(&mut tx, principal, "pool.update", subject, &describe_patch(&patch)).await?;
     tx.commit().await?;
     // A raised capacity (or a tenant let in) may admit waiting requests.
-    super::waitlist::after_freeing(db, super::waitlist::Freed::Pool(id)).await;
+    crate::backend::bookings::waitlist::after_freeing(db, crate::backend::bookings::waitlist::Freed::Pool(id)).await;
     Ok(pool)
 }
 
@@ -419,7 +420,7 @@ pub async fn availability(
     let pool = get(db, principal, id).await?;
     let capacity = pool.capacity_of(kind)?;
     let mut conn = db.acquire().await?;
-    let now = super::db_now(&mut *conn).await?;
+    let now = crate::backend::db_now(&mut *conn).await?;
     let from = from.unwrap_or(now);
     check_in_range("from", from)?;
     let to = to.unwrap_or(from + Duration::days(7));
@@ -433,7 +434,7 @@ pub async fn availability(
     let window = Window { start: from, end: to };
     let mut usages: Vec<_> = live_usages(&mut conn, id, kind, from, to).await?.into_iter().map(|(_, u)| u).collect();
     // A maintenance window leaves nothing free, whatever was kept in it.
-    for blackout in super::blackouts::windows::overlapping(&mut conn, id, kind, window).await? {
+    for blackout in crate::backend::pools::blackouts::windows::overlapping(&mut conn, id, kind, window).await? {
         usages.push(crate::rules::capacity::Usage { start: blackout.start, end: blackout.end, quantity: capacity });
     }
     Ok(free_steps(&usages, capacity, window).into_iter().map(|s| Step { free: s.free.max(0), ..s }).collect())

@@ -2,8 +2,8 @@
 //! the period, folded into trend buckets (hours, days or weeks in the
 //! report's zone) and a weekday x hour occupancy heat map.
 
-use super::period::{epoch_hours, Settled};
 use crate::backend::error::ServiceResult;
+use crate::backend::reports::period::{epoch_hours, Settled};
 use crate::model::{HeatCell, TrendPoint};
 use chrono::{DateTime, Datelike, Days, DurationRound, NaiveDate, TimeDelta, Timelike, Utc};
 use chrono_tz::Tz;
@@ -157,7 +157,7 @@ pub fn bucket_name(from: DateTime<Utc>, to: DateTime<Utc>) -> &'static str {
 
 fn bucket_start(at: DateTime<Utc>, bucket: &str, tz: &Tz) -> DateTime<Utc> {
     let local = at.with_timezone(tz);
-    let day = |date: NaiveDate| super::period::midnight(date, tz);
+    let day = |date: NaiveDate| crate::backend::reports::period::midnight(date, tz);
     match bucket {
         "hour" => at,
         "day" => day(local.date_naive()),

@@ -1,8 +1,8 @@
 //! The report's table: one SQL statement per report, grouped by pool, tenant
 //! or user. Every figure is cut to the period `[$1, $2)`.
 
-use super::period::{epoch_hours, Settled};
 use crate::backend::error::ServiceResult;
+use crate::backend::reports::period::{epoch_hours, Settled};
 use crate::model::{ReportGroup, ReportRow};
 use chrono::{DateTime, Datelike, DurationRound, Months, NaiveDate, TimeDelta, Utc};
 use sqlx::PgConnection;
@@ -274,7 +274,7 @@ pub fn total(rows: &[ReportRow], capacity: &[(Uuid, f64)]) -> ReportRow {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::backend::reports::figures::*;
     use chrono::TimeZone;
 
     fn at(y: i32, m: u32, d: u32, h: u32) -> DateTime<Utc> {

@@ -2,12 +2,14 @@
 //! or user, the trend and the heat map, over `[from, to)`.
 
 mod charts;
+pub mod dashboard;
 mod figures;
 pub mod period;
 pub mod rollups;
+pub mod tokenomics;
 
-use super::error::ServiceResult;
-use super::tokenomics::require_reader;
+use crate::backend::error::ServiceResult;
+use crate::backend::reports::tokenomics::require_reader;
 use crate::model::{PeriodKind, Principal, ReportGroup, ReportPage, ReportPageQuery, ReportQuery, UtilizationReport};
 use crate::rules::FieldError;
 use chrono::{DateTime, NaiveDate, Utc};

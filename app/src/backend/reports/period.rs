@@ -133,7 +133,7 @@ pub(super) fn epoch_hours(at: DateTime<Utc>) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::backend::reports::period::*;
 
     fn date(s: &str) -> NaiveDate {
         s.parse().unwrap()

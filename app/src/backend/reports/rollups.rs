@@ -4,10 +4,10 @@
 //! A trigger on `booking` forgets a month when a change reaches it (see the
 //! migration `20261123070000_booking_rollups.sql`).
 
-use super::charts::booked_per_hour;
-use super::figures::booking_figures;
-use super::period::{epoch_hours, Settled};
 use crate::backend::error::ServiceResult;
+use crate::backend::reports::charts::booked_per_hour;
+use crate::backend::reports::figures::booking_figures;
+use crate::backend::reports::period::{epoch_hours, Settled};
 use chrono::{DateTime, Datelike, Months, NaiveDate, TimeZone, Utc};
 use sqlx::{PgConnection, PgPool};
 
@@ -138,7 +138,7 @@ pub async fn settle(db: &PgPool, month: NaiveDate) -> ServiceResult<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::backend::reports::rollups::*;
     use chrono::TimeZone;
 
     fn date(y: i32, m: u32, d: u32) -> NaiveDate {

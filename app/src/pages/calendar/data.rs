@@ -33,7 +33,7 @@ pub async fn book(
     #[server(default)] note: String,
     #[server(default)] waitlist: bool,
 ) -> Result<BookOutcome, RpcError> {
-    use crate::backend::booking_form::book;
+    use crate::backend::bookings::form::book;
     use crate::model::BookingForm;
     let (principal, ctx) = crate::rpc::ctx()?;
     let form = BookingForm { pool_id, kind, quantity, start, end, tz, mode, image, note, waitlist };

@@ -217,7 +217,7 @@ impl Session {
 
 impl Session {
     /// The session of a booking as the database describes it.
-    pub fn of(facts: app::backend::provisioning::BookingFacts) -> Self {
+    pub fn of(facts: app::backend::worker::provisioning::BookingFacts) -> Self {
         Session {
             booking_id: facts.booking_id,
             tenant: facts.tenant,

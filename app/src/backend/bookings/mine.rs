@@ -2,11 +2,11 @@
 //! last 30 days, each with the ends it can be extended to and, when pending,
 //! who may approve it.
 
-use super::booking_form::local_window;
-use super::bookings::admit::WAITLIST_REASON;
-use super::calendar::zone;
-use super::error::ServiceResult;
-use super::{bookings, db_now, planning, pools, session_status, waitlist};
+use crate::backend::bookings::admit::WAITLIST_REASON;
+use crate::backend::bookings::form::local_window;
+use crate::backend::calendar::zone;
+use crate::backend::error::ServiceResult;
+use crate::backend::{bookings, bookings::waitlist, calendar::planning, db_now, pools, worker::session_status};
 use crate::model::{BookingCard, BookingFilter, BookingState, EndOption, MyBookings, Principal, WaitlistLine, Window};
 use chrono::Duration;
 use sqlx::PgPool;
@@ -28,7 +28,7 @@ pub async fn load(db: &PgPool, principal: &Principal, tz: &str) -> ServiceResult
     let ids: Vec<uuid::Uuid> = own.iter().map(|b| b.id).collect();
     let mut sessions = session_status::load(db, &ids).await?;
     let mut failures = session_status::failure_reasons(db, &ids).await?;
-    let mut idle = super::idle_reclaim::card_notes(db, &ids, &zone).await?;
+    let mut idle = crate::backend::worker::idle_reclaim::card_notes(db, &ids, &zone).await?;
     let mut rejected = bookings::events::last_reasons(db, &ids, BookingState::Rejected).await?;
     let mut approved = bookings::events::last_reasons(db, &ids, BookingState::Approved).await?;
     // The series' rules, read only when a card belongs to one.

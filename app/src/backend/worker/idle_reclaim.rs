@@ -6,9 +6,9 @@
 //! for `idle_minutes` after its start is released as a no-show. A minute the
 //! sampler could not read is not idle: with a gap nothing happens.
 
-use super::audit::{self, Subject};
-use super::bookings::change::{change, Change, End};
-use super::error::{ServiceError, ServiceResult};
+use crate::backend::audit::{self, Subject};
+use crate::backend::bookings::change::{change, Change, End};
+use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{IdlePolicy, Principal};
 use crate::rules::state_machine::Action;
 use chrono::{DateTime, Utc};

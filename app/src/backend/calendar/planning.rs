@@ -2,8 +2,8 @@
 //! to, and the earliest windows that fit a request ("find a slot"). Both read
 //! without the admission lock; admission re-checks when the user acts.
 
-use super::bookings::locks::live_usages;
-use super::error::{ServiceError, ServiceResult};
+use crate::backend::bookings::locks::live_usages;
+use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{Booking, Pool, Window};
 use crate::rules::capacity::{align_down, free_steps, next_free, Usage};
 use crate::rules::window::{earliest_start, granularity, horizon_end};

@@ -2,8 +2,8 @@
 //! oldest first, each with what else is booked of its kind then; and
 //! deciding many at once, each through the same approve/reject path as one.
 
-use super::bookings::{self, locks::live_usages};
-use super::error::ServiceResult;
+use crate::backend::bookings::{self, locks::live_usages};
+use crate::backend::error::ServiceResult;
 use crate::model::{Decision, PendingApproval, Principal, Window};
 use crate::rules::capacity::{peak_usage, Usage};
 use crate::rules::FieldError;

@@ -5,10 +5,10 @@
 //! the reason in the audit trail. Enabling lets them sign in again; revoked
 //! tokens stay revoked.
 
-use super::audit::Subject;
-use super::bookings::change::{close, settle};
-use super::error::{ServiceError, ServiceResult};
-use super::tokens::TokenCache;
+use crate::backend::accounts::tokens::TokenCache;
+use crate::backend::audit::Subject;
+use crate::backend::bookings::change::{close, settle};
+use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{Principal, UserSummary};
 use crate::rules::FieldError;
 use sqlx::PgPool;
@@ -21,7 +21,7 @@ pub async fn disable(
     user_id: Uuid,
     reason: &str,
 ) -> ServiceResult<UserSummary> {
-    principal.require_admin(super::users::ADMINS_ONLY)?;
+    principal.require_admin(crate::backend::accounts::users::ADMINS_ONLY)?;
     let reason = reason.trim();
     if reason.is_empty() || reason.chars().count() > 500 {
         return Err(FieldError::new("reason", "say why, in 1 to 500 characters").into());
@@ -66,18 +66,18 @@ pub async fn disable(
     let email: String =
         sqlx::query_scalar("SELECT email FROM app_user WHERE id = $1").bind(user_id).fetch_one(&mut *tx).await?;
     let subject = Subject { target: &email, ..Subject::default() };
-    super::audit::record(&mut tx, principal, "user.disable", subject, reason).await?;
+    crate::backend::audit::record(&mut tx, principal, "user.disable", subject, reason).await?;
     tx.commit().await?;
     settle(db, changes).await;
     // This server forgets the tokens at once; other replicas within the cache's TTL.
     for hash in revoked {
         cache.forget(&hash);
     }
-    super::users::summary(db, user_id).await
+    crate::backend::accounts::users::summary(db, user_id).await
 }
 
 pub async fn enable(db: &PgPool, principal: &Principal, user_id: Uuid) -> ServiceResult<UserSummary> {
-    principal.require_admin(super::users::ADMINS_ONLY)?;
+    principal.require_admin(crate::backend::accounts::users::ADMINS_ONLY)?;
     let mut tx = db.begin().await?;
     let email: Option<String> = sqlx::query_scalar(
         "UPDATE app_user SET disabled_at = NULL, disabled_reason = '' WHERE id = $1 RETURNING email",
@@ -86,8 +86,14 @@ pub async fn enable(db: &PgPool, principal: &Principal, user_id: Uuid) -> Servic
     .fetch_optional(&mut *tx)
     .await?;
     let email = email.ok_or(ServiceError::NotFound("user"))?;
-    super::audit::record(&mut tx, principal, "user.enable", Subject { target: &email, ..Subject::default() }, "")
-        .await?;
+    crate::backend::audit::record(
+        &mut tx,
+        principal,
+        "user.enable",
+        Subject { target: &email, ..Subject::default() },
+        "",
+    )
+    .await?;
     tx.commit().await?;
-    super::users::summary(db, user_id).await
+    crate::backend::accounts::users::summary(db, user_id).await
 }

@@ -9,7 +9,8 @@ use crate::model::Principal;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Via {
     Anonymous,
-    Session,
+    /// The browser's login cookie.
+    Login,
     Token,
 }
 

@@ -1,8 +1,8 @@
 //! API tokens: random, shown once, stored as a SHA-256 hash, expiring,
 //! revocable. Also turns a presented token into a `Principal`.
 
-use super::error::{ServiceError, ServiceResult};
-use super::principals::{PrincipalRow, PRINCIPAL_COLUMNS};
+use crate::backend::accounts::principals::{PrincipalRow, PRINCIPAL_COLUMNS};
+use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{CreatedToken, Principal, TokenInfo, MAX_TOKEN_DAYS};
 use crate::rules::FieldError;
 use chrono::{DateTime, Duration, Utc};

@@ -11,10 +11,10 @@ pub mod entries;
 
 pub use entries::{leave, list, mine, MAX_WAITING_PER_USER};
 
-use super::bookings::admit::{admit_locked, Admission, Outcome};
-use super::bookings::locks::begin_locked;
-use super::bookings::request::Request;
-use super::error::{ServiceError, ServiceResult};
+use crate::backend::bookings::admit::{admit_locked, Admission, Outcome};
+use crate::backend::bookings::locks::begin_locked;
+use crate::backend::bookings::request::Request;
+use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{Mode, Principal, Role, TenantRef, WaitlistState, Window};
 use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgPool};

@@ -2,8 +2,8 @@
 //! and the utilisation it defaults to: measured GPU use over the last 30
 //! days, or booked hours while nothing has been measured.
 
-use super::audit::{self, Subject};
-use super::error::{ServiceError, ServiceResult};
+use crate::backend::audit::{self, Subject};
+use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{CostModel, MeasuredUtilization, Principal, Role, TokenomicsView};
 use crate::rules::tokenomics::{evaluate, gpus_per_unit, TokenomicsResult};
 use sqlx::PgPool;

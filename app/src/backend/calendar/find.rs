@@ -3,10 +3,10 @@
 //! (`GET /api/v1/pools/{id}/slots`) both answer from `slots`; the page adds
 //! its defaults and reads local times in the viewer's zone.
 
-use super::booking_form::{local_window, parse_time};
-use super::calendar::{zone, LOCAL_INPUT};
-use super::error::{ServiceError, ServiceResult};
-use super::planning::{find_windows, SlotRequest};
+use crate::backend::bookings::form::{local_window, parse_time};
+use crate::backend::calendar::planning::{find_windows, SlotRequest};
+use crate::backend::calendar::{zone, LOCAL_INPUT};
+use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{FindPage, FindQuery, FoundSlots, Pool, Principal, Suggestion};
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
@@ -25,8 +25,8 @@ pub struct SlotQuery<'a> {
 
 /// The windows that fit, in a pool the principal may book (else 404).
 pub async fn slots(db: &PgPool, principal: &Principal, pool_id: Uuid, ask: SlotQuery<'_>) -> ServiceResult<FoundSlots> {
-    let pool = super::pools::get(db, principal, pool_id).await?;
-    let now = super::db_now(db).await?;
+    let pool = crate::backend::pools::get(db, principal, pool_id).await?;
+    let now = crate::backend::db_now(db).await?;
     windows_in(db, &pool, &ask, now).await
 }
 
@@ -38,7 +38,7 @@ pub async fn default_span(
 ) -> ServiceResult<(DateTime<Utc>, DateTime<Utc>)> {
     let earliest = match earliest {
         Some(at) => at,
-        None => super::db_now(db).await?,
+        None => crate::backend::db_now(db).await?,
     };
     Ok((earliest, latest_end.unwrap_or(earliest + chrono::Duration::days(7))))
 }
@@ -70,10 +70,10 @@ async fn windows_in(db: &PgPool, pool: &Pool, ask: &SlotQuery<'_>, now: DateTime
 pub async fn page(db: &PgPool, principal: &Principal, query: FindQuery) -> ServiceResult<FindPage> {
     let FindQuery { pool, kind, quantity, duration_minutes, earliest, latest, tz } = query;
     let local = zone(&tz);
-    let pools = super::pools::list(db, principal).await?;
+    let pools = crate::backend::pools::list(db, principal).await?;
     let chosen = pool.and_then(|id| pools.iter().find(|p| p.id == id)).or(pools.first()).cloned();
     let Some(chosen) = chosen else { return Err(ServiceError::NotFound("pool")) };
-    let now = super::db_now(db).await?;
+    let now = crate::backend::db_now(db).await?;
     let asked = kind.is_some();
     let kind = kind.unwrap_or_else(|| chosen.kinds.first().map(|k| k.kind.clone()).unwrap_or_default());
     let quantity = quantity.unwrap_or(1);

@@ -2,9 +2,9 @@
 //! live sessions with the last hour of measured GPU use, the week's
 //! GPU-hours against the tenant's weekly budget, and the next bookings.
 
-use super::booking_form::local_window;
-use super::error::{ServiceError, ServiceResult};
-use super::tenants::may_read;
+use crate::backend::accounts::tenants::may_read;
+use crate::backend::bookings::form::local_window;
+use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{
     BookingLine, BudgetLine, Dashboard, IdlePolicy, LiveSession, Principal, UpcomingLine, Window, SPARK_MINUTES,
 };

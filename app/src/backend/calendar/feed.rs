@@ -5,8 +5,8 @@
 //! database keeps only its SHA-256; regenerating bumps the generation and
 //! the old URL matches nothing.
 
-use super::audit::{self, Subject};
-use super::error::{ServiceError, ServiceResult};
+use crate::backend::audit::{self, Subject};
+use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{short_kind, CalendarFeed, PoolFeed, Principal};
 use chrono::{DateTime, Utc};
 use hmac::{Hmac, Mac};

@@ -7,10 +7,10 @@
 
 pub mod windows;
 
-use super::audit::{self, Subject};
-use super::bookings::change::{close, settle};
-use super::bookings::locks::lock_kind;
-use super::error::{ServiceError, ServiceResult};
+use crate::backend::audit::{self, Subject};
+use crate::backend::bookings::change::{close, settle};
+use crate::backend::bookings::locks::lock_kind;
+use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{Blackout, BlackoutCreated, BookingFilter, NewBlackout, OnOverlap, Principal, Window};
 use crate::rules::window::check_in_range;
 use crate::rules::FieldError;
@@ -20,7 +20,7 @@ use windows::COLUMNS;
 
 /// The blackouts of a pool that have not ended (for anyone who sees the pool).
 pub async fn list(db: &PgPool, principal: &Principal, pool_id: Uuid) -> ServiceResult<Vec<Blackout>> {
-    super::pools::get(db, principal, pool_id).await?;
+    crate::backend::pools::get(db, principal, pool_id).await?;
     Ok(sqlx::query_as(&format!(
         "SELECT {COLUMNS} FROM blackout WHERE pool_id = $1 AND ends_at > now() ORDER BY starts_at LIMIT 500"
     ))
@@ -56,7 +56,7 @@ pub async fn create(
     if !principal.is_admin() {
         return Err(ServiceError::Forbidden("only admins schedule maintenance"));
     }
-    let pool = super::pools::get(db, principal, pool_id).await?;
+    let pool = crate::backend::pools::get(db, principal, pool_id).await?;
     let mut kinds: Vec<String> = pool.kinds.iter().map(|k| k.kind.clone()).collect();
     validate(&new, &kinds)?;
     if let Some(kind) = &new.kind {
@@ -70,7 +70,7 @@ pub async fn create(
     }
     let window = Window { start: new.start, end: new.end };
     let filter = BookingFilter { pool_id: Some(pool_id), from: Some(window.start), to: Some(window.end), mine: false };
-    let overlapping: Vec<_> = super::bookings::list(db, principal, &filter)
+    let overlapping: Vec<_> = crate::backend::bookings::list(db, principal, &filter)
         .await?
         .into_iter()
         .filter(|b| b.state.holds_capacity() && kinds.contains(&b.kind))
@@ -145,6 +145,7 @@ pub async fn delete(db: &PgPool, principal: &Principal, id: Uuid) -> ServiceResu
     let subject = Subject { target: &pool, tenant: None, pool: Some(pool_id) };
     audit::record(&mut tx, principal, "blackout.delete", subject, &reason).await?;
     tx.commit().await?;
-    super::waitlist::after_freeing(db, super::waitlist::Freed::Pool(pool_id)).await;
+    crate::backend::bookings::waitlist::after_freeing(db, crate::backend::bookings::waitlist::Freed::Pool(pool_id))
+        .await;
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! row), read by the booking page and written by the worker only when it
 //! changed.
 
-use super::error::ServiceResult;
+use crate::backend::error::ServiceResult;
 use crate::model::SessionStatus;
 use sqlx::types::Json;
 use sqlx::PgPool;
@@ -53,5 +53,5 @@ pub async fn save(db: &PgPool, id: Uuid, stored: &Stored) -> ServiceResult<()> {
 
 /// Why each of these bookings failed: the reason of its last change to `failed`.
 pub async fn failure_reasons(db: &PgPool, ids: &[Uuid]) -> ServiceResult<HashMap<Uuid, String>> {
-    super::bookings::events::last_reasons(db, ids, crate::model::BookingState::Failed).await
+    crate::backend::bookings::events::last_reasons(db, ids, crate::model::BookingState::Failed).await
 }

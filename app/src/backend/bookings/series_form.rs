@@ -2,10 +2,10 @@
 //! become a series request in the viewer's zone; its preview comes back in
 //! the viewer's words.
 
-use super::booking_form::{local_window, parse_time};
-use super::bookings::series;
-use super::calendar::zone;
-use super::error::ServiceResult;
+use crate::backend::bookings::form::{local_window, parse_time};
+use crate::backend::bookings::series;
+use crate::backend::calendar::zone;
+use crate::backend::error::ServiceResult;
 use crate::model::{BookedSeries, Mode, NewSeries, OccurrenceLine, Principal, Repeat, SeriesPreview, Window};
 use crate::rules::FieldError;
 use chrono::{DateTime, Duration, NaiveDate, Utc};

@@ -1,8 +1,8 @@
 //! Users and tenants: created by the command line or the seed, by OIDC
 //! logins (identified by issuer + subject), and managed by admins.
 
-use super::audit::Subject;
-use super::error::{ServiceError, ServiceResult};
+use crate::backend::audit::Subject;
+use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{Membership, MembershipSource, Principal, Role, UserSummary};
 use crate::rules::FieldError;
 use sqlx::PgPool;
@@ -260,7 +260,7 @@ pub async fn assign_tenant(
     .await?;
     let email = email.ok_or(ServiceError::NotFound("user"))?;
     let subject = Subject { target: &email, tenant: Some(tenant_id), pool: None };
-    super::audit::record(&mut tx, principal, "user.add_tenant", subject, slug).await?;
+    crate::backend::audit::record(&mut tx, principal, "user.add_tenant", subject, slug).await?;
     tx.commit().await?;
     summary(db, user_id).await
 }
@@ -288,7 +288,7 @@ pub async fn remove_tenant(
     .fetch_optional(&mut *tx)
     .await?;
     let subject = Subject { target: &user.email, tenant, pool: None };
-    super::audit::record(&mut tx, principal, "user.remove_tenant", subject, slug).await?;
+    crate::backend::audit::record(&mut tx, principal, "user.remove_tenant", subject, slug).await?;
     tx.commit().await?;
     summary(db, user_id).await
 }

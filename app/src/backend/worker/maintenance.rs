@@ -2,7 +2,7 @@
 //! and web sessions go, audit events older than the retention period go,
 //! and past months' bookings are rolled up for the reports.
 
-use super::error::ServiceResult;
+use crate::backend::error::ServiceResult;
 use sqlx::PgPool;
 
 /// Expired or revoked tokens stay listed on the tokens page this long, so
@@ -32,6 +32,6 @@ pub async fn sweep(db: &PgPool, audit_retention_days: i32) -> ServiceResult<Swep
         .execute(db)
         .await?
         .rows_affected();
-    let settled_months = super::reports::rollups::settle_due(db).await?;
+    let settled_months = crate::backend::reports::rollups::settle_due(db).await?;
     Ok(Swept { tokens, sessions, events, settled_months })
 }

@@ -2,8 +2,8 @@
 //! tenant, and the booked kind's per-unit grants beside the pool's other
 //! kinds. System-level (the worker acts for nobody), so no principal.
 
-use super::bookings::change::{change, settle, Change};
-use super::error::{ServiceError, ServiceResult};
+use crate::backend::bookings::change::{change, settle, Change};
+use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{Mode, Placement, PoolKind, Principal, Toleration};
 use crate::rules::state_machine::Action;
 use sqlx::PgPool;
@@ -23,7 +23,7 @@ pub async fn preview(
     renderer: &ManifestRenderer,
     booking_id: Uuid,
 ) -> ServiceResult<String> {
-    let booking = super::bookings::get(db, principal, booking_id).await?;
+    let booking = crate::backend::bookings::get(db, principal, booking_id).await?;
     if !booking.mine && !principal.is_admin() {
         return Err(ServiceError::Forbidden("only the booking's owner or an admin may see its manifests"));
     }
@@ -235,7 +235,7 @@ pub async fn pool_images(db: &PgPool) -> ServiceResult<Vec<String>> {
 /// and co-owners (not other teammates, not admins: the workspace is the
 /// holders' session), only while it is active. Not visible: 404.
 pub async fn openable(db: &PgPool, principal: &Principal, booking_id: Uuid) -> ServiceResult<BookingFacts> {
-    let booking = super::bookings::get(db, principal, booking_id).await?;
+    let booking = crate::backend::bookings::get(db, principal, booking_id).await?;
     if !booking.mine {
         return Err(ServiceError::Forbidden("only the booking's owner and co-owners may open its workspace"));
     }

@@ -89,7 +89,7 @@ async fn idle_sessions_expire_and_expired_rows_are_purged() {
         "target/site",
         Auth::new(AuthConfig::local(ORIGIN.parse().unwrap())).unwrap(),
     );
-    server::session_store(&state).delete_expired().await.unwrap();
+    server::login_store(&state).delete_expired().await.unwrap();
     assert_eq!(rows(portal.db.clone()).await, 0, "expired sessions are deleted");
 }
 

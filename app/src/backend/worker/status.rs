@@ -1,7 +1,7 @@
 //! The worker's own reports (one row per process, written after every pass)
 //! and the status page that reads them with the sessions' states.
 
-use super::error::{ServiceError, ServiceResult};
+use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{Principal, WorkerFailure, WorkerProcess, WorkerStatus};
 use sqlx::PgPool;
 use std::time::Duration;
@@ -109,7 +109,7 @@ pub async fn status(db: &PgPool, principal: &Principal) -> ServiceResult<WorkerS
     if !principal.is_admin() {
         return Err(ServiceError::Forbidden("only admins watch the worker"));
     }
-    let now = super::db_now(db).await?;
+    let now = crate::backend::db_now(db).await?;
     let processes: Vec<WorkerProcess> = sqlx::query_as(
         "SELECT name, simulated, started_at, heartbeat_at, leading_since, start_pass_at, start_pass_ms,
                 start_pass_error, repair_pass_at, repair_pass_ms, repair_pass_error, next_wake_at, sweep_at,

@@ -3,9 +3,9 @@
 //! (admission enforces both, see `bookings::quota`); members, managers and
 //! admins read a tenant's use against its quotas.
 
-use super::audit::{self, Subject};
-use super::bookings::quota::{tenant_usages, zone};
-use super::error::{ServiceError, ServiceResult};
+use crate::backend::audit::{self, Subject};
+use crate::backend::bookings::quota::{tenant_usages, zone};
+use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{NewTenant, Principal, QuotaEntry, QuotaUsage, Role, Tenant, TenantPatch, TenantUsage, Window};
 use crate::rules::capacity::{peak_usage, Usage};
 use crate::rules::quota::{iso_week_of, unit_minutes};
@@ -158,7 +158,7 @@ pub async fn replace_quotas(
     }
     tx.commit().await?;
     // A raised or removed limit may let waiting requests in.
-    super::waitlist::after_freeing(db, super::waitlist::Freed::Tenant(id)).await;
+    crate::backend::bookings::waitlist::after_freeing(db, crate::backend::bookings::waitlist::Freed::Tenant(id)).await;
     usage(db, principal, slug).await
 }
 
@@ -216,7 +216,7 @@ pub async fn usage(db: &PgPool, principal: &Principal, slug: &str) -> ServiceRes
     .bind(id)
     .fetch_all(&mut *conn)
     .await?;
-    let now = super::db_now(&mut *conn).await?;
+    let now = crate::backend::db_now(&mut *conn).await?;
     let mut quotas = Vec::with_capacity(rows.len());
     for row in rows {
         let tz = zone(&row.time_zone);
@@ -256,7 +256,7 @@ pub async fn page(db: &PgPool, principal: &Principal) -> ServiceResult<crate::mo
         let usage = usage(db, principal, &tenant.slug).await?;
         with_usage.push((tenant, usage));
     }
-    let targets = super::pools::list(db, principal)
+    let targets = crate::backend::pools::list(db, principal)
         .await?
         .into_iter()
         .flat_map(|p| {

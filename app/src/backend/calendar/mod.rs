@@ -2,8 +2,13 @@
 //! cut into the pool's slots, with free units per kind and slot, and the
 //! bookings the viewer may see.
 
-use super::error::{ServiceError, ServiceResult};
-use super::{bookings, db_now, pools};
+pub mod feed;
+pub mod find;
+pub mod overview;
+pub mod planning;
+
+use crate::backend::error::{ServiceError, ServiceResult};
+use crate::backend::{bookings, db_now, pools};
 use crate::model::{
     short_kind, Booking, BookingFilter, CalendarData, Cell, Day, KindLane, PoolChoice, PoolKind, Principal, Slot,
     Window,
@@ -119,7 +124,7 @@ pub async fn load(db: &PgPool, principal: &Principal, query: &CalendarQuery) -> 
         })
         .collect();
     let mut cells = cells(&day_list, &free, &pool.kinds, &bookings, step);
-    let blackouts = super::blackouts::list(db, principal, pool.id).await?;
+    let blackouts = crate::backend::pools::blackouts::list(db, principal, pool.id).await?;
     mark_blackouts(&mut cells, &day_list, &pool.kinds, &blackouts, step);
     Ok(CalendarData {
         pools: visible.iter().map(|p| PoolChoice { id: p.id, name: p.name.clone() }).collect(),
@@ -213,7 +218,7 @@ fn cells(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::backend::calendar::*;
 
     #[test]
     fn local_midnights_follow_the_zone_including_dst_days() {

@@ -2,7 +2,7 @@
 //! shared by API tokens and browser sessions, so both see the same roles and
 //! tenants.
 
-use super::error::ServiceResult;
+use crate::backend::error::ServiceResult;
 use crate::model::{Principal, Role, TenantRef};
 use sqlx::PgPool;
 use uuid::Uuid;

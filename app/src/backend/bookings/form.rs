@@ -2,9 +2,9 @@
 //! zone become UTC instants, and the booking service's refusals become an
 //! outcome the page can show (with the next free window for capacity).
 
-use super::bookings::{self, Admission};
-use super::calendar::zone;
-use super::error::{ServiceError, ServiceResult};
+use crate::backend::bookings::{self, Admission};
+use crate::backend::calendar::zone;
+use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{BookOutcome, BookingForm, Mode, NewBooking, Principal, Suggestion, Window};
 use crate::rules::FieldError;
 use chrono::{DateTime, NaiveDateTime, TimeZone, Utc};
@@ -99,7 +99,7 @@ fn refused(err: ServiceError, form: &BookingForm) -> BookOutcome {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::backend::bookings::form::*;
 
     #[test]
     fn local_times_are_read_in_the_viewers_zone() {

@@ -1,0 +1,9 @@
+//! Who is who: the identity a request carries, principals as services see
+//! them, users (and disabling one), tenants with their quotas, API tokens.
+
+pub mod disable;
+pub mod identity;
+pub mod principals;
+pub mod tenants;
+pub mod tokens;
+pub mod users;
