@@ -95,7 +95,8 @@ async fn slots(
     PathId(id): PathId,
     ApiQuery(q): ApiQuery<SlotsQuery>,
 ) -> ApiResult<Json<FoundSlots>> {
-    use app::backend::calendar::find::{default_span, slots, SlotQuery};
+    use app::backend::calendar::find::{default_span, slots};
+    use app::backend::calendar::planning::SlotRequest;
     let tz = q.tz.unwrap_or_else(|| "UTC".into());
     if tz.parse::<chrono_tz::Tz>().is_err() {
         return Err(app::backend::ServiceError::from(app::rules::FieldError::new(
@@ -105,13 +106,8 @@ async fn slots(
         .into());
     }
     let (earliest, latest_end) = default_span(&state.db, q.earliest, q.latest).await?;
-    let ask = SlotQuery {
-        kind: &q.kind,
-        quantity: q.quantity,
-        duration_minutes: q.duration_minutes,
-        earliest,
-        latest_end,
-        tz: &tz,
-    };
-    Ok(Json(slots(&state.db, &principal, id, ask).await?))
+    let duration = app::rules::window::duration_minutes("duration_minutes", q.duration_minutes)
+        .map_err(app::backend::ServiceError::from)?;
+    let ask = SlotRequest { kind: &q.kind, quantity: q.quantity, duration, earliest, latest_end };
+    Ok(Json(slots(&state.db, &principal, id, &ask, &tz).await?))
 }

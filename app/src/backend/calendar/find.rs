@@ -1,7 +1,7 @@
 //! "Find a slot": the earliest windows in a pool that fit a kind, quantity
-//! and duration between two instants. The page and the REST API
-//! (`GET /api/v1/pools/{id}/slots`) both answer from `slots`; the page adds
-//! its defaults and reads local times in the viewer's zone.
+//! and duration between two instants (`planning::find_windows`). The REST
+//! API (`GET /api/v1/pools/{id}/slots`) answers from `slots`, the page from
+//! `page`, which adds its defaults and reads local times in the viewer's zone.
 
 use crate::backend::bookings::form::{local_window, parse_time};
 use crate::backend::calendar::planning::{find_windows, SlotRequest};
@@ -12,22 +12,18 @@ use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 use uuid::Uuid;
 
-/// What a script asks for: instants, not local times.
-pub struct SlotQuery<'a> {
-    pub kind: &'a str,
-    pub quantity: i32,
-    pub duration_minutes: i64,
-    pub earliest: DateTime<Utc>,
-    pub latest_end: DateTime<Utc>,
-    /// The zone the answer's `when` texts are written in.
-    pub tz: &'a str,
-}
-
 /// The windows that fit, in a pool the principal may book (else 404).
-pub async fn slots(db: &PgPool, principal: &Principal, pool_id: Uuid, ask: SlotQuery<'_>) -> ServiceResult<FoundSlots> {
+/// `tz` is the zone the answer's `when` texts are written in.
+pub async fn slots(
+    db: &PgPool,
+    principal: &Principal,
+    pool_id: Uuid,
+    ask: &SlotRequest<'_>,
+    tz: &str,
+) -> ServiceResult<FoundSlots> {
     let pool = crate::backend::pools::get(db, principal, pool_id).await?;
     let now = crate::backend::db_now(db).await?;
-    windows_in(db, &pool, &ask, now).await
+    windows_in(db, &pool, ask, tz, now).await
 }
 
 /// The instants a script left out: from now (the database's), for a week.
@@ -43,23 +39,21 @@ pub async fn default_span(
     Ok((earliest, latest_end.unwrap_or(earliest + chrono::Duration::days(7))))
 }
 
-async fn windows_in(db: &PgPool, pool: &Pool, ask: &SlotQuery<'_>, now: DateTime<Utc>) -> ServiceResult<FoundSlots> {
-    let duration = crate::rules::window::duration_minutes("duration_minutes", ask.duration_minutes)?;
-    let request = SlotRequest {
-        kind: ask.kind,
-        quantity: ask.quantity,
-        duration,
-        earliest: ask.earliest,
-        latest_end: ask.latest_end,
-    };
-    let windows = find_windows(db, pool, &request, now).await?;
+async fn windows_in(
+    db: &PgPool,
+    pool: &Pool,
+    ask: &SlotRequest<'_>,
+    tz: &str,
+    now: DateTime<Utc>,
+) -> ServiceResult<FoundSlots> {
+    let windows = find_windows(db, pool, ask, now).await?;
     Ok(FoundSlots {
         pool_id: pool.id,
         pool_name: pool.name.clone(),
         kind: ask.kind.to_string(),
         quantity: ask.quantity,
-        tz: zone(ask.tz).name().to_string(),
-        windows: windows.into_iter().map(|window| Suggestion { window, when: local_window(window, ask.tz) }).collect(),
+        tz: zone(tz).name().to_string(),
+        windows: windows.into_iter().map(|window| Suggestion { window, when: local_window(window, tz) }).collect(),
     })
 }
 
@@ -83,16 +77,14 @@ pub async fn page(db: &PgPool, principal: &Principal, query: FindQuery) -> Servi
         .unwrap_or_else(|| (now + chrono::Duration::days(7)).with_timezone(&local).format(LOCAL_INPUT).to_string());
     let found = if asked {
         // Out of range outright (the form's own limits), not a refusal to show.
-        crate::rules::window::duration_minutes("duration_minutes", duration_minutes)?;
-        let ask = SlotQuery {
+        let ask = SlotRequest {
             kind: &kind,
             quantity,
-            duration_minutes,
+            duration: crate::rules::window::duration_minutes("duration_minutes", duration_minutes)?,
             earliest: parse_time("earliest", &earliest, &tz)?,
             latest_end: parse_time("latest", &latest, &tz)?,
-            tz: &tz,
         };
-        match windows_in(db, &chosen, &ask, now).await {
+        match windows_in(db, &chosen, &ask, &tz, now).await {
             Ok(found) => Some(Ok(found)),
             Err(err) if err.can_be_acted_on() => Some(Err(err.public_message())),
             Err(err) => return Err(err),
