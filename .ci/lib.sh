@@ -5,9 +5,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export PATH="$ROOT/end2end/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 
-# The variables cargo-leptos sets (see [[workspace.metadata.leptos]]). Every
-# cargo call exports the same values, so builds and tests share one cache.
-export LEPTOS_OUTPUT_NAME=berth LEPTOS_SITE_ROOT=target/site LEPTOS_SITE_PKG_DIR=pkg
+# The variables cargo-leptos sets (LEPTOS_OUTPUT_NAME, …) are in
+# .cargo/config.toml's [env], so plain cargo builds what the scripts build.
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 

@@ -360,3 +360,12 @@ async fn an_extension_in_an_approval_pool_waits_for_an_admin_while_holding_the_c
         .await;
     assert_eq!((status, at(&extended["end"])), (StatusCode::OK, slot(9)));
 }
+
+#[tokio::test]
+async fn refusals_count_in_the_right_number() {
+    let f = Fixture::new().await;
+    // The demo pool has one whole GPU: "the 1 unit", not "the 1 units".
+    let (status, err) = f.book(&f.ada, GPU, 2, slot(4), slot(8)).await;
+    assert_eq!((status, err["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("quantity")), "{err}");
+    assert!(err["message"].as_str().is_some_and(|m| m.ends_with("is more than the 1 unit this kind has")), "{err}");
+}

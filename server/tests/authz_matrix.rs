@@ -125,6 +125,7 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     (Send::Delete, "/api/v1/webhooks/{hook}", [401, 204, 404, 404, 404]),
     // Server fns
     (Send::Form(""), "/rpc/me", [200, 200, 200, 200, 200]),
+    (Send::Form(""), "/rpc/live", [401, 200, 200, 200, 200]),
     (Send::Form(""), "/rpc/settings/calendar_feed", [401, 200, 200, 200, 200]),
     (Send::Form(""), "/rpc/settings/calendar_feed/regenerate", [401, 200, 200, 200, 200]),
     (Send::Form(""), "/rpc/settings/notifications", [401, 200, 200, 200, 200]),

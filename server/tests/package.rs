@@ -74,7 +74,16 @@ async fn berth_serves_pages_from_the_packaged_files_on_a_read_only_root() {
     }
     let page = client.get(format!("{base}/")).send().await.unwrap();
     assert_eq!(page.status(), 200);
-    assert!(page.text().await.unwrap().contains("Berth"));
+    let html = page.text().await.unwrap();
+    assert!(html.contains("Berth"));
+    // Every asset the page names is there: a binary built by plain cargo
+    // once named `/pkg/berth_bg.wasm`, which no site has.
+    let named: Vec<&str> = html.split(['"', '\'']).filter(|part| part.starts_with("/pkg/")).collect();
+    assert!(named.contains(&"/pkg/berth.wasm"), "the page loads /pkg/berth.wasm: {named:?}");
+    for asset in named {
+        let response = client.get(format!("{base}{asset}")).send().await.unwrap();
+        assert_eq!(response.status(), 200, "{asset}, named by the page, from the packaged site root");
+    }
     for asset in ["/pkg/berth.css", "/pkg/berth.js", "/pkg/berth.wasm"] {
         let response = client.get(format!("{base}{asset}")).send().await.unwrap();
         assert_eq!(response.status(), 200, "{asset} from the packaged site root");

@@ -74,3 +74,9 @@ impl FieldError {
         Self { field: field.into(), reason: reason.into() }
     }
 }
+
+/// "1 unit", "2 units": a count with its noun in the right number.
+pub fn counted(n: impl Into<i64>, one: &str, many: &str) -> String {
+    let n = n.into();
+    format!("{n} {}", if n == 1 { one } else { many })
+}

@@ -45,7 +45,8 @@ pub async fn decide(
 #[component]
 pub fn ApprovalsPage() -> impl IntoView {
     let decide = ServerAction::<Decide>::new();
-    let queue = Resource::new(move || decide.version().get(), |_| load_approvals());
+    let live = super::shared().live;
+    let queue = Resource::new(move || (decide.version().get(), live.get()), |_| load_approvals());
     let query = leptos_router::hooks::use_query_map();
     // Without JavaScript the outcome comes back in the query (see `decide`).
     let posted = move || {

@@ -46,8 +46,14 @@ pub async fn create_blackout(
     };
     crate::rpc::act(result, |created| match (created.overlapping.len(), created.canceled) {
         (0, _) => "Maintenance window scheduled.".to_string(),
-        (n, true) => format!("Maintenance window scheduled; {n} overlapping bookings canceled."),
-        (n, false) => format!("Maintenance window scheduled; {n} overlapping bookings kept."),
+        (n, true) => format!(
+            "Maintenance window scheduled; {} canceled.",
+            crate::model::counted(n as i64, "overlapping booking", "overlapping bookings")
+        ),
+        (n, false) => format!(
+            "Maintenance window scheduled; {} kept.",
+            crate::model::counted(n as i64, "overlapping booking", "overlapping bookings")
+        ),
     })
 }
 

@@ -75,7 +75,7 @@ fn FindView(data: FindPage, book: ServerAction<Book>, banner: Option<Banner>) ->
             <label>"Kind"
                 <select name="kind" id="find-kind">
                     {pool.kinds.iter().map(|k| view! {
-                        <option value=k.kind.clone() selected=k.kind == data.kind>{format!("{} ({} units)", short_kind(&k.kind), k.capacity)}</option>
+                        <option value=k.kind.clone() selected=k.kind == data.kind>{format!("{} ({})", short_kind(&k.kind), crate::model::counted(k.capacity, "unit", "units"))}</option>
                     }).collect_view()}
                 </select>
             </label>

@@ -1,4 +1,4 @@
-//! The exact objects the worker applies for a booking, as YAML, so owners and
+//! The exact objects the worker applies for a booking, as JSON, so owners and
 //! admins can audit a session's isolation before (and while) it runs.
 
 use crate::rpc::RpcError;
@@ -16,7 +16,7 @@ pub async fn booking_manifests(id: Uuid) -> Result<String, RpcError> {
 pub fn ManifestsPage() -> impl IntoView {
     let params = use_params_map();
     let id = move || params.with(|p| p.get("id").and_then(|id| id.parse::<Uuid>().ok()));
-    let yaml = Resource::new(id, |id| async move {
+    let listing = Resource::new(id, |id| async move {
         match id {
             Some(id) => booking_manifests(id).await,
             None => Err(RpcError::refused("booking not found")),
@@ -24,10 +24,14 @@ pub fn ManifestsPage() -> impl IntoView {
     });
     view! {
         <section class="page-head"><h1>"What the worker applies"</h1><a class="button secondary" href="/bookings">"My bookings"</a></section>
-        <p class="muted">"One namespace per booking, created when the window opens and deleted when it ends. The access token is generated then and never shown here."</p>
+        <p class="muted">"One namespace per booking, created when the window opens and deleted when it ends. The access token is generated then and never shown here. "
+            "The objects are shown as JSON, exactly as the worker sends them to the API server."</p>
+        <p class="muted" id="quota-note">"The ResourceQuota counts what the cluster hands out: with time-slicing each physical unit "
+            "is advertised as several replicas, so a booked unit of a kind with 2 time-slice replicas per unit reads as "
+            <code>"2"</code> " there. Every other GPU kind is set to " <code>"0"</code> ", so a session can never take a kind it did not book."</p>
         <Suspense fallback=|| view! { <p class="loading">"Rendering…"</p> }>
             // The listing scrolls sideways: focusable, so a keyboard can scroll it.
-            {move || yaml.get().map(|result| match result {
+            {move || listing.get().map(|result| match result {
                 Ok(text) => view! { <pre class="manifests" id="manifests" tabindex="0" role="region" aria-label="Manifests">{text}</pre> }.into_any(),
                 Err(err) => view! { <p class="error" role="alert">"Could not render: " {err.to_string()}</p> }.into_any(),
             })}

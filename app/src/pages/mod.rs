@@ -9,6 +9,7 @@ mod dashboard;
 mod find;
 mod home;
 mod idle_policy;
+mod live;
 mod manifests;
 mod my_bookings;
 mod notice;
@@ -58,6 +59,9 @@ pub struct Shared {
     /// The browser's time zone once hydration has learnt it ("" before: the
     /// server then uses the `berth_tz` cookie an earlier visit left, else UTC).
     pub zone: RwSignal<String>,
+    /// Moves on whenever something the viewer's pages show has changed
+    /// (`live::poll`); pages whose data should stay live depend on it.
+    pub live: RwSignal<u64>,
 }
 
 /// The one way a page reads what the app shares.
@@ -98,14 +102,27 @@ pub fn App() -> impl IntoView {
     provide_meta_context();
     let me: Me = Resource::new(|| (), |_| current_user());
     let zone = RwSignal::new(String::new());
-    let pending_approvals = Resource::new(|| (), |_| approvals::count_approvals());
-    provide_context(Shared { me, pending_approvals, zone });
+    let live = RwSignal::new(0u64);
+    let pending_approvals = Resource::new(move || live.get(), |_| approvals::count_approvals());
+    provide_context(Shared { me, pending_approvals, zone, live });
     // Effects run only in the browser, so this flips once the WASM has hydrated
     // the page; end-to-end tests wait for it before they click.
     let (hydrated, set_hydrated) = signal(false);
     Effect::new(move |_| {
         set_hydrated.set(true);
         learn_zone(zone);
+    });
+    // Pages stay live for whoever is signed in (started once, in the browser).
+    Effect::new(move |started: Option<bool>| {
+        if started == Some(true) {
+            return true;
+        }
+        let signed_in = me.get().and_then(|r| r.ok()).flatten().is_some();
+        #[cfg(feature = "hydrate")]
+        if signed_in {
+            live::poll(live);
+        }
+        signed_in
     });
     view! {
         <Stylesheet id="leptos" href="/pkg/berth.css"/>

@@ -76,7 +76,8 @@ pub fn MyBookingsPage() -> impl IntoView {
         (cancel.version().get(), end.version().get(), extend.version().get(), leave.version().get(), sharing)
     };
     let tz = move || super::viewer_zone(&query);
-    let data = Resource::new(move || (versions(), tz()), |(_, tz)| load_my_bookings(tz));
+    let live = super::shared().live;
+    let data = Resource::new(move || (versions(), live.get(), tz()), |(_, _, tz)| load_my_bookings(tz));
     // The newest answer of any of the actions, in the order they came.
     let last = RwSignal::new(None::<ActionNotice>);
     let answers = [cancel.value(), end.value(), extend.value(), leave.value(), share.add.value(), share.remove.value()];
@@ -94,6 +95,7 @@ pub fn MyBookingsPage() -> impl IntoView {
             })
         })
     };
+    let ready = announce_ready(data);
     let actions = Actions { cancel, end, extend, leave, share, cancel_series };
     provide_context(super::QuotaUse::tracking(move || cancel.version().get() + end.version().get()));
     view! {
@@ -105,6 +107,7 @@ pub fn MyBookingsPage() -> impl IntoView {
         {move || notice().map(|n| view! {
             <div class=if n.ok { "outcome ok" } else { "outcome refused" } role="status" id="notice">{n.message}</div>
         })}
+        {move || ready.get().map(|message| view! { <div class="outcome ok" role="status" id="ready-notice">{message}</div> })}
         <super::QuotaSummary/>
         <Transition fallback=|| view! { <p class="loading">"Loading your bookings…"</p> }>
             {move || data.get().map(|result| match result {
@@ -113,6 +116,33 @@ pub fn MyBookingsPage() -> impl IntoView {
             })}
         </Transition>
     }
+}
+
+/// "Your workspace on lab-h100 is ready", once a live booking's workspace
+/// becomes ready while the page is open (as a spawn page says so), not for
+/// what was ready when the page loaded.
+fn announce_ready(data: Resource<Result<MyBookings, RpcError>>) -> RwSignal<Option<String>> {
+    let message = RwSignal::new(None::<String>);
+    let seen = StoredValue::new(None::<Vec<Uuid>>);
+    Effect::new(move |_| {
+        let Some(Ok(page)) = data.get() else { return };
+        let ready: Vec<&BookingCard> = page
+            .live
+            .iter()
+            .filter(|card| card.booking.state == BookingState::Active)
+            .filter(|card| card.session.as_ref().is_some_and(|s| s.workspace_url.is_some()))
+            .collect();
+        let newly = seen.with_value(|seen| {
+            seen.as_ref().and_then(|seen| ready.iter().find(|card| !seen.contains(&card.booking.id)).copied())
+        });
+        if let Some(card) = newly {
+            let simulated = if page.simulated { " (simulated: no workspace runs)" } else { "" };
+            message
+                .set(Some(format!("Your workspace on {} is ready{simulated}: open it from its card.", card.pool_name)));
+        }
+        seen.set_value(Some(ready.iter().map(|card| card.booking.id).collect()));
+    });
+    message
 }
 
 #[derive(Clone, Copy)]
@@ -158,7 +188,7 @@ fn Sections(page: MyBookings, actions: Actions) -> impl IntoView {
         {section("Live now", "live", page.live, "Nothing running right now.")}
         {section("Upcoming", "upcoming", page.upcoming, "Nothing booked ahead. Pick a window on the calendar.")}
         <super::waitlist::WaitlistSection lines=page.waitlist leave=actions.leave/>
-        {section("Past 30 days", "past", page.past, "No bookings in the last 30 days.")}
+        {section("Ended, canceled or rejected (30 days)", "past", page.past, "No bookings ended, canceled or rejected in the last 30 days.")}
     }
 }
 
@@ -197,6 +227,9 @@ fn Card(
         (_, true) => "The provisioning worker prepares your isolated workspace for this window:",
         (BookingState::Approved, false) => "When the window starts, Berth prepares an isolated namespace with your workspace; its link appears here.",
         (BookingState::Failed, _) => "The workspace could not be set up; its namespace has been removed.",
+        (BookingState::Rejected, _) => "Rejected: no workspace is prepared for this window.",
+        // Only what has not started is canceled (what runs is ended).
+        (BookingState::Canceled, _) => "Canceled before its window started: no workspace was prepared.",
         _ => "The workspace of this booking has been torn down.",
     };
     let steps = session.map(|s| {

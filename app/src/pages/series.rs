@@ -71,7 +71,13 @@ pub async fn book_series(
     let (principal, ctx) = crate::rpc::ctx()?;
     let form = SeriesForm { pool, quantity, mode, date, from, to, repeat, weekdays, until, tz };
     let booked = book(&ctx.db, &principal, &form, &occurrences).await;
-    crate::rpc::act(booked, |series| format!("Booked {} occurrences: {}.", series.bookings.len(), series.rule))
+    crate::rpc::act(booked, |series| {
+        format!(
+            "Booked {}: {}.",
+            crate::model::counted(series.bookings.len() as i64, "occurrence", "occurrences"),
+            series.rule
+        )
+    })
 }
 
 #[server(prefix = "/rpc", endpoint = "series/cancel_rest", output = crate::codec::JsonText)]
@@ -82,7 +88,10 @@ pub async fn cancel_rest_of_series(
     let (principal, ctx) = crate::rpc::ctx()?;
     let canceled = crate::backend::bookings::series::cancel_rest(&ctx.db, &principal, id, Some(from)).await;
     crate::rpc::act(canceled, |gone| {
-        format!("Canceled {} occurrences of the series; the capacity is free again.", gone.len())
+        format!(
+            "Canceled {} of the series; the capacity is free again.",
+            crate::model::counted(gone.len() as i64, "occurrence", "occurrences")
+        )
     })
 }
 

@@ -88,7 +88,7 @@ pub fn TenantsPage() -> impl IntoView {
         </p>
         {failure}
         <ActionForm action=create attr:class="inline-form" attr:id="new-tenant">
-            <label>"Slug " <input name="slug" required maxlength="40" pattern="[a-z0-9]([a-z0-9-]*[a-z0-9])?"/></label>
+            <label>"Slug " <input name="slug" required maxlength="40" pattern="[a-z0-9]([a-z0-9\\-]*[a-z0-9])?"/></label>
             <label>"Name " <input name="name" required maxlength="100"/></label>
             <button class="button" type="submit">"Create tenant"</button>
         </ActionForm>
@@ -199,7 +199,7 @@ pub fn QuotaSummary(#[prop(optional)] pool: Option<String>) -> impl IntoView {
                         <h2 id="quota-title">{title}</h2>
                         <ul id="quota-list">
                             {rows.into_iter().map(|(slug, q)| {
-                                let units = q.max_units.map(|m| format!("{} of {m} units now", q.units_now));
+                                let units = q.max_units.map(|m| format!("{} of {} now", q.units_now, crate::model::counted(m, "unit", "units")));
                                 let hours = q.gpu_hours_per_week.map(|h| format!("{} of {h} GPU-hours this week", q.hours_this_week));
                                 let text = [units, hours].into_iter().flatten().collect::<Vec<_>>().join(" · ");
                                 view! { <li><code>{slug}</code> " · " {q.pool} " " {crate::model::short_kind(&q.kind)} ": " {text}</li> }

@@ -3,7 +3,7 @@
 //! outcome in the query so the page can show it; with JavaScript the
 //! outcome is the server fn's return value.
 
-use crate::model::BookOutcome;
+use crate::model::{BookOutcome, BookingForm};
 use leptos::prelude::*;
 
 /// The page a plain (script-less) form post came from, as path and query.
@@ -25,21 +25,39 @@ pub fn referer() -> Option<String> {
 }
 
 /// Sends a script-less booking post back to its page with the outcome.
-pub fn send_back_outcome(outcome: &BookOutcome) {
+/// Whatever the outcome, the form comes back with what was typed in it.
+pub fn send_back_outcome(outcome: &BookOutcome, form: &BookingForm) {
     if let Some(back) = referer() {
-        redirect_with(&back, &outcome_query(outcome));
+        redirect_with(&back, &outcome_query(outcome, form));
     }
 }
 
-fn outcome_query(outcome: &BookOutcome) -> Vec<(&'static str, String)> {
+fn outcome_query(outcome: &BookOutcome, typed: &BookingForm) -> Vec<(&'static str, String)> {
+    let kept = || {
+        [
+            ("kind", typed.kind.clone()),
+            ("quantity", typed.quantity.to_string()),
+            ("start", typed.start.clone()),
+            ("end", typed.end.clone()),
+        ]
+    };
     match outcome {
-        BookOutcome::Booked { booking, when } => vec![
-            ("booked", booking.id.to_string()),
-            ("booked_when", when.clone()),
-            ("booked_state", booking.state.as_str().to_string()),
-        ],
+        BookOutcome::Booked { booking, when } => {
+            let mut query = vec![
+                ("booked", booking.id.to_string()),
+                ("booked_when", when.clone()),
+                ("booked_state", booking.state.as_str().to_string()),
+            ];
+            query.extend(kept());
+            query
+        }
         BookOutcome::Waitlisted { entry, when } => {
-            vec![("waitlisted", when.clone()), ("waitlisted_position", entry.position.unwrap_or_default().to_string())]
+            let mut query = vec![
+                ("waitlisted", when.clone()),
+                ("waitlisted_position", entry.position.unwrap_or_default().to_string()),
+            ];
+            query.extend(kept());
+            query
         }
         BookOutcome::Refused { field, message, suggestion, form, can_wait } => {
             let mut query = vec![

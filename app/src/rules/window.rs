@@ -33,7 +33,10 @@ fn check_quantity(quantity: i32, capacity: i32) -> Result<(), FieldError> {
         return Err(FieldError::new("quantity", "must be at least 1"));
     }
     if quantity > capacity {
-        return Err(FieldError::new("quantity", format!("is more than the {capacity} units this kind has")));
+        return Err(FieldError::new(
+            "quantity",
+            format!("is more than the {} this kind has", crate::model::counted(capacity, "unit", "units")),
+        ));
     }
     Ok(())
 }

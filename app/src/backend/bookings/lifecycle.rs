@@ -26,7 +26,9 @@ async fn locked_row(
     Ok(row)
 }
 
-async fn act(
+/// The principal's action on one booking they may act on, through the one
+/// writer (`change`), and the freed capacity offered to the waitlist.
+async fn change_as(
     db: &sqlx::PgPool,
     principal: &Principal,
     id: Uuid,
@@ -45,7 +47,7 @@ async fn act(
 
 /// Withdraws a booking that has not become active; its capacity is free at once.
 pub async fn cancel(db: &sqlx::PgPool, principal: &Principal, id: Uuid, reason: &str) -> ServiceResult<Booking> {
-    act(db, principal, id, Need::OwnerOrAdmin, Action::Cancel, reason).await
+    change_as(db, principal, id, Need::OwnerOrAdmin, Action::Cancel, reason).await
 }
 
 /// Approves a pending booking; for an extension request, grants the extension.
@@ -54,7 +56,7 @@ pub async fn approve(db: &sqlx::PgPool, principal: &Principal, id: Uuid, comment
     peek.authorize(principal, Need::Admin)?;
     match peek.extends_id {
         Some(extended) => crate::backend::bookings::extension::grant(db, principal, peek, extended, comment).await,
-        None => act(db, principal, id, Need::Admin, Action::Approve, comment).await,
+        None => change_as(db, principal, id, Need::Admin, Action::Approve, comment).await,
     }
 }
 
@@ -69,7 +71,7 @@ pub async fn reject(db: &sqlx::PgPool, principal: &Principal, id: Uuid, comment:
     if comment.chars().count() > 1000 {
         return Err(crate::rules::FieldError::new("comment", "at most 1000 characters").into());
     }
-    act(db, principal, id, Need::Admin, Action::Reject, comment).await
+    change_as(db, principal, id, Need::Admin, Action::Reject, comment).await
 }
 
 /// Ends a running booking now: its window is cut at the database's "now" and

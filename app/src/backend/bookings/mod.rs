@@ -10,6 +10,7 @@ pub mod events;
 pub mod extension;
 pub mod form;
 mod lifecycle;
+pub mod live;
 pub mod locks;
 pub mod mine;
 mod query;

@@ -399,7 +399,10 @@ pub async fn delete(db: &PgPool, principal: &Principal, id: Uuid) -> ServiceResu
         return Err(ServiceError::Conflict {
             code: "pool_has_bookings",
             field: None,
-            reason: format!("{name} has {booked} bookings in its history; retire it instead"),
+            reason: format!(
+                "{name} has {} in its history; retire it instead",
+                crate::model::counted(booked, "booking", "bookings")
+            ),
         });
     }
     sqlx::query("DELETE FROM pool WHERE id = $1").bind(id).execute(&mut *tx).await?;

@@ -38,6 +38,6 @@ pub async fn book(
     let (principal, ctx) = crate::rpc::ctx()?;
     let form = BookingForm { pool_id, kind, quantity, start, end, tz, mode, image, note, waitlist };
     let outcome = book(&ctx.admissions, &principal, &form).await?;
-    crate::rpc::no_script::send_back_outcome(&outcome);
+    crate::rpc::no_script::send_back_outcome(&outcome, &form);
     Ok(outcome)
 }

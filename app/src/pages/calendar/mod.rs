@@ -17,7 +17,7 @@ use leptos::prelude::*;
 use leptos_router::components::Form;
 use leptos_router::hooks::use_query_map;
 use outcome::{Banner, OutcomeBanner};
-use panel::{BookingPanel, Prefill};
+use panel::{BookingPanel, Prefill, Typed};
 use selection::Selection;
 use std::sync::Arc;
 
@@ -34,6 +34,9 @@ pub fn CalendarPage() -> impl IntoView {
             )
         })
     };
+    // Created with the page, outside the calendar's data: what was typed
+    // survives a booking's reload (and a script-less post's redirect).
+    let typed = Typed::new(&query.with_untracked(Prefill::from_query));
     let calendar = Resource::new(
         move || (params(), super::viewer_zone(&query), book.version().get()),
         |((pool, date, days), tz, _)| load_calendar(pool, date, days, tz),
@@ -46,7 +49,7 @@ pub fn CalendarPage() -> impl IntoView {
     view! {
         <Transition fallback=|| view! { <p class="loading">"Loading the calendar…"</p> }>
             {move || calendar.get().map(|result| match result {
-                Ok(data) => view! { <CalendarView data=Arc::new(data) book banner=banner()/> }.into_any(),
+                Ok(data) => view! { <CalendarView data=Arc::new(data) book banner=banner() typed/> }.into_any(),
                 Err(err) => view! { <p class="error" role="alert">"Could not load the calendar: " {err.to_string()}</p> }.into_any(),
             })}
         </Transition>
@@ -54,7 +57,12 @@ pub fn CalendarPage() -> impl IntoView {
 }
 
 #[component]
-fn CalendarView(data: Arc<CalendarData>, book: ServerAction<Book>, banner: Option<Banner>) -> impl IntoView {
+fn CalendarView(
+    data: Arc<CalendarData>,
+    book: ServerAction<Book>,
+    banner: Option<Banner>,
+    typed: Typed,
+) -> impl IntoView {
     let selection = RwSignal::new(None::<Selection>);
     let on_choose = Callback::new(move |_s: Selection| {
         #[cfg(feature = "hydrate")]
@@ -70,6 +78,8 @@ fn CalendarView(data: Arc<CalendarData>, book: ServerAction<Book>, banner: Optio
         Some(Banner::Refused { form, .. }) => Prefill {
             kind: Some(form.kind.clone()),
             quantity: Some(form.quantity),
+            start: Some(form.start.clone()),
+            end: Some(form.end.clone()),
             mode: Some(form.mode.clone()),
             image: Some(form.image.clone()),
             note: Some(form.note.clone()),
@@ -121,7 +131,7 @@ fn CalendarView(data: Arc<CalendarData>, book: ServerAction<Book>, banner: Optio
         <Legend/>
         <div class="calendar-layout">
             <Grid data=data.clone() selection on_choose/>
-            <BookingPanel data=data.clone() selection action=book prefill/>
+            <BookingPanel data=data.clone() selection action=book prefill typed/>
         </div>
     }
 }

@@ -8,15 +8,56 @@ use crate::model::CalendarData;
 use leptos::prelude::*;
 use std::sync::Arc;
 
-/// What the panel starts with when no selection fills it (e.g. a refused
-/// booking's values echoed back to a page without JavaScript).
+/// What the panel starts with when no selection fills it: the values a
+/// script-less post came back with (every outcome echoes the form).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Prefill {
     pub kind: Option<String>,
     pub quantity: Option<i32>,
+    pub start: Option<String>,
+    pub end: Option<String>,
     pub mode: Option<String>,
     pub image: Option<String>,
     pub note: Option<String>,
+}
+
+impl Prefill {
+    pub fn from_query(query: &leptos_router::params::ParamsMap) -> Self {
+        let text = |key: &str| query.get(key).filter(|v| !v.is_empty());
+        // Only what a datetime-local input holds ("2026-11-26T09:00"); a
+        // window booked from a suggestion comes back as an instant.
+        let local = |key: &str| text(key).filter(|v| v.len() == 16 && v.as_bytes()[10] == b'T');
+        Prefill {
+            kind: text("kind"),
+            quantity: text("quantity").and_then(|q| q.parse().ok()),
+            start: local("start"),
+            end: local("end"),
+            mode: text("mode"),
+            image: text("image"),
+            note: text("note"),
+        }
+    }
+}
+
+/// What the form holds. The page keeps it, not the panel, so that what was
+/// typed survives the calendar's reload after a booking or a refusal.
+#[derive(Clone, Copy)]
+pub struct Typed {
+    kind: RwSignal<String>,
+    quantity: RwSignal<i32>,
+    start: RwSignal<String>,
+    end: RwSignal<String>,
+}
+
+impl Typed {
+    pub fn new(prefill: &Prefill) -> Self {
+        Typed {
+            kind: RwSignal::new(prefill.kind.clone().unwrap_or_default()),
+            quantity: RwSignal::new(prefill.quantity.unwrap_or(1)),
+            start: RwSignal::new(prefill.start.clone().unwrap_or_default()),
+            end: RwSignal::new(prefill.end.clone().unwrap_or_default()),
+        }
+    }
 }
 
 #[component]
@@ -25,18 +66,22 @@ pub fn BookingPanel(
     selection: RwSignal<Option<Selection>>,
     action: ServerAction<Book>,
     prefill: Prefill,
+    typed: Typed,
 ) -> impl IntoView {
-    let first_slot = data
-        .days
-        .iter()
-        .find_map(|d| d.slots.iter().position(|s| s.bookable).map(|i| (d.local_start(i), d.local_end(i))));
-    let kind = RwSignal::new(
-        prefill.kind.clone().unwrap_or_else(|| data.kinds.first().map(|k| k.kind.clone()).unwrap_or_default()),
-    );
-    let (first_start, first_end) = first_slot.unwrap_or_default();
-    let start = RwSignal::new(first_start);
-    let end = RwSignal::new(first_end);
-    let quantity = RwSignal::new(prefill.quantity.unwrap_or(1));
+    let Typed { kind, quantity, start, end } = typed;
+    // Defaults only where nothing was typed (or a kind this pool lacks).
+    if !data.kinds.iter().any(|k| k.kind == kind.get_untracked()) {
+        kind.set(data.kinds.first().map(|k| k.kind.clone()).unwrap_or_default());
+    }
+    if start.get_untracked().is_empty() || end.get_untracked().is_empty() {
+        let first_slot = data
+            .days
+            .iter()
+            .find_map(|d| d.slots.iter().position(|s| s.bookable).map(|i| (d.local_start(i), d.local_end(i))));
+        let (first_start, first_end) = first_slot.unwrap_or_default();
+        start.set(first_start);
+        end.set(first_end);
+    }
     // A new selection fills the form; the quantity falls to what is free.
     let fill_data = data.clone();
     Effect::new(move |_| {
@@ -81,7 +126,7 @@ pub fn BookingPanel(
                     <select name="kind" id="book-kind" prop:value=move || kind.get() on:change=move |ev| kind.set(event_target_value(&ev))>
                         {data.kinds.iter().map(|k| {
                             let value = k.kind.clone();
-                            let selected = prefill.kind.as_deref().unwrap_or(data.kinds[0].kind.as_str()) == value;
+                            let selected = kind.get_untracked() == value;
                             view! { <option value=value.clone() selected=selected>{format!("{} ({})", k.short, k.kind)}</option> }
                         }).collect_view()}
                     </select>

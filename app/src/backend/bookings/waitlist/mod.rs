@@ -22,7 +22,7 @@ use uuid::Uuid;
 
 /// A waiting entry as the request it stands for, with its requester as they are now.
 #[derive(sqlx::FromRow)]
-struct Waiting {
+struct WaitingEntry {
     id: Uuid,
     user_id: Uuid,
     email: String,
@@ -40,7 +40,7 @@ struct Waiting {
     eligible: bool,
 }
 
-impl Waiting {
+impl WaitingEntry {
     fn request(&self, pool_id: Uuid, kind: &str) -> Request {
         let tenant = TenantRef { id: self.tenant_id, slug: self.slug.clone() };
         Request {
@@ -75,7 +75,7 @@ fn keeps_waiting(err: &ServiceError) -> bool {
 /// expires or closes those that never can. Returns the bookings made.
 pub async fn promote(db: &PgPool, pool_id: Uuid, kind: &str) -> ServiceResult<Vec<Uuid>> {
     let mut tx = begin_locked(db, pool_id, kind).await?;
-    let entries: Vec<Waiting> = sqlx::query_as(
+    let entries: Vec<WaitingEntry> = sqlx::query_as(
         "SELECT e.id, e.user_id, u.email, u.name, u.role, e.tenant_id, t.slug, e.quantity, e.mode, e.image, e.note,
                 e.starts_at, e.ends_at,
                 u.disabled_at IS NULL

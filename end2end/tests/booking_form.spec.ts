@@ -1,0 +1,44 @@
+import { test, expect, Page } from '@playwright/test';
+import { signIn } from './login';
+
+// The booking form keeps what was typed after a booking and after a
+// refusal, with and without JavaScript (it used to snap back to the first
+// free slot of the view and to the first kind).
+
+const day = (ahead: number) => new Date(Date.now() + ahead * 86_400_000).toISOString().slice(0, 10);
+
+async function fields(page: Page) {
+  return {
+    kind: await page.locator('#book-kind').inputValue(),
+    start: await page.locator('#book-start').inputValue(),
+    end: await page.locator('#book-end').inputValue(),
+  };
+}
+
+for (const js of [true, false]) {
+  test(`the booking form keeps what was typed ${js ? 'hydrated' : 'without JavaScript'}`, async ({ browser }) => {
+    const page = await (await browser.newContext({ javaScriptEnabled: js })).newPage();
+    await signIn(page, 'ada', js);
+    const pools = await (await page.request.get('/api/v1/pools')).json();
+    const lab = pools.find((p: { name: string }) => p.name === 'lab-h100').id;
+    const date = day(js ? 12 : 13);
+    await page.goto(`/calendar?pool=${lab}&date=${date}&view=day&tz=UTC`);
+    if (js) await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
+    const mig = 'nvidia.com/mig-1g.24gb';
+    await page.selectOption('#book-kind', mig);
+    await page.selectOption('#book-quantity', '1');
+    await page.fill('#book-start', `${date}T10:00`);
+    await page.fill('#book-end', `${date}T11:00`);
+    await page.click('#book-submit');
+    await expect(page.locator('#outcome')).toContainText('Booked');
+    expect(await fields(page)).toEqual({ kind: mig, start: `${date}T10:00`, end: `${date}T11:00` });
+
+    // Refused (the end before the start): the form still holds it, to correct.
+    await page.fill('#book-start', `${date}T12:00`);
+    await page.fill('#book-end', `${date}T11:30`);
+    await page.click('#book-submit');
+    await expect(page.locator('#outcome.refused')).toBeVisible();
+    expect(await fields(page)).toEqual({ kind: mig, start: `${date}T12:00`, end: `${date}T11:30` });
+    await page.context().close();
+  });
+}

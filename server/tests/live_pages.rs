@@ -1,0 +1,98 @@
+//! What open pages poll (`/rpc/live`): the stamp moves when something the
+//! viewer's pages show changes — their bookings' states, another person's
+//! decision on them, the requests awaiting an admin — and not when another
+//! tenant books, so a quiet page refetches nothing and learns nothing of
+//! other people's bookings.
+
+mod common;
+
+use axum::body::Body;
+use axum::http::{header, Method, Request, StatusCode};
+use common::{raw, slot, Fixture, MIG};
+use serde_json::json;
+
+async fn stamp(f: &Fixture, token: &str) -> String {
+    let request = Request::post("/rpc/live")
+        .header(header::AUTHORIZATION, format!("Bearer {token}"))
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .body(Body::empty())
+        .unwrap();
+    let (status, body) = raw(&f.app, request).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body.as_str().unwrap_or_else(|| panic!("a stamp is a string: {body}")).to_string()
+}
+
+#[tokio::test]
+async fn the_stamp_moves_with_the_viewers_bookings_and_not_with_other_tenants() {
+    let f = Fixture::new().await;
+    let (ada, bob, admin) = (stamp(&f, &f.ada).await, stamp(&f, &f.bob).await, stamp(&f, &f.admin).await);
+    assert_eq!(stamp(&f, &f.ada).await, ada, "nothing changed, nothing moves");
+
+    let (status, booked) = f.book(&f.ada, MIG, 1, slot(8), slot(12)).await;
+    assert_eq!(status, StatusCode::CREATED, "{booked}");
+    let ada_after_booking = stamp(&f, &f.ada).await;
+    assert_ne!(ada_after_booking, ada, "her own booking moves her stamp");
+    assert_eq!(stamp(&f, &f.bob).await, bob, "another tenant's booking does not move bob's");
+
+    let id = booked["id"].as_str().unwrap();
+    let (status, _) =
+        f.call(Method::POST, &format!("/api/v1/bookings/{id}/cancel"), Some(&f.admin), Some(json!({}))).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_ne!(stamp(&f, &f.ada).await, ada_after_booking, "an admin's cancel of her booking moves it");
+
+    // A pool that needs approval: a request moves the admins' stamp (their badge).
+    let (status, pool) = f
+        .call(
+            Method::POST,
+            "/api/v1/pools",
+            Some(&f.admin),
+            Some(json!({"name": "approve-me", "requires_approval": true, "kinds": [{"kind": "nvidia.com/gpu", "capacity": 1}]})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{pool}");
+    let admin_before = stamp(&f, &f.admin).await;
+    assert_eq!(admin_before, admin, "ada's own booking is not on the admin's pages that follow changes");
+    let body = json!({"pool_id": pool["id"], "kind": "nvidia.com/gpu", "quantity": 1, "start": slot(20), "end": slot(24), "mode": "interactive"});
+    let (status, pending) = f.call(Method::POST, "/api/v1/bookings", Some(&f.bob), Some(body)).await;
+    assert_eq!((status, pending["state"].as_str()), (StatusCode::CREATED, Some("pending")), "{pending}");
+    assert_ne!(stamp(&f, &f.admin).await, admin_before, "a request awaiting a decision moves the admins' stamp");
+}
+
+#[tokio::test]
+async fn visitors_get_no_stamp() {
+    let f = Fixture::new().await;
+    let request = Request::post("/rpc/live")
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .body(Body::empty())
+        .unwrap();
+    assert_eq!(raw(&f.app, request).await.0, StatusCode::UNAUTHORIZED);
+}
+
+async fn page(f: &Fixture, path: &str, token: &str) -> String {
+    let request =
+        Request::get(path).header(header::AUTHORIZATION, format!("Bearer {token}")).body(Body::empty()).unwrap();
+    let (status, body) = raw(&f.app, request).await;
+    assert_eq!(status, StatusCode::OK, "{path}");
+    body.as_str().unwrap_or_default().to_string()
+}
+
+#[tokio::test]
+async fn a_booking_withdrawn_before_its_window_is_not_said_to_be_torn_down_and_its_manifests_explain_themselves() {
+    let f = Fixture::new().await;
+    let (status, booked) = f.book(&f.ada, MIG, 1, slot(40), slot(44)).await;
+    assert_eq!(status, StatusCode::CREATED, "{booked}");
+    let id = booked["id"].as_str().unwrap();
+    // Its manifests say what they are, and why a unit can read as 2.
+    let manifests = page(&f, &format!("/bookings/{id}/manifests"), &f.ada).await;
+    assert!(manifests.contains("shown as JSON") && !manifests.contains("YAML"), "{manifests}");
+    assert!(manifests.contains("time-slice replicas per unit"), "the quota's replicas are explained");
+    let (status, _) =
+        f.call(Method::POST, &format!("/api/v1/bookings/{id}/cancel"), Some(&f.ada), Some(json!({}))).await;
+    assert_eq!(status, StatusCode::OK);
+    let html = page(&f, "/bookings?tz=UTC", &f.ada).await;
+    let card = html.split(&format!("id=\"booking-{id}\"")).nth(1).expect("the canceled booking has a card");
+    let card = card.split("</article>").next().unwrap_or_default();
+    assert!(card.contains("Canceled before its window started"), "{card}");
+    assert!(!card.contains("torn down"), "{card}");
+    assert!(html.contains("Ended, canceled or rejected"), "the section says what it holds");
+}
