@@ -83,7 +83,7 @@ async fn refusals_leave_nothing_behind() {
 #[tokio::test]
 async fn a_window_may_start_in_the_current_slot_and_be_ended_early() {
     let f = Fixture::new().await;
-    let (status, running) = f.book(&f.ada, GPU, 1, slot(-1), slot(4)).await;
+    let (status, running) = f.book(&f.ada, GPU, 1, common::current_slot(), slot(4)).await;
     assert_eq!(status, StatusCode::CREATED, "{running}");
     let id = running["id"].as_str().unwrap();
     assert_eq!(

@@ -13,7 +13,7 @@ use uuid::Uuid;
 #[tokio::test]
 async fn members_see_live_use_idle_badges_budget_and_upcoming() {
     let f = Fixture::new().await;
-    let (status, booked) = f.book(&f.ada, MIG, 1, slot(-1), slot(3)).await;
+    let (status, booked) = f.book(&f.ada, MIG, 1, common::current_slot(), slot(3)).await;
     assert_eq!(status, StatusCode::CREATED, "{booked}");
     let live: Uuid = booked["id"].as_str().unwrap().parse().unwrap();
     let (status, _) = f.book(&f.carol, MIG, 2, slot(8), slot(10)).await;

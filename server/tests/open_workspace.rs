@@ -53,7 +53,7 @@ async fn only_the_owner_of_an_active_booking_is_sent_to_the_workspace_with_a_one
     let cluster = SimulatedCluster::start(true).await;
     let mode = app::model::ClusterMode { simulated: true };
     let app = server::router(test_state(f.db.clone()).with_cluster(Cluster::default(), mode, cluster.client()));
-    let (status, body) = f.book(&f.ada, MIG, 1, slot(-1), slot(4)).await;
+    let (status, body) = f.book(&f.ada, MIG, 1, common::current_slot(), slot(4)).await;
     assert_eq!(status, 201, "{body}");
     let id = body["id"].as_str().unwrap().to_string();
 

@@ -8,7 +8,7 @@ use common::{slot, Fixture, GPU, MIG};
 #[tokio::test]
 async fn overview_shows_free_units_now_and_no_one_s_details() {
     let f = Fixture::new().await;
-    f.book(&f.ada, MIG, 3, slot(-1), slot(4)).await;
+    f.book(&f.ada, MIG, 3, common::current_slot(), slot(4)).await;
     f.book(&f.bob, GPU, 1, slot(8), slot(12)).await;
     let carol = app::backend::accounts::tokens::authenticate(&f.db, &f.carol).await.unwrap().unwrap();
     let overview = app::backend::calendar::overview::load(&f.db, &carol).await.unwrap();

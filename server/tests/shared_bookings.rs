@@ -35,7 +35,7 @@ async fn get(f: &Fixture, token: &str, path: &str) -> (u16, Value) {
 #[tokio::test]
 async fn co_owners_see_extend_and_end_a_shared_booking_but_only_the_owner_cancels() {
     let f = Fixture::new().await;
-    let (status, live) = f.book(&f.ada, MIG, 1, slot(-1), slot(4)).await;
+    let (status, live) = f.book(&f.ada, MIG, 1, common::current_slot(), slot(4)).await;
     assert_eq!(status, 201, "{live}");
     let live = live["id"].as_str().unwrap().to_string();
     let (status, later) = f.book(&f.ada, MIG, 1, slot(20), slot(22)).await;
@@ -167,7 +167,7 @@ async fn co_owners_are_bound_to_the_session_role_and_open_the_workspace_until_re
     let cluster = SimulatedCluster::start(true).await;
     let mode = app::model::ClusterMode { simulated: true };
     let app = server::router(test_state(f.db.clone()).with_cluster(Cluster::default(), mode, cluster.client()));
-    let (status, body) = f.book(&f.ada, MIG, 1, slot(-1), slot(4)).await;
+    let (status, body) = f.book(&f.ada, MIG, 1, common::current_slot(), slot(4)).await;
     assert_eq!(status, 201, "{body}");
     let id = body["id"].as_str().unwrap().to_string();
     assert_eq!(share(&f, &f.ada, &id, "carol@a.test").await.0, 200);

@@ -104,7 +104,7 @@ async fn the_standby_takes_over_after_kill_9_and_after_sigterm_and_every_session
     for i in 0..20 {
         let body = json!({
             "pool_id": pool, "kind": "nvidia.com/mig-1g.24gb", "quantity": 1,
-            "start": slot(-1), "end": slot(4 + i % 3), "mode": "interactive",
+            "start": common::current_slot(), "end": slot(4 + i % 3), "mode": "interactive",
         });
         let response =
             client.post(format!("{portal}/api/v1/bookings")).bearer_auth(&token).json(&body).send().await.unwrap();

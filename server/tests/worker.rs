@@ -46,7 +46,7 @@ async fn world() -> World {
 impl World {
     /// Ada books two MIG slices for a window that is open now.
     async fn open_booking(&self) -> uuid::Uuid {
-        let (status, body) = self.f.book(&self.f.ada, MIG, 2, slot(-1), slot(4)).await;
+        let (status, body) = self.f.book(&self.f.ada, MIG, 2, common::current_slot(), slot(4)).await;
         assert_eq!(status, 201, "{body}");
         body["id"].as_str().unwrap().parse().unwrap()
     }
@@ -148,7 +148,7 @@ async fn a_converged_pass_writes_nothing_and_a_deleted_policy_comes_back() {
     let one = w.requests_of_a_pass().await;
     assert_eq!(one, 13);
     let second = w.open_booking().await;
-    let (status, body) = w.f.book(&w.f.carol, common::GPU, 1, slot(-1), slot(4)).await;
+    let (status, body) = w.f.book(&w.f.carol, common::GPU, 1, common::current_slot(), slot(4)).await;
     assert_eq!(status, 201, "{body}");
     let third = body["id"].as_str().unwrap().parse().unwrap();
     w.worker.pass().await.unwrap();
@@ -281,7 +281,7 @@ async fn the_loop_wakes_on_a_booking_change_and_only_the_leader_works() {
     assert!(app::backend::worker::provisioning::try_lead(&mut leader).await.unwrap());
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let task = tokio::spawn(server::worker::run::run(worker, stopped));
-    let (status, body) = f.book(&f.ada, MIG, 1, slot(-1), slot(4)).await;
+    let (status, body) = f.book(&f.ada, MIG, 1, common::current_slot(), slot(4)).await;
     assert_eq!(status, 201, "{body}");
     tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
     assert!(fake.namespace_names().is_empty(), "a standby worker does nothing");
@@ -312,7 +312,7 @@ async fn the_loop_wakes_on_a_booking_change_and_only_the_leader_works() {
     assert_eq!(app::backend::worker::status::status(&f.db, &ada).await.unwrap_err().status(), 403);
 
     // A new booking is picked up at once (NOTIFY), not at the 30 s resync.
-    let (status, _) = f.book(&f.ada, MIG, 1, slot(-1), slot(2)).await;
+    let (status, _) = f.book(&f.ada, MIG, 1, common::current_slot(), slot(2)).await;
     assert_eq!(status, 201);
     eventually(
         "the notification wakes the loop",
@@ -344,7 +344,7 @@ async fn only_open_or_imminent_windows_and_live_sessions_notify_the_worker() {
         )
         .await;
     assert_eq!(status, 200);
-    let (status, open) = f.book(&f.ada, MIG, 1, slot(-1), slot(2)).await;
+    let (status, open) = f.book(&f.ada, MIG, 1, common::current_slot(), slot(2)).await;
     assert_eq!(status, 201, "{open}");
     let note = tokio::time::timeout(std::time::Duration::from_secs(5), listener.recv()).await.unwrap().unwrap();
     let payload: serde_json::Value = serde_json::from_str(note.payload()).unwrap();
@@ -390,7 +390,7 @@ async fn on_the_simulated_cluster_a_session_goes_live_in_one_pass() {
     let f = Fixture::new().await;
     let simulated = FakeCluster::start(true).await;
     let worker = Reconciler::new(f.db.clone(), simulated.client(), Cluster::default());
-    let (status, body) = f.book(&f.ada, MIG, 1, slot(-1), slot(2)).await;
+    let (status, body) = f.book(&f.ada, MIG, 1, common::current_slot(), slot(2)).await;
     assert_eq!(status, 201, "{body}");
     let id: uuid::Uuid = body["id"].as_str().unwrap().parse().unwrap();
     let report = worker.pass().await.unwrap();
@@ -502,7 +502,7 @@ async fn the_sweep_collects_namespaces_of_bookings_that_no_longer_exist_and_tidi
 #[tokio::test]
 async fn a_hand_deleted_namespace_is_back_at_once_through_the_watch() {
     let World { f, fake, mut worker } = world().await;
-    let (status, body) = f.book(&f.ada, MIG, 1, slot(-1), slot(4)).await;
+    let (status, body) = f.book(&f.ada, MIG, 1, common::current_slot(), slot(4)).await;
     assert_eq!(status, 201, "{body}");
     let ns = World::namespace(body["id"].as_str().unwrap().parse().unwrap());
     worker.client = fake.client();
@@ -684,7 +684,7 @@ async fn a_session_gets_none_of_another_pools_kinds_and_runs_only_on_its_own_poo
     let in_a = w.open_booking().await;
     let body = serde_json::json!({
         "pool_id": pool_b["id"], "kind": "nvidia.com/mig-3g.48gb", "quantity": 1,
-        "start": slot(-1), "end": slot(4), "mode": "interactive",
+        "start": common::current_slot(), "end": slot(4), "mode": "interactive",
     });
     let (status, booked) = w.f.call(axum::http::Method::POST, "/api/v1/bookings", Some(&w.f.bob), Some(body)).await;
     assert_eq!(status, 201, "{booked}");
