@@ -44,6 +44,11 @@ test('a daily series: the preview says which occurrences fit, the fitting ones a
     await expect(page.locator('#series-plan h2')).toContainText('daily until');
     await page.getByRole('button', { name: 'Book the 2 that fit' }).click();
     await expect(page.locator('#series-outcome')).toHaveText(/^Booked 2 occurrences: daily until/);
+    // A second click on the same preview answers the same and books nothing more.
+    const again = page.waitForResponse((r) => r.url().includes('/rpc/series/book'));
+    await page.getByRole('button', { name: 'Book the 2 that fit' }).click();
+    expect((await again).status()).toBe(200);
+    await expect(page.locator('#series-outcome')).toHaveText(/^Booked 2 occurrences: daily until/);
 
     await page.goto('/bookings?tz=UTC');
     await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();

@@ -99,6 +99,10 @@ pub struct CalendarData {
     pub today: NaiveDate,
     pub prev: NaiveDate,
     pub next: NaiveDate,
+    /// A fresh idempotency key for the booking forms of this rendering
+    /// (`bookings::once`): submitting the same form twice books once.
+    #[serde(default)]
+    pub form_key: String,
 }
 
 /// The fields of the booking form, as posted.

@@ -113,4 +113,7 @@ pub struct FindPage {
     pub latest: String,
     /// The answer, once the form was sent; `Err` is a refusal to show.
     pub found: Option<Result<FoundSlots, String>>,
+    /// A fresh idempotency key for this rendering's booking forms.
+    #[serde(default)]
+    pub form_key: String,
 }

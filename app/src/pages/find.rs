@@ -63,8 +63,9 @@ pub fn FindSlotPage() -> impl IntoView {
 fn FindView(data: FindPage, book: ServerAction<Book>, banner: Option<Banner>) -> impl IntoView {
     let tz = data.tz.clone();
     let pool = data.pool.clone();
+    let key = data.form_key.clone();
     view! {
-        {banner.map(|banner| view! { <OutcomeBanner banner action=book tz=tz.clone()/> })}
+        {banner.map(|banner| view! { <OutcomeBanner banner action=book tz=tz.clone() key=key.clone()/> })}
         <Form method="GET" action="/find" attr:class="panel find-form">
             <input type="hidden" name="tz" value=data.tz.clone()/>
             <label>"Pool"
@@ -92,19 +93,20 @@ fn FindView(data: FindPage, book: ServerAction<Book>, banner: Option<Banner>) ->
             Ok(slots) if slots.windows.is_empty() => view! {
                 <p class="empty" id="find-none">"No window of that length fits between those times. Try a later latest end or fewer units."</p>
             }.into_any(),
-            Ok(slots) => view! { <FoundList slots book/> }.into_any(),
+            Ok(slots) => view! { <FoundList slots book key=key.clone()/> }.into_any(),
         })}
     }
 }
 
 #[component]
-fn FoundList(slots: FoundSlots, book: ServerAction<Book>) -> impl IntoView {
+fn FoundList(slots: FoundSlots, book: ServerAction<Book>, key: String) -> impl IntoView {
     let FoundSlots { pool_id, kind, quantity, tz, windows, .. } = slots;
     let label = format!("Book {} × {}", quantity, short_kind(&kind));
     view! {
         <ol class="found" id="found">
-            {windows.into_iter().map(|s| {
+            {windows.into_iter().enumerate().map(|(i, s)| {
                 let (kind, tz, label) = (kind.clone(), tz.clone(), label.clone());
+                let key = format!("{key}-{i}");
                 view! {
                 <li>
                     <strong>{s.when.clone()}</strong>
@@ -116,6 +118,7 @@ fn FoundList(slots: FoundSlots, book: ServerAction<Book>) -> impl IntoView {
                         <input type="hidden" name="end" value=s.window.end.to_rfc3339()/>
                         <input type="hidden" name="tz" value=tz/>
                         <input type="hidden" name="mode" value="interactive"/>
+                        <input type="hidden" name="idempotency_key" value=key/>
                         <button class="button" type="submit">{label}</button>
                     </ActionForm>
                 </li>

@@ -46,6 +46,8 @@ pub async fn preview_series(
     .map(|(name, value)| (name.to_string(), value.to_string()))
     .collect();
     echo.extend(weekdays.iter().map(|day| ("weekdays[]".to_string(), day.clone())));
+    // Booking what was previewed twice (a second click) books it once.
+    echo.push(("idempotency_key".to_string(), uuid::Uuid::new_v4().to_string()));
     let form = SeriesForm { pool, quantity, mode, date, from, to, repeat, weekdays, until, tz };
     // A refusal the user can correct is shown beside the form.
     let preview = crate::rpc::beside(preview(&ctx.db, &principal, &form).await)?;
@@ -66,11 +68,17 @@ pub async fn book_series(
     until: String,
     tz: String,
     #[server(default)] occurrences: Vec<String>,
+    #[server(default)] idempotency_key: String,
 ) -> Result<ActionNotice, RpcError> {
-    use crate::backend::bookings::series_form::{book, SeriesForm};
+    use crate::backend::bookings::{
+        once::once,
+        series_form::{book, SeriesForm},
+    };
     let (principal, ctx) = crate::rpc::ctx()?;
     let form = SeriesForm { pool, quantity, mode, date, from, to, repeat, weekdays, until, tz };
-    let booked = book(&ctx.db, &principal, &form, &occurrences).await;
+    let key = Some(idempotency_key.as_str());
+    let asked = (&form, &occurrences);
+    let booked = once(&ctx.db, principal.user_id, key, &asked, book(&ctx.db, &principal, &form, &occurrences)).await;
     crate::rpc::act(booked, |series| {
         format!(
             "Booked {}: {}.",

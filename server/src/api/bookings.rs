@@ -1,6 +1,6 @@
 use super::auth::Caller;
 use super::error::ApiResult;
-use super::input::{ApiJson, ApiQuery, PathId};
+use super::input::{ApiJson, ApiQuery, IdempotencyKey, PathId};
 use crate::state::AppState;
 use app::backend::bookings::{self, Admission};
 use app::model::{Booking, BookingFilter, NewBooking, NewCoOwner};
@@ -25,16 +25,23 @@ pub fn router() -> Router<AppState> {
         .route("/bookings/{id}/co-owners/{email}", delete(remove_co_owner))
 }
 
-/// `201` with the booking; with `"waitlist": true` and no room, `202` with the waitlist entry.
+/// `201` with the booking; with `"waitlist": true` and no room, `202` with
+/// the waitlist entry. With an `Idempotency-Key`, a repeat gets the first answer.
 async fn create(
     State(state): State<AppState>,
     Caller(principal): Caller,
+    IdempotencyKey(key): IdempotencyKey,
     ApiJson(new): ApiJson<NewBooking>,
 ) -> ApiResult<Response> {
-    Ok(match bookings::create(&state.admissions, &principal, new).await? {
-        Admission::Booked(booking) => (StatusCode::CREATED, Json(booking)).into_response(),
-        Admission::Waitlisted(entry) => (StatusCode::ACCEPTED, Json(entry)).into_response(),
-    })
+    let act = async {
+        Ok(match bookings::create(&state.admissions, &principal, new.clone()).await? {
+            Admission::Booked(booking) => (201, serde_json::to_value(booking).unwrap_or_default()),
+            Admission::Waitlisted(entry) => (202, serde_json::to_value(entry).unwrap_or_default()),
+        })
+    };
+    let (status, body): (u16, serde_json::Value) =
+        bookings::once::once(&state.db, principal.user_id, key.as_deref(), &new, act).await?;
+    Ok((StatusCode::from_u16(status).unwrap_or(StatusCode::CREATED), Json(body)).into_response())
 }
 
 async fn list(

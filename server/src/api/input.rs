@@ -3,6 +3,8 @@
 
 use super::error::ApiError;
 use crate::state::AppState;
+use app::backend::ServiceError;
+use app::rules::FieldError;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Path, Request};
 use axum::http::{header, request::Parts, StatusCode};
@@ -166,5 +168,24 @@ impl<S: Send + Sync> FromRequestParts<S> for PathId {
         let Path(raw) =
             Path::<String>::from_request_parts(parts, state).await.map_err(|_| ApiError::not_found("resource"))?;
         raw.parse().map(PathId).map_err(|_| ApiError::not_found("resource"))
+    }
+}
+
+/// The `Idempotency-Key` header, when sent: a request repeated with the
+/// same key gets the first answer (`bookings::once`).
+pub struct IdempotencyKey(pub Option<String>);
+
+impl<S: Send + Sync> FromRequestParts<S> for IdempotencyKey {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
+        let Some(value) = parts.headers.get("idempotency-key") else { return Ok(IdempotencyKey(None)) };
+        let text = value.to_str().ok().map(str::trim).filter(|v| (1..=255).contains(&v.len())).ok_or_else(|| {
+            ApiError::from(ServiceError::from(FieldError::new(
+                "Idempotency-Key",
+                "must be 1 to 255 visible ASCII characters",
+            )))
+        })?;
+        Ok(IdempotencyKey(Some(text.to_string())))
     }
 }

@@ -5,7 +5,7 @@
 
 use super::auth::Caller;
 use super::error::ApiResult;
-use super::input::{ApiJson, PathId};
+use super::input::{ApiJson, IdempotencyKey, PathId};
 use crate::state::AppState;
 use app::backend::bookings::series;
 use app::model::{BookedSeries, Booking, NewSeries, SeriesPlan};
@@ -30,12 +30,16 @@ async fn preview(
     Ok(Json(series::preview(&state.db, &principal, &new).await?))
 }
 
+/// With an `Idempotency-Key`, a repeat gets the first answer, booking nothing.
 async fn book(
     State(state): State<AppState>,
     Caller(principal): Caller,
+    IdempotencyKey(key): IdempotencyKey,
     ApiJson(new): ApiJson<NewSeries>,
 ) -> ApiResult<(StatusCode, Json<BookedSeries>)> {
-    Ok((StatusCode::CREATED, Json(series::book(&state.db, &principal, &new).await?)))
+    let act = series::book(&state.db, &principal, &new);
+    let booked = app::backend::bookings::once::once(&state.db, principal.user_id, key.as_deref(), &new, act).await?;
+    Ok((StatusCode::CREATED, Json(booked)))
 }
 
 #[derive(serde::Deserialize, Default)]

@@ -13,6 +13,7 @@ mod lifecycle;
 pub mod live;
 pub mod locks;
 pub mod mine;
+pub mod once;
 mod query;
 mod queue;
 pub mod quota;

@@ -12,7 +12,8 @@ use chrono::{DateTime, Duration, NaiveDate, Utc};
 use sqlx::PgPool;
 use uuid::Uuid;
 
-/// The form's fields as posted.
+/// The form's fields as posted (serialized: what an idempotency key stands for).
+#[derive(serde::Serialize)]
 pub struct SeriesForm {
     /// "<pool id>|<kind>": one select for both.
     pub pool: String,

@@ -102,5 +102,6 @@ pub async fn page(db: &PgPool, principal: &Principal, query: FindQuery) -> Servi
         earliest,
         latest,
         found,
+        form_key: Uuid::new_v4().to_string(),
     })
 }

@@ -142,6 +142,7 @@ pub async fn load(db: &PgPool, principal: &Principal, query: &CalendarQuery) -> 
         today,
         prev: first - Duration::days(days),
         next: first + Duration::days(days),
+        form_key: uuid::Uuid::new_v4().to_string(),
     })
 }
 

@@ -1,6 +1,7 @@
 //! Housekeeping the active worker does every few minutes: expired API tokens
-//! and web sessions go, audit events older than the retention period go,
-//! and past months' bookings are rolled up for the reports.
+//! and logins go, audit events older than the retention period go,
+//! idempotency keys older than a day go, and past months' bookings are
+//! rolled up for the reports.
 
 use crate::backend::error::ServiceResult;
 use sqlx::PgPool;
@@ -16,6 +17,8 @@ pub struct Swept {
     pub events: u64,
     /// Months rolled up for the reports (`reports::rollups`).
     pub settled_months: u64,
+    /// Idempotency keys past their day (`bookings::once`).
+    pub idempotency_keys: u64,
 }
 
 pub async fn sweep(db: &PgPool, audit_retention_days: i32) -> ServiceResult<Swept> {
@@ -33,5 +36,11 @@ pub async fn sweep(db: &PgPool, audit_retention_days: i32) -> ServiceResult<Swep
         .await?
         .rows_affected();
     let settled_months = crate::backend::reports::rollups::settle_due(db).await?;
-    Ok(Swept { tokens, sessions, events, settled_months })
+    let idempotency_keys =
+        sqlx::query("DELETE FROM idempotency_key WHERE created_at < now() - make_interval(hours => $1)")
+            .bind(crate::backend::bookings::once::KEEP_HOURS)
+            .execute(db)
+            .await?
+            .rows_affected();
+    Ok(Swept { tokens, sessions, events, settled_months, idempotency_keys })
 }

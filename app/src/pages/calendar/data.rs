@@ -32,12 +32,15 @@ pub async fn book(
     #[server(default)] image: String,
     #[server(default)] note: String,
     #[server(default)] waitlist: bool,
+    #[server(default)] idempotency_key: String,
 ) -> Result<BookOutcome, RpcError> {
-    use crate::backend::bookings::form::book;
+    use crate::backend::bookings::{form::book, once::once};
     use crate::model::BookingForm;
     let (principal, ctx) = crate::rpc::ctx()?;
     let form = BookingForm { pool_id, kind, quantity, start, end, tz, mode, image, note, waitlist };
-    let outcome = book(&ctx.admissions, &principal, &form).await?;
+    // A second submit of the same form answers with the first outcome.
+    let key = Some(idempotency_key.as_str());
+    let outcome = once(&ctx.db, principal.user_id, key, &form, book(&ctx.admissions, &principal, &form)).await?;
     crate::rpc::no_script::send_back_outcome(&outcome, &form);
     Ok(outcome)
 }

@@ -127,7 +127,7 @@ fn CalendarView(
             <button class="button secondary" type="submit">"Show"</button>
             <span class="muted">"Times in " {tz_label} " · " <a href=format!("/find?pool={}", pool.id)>"Find a slot"</a></span>
         </Form>
-        {banner.map(|banner| view! { <OutcomeBanner banner action=book tz=tz_banner/> })}
+        {banner.map(|banner| view! { <OutcomeBanner banner action=book tz=tz_banner key=data.form_key.clone()/> })}
         <Legend/>
         <div class="calendar-layout">
             <Grid data=data.clone() selection on_choose/>

@@ -75,7 +75,9 @@ impl Banner {
 }
 
 #[component]
-pub fn OutcomeBanner(banner: Banner, action: ServerAction<Book>, tz: String) -> impl IntoView {
+/// `key`: the rendering's idempotency key; each form here posts its own
+/// variant of it, so a double click books once.
+pub fn OutcomeBanner(banner: Banner, action: ServerAction<Book>, tz: String, key: String) -> impl IntoView {
     match banner {
         Banner::Booked { when, state } => {
             let pending = state == BookingState::Pending.as_str();
@@ -100,7 +102,7 @@ pub fn OutcomeBanner(banner: Banner, action: ServerAction<Book>, tz: String) -> 
             <div class="outcome refused" role="alert" id="outcome">
                 <strong>"Not booked: "</strong> {message}
                 {field.map(|f| view! { <span class="muted">" (field: " {f} ")"</span> })}
-                {can_wait.then(|| view! { <JoinWaitlist action form=(*form).clone() tz=tz.clone()/> })}
+                {can_wait.then(|| view! { <JoinWaitlist action form=(*form).clone() tz=tz.clone() key=format!("{key}-waitlist")/> })}
                 {suggestion.map(|s| {
                     let when = s.when.clone();
                     view! {
@@ -116,6 +118,7 @@ pub fn OutcomeBanner(banner: Banner, action: ServerAction<Book>, tz: String) -> 
                                 <input type="hidden" name="mode" value=form.mode.clone()/>
                                 <input type="hidden" name="image" value=form.image.clone()/>
                                 <input type="hidden" name="note" value=form.note.clone()/>
+                                <input type="hidden" name="idempotency_key" value=format!("{key}-suggestion")/>
                                 <button class="button" type="submit" id="book-suggestion">{format!("Book {when} instead")}</button>
                             </ActionForm>
                         </div>
@@ -129,7 +132,7 @@ pub fn OutcomeBanner(banner: Banner, action: ServerAction<Book>, tz: String) -> 
 
 /// The refused request again, asking to wait for exactly its window.
 #[component]
-fn JoinWaitlist(action: ServerAction<Book>, form: BookingForm, tz: String) -> impl IntoView {
+fn JoinWaitlist(action: ServerAction<Book>, form: BookingForm, tz: String, key: String) -> impl IntoView {
     view! {
         <div class="suggestion">
             "Or wait for exactly this window: you are booked automatically if room frees before it starts."
@@ -144,6 +147,7 @@ fn JoinWaitlist(action: ServerAction<Book>, form: BookingForm, tz: String) -> im
                 <input type="hidden" name="image" value=form.image.clone()/>
                 <input type="hidden" name="note" value=form.note.clone()/>
                 <input type="hidden" name="waitlist" value="true"/>
+                <input type="hidden" name="idempotency_key" value=key/>
                 <button class="button secondary" type="submit" id="join-waitlist">"Join the waitlist"</button>
             </ActionForm>
         </div>

@@ -122,6 +122,7 @@ pub fn BookingPanel(
             <ActionForm action attr:class="booking-form">
                 <input type="hidden" name="pool_id" value=pool.id.to_string()/>
                 <input type="hidden" name="tz" value=data.tz.clone()/>
+                <input type="hidden" name="idempotency_key" value=data.form_key.clone()/>
                 <label>"Kind"
                     <select name="kind" id="book-kind" prop:value=move || kind.get() on:change=move |ev| kind.set(event_target_value(&ev))>
                         {data.kinds.iter().map(|k| {
