@@ -61,6 +61,11 @@ test('my bookings and the approvals badge change without a reload, and a workspa
   await expect(ada.locator('#ready-notice')).toContainText('Your workspace on lab-h100 is ready', { timeout: 30_000 });
 
   expect(await ada.evaluate(() => (window as any).sameDocument)).toBe(true);
+
+  // No workspace runs on the simulated cluster: Open workspace says so plainly.
+  await ada.locator(`#booking-${now.id}`).getByRole('link', { name: 'Open workspace (simulated)' }).click();
+  await expect(ada.getByRole('heading', { name: 'No workspace runs: this is a simulated cluster' })).toBeVisible();
+  await expect(ada.locator('#simulated-workspace code')).toHaveText(/^https:\/\/berth-[a-z0-9-]+\.berth\.local\/?$/);
   await api(ada, `/api/v1/bookings/${now.id}/end`, {});
   expect(errors).toEqual([]);
 });

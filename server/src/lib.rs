@@ -12,6 +12,7 @@ pub mod kube_metrics;
 pub mod metrics;
 pub mod notify;
 mod open_workspace;
+pub mod plain_page;
 pub mod seed;
 pub mod seed_console;
 pub mod state;

@@ -46,6 +46,9 @@ pub async fn open(State(state): State<AppState>, Caller(principal): Caller, Path
     if let Err(err) = crate::usage::record_workspace_open(&state.db, id).await {
         tracing::warn!(booking = %id, error = %err, "cannot record that the workspace was opened");
     }
+    if state.mode.simulated {
+        return Ok(simulated(id, &state.cluster.workspace_url(&session)));
+    }
     let mut target = url::Url::parse(&state.cluster.workspace_url(&session))
         .and_then(|url| url.join(crate::gate::OPEN_PATH))
         .map_err(|_| unavailable("the workspace domain is misconfigured"))?;
@@ -56,4 +59,22 @@ pub async fn open(State(state): State<AppState>, Caller(principal): Caller, Path
         [(header::LOCATION, location), (header::CACHE_CONTROL, HeaderValue::from_static("no-store"))],
     )
         .into_response())
+}
+
+/// On the simulated cluster no workspace runs: a page that says so plainly
+/// and shows what would have been opened, instead of a link that cannot be
+/// reached (the open is recorded all the same: it makes the simulated GPUs busy).
+fn simulated(id: uuid::Uuid, url: &str) -> Response {
+    let inner = format!(
+        "<section class=\"panel\" role=\"status\" id=\"simulated-workspace\"><h1>No workspace runs: this is a simulated cluster</h1>\
+         <p>The worker provisioned this booking's session in its in-memory API server, so every step is real \
+         but nothing runs. On a real cluster, <strong>Open workspace</strong> would take you to \
+         <code>{url}</code> with a one-time code for its gate.</p>\
+         <p><a class=\"button\" href=\"/bookings#booking-{id}\">Back to My bookings</a> \
+         <a class=\"button secondary\" href=\"/bookings/{id}/manifests\">What the worker applied</a></p></section>",
+        url = crate::plain_page::escape(url),
+    );
+    let mut page = crate::plain_page::page(StatusCode::OK, "Simulated workspace", &inner);
+    page.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    page
 }

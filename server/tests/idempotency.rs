@@ -5,7 +5,7 @@
 mod common;
 
 use axum::body::Body;
-use axum::http::{header, Method, Request, StatusCode};
+use axum::http::{header, Request, StatusCode};
 use common::{raw, slot, Fixture, MIG};
 use serde_json::{json, Value};
 

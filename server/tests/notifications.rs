@@ -286,6 +286,9 @@ async fn every_event_reaches_its_people_once_by_email_and_webhook() {
     once(&messages, ada_mail, "Starts at", &starting);
     let ready = once(&messages, ada_mail, "Workspace ready", &live);
     assert!(ready["text"].as_str().unwrap().contains(&format!("{}/bookings/{live}/open", server.url)), "{ready}");
+    // This berth serves on the simulated cluster, and its mail says so.
+    assert!(ready["subject"].as_str().unwrap().ends_with("(simulated cluster)"), "{ready}");
+    assert!(ready["text"].as_str().unwrap().contains("This portal runs on a simulated cluster"), "{ready}");
     let ending = once(&messages, ada_mail, "Ends at", &live);
     assert!(
         ending["text"].as_str().unwrap().contains("The hour after it is free: extend it at"),
@@ -397,7 +400,16 @@ async fn a_stuck_namespace_is_told_to_admins_once_never_to_the_bookings_people()
     assert_eq!(told, admins, "the admins, once each; not ada");
     let due = server::notify::outbox::claim(&f.db, 100).await.unwrap();
     let due = due.iter().find(|d| d.event == "session.stuck").expect("a delivery to send");
-    let message = server::notify::message::render("https://berth.example.org", due);
+    let message = server::notify::message::render("https://berth.example.org", due, false);
     assert_eq!(message.subject, "Stuck terminating: berth-team-a-0f0e0d0c");
     assert!(message.text.contains("kubectl get pods,pvc -n berth-team-a-0f0e0d0c"), "{}", message.text);
+    assert!(!message.text.contains("simulated"), "{}", message.text);
+    // On the simulated cluster, mails about what it provisioned say so.
+    let simulated = server::notify::message::render("https://berth.example.org", due, true);
+    assert_eq!(simulated.subject, "Stuck terminating: berth-team-a-0f0e0d0c (simulated cluster)");
+    assert!(
+        simulated.text.contains("This portal runs on a simulated cluster: no workspace runs"),
+        "{}",
+        simulated.text
+    );
 }

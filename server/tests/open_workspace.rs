@@ -51,7 +51,10 @@ async fn only_the_owner_of_an_active_booking_is_sent_to_the_workspace_with_a_one
     let _logging = tracing::subscriber::set_default(subscriber);
     let f = Fixture::new().await;
     let cluster = SimulatedCluster::start(true).await;
-    let mode = app::model::ClusterMode { simulated: true };
+    // The in-memory API server stands in for a real cluster here (the
+    // simulated mode answers with a page instead: simulated_workspace.rs,
+    // a binary of its own, since this test watches the log of its thread).
+    let mode = app::model::ClusterMode { simulated: false };
     let app = server::router(test_state(f.db.clone()).with_cluster(Cluster::default(), mode, cluster.client()));
     let (status, body) = f.book(&f.ada, MIG, 1, common::current_slot(), slot(4)).await;
     assert_eq!(status, 201, "{body}");

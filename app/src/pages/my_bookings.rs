@@ -256,7 +256,11 @@ fn Card(
     });
     let open = (state == BookingState::Active && live).then_some(workspace_url).flatten().map(|url| {
         if simulated {
-            view! { <p class="muted">"It would be at " <code>{url}</code> "."</p> }.into_any()
+            view! {
+                <p class="muted">"It would be at " <code>{url}</code> "."</p>
+                <p><a class="button secondary open-workspace" href=format!("/bookings/{id}/open")>"Open workspace (simulated)"</a></p>
+            }
+            .into_any()
         } else {
             view! { <p><a class="button open-workspace" href=format!("/bookings/{id}/open") rel="external" target="_blank">"Open workspace"</a></p> }.into_any()
         }

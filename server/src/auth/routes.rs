@@ -4,10 +4,11 @@
 use super::login;
 use super::oidc::{LoginError, PendingLogin};
 use super::AuthState;
+use crate::plain_page::escape;
 use app::backend::accounts::users::{self, FederatedLogin};
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
-use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum::{Form, Router};
 use serde::Deserialize;
@@ -224,23 +225,15 @@ fn login_store_failure(err: tower_sessions::session::Error) -> Response {
     error_page(StatusCode::INTERNAL_SERVER_ERROR, "Sign-in failed", "internal error; it has been logged")
 }
 
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
-}
-
 /// A plain page (no script) in the portal's style, with a way back.
 pub fn error_page(status: StatusCode, title: &str, detail: &str) -> Response {
-    let body = format!(
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title} — Berth</title>\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <link rel=\"stylesheet\" href=\"/pkg/berth.css\"></head><body>\
-         <header class=\"topbar\"><a class=\"brand\" href=\"/\">Berth</a></header>\
-         <main><section class=\"auth-error\" role=\"alert\"><h1>{title}</h1><p>{detail}</p>\
-         <p><a class=\"button\" href=\"/signin\">Back to sign-in</a></p></section></main></body></html>",
+    let inner = format!(
+        "<section class=\"auth-error\" role=\"alert\"><h1>{title}</h1><p>{detail}</p>\
+         <p><a class=\"button\" href=\"/signin\">Back to sign-in</a></p></section>",
         title = escape(title),
         detail = escape(detail),
     );
-    (status, Html(body)).into_response()
+    crate::plain_page::page(status, title, &inner)
 }
 
 #[cfg(test)]

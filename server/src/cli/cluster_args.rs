@@ -135,6 +135,7 @@ impl ClusterArgs {
             mail,
             webhooks: crate::notify::webhook::Webhooks::new(self.webhook_allow_private)?,
             portal_url: portal_url.as_str().trim_end_matches('/').to_string(),
+            simulated: false,
         });
         worker.policy.audit_retention_days = self.audit_retention_days;
         worker.usage = self.prometheus_url.as_ref().and_then(|url| {

@@ -113,6 +113,9 @@ async fn serve(db: Database, serving: Serving, auth: Box<AuthArgs>, cluster: Box
     }
     let mut worker = cluster.worker(pool.clone(), client.clone(), &config.public_url)?;
     worker.simulated = mode.simulated;
+    if let Some(notifier) = worker.notifier.as_mut() {
+        notifier.simulated = mode.simulated;
+    }
     let state = AppState::new(pool.clone(), &serving.site_root, Auth::new(config)?).with_cluster(
         cluster.cluster(),
         mode,

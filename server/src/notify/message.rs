@@ -3,6 +3,7 @@
 //! JSON. Times are in the pool's time zone, named.
 
 use super::outbox::Due;
+use crate::plain_page::escape;
 use app::model::short_kind;
 use serde_json::{json, Value};
 
@@ -40,7 +41,13 @@ fn what(due: &Due) -> String {
     )
 }
 
-pub fn render(base: &str, due: &Due) -> Message {
+/// Events about what the cluster provisioned or measured: on the simulated
+/// cluster their mails say so, since no workspace runs there.
+const ABOUT_THE_CLUSTER: [&str; 5] =
+    ["booking.starting", "workspace.ready", "booking.idle", "booking.failed", "session.stuck"];
+
+/// `simulated`: the worker provisions on the in-memory simulated cluster.
+pub fn render(base: &str, due: &Due, simulated: bool) -> Message {
     let base = base.trim_end_matches('/');
     let card = booking_url(base, due);
     let what = what(due);
@@ -108,6 +115,16 @@ pub fn render(base: &str, due: &Due) -> Message {
         ),
         other => (format!("Berth: {other}"), format!("{what}\n\n{card}")),
     };
+    let (subject, body) = match simulated && ABOUT_THE_CLUSTER.contains(&due.event.as_str()) {
+        true => (
+            format!("{subject} (simulated cluster)"),
+            format!(
+                "{body}\n\nThis portal runs on a simulated cluster: no workspace runs and GPU use is simulated; \
+                 its link shows what would be opened."
+            ),
+        ),
+        false => (subject, body),
+    };
     let html = format!(
         "<html><body><pre style=\"font-family: sans-serif; white-space: pre-wrap\">{}</pre></body></html>",
         linkify(&escape(&body))
@@ -136,10 +153,6 @@ pub fn webhook_body(base: &str, due: &Due) -> Value {
         },
         "extend_free": due.free_after.map(|free| free >= due.quantity),
     })
-}
-
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
 /// Escaped text with each http(s) word as a link.

@@ -26,6 +26,8 @@ pub struct Notifier {
     pub webhooks: webhook::Webhooks,
     /// The portal's address, for the links in messages.
     pub portal_url: String,
+    /// The worker provisions on the simulated cluster: mails say so.
+    pub simulated: bool,
 }
 
 /// What one round did.
@@ -69,7 +71,7 @@ impl Notifier {
             ("email", Some(mail)) => {
                 let to = due.recipient_email.as_deref().ok_or("the recipient has no address")?;
                 let name = due.recipient_name.as_deref().unwrap_or_default();
-                mail.send(to, name, due.id, &message::render(&self.portal_url, due)).await
+                mail.send(to, name, due.id, &message::render(&self.portal_url, due, self.simulated)).await
             }
             ("email", None) => Err("this worker has no --smtp-url".into()),
             _ => {

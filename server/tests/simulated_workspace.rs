@@ -1,0 +1,52 @@
+//! On the simulated cluster, "Open workspace" leads to a page that says
+//! plainly that no workspace runs and shows what would have been opened,
+//! not to a host that does not exist.
+
+mod common;
+
+use axum::body::Body;
+use axum::http::{header, Request};
+use common::{slot, test_state, Fixture, MIG};
+use server::worker::manifests::Cluster;
+use server::worker::reconcile::Reconciler;
+use server::worker::simulated::SimulatedCluster;
+use tower::ServiceExt;
+
+async fn open(app: &axum::Router, id: &str, token: &str) -> axum::response::Response {
+    let request = Request::get(format!("/bookings/{id}/open"))
+        .header(header::AUTHORIZATION, format!("Bearer {token}"))
+        .body(Body::empty())
+        .unwrap();
+    app.clone().oneshot(request).await.unwrap()
+}
+
+#[tokio::test]
+async fn on_the_simulated_cluster_open_workspace_says_plainly_that_none_runs() {
+    let f = Fixture::new().await;
+    let cluster = SimulatedCluster::start(true).await;
+    let mode = app::model::ClusterMode { simulated: true };
+    let app = server::router(test_state(f.db.clone()).with_cluster(Cluster::default(), mode, cluster.client()));
+    let (status, body) = f.book(&f.ada, MIG, 1, common::current_slot(), slot(4)).await;
+    assert_eq!(status, 201, "{body}");
+    let id = body["id"].as_str().unwrap().to_string();
+    assert_eq!(open(&app, &id, &f.ada).await.status(), 409, "not yet provisioned");
+    let worker = Reconciler::new(f.db.clone(), cluster.client(), Cluster::default());
+    assert_eq!(worker.pass().await.unwrap().started.len(), 1);
+
+    let response = open(&app, &id, &f.ada).await;
+    assert_eq!(response.status(), 200, "a page, not a redirect to a host that does not exist");
+    assert!(response.headers().get(header::LOCATION).is_none());
+    let html =
+        String::from_utf8(http_body_util::BodyExt::collect(response.into_body()).await.unwrap().to_bytes().to_vec())
+            .unwrap();
+    let ns = format!("berth-team-a-{}", &id.replace('-', "")[..8]);
+    assert!(html.contains("No workspace runs: this is a simulated cluster"), "{html}");
+    assert!(html.contains(&format!("https://{ns}.berth.local")), "what would have been opened: {html}");
+    assert!(!html.contains("code="), "no one-time code is minted for nothing");
+    let opened: i64 = sqlx::query_scalar("SELECT count(*) FROM workspace_open WHERE booking_id = $1::uuid")
+        .bind(&id)
+        .fetch_one(&f.db)
+        .await
+        .unwrap();
+    assert_eq!(opened, 1, "the open still counts (it makes the simulated GPUs busy)");
+}
