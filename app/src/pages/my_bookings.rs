@@ -258,7 +258,7 @@ fn Card(
         if simulated {
             view! {
                 <p class="muted">"It would be at " <code>{url}</code> "."</p>
-                <p><a class="button secondary open-workspace" href=format!("/bookings/{id}/open")>"Open workspace (simulated)"</a></p>
+                <p><a class="button secondary open-workspace" href=format!("/bookings/{id}/open") rel="external">"Open workspace (simulated)"</a></p>
             }
             .into_any()
         } else {
