@@ -165,7 +165,9 @@ fn subjects(binding: &RoleBinding) -> Vec<String> {
 async fn co_owners_are_bound_to_the_session_role_and_open_the_workspace_until_removed() {
     let f = Fixture::new().await;
     let cluster = SimulatedCluster::start(true).await;
-    let mode = app::model::ClusterMode { simulated: true };
+    // The in-memory API server stands in for a real cluster: opening redirects
+    // to the gate (simulated mode answers with a page; simulated_workspace.rs).
+    let mode = app::model::ClusterMode { simulated: false };
     let app = server::router(test_state(f.db.clone()).with_cluster(Cluster::default(), mode, cluster.client()));
     let (status, body) = f.book(&f.ada, MIG, 1, common::current_slot(), slot(4)).await;
     assert_eq!(status, 201, "{body}");
