@@ -8,12 +8,11 @@ mod common;
 
 use axum::body::Body;
 use axum::http::{header, Request};
-use common::{slot, test_state, Fixture, MIG};
+use common::{test_state, Fixture};
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 use server::worker::manifests::Cluster;
 use server::worker::reconcile::Reconciler;
-use server::worker::simulated::SimulatedCluster;
 use tower::ServiceExt;
 
 async fn open(app: &axum::Router, id: &str, token: Option<&str>) -> (u16, Option<String>, Option<String>) {
@@ -50,15 +49,10 @@ async fn only_the_owner_of_an_active_booking_is_sent_to_the_workspace_with_a_one
     // kube client and the handler.
     let _logging = tracing::subscriber::set_default(subscriber);
     let f = Fixture::new().await;
-    let cluster = SimulatedCluster::start(true).await;
     // The in-memory API server stands in for a real cluster here (the
     // simulated mode answers with a page instead: simulated_workspace.rs,
     // a binary of its own, since this test watches the log of its thread).
-    let mode = app::model::ClusterMode { simulated: false };
-    let app = server::router(test_state(f.db.clone()).with_cluster(Cluster::default(), mode, cluster.client()));
-    let (status, body) = f.book(&f.ada, MIG, 1, common::current_slot(), slot(4)).await;
-    assert_eq!(status, 201, "{body}");
-    let id = body["id"].as_str().unwrap().to_string();
+    let (cluster, app, id) = common::portal_on_memory_cluster(&f, false).await;
 
     assert_eq!(open(&app, &id, Some(&f.ada)).await.0, 409, "not yet provisioned");
     let worker = Reconciler::new(f.db.clone(), cluster.client(), Cluster::default());

@@ -7,13 +7,12 @@ mod common;
 
 use axum::body::Body;
 use axum::http::{header, Method, Request};
-use common::{slot, test_state, Fixture, MIG};
+use common::{slot, Fixture, MIG};
 use k8s_openapi::api::rbac::v1::RoleBinding;
 use kube::Api;
 use serde_json::{json, Value};
 use server::worker::manifests::Cluster;
 use server::worker::reconcile::Reconciler;
-use server::worker::simulated::SimulatedCluster;
 use tower::ServiceExt;
 
 async fn share(f: &Fixture, token: &str, id: &str, email: &str) -> (u16, Value) {
@@ -164,14 +163,9 @@ fn subjects(binding: &RoleBinding) -> Vec<String> {
 #[tokio::test]
 async fn co_owners_are_bound_to_the_session_role_and_open_the_workspace_until_removed() {
     let f = Fixture::new().await;
-    let cluster = SimulatedCluster::start(true).await;
     // The in-memory API server stands in for a real cluster: opening redirects
     // to the gate (simulated mode answers with a page; simulated_workspace.rs).
-    let mode = app::model::ClusterMode { simulated: false };
-    let app = server::router(test_state(f.db.clone()).with_cluster(Cluster::default(), mode, cluster.client()));
-    let (status, body) = f.book(&f.ada, MIG, 1, common::current_slot(), slot(4)).await;
-    assert_eq!(status, 201, "{body}");
-    let id = body["id"].as_str().unwrap().to_string();
+    let (cluster, app, id) = common::portal_on_memory_cluster(&f, false).await;
     assert_eq!(share(&f, &f.ada, &id, "carol@a.test").await.0, 200);
 
     let worker = Reconciler::new(f.db.clone(), cluster.client(), Cluster::default());

@@ -6,10 +6,9 @@ mod common;
 
 use axum::body::Body;
 use axum::http::{header, Request};
-use common::{slot, test_state, Fixture, MIG};
+use common::Fixture;
 use server::worker::manifests::Cluster;
 use server::worker::reconcile::Reconciler;
-use server::worker::simulated::SimulatedCluster;
 use tower::ServiceExt;
 
 async fn open(app: &axum::Router, id: &str, token: &str) -> axum::response::Response {
@@ -23,12 +22,7 @@ async fn open(app: &axum::Router, id: &str, token: &str) -> axum::response::Resp
 #[tokio::test]
 async fn on_the_simulated_cluster_open_workspace_says_plainly_that_none_runs() {
     let f = Fixture::new().await;
-    let cluster = SimulatedCluster::start(true).await;
-    let mode = app::model::ClusterMode { simulated: true };
-    let app = server::router(test_state(f.db.clone()).with_cluster(Cluster::default(), mode, cluster.client()));
-    let (status, body) = f.book(&f.ada, MIG, 1, common::current_slot(), slot(4)).await;
-    assert_eq!(status, 201, "{body}");
-    let id = body["id"].as_str().unwrap().to_string();
+    let (cluster, app, id) = common::portal_on_memory_cluster(&f, true).await;
     assert_eq!(open(&app, &id, &f.ada).await.status(), 409, "not yet provisioned");
     let worker = Reconciler::new(f.db.clone(), cluster.client(), Cluster::default());
     assert_eq!(worker.pass().await.unwrap().started.len(), 1);

@@ -210,3 +210,19 @@ pub async fn dev_login(app: &Router, email: &str) -> (StatusCode, Option<String>
         .map(str::to_owned);
     (response.status(), cookie)
 }
+
+/// The portal on an in-memory API server, and ada's booking of one MIG
+/// slice from the slot running now (its id). `simulated`: how the portal
+/// sees that server — as the simulated cluster, or standing in for a real one.
+pub async fn portal_on_memory_cluster(
+    f: &Fixture,
+    simulated: bool,
+) -> (std::sync::Arc<server::worker::simulated::SimulatedCluster>, Router, String) {
+    let cluster = server::worker::simulated::SimulatedCluster::start(true).await;
+    let mode = app::model::ClusterMode { simulated };
+    let cluster_config = server::worker::manifests::Cluster::default();
+    let app = router(test_state(f.db.clone()).with_cluster(cluster_config, mode, cluster.client()));
+    let (status, body) = f.book(&f.ada, MIG, 1, current_slot(), slot(4)).await;
+    assert_eq!(status, 201, "{body}");
+    (cluster, app, body["id"].as_str().unwrap().to_string())
+}
