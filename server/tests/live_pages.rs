@@ -96,3 +96,12 @@ async fn a_booking_withdrawn_before_its_window_is_not_said_to_be_torn_down_and_i
     assert!(!card.contains("torn down"), "{card}");
     assert!(html.contains("Ended, canceled or rejected"), "the section says what it holds");
 }
+
+#[tokio::test]
+async fn the_calendar_legend_says_the_numbers_are_free_units_per_slot() {
+    let f = Fixture::new().await;
+    let html = page(&f, &format!("/calendar?pool={}&tz=UTC", f.lab), &f.ada).await;
+    let legend = html.split("class=\"legend\"").nth(1).expect("a legend").split("</p>").next().unwrap_or_default();
+    assert!(legend.contains("Each slot shows how many units are free"), "{legend}");
+    assert!(!legend.contains("free units ·"), "read as a count of units: {legend}");
+}

@@ -140,7 +140,8 @@ fn CalendarView(
 fn Legend() -> impl IntoView {
     view! {
         <p class="legend" aria-label="Legend">
-            <span class="swatch free-ok">"3"</span>" free units · "
+            "Each slot shows how many units are free: "
+            <span class="swatch free-ok">"3"</span>" plenty · "
             <span class="swatch free-low">"1"</span>" almost full · "
             <span class="swatch free-none">"0"</span>" full · "
             <span class="swatch mine">"You"</span>" your booking · "
