@@ -105,3 +105,45 @@ async fn the_calendar_legend_says_the_numbers_are_free_units_per_slot() {
     assert!(legend.contains("Each slot shows how many units are free"), "{legend}");
     assert!(!legend.contains("free units ·"), "read as a count of units: {legend}");
 }
+
+#[tokio::test]
+async fn the_calendar_without_a_pool_opens_the_one_shown_last() {
+    let f = Fixture::new().await;
+    let (status, other) = f
+        .call(
+            Method::POST,
+            "/api/v1/pools",
+            Some(&f.admin),
+            Some(json!({"name": "aaa-first-by-name", "kinds": [{"kind": "nvidia.com/gpu", "capacity": 1}]})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{other}");
+    let shown =
+        |html: &str| html.split("<h1>").nth(1).and_then(|h| h.split('<').next()).unwrap_or_default().to_string();
+    let get = |path: String, cookie: Option<String>| {
+        let mut request = Request::get(path).header(header::AUTHORIZATION, format!("Bearer {}", f.ada));
+        if let Some(cookie) = cookie {
+            request = request.header(header::COOKIE, cookie);
+        }
+        request.body(Body::empty()).unwrap()
+    };
+    let response =
+        tower::ServiceExt::oneshot(f.app.clone(), get(format!("/calendar?pool={}&tz=UTC", f.lab), None)).await.unwrap();
+    let cookie = response
+        .headers()
+        .get_all(header::SET_COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|c| c.starts_with("berth_pool="))
+        .map(|c| c.split(';').next().unwrap().to_string())
+        .expect("the calendar remembers the pool it showed");
+    assert_eq!(cookie, format!("berth_pool={}", f.lab));
+
+    let (_, first) = raw(&f.app, get("/calendar?tz=UTC".into(), None)).await;
+    assert_eq!(shown(first.as_str().unwrap()), "aaa-first-by-name", "nothing remembered: the first pool");
+    let (_, again) = raw(&f.app, get("/calendar?tz=UTC".into(), Some(cookie))).await;
+    assert_ne!(shown(again.as_str().unwrap()), "aaa-first-by-name", "the pool shown last");
+    let gone = format!("berth_pool={}", uuid::Uuid::new_v4());
+    let (status, _) = raw(&f.app, get("/calendar?tz=UTC".into(), Some(gone))).await;
+    assert_eq!(status, StatusCode::OK, "a remembered pool that is gone is forgotten");
+}

@@ -90,10 +90,31 @@ fn outcome_query(outcome: &BookOutcome, typed: &BookingForm) -> Vec<(&'static st
 /// The zone the browser reported earlier (cookie `berth_tz`), so pages
 /// render in it from the first byte on later visits.
 pub fn zone_cookie() -> Option<String> {
+    cookie("berth_tz")
+}
+
+/// A cookie of the request, decoded.
+fn cookie(name: &str) -> Option<String> {
     let parts = use_context::<http::request::Parts>()?;
     let cookies = parts.headers.get(http::header::COOKIE)?.to_str().ok()?;
-    let value = cookies.split("; ").find_map(|pair| pair.strip_prefix("berth_tz="))?;
-    url::form_urlencoded::parse(format!("tz={value}").as_bytes()).next().map(|(_, zone)| zone.into_owned())
+    let value = cookies.split("; ").find_map(|pair| pair.strip_prefix(name)?.strip_prefix('='))?;
+    url::form_urlencoded::parse(format!("v={value}").as_bytes()).next().map(|(_, decoded)| decoded.into_owned())
+}
+
+/// The pool the viewer's calendar showed last (cookie `berth_pool`).
+pub fn last_pool() -> Option<uuid::Uuid> {
+    cookie("berth_pool")?.parse().ok()
+}
+
+/// Remembers the pool the calendar shows, so `/calendar` without a pool
+/// opens it next time (a year; it names a pool, nothing secret).
+pub fn remember_pool(pool: uuid::Uuid) {
+    if let Some(response) = use_context::<leptos_axum::ResponseOptions>() {
+        let cookie = format!("berth_pool={pool}; Path=/; Max-Age=31536000; SameSite=Lax");
+        if let Ok(value) = http::HeaderValue::from_str(&cookie) {
+            response.append_header(http::header::SET_COOKIE, value);
+        }
+    }
 }
 
 /// Redirects to `back` with earlier outcome keys replaced by `query`.

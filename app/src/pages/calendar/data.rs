@@ -16,7 +16,18 @@ pub async fn load_calendar(
     use crate::backend::calendar::{load, CalendarQuery};
     let (principal, ctx) = crate::rpc::ctx()?;
     let tz = crate::rpc::no_script::zone_or_cookie(tz);
-    Ok(load(&ctx.db, &principal, &CalendarQuery { pool, date, days, tz }).await?)
+    // Without a pool, the one shown last (else the first the viewer may book);
+    // a remembered pool the viewer can no longer see is forgotten.
+    let remembered = pool.is_none().then(crate::rpc::no_script::last_pool).flatten();
+    let query = CalendarQuery { pool: pool.or(remembered), date, days, tz };
+    let data = match load(&ctx.db, &principal, &query).await {
+        Err(crate::backend::ServiceError::NotFound(_)) if remembered.is_some() => {
+            load(&ctx.db, &principal, &CalendarQuery { pool: None, ..query }).await?
+        }
+        loaded => loaded?,
+    };
+    crate::rpc::no_script::remember_pool(data.pool.id);
+    Ok(data)
 }
 
 #[allow(clippy::too_many_arguments)] // one argument per form field
