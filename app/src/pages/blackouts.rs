@@ -24,24 +24,10 @@ pub async fn create_blackout(
     reason: String,
     #[server(default)] overlapping: String,
 ) -> Result<ActionNotice, RpcError> {
-    use crate::backend::bookings::form::parse_time;
-    use crate::model::{NewBlackout, OnOverlap};
+    use crate::backend::pools::blackouts;
     let (principal, ctx) = crate::rpc::ctx()?;
-    let parsed = (|| -> Result<NewBlackout, crate::rules::FieldError> {
-        Ok(NewBlackout {
-            kind: Some(kind.trim().to_string()).filter(|k| !k.is_empty()),
-            start: parse_time("start", &start, "UTC")?,
-            end: parse_time("end", &end, "UTC")?,
-            reason,
-            overlapping: match overlapping.as_str() {
-                "keep" => Some(OnOverlap::Keep),
-                "cancel" => Some(OnOverlap::Cancel),
-                _ => None,
-            },
-        })
-    })();
-    let result = match parsed {
-        Ok(new) => crate::backend::pools::blackouts::create(&ctx.db, &principal, pool_id, new).await,
+    let result = match blackouts::from_form(&kind, &start, &end, reason, &overlapping) {
+        Ok(new) => blackouts::create(&ctx.db, &principal, pool_id, new).await,
         Err(field) => Err(field.into()),
     };
     crate::rpc::act(result, |created| match (created.overlapping.len(), created.canceled) {

@@ -149,3 +149,27 @@ pub async fn delete(db: &PgPool, principal: &Principal, id: Uuid) -> ServiceResu
         .await;
     Ok(())
 }
+
+/// The admin page's form: `start`/`end` as `2026-11-23T08:00` in UTC,
+/// `kind` empty for every kind, `overlapping` empty (ask), `keep` or `cancel`.
+pub fn from_form(
+    kind: &str,
+    start: &str,
+    end: &str,
+    reason: String,
+    overlapping: &str,
+) -> Result<crate::model::NewBlackout, crate::rules::FieldError> {
+    use crate::backend::bookings::form::parse_time;
+    use crate::model::OnOverlap;
+    Ok(crate::model::NewBlackout {
+        kind: Some(kind.trim().to_string()).filter(|k| !k.is_empty()),
+        start: parse_time("start", start, "UTC")?,
+        end: parse_time("end", end, "UTC")?,
+        reason,
+        overlapping: match overlapping {
+            "keep" => Some(OnOverlap::Keep),
+            "cancel" => Some(OnOverlap::Cancel),
+            _ => None,
+        },
+    })
+}
