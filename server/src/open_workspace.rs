@@ -17,7 +17,12 @@ use axum::response::{IntoResponse, Response};
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 
-pub async fn open(State(state): State<AppState>, Caller(principal): Caller, PathId(id): PathId) -> ApiResult<Response> {
+pub async fn open(
+    State(state): State<AppState>,
+    headers: axum::http::HeaderMap,
+    Caller(principal): Caller,
+    PathId(id): PathId,
+) -> ApiResult<Response> {
     let facts = provisioning::openable(&state.db, &principal, id).await?;
     let session = Session::of(facts);
     let unavailable = |message: &str| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "cluster_unavailable", message);
@@ -46,7 +51,10 @@ pub async fn open(State(state): State<AppState>, Caller(principal): Caller, Path
     if let Err(err) = crate::usage::record_workspace_open(&state.db, id).await {
         tracing::warn!(booking = %id, error = %err, "cannot record that the workspace was opened");
     }
-    if state.mode.simulated {
+    // A browser on the simulated cluster gets a page that says what is going
+    // on; scripts and the CLI get the link as on a real cluster.
+    let browser = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|v| v.contains("text/html"));
+    if state.mode.simulated && browser {
         return Ok(simulated(id, &state.cluster.workspace_url(&session)));
     }
     let mut target = url::Url::parse(&state.cluster.workspace_url(&session))

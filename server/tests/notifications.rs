@@ -238,9 +238,10 @@ async fn every_event_reaches_its_people_once_by_email_and_webhook() {
     .await
     .unwrap();
     // Starting soon; live now (ready, ending soon, then idle); failed.
-    let starting = portal.book(&ada, &h100, "nvidia.com/gpu", 1, 0, 2).await;
-    // The slot running now: slot(-1), unless this long test outlived the next boundary.
+    // Counted from the slot running now: slot(-1), unless this long test
+    // outlived the next boundary (then "starting soon" is the one after).
     let running = (common::current_slot() - slot(0)).num_minutes() / 15;
+    let starting = portal.book(&ada, &h100, "nvidia.com/gpu", 1, running + 1, running + 3).await;
     let live = portal.book(&ada, &h100, "nvidia.com/mig-1g.24gb", 1, running, running + 1).await;
     let failing = portal.book(&ada, &h100, "nvidia.com/mig-1g.24gb", 1, 30, 32).await;
     let failing_id: uuid::Uuid = failing.parse().unwrap();

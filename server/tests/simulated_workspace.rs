@@ -11,9 +11,11 @@ use server::worker::manifests::Cluster;
 use server::worker::reconcile::Reconciler;
 use tower::ServiceExt;
 
+/// As a browser asks (a page, `Accept: text/html`).
 async fn open(app: &axum::Router, id: &str, token: &str) -> axum::response::Response {
     let request = Request::get(format!("/bookings/{id}/open"))
         .header(header::AUTHORIZATION, format!("Bearer {token}"))
+        .header(header::ACCEPT, "text/html,application/xhtml+xml,*/*;q=0.8")
         .body(Body::empty())
         .unwrap();
     app.clone().oneshot(request).await.unwrap()
@@ -43,4 +45,14 @@ async fn on_the_simulated_cluster_open_workspace_says_plainly_that_none_runs() {
         .await
         .unwrap();
     assert_eq!(opened, 1, "the open still counts (it makes the simulated GPUs busy)");
+
+    // A script or the CLI (no `text/html`) gets the link, as on a real cluster.
+    let request = Request::get(format!("/bookings/{id}/open"))
+        .header(header::AUTHORIZATION, format!("Bearer {}", f.ada))
+        .body(Body::empty())
+        .unwrap();
+    let response = app.clone().oneshot(request).await.unwrap();
+    assert_eq!(response.status(), 303);
+    let location = response.headers().get(header::LOCATION).unwrap().to_str().unwrap();
+    assert!(location.starts_with(&format!("https://{ns}.berth.local/.berth/open?code=")), "{location}");
 }
