@@ -103,7 +103,7 @@ pub fn App() -> impl IntoView {
     let me: Me = Resource::new(|| (), |_| current_user());
     let zone = RwSignal::new(String::new());
     let live = RwSignal::new(0u64);
-    let pending_approvals = Resource::new(move || live.get(), |_| approvals::count_approvals());
+    let pending_approvals = Resource::new(|| (), |_| approvals::count_approvals());
     provide_context(Shared { me, pending_approvals, zone, live });
     // Effects run only in the browser, so this flips once the WASM has hydrated
     // the page; end-to-end tests wait for it before they click.
@@ -123,6 +123,14 @@ pub fn App() -> impl IntoView {
             live::poll(live);
         }
         signed_in
+    });
+    // The badge follows changes (in the browser: `live` moves only there).
+    Effect::new(move |seen: Option<u64>| {
+        let now = live.get();
+        if seen.is_some_and(|seen| seen != now) {
+            pending_approvals.refetch();
+        }
+        now
     });
     view! {
         <Stylesheet id="leptos" href="/pkg/berth.css"/>
