@@ -24,7 +24,7 @@ package:    ## Stage the container image's files (release build) in target/packa
 bench:      ## Booking load benchmark against pgbench on the same PostgreSQL
 	bash .ci/bench.sh $(SECONDS)
 
-bench-calendar: ## WASM size, week-view render time with 500 bookings, time to interactive
+bench-calendar: ## WASM size, week-view render time with 500 bookings, bytes on the wire, time to interactive
 	bash .ci/bench-calendar.sh
 
 bench-worker: ## Worker: requests per converged pass, start latency, 200 sessions at once

@@ -26,6 +26,14 @@ if [ "$PROFILE" = release ]; then
 fi
 cp -r style/assets/. target/site/
 sass --no-source-map --style=compressed style/main.scss target/site/pkg/berth.css
+# Precompressed beside each file, served to browsers that accept them
+# (server/src/site_files.rs). The dev build's much larger WASM gets quicker levels.
+command -v brotli >/dev/null || apt_install brotli
+if [ "$PROFILE" = release ]; then levels=(-q 11 -9); else levels=(-q 4 -4); fi
+for file in target/site/pkg/berth.wasm target/site/pkg/berth.js target/site/pkg/berth.css; do
+  brotli -f "${levels[0]}" "${levels[1]}" -o "$file.br" "$file"
+  gzip -c "${levels[2]}" "$file" > "$file.gz"
+done
 
 say "building the server ($PROFILE)"
 # Plain cargo at the workspace root (default-members), as a Rust engineer would run it;

@@ -1,6 +1,6 @@
 import { test, expect, Browser, Page } from '@playwright/test';
 import { mkdirSync, readFileSync } from 'node:fs';
-import { collectErrors, signIn } from './login';
+import { collectErrors, signIn, confirmOnCard } from './login';
 
 // The admin console, hydrated and without JavaScript: approvals with a
 // comment the requester reads, pools and blackouts, a tenant quota and the
@@ -201,7 +201,7 @@ for (const js of [true, false]) {
       await ada.goto('/bookings?tz=UTC');
       if (js) await hydrated(ada);
       const held = ada.locator(`.booking-card[data-start^="${date}T16:00"]`, { hasText: 'lab-h100' });
-      await held.getByRole('button', { name: 'Cancel booking' }).click();
+      await confirmOnCard(ada, held, 'Cancel booking', 'Yes, cancel booking');
       await expect(ada.locator('#notice')).toContainText('Canceled');
 
       await bob.goto('/bookings?tz=UTC');

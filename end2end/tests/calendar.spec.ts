@@ -1,6 +1,6 @@
 import { test, expect, Page } from '@playwright/test';
 import { readFileSync, mkdirSync } from 'node:fs';
-import { collectErrors, signIn } from './login';
+import { collectErrors, signIn, confirmOnCard } from './login';
 
 // Day views in UTC of days ahead, one day per test so tests never share capacity.
 const day = (ahead: number) => new Date(Date.now() + ahead * 86_400_000).toISOString().slice(0, 10);
@@ -145,7 +145,7 @@ for (const js of [true, false]) {
       await card.getByRole('button', { name: 'Extend' }).click();
       await expect(page.locator('#notice')).toContainText('Extended');
       await expect(card).toContainText('14:00–16:00');
-      await card.getByRole('button', { name: 'Cancel booking' }).click();
+      await confirmOnCard(page, card, 'Cancel booking', 'Yes, cancel booking');
       await expect(page.locator('#notice')).toContainText('Canceled');
 
       await page.goto(dayView(d));

@@ -34,3 +34,12 @@ export function collectErrors(page: Page): string[] {
   });
   return errors;
 }
+
+/// A destructive action on a booking card: its button asks first (a dialog
+/// with JavaScript, the booking's page without), then "Yes, …" acts.
+export async function confirmOnCard(page: Page, card: ReturnType<Page['locator']>, action: string, yes: string) {
+  await card.getByRole('button', { name: action, exact: true }).click();
+  const dialog = page.getByRole('dialog');
+  await expect(dialog).toBeVisible();
+  await dialog.getByRole('button', { name: yes }).click();
+}

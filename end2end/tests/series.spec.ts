@@ -1,6 +1,6 @@
 import { test, expect } from '@playwright/test';
 import { execFileSync } from 'node:child_process';
-import { collectErrors, signIn } from './login';
+import { collectErrors, signIn, confirmOnCard } from './login';
 
 // Recurring bookings in the portal: the preview lists each occurrence as
 // fitting or refused (and why), the user books the ones that fit, and
@@ -55,7 +55,7 @@ test('a daily series: the preview says which occurrences fit, the fitting ones a
     const cards = page.locator('article.booking-card', { has: page.locator('p.series') });
     await expect(cards).toHaveCount(2);
     await expect(cards.first().locator('p.series')).toContainText('Repeats daily until');
-    await cards.first().getByRole('button', { name: 'Cancel this and later occurrences' }).click();
+    await confirmOnCard(page, cards.first(), 'Cancel this and later occurrences', 'Yes, cancel them');
     await expect(page.locator('#notice')).toHaveText('Canceled 2 occurrences of the series; the capacity is free again.');
     expect(errors).toEqual([]);
   } finally {

@@ -15,6 +15,7 @@ mod open_workspace;
 pub mod plain_page;
 pub mod seed;
 pub mod seed_console;
+pub mod site_files;
 pub mod state;
 pub mod usage;
 mod web;
@@ -35,7 +36,8 @@ pub const MAX_BODY: usize = 4 * api::BODY_LIMIT;
 
 /// The whole HTTP surface: REST under `/api/v1`, `/auth/*`, the Leptos pages
 /// and server fns, static files, and health checks. Layers, outermost first:
-/// security headers, the database-outage answer, CSRF, the session, identity.
+/// the body limit, compression, page caching, security headers, the
+/// database-outage answer, CSRF, the session, identity.
 pub fn router(state: AppState) -> Router {
     let logins = SessionManagerLayer::new(login_store(&state))
         .with_name(state.auth.config.login_cookie_name())
@@ -60,6 +62,10 @@ pub fn router(state: AppState) -> Router {
         .layer(PropagateRequestIdLayer::x_request_id())
         .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
         .layer(middleware::from_fn_with_state(signing_in, auth::headers::secure))
+        .layer(middleware::from_fn(site_files::pages_revalidate))
+        // Pages and JSON compressed on the fly (brotli at quality 4, as
+        // proxies do); the site's files arrive precompressed (`site_files`).
+        .layer(tower_http::compression::CompressionLayer::new())
         // A backstop for pages, server fns and /auth/* (the API's own,
         // smaller limit answers in its JSON shape first): a body announced
         // larger is refused before a byte of it is read, a streamed one as

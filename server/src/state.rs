@@ -19,6 +19,8 @@ pub const TOKEN_CACHE_TTL: Duration = Duration::from_secs(10);
 pub struct AppState {
     pub db: PgPool,
     pub leptos: LeptosOptions,
+    /// The built site's `/pkg` files (names, caching, compression).
+    pub site: crate::site_files::SiteFiles,
     pub tokens: Arc<TokenCache>,
     pub admissions: Admissions,
     pub auth: Arc<Auth>,
@@ -61,6 +63,7 @@ impl AppState {
             tokens: Arc::new(TokenCache::new(TOKEN_CACHE_TTL)),
             db,
             leptos,
+            site: crate::site_files::SiteFiles::new(site_root),
             auth: Arc::new(auth),
             cluster: Arc::new(Cluster::default()),
             mode: ClusterMode::default(),

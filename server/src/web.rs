@@ -27,8 +27,10 @@ pub fn routes(state: &AppState) -> Router<AppState> {
         sign_in: SignInOptions { dev_login: state.auth.config.dev_login, single_sign_on: state.auth.oidc.is_some() },
         feed_key: state.feed_key.clone(),
     };
+    let site = state.site.clone();
     let context = move || {
         provide_context(server.clone());
+        provide_context(site.urls());
         // The nonce the security-header layer put into this response's CSP
         // replaces the one leptos_axum made, so the hydration script runs.
         let nonce = use_context::<Parts>().and_then(|parts| parts.extensions.get::<CspNonce>().cloned());
@@ -41,6 +43,7 @@ pub fn routes(state: &AppState) -> Router<AppState> {
         // Liveness only: the process answers. Readiness also needs the database.
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(crate::database::readyz))
+        .nest_service("/pkg", get(crate::site_files::serve).with_state(state.site.clone()))
         .leptos_routes_with_context(state, generate_route_list(App), context.clone(), move || shell(options.clone()))
         .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(context, shell))
         .layer(axum::middleware::from_fn(unreadable_arguments_are_bad_requests))

@@ -79,11 +79,12 @@ async fn berth_serves_pages_from_the_packaged_files_on_a_read_only_root() {
     // Every asset the page names is there: a binary built by plain cargo
     // once named `/pkg/berth_bg.wasm`, which no site has.
     let named: Vec<&str> = html.split(['"', '\'']).filter(|part| part.starts_with("/pkg/")).collect();
-    assert!(named.contains(&"/pkg/berth.wasm"), "the page loads /pkg/berth.wasm: {named:?}");
-    for asset in named {
+    assert_eq!(named.len(), 5, "stylesheet, script (preloaded) and WASM (preloaded): {named:?}");
+    for asset in &named {
         let response = client.get(format!("{base}{asset}")).send().await.unwrap();
         assert_eq!(response.status(), 200, "{asset}, named by the page, from the packaged site root");
     }
+    wire(&client, &base, &site, &named).await;
     for asset in ["/pkg/berth.css", "/pkg/berth.js", "/pkg/berth.wasm"] {
         let response = client.get(format!("{base}{asset}")).send().await.unwrap();
         assert_eq!(response.status(), 200, "{asset} from the packaged site root");
@@ -92,6 +93,40 @@ async fn berth_serves_pages_from_the_packaged_files_on_a_read_only_root() {
     let _ = server.wait();
     Command::new("chmod").args(["-R", "u+w"]).arg(&stage).status().unwrap();
     std::fs::remove_dir_all(&stage).ok();
+}
+
+/// What a browser receives: the page names each file by its content, so it
+/// may keep it for a year; with `Accept-Encoding: br` it gets the brotli file
+/// the build left beside it; pages are compressed and revalidated.
+async fn wire(client: &reqwest::Client, base: &str, site: &std::path::Path, named: &[&str]) {
+    for (plain, extension) in [("berth.wasm", "wasm"), ("berth.js", "js"), ("berth.css", "css")] {
+        let hashed = named
+            .iter()
+            .find(|n| n.ends_with(&format!(".{extension}")) && n.starts_with("/pkg/berth."))
+            .unwrap_or_else(|| panic!("the page names a {extension} file: {named:?}"));
+        let hash = hashed.trim_start_matches("/pkg/berth.").trim_end_matches(&format!(".{extension}"));
+        assert!(hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()), "{hashed} is named by its content");
+        let response =
+            client.get(format!("{base}{hashed}")).header("accept-encoding", "gzip, br").send().await.unwrap();
+        assert_eq!(response.status(), 200, "{hashed}");
+        let header = |name: &str| response.headers().get(name).map(|v| v.to_str().unwrap().to_string());
+        assert_eq!(header("content-encoding").as_deref(), Some("br"), "{hashed}");
+        assert_eq!(header("cache-control").as_deref(), Some("public, max-age=31536000, immutable"), "{hashed}");
+        let brotli = std::fs::read(site.join("pkg").join(format!("{plain}.br"))).unwrap();
+        assert_eq!(response.bytes().await.unwrap().len(), brotli.len(), "{hashed} is the precompressed file");
+        let gzip = client.get(format!("{base}{hashed}")).header("accept-encoding", "gzip").send().await.unwrap();
+        assert_eq!(gzip.headers().get("content-encoding").unwrap(), "gzip", "{hashed}");
+        let raw = client.get(format!("{base}{hashed}")).send().await.unwrap();
+        assert!(raw.headers().get("content-encoding").is_none(), "{hashed} for a client that accepts no encoding");
+        let raw_len = raw.bytes().await.unwrap().len();
+        assert!(brotli.len() * 2 < raw_len, "{hashed}: brotli {} bytes of {raw_len}", brotli.len());
+        // The plain name, used by pages without the shell, is revalidated.
+        let plain = client.get(format!("{base}/pkg/{plain}")).send().await.unwrap();
+        assert_eq!(plain.headers().get("cache-control").unwrap(), "no-cache", "/pkg/{plain}");
+    }
+    let page = client.get(format!("{base}/")).header("accept-encoding", "br").send().await.unwrap();
+    assert_eq!(page.headers().get("content-encoding").unwrap(), "br", "pages are compressed");
+    assert_eq!(page.headers().get("cache-control").unwrap(), "private, no-cache", "pages are revalidated");
 }
 
 fn is_root() -> bool {

@@ -54,6 +54,9 @@ pub struct Cell {
     /// Label on the first slot of one of the viewer's bookings.
     #[serde(rename = "l", default, skip_serializing_if = "Option::is_none")]
     pub block_label: Option<String>,
+    /// The booking that label names: it links to the booking's page.
+    #[serde(rename = "i", default, skip_serializing_if = "Option::is_none")]
+    pub booking: Option<Uuid>,
     /// Others' bookings the viewer may see in full (admins), for the tooltip.
     #[serde(rename = "o", default, skip_serializing_if = "Vec::is_empty")]
     pub others: Vec<String>,

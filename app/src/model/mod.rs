@@ -18,6 +18,7 @@ mod principal;
 mod report;
 mod series;
 mod session;
+mod site;
 mod tenant;
 mod tokenomics;
 mod waitlist;
@@ -51,6 +52,7 @@ pub use series::{
     BookedSeries, NewSeries, Occurrence, OccurrenceLine, Repeat, SeriesPlan, SeriesPreview, WEEKDAY_NAMES,
 };
 pub use session::{SessionStatus, SessionStep, StepState};
+pub use site::AssetUrls;
 pub use tenant::{
     NewTenant, QuotaEntry, QuotaLimit, QuotaTarget, QuotaUsage, Tenant, TenantPatch, TenantQuota, TenantUsage,
     TenantsPage,

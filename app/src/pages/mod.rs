@@ -5,8 +5,10 @@ mod approvals;
 mod audit;
 mod blackouts;
 pub mod calendar;
+mod confirm;
 mod dashboard;
 mod find;
+mod forbidden;
 mod home;
 mod idle_policy;
 mod live;
@@ -36,8 +38,9 @@ pub use tenants::{QuotaSummary, QuotaUse};
 use crate::model::{Principal, Role};
 use crate::rpc::RpcError;
 use chrono::{DateTime, Utc};
+use forbidden::{ForAudience, ADMINS, READERS};
 use leptos::prelude::*;
-use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
+use leptos_meta::{provide_meta_context, MetaTags, Title};
 use leptos_router::{
     components::{Route, Router, Routes},
     path, SsrMode,
@@ -79,7 +82,7 @@ pub(crate) fn when(at: DateTime<Utc>) -> String {
 }
 
 /// The document around the app, rendered on the server only.
-pub fn shell(options: LeptosOptions) -> impl IntoView {
+pub fn shell(_options: LeptosOptions) -> impl IntoView {
     view! {
         <!DOCTYPE html>
         <html lang="en">
@@ -87,13 +90,32 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
                 <link rel="icon" type="image/svg+xml" href="/favicon.svg"/>
-                <HydrationScripts options/>
+                <SiteAssets/>
                 <MetaTags/>
             </head>
             <body>
                 <App/>
             </body>
         </html>
+    }
+}
+
+/// The stylesheet and what `HydrationScripts` would load, under the names
+/// the server gives them (content-hashed: see `AssetUrls`); Leptos' own
+/// component only knows fixed names or a hash file beside the binary.
+#[component]
+fn SiteAssets() -> impl IntoView {
+    let assets = use_context::<crate::model::AssetUrls>().unwrap_or_default();
+    let nonce = leptos::nonce::use_nonce();
+    let hydrate = format!(
+        "import init, {{ hydrate }} from '{}'; init({{ module_or_path: '{}' }}).then(() => hydrate());",
+        assets.js, assets.wasm
+    );
+    view! {
+        <link rel="stylesheet" href=assets.css/>
+        <link rel="modulepreload" href=assets.js.clone()/>
+        <link rel="preload" href=assets.wasm r#as="fetch" r#type="application/wasm" crossorigin=""/>
+        <script type="module" nonce=nonce>{hydrate}</script>
     }
 }
 
@@ -133,7 +155,6 @@ pub fn App() -> impl IntoView {
         now
     });
     view! {
-        <Stylesheet id="leptos" href="/pkg/berth.css"/>
         <Router>
             <PageTitle/>
             <header class="topbar">
@@ -153,19 +174,20 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("bookings") view=my_bookings::MyBookingsPage ssr=SsrMode::Async/>
                     <Route path=path!("find") view=find::FindSlotPage ssr=SsrMode::Async/>
                     <Route path=path!("series") view=series::SeriesPage ssr=SsrMode::Async/>
+                    <Route path=path!("bookings/:id") view=my_bookings::BookingPage ssr=SsrMode::Async/>
                     <Route path=path!("bookings/:id/manifests") view=manifests::ManifestsPage ssr=SsrMode::Async/>
                     <Route path=path!("tokens") view=tokens::TokensPage ssr=SsrMode::Async/>
                     <Route path=path!("settings") view=settings::SettingsPage ssr=SsrMode::Async/>
                     <Route path=path!("dashboard") view=dashboard::DashboardPage ssr=SsrMode::Async/>
-                    <Route path=path!("reports") view=reports::ReportsPage ssr=SsrMode::Async/>
-                    <Route path=path!("reports/tokenomics") view=tokenomics::TokenomicsPage ssr=SsrMode::Async/>
-                    <Route path=path!("admin/users") view=users::UsersPage ssr=SsrMode::Async/>
-                    <Route path=path!("admin/pools") view=pool_admin::PoolsAdminPage ssr=SsrMode::Async/>
-                    <Route path=path!("admin/pools/:id") view=pool_admin::PoolAdminPage ssr=SsrMode::Async/>
-                    <Route path=path!("admin/tenants") view=tenants::TenantsPage ssr=SsrMode::Async/>
-                    <Route path=path!("admin/approvals") view=approvals::ApprovalsPage ssr=SsrMode::Async/>
-                    <Route path=path!("admin/audit") view=audit::AuditPage ssr=SsrMode::Async/>
-                    <Route path=path!("admin/worker") view=worker::WorkerPage ssr=SsrMode::Async/>
+                    <Route path=path!("reports") view=|| view! { <ForAudience audience=READERS><reports::ReportsPage/></ForAudience> } ssr=SsrMode::Async/>
+                    <Route path=path!("reports/tokenomics") view=|| view! { <ForAudience audience=READERS><tokenomics::TokenomicsPage/></ForAudience> } ssr=SsrMode::Async/>
+                    <Route path=path!("admin/users") view=|| view! { <ForAudience audience=ADMINS><users::UsersPage/></ForAudience> } ssr=SsrMode::Async/>
+                    <Route path=path!("admin/pools") view=|| view! { <ForAudience audience=ADMINS><pool_admin::PoolsAdminPage/></ForAudience> } ssr=SsrMode::Async/>
+                    <Route path=path!("admin/pools/:id") view=|| view! { <ForAudience audience=ADMINS><pool_admin::PoolAdminPage/></ForAudience> } ssr=SsrMode::Async/>
+                    <Route path=path!("admin/tenants") view=|| view! { <ForAudience audience=ADMINS><tenants::TenantsPage/></ForAudience> } ssr=SsrMode::Async/>
+                    <Route path=path!("admin/approvals") view=|| view! { <ForAudience audience=ADMINS><approvals::ApprovalsPage/></ForAudience> } ssr=SsrMode::Async/>
+                    <Route path=path!("admin/audit") view=|| view! { <ForAudience audience=ADMINS><audit::AuditPage/></ForAudience> } ssr=SsrMode::Async/>
+                    <Route path=path!("admin/worker") view=|| view! { <ForAudience audience=ADMINS><worker::WorkerPage/></ForAudience> } ssr=SsrMode::Async/>
                 </Routes>
             </main>
         </Router>
@@ -194,6 +216,7 @@ fn page_title(path: &str) -> &'static str {
         "/admin/audit" => "Audit log",
         "/admin/worker" => "Worker",
         path if path.starts_with("/bookings/") && path.ends_with("/manifests") => "What the worker applies",
+        path if path.starts_with("/bookings/") && path.matches('/').count() == 2 => "Booking",
         path if path.starts_with("/admin/pools/") && path.matches('/').count() == 3 => "Pool settings",
         _ => "Page not found",
     }

@@ -1,19 +1,26 @@
 //! My bookings: live, upcoming and recent bookings as cards with a state
 //! badge, the window with a countdown, and actions — cancel, extend (only
 //! to ends that fit), end now — plus where the workspace link will appear.
+//! A booking's own page (`/bookings/{id}`, opened from the calendar) shows
+//! its one card, and asks before a destructive action without JavaScript.
 
+use super::confirm::{Asked, Confirm};
 use crate::model::{ActionNotice, BookingCard, BookingState, MyBookings, StepState};
 use crate::rpc::RpcError;
 use chrono::{DateTime, Utc};
 use leptos::prelude::*;
-use leptos_router::hooks::use_query_map;
+use leptos_router::hooks::{use_params_map, use_query_map};
 use uuid::Uuid;
 
+/// The viewer's bookings, or only booking `only` (its page).
 #[server(prefix = "/rpc", endpoint = "my_bookings", output = crate::codec::JsonText)]
-pub async fn load_my_bookings(tz: String) -> Result<MyBookings, RpcError> {
+pub async fn load_my_bookings(tz: String, only: Option<Uuid>) -> Result<MyBookings, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
     let tz = crate::rpc::no_script::zone_or_cookie(tz);
-    let mut page = crate::backend::bookings::mine::load(&ctx.db, &principal, &tz).await?;
+    let mut page = match only {
+        Some(id) => crate::backend::bookings::mine::one(&ctx.db, &principal, id, &tz).await?,
+        None => crate::backend::bookings::mine::load(&ctx.db, &principal, &tz).await?,
+    };
     page.simulated = ctx.mode.simulated;
     Ok(page)
 }
@@ -64,6 +71,20 @@ pub fn relative(now: DateTime<Utc>, at: DateTime<Utc>) -> String {
 
 #[component]
 pub fn MyBookingsPage() -> impl IntoView {
+    view! { <BookingsView only=Signal::stored(None)/> }
+}
+
+#[component]
+pub fn BookingPage() -> impl IntoView {
+    let params = use_params_map();
+    // An id that is no UUID is a booking that is not found (nil never is one).
+    let only = Signal::derive(move || params.with(|p| p.get("id").map(|id| id.parse::<Uuid>().unwrap_or_default())));
+    view! { <BookingsView only/> }
+}
+
+/// My bookings, or (`only`) one booking's page.
+#[component]
+fn BookingsView(only: Signal<Option<Uuid>>) -> impl IntoView {
     let query = use_query_map();
     let cancel = ServerAction::<CancelBooking>::new();
     let end = ServerAction::<EndBooking>::new();
@@ -77,7 +98,10 @@ pub fn MyBookingsPage() -> impl IntoView {
     };
     let tz = move || super::viewer_zone(&query);
     let live = super::shared().live;
-    let data = Resource::new(move || (versions(), live.get(), tz()), |(_, _, tz)| load_my_bookings(tz));
+    let data = Resource::new(
+        move || (versions(), live.get(), tz(), only.get()),
+        |(_, _, tz, only)| load_my_bookings(tz, only),
+    );
     // The newest answer of any of the actions, in the order they came.
     let last = RwSignal::new(None::<ActionNotice>);
     let answers = [cancel.value(), end.value(), extend.value(), leave.value(), share.add.value(), share.remove.value()];
@@ -98,9 +122,13 @@ pub fn MyBookingsPage() -> impl IntoView {
     let ready = announce_ready(data);
     let actions = Actions { cancel, end, extend, leave, share, cancel_series };
     provide_context(super::QuotaUse::tracking(move || cancel.version().get() + end.version().get()));
+    let single = only.get_untracked().is_some();
+    // Asked on a booking's page by a script-less "Cancel" (see `confirm`).
+    let asked = move || query.with(|q| q.get("confirm").and_then(|a| Asked::parse(&a))).filter(|_| single);
     view! {
         <section class="page-head">
-            <h1>"My bookings"</h1>
+            <h1>{if single { "Booking" } else { "My bookings" }}</h1>
+            {single.then(|| view! { <a class="button secondary" href="/bookings">"My bookings"</a> })}
             <a class="button secondary" href="/calendar">"Book more"</a>
             <a class="button secondary" href="/series">"Book a recurring slot"</a>
         </section>
@@ -111,8 +139,9 @@ pub fn MyBookingsPage() -> impl IntoView {
         <super::QuotaSummary/>
         <Transition fallback=|| view! { <p class="loading">"Loading your bookings…"</p> }>
             {move || data.get().map(|result| match result {
+                Ok(page) if single => view! { <OneCard page actions asked=asked()/> }.into_any(),
                 Ok(page) => view! { <Sections page actions/> }.into_any(),
-                Err(err) => view! { <p class="error" role="alert">"Could not load your bookings: " {err.to_string()}</p> }.into_any(),
+                Err(err) => view! { <p class="error" role="alert">"Could not load: " {err.to_string()}</p> }.into_any(),
             })}
         </Transition>
     }
@@ -155,21 +184,38 @@ struct Actions {
     cancel_series: ServerAction<super::series::CancelRestOfSeries>,
 }
 
-#[component]
-fn Sections(page: MyBookings, actions: Actions) -> impl IntoView {
-    let simulated = page.simulated;
-    let me = page.me.clone();
-    // The server's clock renders the page; once hydrated, countdowns tick.
-    let now = RwSignal::new(page.now);
+/// The server's clock renders the page; once hydrated, countdowns tick.
+fn ticking(server_now: DateTime<Utc>) -> ReadSignal<DateTime<Utc>> {
+    let now = RwSignal::new(server_now);
     #[cfg(feature = "hydrate")]
     {
-        let offset = page.now - Utc::now();
+        let offset = server_now - Utc::now();
         let tick = move || now.set(Utc::now() + offset);
         if let Ok(handle) = set_interval_with_handle(tick, std::time::Duration::from_secs(30)) {
             on_cleanup(move || handle.clear());
         }
     }
-    let now = now.read_only();
+    now.read_only()
+}
+
+/// A booking's own page: its card, whatever its state.
+#[component]
+fn OneCard(page: MyBookings, actions: Actions, asked: Option<Asked>) -> impl IntoView {
+    let now = ticking(page.now);
+    let simulated = page.simulated;
+    let me = page.me.clone();
+    let card = page.live.into_iter().chain(page.upcoming).chain(page.past).next();
+    view! {
+        <p class="muted">"Times in " {page.tz.clone()} "."</p>
+        {card.map(|card| view! { <div class="cards"><Card card now actions simulated me asked/></div> })}
+    }
+}
+
+#[component]
+fn Sections(page: MyBookings, actions: Actions) -> impl IntoView {
+    let simulated = page.simulated;
+    let me = page.me.clone();
+    let now = ticking(page.now);
     let section = move |title: &'static str, id: &'static str, cards: Vec<BookingCard>, empty: &'static str| {
         let me = me.clone();
         view! {
@@ -178,7 +224,7 @@ fn Sections(page: MyBookings, actions: Actions) -> impl IntoView {
                 {if cards.is_empty() {
                     view! { <p class="empty">{empty}</p> }.into_any()
                 } else {
-                    view! { <div class="cards">{cards.into_iter().map(|card| view! { <Card card now actions simulated me=me.clone()/> }).collect_view()}</div> }.into_any()
+                    view! { <div class="cards">{cards.into_iter().map(|card| view! { <Card card now actions simulated me=me.clone() asked=None/> }).collect_view()}</div> }.into_any()
                 }}
             </section>
         }
@@ -199,6 +245,8 @@ fn Card(
     actions: Actions,
     simulated: bool,
     me: String,
+    /// The confirmation the page was asked for, shown open.
+    asked: Option<Asked>,
 ) -> impl IntoView {
     let b = card.booking;
     let state = b.state;
@@ -216,6 +264,7 @@ fn Card(
         }
     };
     let id = b.id;
+    let what = format!("{} × {} on {}", b.quantity, b.kind, card.pool_name);
     // Only the owner cancels; co-owners may end it once it runs.
     let cancelable = matches!(state, BookingState::Pending | BookingState::Approved) && !live && !b.co_owned;
     let session = card.session.clone().filter(|_| live);
@@ -288,23 +337,34 @@ fn Card(
             <p><a class="manifests-link" href=format!("/bookings/{id}/manifests")>"What the worker applies"</a></p>
             <div class="card-actions">
                 {cancelable.then(|| view! {
-                    <ActionForm action=actions.cancel attr:class="inline">
-                        <input type="hidden" name="id" value=id.to_string()/>
-                        <button class="button secondary" type="submit">"Cancel booking"</button>
-                    </ActionForm>
+                    <Confirm booking=id asked=Asked::Cancel label="Cancel booking" open=asked == Some(Asked::Cancel)
+                        question=format!("Cancel your booking of {what}, {}? The units are given back to the pool.", card.when)>
+                        <ActionForm action=actions.cancel attr:class="inline">
+                            <input type="hidden" name="id" value=id.to_string()/>
+                            <button class="button danger" type="submit">"Yes, cancel booking"</button>
+                        </ActionForm>
+                    </Confirm>
                 })}
                 {(cancelable && card.series_rule.is_some()).then(|| view! {
-                    <ActionForm action=actions.cancel_series attr:class="inline">
-                        <input type="hidden" name="id" value=b.series.map(|s| s.to_string()).unwrap_or_default()/>
-                        <input type="hidden" name="from" value=b.start.to_rfc3339()/>
-                        <button class="button secondary" type="submit">"Cancel this and later occurrences"</button>
-                    </ActionForm>
+                    <Confirm booking=id asked=Asked::CancelSeries label="Cancel this and later occurrences"
+                        open=asked == Some(Asked::CancelSeries)
+                        question=format!("Cancel this occurrence ({}) and every later one of the series (repeats {})?",
+                            card.when, card.series_rule.clone().unwrap_or_default())>
+                        <ActionForm action=actions.cancel_series attr:class="inline">
+                            <input type="hidden" name="id" value=b.series.map(|s| s.to_string()).unwrap_or_default()/>
+                            <input type="hidden" name="from" value=b.start.to_rfc3339()/>
+                            <button class="button danger" type="submit">"Yes, cancel them"</button>
+                        </ActionForm>
+                    </Confirm>
                 })}
                 {live.then(|| view! {
-                    <ActionForm action=actions.end attr:class="inline">
-                        <input type="hidden" name="id" value=id.to_string()/>
-                        <button class="button secondary" type="submit">"End now"</button>
-                    </ActionForm>
+                    <Confirm booking=id asked=Asked::End label="End now" open=asked == Some(Asked::End)
+                        question=format!("End your session of {what} now? Its workspace and everything in its namespace are deleted.")>
+                        <ActionForm action=actions.end attr:class="inline">
+                            <input type="hidden" name="id" value=id.to_string()/>
+                            <button class="button danger" type="submit">"Yes, end now"</button>
+                        </ActionForm>
+                    </Confirm>
                 })}
                 {(!card.extend_to.is_empty()).then(|| view! {
                     <ActionForm action=actions.extend attr:class="inline">

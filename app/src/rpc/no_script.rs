@@ -132,8 +132,9 @@ pub fn redirect_with(back: &str, query: &[(&str, String)]) {
     leptos_axum::redirect(&format!("{path}?{}", pairs.finish()));
 }
 
-/// Query keys that carry a booking outcome back to a page without JavaScript.
-pub const OUTCOME_KEYS: [&str; 21] = [
+/// Query keys that carry a booking outcome back to a page without JavaScript,
+/// and `confirm`: a confirmation, once answered, is not asked again.
+pub const OUTCOME_KEYS: [&str; 22] = [
     "booked",
     "waitlisted",
     "waitlisted_position",
@@ -155,6 +156,7 @@ pub const OUTCOME_KEYS: [&str; 21] = [
     "end",
     "notice",
     "notice_ok",
+    "confirm",
 ];
 
 /// The zone the page sent, else the one the browser reported earlier.

@@ -120,3 +120,17 @@ pub async fn load(db: &PgPool, principal: &Principal, tz: &str) -> ServiceResult
         .collect();
     Ok(page)
 }
+
+/// One of the principal's bookings (own or co-owned, of the last 30 days or
+/// ahead) as My bookings shows it: the booking's own page.
+pub async fn one(db: &PgPool, principal: &Principal, id: uuid::Uuid, tz: &str) -> ServiceResult<MyBookings> {
+    let mut page = load(db, principal, tz).await?;
+    for cards in [&mut page.live, &mut page.upcoming, &mut page.past] {
+        cards.retain(|card| card.booking.id == id);
+    }
+    page.waitlist.clear();
+    match page.live.len() + page.upcoming.len() + page.past.len() {
+        0 => Err(crate::backend::error::ServiceError::NotFound("booking")),
+        _ => Ok(page),
+    }
+}

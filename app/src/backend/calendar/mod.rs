@@ -203,6 +203,7 @@ fn cells(
                                     let first_in_view = b.start >= slot.start || i == 0;
                                     if first_in_view && cell.block_label.is_none() {
                                         cell.block_label = Some(format!("You ×{} · {}", b.quantity, b.state.as_str()));
+                                        cell.booking = Some(b.id);
                                     }
                                 } else if let Some(name) = &b.user_name {
                                     cell.others.push(format!("{name} ×{}", b.quantity));

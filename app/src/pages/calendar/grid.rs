@@ -1,10 +1,12 @@
 //! The week (or day) grid: time down, days across, one lane per kind inside
 //! each day. Each cell shows the free units (number and colour). Pressing a
 //! free cell and dragging selects a window; so do shift+arrows from a
-//! focused cell, and Enter opens the booking panel with it.
+//! focused cell, and Enter opens the booking panel with it. A red line
+//! marks now; the label of one's own booking opens its page.
 
 use super::selection::Selection;
 use crate::model::CalendarData;
+use chrono::{DateTime, Duration, Utc};
 use leptos::prelude::*;
 use std::sync::Arc;
 
@@ -47,6 +49,7 @@ pub fn Grid(
         let handle = window_event_listener(leptos::ev::pointerup, move |_| finish_drag());
         on_cleanup(move || handle.remove());
     }
+    let step = Duration::minutes(i64::from(data.pool.rules.granularity_minutes.max(1)));
     let head_days = data
         .days
         .iter()
@@ -84,8 +87,9 @@ pub fn Grid(
                                 };
                                 let slot = day.slots[i].clone();
                                 let capacity = data.kinds[k].capacity;
+                                let now_at = now_line(slot.start, step, data.now);
                                 let aria = format!(
-                                    "{} {}, {}: {} of {} free{}",
+                                    "{} {}, {}: {} of {} free{}{}",
                                     day.label,
                                     slot.label,
                                     data.kinds[k].short,
@@ -96,6 +100,7 @@ pub fn Grid(
                                         (None, true) => format!(", yours: {}", cell.mine),
                                         (None, false) => String::new(),
                                     },
+                                    if now_at.is_some() { ", now" } else { "" },
                                 );
                                 // A tooltip only where it adds something: who else booked (admins).
                                 let title = match &cell.blackout {
@@ -104,12 +109,13 @@ pub fn Grid(
                                         .then(|| format!("booked by {}", cell.others.join(", "))),
                                 };
                                 let base = format!(
-                                    "slot free-{}{}{}{}{}",
+                                    "slot free-{}{}{}{}{}{}",
                                     level(cell.free, capacity),
                                     if cell.blackout.is_some() { " blackout" } else { "" },
                                     if slot.bookable { "" } else { " past" },
                                     if cell.mine > 0 { " mine" } else { "" },
                                     if cell.others.is_empty() { "" } else { " others" },
+                                    if now_at.is_some() { " now" } else { "" },
                                 );
                                 let bookable = slot.bookable && cell.free > 0;
                                 let class = move || {
@@ -124,13 +130,15 @@ pub fn Grid(
                     <td
                         id=cell_id(d, k, i)
                         class=class
+                        style=now_at.map(|at| format!("--now-at: {at}%"))
                         role="gridcell"
                         aria-label=aria
                         title=title
                         aria-selected=move || selection.get().is_some_and(|s| s.contains(d, k, i)).to_string()
                         tabindex=move || if focus.get() == (d, k, i) { "0" } else { "-1" }
                         on:pointerdown=move |ev| {
-                            if !bookable { return; }
+                            // A press on a booking's link opens it; it starts no selection.
+                            if !bookable || on_link(&ev) { return; }
                             ev.prevent_default();
                             focus.set((d, k, i));
                             selection.set(Some(Selection::at(d, k, i)));
@@ -146,7 +154,11 @@ pub fn Grid(
                         on:keydown=move |ev| on_key(ev, (d, k, i), focus, selection, on_choose)
                     >
                         <span class="free">{cell.free}</span>
-                        {cell.block_label.map(|label| view! { <span class="block-label">{label}</span> })}
+                        {match (cell.block_label, cell.booking) {
+                            (Some(label), Some(id)) => Some(view! { <a class="block-label" href=format!("/bookings/{id}")>{label}</a> }.into_any()),
+                            (Some(label), None) => Some(view! { <span class="block-label">{label}</span> }.into_any()),
+                            (None, _) => None,
+                        }}
                     </td>
                 }.into_any()
                             })
@@ -179,6 +191,18 @@ pub fn Grid(
             </table>
         </div>
     }
+}
+
+fn on_link(ev: &leptos::ev::PointerEvent) -> bool {
+    use leptos::wasm_bindgen::JsCast;
+    ev.target().and_then(|t| t.dyn_into::<leptos::web_sys::Element>().ok()).is_some_and(|e| e.tag_name() == "A")
+}
+
+/// Where "now" falls inside a slot starting at `start`, in percent of its
+/// height; `None` when it falls outside (the week view's red line).
+fn now_line(start: DateTime<Utc>, step: Duration, now: DateTime<Utc>) -> Option<i64> {
+    let into = now - start;
+    (into >= Duration::zero() && into < step).then(|| into.num_seconds() * 100 / step.num_seconds().max(1))
 }
 
 pub fn cell_id(day: usize, kind: usize, slot: usize) -> String {

@@ -144,8 +144,10 @@ fn Legend() -> impl IntoView {
             <span class="swatch free-ok">"3"</span>" plenty · "
             <span class="swatch free-low">"1"</span>" almost full · "
             <span class="swatch free-none">"0"</span>" full · "
-            <span class="swatch mine">"You"</span>" your booking · "
-            <span class="swatch past">" "</span>" cannot be booked (past or beyond the horizon) · drag across free slots, or focus one and use shift+arrows, then Enter"
+            <span class="swatch mine">"You"</span>" your booking (its label opens it) · "
+            <span class="swatch blackout">" "</span>" maintenance · "
+            <span class="swatch past">" "</span>" cannot be booked (past or beyond the horizon) · "
+            <span class="swatch now-mark" aria-hidden="true"></span>" now · drag across free slots, or focus one and use shift+arrows, then Enter"
         </p>
     }
 }

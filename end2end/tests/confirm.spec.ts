@@ -1,0 +1,132 @@
+import { test, expect, Page } from '@playwright/test';
+import { collectErrors, signIn } from './login';
+
+// Destructive actions ask first, a booking on the calendar opens its own
+// page, the week view marks now, and a page for another role says so.
+
+const quarter = 15 * 60 * 1000;
+const slot = (n: number) => new Date((Math.floor(Date.now() / quarter) + n) * quarter).toISOString();
+
+async function book(page: Page, startSlot: number, endSlot: number) {
+  const lab = (await (await page.request.get('/api/v1/pools')).json()).find((p: { name: string }) => p.name === 'lab-h100');
+  const answer = await page.request.post('/api/v1/bookings', {
+    headers: { Origin: new URL(page.url()).origin },
+    data: { pool_id: lab.id, kind: 'nvidia.com/mig-1g.24gb', quantity: 1, mode: 'interactive', start: slot(startSlot), end: slot(endSlot) },
+  });
+  expect(answer.status(), await answer.text()).toBe(201);
+  return { booking: await answer.json(), pool: lab.id as string };
+}
+
+async function state(page: Page, id: string): Promise<string> {
+  return (await (await page.request.get(`/api/v1/bookings/${id}`)).json()).state;
+}
+
+for (const js of [true, false]) {
+  test.describe(js ? 'with JavaScript' : 'without JavaScript', () => {
+    test.use({ javaScriptEnabled: js });
+
+    test('Cancel asks first; keeping it changes nothing, confirming cancels', async ({ page }) => {
+      const errors = collectErrors(page);
+      await signIn(page, 'ada', js);
+      const { booking } = await book(page, 4 * 24 * 4 + 8, 4 * 24 * 4 + 10);
+      await page.goto('/bookings?tz=UTC');
+      if (js) await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
+      const card = page.locator(`#booking-${booking.id}`);
+      await card.getByRole('button', { name: 'Cancel booking', exact: true }).click();
+      const dialog = page.getByRole('dialog');
+      await expect(dialog).toBeVisible();
+      await expect(dialog).toContainText('Cancel your booking of 1 × nvidia.com/mig-1g.24gb on lab-h100');
+      // Without JavaScript the question is the booking's own page.
+      if (!js) await expect(page).toHaveURL(new RegExp(`/bookings/${booking.id}\\?confirm=cancel$`));
+      expect(await state(page, booking.id)).toBe('approved');
+
+      await dialog.getByRole('button', { name: 'Keep it' }).click();
+      await expect(page.getByRole('dialog')).toHaveCount(0);
+      expect(await state(page, booking.id)).toBe('approved');
+
+      await card.getByRole('button', { name: 'Cancel booking', exact: true }).click();
+      await page.getByRole('dialog').getByRole('button', { name: 'Yes, cancel booking' }).click();
+      await expect(page.locator('#notice')).toContainText('Canceled');
+      expect(await state(page, booking.id)).toBe('canceled');
+      // Answered once, the question is not asked again.
+      await expect(page.getByRole('dialog')).toHaveCount(0);
+      expect(page.url()).not.toContain('confirm=');
+      expect(errors).toEqual([]);
+    });
+
+    test('End now asks first, then ends the running session', async ({ page }) => {
+      await signIn(page, 'ada', js);
+      const { booking } = await book(page, 0, 2);
+      await page.goto(`/bookings/${booking.id}?tz=UTC`);
+      if (js) await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
+      await expect(page.getByRole('heading', { name: 'Booking', exact: true })).toBeVisible();
+      const card = page.locator(`#booking-${booking.id}`);
+      await card.getByRole('button', { name: 'End now', exact: true }).click();
+      const dialog = page.getByRole('dialog');
+      await expect(dialog).toContainText('End your session of 1 × nvidia.com/mig-1g.24gb on lab-h100 now?');
+      expect(['approved', 'active']).toContain(await state(page, booking.id));
+      await dialog.getByRole('button', { name: 'Yes, end now' }).click();
+      await expect(page.locator('#notice')).toContainText('Ended');
+      await expect(card.getByRole('button', { name: 'End now', exact: true })).toHaveCount(0);
+      const ended = await (await page.request.get(`/api/v1/bookings/${booking.id}`)).json();
+      expect(new Date(ended.end).getTime()).toBeLessThanOrEqual(Date.now() + 1000);
+    });
+  });
+}
+
+test("a booking's label on the calendar opens its page: who, what, state, steps and actions", async ({ page }) => {
+  const errors = collectErrors(page);
+  await signIn(page, 'ada');
+  const { booking, pool } = await book(page, 3 * 24 * 4 + 4, 3 * 24 * 4 + 8);
+  const day = slot(3 * 24 * 4 + 4).slice(0, 10);
+  await page.goto(`/calendar?pool=${pool}&date=${day}&view=day&tz=UTC`);
+  await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
+  await page.locator(`a.block-label[href="/bookings/${booking.id}"]`).first().click();
+  await expect(page).toHaveURL(new RegExp(`/bookings/${booking.id}$`));
+  await expect(page).toHaveTitle('Booking — Berth');
+  const card = page.locator(`#booking-${booking.id}`);
+  await expect(card.locator('.badge')).toHaveText('approved');
+  await expect(card).toContainText('lab-h100');
+  await expect(card.getByRole('button', { name: 'Cancel booking', exact: true })).toBeVisible();
+  await expect(page.locator('article.booking-card')).toHaveCount(1);
+  // Someone else's booking, or none: not found, nothing shown.
+  const bob = await (await page.context().browser()!.newContext()).newPage();
+  await signIn(bob, 'bob');
+  const other = await bob.goto(`/bookings/${booking.id}`);
+  expect(other!.status()).toBe(404);
+  await expect(bob.locator('article.booking-card')).toHaveCount(0);
+  await expect(bob.getByRole('alert')).toHaveText('Could not load: booking not found');
+  await bob.context().close();
+  await page.request.post(`/api/v1/bookings/${booking.id}/cancel`, { headers: { Origin: new URL(page.url()).origin }, data: {} });
+  expect(errors).toEqual([]);
+});
+
+test('the week view draws a line at now, in the slot that holds it', async ({ page }) => {
+  await signIn(page, 'ada');
+  await page.goto('/calendar?view=day&tz=UTC');
+  await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
+  const now = page.locator('td.slot.now');
+  expect(await now.count()).toBeGreaterThan(0);
+  const label = (await now.first().getAttribute('aria-label'))!;
+  expect(label).toMatch(/, now$/);
+  const minutes = new Date().getUTCHours() * 60 + new Date().getUTCMinutes();
+  const slotLabel = label.match(/ (\d\d):(\d\d),/)!;
+  const start = Number(slotLabel[1]) * 60 + Number(slotLabel[2]);
+  expect(minutes - start).toBeGreaterThanOrEqual(0);
+  expect(minutes - start).toBeLessThan(16);
+  const line = await now.first().evaluate((el) => getComputedStyle(el, '::after').borderTopWidth);
+  expect(line).toBe('2px');
+});
+
+for (const [path, needs] of [['/reports', 'managers and admins'], ['/admin/users', 'admins']]) {
+  test(`${path} for a user is a proper 403 page`, async ({ page }) => {
+    await signIn(page, 'ada');
+    const answer = await page.goto(path);
+    expect(answer!.status()).toBe(403);
+    await expect(page.getByRole('heading', { level: 1 })).toHaveText('Not for your role');
+    await expect(page.locator('#forbidden')).toContainText(`This page is for ${needs}. You are signed in as`);
+    await expect(page.locator('#forbidden')).toContainText('(user)');
+    await expect(page.locator('main')).not.toContainText('error');
+    await expect(page.getByRole('link', { name: 'Back to the pools' })).toBeVisible();
+  });
+}
