@@ -23,3 +23,27 @@ test('the tenant slug field checks its pattern in Chromium', async ({ page }) =>
   await slug.fill('team-x2');
   expect(await slug.evaluate((el: HTMLInputElement) => el.validity.valid)).toBe(true);
 });
+
+test('every page says the cluster is simulated when it is: home, calendar, bookings, dashboard', async ({ page }) => {
+  await signIn(page, 'ada');
+  for (const path of ['/', '/calendar', '/bookings', '/dashboard']) {
+    await page.goto(path);
+    await expect(page.locator('#simulated-badge'), path).toHaveText('Simulated cluster');
+  }
+  // An upcoming card says what will (not) happen at its start.
+  const lab = (await (await page.request.get('/api/v1/pools')).json()).find((p: { name: string }) => p.name === 'lab-h100');
+  const hour = 3600 * 1000;
+  const start = new Date((Math.floor(Date.now() / hour) + 5 * 24 + 3) * hour);
+  const origin = { Origin: new URL(page.url()).origin };
+  const answer = await page.request.post('/api/v1/bookings', {
+    headers: origin,
+    data: { pool_id: lab.id, kind: 'nvidia.com/mig-1g.24gb', quantity: 1, mode: 'interactive',
+      start: start.toISOString(), end: new Date(start.getTime() + hour).toISOString() },
+  });
+  expect(answer.status(), await answer.text()).toBe(201);
+  const booking = await answer.json();
+  await page.goto('/bookings');
+  await expect(page.locator(`#upcoming #booking-${booking.id} .workspace`))
+    .toHaveText('When the window starts, the worker creates its namespace and objects on the simulated cluster: no workspace will run.');
+  await page.request.post(`/api/v1/bookings/${booking.id}/cancel`, { headers: origin, data: {} });
+});

@@ -19,6 +19,7 @@ test('sign in through the provider, see name, role and tenant; sign out; an admi
 
   await signIn(page, 'root');
   await expect(page.locator('#who-role')).toHaveText('admin');
+  await page.locator('#admin-menu').click();
   await page.locator('#admin-nav').click();
   await expect(page.getByRole('heading', { name: 'Users' })).toBeVisible();
   const mia = page.locator('#user-list tr', { hasText: 'mia@example.test' });
@@ -111,6 +112,7 @@ test('an admin disables a user: their open page loses the session at once and th
 
   const errors = collectErrors(page);
   await signIn(page, 'root');
+  await page.locator('#admin-menu').click();
   await page.locator('#admin-nav').click();
   const row = page.locator('#user-list tr', { hasText: 'bob@example.test' });
   await row.getByLabel('Why disable bob@example.test').fill('left the lab');

@@ -178,6 +178,9 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     (Send::Form(""), "/rpc/admin/approvals", [401, 403, 403, 403, 200]),
     // Every page asks, so everyone may; only admins get a count other than 0.
     (Send::Form(""), "/rpc/admin/approvals/count", [200, 200, 200, 200, 200]),
+    // Every page's header says whether the cluster is simulated.
+    (Send::Form(""), "/rpc/cluster", [200, 200, 200, 200, 200]),
+    (Send::Form("tz=UTC"), "/rpc/admin/waitlist", [401, 403, 403, 403, 200]),
     (Send::Form("ids%5B%5D={pending}&decision=approve"), "/rpc/admin/approvals/decide", [401, 403, 403, 403, 200]),
     (Send::Form("filter%5Baction%5D=booking"), "/rpc/admin/audit", [401, 403, 403, 403, 200]),
     (Send::Form("days=7&tz=Europe%2FBerlin"), "/rpc/calendar", [401, 200, 200, 200, 200]),
@@ -230,6 +233,7 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     (Send::Get, "/admin/worker", [401, 403, 403, 403, 200]),
     (Send::Get, "/admin/pools/{pool}", [401, 403, 403, 403, 200]),
     (Send::Get, "/admin/approvals", [401, 403, 403, 403, 200]),
+    (Send::Get, "/admin/waitlist", [401, 403, 403, 403, 200]),
     (Send::Get, "/admin/audit?action=booking", [401, 403, 403, 403, 200]),
     (Send::Get, "/calendar?pool={pool}", [401, 200, 200, 200, 200]),
     (Send::Get, "/bookings", [401, 200, 200, 200, 200]),

@@ -14,6 +14,13 @@ pub async fn current_user() -> Result<Option<Principal>, RpcError> {
     Ok(crate::rpc::visitor()?.0)
 }
 
+/// Whether the worker provisions on the simulated cluster: every page says
+/// so in its header, since nothing it shows as provisioned or measured runs.
+#[server(prefix = "/rpc", endpoint = "cluster", output = crate::codec::JsonText)]
+pub async fn cluster_is_simulated() -> Result<bool, RpcError> {
+    Ok(crate::rpc::visitor()?.1.mode.simulated)
+}
+
 #[server(prefix = "/rpc", endpoint = "sign_in_options", output = crate::codec::JsonText)]
 pub async fn load_sign_in_page() -> Result<SignInPageData, RpcError> {
     let (_, ctx) = crate::rpc::visitor()?;

@@ -152,6 +152,19 @@ pub fn ApprovalsLink() -> impl IntoView {
     }
 }
 
+/// The count beside the closed admin menu, so waiting requests show at a glance.
+#[component]
+pub fn WaitingBadge() -> impl IntoView {
+    let count = super::shared().pending_approvals;
+    view! {
+        <Suspense fallback=|| ()>
+            {move || count.get().and_then(|r| r.ok()).filter(|n| *n > 0).map(|n| view! {
+                " " <span class="badge state-pending" id="admin-waiting" aria-label=format!("{n} waiting for approval")>{n}</span>
+            })}
+        </Suspense>
+    }
+}
+
 /// The admin's home page line: how many requests wait.
 #[component]
 pub fn WaitingSummary() -> impl IntoView {

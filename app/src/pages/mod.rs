@@ -65,6 +65,8 @@ pub struct Shared {
     /// Moves on whenever something the viewer's pages show has changed
     /// (`live::poll`); pages whose data should stay live depend on it.
     pub live: RwSignal<u64>,
+    /// Provisioning and measurements come from the simulated cluster.
+    pub simulated: Resource<Result<bool, RpcError>>,
 }
 
 /// The one way a page reads what the app shares.
@@ -126,7 +128,8 @@ pub fn App() -> impl IntoView {
     let zone = RwSignal::new(String::new());
     let live = RwSignal::new(0u64);
     let pending_approvals = Resource::new(|| (), |_| approvals::count_approvals());
-    provide_context(Shared { me, pending_approvals, zone, live });
+    let simulated = Resource::new(|| (), |_| cluster_is_simulated());
+    provide_context(Shared { me, pending_approvals, zone, live, simulated });
     // Effects run only in the browser, so this flips once the WASM has hydrated
     // the page; end-to-end tests wait for it before they click.
     let (hydrated, set_hydrated) = signal(false);
@@ -161,6 +164,14 @@ pub fn App() -> impl IntoView {
                 <a class="brand" href="/">"Berth"</a>
                 <span class="tagline">"GPU time, booked like a room"</span>
                 <Suspense fallback=|| ()>
+                    {move || simulated.get().and_then(|r| r.ok()).filter(|s| *s).map(|_| view! {
+                        <span class="simulated-badge" id="simulated-badge"
+                            title="No GPUs or workspaces are real here: the worker provisions into an in-memory API server and usage is simulated.">
+                            "Simulated cluster"
+                        </span>
+                    })}
+                </Suspense>
+                <Suspense fallback=|| ()>
                     {move || me.get().map(|result| view! { <Navigation me=result.ok().flatten()/> })}
                 </Suspense>
             </header>
@@ -186,6 +197,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("admin/pools/:id") view=|| view! { <ForAudience audience=ADMINS><pool_admin::PoolAdminPage/></ForAudience> } ssr=SsrMode::Async/>
                     <Route path=path!("admin/tenants") view=|| view! { <ForAudience audience=ADMINS><tenants::TenantsPage/></ForAudience> } ssr=SsrMode::Async/>
                     <Route path=path!("admin/approvals") view=|| view! { <ForAudience audience=ADMINS><approvals::ApprovalsPage/></ForAudience> } ssr=SsrMode::Async/>
+                    <Route path=path!("admin/waitlist") view=|| view! { <ForAudience audience=ADMINS><waitlist::AdminWaitlistPage/></ForAudience> } ssr=SsrMode::Async/>
                     <Route path=path!("admin/audit") view=|| view! { <ForAudience audience=ADMINS><audit::AuditPage/></ForAudience> } ssr=SsrMode::Async/>
                     <Route path=path!("admin/worker") view=|| view! { <ForAudience audience=ADMINS><worker::WorkerPage/></ForAudience> } ssr=SsrMode::Async/>
                 </Routes>
@@ -213,6 +225,7 @@ fn page_title(path: &str) -> &'static str {
         "/admin/pools" => "Manage pools",
         "/admin/tenants" => "Tenants and quotas",
         "/admin/approvals" => "Approvals",
+        "/admin/waitlist" => "Waitlist",
         "/admin/audit" => "Audit log",
         "/admin/worker" => "Worker",
         path if path.starts_with("/bookings/") && path.ends_with("/manifests") => "What the worker applies",
@@ -229,10 +242,13 @@ fn PageTitle() -> impl IntoView {
 }
 
 /// Who is signed in (name, role, tenants), where they can go, and logout.
+/// The admin console is one menu (so the bar is one line at 1440 px); on a
+/// narrow screen the whole bar folds behind a Menu button (a checkbox and
+/// its label: it works without JavaScript).
 #[component]
 fn Navigation(me: Option<Principal>) -> impl IntoView {
     let Some(me) = me else {
-        return view! { <nav class="account"><a class="button" href="/signin">"Sign in"</a></nav> }.into_any();
+        return view! { <nav class="account signed-out"><a class="button" href="/signin">"Sign in"</a></nav> }.into_any();
     };
     let tenants = if me.tenants.is_empty() {
         "no tenant".to_string()
@@ -241,7 +257,24 @@ fn Navigation(me: Option<Principal>) -> impl IntoView {
     };
     let admin = me.role == Role::Admin;
     let reader = matches!(me.role, Role::Admin | Role::Manager);
+    let (folded, admin_menu) = (NodeRef::<leptos::html::Input>::new(), NodeRef::<leptos::html::Details>::new());
+    // A page opened from a menu closes it (the header outlives navigation).
+    let location = leptos_router::hooks::use_location();
+    Effect::new(move |_| {
+        location.pathname.track();
+        #[cfg(feature = "hydrate")]
+        {
+            if let Some(menu) = admin_menu.get_untracked() {
+                menu.set_open(false);
+            }
+            if let Some(toggle) = folded.get_untracked() {
+                toggle.set_checked(false);
+            }
+        }
+    });
     view! {
+        <input type="checkbox" id="menu-toggle" class="menu-toggle" node_ref=folded aria-label="Show the menu"/>
+        <label for="menu-toggle" class="menu-button button secondary" aria-hidden="true">"Menu"</label>
         <nav class="account" aria-label="Account">
             <a href="/">"Pools"</a>
             <a href="/calendar">"Calendar"</a>
@@ -251,12 +284,18 @@ fn Navigation(me: Option<Principal>) -> impl IntoView {
             <a href="/settings" id="settings-nav">"Settings"</a>
             {reader.then(|| view! { <a href="/reports" id="reports-nav">"Reports"</a> <a href="/reports/tokenomics">"Tokenomics"</a> })}
             {admin.then(|| view! {
-                <a href="/admin/users" id="admin-nav">"Users"</a>
-                <a href="/admin/pools" id="pools-admin-nav">"Manage pools"</a>
-                <a href="/admin/tenants">"Tenants"</a>
-                <approvals::ApprovalsLink/>
-                <a href="/admin/audit">"Audit"</a>
-                <a href="/admin/worker">"Worker"</a>
+                <details class="admin-menu" node_ref=admin_menu>
+                    <summary id="admin-menu">"Admin" <approvals::WaitingBadge/></summary>
+                    <div class="dropdown">
+                        <a href="/admin/users" id="admin-nav">"Users"</a>
+                        <a href="/admin/pools" id="pools-admin-nav">"Manage pools"</a>
+                        <a href="/admin/tenants">"Tenants"</a>
+                        <approvals::ApprovalsLink/>
+                        <a href="/admin/waitlist">"Waitlist"</a>
+                        <a href="/admin/audit">"Audit"</a>
+                        <a href="/admin/worker">"Worker"</a>
+                    </div>
+                </details>
             })}
             <span class="who" id="who">
                 <strong id="who-name">{me.name.clone()}</strong>

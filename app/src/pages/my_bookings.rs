@@ -274,6 +274,7 @@ fn Card(
         (BookingState::Active, true) if simulated => "Simulated cluster — no workspace is running. The worker created this session's namespace and objects in its in-memory API server (see what it applies).",
         (BookingState::Active, true) => "Your isolated workspace is ready.",
         (_, true) => "The provisioning worker prepares your isolated workspace for this window:",
+        (BookingState::Approved, false) if simulated => "When the window starts, the worker creates its namespace and objects on the simulated cluster: no workspace will run.",
         (BookingState::Approved, false) => "When the window starts, Berth prepares an isolated namespace with your workspace; its link appears here.",
         (BookingState::Failed, _) => "The workspace could not be set up; its namespace has been removed.",
         (BookingState::Rejected, _) => "Rejected: no workspace is prepared for this window.",

@@ -5,7 +5,7 @@
 use crate::backend::audit::{self, Subject};
 use crate::backend::bookings::request::Request;
 use crate::backend::error::{ServiceError, ServiceResult};
-use crate::model::{Principal, WaitlistEntry, WaitlistState, Window};
+use crate::model::{Principal, WaitlistEntry, WaitlistLine, WaitlistState, Window};
 use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgPool};
 use std::collections::HashMap;
@@ -217,4 +217,15 @@ pub async fn leave(db: &PgPool, principal: &Principal, id: Uuid) -> ServiceResul
     let entry: EntryRow = sqlx::query_as(&format!("{VIEW} WHERE e.id = $1")).bind(id).fetch_one(&mut *tx).await?;
     tx.commit().await?;
     Ok(entry.into())
+}
+
+/// Every entry whose window has not ended, for the admins' waitlist page,
+/// with its window in the viewer's zone.
+pub async fn for_admins(db: &PgPool, principal: &Principal, tz: &str) -> ServiceResult<Vec<WaitlistLine>> {
+    principal.require_admin("only admins see everyone's waitlist")?;
+    Ok(entries(db, None)
+        .await?
+        .into_iter()
+        .map(|entry| WaitlistLine { when: crate::backend::bookings::form::local_window(entry.window, tz), entry })
+        .collect())
 }

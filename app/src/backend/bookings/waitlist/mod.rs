@@ -9,7 +9,7 @@
 
 pub mod entries;
 
-pub use entries::{leave, list, mine, MAX_WAITING_PER_USER};
+pub use entries::{for_admins, leave, list, mine, MAX_WAITING_PER_USER};
 
 use crate::backend::bookings::admit::{admit_locked, Admission, Outcome};
 use crate::backend::bookings::locks::begin_locked;
