@@ -133,6 +133,11 @@ for (const js of [true, false]) {
       await root.fill('#blackout-reason', 'driver upgrade');
       await root.click('#blackout-submit');
       await expect(root.locator('#notice')).toContainText('2 bookings overlap this window');
+      // Named by who, what and when, not by id; and shown where the admin is looking.
+      await expect(root.locator('#notice')).toContainText("ada@example.test's");
+      await expect(root.locator('#notice')).toContainText('10:00–12:00 UTC');
+      await expect(root.locator('#notice')).not.toContainText(/[0-9a-f]{8}-[0-9a-f]{4}-/);
+      if (js) await expect(root.locator('#notice')).toBeInViewport();
       await root.fill('#blackout-start', `${day(d)}T09:00`);
       await root.fill('#blackout-end', `${day(d)}T14:00`);
       await root.fill('#blackout-reason', 'driver upgrade');

@@ -171,6 +171,8 @@ const OPERATIONS: &[(&str, &str)] = &[
     ("put", "/pools/{id}/idle-policy"),
     ("get", "/me/calendar-feed"),
     ("post", "/me/calendar-feed"),
+    ("get", "/me/time-zone"),
+    ("put", "/me/time-zone"),
     ("get", "/calendar-feeds/{file}"),
     ("get", "/me/notifications"),
     ("put", "/me/notifications"),

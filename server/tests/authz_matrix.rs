@@ -34,6 +34,8 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     // REST API
     (Send::Get, "/api/v1/openapi.json", [200, 200, 200, 200, 200]),
     (Send::Get, "/api/v1/me", [401, 200, 200, 200, 200]),
+    (Send::Get, "/api/v1/me/time-zone", [401, 200, 200, 200, 200]),
+    (Send::Put(r#"{"time_zone":"Europe/Berlin"}"#), "/api/v1/me/time-zone", [401, 200, 200, 200, 200]),
     (Send::Get, "/api/v1/pools", [401, 200, 200, 200, 200]),
     (
         Send::Json(r#"{"name":"p-{uniq}","kinds":[{"kind":"nvidia.com/gpu","capacity":1}]}"#),
@@ -175,6 +177,8 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
         [401, 403, 403, 403, 200],
     ),
     (Send::Form(""), "/rpc/tenants/mine", [401, 200, 200, 200, 200]),
+    (Send::Form(""), "/rpc/settings/time_zone", [401, 200, 200, 200, 200]),
+    (Send::Form("time_zone=Europe%2FBerlin"), "/rpc/settings/time_zone/save", [401, 200, 200, 200, 200]),
     (Send::Form(""), "/rpc/admin/approvals", [401, 403, 403, 403, 200]),
     // Every page asks, so everyone may; only admins get a count other than 0.
     (Send::Form(""), "/rpc/admin/approvals/count", [200, 200, 200, 200, 200]),

@@ -112,7 +112,9 @@ async fn a_data_scientist_books_from_the_shell() {
     let id = booked.split_whitespace().nth(1).unwrap().trim_end_matches(':').to_string();
     assert_eq!(
         booked,
-        format!("booked {id}: lab-h100 MIG 1g.24gb ×3, {weekday} {day} 09:00 – {weekday} {day} 12:00 (approved)\n")
+        format!(
+            "booked {id}: lab-h100 MIG 1g.24gb ×3, {weekday} {day} 09:00 UTC – {weekday} {day} 12:00 UTC (approved)\n"
+        )
     );
 
     // Two more do not fit: the reason, the next free window, exit 1.
@@ -121,26 +123,47 @@ async fn a_data_scientist_books_from_the_shell() {
         ["book", "lab-h100", "--kind", "mig-1g.24gb", "--units", "2", "--from", &ten, "--for", "1h", "--tz", "UTC"];
     let err = shell.fails(&two_more);
     assert!(err.starts_with("refused: not enough free capacity"), "{err}");
-    assert!(err.contains(&format!("next free window: {weekday} {day} 12:00 – {weekday} {day} 13:00")), "{err}");
+    assert!(err.contains(&format!("next free window: {weekday} {day} 12:00 UTC – {weekday} {day} 13:00 UTC")), "{err}");
 
     let waiting = shell.ok(&[&two_more[..], &["--waitlist"]].concat());
     assert!(waiting.starts_with("on the waitlist "), "{waiting}");
-    assert!(waiting.ends_with(&format!(": place 1 for {weekday} {day} 10:00 – {weekday} {day} 11:00\n")), "{waiting}");
+    assert!(
+        waiting.ends_with(&format!(": place 1 for {weekday} {day} 10:00 UTC – {weekday} {day} 11:00 UTC\n")),
+        "{waiting}"
+    );
 
     let listed = shell.ok(&["ls", "--tz", "UTC"]);
     let expected_row =
-        format!("{id}  lab-h100  MIG 1g.24gb  3      {weekday} {day} 09:00  {weekday} {day} 12:00  approved");
+        format!("{id}  lab-h100  MIG 1g.24gb  3      {weekday} {day} 09:00 UTC  {weekday} {day} 12:00 UTC  approved");
     assert!(listed.lines().any(|l| l == expected_row), "{listed}\n{expected_row}");
     let json: Value = serde_json::from_str(&shell.ok(&["ls", "--json"])).unwrap();
     assert_eq!(json[0]["id"], id.as_str());
 
     let shown = shell.ok(&["show", &id, "--tz", "UTC"]);
     assert!(
-        shown.contains(&format!("end    {weekday} {day} 12:00\n")) && shown.contains("mode   interactive"),
+        shown.contains(&format!("end    {weekday} {day} 12:00 UTC\n")) && shown.contains("mode   interactive"),
         "{shown}"
     );
+    // With a zone chosen in Settings (here by its REST call), times are read
+    // and written in it, named, without --tz.
+    let chosen = reqwest::Client::new()
+        .put(format!("{}/api/v1/me/time-zone", server.url))
+        .bearer_auth(&token)
+        .json(&serde_json::json!({ "time_zone": "America/New_York" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(chosen.status(), 200);
+    let end_in_new_york = chrono::NaiveDateTime::parse_from_str(&format!("{day} 12:00"), "%Y-%m-%d %H:%M")
+        .unwrap()
+        .and_utc()
+        .with_timezone(&chrono_tz::America::New_York)
+        .format("%a %Y-%m-%d %H:%M %Z")
+        .to_string();
+    let shown = shell.ok(&["show", &id]);
+    assert!(shown.contains(&format!("end    {end_in_new_york}\n")), "{shown}\n{end_in_new_york}");
     let extended = shell.ok(&["extend", &id, "--to", &format!("{day} 13:30"), "--tz", "UTC"]);
-    assert!(extended.contains(&format!("end    {weekday} {day} 13:30\n")), "{extended}");
+    assert!(extended.contains(&format!("end    {weekday} {day} 13:30 UTC\n")), "{extended}");
 
     let err = shell.fails(&["open", &id]);
     assert_eq!(err, "berth: the workspace is not running: the booking is approved\n");
@@ -155,7 +178,10 @@ async fn a_data_scientist_books_from_the_shell() {
     // The freed units served the waitlist: the two units are booked now.
     let listed = shell.ok(&["ls", "--tz", "UTC"]);
     let promoted = listed.lines().nth(1).unwrap_or_default().to_string();
-    assert!(promoted.ends_with(&format!("2      {weekday} {day} 10:00  {weekday} {day} 11:00  approved")), "{listed}");
+    assert!(
+        promoted.ends_with(&format!("2      {weekday} {day} 10:00 UTC  {weekday} {day} 11:00 UTC  approved")),
+        "{listed}"
+    );
     let promoted = promoted.split_whitespace().next().unwrap().to_string();
     shell.ok(&["cancel", &promoted]);
     assert_eq!(shell.ok(&["ls"]), "no bookings ahead (--all shows past ones)\n");

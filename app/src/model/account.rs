@@ -82,3 +82,11 @@ pub struct SignInPageData {
     pub options: SignInOptions,
     pub dev_users: Vec<DevUser>,
 }
+
+/// Settings' time zone: the one chosen (or learnt from the browser) and
+/// every zone one may choose.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ZoneChoice {
+    pub chosen: Option<String>,
+    pub zones: Vec<String>,
+}

@@ -26,7 +26,7 @@ mod worker;
 
 pub use account::{
     CreatedToken, DevUser, Membership, MembershipSource, SignInOptions, SignInPageData, TokenInfo, UserSummary,
-    MAX_TOKEN_DAYS,
+    ZoneChoice, MAX_TOKEN_DAYS,
 };
 pub use approval::{Decision, PendingApproval};
 pub use audit::{AuditEntry, AuditFilter, AuditPage};

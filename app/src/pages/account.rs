@@ -11,7 +11,13 @@ use uuid::Uuid;
 /// The signed-in principal, or `None` for an anonymous visitor.
 #[server(prefix = "/rpc", endpoint = "me", output = crate::codec::JsonText)]
 pub async fn current_user() -> Result<Option<Principal>, RpcError> {
-    Ok(crate::rpc::visitor()?.0)
+    let (principal, ctx) = crate::rpc::visitor()?;
+    // The zone the browser reported (its cookie) is kept for mails and
+    // feeds until the person chooses one in Settings.
+    if let (Some(principal), Some(zone)) = (&principal, crate::rpc::no_script::zone_cookie()) {
+        crate::backend::accounts::time_zone::learn(&ctx.db, principal, &zone).await?;
+    }
+    Ok(principal)
 }
 
 /// Whether the worker provisions on the simulated cluster: every page says

@@ -24,6 +24,7 @@ mod settings;
 mod sharing;
 mod signin;
 mod tenants;
+mod time_zone;
 mod tokenomics;
 mod tokens;
 mod users;
@@ -248,7 +249,8 @@ fn PageTitle() -> impl IntoView {
 #[component]
 fn Navigation(me: Option<Principal>) -> impl IntoView {
     let Some(me) = me else {
-        return view! { <nav class="account signed-out"><a class="button" href="/signin">"Sign in"</a></nav> }.into_any();
+        return view! { <nav class="account signed-out"><a class="button" href="/signin">"Sign in"</a></nav> }
+            .into_any();
     };
     let tenants = if me.tenants.is_empty() {
         "no tenant".to_string()

@@ -11,11 +11,17 @@ pub(crate) fn notice_view(
     action: Option<Result<ActionNotice, RpcError>>,
     query: Option<ActionNotice>,
 ) -> impl IntoView {
+    let answered = action.is_some();
     let notice = match action {
         Some(Ok(notice)) => Some(notice),
         Some(Err(err)) => Some(ActionNotice { ok: false, message: err.to_string() }),
         None => query,
     };
+    // An answer to an action taken further down the page (Save, Schedule)
+    // is brought into view; a script-less post comes back at the top anyway.
+    if answered {
+        bring_into_view("notice");
+    }
     notice.map(|n| view! { <div class=if n.ok { "outcome ok" } else { "outcome refused" } role="status" id="notice">{n.message}</div> })
 }
 
@@ -26,4 +32,18 @@ pub(crate) fn query_notice() -> Memo<Option<ActionNotice>> {
             q.get("notice").map(|message| ActionNotice { ok: q.get("notice_ok").as_deref() == Some("1"), message })
         })
     })
+}
+
+/// Scrolls element `id` into view once it is rendered (in the browser).
+pub(crate) fn bring_into_view(id: &'static str) {
+    #[cfg(feature = "hydrate")]
+    request_animation_frame(move || {
+        if let Some(element) = leptos::tachys::dom::document().get_element_by_id(id) {
+            let options = leptos::web_sys::ScrollIntoViewOptions::new();
+            options.set_block(leptos::web_sys::ScrollLogicalPosition::Nearest);
+            element.scroll_into_view_with_scroll_into_view_options(&options);
+        }
+    });
+    #[cfg(not(feature = "hydrate"))]
+    let _ = id;
 }

@@ -1,6 +1,7 @@
-//! Settings: the signed-in user's secret calendar feed (subscribe to it
-//! from any calendar app; regenerate to cut off an old URL), and what they
-//! are notified of, by email and by their webhooks.
+//! Settings: the zone times are written in (`time_zone`), the signed-in
+//! user's secret calendar feed (subscribe to it from any calendar app;
+//! regenerate to cut off an old URL), and what they are notified of, by
+//! email and by their webhooks.
 
 use super::when;
 use crate::model::{CalendarFeed, NewWebhook, NotificationSettings, EVENTS};
@@ -60,6 +61,7 @@ pub fn SettingsPage() -> impl IntoView {
     let feed = Resource::new(move || regenerate.version().get(), |_| load_calendar_feed());
     view! {
         <section class="page-head"><h1>"Settings"</h1></section>
+        <super::time_zone::TimeZoneSection/>
         <section class="panel">
             <h2>"Calendar feed"</h2>
             <p class="muted">"Subscribe to this address in your calendar app to see your bookings there, "

@@ -16,6 +16,7 @@ mod pools;
 mod reports;
 mod series;
 mod tenants;
+mod time_zone;
 mod tokenomics;
 mod waitlist;
 mod worker;
@@ -46,6 +47,7 @@ pub fn router() -> Router<AppState> {
         .merge(calendar_feed::router())
         .merge(notifications::router())
         .merge(series::router())
+        .merge(time_zone::router())
         .fallback(|| async { ApiError::not_found("route") })
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
 }

@@ -50,7 +50,7 @@ pub(super) async fn pools(api: &Api, json: bool) -> anyhow::Result<i32> {
 
 pub(super) async fn free(api: &Api, args: FreeArgs) -> anyhow::Result<i32> {
     let FreeArgs { pool: wanted, kind, from, days, tz, json } = args;
-    let zone = Zone::of(tz.as_deref())?;
+    let zone = zone(api, tz.as_deref()).await?;
     let pool = pool(api, &wanted).await?;
     let kinds: Vec<&str> = pool["kinds"].as_array().into_iter().flatten().filter_map(|k| k["kind"].as_str()).collect();
     let kind = match (kind, kinds.as_slice()) {
@@ -83,7 +83,7 @@ pub(super) async fn free(api: &Api, args: FreeArgs) -> anyhow::Result<i32> {
 
 pub(super) async fn book(api: &Api, args: BookArgs) -> anyhow::Result<i32> {
     let BookArgs { pool: wanted, kind, units, from, length, mode, waitlist, tz, json } = args;
-    let zone = Zone::of(tz.as_deref())?;
+    let zone = zone(api, tz.as_deref()).await?;
     let pool = pool(api, &wanted).await?;
     let start = zone.parse("--from", &from)?;
     let body = json!({
@@ -131,7 +131,7 @@ pub(super) async fn book(api: &Api, args: BookArgs) -> anyhow::Result<i32> {
 }
 
 pub(super) async fn ls(api: &Api, all: bool, tz: Option<&str>, json: bool) -> anyhow::Result<i32> {
-    let zone = Zone::of(tz)?;
+    let zone = zone(api, tz).await?;
     let path = if all { "/api/v1/bookings" } else { "/api/v1/bookings?mine=true" };
     let bookings = api.get(path).await?;
     let now = Utc::now();
@@ -160,12 +160,12 @@ pub(super) async fn ls(api: &Api, all: bool, tz: Option<&str>, json: bool) -> an
 
 pub(super) async fn show(api: &Api, id: Uuid, tz: Option<&str>, json: bool) -> anyhow::Result<i32> {
     let b = api.get(&format!("/api/v1/bookings/{id}")).await?;
-    show_booking(api, &b, Zone::of(tz)?, json).await?;
+    show_booking(api, &b, zone(api, tz).await?, json).await?;
     Ok(0)
 }
 
 pub(super) async fn extend(api: &Api, id: Uuid, to: &str, tz: Option<&str>, json: bool) -> anyhow::Result<i32> {
-    let zone = Zone::of(tz)?;
+    let zone = zone(api, tz).await?;
     let end = zone.parse("--to", to)?;
     let answer = api.call(Method::POST, &format!("/api/v1/bookings/{id}/extend"), Some(json!({ "end": end }))).await?;
     if answer.status == StatusCode::ACCEPTED && !json {
@@ -182,13 +182,13 @@ pub(super) async fn extend(api: &Api, id: Uuid, to: &str, tz: Option<&str>, json
 
 pub(super) async fn end(api: &Api, id: Uuid, json: bool) -> anyhow::Result<i32> {
     let b = api.post(&format!("/api/v1/bookings/{id}/end"), json!({})).await?;
-    show_booking(api, &b, Zone::Local, json).await?;
+    show_booking(api, &b, zone(api, None).await?, json).await?;
     Ok(0)
 }
 
 pub(super) async fn cancel(api: &Api, id: Uuid, json: bool) -> anyhow::Result<i32> {
     let b = api.post(&format!("/api/v1/bookings/{id}/cancel"), json!({})).await?;
-    show_booking(api, &b, Zone::Local, json).await?;
+    show_booking(api, &b, zone(api, None).await?, json).await?;
     Ok(0)
 }
 
@@ -233,4 +233,14 @@ pub(super) async fn login(url: &url::Url) -> anyhow::Result<i32> {
         path.display()
     );
     Ok(0)
+}
+
+/// `--tz` if given, else the zone the signed-in person chose in Settings
+/// (or their browser reported), else the computer's.
+async fn zone(api: &Api, tz: Option<&str>) -> anyhow::Result<Zone> {
+    if tz.is_some() {
+        return Zone::of(tz);
+    }
+    let chosen = api.get("/api/v1/me/time-zone").await?;
+    Zone::of(chosen["time_zone"].as_str())
 }

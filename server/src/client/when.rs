@@ -1,5 +1,6 @@
 //! Times as people type them at a shell: "2026-12-01 09:00" in their zone
-//! (the computer's, or `--tz`), "now", or RFC 3339; and back, for tables.
+//! (`--tz`, else the one chosen in Settings, else the computer's), "now",
+//! or RFC 3339; and back, for tables, with the zone named.
 
 use chrono::{DateTime, Local, NaiveDateTime, TimeZone, Utc};
 use chrono_tz::Tz;
@@ -48,10 +49,11 @@ impl Zone {
         local.ok_or_else(|| anyhow::anyhow!("{field}: {text} does not exist in this time zone (clocks skip it)"))
     }
 
+    /// "Tue 2026-12-01 09:00 CET": the zone is named, as a mail names it.
     pub fn show(self, at: DateTime<Utc>) -> String {
         match self {
-            Zone::Local => at.with_timezone(&Local).format("%a %Y-%m-%d %H:%M").to_string(),
-            Zone::Named(tz) => at.with_timezone(&tz).format("%a %Y-%m-%d %H:%M").to_string(),
+            Zone::Local => at.with_timezone(&Local).format("%a %Y-%m-%d %H:%M %Z").to_string(),
+            Zone::Named(tz) => at.with_timezone(&tz).format("%a %Y-%m-%d %H:%M %Z").to_string(),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! What each event says: a subject and a plain-text body (the HTML part is
 //! the same text, escaped, with its links made clickable) and the webhook's
-//! JSON. Times are in the pool's time zone, named.
+//! JSON. Times are in the recipient's zone (Settings; a webhook's, the
+//! pool's), named.
 
 use super::outbox::Due;
 use crate::plain_page::escape;

@@ -108,6 +108,7 @@ pub struct Due {
     pub detail: String,
     pub booking_id: Uuid,
     pub pool: String,
+    /// The recipient's zone (Settings), else the pool's (webhooks).
     pub time_zone: String,
     pub kind: String,
     pub quantity: i32,
@@ -136,7 +137,8 @@ pub async fn claim(db: &PgPool, limit: i64) -> sqlx::Result<Vec<Due>> {
                             ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
              RETURNING d.*
          )
-         SELECT c.id, c.attempts, c.channel, n.event, n.detail, b.id AS booking_id, p.name AS pool, p.time_zone,
+         SELECT c.id, c.attempts, c.channel, n.event, n.detail, b.id AS booking_id, p.name AS pool,
+                coalesce(u.time_zone, p.time_zone) AS time_zone,
                 b.kind, b.quantity, b.starts_at, b.ends_at, b.state, o.name AS owner_name, o.email AS owner_email,
                 t.slug AS tenant, u.name AS recipient_name, u.email AS recipient_email,
                 h.url AS webhook_url, h.secret AS webhook_secret,

@@ -10,7 +10,7 @@ use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{short_kind, CalendarFeed, PoolFeed, Principal};
 use chrono::{DateTime, Utc};
 use hmac::{Hmac, Mac};
-use icalendar::{Calendar, Component, EventLike, EventStatus, Property};
+use icalendar::{Calendar, CalendarDateTime, Component, EventLike, EventStatus, Property};
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 use sqlx::PgPool;
@@ -148,14 +148,14 @@ struct Entry {
 /// only) every booking in that pool. An unknown token, a disabled owner or
 /// a pool the owner may not see are all "not found", telling a guesser nothing.
 pub async fn ics(db: &PgPool, key: &FeedKey, token: &str, pool: Option<Uuid>) -> ServiceResult<String> {
-    let owner: Option<(Uuid, String)> = sqlx::query_as(
-        "SELECT u.id, u.role FROM calendar_feed c JOIN app_user u ON u.id = c.user_id
+    let owner: Option<(Uuid, String, Option<String>)> = sqlx::query_as(
+        "SELECT u.id, u.role, u.time_zone FROM calendar_feed c JOIN app_user u ON u.id = c.user_id
          WHERE c.token_hash = $1 AND u.disabled_at IS NULL",
     )
     .bind(hash(token))
     .fetch_optional(db)
     .await?;
-    let Some((user, role)) = owner else { return Err(ServiceError::NotFound("calendar feed")) };
+    let Some((user, role, zone)) = owner else { return Err(ServiceError::NotFound("calendar feed")) };
     if pool.is_some() && role != "admin" {
         return Err(ServiceError::NotFound("calendar feed"));
     }
@@ -176,7 +176,8 @@ pub async fn ics(db: &PgPool, key: &FeedKey, token: &str, pool: Option<Uuid>) ->
     .bind(DAYS_BACK)
     .fetch_all(db)
     .await?;
-    Ok(render(key, &entries, pool.is_some()))
+    let zone = zone.and_then(|z| z.parse::<chrono_tz::Tz>().ok()).filter(|tz| *tz != chrono_tz::UTC);
+    Ok(render(key, &entries, pool.is_some(), zone))
 }
 
 fn status(state: &str) -> EventStatus {
@@ -187,7 +188,9 @@ fn status(state: &str) -> EventStatus {
     }
 }
 
-fn render(key: &FeedKey, entries: &[Entry], occupancy: bool) -> String {
+/// Times are in the feed owner's zone (Settings), named by TZID; UTC (`Z`)
+/// when they have none.
+fn render(key: &FeedKey, entries: &[Entry], occupancy: bool, zone: Option<chrono_tz::Tz>) -> String {
     let host = key.base.split("://").nth(1).unwrap_or(&key.base).split(['/', ':']).next().unwrap_or("berth");
     // Empty, so VERSION and PRODID are ours and appear once each.
     let mut calendar = Calendar::empty();
@@ -197,6 +200,16 @@ fn render(key: &FeedKey, entries: &[Entry], occupancy: bool) -> String {
     calendar.name(if occupancy { "Berth pool occupancy" } else { "Berth GPU bookings" });
     calendar.append_property(Property::new("REFRESH-INTERVAL", "PT15M").add_parameter("VALUE", "DURATION").done());
     calendar.append_property(Property::new("X-PUBLISHED-TTL", "PT15M"));
+    if let Some(zone) = zone {
+        calendar.timezone(zone.name());
+    }
+    let at = |t: DateTime<Utc>| match zone {
+        Some(zone) => CalendarDateTime::WithTimezone {
+            date_time: t.with_timezone(&zone).naive_local(),
+            tzid: zone.name().to_string(),
+        },
+        None => CalendarDateTime::Utc(t),
+    };
     for e in entries {
         let mut summary = format!("GPU: {} {} ×{}", e.pool, short_kind(&e.kind), e.quantity);
         if occupancy {
@@ -206,8 +219,8 @@ fn render(key: &FeedKey, entries: &[Entry], occupancy: bool) -> String {
             .uid(&format!("{}@{host}", e.id))
             .summary(&summary)
             .description(&format!("{}/bookings#booking-{}", key.base, e.id))
-            .starts(e.starts_at)
-            .ends(e.ends_at)
+            .starts(at(e.starts_at))
+            .ends(at(e.ends_at))
             .status(status(&e.state))
             .sequence(e.sequence.max(0) as u32)
             .timestamp(e.updated)

@@ -81,7 +81,12 @@ pub async fn create(
         (None, false) => {
             let listed: Vec<String> = overlapping
                 .iter()
-                .map(|b| format!("{} {} × {} ({})", b.user_email.clone().unwrap_or_default(), b.kind, b.quantity, b.id))
+                .map(|b| {
+                    let when =
+                        crate::backend::bookings::form::local_window(Window { start: b.start, end: b.end }, "UTC");
+                    let who = b.user_email.clone().unwrap_or_default();
+                    format!("{who}'s {} × {}, {when} UTC", crate::model::short_kind(&b.kind), b.quantity)
+                })
                 .collect();
             return Err(ServiceError::Conflict {
                 code: "blackout_overlaps",
