@@ -119,6 +119,31 @@ async fn a_users_feed_follows_changes_and_cancels_and_regenerating_kills_the_old
 }
 
 #[tokio::test]
+async fn a_feed_writes_times_in_its_owners_zone_and_names_it() {
+    let f = Fixture::new().await;
+    let (status, mine) = f.book(&f.ada, MIG, 1, slot(4), slot(8)).await;
+    assert_eq!(status, StatusCode::CREATED, "{mine}");
+    let id = mine["id"].as_str().unwrap().to_string();
+    let zone = json!({ "time_zone": "Asia/Kolkata" });
+    let (status, chosen) = f.call(Method::PUT, "/api/v1/me/time-zone", Some(&f.ada), Some(zone)).await;
+    assert_eq!((status, chosen), (StatusCode::OK, json!({ "time_zone": "Asia/Kolkata" })));
+    let (status, refused) =
+        f.call(Method::PUT, "/api/v1/me/time-zone", Some(&f.ada), Some(json!({ "time_zone": "Mars/Olympus" }))).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{refused}");
+    assert_eq!(refused["field"], "time_zone", "{refused}");
+
+    let (_, feed) = f.call(Method::GET, "/api/v1/me/calendar-feed", Some(&f.ada), None).await;
+    let cal = parsed(&fetch(&f, feed["url"].as_str().unwrap()).await.1);
+    assert_eq!(cal["time_zone"], "Asia/Kolkata", "{cal}");
+    let e = event(&cal, &id);
+    assert_eq!(e["dtstart"]["tzid"], "Asia/Kolkata", "{e}");
+    // India is 5:30 ahead of UTC all year: the same instant, read there.
+    let start: chrono::DateTime<chrono::FixedOffset> = e["dtstart"]["iso"].as_str().unwrap().parse().unwrap();
+    assert_eq!(start.offset().local_minus_utc(), 5 * 3600 + 1800, "{e}");
+    assert_eq!(start, slot(4));
+}
+
+#[tokio::test]
 async fn admins_subscribe_to_pool_occupancy_and_nobody_else_can() {
     let f = Fixture::new().await;
     let (_, mine) = f.book(&f.ada, MIG, 1, slot(4), slot(6)).await;

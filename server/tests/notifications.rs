@@ -212,6 +212,9 @@ async fn every_event_reaches_its_people_once_by_email_and_webhook() {
     // Ada does not want "starts in 15 min" by webhook: her choice holds.
     let prefs = json!({ "preferences": [{ "event": "booking.starting", "email": true, "webhook": false }] });
     assert_eq!(portal.call(&ada, reqwest::Method::PUT, "/api/v1/me/notifications", prefs).await.0, 200);
+    // Ada reads times in New York's zone; root chose none (the pool's, then).
+    let zone = json!({ "time_zone": "America/New_York" });
+    assert_eq!(portal.call(&ada, reqwest::Method::PUT, "/api/v1/me/time-zone", zone).await.0, 200);
 
     // Pending (to the admins), then approved and rejected with comments.
     let approved = portal.book(&ada, &l40s, "nvidia.com/gpu", 1, 8 + half, 10 + half).await;
@@ -279,6 +282,14 @@ async fn every_event_reaches_its_people_once_by_email_and_webhook() {
     assert_eq!(pending["from"], "Berth <berth@lab.test>");
     once(&messages, "root@ops.test", "Approval wanted", &rejected);
     let yes = once(&messages, ada_mail, "Approved", &approved);
+    let l40s_zone: String =
+        sqlx::query_scalar("SELECT time_zone FROM pool WHERE name = 'lab-l40s'").fetch_one(&db).await.unwrap();
+    let in_zone = |zone: chrono_tz::Tz| slot(8 + half).with_timezone(&zone).format("%a %Y-%m-%d %H:%M").to_string();
+    let named = slot(8 + half).with_timezone(&chrono_tz::America::New_York).format("%Z").to_string();
+    let text = yes["text"].as_str().unwrap();
+    assert!(text.contains(&in_zone(chrono_tz::America::New_York)) && text.contains(&named), "{yes}");
+    let pool_zone: chrono_tz::Tz = l40s_zone.parse().unwrap();
+    assert!(pending["text"].as_str().unwrap().contains(&in_zone(pool_zone)), "{pending}");
     assert!(yes["text"].as_str().unwrap().contains("Comment: enjoy the L40S"), "{yes}");
     assert!(yes["html"].as_bool().unwrap(), "an HTML alternative with links: {yes}");
     let no = once(&messages, ada_mail, "Rejected", &rejected);

@@ -121,8 +121,8 @@ async fn wire(client: &reqwest::Client, base: &str, site: &std::path::Path, name
         let raw_len = raw.bytes().await.unwrap().len();
         assert!(brotli.len() * 2 < raw_len, "{hashed}: brotli {} bytes of {raw_len}", brotli.len());
         // The plain name, used by pages without the shell, is revalidated.
-        let plain = client.get(format!("{base}/pkg/{plain}")).send().await.unwrap();
-        assert_eq!(plain.headers().get("cache-control").unwrap(), "no-cache", "/pkg/{plain}");
+        let answer = client.get(format!("{base}/pkg/{plain}")).send().await.unwrap();
+        assert_eq!(answer.headers().get("cache-control").unwrap(), "no-cache", "/pkg/{plain}");
     }
     let page = client.get(format!("{base}/")).header("accept-encoding", "br").send().await.unwrap();
     assert_eq!(page.headers().get("content-encoding").unwrap(), "br", "pages are compressed");

@@ -301,8 +301,8 @@ fn Navigation(me: Option<Principal>) -> impl IntoView {
             })}
             <span class="who" id="who">
                 <strong id="who-name">{me.name.clone()}</strong>
-                " · " <span id="who-role">{me.role.as_str()}</span>
-                " · " <span id="who-tenants">{tenants}</span>
+                <span class="who-detail"><span id="who-role">{me.role.as_str()}</span>
+                " · " <span id="who-tenants">{tenants}</span></span>
             </span>
             <form method="post" action="/auth/logout" class="inline">
                 <button class="button secondary" type="submit" id="logout">"Sign out"</button>

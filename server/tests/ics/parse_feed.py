@@ -15,7 +15,11 @@ if errors:
 
 def when(value):
     dt = value.dt
-    return {"iso": dt.isoformat(), "utc": dt.tzinfo is not None and dt.utcoffset().total_seconds() == 0}
+    return {
+        "iso": dt.isoformat(),
+        "utc": dt.tzinfo is not None and dt.utcoffset().total_seconds() == 0,
+        "tzid": value.params.get("TZID"),
+    }
 
 
 refresh = calendar.get("REFRESH-INTERVAL")
@@ -42,6 +46,7 @@ print(
             "refresh_interval": refresh.to_ical().decode() if refresh is not None else None,
             "refresh_value": refresh.params.get("VALUE") if refresh is not None else None,
             "published_ttl": str(calendar["X-PUBLISHED-TTL"]) if "X-PUBLISHED-TTL" in calendar else None,
+            "time_zone": str(calendar["X-WR-TIMEZONE"]) if "X-WR-TIMEZONE" in calendar else None,
             "events": events,
         }
     )
