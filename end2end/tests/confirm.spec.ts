@@ -126,7 +126,9 @@ for (const [path, needs] of [['/reports', 'managers and admins'], ['/admin/users
     await expect(page.getByRole('heading', { level: 1 })).toHaveText('Not for your role');
     await expect(page.locator('#forbidden')).toContainText(`This page is for ${needs}. You are signed in as`);
     await expect(page.locator('#forbidden')).toContainText('(user)');
-    await expect(page.locator('main')).not.toContainText('error');
+    // The page behind the refusal shows nothing, not even its error line.
+    await expect(page.getByRole('alert')).toHaveCount(0);
+    await expect(page.locator('main')).not.toContainText('error', { useInnerText: true });
     await expect(page.getByRole('link', { name: 'Back to the pools' })).toBeVisible();
   });
 }

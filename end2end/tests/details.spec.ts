@@ -47,3 +47,23 @@ test('every page says the cluster is simulated when it is: home, calendar, booki
     .toHaveText('When the window starts, the worker creates its namespace and objects on the simulated cluster: no workspace will run.');
   await page.request.post(`/api/v1/bookings/${booking.id}/cancel`, { headers: origin, data: {} });
 });
+
+test("a person's zone is learnt from their browser until they choose one in Settings", async ({ browser }) => {
+  const context = await browser.newContext({ timezoneId: 'Asia/Tokyo' });
+  const page = await context.newPage();
+  await signIn(page, `tz-${Date.now()}`);
+  const zone = async () => (await (await page.request.get('/api/v1/me/time-zone')).json()).time_zone;
+  await expect.poll(zone).toBe('Asia/Tokyo');
+  await page.goto('/settings');
+  await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
+  await expect(page.locator('#time-zone')).toHaveValue('Asia/Tokyo');
+  await page.locator('#time-zone').selectOption('Europe/Lisbon');
+  await page.getByRole('button', { name: 'Save zone' }).click();
+  await expect(page.locator('#notice')).toHaveText('Times in mails, your calendar feed and the CLI are now in Europe/Lisbon.');
+  expect(await zone()).toBe('Europe/Lisbon');
+  // A later visit from another zone does not undo the choice.
+  await page.reload();
+  await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
+  expect(await zone()).toBe('Europe/Lisbon');
+  await context.close();
+});

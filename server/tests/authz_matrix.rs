@@ -178,6 +178,7 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     ),
     (Send::Form(""), "/rpc/tenants/mine", [401, 200, 200, 200, 200]),
     (Send::Form(""), "/rpc/settings/time_zone", [401, 200, 200, 200, 200]),
+    (Send::Form("zone=Europe%2FBerlin"), "/rpc/me/zone", [401, 200, 200, 200, 200]),
     (Send::Form("time_zone=Europe%2FBerlin"), "/rpc/settings/time_zone/save", [401, 200, 200, 200, 200]),
     (Send::Form(""), "/rpc/admin/approvals", [401, 403, 403, 403, 200]),
     // Every page asks, so everyone may; only admins get a count other than 0.

@@ -11,13 +11,16 @@ use uuid::Uuid;
 /// The signed-in principal, or `None` for an anonymous visitor.
 #[server(prefix = "/rpc", endpoint = "me", output = crate::codec::JsonText)]
 pub async fn current_user() -> Result<Option<Principal>, RpcError> {
-    let (principal, ctx) = crate::rpc::visitor()?;
-    // The zone the browser reported (its cookie) is kept for mails and
-    // feeds until the person chooses one in Settings.
-    if let (Some(principal), Some(zone)) = (&principal, crate::rpc::no_script::zone_cookie()) {
-        crate::backend::accounts::time_zone::learn(&ctx.db, principal, &zone).await?;
-    }
-    Ok(principal)
+    Ok(crate::rpc::visitor()?.0)
+}
+
+/// The zone the browser reports once hydrated, kept for mails and feeds
+/// until the person chooses one in Settings. (Not learnt while rendering:
+/// a write there delayed every page's `me` and unsettled hydration.)
+#[server(prefix = "/rpc", endpoint = "me/zone", output = crate::codec::JsonText)]
+pub async fn remember_zone(zone: String) -> Result<(), RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
+    Ok(crate::backend::accounts::time_zone::learn(&ctx.db, &principal, &zone).await?)
 }
 
 /// Whether the worker provisions on the simulated cluster: every page says

@@ -84,7 +84,7 @@ pub fn ApprovalsPage() -> impl IntoView {
             {move || queue.get().map(|result| match result {
                 Ok(list) if list.is_empty() => view! { <p class="empty" id="no-approvals">"Nothing waits for a decision."</p> }.into_any(),
                 Ok(list) => view! { <Queue list decide/> }.into_any(),
-                Err(err) => view! { <p class="error" role="alert">"Could not load the queue: " {err.to_string()}</p> }.into_any(),
+                Err(err) => super::forbidden::or_refusal(super::forbidden::ADMINS, "Could not load the queue: ", err),
             })}
         </Transition>
     }
@@ -149,19 +149,6 @@ pub fn ApprovalsLink() -> impl IntoView {
                 })}
             </Suspense>
         </a>
-    }
-}
-
-/// The count beside the closed admin menu, so waiting requests show at a glance.
-#[component]
-pub fn WaitingBadge() -> impl IntoView {
-    let count = super::shared().pending_approvals;
-    view! {
-        <Suspense fallback=|| ()>
-            {move || count.get().and_then(|r| r.ok()).filter(|n| *n > 0).map(|n| view! {
-                " " <span class="badge state-pending" id="admin-waiting" aria-label=format!("{n} waiting for approval")>{n}</span>
-            })}
-        </Suspense>
     }
 }
 

@@ -101,7 +101,8 @@ pub fn AuditPage() -> impl IntoView {
         <Transition fallback=|| view! { <p class="loading">"Loading the log…"</p> }>
             {move || log.get().map(|result| match (result, filter.get()) {
                 (Ok(page), Ok(filter)) => view! { <AuditTable page filter kept=kept()/> }.into_any(),
-                (Err(err), _) | (_, Err(err)) => view! { <p class="error" role="alert">{err}</p> }.into_any(),
+                (Err(err), _) | (_, Err(err)) => super::forbidden::refusal(super::forbidden::ADMINS)
+                    .unwrap_or_else(|| view! { <p class="error" role="alert">{err}</p> }.into_any()),
             })}
         </Transition>
     }

@@ -1,9 +1,12 @@
 //! Pages for some roles only (reports, the admin console): anyone else
-//! signed in gets a proper "not for your role" page with status 403, not
-//! the page's frame around an error line. A visitor gets the page itself,
-//! which asks them to sign in (401).
+//! signed in gets a proper "not for your role" page, not an error line
+//! under the page's heading. The page's own data answers 403 (its status);
+//! its error branch asks `or_refusal`, inside the page's own `Suspense`
+//! (a gate of its own around the page would create the page's resources in
+//! another order on the server and in the browser, and hydration fails).
 
 use crate::model::Role;
+use crate::rpc::RpcError;
 use leptos::prelude::*;
 
 /// Who may open a page, and how the refusal names them.
@@ -18,35 +21,29 @@ pub const READERS: Audience =
     Audience { admits: |role| matches!(role, Role::Manager | Role::Admin), named: "managers and admins" };
 pub const ADMINS: Audience = Audience { admits: |role| role == Role::Admin, named: "admins" };
 
-/// `children` for the audience; the refusal page for anyone else signed in.
-#[component]
-pub fn ForAudience(audience: Audience, children: ChildrenFn) -> impl IntoView {
-    let me = super::shared().me;
-    view! {
-        <Suspense fallback=|| ()>
-            {move || me.get().map(|result| match result.ok().flatten() {
-                Some(me) if !(audience.admits)(me.role) => {
-                    refused_status();
-                    view! {
-                        <section class="refusal" id="forbidden">
-                            <h1>"Not for your role"</h1>
-                            <p>"This page is for " {audience.named} ". You are signed in as "
-                                <strong>{me.name.clone()}</strong> " (" {me.role.as_str()} ")."</p>
-                            <p>"If you need it, ask an admin to change your role. "
-                                <a href="/">"Back to the pools"</a> " · " <a href="/bookings">"My bookings"</a></p>
-                        </section>
-                    }.into_any()
-                }
-                _ => children().into_any(),
-            })}
-        </Suspense>
-    }
+/// A page's load error: the refusal page when the signed-in viewer's role
+/// is not in `audience`, else `failed` followed by the error.
+pub fn or_refusal(audience: Audience, failed: &'static str, err: RpcError) -> AnyView {
+    refusal(audience)
+        .unwrap_or_else(|| view! { <p class="error" role="alert">{failed} {err.to_string()}</p> }.into_any())
 }
 
-/// 403, as the page's own data would have answered.
-fn refused_status() {
-    #[cfg(feature = "ssr")]
-    if let Some(response) = use_context::<leptos_axum::ResponseOptions>() {
-        response.set_status(http::StatusCode::FORBIDDEN);
+/// The refusal page, when someone is signed in whose role is not in `audience`.
+pub fn refusal(audience: Audience) -> Option<AnyView> {
+    let me = super::shared().me.get().and_then(|result| result.ok().flatten())?;
+    if (audience.admits)(me.role) {
+        return None;
     }
+    Some(
+        view! {
+            <section class="refusal" id="forbidden">
+                <h1>"Not for your role"</h1>
+                <p>"This page is for " {audience.named} ". You are signed in as "
+                    <strong>{me.name.clone()}</strong> " (" {me.role.as_str()} ")."</p>
+                <p>"If you need it, ask an admin to change your role. "
+                    <a href="/">"Back to the pools"</a> " · " <a href="/bookings">"My bookings"</a></p>
+            </section>
+        }
+        .into_any(),
+    )
 }

@@ -39,7 +39,6 @@ pub use tenants::{QuotaSummary, QuotaUse};
 use crate::model::{Principal, Role};
 use crate::rpc::RpcError;
 use chrono::{DateTime, Utc};
-use forbidden::{ForAudience, ADMINS, READERS};
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Title};
 use leptos_router::{
@@ -147,6 +146,11 @@ pub fn App() -> impl IntoView {
         #[cfg(feature = "hydrate")]
         if signed_in {
             live::poll(live);
+            let zone = browser_zone();
+            leptos::task::spawn_local(async move {
+                // Nothing to show if it fails: the next page load reports it again.
+                let _ = remember_zone(zone).await;
+            });
         }
         signed_in
     });
@@ -191,16 +195,16 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("tokens") view=tokens::TokensPage ssr=SsrMode::Async/>
                     <Route path=path!("settings") view=settings::SettingsPage ssr=SsrMode::Async/>
                     <Route path=path!("dashboard") view=dashboard::DashboardPage ssr=SsrMode::Async/>
-                    <Route path=path!("reports") view=|| view! { <ForAudience audience=READERS><reports::ReportsPage/></ForAudience> } ssr=SsrMode::Async/>
-                    <Route path=path!("reports/tokenomics") view=|| view! { <ForAudience audience=READERS><tokenomics::TokenomicsPage/></ForAudience> } ssr=SsrMode::Async/>
-                    <Route path=path!("admin/users") view=|| view! { <ForAudience audience=ADMINS><users::UsersPage/></ForAudience> } ssr=SsrMode::Async/>
-                    <Route path=path!("admin/pools") view=|| view! { <ForAudience audience=ADMINS><pool_admin::PoolsAdminPage/></ForAudience> } ssr=SsrMode::Async/>
-                    <Route path=path!("admin/pools/:id") view=|| view! { <ForAudience audience=ADMINS><pool_admin::PoolAdminPage/></ForAudience> } ssr=SsrMode::Async/>
-                    <Route path=path!("admin/tenants") view=|| view! { <ForAudience audience=ADMINS><tenants::TenantsPage/></ForAudience> } ssr=SsrMode::Async/>
-                    <Route path=path!("admin/approvals") view=|| view! { <ForAudience audience=ADMINS><approvals::ApprovalsPage/></ForAudience> } ssr=SsrMode::Async/>
-                    <Route path=path!("admin/waitlist") view=|| view! { <ForAudience audience=ADMINS><waitlist::AdminWaitlistPage/></ForAudience> } ssr=SsrMode::Async/>
-                    <Route path=path!("admin/audit") view=|| view! { <ForAudience audience=ADMINS><audit::AuditPage/></ForAudience> } ssr=SsrMode::Async/>
-                    <Route path=path!("admin/worker") view=|| view! { <ForAudience audience=ADMINS><worker::WorkerPage/></ForAudience> } ssr=SsrMode::Async/>
+                    <Route path=path!("reports") view=reports::ReportsPage ssr=SsrMode::Async/>
+                    <Route path=path!("reports/tokenomics") view=tokenomics::TokenomicsPage ssr=SsrMode::Async/>
+                    <Route path=path!("admin/users") view=users::UsersPage ssr=SsrMode::Async/>
+                    <Route path=path!("admin/pools") view=pool_admin::PoolsAdminPage ssr=SsrMode::Async/>
+                    <Route path=path!("admin/pools/:id") view=pool_admin::PoolAdminPage ssr=SsrMode::Async/>
+                    <Route path=path!("admin/tenants") view=tenants::TenantsPage ssr=SsrMode::Async/>
+                    <Route path=path!("admin/approvals") view=approvals::ApprovalsPage ssr=SsrMode::Async/>
+                    <Route path=path!("admin/waitlist") view=waitlist::AdminWaitlistPage ssr=SsrMode::Async/>
+                    <Route path=path!("admin/audit") view=audit::AuditPage ssr=SsrMode::Async/>
+                    <Route path=path!("admin/worker") view=worker::WorkerPage ssr=SsrMode::Async/>
                 </Routes>
             </main>
         </Router>
@@ -287,7 +291,7 @@ fn Navigation(me: Option<Principal>) -> impl IntoView {
             {reader.then(|| view! { <a href="/reports" id="reports-nav">"Reports"</a> <a href="/reports/tokenomics">"Tokenomics"</a> })}
             {admin.then(|| view! {
                 <details class="admin-menu" node_ref=admin_menu>
-                    <summary id="admin-menu">"Admin" <approvals::WaitingBadge/></summary>
+                    <summary id="admin-menu">"Admin"</summary>
                     <div class="dropdown">
                         <a href="/admin/users" id="admin-nav">"Users"</a>
                         <a href="/admin/pools" id="pools-admin-nav">"Manage pools"</a>
@@ -319,10 +323,7 @@ fn learn_zone(zone: RwSignal<String>) {
     #[cfg(feature = "hydrate")]
     {
         use leptos::wasm_bindgen::JsCast;
-        let options =
-            js_sys::Intl::DateTimeFormat::new(&js_sys::Array::new(), &js_sys::Object::new()).resolved_options();
-        let browser =
-            js_sys::Reflect::get(&options, &"timeZone".into()).ok().and_then(|v| v.as_string()).unwrap_or_default();
+        let browser = browser_zone();
         let Ok(document) = leptos::tachys::dom::document().dyn_into::<web_sys::HtmlDocument>() else { return };
         let encoded = calendar::urlencode(&browser);
         let known = document.cookie().unwrap_or_default().split("; ").any(|c| c == format!("berth_tz={encoded}"));
@@ -333,4 +334,11 @@ fn learn_zone(zone: RwSignal<String>) {
     }
     #[cfg(not(feature = "hydrate"))]
     let _ = zone;
+}
+
+/// The browser's IANA zone ("" when it names none).
+#[cfg(feature = "hydrate")]
+fn browser_zone() -> String {
+    let options = js_sys::Intl::DateTimeFormat::new(&js_sys::Array::new(), &js_sys::Object::new()).resolved_options();
+    js_sys::Reflect::get(&options, &"timeZone".into()).ok().and_then(|v| v.as_string()).unwrap_or_default()
 }

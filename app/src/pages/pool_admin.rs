@@ -91,7 +91,7 @@ pub fn PoolsAdminPage() -> impl IntoView {
                         </tbody>
                     </table>
                 }.into_any(),
-                Err(err) => view! { <p class="error" role="alert">"Could not load pools: " {err.to_string()}</p> }.into_any(),
+                Err(err) => super::forbidden::or_refusal(super::forbidden::ADMINS, "Could not load pools: ", err),
             })}
         </Transition>
         <h2>"New pool"</h2>
@@ -168,7 +168,7 @@ pub fn PoolAdminPage() -> impl IntoView {
                         </section>
                     }.into_any()
                 }
-                Err(err) => view! { <p class="error" role="alert">"Could not load the pool: " {err.to_string()}</p> }.into_any(),
+                Err(err) => super::forbidden::or_refusal(super::forbidden::ADMINS, "Could not load the pool: ", err),
             })}
         </Transition>
     }

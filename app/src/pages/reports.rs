@@ -39,10 +39,10 @@ pub fn ReportsPage() -> impl IntoView {
         <Transition fallback=|| view! { <p class="loading">"Loading the report…"</p> }>
             {move || data.get().map(|loaded| match loaded {
                 Ok(page) => view! { <Report page/> }.into_any(),
-                Err(err) => view! {
+                Err(err) => super::forbidden::refusal(super::forbidden::READERS).unwrap_or_else(|| view! {
                     <PeriodForm group=ReportGroup::Pool period=PeriodKind::Week date=String::new() until=String::new()/>
                     <p class="error" role="alert">{err.to_string()}</p>
-                }.into_any(),
+                }.into_any()),
             })}
         </Transition>
     }

@@ -97,7 +97,7 @@ pub fn TenantsPage() -> impl IntoView {
                 Ok(data) => data.tenants.into_iter().map(|(tenant, usage)| {
                     view! { <TenantSection tenant usage targets=data.targets.clone() rename quota/> }
                 }).collect_view().into_any(),
-                Err(err) => view! { <p class="error" role="alert">"Could not load tenants: " {err.to_string()}</p> }.into_any(),
+                Err(err) => super::forbidden::or_refusal(super::forbidden::ADMINS, "Could not load tenants: ", err),
             })}
         </Transition>
     }

@@ -1,6 +1,6 @@
 //! Settings' time zone: the zone mails, the calendar feed and the CLI write
 //! times in. Until chosen, the one the browser reports is kept (see
-//! `current_user`) and offered here.
+//! `remember_zone`) and offered here.
 
 use crate::model::{ActionNotice, ZoneChoice};
 use crate::rpc::RpcError;

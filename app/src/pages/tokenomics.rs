@@ -44,7 +44,7 @@ pub fn TokenomicsPage() -> impl IntoView {
         <Transition fallback=|| view! { <p>"Loading…"</p> }>
             {move || data.get().map(|loaded| match loaded {
                 Ok(view) => view! { <CostModelView view save/> }.into_any(),
-                Err(err) => view! { <p class="error" role="alert">"Could not load the cost model: " {err.to_string()}</p> }.into_any(),
+                Err(err) => super::forbidden::or_refusal(super::forbidden::READERS, "Could not load the cost model: ", err),
             })}
         </Transition>
     }

@@ -32,7 +32,7 @@ pub fn UsersPage() -> impl IntoView {
         <Transition fallback=|| view! { <p class="loading">"Loading users…"</p> }>
             {move || users.get().map(|result| match result {
                 Ok(list) => view! { <UserTable list assign remove disable enable/> }.into_any(),
-                Err(err) => view! { <p class="error" role="alert">"Could not load users: " {err.to_string()}</p> }.into_any(),
+                Err(err) => super::forbidden::or_refusal(super::forbidden::ADMINS, "Could not load users: ", err),
             })}
         </Transition>
     }

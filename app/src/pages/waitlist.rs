@@ -91,7 +91,7 @@ pub fn AdminWaitlistPage() -> impl IntoView {
             {move || data.get().map(|loaded| match loaded {
                 Ok(lines) if lines.is_empty() => view! { <p class="empty" id="waitlist-empty">"Nobody is waiting."</p> }.into_any(),
                 Ok(lines) => view! { <AdminWaitlist lines remove/> }.into_any(),
-                Err(err) => view! { <p class="error" role="alert">"Could not load the waitlist: " {err.to_string()}</p> }.into_any(),
+                Err(err) => super::forbidden::or_refusal(super::forbidden::ADMINS, "Could not load the waitlist: ", err),
             })}
         </Transition>
     }

@@ -33,7 +33,7 @@ pub fn WorkerPage() -> impl IntoView {
         <Transition fallback=|| view! { <p class="loading">"Loading the worker's reports…"</p> }>
             {move || status.get().map(|result| match result {
                 Ok(status) => view! { <StatusView status/> }.into_any(),
-                Err(err) => view! { <p class="error" role="alert">"Could not load the worker status: " {err.to_string()}</p> }.into_any(),
+                Err(err) => super::forbidden::or_refusal(super::forbidden::ADMINS, "Could not load the worker status: ", err),
             })}
         </Transition>
     }
