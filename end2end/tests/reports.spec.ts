@@ -74,6 +74,11 @@ test('a manager reads the report, changes the period and downloads the CSV', asy
   await expect(page.locator('#report-table tbody tr').first()).toBeVisible();
   await expect(page.locator('#report-table tfoot')).toContainText('All');
   await expect(page.locator('#trend-chart polyline')).toHaveCount(3);
+  // The week's trend names its days under the axis, Monday first.
+  const dates = await page.locator('#trend-chart text.date').allTextContents();
+  expect(dates.length).toBeGreaterThanOrEqual(2);
+  expect(dates[0]).toMatch(/^Mon \d\d [A-Z][a-z]{2}$/);
+  expect(dates[dates.length - 1]).toMatch(/^(Mon|Tue|Wed|Thu|Fri|Sat|Sun) \d\d [A-Z][a-z]{2}$/);
   await expect(page.locator('#heat-map rect')).toHaveCount(168);
   const week = await page.locator('#report-span').textContent();
   await page.locator('#report-period-kind').selectOption('month');

@@ -24,6 +24,7 @@ const REVALIDATE: HeaderValue = HeaderValue::from_static("no-cache");
 pub struct SiteFiles(Arc<Inner>);
 
 struct Inner {
+    root: PathBuf,
     pkg: PathBuf,
     /// `(hashed name, file name)` for each linked file that exists.
     names: OnceLock<Vec<(String, String)>>,
@@ -31,7 +32,8 @@ struct Inner {
 
 impl SiteFiles {
     pub fn new(site_root: &str) -> Self {
-        Self(Arc::new(Inner { pkg: PathBuf::from(site_root).join("pkg"), names: OnceLock::new() }))
+        let root = PathBuf::from(site_root);
+        Self(Arc::new(Inner { pkg: root.join("pkg"), root, names: OnceLock::new() }))
     }
 
     /// The URLs the page links: hashed where the file exists (a site root
@@ -89,6 +91,18 @@ pub async fn serve(State(files): State<SiteFiles>, request: Request) -> Response
     if response.status() == StatusCode::OK || response.status() == StatusCode::NOT_MODIFIED {
         let cache = if hashed.is_some() { IMMUTABLE } else { REVALIDATE };
         response.headers_mut().insert(header::CACHE_CONTROL, cache);
+    }
+    response.into_response()
+}
+
+/// `GET /favicon.svg`: every page links it, so a browser keeps it a day
+/// (a warm page load then fetches no file at all).
+pub async fn favicon(State(files): State<SiteFiles>, request: Request) -> Response {
+    let file = tower_http::services::ServeFile::new(files.0.root.join("favicon.svg"));
+    let Ok(response) = file.oneshot(request).await;
+    let mut response = response.map(axum::body::Body::new);
+    if response.status() == StatusCode::OK {
+        response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=86400"));
     }
     response.into_response()
 }

@@ -44,6 +44,7 @@ pub fn routes(state: &AppState) -> Router<AppState> {
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(crate::database::readyz))
         .nest_service("/pkg", get(crate::site_files::serve).with_state(state.site.clone()))
+        .route_service("/favicon.svg", get(crate::site_files::favicon).with_state(state.site.clone()))
         .leptos_routes_with_context(state, generate_route_list(App), context.clone(), move || shell(options.clone()))
         .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(context, shell))
         .layer(axum::middleware::from_fn(unreadable_arguments_are_bad_requests))

@@ -124,6 +124,9 @@ async fn wire(client: &reqwest::Client, base: &str, site: &std::path::Path, name
         let answer = client.get(format!("{base}/pkg/{plain}")).send().await.unwrap();
         assert_eq!(answer.headers().get("cache-control").unwrap(), "no-cache", "/pkg/{plain}");
     }
+    let icon = client.get(format!("{base}/favicon.svg")).send().await.unwrap();
+    assert_eq!(icon.status(), 200);
+    assert_eq!(icon.headers().get("cache-control").unwrap(), "public, max-age=86400", "the icon every page links");
     let page = client.get(format!("{base}/")).header("accept-encoding", "br").send().await.unwrap();
     assert_eq!(page.headers().get("content-encoding").unwrap(), "br", "pages are compressed");
     assert_eq!(page.headers().get("cache-control").unwrap(), "private, no-cache", "pages are revalidated");

@@ -107,6 +107,10 @@ pub struct ReportRow {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TrendPoint {
     pub start: DateTime<Utc>,
+    /// The bucket's start in the report's zone, as the x-axis names it
+    /// ("Tue 01 Dec", "14:00" for hours).
+    #[serde(default)]
+    pub label: String,
     pub capacity_gpu_hours: f64,
     pub booked_gpu_hours: f64,
     pub busy_gpu_hours: f64,

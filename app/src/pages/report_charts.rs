@@ -21,7 +21,27 @@ fn points(trend: &[TrendPoint], value: fn(&TrendPoint) -> f64, top: f64) -> Stri
         .join(" ")
 }
 
-/// Capacity, booked and busy GPU-hours per bucket, as three lines.
+/// At most six dates under the x-axis, the first and the last among them,
+/// each under its point.
+fn date_ticks(trend: &[TrendPoint]) -> impl IntoView {
+    let n = trend.len();
+    let step = if n > 1 { (WIDTH - 2.0 * PAD) / (n - 1) as f64 } else { 0.0 };
+    let every = n.div_ceil(6).max(1);
+    trend
+        .iter()
+        .enumerate()
+        // Evenly spaced, and none so close to the last that they overlap.
+        .filter(|(i, _)| (i % every == 0 && (n - 1 - i) * 2 >= every) || *i + 1 == n)
+        .map(|(i, p)| {
+            let x = PAD + step * i as f64;
+            // The last label ends at its point so it stays inside the chart.
+            let anchor = if i + 1 == n && n > 1 { "end" } else if i == 0 { "start" } else { "middle" };
+            view! { <text x=format!("{x:.1}") y=HEIGHT - 8.0 class="tick date" text-anchor=anchor>{p.label.clone()}</text> }
+        })
+        .collect_view()
+}
+
+/// Capacity, booked and busy GPU-hours per bucket, as three lines, over dates.
 #[component]
 pub fn TrendChart(trend: Vec<TrendPoint>, bucket: String) -> impl IntoView {
     let top = trend.iter().map(|p| p.capacity_gpu_hours.max(p.booked_gpu_hours)).fold(0.0, f64::max).max(1.0);
@@ -45,6 +65,7 @@ pub fn TrendChart(trend: Vec<TrendPoint>, bucket: String) -> impl IntoView {
                 <line class="axis" x1=PAD y1=HEIGHT - PAD x2=WIDTH - PAD y2=HEIGHT - PAD/>
                 <text x=2 y=PAD + 4.0 class="tick">{format!("{top:.0}")}</text>
                 <text x=2 y=HEIGHT - PAD class="tick">"0"</text>
+                {date_ticks(&trend)}
                 {line("capacity", |p| p.capacity_gpu_hours)}
                 {line("booked", |p| p.booked_gpu_hours)}
                 {line("busy", |p| p.busy_gpu_hours)}

@@ -184,8 +184,9 @@ pub async fn charts(
     let mut heat = [[(0.0_f64, 0.0_f64); 24]; 7];
     for (at, slot) in &series {
         let start = bucket_start(*at, bucket, tz).max(from);
-        let point = trend.entry(start).or_insert(TrendPoint {
+        let point = trend.entry(start).or_insert_with(|| TrendPoint {
             start,
+            label: start.with_timezone(tz).format(if bucket == "hour" { "%a %H:%M" } else { "%a %d %b" }).to_string(),
             capacity_gpu_hours: 0.0,
             booked_gpu_hours: 0.0,
             busy_gpu_hours: 0.0,
