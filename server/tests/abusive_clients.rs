@@ -35,7 +35,7 @@ async fn get(app: &axum::Router, request: Request<Body>) -> (StatusCode, Option<
     (status, retry, serde_json::from_slice(&body).unwrap_or_default())
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_dribbling_its_headers_is_cut_off_while_others_are_served() {
     // The real server process, as it is deployed, with a short header-read timeout.
     let postgres = common::processes::Postgres::start();
@@ -80,7 +80,7 @@ async fn a_client_dribbling_its_headers_is_cut_off_while_others_are_served() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sign_in_requests_are_limited_per_client_address() {
     let f = Fixture::new().await;
     let app = limited_router(
@@ -106,7 +106,7 @@ async fn sign_in_requests_are_limited_per_client_address() {
     assert_eq!(status, StatusCode::OK);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_address_whose_tokens_keep_failing_gets_429_before_any_token_is_looked_up() {
     let f = Fixture::new().await;
     let app = limited_router(
@@ -139,7 +139,7 @@ async fn an_address_whose_tokens_keep_failing_gets_429_before_any_token_is_looke
     assert_eq!(status, StatusCode::OK);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_body_announced_over_the_limit_is_refused_before_it_is_read() {
     let f = Fixture::new().await;
     // A body that never ends: answering at all shows it was not read whole.

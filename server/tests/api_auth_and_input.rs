@@ -8,7 +8,7 @@ use axum::http::{header, Method, Request, StatusCode};
 use common::{raw, slot, Fixture, MIG};
 use serde_json::{json, Value};
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn requests_without_a_live_token_get_401() {
     let f = Fixture::new().await;
     for token in [None, Some("berth_0000"), Some("not-a-berth-token")] {
@@ -30,7 +30,7 @@ async fn requests_without_a_live_token_get_401() {
     assert_eq!(f.call(Method::GET, "/api/v1/pools", Some(&f.carol), None).await.0, StatusCode::OK);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn me_returns_the_principal_and_records_last_use() {
     let f = Fixture::new().await;
     let (status, me) = f.call(Method::GET, "/api/v1/me", Some(&f.mia), None).await;
@@ -57,7 +57,7 @@ fn booking_request(f: &Fixture, body: &str, content_type: &str) -> Request<Body>
         .unwrap()
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_json_is_400_and_nothing_is_written() {
     let f = Fixture::new().await;
     for body in ["{\"pool_id\": ", "not json", "{} trailing"] {
@@ -70,7 +70,7 @@ async fn malformed_json_is_400_and_nothing_is_written() {
     assert_eq!(count, 0);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn oversized_bodies_are_413_and_non_json_is_415() {
     let f = Fixture::new().await;
     let huge = json!({ "note": "x".repeat(100 * 1024) }).to_string();
@@ -82,7 +82,7 @@ async fn oversized_bodies_are_413_and_non_json_is_415() {
     assert_eq!(err["error"], "unsupported_media_type");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_missing_and_mistyped_fields_are_422_naming_the_field() {
     let f = Fixture::new().await;
     let valid = json!({
@@ -117,7 +117,7 @@ async fn unknown_missing_and_mistyped_fields_are_422_naming_the_field() {
     assert_eq!(status, StatusCode::CREATED);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_routes_and_malformed_ids_are_json_404s() {
     let f = Fixture::new().await;
     for path in ["/api/v1/nothing-here", "/api/v1/bookings/not-a-uuid", "/api/v1/pools/123"] {
@@ -185,7 +185,7 @@ const OPERATIONS: &[(&str, &str)] = &[
     ("post", "/series/{id}/cancel"),
 ];
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn openapi_document_describes_exactly_the_served_operations() {
     let f = Fixture::new().await;
     let (status, doc) = f.call(Method::GET, "/api/v1/openapi.json", None, None).await;
@@ -230,7 +230,7 @@ async fn openapi_document_describes_exactly_the_served_operations() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tenant_path_that_cannot_be_a_slug_is_404_not_a_database_error() {
     let f = Fixture::new().await;
     for slug in ["a%00b", "Team-A", "team_a", "%E2%9C%93"] {
@@ -243,7 +243,7 @@ async fn a_tenant_path_that_cannot_be_a_slug_is_404_not_a_database_error() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_nul_character_in_json_text_is_422_naming_the_field_and_nothing_is_written() {
     let f = Fixture::new().await;
     let booking = json!({
@@ -274,7 +274,7 @@ async fn a_nul_character_in_json_text_is_422_naming_the_field_and_nothing_is_wri
     assert_eq!(written, 0);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_whole_number_written_with_a_fraction_is_an_integer_and_any_other_fraction_is_422() {
     // JSON Schema (and so the OpenAPI document) counts `4.0` as the integer 4.
     let f = Fixture::new().await;
@@ -292,7 +292,7 @@ async fn a_whole_number_written_with_a_fraction_is_an_integer_and_any_other_frac
     assert_eq!(count, 1, "only the whole-number request booked");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_nul_character_in_a_query_parameter_is_422_naming_it_not_a_database_error() {
     let f = Fixture::new().await;
     for (path, name) in [
@@ -308,7 +308,7 @@ async fn a_nul_character_in_a_query_parameter_is_422_naming_it_not_a_database_er
 /// Server fns (the pages' calls) refuse U+0000 the same way, before any
 /// query sees it: the audit page's filter used to reach PostgreSQL and come
 /// back as a 500.
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_nul_character_in_a_server_fn_argument_is_422_naming_it() {
     let f = Fixture::new().await;
     let audit = |query: &str, body: &str| {
@@ -331,7 +331,7 @@ async fn a_nul_character_in_a_server_fn_argument_is_422_naming_it() {
     assert_eq!(status, StatusCode::OK, "{body}");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_served_document_lists_exactly_the_time_zones_the_server_accepts() {
     let f = Fixture::new().await;
     let (_, doc) = f.call(Method::GET, "/api/v1/openapi.json", None, None).await;
@@ -358,7 +358,7 @@ async fn the_served_document_lists_exactly_the_time_zones_the_server_accepts() {
 
 /// The responses every operation shares, by what it takes (its parameters and
 /// body): the contract run relies on each being documented.
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_operation_documents_the_answers_its_inputs_can_get() {
     let f = Fixture::new().await;
     let (_, doc) = f.call(Method::GET, "/api/v1/openapi.json", None, None).await;

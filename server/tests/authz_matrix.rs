@@ -430,7 +430,7 @@ impl World {
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_endpoint_server_fn_and_page_answers_each_role_as_the_table_says() {
     let world = World::new().await;
     assert!(principals::by_user_id(&world.f.db, world.admin.user_id).await.unwrap().is_some());

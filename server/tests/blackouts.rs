@@ -20,11 +20,15 @@ async fn a_blackout_over_bookings_lists_them_then_cancels_them_and_closes_its_wi
     let body = |overlapping: Option<&str>| json!({"kind": MIG, "start": slot(6), "end": slot(12), "reason": "MIG reconfiguration", "overlapping": overlapping});
     let (status, err) = f.call(Method::POST, &path, Some(&f.admin), Some(body(None))).await;
     assert_eq!((status, err["error"].as_str()), (StatusCode::CONFLICT, Some("blackout_overlaps")), "{err}");
-    assert!(err["message"].as_str().unwrap().contains(inside["id"].as_str().unwrap()), "{err}");
-    assert!(
-        !err["message"].as_str().unwrap().contains(before["id"].as_str().unwrap()),
-        "[2,6) touches but does not overlap"
-    );
+    // Named by who, what and when (in UTC), not by id.
+    let window = |b: &serde_json::Value| {
+        let window = app::model::Window { start: at(&b["start"]), end: at(&b["end"]) };
+        format!("{} UTC", app::backend::bookings::form::local_window(window, "UTC"))
+    };
+    let message = err["message"].as_str().unwrap();
+    assert!(message.contains(&format!("ada@a.test's MIG 1g.24gb × 1, {}", window(&inside))), "{err}");
+    assert!(!message.contains(inside["id"].as_str().unwrap()), "{err}");
+    assert!(!message.contains(&window(&before)), "[2,6) touches but does not overlap");
     assert_eq!(f.call(Method::POST, &path, Some(&f.ada), Some(body(Some("cancel")))).await.0, StatusCode::FORBIDDEN);
 
     let (status, created) = f.call(Method::POST, &path, Some(&f.admin), Some(body(Some("cancel")))).await;

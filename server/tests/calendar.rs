@@ -22,7 +22,7 @@ fn utc_day(f_days: i64) -> CalendarQuery {
     CalendarQuery { pool: None, date: Some((slot(0) + Duration::days(f_days)).date_naive()), days: 1, tz: "UTC".into() }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slots_show_free_units_per_kind_and_only_the_viewers_own_bookings_in_full() {
     let f = Fixture::new().await;
     // Two days ahead, 10:00–11:00 UTC: the whole hour inside one calendar
@@ -62,7 +62,7 @@ async fn slots_show_free_units_per_kind_and_only_the_viewers_own_bookings_in_ful
     assert_eq!(cell.others.len(), 2, "admins see who booked: {:?}", cell.others);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn days_follow_the_viewers_zone_including_daylight_saving_changes() {
     let f = Fixture::new().await;
     let ada = who(&f, &f.ada).await;
@@ -99,7 +99,7 @@ async fn days_follow_the_viewers_zone_including_daylight_saving_changes() {
     assert_eq!(missing.status(), 404);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn extensions_offer_only_ends_that_fit() {
     let f = Fixture::new().await;
     let (status, mine) = f.book(&f.ada, MIG, 1, slot(8), slot(12)).await;
@@ -117,7 +117,7 @@ async fn extensions_offer_only_ends_that_fit() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn find_a_slot_returns_the_earliest_non_overlapping_windows_that_fit() {
     let f = Fixture::new().await;
     assert_eq!(f.book(&f.bob, GPU, 1, slot(4), slot(8)).await.0, 201);
@@ -154,7 +154,7 @@ async fn post_form(f: &Fixture, body: String) -> (u16, String) {
     (response.status().as_u16(), location)
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn forms_without_javascript_come_back_to_their_page_with_the_outcome() {
     let f = Fixture::new().await;
     let z = |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
@@ -179,7 +179,7 @@ async fn forms_without_javascript_come_back_to_their_page_with_the_outcome() {
     assert!(location.contains("field=start"), "{location}");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn durations_and_dates_beyond_any_calendar_are_422_naming_the_field_never_a_panic() {
     use axum::body::Body;
     use axum::http::{header, Request};

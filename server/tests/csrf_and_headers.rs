@@ -56,7 +56,7 @@ impl Signed {
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cross_origin_posts_riding_on_a_session_are_refused() {
     let s = signed_in().await;
     let own = s.portal.url.clone();
@@ -84,7 +84,7 @@ async fn cross_origin_posts_riding_on_a_session_are_refused() {
     assert_eq!(common::provider::me_with_cookie(&own, &s.cookie).await, 200, "still signed in");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bearer_calls_without_cookies_need_no_origin() {
     let s = signed_in().await;
     let token = common::token_for(&s.portal.db, "api@x.test", app::model::Role::User, "team-a").await;
@@ -104,7 +104,7 @@ async fn bearer_calls_without_cookies_need_no_origin() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_api_token_cannot_mint_tokens_but_the_browser_session_can() {
     let s = signed_in().await;
     let token = common::token_for(&s.portal.db, "api@x.test", app::model::Role::User, "team-a").await;
@@ -126,7 +126,7 @@ async fn an_api_token_cannot_mint_tokens_but_the_browser_session_can() {
     assert_eq!(s.tokens().await, before + 1);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_response_carries_security_headers_and_the_page_script_its_nonce() {
     let s = signed_in().await;
     let page = s

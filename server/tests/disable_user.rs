@@ -37,7 +37,7 @@ async fn with_cookie(
     raw(app, request).await
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_disabled_user_is_locked_out_within_one_request_and_their_bookings_end() {
     let f = Fixture::new().await;
     let app = portal(&f);

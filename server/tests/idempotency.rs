@@ -38,7 +38,7 @@ async fn bookings_of_ada(f: &Fixture) -> i64 {
     .unwrap()
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_rest_api_books_once_per_idempotency_key() {
     let f = Fixture::new().await;
     let body =
@@ -62,7 +62,7 @@ async fn the_rest_api_books_once_per_idempotency_key() {
     assert_eq!((status, err["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("Idempotency-Key")), "{err}");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_series_posted_twice_as_a_form_books_once() {
     let f = Fixture::new().await;
     let day = (slot(0) + chrono::Duration::days(3)).date_naive();

@@ -22,7 +22,7 @@ async fn stamp(f: &Fixture, token: &str) -> String {
     body.as_str().unwrap_or_else(|| panic!("a stamp is a string: {body}")).to_string()
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_stamp_moves_with_the_viewers_bookings_and_not_with_other_tenants() {
     let f = Fixture::new().await;
     let (ada, bob, admin) = (stamp(&f, &f.ada).await, stamp(&f, &f.bob).await, stamp(&f, &f.admin).await);
@@ -58,7 +58,7 @@ async fn the_stamp_moves_with_the_viewers_bookings_and_not_with_other_tenants() 
     assert_ne!(stamp(&f, &f.admin).await, admin_before, "a request awaiting a decision moves the admins' stamp");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn visitors_get_no_stamp() {
     let f = Fixture::new().await;
     let request = Request::post("/rpc/live")
@@ -76,7 +76,7 @@ async fn page(f: &Fixture, path: &str, token: &str) -> String {
     body.as_str().unwrap_or_default().to_string()
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_booking_withdrawn_before_its_window_is_not_said_to_be_torn_down_and_its_manifests_explain_themselves() {
     let f = Fixture::new().await;
     let (status, booked) = f.book(&f.ada, MIG, 1, slot(40), slot(44)).await;
@@ -97,7 +97,7 @@ async fn a_booking_withdrawn_before_its_window_is_not_said_to_be_torn_down_and_i
     assert!(html.contains("Ended, canceled or rejected"), "the section says what it holds");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_calendar_legend_says_the_numbers_are_free_units_per_slot() {
     let f = Fixture::new().await;
     let html = page(&f, &format!("/calendar?pool={}&tz=UTC", f.lab), &f.ada).await;
@@ -106,7 +106,7 @@ async fn the_calendar_legend_says_the_numbers_are_free_units_per_slot() {
     assert!(!legend.contains("free units ·"), "read as a count of units: {legend}");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_calendar_without_a_pool_opens_the_one_shown_last() {
     let f = Fixture::new().await;
     let (status, other) = f

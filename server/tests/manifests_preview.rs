@@ -6,7 +6,7 @@ mod common;
 use common::{slot, Fixture, MIG};
 use server::cli::{render_manifests, Cli, Command};
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_booking_renders_as_fifteen_documents_with_its_role_quota_placement_and_no_secret() {
     let f = Fixture::new().await;
     let (status, booking) = f.book(&f.ada, MIG, 2, slot(8), slot(12)).await;

@@ -12,7 +12,7 @@ async fn portal() -> Portal {
     Portal::start(fresh_db().await, None).await
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn login_maps_groups_to_role_and_tenants_under_a_new_session_id() {
     let portal = portal().await;
     let browser = portal.browser();
@@ -37,7 +37,7 @@ async fn login_maps_groups_to_role_and_tenants_under_a_new_session_id() {
     assert_eq!(me["tenants"].as_array().unwrap().iter().map(|t| t["slug"].clone()).collect::<Vec<_>>(), [json!("a")]);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn users_are_known_by_issuer_and_subject_and_keep_hand_assigned_tenants() {
     let portal = portal().await;
     let browser = portal.browser();
@@ -66,7 +66,7 @@ async fn users_are_known_by_issuer_and_subject_and_keep_hand_assigned_tenants() 
     assert_eq!(users, 2, "ada and root, no duplicates");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn admins_get_admin_navigation_and_tenantless_users_are_asked_to_see_an_admin() {
     let portal = portal().await;
     let root = portal.browser();
@@ -86,7 +86,7 @@ async fn admins_get_admin_navigation_and_tenantless_users_are_asked_to_see_an_ad
     assert!(!page.contains("Could not load"), "no error on the page");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn login_returns_to_a_local_next_path_only() {
     let portal = portal().await;
     let browser = portal.browser();
@@ -98,7 +98,7 @@ async fn login_returns_to_a_local_next_path_only() {
     assert_eq!(landing.url().as_str(), format!("{}/", portal.url));
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn logout_ends_the_session_and_the_providers_too() {
     let portal = portal().await;
     let browser = portal.browser();
@@ -120,7 +120,7 @@ async fn logout_ends_the_session_and_the_providers_too() {
     assert_eq!(me_with_cookie(&portal.url, &cookie).await, 401, "a cookie from before logout no longer works");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_wrong_or_missing_state_is_refused() {
     let portal = portal().await;
     let browser = portal.browser();
@@ -147,7 +147,7 @@ fn state_of(callback: &str) -> String {
     url::Url::parse(callback).unwrap().query_pairs().find(|(k, _)| k == "state").unwrap().1.into_owned()
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replayed_authorization_code_is_refused() {
     let portal = portal().await;
     let victim = portal.browser();
@@ -165,7 +165,7 @@ async fn a_replayed_authorization_code_is_refused() {
     assert_eq!(attacker.me().await.0, 401);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn forged_id_tokens_are_refused() {
     let db = fresh_db().await;
     let forgeries = [
@@ -200,7 +200,7 @@ async fn forged_id_tokens_are_refused() {
     assert_eq!(users, 0, "no forged login created a user");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_discovery_document_naming_another_issuer_is_refused() {
     let db = fresh_db().await;
     let portal = Portal::start(db.clone(), Some("discovery-issuer")).await;
@@ -213,7 +213,7 @@ async fn a_discovery_document_naming_another_issuer_is_refused() {
     assert_eq!(users, 0);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn logins_keep_working_when_the_provider_rotates_its_keys() {
     let mut portal = portal().await;
     assert_eq!(portal.browser().login("ada").await.status(), 200);
@@ -224,7 +224,7 @@ async fn logins_keep_working_when_the_provider_rotates_its_keys() {
     assert_eq!(browser.me().await.0, 200);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions_end_after_their_absolute_lifetime() {
     let portal = Portal::start_with(fresh_db().await, None, |config| {
         config.absolute_lifetime = std::time::Duration::from_secs(1);
@@ -237,7 +237,7 @@ async fn sessions_end_after_their_absolute_lifetime() {
     assert_eq!(browser.me().await.0, 401);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn session_cookies_are_http_only_and_same_site_lax() {
     let portal = portal().await;
     let browser = Browser::new(&portal.url);
@@ -256,7 +256,7 @@ async fn session_cookies_are_http_only_and_same_site_lax() {
     drop(browser);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unverified_email_cannot_take_over_an_account_an_admin_created() {
     let portal = portal().await;
     let victim = app::backend::accounts::users::upsert_user(
@@ -282,7 +282,7 @@ async fn an_unverified_email_cannot_take_over_an_account_an_admin_created() {
     assert_eq!(linked, None);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_cluster_binds_a_verified_name_never_an_unverified_email() {
     let portal = portal().await;
     let cluster_name = |email: &'static str| {

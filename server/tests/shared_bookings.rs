@@ -31,7 +31,7 @@ async fn get(f: &Fixture, token: &str, path: &str) -> (u16, Value) {
     (status.as_u16(), body)
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn co_owners_see_extend_and_end_a_shared_booking_but_only_the_owner_cancels() {
     let f = Fixture::new().await;
     let (status, live) = f.book(&f.ada, MIG, 1, common::current_slot(), slot(4)).await;
@@ -160,7 +160,7 @@ fn subjects(binding: &RoleBinding) -> Vec<String> {
     binding.subjects.iter().flatten().map(|s| format!("{}:{}", s.kind, s.name)).collect()
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn co_owners_are_bound_to_the_session_role_and_open_the_workspace_until_removed() {
     let f = Fixture::new().await;
     // The in-memory API server stands in for a real cluster: opening redirects
@@ -217,7 +217,7 @@ async fn co_owners_are_bound_to_the_session_role_and_open_the_workspace_until_re
     assert_ne!(access(&client, &ns).await.0, third);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_extension_request_of_a_shared_booking_is_shared_too() {
     let f = Fixture::new().await;
     sqlx::query("UPDATE pool SET requires_approval = true WHERE id = $1").bind(f.lab).execute(&f.db).await.unwrap();
@@ -234,7 +234,7 @@ async fn an_extension_request_of_a_shared_booking_is_shared_too() {
     assert_eq!((seen["co_owned"].as_bool(), seen["extends"].as_str()), (Some(true), Some(id.as_str())), "{seen}");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn co_owners_get_the_bookings_notifications_and_a_pending_one_still_goes_to_admins_only() {
     let f = Fixture::new().await;
     let (status, body) = f.book(&f.ada, MIG, 1, slot(8), slot(10)).await;

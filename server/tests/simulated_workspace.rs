@@ -21,7 +21,7 @@ async fn open(app: &axum::Router, id: &str, token: &str) -> axum::response::Resp
     app.clone().oneshot(request).await.unwrap()
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_the_simulated_cluster_open_workspace_says_plainly_that_none_runs() {
     let f = Fixture::new().await;
     let (cluster, app, id) = common::portal_on_memory_cluster(&f, true).await;

@@ -22,7 +22,7 @@ fn near(value: &Value, expected: f64, tolerance: f64) -> bool {
     value.as_f64().is_some_and(|v| (v - expected).abs() <= tolerance)
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_api_gives_the_worked_check_to_managers_and_admins_only() {
     let f = Fixture::new().await;
     for token in [&f.mia, &f.admin] {
@@ -37,7 +37,7 @@ async fn the_api_gives_the_worked_check_to_managers_and_admins_only() {
     assert_eq!(status, StatusCode::FORBIDDEN);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_inputs_name_their_field_and_zero_output_explains_itself() {
     let f = Fixture::new().await;
     let mut body = worked_check();
@@ -59,7 +59,7 @@ async fn bad_inputs_name_their_field_and_zero_output_explains_itself() {
     assert!(!r.to_string().contains("inf") && !r.to_string().contains("NaN"), "{r}");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pools_cost_model_is_stored_audited_and_refused_whole_when_wrong() {
     let f = Fixture::new().await;
     let path = format!("/api/v1/pools/{}/cost-model", f.lab);
@@ -121,7 +121,7 @@ async fn post_form(f: &Fixture, fields: &[(&str, &str)]) -> axum::response::Resp
     f.app.clone().oneshot(request).await.unwrap()
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_script_less_form_saves_and_the_page_shows_the_same_figures_as_the_api() {
     let f = Fixture::new().await;
     let form = [

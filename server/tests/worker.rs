@@ -88,7 +88,7 @@ impl World {
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_open_window_gets_every_object_with_the_right_quota_and_becomes_active_when_ready() {
     let w = world().await;
     let id = w.open_booking().await;
@@ -125,7 +125,7 @@ async fn an_open_window_gets_every_object_with_the_right_quota_and_becomes_activ
     assert_eq!(url, Some(format!("https://{}.berth.local/", World::namespace(id))));
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_converged_pass_writes_nothing_and_a_deleted_policy_comes_back() {
     let w = world().await;
     let id = w.open_booking().await;
@@ -170,7 +170,7 @@ async fn a_converged_pass_writes_nothing_and_a_deleted_policy_comes_back() {
     assert_eq!(w.worker.pass().await.unwrap().applied, 0);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn closing_canceling_and_orphans_delete_the_namespace() {
     let w = world().await;
     let id = w.open_booking().await;
@@ -199,7 +199,7 @@ async fn closing_canceling_and_orphans_delete_the_namespace() {
     assert!(w.fake.namespace_names().is_empty());
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_foreign_namespace_with_the_same_name_is_never_adopted_or_deleted() {
     let w = world().await;
     let id = w.open_booking().await;
@@ -216,7 +216,7 @@ async fn a_foreign_namespace_with_the_same_name_is_never_adopted_or_deleted() {
     assert_eq!(w.fake.namespace_names(), [World::namespace(id)], "not collected either: it has no Berth label");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn injected_api_errors_are_retried_within_the_pass_which_still_converges() {
     let w = world().await;
     let id = w.open_booking().await;
@@ -230,7 +230,7 @@ async fn injected_api_errors_are_retried_within_the_pass_which_still_converges()
     assert_eq!(w.fake.namespace_names(), [World::namespace(id)]);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refusal_that_does_not_go_away_fails_the_booking_with_a_reason_the_user_can_read() {
     let w = world().await;
     let id = w.open_booking().await;
@@ -273,7 +273,7 @@ async fn eventually(what: &str, check: impl Fn() -> bool, within: std::time::Dur
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_loop_wakes_on_a_booking_change_and_only_the_leader_works() {
     let World { f, fake, worker } = world().await;
     // Another worker is active: this one waits.
@@ -328,7 +328,7 @@ async fn the_loop_wakes_on_a_booking_change_and_only_the_leader_works() {
 /// what the worker must act on within a minute notifies: a window opening
 /// soon or open now, a live session's change. A booking days ahead (and its
 /// cancellation) is found by the worker's regular pass instead.
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_open_or_imminent_windows_and_live_sessions_notify_the_worker() {
     let f = Fixture::new().await;
     let mut listener = sqlx::postgres::PgListener::connect_with(&f.db).await.unwrap();
@@ -353,7 +353,7 @@ async fn only_open_or_imminent_windows_and_live_sessions_notify_the_worker() {
     assert_eq!(server::worker::wake::wake_for(note.payload(), chrono::Utc::now()), server::worker::wake::Wake::Now);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worker_stopped_after_any_single_step_converges_on_restart_with_no_duplicates() {
     let steps = 15; // namespace + 14 objects
     for stop_after in 0..steps {
@@ -385,7 +385,7 @@ async fn a_worker_stopped_after_any_single_step_converges_on_restart_with_no_dup
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_the_simulated_cluster_a_session_goes_live_in_one_pass() {
     let f = Fixture::new().await;
     let simulated = FakeCluster::start(true).await;
@@ -407,7 +407,7 @@ async fn on_the_simulated_cluster_a_session_goes_live_in_one_pass() {
     assert_eq!(events.last().unwrap(), &(None, "active".to_string()), "the system's change is audited");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_terminating_namespace_is_waited_for_never_deleted_twice_and_reported_when_stuck() {
     let w = world().await;
     w.fake.slow_termination.store(true, std::sync::atomic::Ordering::SeqCst);
@@ -447,7 +447,7 @@ async fn a_terminating_namespace_is_waited_for_never_deleted_twice_and_reported_
     assert_eq!(w.fake.namespace_names(), [ns], "and still not deleted again");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_sweep_collects_namespaces_of_bookings_that_no_longer_exist_and_tidies_the_database() {
     let w = world().await;
     let id = w.open_booking().await;
@@ -499,7 +499,7 @@ async fn the_sweep_collects_namespaces_of_bookings_that_no_longer_exist_and_tidi
     assert_eq!(sessions, ["live"]);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hand_deleted_namespace_is_back_at_once_through_the_watch() {
     let World { f, fake, mut worker } = world().await;
     let (status, body) = f.book(&f.ada, MIG, 1, common::current_slot(), slot(4)).await;
@@ -528,7 +528,7 @@ async fn a_hand_deleted_namespace_is_back_at_once_through_the_watch() {
     task.await.unwrap().unwrap();
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_image_cache_daemon_set_follows_the_pools_images_and_the_configured_ones() {
     let mut w = world().await;
     let vllm = format!("vllm/vllm-openai@sha256:{}", "0a".repeat(32));
@@ -561,7 +561,7 @@ async fn the_image_cache_daemon_set_follows_the_pools_images_and_the_configured_
     assert!(pulled(daemon_sets.get("berth-image-cache").await.unwrap()).contains(&ollama));
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_openshift_the_workspace_gets_a_route() {
     let mut w = world().await;
     w.worker.cluster.expose = server::worker::manifests::Expose::Route;
@@ -582,7 +582,7 @@ async fn on_openshift_the_workspace_gets_a_route() {
     assert_eq!(w.fake.writes(), before, "converged with a Route too");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_snapshot_lists_no_secret_and_keeps_only_the_sessions_namespaces() {
     let w = world().await;
     let id = w.open_booking().await;
@@ -638,7 +638,7 @@ async fn the_snapshot_lists_no_secret_and_keeps_only_the_sessions_namespaces() {
     assert_eq!(snapshot.len(), 13 + 600);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn switching_the_image_cache_off_deletes_berths_daemon_set_and_nothing_else() {
     let mut w = world().await;
     w.worker.cluster.image_cache = Some(server::worker::manifests::ImageCache {
@@ -670,7 +670,7 @@ async fn switching_the_image_cache_off_deletes_berths_daemon_set_and_nothing_els
     assert!(daemon_sets.get_opt("berth-image-cache").await.unwrap().is_some());
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_gets_none_of_another_pools_kinds_and_runs_only_on_its_own_pools_nodes() {
     let w = world().await;
     // Pool B: bigger MIG slices on other nodes, open to every tenant.
@@ -725,7 +725,7 @@ async fn a_session_gets_none_of_another_pools_kinds_and_runs_only_on_its_own_poo
     assert_eq!(pod.tolerations.unwrap()[0].key.as_deref(), Some("dedicated"), "pool B's tolerations");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_admin_binding_of_an_earlier_version_is_deleted_by_the_next_repair() {
     let w = world().await;
     let id = w.open_booking().await;
@@ -750,7 +750,7 @@ async fn the_admin_binding_of_an_earlier_version_is_deleted_by_the_next_repair()
     assert_eq!(w.fake.writes(), before, "converged again");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_booking_the_worker_completes_withdraws_its_open_extension_request() {
     let w = world().await;
     let path = format!("/api/v1/pools/{}", w.f.lab);
@@ -777,7 +777,7 @@ async fn a_booking_the_worker_completes_withdraws_its_open_extension_request() {
     assert_eq!(w.state(request_id).await, "canceled", "the held time is free again");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_next_boundary_is_the_nearest_approved_start_or_running_end() {
     let w = world().await;
     let next = || app::backend::worker::provisioning::next_boundary(&w.f.db);
