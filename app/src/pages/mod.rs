@@ -65,8 +65,6 @@ pub struct Shared {
     /// Moves on whenever something the viewer's pages show has changed
     /// (`live::poll`); pages whose data should stay live depend on it.
     pub live: RwSignal<u64>,
-    /// Provisioning and measurements come from the simulated cluster.
-    pub simulated: Resource<Result<bool, RpcError>>,
 }
 
 /// The one way a page reads what the app shares.
@@ -128,8 +126,9 @@ pub fn App() -> impl IntoView {
     let zone = RwSignal::new(String::new());
     let live = RwSignal::new(0u64);
     let pending_approvals = Resource::new(|| (), |_| approvals::count_approvals());
+    // Only the header reads it: not shared.
     let simulated = Resource::new(|| (), |_| cluster_is_simulated());
-    provide_context(Shared { me, pending_approvals, zone, live, simulated });
+    provide_context(Shared { me, pending_approvals, zone, live });
     // Effects run only in the browser, so this flips once the WASM has hydrated
     // the page; end-to-end tests wait for it before they click.
     let (hydrated, set_hydrated) = signal(false);
