@@ -67,7 +67,7 @@ proptest! {
         (start, len, quantity) in (0i64..400, 1i64..100, 1i32..4),
     ) {
         let request = usage(start, len, quantity);
-        let decided = check(&quota, &usages, request, &Berlin).err().map(|refusal| refusal.limit);
+        let decided = check(&quota, 1, &usages, request, &Berlin).err().map(|refusal| refusal.limit);
         prop_assert_eq!(decided, brute_check(&quota, &usages, request));
     }
 
@@ -78,7 +78,7 @@ proptest! {
         (start, len, quantity) in (0i64..400, 1i64..100, 1i32..4),
     ) {
         let request = usage(start, len, quantity);
-        if let Err(refusal) = check(&quota, &usages, request, &Berlin) {
+        if let Err(refusal) = check(&quota, 1, &usages, request, &Berlin) {
             prop_assert!((refusal.used + refusal.left - refusal.allowed).abs() < 0.01 || refusal.used > refusal.allowed);
             if let Some(week) = refusal.week {
                 prop_assert!((refusal.used * 60.0 - unit_minutes(&usages, week) as f64).abs() < 1.0);
@@ -125,8 +125,18 @@ fn sunday_night_local_belongs_to_the_week_that_ends_at_monday_midnight() {
 fn a_weekly_refusal_names_the_week_and_the_hours_left() {
     let quota = TenantQuota { max_units: None, gpu_hours_per_week: Some(10.0) };
     let booked = [usage(0, 8, 1)];
-    let refusal = check(&quota, &booked, usage(30, 3, 1), &Berlin).unwrap_err();
+    let refusal = check(&quota, 1, &booked, usage(30, 3, 1), &Berlin).unwrap_err();
     assert_eq!((refusal.limit, refusal.used, refusal.left), (QuotaLimit::GpuHoursPerWeek, 8.0, 2.0));
     assert!(refusal.explain().contains("2 left"), "{}", refusal.explain());
-    assert!(check(&quota, &booked, usage(30, 2, 1), &Berlin).is_ok());
+    assert!(check(&quota, 1, &booked, usage(30, 2, 1), &Berlin).is_ok());
+}
+
+#[test]
+fn a_weekly_quota_counts_a_slice_as_its_share_of_a_gpu() {
+    // Four 1g.24gb slices fill a GPU: 10 GPU-hours are 40 slice-hours.
+    let quota = TenantQuota { max_units: None, gpu_hours_per_week: Some(10.0) };
+    let booked = [usage(0, 8, 4)]; // 32 slice-hours = 8 GPU-hours
+    let refusal = check(&quota, 4, &booked, usage(30, 3, 4), &Berlin).unwrap_err();
+    assert_eq!((refusal.used, refusal.left), (8.0, 2.0));
+    assert!(check(&quota, 4, &booked, usage(30, 2, 4), &Berlin).is_ok());
 }

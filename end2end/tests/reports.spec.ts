@@ -73,6 +73,9 @@ test('a manager reads the report, changes the period and downloads the CSV', asy
   await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
   await expect(page.locator('#report-table tbody tr').first()).toBeVisible();
   await expect(page.locator('#report-table tfoot')).toContainText('All');
+  // The table names its units: whole-GPU equivalents, and the showback's currency.
+  await expect(page.locator('#report-table caption')).toContainText('GPU-hours (whole-GPU equivalent)');
+  await expect(page.locator('#report-table thead')).toContainText('Showback (USD)');
   await expect(page.locator('#trend-chart polyline')).toHaveCount(3);
   // The week's trend names its days under the axis, Monday first.
   const dates = await page.locator('#trend-chart text.date').allTextContents();
@@ -97,7 +100,7 @@ test('a manager reads the report, changes the period and downloads the CSV', asy
   expect(csv.split('\n')[0]).toBe(
     'id,name,capacity_gpu_hours,booked_gpu_hours,booking_utilization_pct,measured_gpu_hours,busy_gpu_hours,' +
     'busy_utilization_pct,idle_booked_gpu_hours,no_shows,returned_gpu_hours,refused_gpu_hours,' +
-    'waitlisted_gpu_hours,showback_cost,simulated');
+    'waitlisted_gpu_hours,showback_cost,currency,simulated');
   expect(csv).toContain(',All,');
   expect(errors).toEqual([]);
 });

@@ -40,9 +40,11 @@ async fn seed_year(db: &PgPool) -> chrono::DateTime<Utc> {
          INSERT INTO membership (user_id, tenant_id)
            SELECT u.id, t.id FROM app_user u JOIN tenant t
              ON t.slug = 'bt-' || (1 + substring(u.email FROM '^u([0-9]+)@')::int % 20);
-         INSERT INTO pool (name, price_per_unit_hour) SELECT 'bp-' || i, 2.5 FROM generate_series(1, 4) i;
-         INSERT INTO pool_kind (pool_id, kind, capacity) SELECT id, 'nvidia.com/gpu', 40 FROM pool WHERE name LIKE 'bp-%';
-         INSERT INTO pool_kind (pool_id, kind, capacity) SELECT id, 'nvidia.com/mig-1g.24gb', 70 FROM pool WHERE name LIKE 'bp-%';",
+         INSERT INTO pool (name, price_per_gpu_hour) SELECT 'bp-' || i, 2.5 FROM generate_series(1, 4) i;
+         INSERT INTO pool_kind (pool_id, kind, capacity, slices_per_gpu, created_at)
+           SELECT id, 'nvidia.com/gpu', 40, 1, '2020-01-01Z' FROM pool WHERE name LIKE 'bp-%';
+         INSERT INTO pool_kind (pool_id, kind, capacity, slices_per_gpu, created_at)
+           SELECT id, 'nvidia.com/mig-1g.24gb', 70, 4, '2020-01-01Z' FROM pool WHERE name LIKE 'bp-%';",
     )
     .execute(db)
     .await
@@ -76,12 +78,12 @@ async fn seed_year(db: &PgPool) -> chrono::DateTime<Utc> {
                                             interval '1 hour') h
          ON CONFLICT DO NOTHING;
          INSERT INTO usage_pool_hour (pool_id, hour, busy_gpu_minutes, sampled_gpu_minutes, simulated)
-           SELECT u.pool_id, u.hour, sum(u.busy_unit_minutes * gpu_share(b.kind)),
-                  sum(u.samples * b.quantity * gpu_share(b.kind)), true
+           SELECT u.pool_id, u.hour, sum(u.busy_unit_minutes * gpu_share(b.pool_id, b.kind)),
+                  sum(u.samples * b.quantity * gpu_share(b.pool_id, b.kind)), true
            FROM usage_hour u JOIN booking b ON b.id = u.booking_id GROUP BY 1, 2;
          INSERT INTO usage_day (day, pool_id, tenant_id, user_id, busy_gpu_minutes, sampled_gpu_minutes, simulated)
            SELECT (u.hour AT TIME ZONE 'UTC')::date, u.pool_id, u.tenant_id, u.user_id,
-                  sum(u.busy_unit_minutes * gpu_share(b.kind)), sum(u.samples * b.quantity * gpu_share(b.kind)), true
+                  sum(u.busy_unit_minutes * gpu_share(b.pool_id, b.kind)), sum(u.samples * b.quantity * gpu_share(b.pool_id, b.kind)), true
            FROM usage_hour u JOIN booking b ON b.id = u.booking_id GROUP BY 1, 2, 3, 4;
          INSERT INTO usage_month (month, pool_id, tenant_id, user_id, busy_gpu_minutes, sampled_gpu_minutes, simulated)
            SELECT date_trunc('month', day::timestamp)::date, pool_id, tenant_id, user_id,

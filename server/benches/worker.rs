@@ -57,7 +57,7 @@ impl Bench {
             max_booking_minutes: None,
             horizon_days: None,
             min_notice_minutes: None,
-            price_per_unit_hour: 0.0,
+            price_per_gpu_hour: 0.0,
             images: vec!["quay.io/jupyter/pytorch-notebook:cuda12-latest".into()],
             tenants: vec![],
             node_selector: Default::default(),
@@ -71,6 +71,8 @@ impl Bench {
                 cpu_millis_per_unit: 4000,
                 memory_mib_per_unit: 32768,
                 storage_gib_per_unit: 50,
+                slices_per_gpu: None,
+                price_per_unit_hour: None,
             }],
         };
         let pool = pools::create(&db, &principal, new).await.unwrap().id;

@@ -19,7 +19,7 @@ fn demo_pool() -> NewPool {
         max_booking_minutes: None,
         horizon_days: None,
         min_notice_minutes: None,
-        price_per_unit_hour: 2.5,
+        price_per_gpu_hour: 2.5,
         images: vec!["quay.io/jupyter/pytorch-notebook:cuda12-latest".into(), "codercom/code-server:latest".into()],
         tenants: vec![],
         // The GPU Operator's product label, and the taint GPU nodes commonly carry.
@@ -40,6 +40,8 @@ fn demo_pool() -> NewPool {
                 cpu_millis_per_unit: 16000,
                 memory_mib_per_unit: 128 * 1024,
                 storage_gib_per_unit: 200,
+                slices_per_gpu: None,
+                price_per_unit_hour: None,
             },
             KindSpec {
                 kind: "nvidia.com/mig-1g.24gb".into(),
@@ -49,6 +51,8 @@ fn demo_pool() -> NewPool {
                 cpu_millis_per_unit: 4000,
                 memory_mib_per_unit: 32 * 1024,
                 storage_gib_per_unit: 50,
+                slices_per_gpu: None,
+                price_per_unit_hour: None,
             },
         ],
     }

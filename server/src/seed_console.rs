@@ -20,7 +20,7 @@ fn approval_pool() -> NewPool {
         max_booking_minutes: None,
         horizon_days: None,
         min_notice_minutes: None,
-        price_per_unit_hour: 1.2,
+        price_per_gpu_hour: 1.2,
         images: vec!["quay.io/jupyter/pytorch-notebook:cuda12-latest".into()],
         tenants: vec![],
         node_selector: Default::default(),
@@ -33,6 +33,8 @@ fn approval_pool() -> NewPool {
             cpu_millis_per_unit: 8000,
             memory_mib_per_unit: 64 * 1024,
             storage_gib_per_unit: 100,
+            slices_per_gpu: None,
+            price_per_unit_hour: None,
         }],
         time_zone: "Europe/Berlin".into(),
     }

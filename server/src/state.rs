@@ -33,6 +33,8 @@ pub struct AppState {
     pub kube: Option<kube::Client>,
     /// Calendar-feed URLs are derived from it.
     pub feed_key: FeedKey,
+    /// The ISO 4217 code prices are in (`--currency`).
+    pub currency: String,
 }
 
 impl FromRef<AppState> for crate::auth::AuthState {
@@ -68,6 +70,7 @@ impl AppState {
             cluster: Arc::new(Cluster::default()),
             mode: ClusterMode::default(),
             kube: None,
+            currency: app::model::DEFAULT_CURRENCY.into(),
         }
     }
 

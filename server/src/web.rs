@@ -26,6 +26,7 @@ pub fn routes(state: &AppState) -> Router<AppState> {
         mode: state.mode,
         sign_in: SignInOptions { dev_login: state.auth.config.dev_login, single_sign_on: state.auth.oidc.is_some() },
         feed_key: state.feed_key.clone(),
+        currency: state.currency.clone(),
     };
     let site = state.site.clone();
     let context = move || {

@@ -275,7 +275,7 @@ fn big_pool(name: &str, requires_approval: bool) -> NewPool {
         max_booking_minutes: None,
         horizon_days: None,
         min_notice_minutes: None,
-        price_per_unit_hour: 0.0,
+        price_per_gpu_hour: 0.0,
         images: vec![],
         tenants: vec![],
         node_selector: Default::default(),
@@ -289,6 +289,8 @@ fn big_pool(name: &str, requires_approval: bool) -> NewPool {
             cpu_millis_per_unit: 1000,
             memory_mib_per_unit: 1024,
             storage_gib_per_unit: 10,
+            slices_per_gpu: None,
+            price_per_unit_hour: None,
         }],
     }
 }

@@ -82,23 +82,24 @@ async fn the_concurrency_quota_counts_the_tenants_peak_across_its_members() {
 }
 
 #[tokio::test]
-async fn the_weekly_quota_counts_unit_hours_and_extensions_are_held_to_it() {
+async fn the_weekly_quota_counts_gpu_hours_and_extensions_are_held_to_it() {
     let f = Fixture::new().await;
-    set_quotas(&f, "team-a", json!([{"pool_id": f.lab, "kind": MIG, "gpu_hours_per_week": 3.5}])).await;
+    // Four of the demo pool's 1g.24gb slices make a GPU: 0.875 GPU-hours are 3.5 slice-hours.
+    set_quotas(&f, "team-a", json!([{"pool_id": f.lab, "kind": MIG, "gpu_hours_per_week": 0.875}])).await;
     let (start, end) = inside_one_week(slot(4), 1);
-    // 2 units × 1 h = 2 GPU-hours.
+    // 2 units × 1 h = 0.5 GPU-hours.
     let (status, first) = f.book(&f.ada, MIG, 2, start, end).await;
     assert_eq!(status, StatusCode::CREATED, "{first}");
     let (status, err) = f.book(&f.carol, MIG, 2, start, end).await;
     assert_eq!(status, StatusCode::CONFLICT, "{err}");
     assert_eq!(
         (err["limit"].as_str(), err["used"].as_f64(), err["left"].as_f64()),
-        (Some("gpu_hours_per_week"), Some(2.0), Some(1.5)),
+        (Some("gpu_hours_per_week"), Some(0.5), Some(0.38)),
         "{err}"
     );
     assert!(err["week_start"].is_string());
-    assert_eq!(f.book(&f.carol, MIG, 1, start, end).await.0, StatusCode::CREATED, "3 of 3.5 hours");
-    // Extending the first booking by 15 min adds 0.5 h: 3.5 of 3.5 fits, 30 min does not.
+    assert_eq!(f.book(&f.carol, MIG, 1, start, end).await.0, StatusCode::CREATED, "0.75 of 0.875 GPU-hours");
+    // Extending the first booking by 15 min adds 0.125 GPU-hours: 0.875 of 0.875 fits, 30 min does not.
     let id = first["id"].as_str().unwrap();
     let extend = |to: DateTime<Utc>| json!({"end": to});
     let path = format!("/api/v1/bookings/{id}/extend");
@@ -111,7 +112,7 @@ async fn the_weekly_quota_counts_unit_hours_and_extensions_are_held_to_it() {
     // Members read their tenant's use; other tenants' members do not.
     let (status, usage) = f.call(Method::GET, "/api/v1/tenants/team-a/usage", Some(&f.ada), None).await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(usage["quotas"][0]["gpu_hours_per_week"], 3.5);
+    assert_eq!(usage["quotas"][0]["gpu_hours_per_week"], 0.875);
     assert_eq!(f.call(Method::GET, "/api/v1/tenants/team-a/usage", Some(&f.bob), None).await.0, StatusCode::NOT_FOUND);
 }
 

@@ -66,8 +66,8 @@ async fn a_pools_cost_model_is_stored_audited_and_refused_whole_when_wrong() {
     let (status, view) = f.call(Method::GET, &path, Some(&f.mia), None).await;
     assert_eq!(status, StatusCode::OK, "{view}");
     assert_eq!(view["updated"], Value::Null, "the default until someone saves: {view}");
-    // The demo pool: one whole GPU and four 1g slices (4/7 of a GPU).
-    assert!(near(&view["gpus_available"], 1.0 + 4.0 / 7.0, 1e-9), "{view}");
+    // The demo pool: one whole GPU and four 1g.24gb slices (four fill a GPU).
+    assert!(near(&view["gpus_available"], 2.0, 1e-9), "{view}");
 
     let mut model = view["model"].clone();
     model["capex_per_gpu"] = json!(25000);

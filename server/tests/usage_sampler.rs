@@ -196,16 +196,17 @@ async fn measured_through_a_real_prometheus_with_history_and_a_gap() {
         .await
         .unwrap();
     assert_eq!(samples, 1);
-    // The reports' roll-ups hold the same minutes, once, in whole-GPU minutes (2 slices of 1g = 2/7 GPU).
+    // The reports' roll-ups hold the same minutes, once, in whole-GPU minutes
+    // (2 of the four 1g.24gb slices that fill a GPU = 1/2 GPU).
     let (by_booking, by_pool, by_day, by_month): (f64, f64, f64, f64) = sqlx::query_as(
-        "SELECT (SELECT sum(u.busy_unit_minutes * gpu_share(b.kind)) FROM usage_hour u JOIN booking b ON b.id = u.booking_id),
+        "SELECT (SELECT sum(u.busy_unit_minutes * gpu_share(b.pool_id, b.kind)) FROM usage_hour u JOIN booking b ON b.id = u.booking_id),
                 (SELECT sum(busy_gpu_minutes) FROM usage_pool_hour), (SELECT sum(busy_gpu_minutes) FROM usage_day),
                 (SELECT sum(busy_gpu_minutes) FROM usage_month)",
     )
     .fetch_one(&f.db)
     .await
     .unwrap();
-    assert!((by_booking - (0.6 + 0.6 / 7.0)).abs() < 1e-6, "{by_booking}");
+    assert!((by_booking - (0.6 + 0.6 / 4.0)).abs() < 1e-6, "{by_booking}");
     assert!(
         [by_pool, by_day, by_month].iter().all(|rolled| (rolled - by_booking).abs() < 1e-9),
         "{by_pool} {by_day} {by_month}"

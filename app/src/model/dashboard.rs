@@ -37,9 +37,10 @@ pub struct LiveSession {
 pub struct BudgetLine {
     pub pool: String,
     pub kind: String,
-    /// Unit-hours booked this ISO week (pool's zone), as the weekly quota counts them.
+    /// GPU-hours (whole-GPU equivalent) booked this ISO week (pool's zone),
+    /// as the weekly quota counts them.
     pub booked_hours: f64,
-    /// Unit-hours the GPUs were measured busy this week.
+    /// GPU-hours the GPUs were measured busy this week.
     pub busy_hours: f64,
     /// The weekly budget, when the tenant has one for this pool and kind.
     pub budget_hours: Option<f64>,

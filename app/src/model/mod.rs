@@ -21,6 +21,7 @@ mod session;
 mod site;
 mod tenant;
 mod tokenomics;
+mod units;
 mod waitlist;
 mod worker;
 
@@ -41,7 +42,9 @@ pub use idle_policy::IdlePolicy;
 pub use my_bookings::{ActionNotice, BookingCard, ClusterMode, EndOption, FindPage, FindQuery, FoundSlots, MyBookings};
 pub use notifications::{NewWebhook, NotificationSettings, Preference, Webhook, EVENTS};
 pub use overview::{KindSummary, Overview, PoolSummary};
-pub use pool::{KindSpec, NewPool, Placement, Pool, PoolKind, PoolPatch, PoolRules, Toleration};
+pub use pool::{
+    default_slices_per_gpu, mig_profile, KindSpec, NewPool, Placement, Pool, PoolKind, PoolPatch, PoolRules, Toleration,
+};
 pub use pool_form::{KindForm, PoolForm};
 pub use principal::{Principal, Role, TenantRef};
 pub use report::{
@@ -60,6 +63,7 @@ pub use tenant::{
 pub use tokenomics::{
     preset, CostModel, CostModelForm, MeasuredUtilization, ThroughputPreset, TokenomicsInputs, TokenomicsView, PRESETS,
 };
+pub use units::{currency_code, figure, figure_text, DEFAULT_CURRENCY, GPU_HOURS};
 pub use waitlist::{WaitlistEntry, WaitlistLine, WaitlistState};
 pub use worker::{WorkerFailure, WorkerProcess, WorkerStatus};
 

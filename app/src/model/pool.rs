@@ -63,6 +63,24 @@ pub struct PoolKind {
     pub cpu_millis_per_unit: i32,
     pub memory_mib_per_unit: i32,
     pub storage_gib_per_unit: i32,
+    /// Units that fill one GPU: 1 for whole GPUs, e.g. 4 for `1g.24gb` slices
+    /// of an RTX PRO 6000. A unit-hour is `1 / slices_per_gpu` GPU-hours.
+    pub slices_per_gpu: i32,
+    /// The kind's own price per unit-hour; `None` charges its share of the
+    /// pool's price per GPU-hour.
+    pub price_per_unit_hour: Option<f64>,
+}
+
+impl PoolKind {
+    /// Whole-GPU equivalents of one unit.
+    pub fn gpu_share(&self) -> f64 {
+        1.0 / f64::from(self.slices_per_gpu.max(1))
+    }
+
+    /// What one unit costs for an hour, given the pool's price per GPU-hour.
+    pub fn unit_price(&self, price_per_gpu_hour: f64) -> f64 {
+        self.price_per_unit_hour.unwrap_or(price_per_gpu_hour * self.gpu_share())
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -74,7 +92,9 @@ pub struct Pool {
     pub requires_approval: bool,
     #[serde(flatten)]
     pub rules: PoolRules,
-    pub price_per_unit_hour: f64,
+    /// Showback price of one whole GPU for an hour, in the site's currency;
+    /// a kind without its own price pays its share of it.
+    pub price_per_gpu_hour: f64,
     /// Workspace images users may pick; the first is the default.
     pub images: Vec<String>,
     /// Tenant slugs that may book this pool; empty means every tenant.
@@ -97,6 +117,27 @@ impl Pool {
             .find(|k| k.kind == kind)
             .map(|k| k.capacity)
             .ok_or_else(|| super::FieldError::new("kind", format!("pool {} has no kind {kind}", self.name)))
+    }
+}
+
+/// The compute slices (`g`) and memory (GB) of a MIG kind; `None` for whole GPUs.
+pub fn mig_profile(kind: &str) -> Option<(i32, i32)> {
+    let (compute, memory) = kind.strip_prefix("nvidia.com/mig-")?.split_once("g.")?;
+    Some((compute.parse().ok()?, memory.strip_suffix("gb")?.parse().ok()?))
+}
+
+/// How many units of a kind fill one GPU, as a new kind defaults it (the
+/// admin may state another): from NVIDIA's MIG profile tables. A profile
+/// `Ng` fits 7/N times on the 7-slice GPUs (A100, H100, H200, B200), except
+/// the 1g profiles with a quarter of the memory (A100 80GB's 1g.20gb, H100
+/// NVL's and RTX PRO 6000's 1g.24gb, H200's 1g.35gb, B200's 1g.45gb) and the
+/// RTX PRO 6000's 2g.48gb, which fit four and two. A whole GPU is one.
+pub fn default_slices_per_gpu(kind: &str) -> i32 {
+    match mig_profile(kind) {
+        None => 1,
+        Some((1, 20 | 24 | 35 | 45)) => 4,
+        Some((2, 48)) => 2,
+        Some((compute, _)) => (7 / compute.max(1)).max(1),
     }
 }
 
@@ -129,11 +170,19 @@ pub struct KindSpec {
     pub memory_mib_per_unit: i32,
     #[serde(default = "default_storage_gib")]
     pub storage_gib_per_unit: i32,
+    /// Units that fill one GPU; left out, the MIG profile's (1 for whole GPUs).
+    #[serde(default)]
+    pub slices_per_gpu: Option<i32>,
+    /// Left out, the kind pays its share of the pool's price per GPU-hour.
+    #[serde(default)]
+    pub price_per_unit_hour: Option<f64>,
 }
 
 impl From<KindSpec> for PoolKind {
     fn from(s: KindSpec) -> Self {
         Self {
+            slices_per_gpu: s.slices_per_gpu.unwrap_or_else(|| default_slices_per_gpu(&s.kind)),
+            price_per_unit_hour: s.price_per_unit_hour,
             kind: s.kind,
             capacity: s.capacity,
             replicas_per_unit: s.replicas_per_unit,
@@ -161,7 +210,7 @@ pub struct NewPool {
     pub horizon_days: Option<i32>,
     pub min_notice_minutes: Option<i32>,
     #[serde(default)]
-    pub price_per_unit_hour: f64,
+    pub price_per_gpu_hour: f64,
     #[serde(default)]
     pub images: Vec<String>,
     #[serde(default)]
@@ -193,7 +242,7 @@ pub struct PoolPatch {
     pub max_booking_minutes: Option<i32>,
     pub horizon_days: Option<i32>,
     pub min_notice_minutes: Option<i32>,
-    pub price_per_unit_hour: Option<f64>,
+    pub price_per_gpu_hour: Option<f64>,
     pub images: Option<Vec<String>>,
     pub tenants: Option<Vec<String>>,
     pub kinds: Option<Vec<KindSpec>>,
@@ -204,4 +253,33 @@ pub struct PoolPatch {
     pub time_zone: Option<String>,
     /// `true` retires the pool (no new bookings), `false` reopens it.
     pub retired: Option<bool>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kind_defaults_to_the_units_its_mig_profile_fits_on_one_gpu() {
+        let slices = |kind: &str| default_slices_per_gpu(&format!("nvidia.com/{kind}"));
+        // The reference hardware: four 1g.24gb fill an RTX PRO 6000 or an H100 NVL.
+        assert_eq!(slices("mig-1g.24gb"), 4);
+        assert_eq!(slices("mig-2g.48gb"), 2);
+        // The 7-slice GPUs.
+        assert_eq!((slices("mig-1g.10gb"), slices("mig-2g.20gb"), slices("mig-3g.40gb")), (7, 3, 2));
+        assert_eq!((slices("mig-4g.40gb"), slices("mig-7g.80gb"), slices("gpu")), (1, 1, 1));
+        let kind = PoolKind::from(KindSpec {
+            kind: "nvidia.com/mig-1g.24gb".into(),
+            capacity: 4,
+            replicas_per_unit: 1,
+            vram_gb_per_unit: 24,
+            cpu_millis_per_unit: 4000,
+            memory_mib_per_unit: 1024,
+            storage_gib_per_unit: 10,
+            slices_per_gpu: None,
+            price_per_unit_hour: None,
+        });
+        assert_eq!((kind.gpu_share(), kind.unit_price(8.0)), (0.25, 2.0));
+        assert_eq!(PoolKind { price_per_unit_hour: Some(3.0), ..kind }.unit_price(8.0), 3.0);
+    }
 }

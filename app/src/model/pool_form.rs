@@ -19,6 +19,10 @@ pub struct KindForm {
     pub cpu_millis_per_unit: String,
     pub memory_mib_per_unit: String,
     pub storage_gib_per_unit: String,
+    /// Empty: the MIG profile's default.
+    pub slices_per_gpu: String,
+    /// Empty: the kind's share of the pool's price per GPU-hour.
+    pub price_per_unit_hour: String,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -34,7 +38,7 @@ pub struct PoolForm {
     pub max_booking_minutes: String,
     pub horizon_days: String,
     pub min_notice_minutes: String,
-    pub price_per_unit_hour: String,
+    pub price_per_gpu_hour: String,
     pub images: String,
     /// Tenant slugs separated by commas or spaces; empty = every tenant.
     pub tenants: String,
@@ -117,6 +121,8 @@ impl KindForm {
             cpu_millis_per_unit: or(&self.cpu_millis_per_unit, 4000, "cpu_millis_per_unit")?,
             memory_mib_per_unit: or(&self.memory_mib_per_unit, 32 * 1024, "memory_mib_per_unit")?,
             storage_gib_per_unit: or(&self.storage_gib_per_unit, 100, "storage_gib_per_unit")?,
+            slices_per_gpu: optional(&field("slices_per_gpu"), &self.slices_per_gpu)?,
+            price_per_unit_hour: optional(&field("price_per_unit_hour"), &self.price_per_unit_hour)?,
         })
     }
 }
@@ -155,7 +161,7 @@ impl PoolForm {
             max_booking_minutes: optional("max_booking_minutes", &self.max_booking_minutes)?,
             horizon_days: optional("horizon_days", &self.horizon_days)?,
             min_notice_minutes: optional("min_notice_minutes", &self.min_notice_minutes)?,
-            price_per_unit_hour: optional("price_per_unit_hour", &self.price_per_unit_hour)?.unwrap_or(0.0),
+            price_per_gpu_hour: optional("price_per_gpu_hour", &self.price_per_gpu_hour)?.unwrap_or(0.0),
             images: Self::list(&self.images),
             tenants: self.tenant_slugs(),
             kinds: self.kinds()?,
@@ -181,7 +187,7 @@ impl PoolForm {
             max_booking_minutes: new.max_booking_minutes,
             horizon_days: new.horizon_days,
             min_notice_minutes: new.min_notice_minutes,
-            price_per_unit_hour: Some(new.price_per_unit_hour),
+            price_per_gpu_hour: Some(new.price_per_gpu_hour),
             images: Some(new.images),
             tenants: Some(new.tenants),
             kinds: Some(new.kinds),
@@ -204,7 +210,7 @@ impl PoolForm {
             max_booking_minutes: pool.rules.max_booking_minutes.to_string(),
             horizon_days: pool.rules.horizon_days.to_string(),
             min_notice_minutes: pool.rules.min_notice_minutes.to_string(),
-            price_per_unit_hour: pool.price_per_unit_hour.to_string(),
+            price_per_gpu_hour: pool.price_per_gpu_hour.to_string(),
             images: pool.images.join("\n"),
             tenants: pool.tenants.join(", "),
             node_selector: pool
@@ -226,6 +232,8 @@ impl PoolForm {
                     cpu_millis_per_unit: k.cpu_millis_per_unit.to_string(),
                     memory_mib_per_unit: k.memory_mib_per_unit.to_string(),
                     storage_gib_per_unit: k.storage_gib_per_unit.to_string(),
+                    slices_per_gpu: k.slices_per_gpu.to_string(),
+                    price_per_unit_hour: k.price_per_unit_hour.map(|p| p.to_string()).unwrap_or_default(),
                 })
                 .collect(),
         }

@@ -1,7 +1,8 @@
 //! The utilisation report managers and admins read: one row per pool, tenant
 //! or user over a period, a trend over the period and a weekday x hour
-//! occupancy heat map. GPU-hours are whole-GPU equivalents (a MIG slice `Ng`
-//! is N/7 of a GPU); showback cost is the pool's price x booked units x hours.
+//! occupancy heat map. GPU-hours are whole-GPU equivalents (a unit of a kind
+//! is `1 / slices_per_gpu` of a GPU); showback cost is each kind's price per
+//! unit-hour x booked units x hours.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -85,7 +86,7 @@ pub struct ReportRow {
     pub measured_gpu_hours: f64,
     /// GPU busy fraction x GPUs over the measured hours.
     pub busy_gpu_hours: f64,
-    /// Busy / measured booked hours, in %; `None` when nothing was measured.
+    /// Busy / booked GPU-hours, in %; `None` when nothing was booked.
     pub busy_utilization_pct: Option<f64>,
     /// Measured booked GPU-hours in which the GPUs were not busy.
     pub idle_booked_gpu_hours: f64,
@@ -97,7 +98,7 @@ pub struct ReportRow {
     pub refused_gpu_hours: f64,
     /// Unmet demand: waitlist entries never admitted.
     pub waitlisted_gpu_hours: f64,
-    /// The pool's price per unit-hour x booked units x hours.
+    /// Booked unit-hours x each kind's price per unit-hour, in the report's currency.
     pub showback_cost: f64,
     /// Some measured figure came from the simulated cluster.
     pub simulated: bool,
@@ -140,10 +141,14 @@ pub struct UtilizationReport {
     /// Minutes in the period the sampler could not read Prometheus.
     pub gap_minutes: i64,
     pub simulated: bool,
+    /// The ISO 4217 code showback costs are in.
+    #[serde(default)]
+    pub currency: String,
 }
 
-/// The column names of the report's CSV, in order (the JSON field names of `ReportRow`).
-pub const REPORT_CSV_COLUMNS: [&str; 15] = [
+/// The column names of the report's CSV, in order (the JSON field names of
+/// `ReportRow`, and the report's currency after the showback cost).
+pub const REPORT_CSV_COLUMNS: [&str; 16] = [
     "id",
     "name",
     "capacity_gpu_hours",
@@ -158,6 +163,7 @@ pub const REPORT_CSV_COLUMNS: [&str; 15] = [
     "refused_gpu_hours",
     "waitlisted_gpu_hours",
     "showback_cost",
+    "currency",
     "simulated",
 ];
 

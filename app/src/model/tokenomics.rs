@@ -204,11 +204,14 @@ pub struct TokenomicsView {
     pub pool_id: Uuid,
     pub pool_name: String,
     pub model: CostModel,
-    /// Whole-GPU equivalents of the pool's kinds (a MIG slice `Ng` is N/7).
+    /// Whole-GPU equivalents of the pool's kinds (a unit is `1 / slices_per_gpu`).
     pub gpus_available: f64,
     pub measured: MeasuredUtilization,
     /// Who saved the model last, and when; absent while it is the default.
     pub updated: Option<(DateTime<Utc>, String)>,
+    /// The ISO 4217 code the model's amounts are in (the site's).
+    #[serde(default)]
+    pub currency: String,
 }
 
 /// The inputs, as the API body names them; optional ones may be absent.

@@ -144,27 +144,33 @@ fn LiveRow(session: LiveSession) -> impl IntoView {
 
 #[component]
 fn BudgetTable(lines: Vec<BudgetLine>) -> impl IntoView {
+    use crate::model::figure_text;
     if lines.is_empty() {
         return view! { <p class="empty">"Nothing booked this week, and no weekly budget."</p> }.into_any();
     }
     view! {
         <table class="bookings" id="week-budget">
             <thead><tr>
-                <th scope="col">"Pool"</th><th scope="col">"Kind"</th><th scope="col">"Booked (unit-hours)"</th>
+                <th scope="col">"Pool"</th><th scope="col">"Kind"</th><th scope="col">"Booked (GPU-hours, whole-GPU equivalent)"</th>
                 <th scope="col">"Busy (measured)"</th><th scope="col">"Weekly budget"</th>
             </tr></thead>
             <tbody>
                 {lines.into_iter().map(|l| {
                     let budget = match l.budget_hours {
-                        Some(b) => format!("{:.1} of {b:.1} ({:.0} %)", l.booked_hours, if b > 0.0 { l.booked_hours / b * 100.0 } else { 100.0 }),
+                        Some(b) => format!(
+                            "{} of {} ({:.0} %)",
+                            figure_text(l.booked_hours),
+                            figure_text(b),
+                            if b > 0.0 { l.booked_hours / b * 100.0 } else { 100.0 }
+                        ),
                         None => "no budget set".to_string(),
                     };
                     view! {
                         <tr>
                             <td>{l.pool}</td>
                             <td>{crate::model::short_kind(&l.kind)}</td>
-                            <td>{format!("{:.1}", l.booked_hours)}</td>
-                            <td>{format!("{:.1}", l.busy_hours)}</td>
+                            <td>{figure_text(l.booked_hours)}</td>
+                            <td>{figure_text(l.busy_hours)}</td>
                             <td>{budget}</td>
                         </tr>
                     }

@@ -12,17 +12,19 @@ use leptos_router::hooks::use_params_map;
 use uuid::Uuid;
 
 #[server(prefix = "/rpc", endpoint = "admin/pools", output = crate::codec::JsonText)]
-pub async fn list_pools_admin() -> Result<Vec<Pool>, RpcError> {
+/// Every pool, and the currency prices are in (the form names it).
+pub async fn list_pools_admin() -> Result<(Vec<Pool>, String), RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
     principal.require_admin("only admins manage pools")?;
-    Ok(crate::backend::pools::list(&ctx.db, &principal).await?)
+    Ok((crate::backend::pools::list(&ctx.db, &principal).await?, ctx.currency))
 }
 
 #[server(prefix = "/rpc", endpoint = "admin/pools/get", output = crate::codec::JsonText)]
-pub async fn get_pool_admin(id: Uuid) -> Result<Pool, RpcError> {
+/// The pool, and the currency prices are in.
+pub async fn get_pool_admin(id: Uuid) -> Result<(Pool, String), RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
     principal.require_admin("only admins manage pools")?;
-    Ok(crate::backend::pools::get(&ctx.db, &principal, id).await?)
+    Ok((crate::backend::pools::get(&ctx.db, &principal, id).await?, ctx.currency))
 }
 
 /// Creates (empty `id`) or updates a pool from the form; a refusal is a
@@ -73,7 +75,7 @@ pub fn PoolsAdminPage() -> impl IntoView {
         {move || notice_view(save.value().get(), from_query.get())}
         <Transition fallback=|| view! { <p class="loading">"Loading pools…"</p> }>
             {move || pools.get().map(|result| match result {
-                Ok(list) => view! {
+                Ok((list, currency)) => view! {
                     <table class="bookings" id="pool-list">
                         <thead><tr><th>"Pool"</th><th>"GPU"</th><th>"Kinds"</th><th>"Approval"</th><th>"Tenants"</th><th><span class="visually-hidden">"Actions"</span></th></tr></thead>
                         <tbody>
@@ -90,12 +92,12 @@ pub fn PoolsAdminPage() -> impl IntoView {
                             }).collect_view()}
                         </tbody>
                     </table>
+                    <h2>"New pool"</h2>
+                    <PoolFormView id=String::new() form=PoolForm::default() currency save/>
                 }.into_any(),
                 Err(err) => super::forbidden::or_refusal(super::forbidden::ADMINS, "Could not load pools: ", err),
             })}
         </Transition>
-        <h2>"New pool"</h2>
-        <PoolFormView id=String::new() form=PoolForm::default() save/>
     }
 }
 
@@ -117,10 +119,10 @@ pub fn PoolAdminPage() -> impl IntoView {
         |(id, _, _, _)| async move {
             match id.and_then(|id| id.parse::<Uuid>().ok()) {
                 Some(id) => {
-                    let pool = get_pool_admin(id).await?;
+                    let (pool, currency) = get_pool_admin(id).await?;
                     let blackouts = super::blackouts::list_blackouts(id).await?;
                     let idle = super::idle_policy::load_idle_policy(id).await?;
-                    Ok((pool, blackouts, idle))
+                    Ok((pool, currency, blackouts, idle))
                 }
                 None => Err(RpcError::refused("pool not found")),
             }
@@ -143,13 +145,13 @@ pub fn PoolAdminPage() -> impl IntoView {
         {move || notice_view(last(), from_query.get())}
         <Transition fallback=|| view! { <p class="loading">"Loading the pool…"</p> }>
             {move || pool.get().map(|result| match result {
-                Ok((pool, blackouts, idle)) => {
+                Ok((pool, currency, blackouts, idle)) => {
                     let id = pool.id.to_string();
                     let (form_id, retire_id, retired_value) = (id.clone(), id.clone(), (!pool.retired).to_string());
                     view! {
                         <section class="page-head"><h1>{pool.name.clone()}
                             {pool.retired.then(|| view! { " " <span class="badge state-canceled">"retired"</span> })}</h1></section>
-                        <PoolFormView id=form_id form=PoolForm::of(&pool) save/>
+                        <PoolFormView id=form_id form=PoolForm::of(&pool) currency save/>
                         <super::blackouts::BlackoutsSection pool_id=pool.id kinds=pool.kinds.clone() items=blackouts
                             create=add_blackout remove=remove_blackout/>
                         <super::idle_policy::IdlePolicySection pool_id=pool.id policy=idle save=save_idle/>
@@ -212,7 +214,7 @@ fn QuotaPreview(rows: Vec<RwSignal<KindForm>>) -> impl IntoView {
 }
 
 #[component]
-fn PoolFormView(id: String, form: PoolForm, save: ServerAction<SavePool>) -> impl IntoView {
+fn PoolFormView(id: String, form: PoolForm, currency: String, save: ServerAction<SavePool>) -> impl IntoView {
     let creating = id.is_empty();
     let mut kinds = form.kinds.clone();
     // Room for new kinds: two on a new pool, one on an existing one.
@@ -240,7 +242,8 @@ fn PoolFormView(id: String, form: PoolForm, save: ServerAction<SavePool>) -> imp
                 {text("Longest booking (minutes)", "max_booking_minutes", form.max_booking_minutes.clone(), "10080")}
                 {text("Horizon (days ahead)", "horizon_days", form.horizon_days.clone(), "28")}
                 {text("Minimum notice (minutes)", "min_notice_minutes", form.min_notice_minutes.clone(), "0")}
-                {text("Price per unit-hour", "price_per_unit_hour", form.price_per_unit_hour.clone(), "0")}
+                <label>{format!("Price per GPU-hour ({currency}, showback; a kind without its own price pays its share)")}
+                    <input name="form[price_per_gpu_hour]" value=form.price_per_gpu_hour.clone() placeholder="0"/></label>
             </fieldset>
             <fieldset><legend>"Workspace and placement"</legend>
                 <label>"Workspace images (one per line; the first is the default)"
@@ -253,7 +256,9 @@ fn PoolFormView(id: String, form: PoolForm, save: ServerAction<SavePool>) -> imp
             <table class="bookings kinds-form">
                 <caption>"Resource kinds (a kind is never removed; lower its capacity to 0 instead)"</caption>
                 <thead><tr><th>"Kind"</th><th>"Physical units"</th><th>"Time-slice replicas per unit"</th><th>"VRAM GB"</th>
-                    <th>"CPU millicores"</th><th>"Memory MiB"</th><th>"Storage GiB"</th></tr></thead>
+                    <th>"CPU millicores"</th><th>"Memory MiB"</th><th>"Storage GiB"</th>
+                    <th>"Units per GPU (empty: the MIG profile's)"</th>
+                    <th>{format!("Price per unit-hour, {currency} (empty: share of the GPU's)")}</th></tr></thead>
                 <tbody>
                     {rows.iter().copied().enumerate().map(|(i, row)| {
                         // Each input writes its field of the row, which the preview reads.
@@ -274,6 +279,8 @@ fn PoolFormView(id: String, form: PoolForm, save: ServerAction<SavePool>) -> imp
                                 {cell("cpu_millis_per_unit", |k| &mut k.cpu_millis_per_unit, "CPU millicores")}
                                 {cell("memory_mib_per_unit", |k| &mut k.memory_mib_per_unit, "Memory MiB")}
                                 {cell("storage_gib_per_unit", |k| &mut k.storage_gib_per_unit, "Storage GiB")}
+                                {cell("slices_per_gpu", |k| &mut k.slices_per_gpu, "Units per GPU")}
+                                {cell("price_per_unit_hour", |k| &mut k.price_per_unit_hour, "Price per unit-hour")}
                             </tr>
                         }
                     }).collect_view()}

@@ -12,11 +12,11 @@ use leptos_router::hooks::use_query_map;
 #[server(prefix = "/rpc", endpoint = "reports/utilization", output = crate::codec::JsonText)]
 pub async fn load_report(query: ReportPageQuery) -> Result<ReportPage, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
-    Ok(crate::backend::reports::page(&ctx.db, &principal, &query).await?)
+    Ok(crate::backend::reports::page(&ctx.db, &principal, &query, &ctx.currency).await?)
 }
 
 fn hours(value: f64) -> String {
-    format!("{value:.1}")
+    crate::model::figure_text(value)
 }
 
 fn percent(value: Option<f64>) -> String {
@@ -128,7 +128,11 @@ fn Report(page: ReportPage) -> impl IntoView {
         })}
         <div class="table-scroll">
         <table class="bookings report" id="report-table">
-            <caption>"GPU-hours are whole-GPU equivalents (a MIG slice Ng is N/7 of a GPU)."</caption>
+            <caption>{format!(
+                "In {}: a unit-hour of a kind counts 1 / its pool's slices per GPU (four 1g.24gb slices of an \
+                 RTX PRO 6000 make one GPU). Showback in {}, at each kind's price per unit-hour.",
+                crate::model::GPU_HOURS, report.currency
+            )}</caption>
             <thead><tr>
                 <th scope="col">{name_header}</th>
                 <th scope="col">"Capacity"</th>
@@ -141,7 +145,7 @@ fn Report(page: ReportPage) -> impl IntoView {
                 <th scope="col">"Returned early"</th>
                 <th scope="col">"Refused"</th>
                 <th scope="col">"Waitlisted"</th>
-                <th scope="col">"Showback"</th>
+                <th scope="col">{format!("Showback ({})", report.currency)}</th>
             </tr></thead>
             <tbody>
                 {report.rows.into_iter().map(|row| view! { <ReportLine row/> }).collect_view()}
@@ -172,7 +176,7 @@ fn ReportLine(row: ReportRow) -> impl IntoView {
             <td>{hours(row.returned_gpu_hours)}</td>
             <td>{hours(row.refused_gpu_hours)}</td>
             <td>{hours(row.waitlisted_gpu_hours)}</td>
-            <td>{format!("{:.2}", row.showback_cost)}</td>
+            <td>{format!("{:.2}", crate::model::figure(row.showback_cost))}</td>
         </tr>
     }
 }

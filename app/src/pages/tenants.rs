@@ -83,7 +83,8 @@ pub fn TenantsPage() -> impl IntoView {
     view! {
         <section class="page-head"><h1>"Tenants and quotas"</h1></section>
         <p class="muted">
-            "Per pool and kind: the most units a tenant's bookings hold at once, and the GPU-hours (units × hours) "
+            "Per pool and kind: the most units a tenant's bookings hold at once, and the GPU-hours (whole-GPU \
+             equivalent: units × hours ÷ the kind's units per GPU) "
             "it may book in one ISO week — Monday 00:00 to Monday 00:00 in the pool's time zone. Empty is no limit."
         </p>
         {failure}
@@ -122,7 +123,7 @@ fn TenantSection(
                             usage.quotas.iter().find(|q| q.pool_id == target.pool_id && q.kind == target.kind);
                         let (units, hours) = (current.and_then(|q| q.max_units), current.and_then(|q| q.gpu_hours_per_week));
                         let now = current.map(|q| q.units_now.to_string()).unwrap_or_else(|| "–".into());
-                        let week = current.map(|q| format!("{} h", q.hours_this_week)).unwrap_or_else(|| "–".into());
+                        let week = current.map(|q| format!("{} GPU-h", q.hours_this_week)).unwrap_or_else(|| "–".into());
                         let slug = slug.clone();
                         let label = format!("{slug} {} {}", target.pool, target.kind);
                         let form_id = format!("quota-{slug}-{}-{}", target.pool_id, target.kind.replace(|c: char| !c.is_ascii_alphanumeric(), "-"));

@@ -14,7 +14,7 @@ use uuid::Uuid;
 #[server(prefix = "/rpc", endpoint = "reports/tokenomics", output = crate::codec::JsonText)]
 pub async fn load_tokenomics(pool: Option<Uuid>) -> Result<TokenomicsView, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
-    Ok(crate::backend::reports::tokenomics::view(&ctx.db, &principal, pool).await?)
+    Ok(crate::backend::reports::tokenomics::view(&ctx.db, &principal, pool, &ctx.currency).await?)
 }
 
 #[server(prefix = "/rpc", endpoint = "reports/tokenomics/save", output = crate::codec::JsonText)]
@@ -52,7 +52,7 @@ pub fn TokenomicsPage() -> impl IntoView {
 
 #[component]
 fn CostModelView(view: TokenomicsView, save: ServerAction<SaveTokenomics>) -> impl IntoView {
-    let TokenomicsView { pools, pool_id, pool_name, model, gpus_available, measured, updated } = view;
+    let TokenomicsView { pools, pool_id, pool_name, model, gpus_available, measured, updated, currency } = view;
     let form = RwSignal::new(CostModelForm::from(&model));
     let measured_value = measured.value;
     let result = Memo::new(move |_| {
@@ -92,7 +92,12 @@ fn CostModelView(view: TokenomicsView, save: ServerAction<SaveTokenomics>) -> im
         <section aria-labelledby="tk-title">
             <h2 id="tk-title">{format!("Pool {pool_name}")}</h2>
             <p class="muted" id="tk-capacity">
-                {format!("{gpus_available:.2} GPUs (a MIG slice counts as its share of 7). Default utilisation: {:.1} %, {}", measured.value * 100.0, measured.source)}
+                {format!(
+                    "{gpus_available:.2} GPUs (whole-GPU equivalent: a unit counts 1 / its kind's slices per GPU). \
+                     Default utilisation: {:.1} % of its GPU-hours, {}. Amounts in {currency}.",
+                    measured.value * 100.0,
+                    measured.source
+                )}
                 {simulated}
             </p>
             {updated.map(|(at, by)| view! { <p class="muted">"Last saved " {super::when(at)} " by " {by}</p> })}

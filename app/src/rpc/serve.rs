@@ -23,6 +23,8 @@ pub struct Ctx {
     pub mode: ClusterMode,
     pub sign_in: SignInOptions,
     pub feed_key: FeedKey,
+    /// The ISO 4217 code prices are in.
+    pub currency: String,
 }
 
 fn server() -> Result<Ctx, RpcError> {

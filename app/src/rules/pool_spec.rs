@@ -1,7 +1,7 @@
 //! What makes a pool definition acceptable, checked before anything is written.
 
 use super::FieldError;
-use crate::model::{KindSpec, PoolRules};
+use crate::model::{mig_profile, KindSpec, PoolRules};
 
 const MAX_CAPACITY: i32 = 10_000;
 
@@ -34,9 +34,10 @@ pub fn validate_rules(rules: &PoolRules) -> Result<(), FieldError> {
     Ok(())
 }
 
-pub fn validate_price(price: f64) -> Result<(), FieldError> {
+/// A price (the pool's per GPU-hour, or a kind's per unit-hour) named by `field`.
+pub fn validate_price(field: &str, price: f64) -> Result<(), FieldError> {
     if !price.is_finite() || price < 0.0 {
-        return Err(FieldError::new("price_per_unit_hour", "must be a number of at least 0"));
+        return Err(FieldError::new(field, "must be a number of at least 0"));
     }
     Ok(())
 }
@@ -65,6 +66,9 @@ pub fn is_known_kind(kind: &str) -> bool {
     digits(compute) && memory.strip_suffix("gb").is_some_and(digits)
 }
 
+/// MIG puts at most seven instances on one GPU.
+pub const MAX_SLICES_PER_GPU: i32 = 7;
+
 pub fn validate_kinds(kinds: &[KindSpec], require_some: bool) -> Result<(), FieldError> {
     if require_some && kinds.is_empty() {
         return Err(FieldError::new("kinds", "a pool needs at least one resource kind"));
@@ -85,6 +89,21 @@ pub fn validate_kinds(kinds: &[KindSpec], require_some: bool) -> Result<(), Fiel
         }
         if !(1..=64).contains(&spec.replicas_per_unit) {
             return Err(FieldError::new(field("replicas_per_unit"), "must be between 1 and 64"));
+        }
+        match (spec.slices_per_gpu, mig_profile(&spec.kind)) {
+            (Some(slices), None) if slices != 1 => {
+                return Err(FieldError::new(field("slices_per_gpu"), "must be 1 for whole GPUs"));
+            }
+            (Some(slices), _) if !(1..=MAX_SLICES_PER_GPU).contains(&slices) => {
+                return Err(FieldError::new(
+                    field("slices_per_gpu"),
+                    format!("must be between 1 and {MAX_SLICES_PER_GPU} (MIG instances on one GPU)"),
+                ));
+            }
+            _ => {}
+        }
+        if let Some(price) = spec.price_per_unit_hour {
+            validate_price(&field("price_per_unit_hour"), price)?;
         }
         let grants = [
             ("vram_gb_per_unit", spec.vram_gb_per_unit),

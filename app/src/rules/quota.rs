@@ -1,9 +1,10 @@
 //! Tenant quotas per pool+kind: at most `max_units` held at once by the
 //! tenant's bookings (the tenant's peak over a window), and at most
-//! `gpu_hours_per_week` unit-hours booked in any ISO week of the pool's time
-//! zone (Monday 00:00 to the next Monday 00:00 local time, so a week across
-//! a DST change has 167 or 169 hours). A unit is one unit of the kind: a
-//! whole GPU, or one MIG slice. Plain functions; admission calls them under
+//! `gpu_hours_per_week` GPU-hours (whole-GPU equivalents: a unit-hour of a
+//! kind is `1 / slices_per_gpu` of one) booked in any ISO week of the pool's
+//! time zone (Monday 00:00 to the next Monday 00:00 local time, so a week
+//! across a DST change has 167 or 169 hours). A unit is one unit of the
+//! kind: a whole GPU, or one MIG slice. Plain functions; admission calls them under
 //! the kind's lock with the tenant's bookings of that kind.
 
 use super::capacity::{peak_usage, Usage};
@@ -67,9 +68,10 @@ pub fn iso_weeks<Tz: TimeZone>(window: Window, tz: &Tz) -> Vec<Window> {
     weeks
 }
 
-fn hours(minutes: i64) -> f64 {
-    // Two decimals are what anybody reads; the comparison itself is in minutes.
-    (minutes as f64 / 60.0 * 100.0).round() / 100.0
+/// GPU-hours of `unit_minutes` of a kind with `slices_per_gpu` units per GPU.
+fn gpu_hours(unit_minutes: i64, slices_per_gpu: i32) -> f64 {
+    // Two decimals are what anybody reads; the comparison itself is in unit-minutes.
+    crate::model::figure(unit_minutes as f64 / 60.0 / f64::from(slices_per_gpu.max(1)))
 }
 
 /// Whether `request` fits the tenant's quota next to the tenant's other
@@ -77,6 +79,7 @@ fn hours(minutes: i64) -> f64 {
 /// or held capacity, so the weekly count includes what already ran).
 pub fn check<Tz: TimeZone>(
     quota: &TenantQuota,
+    slices_per_gpu: i32,
     tenant_usages: &[Usage],
     request: Usage,
     tz: &Tz,
@@ -95,15 +98,16 @@ pub fn check<Tz: TimeZone>(
         }
     }
     if let Some(weekly) = quota.gpu_hours_per_week {
-        let allowed_minutes = (weekly * 60.0).round() as i64;
+        // In unit-minutes: a GPU-hour is `slices_per_gpu` unit-hours.
+        let allowed_minutes = (weekly * 60.0 * f64::from(slices_per_gpu.max(1))).round() as i64;
         for week in iso_weeks(window, tz) {
             let used = unit_minutes(tenant_usages, week);
             if used + unit_minutes(&[request], week) > allowed_minutes {
                 return Err(QuotaRefusal {
                     limit: QuotaLimit::GpuHoursPerWeek,
                     allowed: weekly,
-                    used: hours(used),
-                    left: hours((allowed_minutes - used).max(0)),
+                    used: gpu_hours(used, slices_per_gpu),
+                    left: gpu_hours((allowed_minutes - used).max(0), slices_per_gpu),
                     week: Some(week),
                 });
             }
@@ -121,7 +125,7 @@ impl QuotaRefusal {
                 self.allowed, self.used, self.left
             ),
             QuotaLimit::GpuHoursPerWeek => format!(
-                "your tenant's quota allows {} GPU-hours in the week from {}; {} are booked, {} left",
+                "your tenant's quota allows {} GPU-hours (whole-GPU equivalent) in the week from {}; {} are booked, {} left",
                 self.allowed,
                 self.week.map(|w| w.start.format("%Y-%m-%d %H:%M UTC").to_string()).unwrap_or_default(),
                 self.used,

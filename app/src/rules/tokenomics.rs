@@ -151,15 +151,6 @@ pub fn evaluate(i: &TokenomicsInputs) -> Result<TokenomicsResult, FieldError> {
     Ok(result)
 }
 
-/// Whole-GPU equivalents of one unit of a kind: a MIG slice `mig-Ng.*` is N
-/// of a GPU's 7 compute slices; a whole or time-sliced GPU is one.
-pub fn gpus_per_unit(kind: &str) -> f64 {
-    kind.strip_prefix("nvidia.com/mig-")
-        .and_then(|rest| rest.split_once('g'))
-        .and_then(|(slices, _)| slices.parse::<f64>().ok())
-        .map_or(1.0, |slices| (slices / 7.0).min(1.0))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -257,14 +248,6 @@ mod tests {
         }
         inputs.budget_per_day = Some(50.0);
         assert_eq!(evaluate(&inputs).unwrap().within_budget, Some(false));
-    }
-
-    #[test]
-    fn a_mig_slice_is_its_share_of_the_seven_compute_slices() {
-        assert_eq!(gpus_per_unit("nvidia.com/gpu"), 1.0);
-        assert_eq!(gpus_per_unit("nvidia.com/mig-1g.24gb"), 1.0 / 7.0);
-        assert_eq!(gpus_per_unit("nvidia.com/mig-7g.96gb"), 1.0);
-        assert_eq!(gpus_per_unit("nvidia.com/mig-3g.48gb"), 3.0 / 7.0);
     }
 
     #[test]

@@ -29,7 +29,7 @@ async fn utilization(
     if csv_body::wanted(&headers) {
         return utilization_csv(State(state), Caller(principal), ApiQuery(query)).await;
     }
-    Ok(Json(reports::for_query(&state.db, &principal, &query).await?).into_response())
+    Ok(Json(reports::for_query(&state.db, &principal, &query, &state.currency).await?).into_response())
 }
 
 async fn utilization_csv(
@@ -37,14 +37,14 @@ async fn utilization_csv(
     Caller(principal): Caller,
     ApiQuery(query): ApiQuery<ReportQuery>,
 ) -> ApiResult<Response> {
-    let report = reports::for_query(&state.db, &principal, &query).await?;
-    let records = report.rows.iter().chain([&report.total]).map(record).collect();
+    let report = reports::for_query(&state.db, &principal, &query, &state.currency).await?;
+    let records = report.rows.iter().chain([&report.total]).map(|row| record(row, &report.currency)).collect();
     let name = format!("berth-utilization-{}-{}.csv", report.group.as_str(), report.from.format("%Y%m%d"));
     csv_body::respond(&name, &REPORT_CSV_COLUMNS, records)
 }
 
 /// One row in `REPORT_CSV_COLUMNS` order; numbers as JSON writes them, empty for none.
-fn record(row: &ReportRow) -> Vec<String> {
+fn record(row: &ReportRow, currency: &str) -> Vec<String> {
     let number = |v: f64| v.to_string();
     let maybe = |v: Option<f64>| v.map(number).unwrap_or_default();
     vec![
@@ -62,6 +62,7 @@ fn record(row: &ReportRow) -> Vec<String> {
         number(row.refused_gpu_hours),
         number(row.waitlisted_gpu_hours),
         number(row.showback_cost),
+        currency.to_string(),
         row.simulated.to_string(),
     ]
 }

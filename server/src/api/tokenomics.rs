@@ -31,7 +31,7 @@ async fn stored(
     Caller(principal): Caller,
     PathId(id): PathId,
 ) -> ApiResult<Json<TokenomicsView>> {
-    Ok(Json(tokenomics::view(&state.db, &principal, Some(id)).await?))
+    Ok(Json(tokenomics::view(&state.db, &principal, Some(id), &state.currency).await?))
 }
 
 async fn replace(
@@ -41,5 +41,5 @@ async fn replace(
     ApiJson(model): ApiJson<CostModel>,
 ) -> ApiResult<Json<TokenomicsView>> {
     tokenomics::save(&state.db, &principal, id, model).await?;
-    Ok(Json(tokenomics::view(&state.db, &principal, Some(id)).await?))
+    Ok(Json(tokenomics::view(&state.db, &principal, Some(id), &state.currency).await?))
 }

@@ -27,8 +27,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             no_worker,
             metrics_listen,
             header_read_timeout,
+            currency,
         } => {
-            let serving = Serving { listen, site_root, db_connections, no_worker, metrics_listen, header_read_timeout };
+            let serving =
+                Serving { listen, site_root, db_connections, no_worker, metrics_listen, header_read_timeout, currency };
             serve(db, serving, auth, cluster).await
         }
         Command::Migrate { db } => migrate(db).await,
@@ -94,6 +96,7 @@ struct Serving {
     no_worker: bool,
     metrics_listen: Option<SocketAddr>,
     header_read_timeout: u64,
+    currency: String,
 }
 
 async fn serve(db: Database, serving: Serving, auth: Box<AuthArgs>, cluster: Box<ClusterArgs>) -> anyhow::Result<()> {
@@ -116,11 +119,12 @@ async fn serve(db: Database, serving: Serving, auth: Box<AuthArgs>, cluster: Box
     if let Some(notifier) = worker.notifier.as_mut() {
         notifier.simulated = mode.simulated;
     }
-    let state = AppState::new(pool.clone(), &serving.site_root, Auth::new(config)?).with_cluster(
+    let mut state = AppState::new(pool.clone(), &serving.site_root, Auth::new(config)?).with_cluster(
         cluster.cluster(),
         mode,
         client.clone(),
     );
+    state.currency = serving.currency;
     let stop = stop_on_signal();
     let worker = (!serving.no_worker).then(|| tokio::spawn(run_worker(worker, stop.clone())));
     let listener = tokio::net::TcpListener::bind(listen).await?;

@@ -74,6 +74,10 @@ pub enum Command {
         /// Seconds a client has to send a request's head (then it is disconnected).
         #[arg(long, env = "BERTH_HEADER_READ_TIMEOUT", default_value_t = 10)]
         header_read_timeout: u64,
+        /// ISO 4217 code of the currency pool prices and cost models are in
+        /// (showback and tokenomics name it; nothing is converted).
+        #[arg(long, env = "BERTH_CURRENCY", default_value = "USD", value_parser = parse_currency)]
+        currency: String,
     },
     /// Run the provisioning worker alone (needs a kubeconfig or in-cluster config).
     Worker {
@@ -193,4 +197,8 @@ pub fn parse_lifetime(text: &str) -> Result<Duration, String> {
         "m" => Ok(Duration::minutes(n)),
         _ => Err(format!("`{text}` needs a unit: d, h or m")),
     }
+}
+
+fn parse_currency(text: &str) -> Result<String, String> {
+    app::model::currency_code(text).map_err(|e| e.reason)
 }

@@ -127,9 +127,10 @@ async fn store(db: &PgPool, minute: DateTime<Utc>, rows: &[MinuteUsage], simulat
              ON CONFLICT (booking_id, minute) DO NOTHING
              RETURNING booking_id, busy, memory_used_mib, power_w),
          weighted AS (
-             SELECT b.pool_id, b.tenant_id, b.user_id, i.busy * b.quantity * gpu_share(b.kind) AS busy,
-                    b.quantity * gpu_share(b.kind) AS sampled
-             FROM inserted i JOIN booking b ON b.id = i.booking_id),
+             SELECT b.pool_id, b.tenant_id, b.user_id, i.busy * b.quantity / k.slices_per_gpu AS busy,
+                    b.quantity / k.slices_per_gpu::float8 AS sampled
+             FROM inserted i JOIN booking b ON b.id = i.booking_id
+             JOIN pool_kind k ON k.pool_id = b.pool_id AND k.kind = b.kind),
          pool_hours AS (
              INSERT INTO usage_pool_hour AS p (pool_id, hour, busy_gpu_minutes, sampled_gpu_minutes, simulated)
              SELECT pool_id, date_trunc('hour', $1, 'UTC'), sum(busy), sum(sampled), $7 FROM weighted GROUP BY pool_id

@@ -1,8 +1,9 @@
 -- Independent check of tenant quotas, in SQL only. Returns one row per
 -- violation: ('max_units', tenant, pool, kind, instant, used, limit) where a
 -- tenant's running sum of units exceeds its max_units, and
--- ('gpu_hours_per_week', ..., week start, hours, limit) where the unit-hours
--- a tenant booked inside one ISO week of the pool's zone exceed its quota.
+-- ('gpu_hours_per_week', ..., week start, hours, limit) where the GPU-hours
+-- (unit-hours / the kind's slices_per_gpu) a tenant booked inside one ISO
+-- week of the pool's zone exceed its quota.
 WITH live AS (
     SELECT b.* FROM booking b WHERE b.state IN ('pending', 'approved', 'active', 'completed')
 ), edge AS (
@@ -29,9 +30,10 @@ WITH live AS (
 ), weekly AS (
     SELECT w.tenant_id, w.pool_id, w.kind, w.week_start,
            sum(extract(epoch FROM least(l.ends_at, w.week_end) - greatest(l.starts_at, w.week_start)) / 3600
-               * l.quantity) AS hours
+               * l.quantity / k.slices_per_gpu) AS hours
     FROM weeks w JOIN live l ON l.tenant_id = w.tenant_id AND l.pool_id = w.pool_id AND l.kind = w.kind
                             AND l.starts_at < w.week_end AND l.ends_at > w.week_start
+    JOIN pool_kind k ON k.pool_id = w.pool_id AND k.kind = w.kind
     GROUP BY w.tenant_id, w.pool_id, w.kind, w.week_start
 )
 SELECT 'max_units' AS which, r.tenant_id, r.pool_id, r.kind, r.at, r.used::float8 AS used,

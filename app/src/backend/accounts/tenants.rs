@@ -198,6 +198,7 @@ struct QuotaRow {
     kind: String,
     max_units: Option<i32>,
     gpu_hours_per_week: Option<f64>,
+    slices_per_gpu: i32,
     time_zone: String,
 }
 
@@ -210,8 +211,9 @@ pub async fn usage(db: &PgPool, principal: &Principal, slug: &str) -> ServiceRes
     let mut conn = db.acquire().await?;
     let id = tenant_id(&mut conn, slug).await?;
     let rows: Vec<QuotaRow> = sqlx::query_as(
-        "SELECT q.pool_id, p.name AS pool, q.kind, q.max_units, q.gpu_hours_per_week, p.time_zone
-         FROM tenant_quota q JOIN pool p ON p.id = q.pool_id WHERE q.tenant_id = $1 ORDER BY p.name, q.kind",
+        "SELECT q.pool_id, p.name AS pool, q.kind, q.max_units, q.gpu_hours_per_week, k.slices_per_gpu, p.time_zone
+         FROM tenant_quota q JOIN pool p ON p.id = q.pool_id JOIN pool_kind k ON k.pool_id = q.pool_id AND k.kind = q.kind
+         WHERE q.tenant_id = $1 ORDER BY p.name, q.kind",
     )
     .bind(id)
     .fetch_all(&mut *conn)
@@ -231,7 +233,10 @@ pub async fn usage(db: &PgPool, principal: &Principal, slug: &str) -> ServiceRes
             max_units: row.max_units,
             gpu_hours_per_week: row.gpu_hours_per_week,
             units_now: peak_usage(&held, this_instant),
-            hours_this_week: (unit_minutes(&held, week) as f64 / 60.0 * 100.0).round() / 100.0,
+            // GPU-hours, as the weekly quota counts them.
+            hours_this_week: crate::model::figure(
+                unit_minutes(&held, week) as f64 / 60.0 / f64::from(row.slices_per_gpu.max(1)),
+            ),
             week_start: week.start,
         });
     }

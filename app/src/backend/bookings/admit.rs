@@ -163,7 +163,9 @@ impl Open<'_> {
         }
         if let Some(limit) = self.quotas.get(&request.tenant.id) {
             let tenant_held = self.held.entry(request.tenant.id).or_default();
-            if let Err(refusal) = check_quota(limit, tenant_held, usage_of(request), &self.tz) {
+            if let Err(refusal) =
+                check_quota(limit, self.terms.slices_per_gpu.unwrap_or(1), tenant_held, usage_of(request), &self.tz)
+            {
                 return if request.join_waitlist {
                     wait()
                 } else {

@@ -53,15 +53,18 @@ pub async fn tenant_usages(
     Ok(by_tenant)
 }
 
-/// The tenant's quota in one pool+kind and the pool's zone, if it has one.
+/// The tenant's quota in one pool+kind, the kind's units per GPU and the
+/// pool's zone, if it has one.
 async fn quota_of(
     conn: &mut PgConnection,
     tenant: Uuid,
     pool_id: Uuid,
     kind: &str,
-) -> ServiceResult<Option<(TenantQuota, String)>> {
-    let row: Option<(Option<i32>, Option<f64>, String)> = sqlx::query_as(
-        "SELECT q.max_units, q.gpu_hours_per_week, p.time_zone FROM tenant_quota q JOIN pool p ON p.id = q.pool_id
+) -> ServiceResult<Option<(TenantQuota, i32, String)>> {
+    let row: Option<(Option<i32>, Option<f64>, i32, String)> = sqlx::query_as(
+        "SELECT q.max_units, q.gpu_hours_per_week, k.slices_per_gpu, p.time_zone
+         FROM tenant_quota q JOIN pool p ON p.id = q.pool_id
+         JOIN pool_kind k ON k.pool_id = q.pool_id AND k.kind = q.kind
          WHERE q.tenant_id = $1 AND q.pool_id = $2 AND q.kind = $3",
     )
     .bind(tenant)
@@ -69,7 +72,9 @@ async fn quota_of(
     .bind(kind)
     .fetch_optional(conn)
     .await?;
-    Ok(row.map(|(max_units, gpu_hours_per_week, zone)| (TenantQuota { max_units, gpu_hours_per_week }, zone)))
+    Ok(row.map(|(max_units, gpu_hours_per_week, slices, zone)| {
+        (TenantQuota { max_units, gpu_hours_per_week }, slices, zone)
+    }))
 }
 
 /// Whether `added` more of a tenant's units fit its quota; the caller holds the kind's lock.
@@ -80,11 +85,13 @@ pub async fn check_added(
     kind: &str,
     added: Usage,
 ) -> ServiceResult<()> {
-    let Some((quota, zone_name)) = quota_of(conn, tenant, pool_id, kind).await? else { return Ok(()) };
+    let Some((quota, slices_per_gpu, zone_name)) = quota_of(conn, tenant, pool_id, kind).await? else {
+        return Ok(());
+    };
     let tz = zone(&zone_name);
     let window = Window { start: added.start, end: added.end };
     let Some(span) = weeks_span(&[window], &tz) else { return Ok(()) };
     let mut usages = tenant_usages(conn, pool_id, kind, &[tenant], span).await?;
     let held = usages.remove(&tenant).unwrap_or_default();
-    check(&quota, &held, added, &tz).map_err(ServiceError::QuotaExceeded)
+    check(&quota, slices_per_gpu, &held, added, &tz).map_err(ServiceError::QuotaExceeded)
 }

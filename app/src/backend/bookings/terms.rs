@@ -21,6 +21,8 @@ pub struct Terms {
     pub requires_approval: bool,
     images: Vec<String>,
     pub capacity: Option<i32>,
+    /// Units of the kind that fill a GPU (weekly quotas count GPU-hours).
+    pub slices_per_gpu: Option<i32>,
     /// Tenants that may book the pool; empty means every tenant.
     tenants: Vec<Uuid>,
     pub now: DateTime<Utc>,
@@ -102,7 +104,7 @@ pub async fn read_terms(tx: &mut sqlx::PgConnection, requests: &[&Request]) -> S
              GROUP BY pool_id, kind
          )
          SELECT a.pool_id, a.kind, p.granularity_minutes, p.max_booking_minutes, p.horizon_days, p.min_notice_minutes,
-                p.requires_approval, p.images, k.capacity, now() AS now, p.time_zone,
+                p.requires_approval, p.images, k.capacity, k.slices_per_gpu, now() AS now, p.time_zone,
                 p.retired_at IS NOT NULL AS retired,
                 ARRAY(SELECT pt.tenant_id FROM pool_tenant pt WHERE pt.pool_id = p.id) AS tenants,
                 q.quota_tenants, q.quota_units, q.quota_hours,

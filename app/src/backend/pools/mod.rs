@@ -24,7 +24,7 @@ struct PoolRow {
     requires_approval: bool,
     #[sqlx(flatten)]
     rules: PoolRules,
-    price_per_unit_hour: f64,
+    price_per_gpu_hour: f64,
     images: Vec<String>,
     tenants: Vec<String>,
     node_selector: sqlx::types::Json<std::collections::BTreeMap<String, String>>,
@@ -43,6 +43,8 @@ struct KindRow {
     cpu_millis_per_unit: i32,
     memory_mib_per_unit: i32,
     storage_gib_per_unit: i32,
+    slices_per_gpu: i32,
+    price_per_unit_hour: Option<f64>,
 }
 
 /// SQL condition "pool p may be booked by someone in tenants $2, or $1 is an admin".
@@ -59,7 +61,7 @@ async fn load(conn: &mut PgConnection, reader: &Principal, only: Option<Uuid>) -
     let (sees_all, tenants) = (reader.is_admin(), tenant_ids(reader));
     let sql = format!(
         "SELECT p.id, p.name, p.description, p.gpu_model, p.requires_approval, p.granularity_minutes,
-                p.max_booking_minutes, p.horizon_days, p.min_notice_minutes, p.price_per_unit_hour, p.images,
+                p.max_booking_minutes, p.horizon_days, p.min_notice_minutes, p.price_per_gpu_hour, p.images,
                 p.node_selector, p.tolerations, p.time_zone, p.retired_at IS NOT NULL AS retired,
                 ARRAY(SELECT t.slug FROM pool_tenant pt JOIN tenant t ON t.id = pt.tenant_id
                       WHERE pt.pool_id = p.id ORDER BY t.slug) AS tenants
@@ -70,10 +72,14 @@ async fn load(conn: &mut PgConnection, reader: &Principal, only: Option<Uuid>) -
     let pools: Vec<PoolRow> =
         sqlx::query_as(&sql).bind(sees_all).bind(tenants).bind(only).fetch_all(&mut *conn).await?;
     let ids: Vec<Uuid> = pools.iter().map(|p| p.id).collect();
-    let kinds: Vec<KindRow> = sqlx::query_as("SELECT * FROM pool_kind WHERE pool_id = ANY($1) ORDER BY kind")
-        .bind(&ids)
-        .fetch_all(&mut *conn)
-        .await?;
+    let kinds: Vec<KindRow> = sqlx::query_as(
+        "SELECT pool_id, kind, capacity, replicas_per_unit, vram_gb_per_unit, cpu_millis_per_unit, memory_mib_per_unit,
+                storage_gib_per_unit, slices_per_gpu, price_per_unit_hour
+         FROM pool_kind WHERE pool_id = ANY($1) ORDER BY kind",
+    )
+    .bind(&ids)
+    .fetch_all(&mut *conn)
+    .await?;
     Ok(pools
         .into_iter()
         .map(|p| Pool {
@@ -88,6 +94,8 @@ async fn load(conn: &mut PgConnection, reader: &Principal, only: Option<Uuid>) -
                     cpu_millis_per_unit: k.cpu_millis_per_unit,
                     memory_mib_per_unit: k.memory_mib_per_unit,
                     storage_gib_per_unit: k.storage_gib_per_unit,
+                    slices_per_gpu: k.slices_per_gpu,
+                    price_per_unit_hour: k.price_per_unit_hour,
                 })
                 .collect(),
             id: p.id,
@@ -96,7 +104,7 @@ async fn load(conn: &mut PgConnection, reader: &Principal, only: Option<Uuid>) -
             gpu_model: p.gpu_model,
             requires_approval: p.requires_approval,
             rules: p.rules,
-            price_per_unit_hour: p.price_per_unit_hour,
+            price_per_gpu_hour: p.price_per_gpu_hour,
             images: p.images,
             tenants: p.tenants,
             placement: Placement { node_selector: p.node_selector.0, tolerations: p.tolerations.0 },
@@ -151,14 +159,17 @@ async fn replace_tenants(conn: &mut PgConnection, pool_id: Uuid, slugs: &[String
 }
 
 async fn upsert_kind(conn: &mut PgConnection, pool_id: Uuid, spec: &KindSpec) -> ServiceResult<()> {
+    let slices_per_gpu = spec.slices_per_gpu.unwrap_or_else(|| crate::model::default_slices_per_gpu(&spec.kind));
     sqlx::query(
         "INSERT INTO pool_kind (pool_id, kind, capacity, replicas_per_unit, vram_gb_per_unit,
-                                cpu_millis_per_unit, memory_mib_per_unit, storage_gib_per_unit)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                                cpu_millis_per_unit, memory_mib_per_unit, storage_gib_per_unit,
+                                slices_per_gpu, price_per_unit_hour)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
          ON CONFLICT (pool_id, kind) DO UPDATE SET capacity = excluded.capacity,
              replicas_per_unit = excluded.replicas_per_unit, vram_gb_per_unit = excluded.vram_gb_per_unit,
              cpu_millis_per_unit = excluded.cpu_millis_per_unit, memory_mib_per_unit = excluded.memory_mib_per_unit,
-             storage_gib_per_unit = excluded.storage_gib_per_unit",
+             storage_gib_per_unit = excluded.storage_gib_per_unit, slices_per_gpu = excluded.slices_per_gpu,
+             price_per_unit_hour = excluded.price_per_unit_hour",
     )
     .bind(pool_id)
     .bind(&spec.kind)
@@ -168,6 +179,8 @@ async fn upsert_kind(conn: &mut PgConnection, pool_id: Uuid, spec: &KindSpec) ->
     .bind(spec.cpu_millis_per_unit)
     .bind(spec.memory_mib_per_unit)
     .bind(spec.storage_gib_per_unit)
+    .bind(slices_per_gpu)
+    .bind(spec.price_per_unit_hour)
     .execute(&mut *conn)
     .await?;
     Ok(())
@@ -184,7 +197,7 @@ pub async fn create(db: &PgPool, principal: &Principal, new: NewPool) -> Service
     };
     pool_spec::validate_name(&new.name)?;
     pool_spec::validate_rules(&rules)?;
-    pool_spec::validate_price(new.price_per_unit_hour)?;
+    pool_spec::validate_price("price_per_gpu_hour", new.price_per_gpu_hour)?;
     pool_spec::validate_images(&new.images)?;
     pool_spec::validate_kinds(&new.kinds, true)?;
     let mut new = new;
@@ -198,7 +211,7 @@ pub async fn create(db: &PgPool, principal: &Principal, new: NewPool) -> Service
     check_separate(&mut tx, None, &new.node_selector).await?;
     let id: Uuid = sqlx::query_scalar(
         "INSERT INTO pool (name, description, gpu_model, requires_approval, granularity_minutes,
-                           max_booking_minutes, horizon_days, min_notice_minutes, price_per_unit_hour, images,
+                           max_booking_minutes, horizon_days, min_notice_minutes, price_per_gpu_hour, images,
                            node_selector, tolerations, time_zone)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id",
     )
@@ -210,7 +223,7 @@ pub async fn create(db: &PgPool, principal: &Principal, new: NewPool) -> Service
     .bind(rules.max_booking_minutes)
     .bind(rules.horizon_days)
     .bind(rules.min_notice_minutes)
-    .bind(new.price_per_unit_hour)
+    .bind(new.price_per_gpu_hour)
     .bind(&new.images)
     .bind(sqlx::types::Json(&new.node_selector))
     .bind(sqlx::types::Json(&new.tolerations))
@@ -286,7 +299,7 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPat
         pool_spec::validate_name(name)?;
     }
     pool_spec::validate_rules(&rules)?;
-    pool_spec::validate_price(patch.price_per_unit_hour.unwrap_or(current.price_per_unit_hour))?;
+    pool_spec::validate_price("price_per_gpu_hour", patch.price_per_gpu_hour.unwrap_or(current.price_per_gpu_hour))?;
     if let Some(images) = &patch.images {
         pool_spec::validate_images(images)?;
     }
@@ -306,7 +319,7 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPat
         "UPDATE pool SET name = coalesce($2, name), description = coalesce($3, description),
              gpu_model = coalesce($4, gpu_model), requires_approval = coalesce($5, requires_approval),
              granularity_minutes = $6, max_booking_minutes = $7, horizon_days = $8, min_notice_minutes = $9,
-             price_per_unit_hour = coalesce($10, price_per_unit_hour), images = coalesce($11, images),
+             price_per_gpu_hour = coalesce($10, price_per_gpu_hour), images = coalesce($11, images),
              node_selector = coalesce($12, node_selector), tolerations = coalesce($13, tolerations),
              time_zone = coalesce($14, time_zone),
              retired_at = CASE WHEN $15::boolean IS NULL THEN retired_at WHEN $15::boolean THEN coalesce(retired_at, now()) END
@@ -321,7 +334,7 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPat
     .bind(rules.max_booking_minutes)
     .bind(rules.horizon_days)
     .bind(rules.min_notice_minutes)
-    .bind(patch.price_per_unit_hour)
+    .bind(patch.price_per_gpu_hour)
     .bind(&patch.images)
     .bind(patch.node_selector.as_ref().map(sqlx::types::Json))
     .bind(patch.tolerations.as_ref().map(sqlx::types::Json))
@@ -374,7 +387,7 @@ fn changed_fields(patch: &PoolPatch) -> String {
         ("max_booking_minutes", patch.max_booking_minutes.is_some()),
         ("horizon_days", patch.horizon_days.is_some()),
         ("min_notice_minutes", patch.min_notice_minutes.is_some()),
-        ("price_per_unit_hour", patch.price_per_unit_hour.is_some()),
+        ("price_per_gpu_hour", patch.price_per_gpu_hour.is_some()),
         ("images", patch.images.is_some()),
         ("tenants", patch.tenants.is_some()),
         ("node_selector", patch.node_selector.is_some()),

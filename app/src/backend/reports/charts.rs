@@ -4,7 +4,7 @@
 
 use crate::backend::error::ServiceResult;
 use crate::backend::reports::period::{epoch_hours, Settled};
-use crate::model::{HeatCell, TrendPoint};
+use crate::model::{figure, HeatCell, TrendPoint};
 use chrono::{DateTime, Datelike, Days, DurationRound, NaiveDate, TimeDelta, Timelike, Utc};
 use chrono_tz::Tz;
 use sqlx::PgConnection;
@@ -34,7 +34,7 @@ async fn hours(
     let start_of = |index: i64| first + TimeDelta::hours(index);
     // Each kind's merged blackouts, weighted by the kind's whole-GPU capacity.
     let closed: Vec<(f64, DateTime<Utc>, DateTime<Utc>)> = sqlx::query_as(
-        "SELECT (k.capacity * gpu_share(k.kind))::float8, lower(r), upper(r)
+        "SELECT k.capacity::float8 / k.slices_per_gpu, lower(r), upper(r)
          FROM pool_kind k
          CROSS JOIN LATERAL unnest((SELECT range_agg(tstzrange(greatest(x.starts_at, $1), least(x.ends_at, $2)))
                                     FROM blackout x
@@ -45,16 +45,18 @@ async fn hours(
     .bind(to)
     .fetch_all(&mut *db)
     .await?;
-    let total_gpus: f64 =
-        sqlx::query_scalar("SELECT coalesce(sum(capacity * gpu_share(kind)), 0)::float8 FROM pool_kind")
-            .fetch_one(&mut *db)
+    // Each kind's whole GPUs, counted from when the kind was added.
+    let kinds: Vec<(f64, DateTime<Utc>)> =
+        sqlx::query_as("SELECT capacity::float8 / slices_per_gpu, created_at FROM pool_kind WHERE created_at < $1")
+            .bind(to)
+            .fetch_all(&mut *db)
             .await?;
     let mut series: Vec<Hour> = (0..count)
         .map(|index| {
             let slot = (start_of(index), start_of(index) + hour);
-            let inside = overlap_hours(slot, (from, to));
+            let open: f64 = kinds.iter().map(|(gpus, since)| gpus * overlap_hours(slot, (from.max(*since), to))).sum();
             let blacked: f64 = closed.iter().map(|(w, s, e)| w * overlap_hours(slot, (*s, *e))).sum();
-            Hour { capacity: (total_gpus * inside - blacked).max(0.0), ..Hour::default() }
+            Hour { capacity: (open - blacked).max(0.0), ..Hour::default() }
         })
         .collect();
     // Booked: the settled months from their roll-up, the hours around them from the bookings.
@@ -111,15 +113,17 @@ pub(super) async fn booked_per_hour(
     // the rest of the hour after it. One pass over the bookings feeds both
     // groupings; `gpu_share` is applied per kind, after.
     let changes: Vec<(i64, f64, f64)> = sqlx::query_as(
-        "SELECT coalesce(starts_hour, ends_hour), sum(units * gpu_share(kind)), sum(weighted * gpu_share(kind))
-         FROM (SELECT kind, floor(s)::int8 AS starts_hour, floor(e)::int8 AS ends_hour,
+        "SELECT coalesce(starts_hour, ends_hour), sum(units * gpu_share(pool_id, kind)),
+                sum(weighted * gpu_share(pool_id, kind))
+         FROM (SELECT pool_id, kind, floor(s)::int8 AS starts_hour, floor(e)::int8 AS ends_hour,
                       CASE WHEN grouping(floor(s)::int8) = 0 THEN sum(quantity) ELSE -sum(quantity) END AS units,
                       CASE WHEN grouping(floor(s)::int8) = 0 THEN sum(quantity * (s - floor(s)))
                            ELSE -sum(quantity * (e - floor(e))) END AS weighted
-               FROM (SELECT kind, quantity, greatest(starts_epoch_h, $3) - $5 AS s, least(ends_epoch_h, $4) - $5 AS e
+               FROM (SELECT pool_id, kind, quantity, greatest(starts_epoch_h, $3) - $5 AS s,
+                            least(ends_epoch_h, $4) - $5 AS e
                      FROM booking
                      WHERE ends_at > $1 AND starts_at < $2 AND state IN ('approved', 'active', 'completed')) b
-               GROUP BY GROUPING SETS ((kind, floor(s)::int8), (kind, floor(e)::int8))) per_kind
+               GROUP BY GROUPING SETS ((pool_id, kind, floor(s)::int8), (pool_id, kind, floor(e)::int8))) per_kind
          GROUP BY 1",
     )
     .bind(lo)
@@ -203,8 +207,17 @@ pub async fn charts(
         .flat_map(|weekday| (0..24u8).map(move |hour| (weekday, hour)))
         .map(|(weekday, hour)| {
             let (booked, capacity) = heat[weekday as usize][hour as usize];
-            HeatCell { weekday, hour, occupancy_pct: (capacity > 0.0).then(|| booked / capacity * 100.0) }
+            HeatCell { weekday, hour, occupancy_pct: (capacity > 0.0).then(|| figure(booked / capacity * 100.0)) }
         })
         .collect();
-    Ok(Charts { bucket, trend: trend.into_values().collect(), heatmap })
+    let trend = trend
+        .into_values()
+        .map(|p| TrendPoint {
+            capacity_gpu_hours: figure(p.capacity_gpu_hours),
+            booked_gpu_hours: figure(p.booked_gpu_hours),
+            busy_gpu_hours: figure(p.busy_gpu_hours),
+            ..p
+        })
+        .collect();
+    Ok(Charts { bucket, trend, heatmap })
 }

@@ -152,8 +152,8 @@ async fn live_sessions(db: &PgPool, tenant_id: Uuid, tz: &str) -> ServiceResult<
 }
 
 /// Per pool and kind the tenant booked this week or has a budget for: this
-/// ISO week (in the pool's zone) booked and measured-busy unit-hours, and
-/// the weekly quota when there is one.
+/// ISO week (in the pool's zone) booked and measured-busy GPU-hours (whole-GPU
+/// equivalents, as the weekly quota counts them), and that quota if any.
 async fn budget(db: &PgPool, tenant_id: Uuid) -> ServiceResult<Vec<BudgetLine>> {
     let rows: Vec<(String, String, f64, f64, Option<f64>)> = sqlx::query_as(
         "WITH week AS (
@@ -168,17 +168,18 @@ async fn budget(db: &PgPool, tenant_id: Uuid) -> ServiceResult<Vec<BudgetLine>> 
              WHERE b.tenant_id = $1 AND b.state IN ('pending', 'approved', 'active', 'completed')
                AND b.ends_at > w.starts AND b.starts_at < w.ends)
          SELECT w.name, k.kind,
-                coalesce((SELECT sum(b.quantity * extract(epoch FROM least(b.ends_at, w.ends) - greatest(b.starts_at, w.starts)) / 3600)
+                coalesce((SELECT sum(b.quantity::float8 / pk.slices_per_gpu * extract(epoch FROM least(b.ends_at, w.ends) - greatest(b.starts_at, w.starts)) / 3600)
                           FROM booking b
                           WHERE b.tenant_id = $1 AND b.pool_id = k.pool_id AND b.kind = k.kind
                             AND b.state IN ('pending', 'approved', 'active', 'completed')
                             AND b.ends_at > w.starts AND b.starts_at < w.ends), 0)::float8,
-                coalesce((SELECT sum(u.busy_unit_minutes) / 60 FROM usage_hour u JOIN booking b ON b.id = u.booking_id
+                coalesce((SELECT sum(u.busy_unit_minutes) / 60 / pk.slices_per_gpu FROM usage_hour u JOIN booking b ON b.id = u.booking_id
                           WHERE u.tenant_id = $1 AND u.pool_id = k.pool_id AND b.kind = k.kind
                             AND u.hour >= w.starts AND u.hour < w.ends), 0)::float8,
                 (SELECT q.gpu_hours_per_week FROM tenant_quota q
                  WHERE q.tenant_id = $1 AND q.pool_id = k.pool_id AND q.kind = k.kind)
          FROM keys k JOIN week w ON w.pool_id = k.pool_id
+         JOIN pool_kind pk ON pk.pool_id = k.pool_id AND pk.kind = k.kind
          ORDER BY w.name, k.kind",
     )
     .bind(tenant_id)
@@ -189,8 +190,8 @@ async fn budget(db: &PgPool, tenant_id: Uuid) -> ServiceResult<Vec<BudgetLine>> 
         .map(|(pool, kind, booked_hours, busy_hours, budget_hours)| BudgetLine {
             pool,
             kind,
-            booked_hours,
-            busy_hours,
+            booked_hours: crate::model::figure(booked_hours),
+            busy_hours: crate::model::figure(busy_hours),
             budget_hours,
         })
         .collect())

@@ -3,7 +3,7 @@
 
 use crate::backend::error::ServiceResult;
 use crate::backend::reports::period::{epoch_hours, Settled};
-use crate::model::{ReportGroup, ReportRow};
+use crate::model::{figure, ReportGroup, ReportRow};
 use chrono::{DateTime, Datelike, DurationRound, Months, NaiveDate, TimeDelta, Utc};
 use sqlx::PgConnection;
 use uuid::Uuid;
@@ -35,8 +35,8 @@ pub(super) fn booking_figures(columns: &[&str], lo: &str, hi: &str, lo_h: &str, 
 
 /// The statement for one grouping; `{key}` is a column every source table
 /// has (pool_id, tenant_id or user_id), chosen from the enum, never from
-/// input. Rows are summed per key and kind first, so `gpu_share` and the
-/// price are applied once per group rather than once per booking.
+/// input. Rows are summed per key, pool and kind first, so `gpu_share` and
+/// `unit_price` are applied once per group rather than once per booking.
 /// $1, $2: the period; $3, $4: the whole UTC days inside it (empty if none),
 /// as instants; $5, $6: the same as dates; $7, $8: the whole UTC months
 /// inside those days; $9, $10: the period in hours since the Unix epoch;
@@ -61,9 +61,9 @@ fn statement(group: ReportGroup) -> String {
     // Unit-hours of a table's rows overlapping the period, per key and kind, in GPU-hours.
     let asked = |table: &str, filter: &str| {
         format!(
-            "SELECT key, sum(unit_hours * gpu_share(kind)) AS gpu_hours FROM (
-                 SELECT b.{key} AS key, b.kind, sum(b.quantity * {asked_hours}) AS unit_hours
-                 FROM {table} b WHERE {filter} b.ends_at > $1 AND b.starts_at < $2 GROUP BY 1, 2) per_kind
+            "SELECT key, sum(unit_hours * gpu_share(pool_id, kind)) AS gpu_hours FROM (
+                 SELECT b.{key} AS key, b.pool_id, b.kind, sum(b.quantity * {asked_hours}) AS unit_hours
+                 FROM {table} b WHERE {filter} b.ends_at > $1 AND b.starts_at < $2 GROUP BY 1, 2, 3) per_kind
              GROUP BY key"
         )
     };
@@ -78,10 +78,10 @@ fn statement(group: ReportGroup) -> String {
             SELECT {key}, kind, pool_id, booked_unit_hours, returned_unit_hours, no_shows
             FROM booking_month WHERE month >= $15 AND month < $16),
          booked AS (
-            SELECT g.key, sum(g.unit_hours * gpu_share(g.kind)) AS gpu_hours,
-                   sum(g.unit_hours * p.price_per_unit_hour) AS cost,
-                   sum(g.returned_unit_hours * gpu_share(g.kind)) AS returned, sum(g.no_shows) AS no_shows
-            FROM per_kind g JOIN pool p ON p.id = g.pool_id
+            SELECT g.key, sum(g.unit_hours * gpu_share(g.pool_id, g.kind)) AS gpu_hours,
+                   sum(g.unit_hours * unit_price(g.pool_id, g.kind)) AS cost,
+                   sum(g.returned_unit_hours * gpu_share(g.pool_id, g.kind)) AS returned, sum(g.no_shows) AS no_shows
+            FROM per_kind g
             GROUP BY g.key),
          measured AS (
             SELECT key, sum(busy) / 60 AS busy, sum(sampled) / 60 AS sampled, bool_or(simulated) AS simulated
@@ -91,9 +91,10 @@ fn statement(group: ReportGroup) -> String {
                   SELECT d.{key}, d.busy_gpu_minutes, d.sampled_gpu_minutes, d.simulated
                   FROM usage_day d WHERE (d.day >= $5 AND d.day < $7) OR (d.day >= $8 AND d.day < $6)
                   UNION ALL
-                  SELECT u.{key}, u.busy_unit_minutes * gpu_share(b.kind), u.samples * b.quantity * gpu_share(b.kind),
+                  SELECT u.{key}, u.busy_unit_minutes / k.slices_per_gpu, u.samples * b.quantity / k.slices_per_gpu::float8,
                          u.simulated
                   FROM usage_hour u JOIN booking b ON b.id = u.booking_id
+                  JOIN pool_kind k ON k.pool_id = b.pool_id AND k.kind = b.kind
                   WHERE (u.hour >= $1 AND u.hour < $3) OR (u.hour >= $4 AND u.hour < $2)) used
             GROUP BY key),
          refused AS ({refused}),
@@ -161,23 +162,26 @@ struct Summed {
     waitlisted_gpu_hours: f64,
 }
 
-/// Each pool's capacity GPU-hours in the period, less the union of its
-/// blackouts (one covering every kind, or the kind's own).
+/// Each pool's capacity GPU-hours in the period from when each kind was
+/// added (a pool created mid-week has no capacity before), less the union
+/// of its blackouts (one covering every kind, or the kind's own).
 pub async fn capacities(
     db: &mut PgConnection,
     from: DateTime<Utc>,
     to: DateTime<Utc>,
 ) -> ServiceResult<Vec<(Uuid, f64)>> {
     Ok(sqlx::query_as(
-        "SELECT k.pool_id, sum(k.capacity * gpu_share(k.kind)
-                    * (extract(epoch FROM $2 - $1) - coalesce(closed.seconds, 0)) / 3600)::float8
+        "SELECT k.pool_id, coalesce(sum(k.capacity::float8 / k.slices_per_gpu
+                    * (extract(epoch FROM $2 - s.since) - coalesce(closed.seconds, 0)) / 3600)
+                    FILTER (WHERE s.since < $2), 0)::float8
          FROM pool_kind k
+         CROSS JOIN LATERAL (SELECT greatest($1, k.created_at) AS since) s
          LEFT JOIN LATERAL (
              SELECT sum(extract(epoch FROM upper(r) - lower(r))) AS seconds
-             FROM unnest((SELECT range_agg(tstzrange(greatest(x.starts_at, $1), least(x.ends_at, $2)))
+             FROM unnest((SELECT range_agg(tstzrange(greatest(x.starts_at, s.since), least(x.ends_at, $2)))
                           FROM blackout x
                           WHERE x.pool_id = k.pool_id AND (x.kind IS NULL OR x.kind = k.kind)
-                            AND x.ends_at > $1 AND x.starts_at < $2)) r
+                            AND x.ends_at > s.since AND x.starts_at < $2)) r
          ) closed ON true
          GROUP BY k.pool_id",
     )
@@ -191,11 +195,25 @@ fn pct(part: f64, whole: f64) -> Option<f64> {
     (whole > 0.0).then(|| part / whole * 100.0)
 }
 
-/// Fills in the shares once the sums are known.
+/// Fills in the shares once the sums are known ("busy % of booked" is of
+/// the booked hours, measured or not), then rounds every figure as it is
+/// shown and served, never below zero.
 pub fn finish(mut row: ReportRow) -> ReportRow {
-    row.booking_utilization_pct = row.capacity_gpu_hours.and_then(|c| pct(row.booked_gpu_hours, c));
-    row.busy_utilization_pct = pct(row.busy_gpu_hours, row.measured_gpu_hours);
-    row.idle_booked_gpu_hours = (row.measured_gpu_hours - row.busy_gpu_hours).max(0.0);
+    row.booking_utilization_pct = row.capacity_gpu_hours.and_then(|c| pct(row.booked_gpu_hours, c)).map(figure);
+    row.busy_utilization_pct = pct(row.busy_gpu_hours, row.booked_gpu_hours).map(figure);
+    row.idle_booked_gpu_hours = figure(row.measured_gpu_hours - row.busy_gpu_hours);
+    row.capacity_gpu_hours = row.capacity_gpu_hours.map(figure);
+    for value in [
+        &mut row.booked_gpu_hours,
+        &mut row.measured_gpu_hours,
+        &mut row.busy_gpu_hours,
+        &mut row.returned_gpu_hours,
+        &mut row.refused_gpu_hours,
+        &mut row.waitlisted_gpu_hours,
+        &mut row.showback_cost,
+    ] {
+        *value = figure(*value);
+    }
     row
 }
 

@@ -23,6 +23,7 @@ pub async fn utilization(
     from: DateTime<Utc>,
     to: DateTime<Utc>,
     tz: Tz,
+    currency: &str,
 ) -> ServiceResult<UtilizationReport> {
     require_reader(principal)?;
     let (from, to) = period::checked(from, to)?;
@@ -83,6 +84,7 @@ pub async fn utilization(
         trend: charts.trend,
         heatmap: charts.heatmap,
         gap_minutes,
+        currency: currency.to_string(),
     })
 }
 
@@ -104,17 +106,28 @@ async fn snapshot(
 }
 
 /// The REST query: who may read is answered before what they asked.
-pub async fn for_query(db: &PgPool, principal: &Principal, query: &ReportQuery) -> ServiceResult<UtilizationReport> {
+/// `currency`: the site's, which prices are in.
+pub async fn for_query(
+    db: &PgPool,
+    principal: &Principal,
+    query: &ReportQuery,
+    currency: &str,
+) -> ServiceResult<UtilizationReport> {
     require_reader(principal)?;
     let tz = period::zone(query.tz.as_deref())?;
     let from = period::instant("from", &query.from, &tz)?;
     let to = period::instant("to", &query.to, &tz)?;
-    utilization(db, principal, query.group, from, to, tz).await
+    utilization(db, principal, query.group, from, to, tz, currency).await
 }
 
 /// The page's query: a period kind anchored on a date (today in the zone by
 /// default), the grouping, and the zone.
-pub async fn page(db: &PgPool, principal: &Principal, query: &ReportPageQuery) -> ServiceResult<ReportPage> {
+pub async fn page(
+    db: &PgPool,
+    principal: &Principal,
+    query: &ReportPageQuery,
+    currency: &str,
+) -> ServiceResult<ReportPage> {
     require_reader(principal)?;
     let tz = period::zone(Some(&query.tz))?;
     let group = match query.group.trim() {
@@ -134,8 +147,8 @@ pub async fn page(db: &PgPool, principal: &Principal, query: &ReportPageQuery) -
     let date = day("date", &query.date)?.unwrap_or_else(|| Utc::now().with_timezone(&tz).date_naive());
     let until = if kind == PeriodKind::Custom { Some(day("until", &query.until)?.unwrap_or(date)) } else { None };
     let (first, after) = period::dates(kind, date, until)?;
-    let report =
-        utilization(db, principal, group, period::midnight(first, &tz), period::midnight(after, &tz), tz).await?;
+    let (from, to) = (period::midnight(first, &tz), period::midnight(after, &tz));
+    let report = utilization(db, principal, group, from, to, tz, currency).await?;
     let last = after.pred_opt().unwrap_or(after);
     let span = if last == first {
         format!("{} ({})", first.format("%a %d %b %Y"), tz.name())

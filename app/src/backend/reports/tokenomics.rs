@@ -5,7 +5,7 @@
 use crate::backend::audit::{self, Subject};
 use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{CostModel, MeasuredUtilization, Principal, Role, TokenomicsView};
-use crate::rules::tokenomics::{evaluate, gpus_per_unit, TokenomicsResult};
+use crate::rules::tokenomics::{evaluate, TokenomicsResult};
 use sqlx::PgPool;
 use uuid::Uuid;
 
@@ -20,36 +20,42 @@ pub fn require_reader(principal: &Principal) -> ServiceResult<()> {
 /// Days the default utilisation looks back.
 pub const LOOKBACK_DAYS: i32 = 30;
 
-/// (capacity unit-hours, whole-GPU equivalents) of a pool now.
+/// (capacity GPU-hours over the look-back, each kind from when it was
+/// added; whole GPUs now) of a pool: the same GPU-hours the reports count.
 async fn capacity(db: &PgPool, pool_id: Uuid) -> ServiceResult<(f64, f64)> {
-    let kinds: Vec<(String, i32)> =
-        sqlx::query_as("SELECT kind, capacity FROM pool_kind WHERE pool_id = $1").bind(pool_id).fetch_all(db).await?;
-    let units: f64 = kinds.iter().map(|(_, c)| f64::from(*c)).sum();
-    let gpus = kinds.iter().map(|(k, c)| f64::from(*c) * gpus_per_unit(k)).sum();
-    Ok((units * f64::from(LOOKBACK_DAYS) * 24.0, gpus))
+    Ok(sqlx::query_as(
+        "SELECT coalesce(sum(capacity::float8 / slices_per_gpu * extract(epoch FROM
+                    now() - greatest(created_at, now() - make_interval(days => $2))) / 3600), 0)::float8,
+                coalesce(sum(capacity::float8 / slices_per_gpu), 0)::float8
+         FROM pool_kind WHERE pool_id = $1",
+    )
+    .bind(pool_id)
+    .bind(LOOKBACK_DAYS)
+    .fetch_one(db)
+    .await?)
 }
 
 pub async fn measured_utilization(db: &PgPool, pool_id: Uuid) -> ServiceResult<(MeasuredUtilization, f64)> {
-    let (capacity_unit_hours, gpus) = capacity(db, pool_id).await?;
+    let (capacity_gpu_hours, gpus) = capacity(db, pool_id).await?;
     let (busy, simulated): (Option<f64>, Option<bool>) = sqlx::query_as(
-        "SELECT sum(busy_unit_minutes) / 60, bool_or(simulated) FROM usage_hour
+        "SELECT sum(busy_gpu_minutes) / 60, bool_or(simulated) FROM usage_pool_hour
          WHERE pool_id = $1 AND hour >= now() - make_interval(days => $2)",
     )
     .bind(pool_id)
     .bind(LOOKBACK_DAYS)
     .fetch_one(db)
     .await?;
-    let share =
-        |hours: f64| if capacity_unit_hours > 0.0 { (hours / capacity_unit_hours).clamp(0.0, 1.0) } else { 0.0 };
+    let share = |hours: f64| if capacity_gpu_hours > 0.0 { (hours / capacity_gpu_hours).clamp(0.0, 1.0) } else { 0.0 };
     if let Some(busy) = busy {
         let source = format!("measured GPU use over the last {LOOKBACK_DAYS} days");
         return Ok((MeasuredUtilization { value: share(busy), source, simulated: simulated.unwrap_or(false) }, gpus));
     }
     let booked: Option<f64> = sqlx::query_scalar(
-        "SELECT sum(quantity * extract(epoch FROM least(ends_at, now()) - greatest(starts_at, now() - make_interval(days => $2))) / 3600)::float8
-         FROM booking
-         WHERE pool_id = $1 AND state IN ('approved', 'active', 'completed')
-           AND ends_at > now() - make_interval(days => $2) AND starts_at < now()",
+        "SELECT sum(b.quantity::float8 / k.slices_per_gpu
+                    * extract(epoch FROM least(b.ends_at, now()) - greatest(b.starts_at, now() - make_interval(days => $2))) / 3600)::float8
+         FROM booking b JOIN pool_kind k ON k.pool_id = b.pool_id AND k.kind = b.kind
+         WHERE b.pool_id = $1 AND b.state IN ('approved', 'active', 'completed')
+           AND b.ends_at > now() - make_interval(days => $2) AND b.starts_at < now()",
     )
     .bind(pool_id)
     .bind(LOOKBACK_DAYS)
@@ -59,7 +65,13 @@ pub async fn measured_utilization(db: &PgPool, pool_id: Uuid) -> ServiceResult<(
     Ok((MeasuredUtilization { value: share(booked.unwrap_or(0.0)), source, simulated: false }, gpus))
 }
 
-pub async fn view(db: &PgPool, principal: &Principal, pool: Option<Uuid>) -> ServiceResult<TokenomicsView> {
+/// `currency`: the site's, which the cost model's amounts are in.
+pub async fn view(
+    db: &PgPool,
+    principal: &Principal,
+    pool: Option<Uuid>,
+    currency: &str,
+) -> ServiceResult<TokenomicsView> {
     require_reader(principal)?;
     let pools: Vec<(Uuid, String)> =
         sqlx::query_as("SELECT id, name FROM pool ORDER BY retired_at IS NOT NULL, name").fetch_all(db).await?;
@@ -79,7 +91,9 @@ pub async fn view(db: &PgPool, principal: &Principal, pool: Option<Uuid>) -> Ser
         Some((model, at, by)) => (model.0, Some((at, by.unwrap_or_else(|| "a removed user".into())))),
         None => (CostModel::default(), None),
     };
-    Ok(TokenomicsView { pools, pool_id, pool_name, model, gpus_available, measured, updated })
+    let gpus_available = crate::model::figure(gpus_available);
+    let currency = currency.to_string();
+    Ok(TokenomicsView { pools, pool_id, pool_name, model, gpus_available, measured, updated, currency })
 }
 
 /// Stores a pool's model after checking it evaluates; returns the result.

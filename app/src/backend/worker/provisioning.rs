@@ -98,7 +98,7 @@ async fn facts_of(db: &PgPool, ids: &[Uuid]) -> ServiceResult<Vec<BookingFacts>>
                       ORDER BY 1) AS co_owner_cluster_users,
                 b.quantity, b.mode, b.image, k.kind,
                 k.capacity, k.replicas_per_unit, k.vram_gb_per_unit, k.cpu_millis_per_unit, k.memory_mib_per_unit,
-                k.storage_gib_per_unit,
+                k.storage_gib_per_unit, k.slices_per_gpu, k.price_per_unit_hour,
                 -- Every pool's kinds, not only this pool's: a session that booked a
                 -- MIG slice must not take whole GPUs another pool offers.
                 ARRAY(SELECT DISTINCT o.kind FROM pool_kind o WHERE o.kind <> b.kind ORDER BY o.kind) AS other_kinds,
