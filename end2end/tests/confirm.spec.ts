@@ -101,6 +101,32 @@ test("a booking's label on the calendar opens its page: who, what, state, steps 
   expect(errors).toEqual([]);
 });
 
+test("the audit log links a booking to its page, where an admin acts on someone else's booking as an admin", async ({ page }) => {
+  const errors = collectErrors(page);
+  await signIn(page, 'ada');
+  const { booking } = await book(page, 5 * 24 * 4 + 8, 5 * 24 * 4 + 10);
+  const root = await (await page.context().browser()!.newContext()).newPage();
+  const rootErrors = collectErrors(root);
+  await signIn(root, 'root');
+  await root.goto('/admin/audit?action=booking.create');
+  await expect(root.locator('main[data-hydrated="true"]')).toBeAttached();
+  await root.locator(`#audit-list a.audit-target[href="/bookings/${booking.id}"]`).click();
+  await expect(root).toHaveURL(new RegExp(`/bookings/${booking.id}$`));
+  const card = root.locator(`#booking-${booking.id}`);
+  await expect(card.locator('.held-by')).toContainText('Booked by Ada');
+  await expect(card.locator('.held-by')).toContainText('You see it as an admin');
+  await card.getByRole('button', { name: 'Cancel booking', exact: true }).click();
+  const dialog = root.getByRole('dialog');
+  await expect(dialog).toContainText("'s booking of 1 × nvidia.com/mig-1g.24gb on lab-h100");
+  await expect(dialog).not.toContainText('your booking');
+  await dialog.getByRole('button', { name: 'Yes, cancel booking' }).click();
+  await expect(root.locator('#notice')).toContainText('Canceled');
+  expect(await state(page, booking.id)).toBe('canceled');
+  await root.context().close();
+  expect(rootErrors).toEqual([]);
+  expect(errors).toEqual([]);
+});
+
 test('the week view draws a line at now, in the slot that holds it', async ({ page }) => {
   await signIn(page, 'ada');
   await page.goto('/calendar?view=day&tz=UTC');

@@ -118,6 +118,11 @@ async fn the_audit_log_filters_pages_and_exports_csv() {
     let entries = log["entries"].as_array().unwrap();
     assert_eq!(entries.len(), 3, "{log}");
     assert!(entries.iter().all(|e| e["action"] == "booking.create" && e["actor"] == "ada@a.test"));
+    // Each entry links to what it names: a booking to its own page, which its admin reader may open.
+    let link = entries[0]["link"].as_str().unwrap();
+    assert_eq!(link, format!("/bookings/{}", entries[0]["target"].as_str().unwrap()), "{log}");
+    let (_, tenants) = f.call(Method::GET, "/api/v1/audit?action=tenant", Some(&f.admin), None).await;
+    assert_eq!(tenants["entries"][0]["link"], "/admin/tenants", "{tenants}");
     let (_, by_user) = f.call(Method::GET, "/api/v1/audit?user=bob%40b.test", Some(&f.admin), None).await;
     assert_eq!(by_user["entries"].as_array().unwrap().len(), 1);
     let (_, admin_actions) = f.call(Method::GET, "/api/v1/audit?action=tenant", Some(&f.admin), None).await;

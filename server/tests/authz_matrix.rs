@@ -198,7 +198,7 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     ),
     (Send::Form("tz=UTC"), "/rpc/my_bookings", [401, 200, 200, 200, 200]),
     // One booking, as its page shows it: its owner's (and co-owners') only.
-    (Send::Form("tz=UTC&only={booking}"), "/rpc/my_bookings", [401, 200, 404, 404, 404]),
+    (Send::Form("tz=UTC&only={booking}"), "/rpc/my_bookings", [401, 200, 404, 404, 200]),
     (Send::Form("id={entry}"), "/rpc/waitlist/leave", [401, 200, 404, 404, 200]),
     (Send::Form("id={booking}"), "/rpc/bookings/cancel", [401, 200, 404, 403, 200]),
     (Send::Form("id={booking}&end={later}"), "/rpc/bookings/extend", [401, 200, 404, 403, 200]),
@@ -244,8 +244,8 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     (Send::Get, "/bookings", [401, 200, 200, 200, 200]),
     (Send::Get, "/find?pool={pool}", [401, 200, 200, 200, 200]),
     (Send::Get, "/bookings/{booking}/manifests", [401, 200, 404, 403, 200]),
-    (Send::Get, "/bookings/{booking}", [401, 200, 404, 404, 404]),
-    (Send::Get, "/bookings/{booking}?confirm=cancel", [401, 200, 404, 404, 404]),
+    (Send::Get, "/bookings/{booking}", [401, 200, 404, 404, 200]),
+    (Send::Get, "/bookings/{booking}?confirm=cancel", [401, 200, 404, 404, 200]),
     // The workspace: owner only (not running here, so 409 for the owner).
     (Send::Get, "/bookings/{live}/open", [401, 409, 404, 403, 403]),
     // Probes: for the kubelet, anyone; they tell nothing but "up" and "ready".

@@ -56,10 +56,25 @@ const LOG: &str = "
     UNION ALL
     SELECT a.at, a.actor_id, a.action, a.target, a.tenant_id, a.pool_id, a.detail FROM audit_event a";
 
+/// The portal page of what an entry names, if it still exists: a booking's
+/// own page, a pool's admin page (its blackouts and idle policy are on it),
+/// its cost model, or the tenants, users or waitlist page. The uuid cast is
+/// inside a CASE, so a target that is no uuid is never cast.
+const LINK: &str = "CASE
+        WHEN l.action LIKE 'booking.%' AND EXISTS (SELECT 1 FROM booking bb WHERE bb.id = CASE
+                 WHEN l.target ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN l.target::uuid END)
+            THEN '/bookings/' || l.target
+        WHEN l.action LIKE 'tokenomics.%' AND p.id IS NOT NULL THEN '/reports/tokenomics?pool=' || p.id
+        WHEN (l.action LIKE 'pool.%' OR l.action LIKE 'blackout.%') AND p.id IS NOT NULL THEN '/admin/pools/' || p.id
+        WHEN l.action LIKE 'tenant.%' OR l.action LIKE 'quota.%' THEN '/admin/tenants'
+        WHEN l.action LIKE 'user.%' THEN '/admin/users'
+        WHEN l.action LIKE 'waitlist.%' THEN '/admin/waitlist'
+    END";
+
 /// The filtered log, newest first; `limit` rows from `offset`.
 async fn query(db: &PgPool, filter: &AuditFilter, limit: i64, offset: i64) -> ServiceResult<Vec<AuditEntry>> {
     let sql = format!(
-        "SELECT l.at, u.email AS actor, l.action, l.target, t.slug AS tenant, p.name AS pool, l.detail
+        "SELECT l.at, u.email AS actor, l.action, l.target, t.slug AS tenant, p.name AS pool, l.detail, {LINK} AS link
          FROM ({LOG}) l
          LEFT JOIN app_user u ON u.id = l.actor_id
          LEFT JOIN tenant t ON t.id = l.tenant_id

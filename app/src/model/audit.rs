@@ -17,6 +17,10 @@ pub struct AuditEntry {
     pub pool: Option<String>,
     /// Why, or what changed.
     pub detail: String,
+    /// The portal page of what `target` names, while it exists (e.g.
+    /// `/bookings/{id}`, `/admin/pools/{id}`).
+    #[serde(default)]
+    pub link: Option<String>,
 }
 
 /// Filters of `GET /api/v1/audit` and the Audit page; all optional.

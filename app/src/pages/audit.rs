@@ -124,7 +124,10 @@ fn AuditTable(page: AuditPage, filter: AuditFilter, kept: String) -> impl IntoVi
                         <td>{super::when(e.at)}</td>
                         <td>{e.actor.unwrap_or_else(|| "Berth".into())}</td>
                         <td><code>{e.action}</code></td>
-                        <td>{e.target}</td>
+                        <td>{match e.link {
+                            Some(href) => view! { <a class="audit-target" href=href>{e.target}</a> }.into_any(),
+                            None => view! { <span>{e.target}</span> }.into_any(),
+                        }}</td>
                         <td>{e.tenant.unwrap_or_default()}</td>
                         <td>{e.pool.unwrap_or_default()}</td>
                         <td>{e.detail}</td>

@@ -265,6 +265,17 @@ fn Card(
     };
     let id = b.id;
     let what = format!("{} × {} on {}", b.quantity, b.kind, card.pool_name);
+    // An admin opening someone else's booking acts on it as an admin.
+    let owner = b.user_name.clone().unwrap_or_default();
+    let whose = if b.mine { "your booking".to_string() } else { format!("{owner}'s booking") };
+    let held_by = (!b.mine).then(|| {
+        let email = b.user_email.clone().unwrap_or_default();
+        let tenant = b.tenant.clone().unwrap_or_default();
+        view! {
+            <p class="held-by">{format!("Booked by {owner} <{email}>, tenant {tenant}. You see it as an admin: \
+                what you do here is done as an admin, under your name in the audit log.")}</p>
+        }
+    });
     // Only the owner cancels; co-owners may end it once it runs.
     let cancelable = matches!(state, BookingState::Pending | BookingState::Approved) && !live && !b.co_owned;
     let session = card.session.clone().filter(|_| live);
@@ -323,6 +334,7 @@ fn Card(
                 <span class="muted countdown">{countdown}</span>
             </header>
             <p>{card.pool_name.clone()} " · " <code>{b.kind.clone()}</code> " × " {b.quantity} " · " {b.mode.as_str()}</p>
+            {held_by}
             {(!card.approvers.is_empty()).then(|| view! {
                 <p class="pending-note">"Pending: waiting for approval by " {card.approvers.join(", ")} " (admin)."</p>
             })}
@@ -339,7 +351,7 @@ fn Card(
             <div class="card-actions">
                 {cancelable.then(|| view! {
                     <Confirm booking=id asked=Asked::Cancel label="Cancel booking" open=asked == Some(Asked::Cancel)
-                        question=format!("Cancel your booking of {what}, {}? The units are given back to the pool.", card.when)>
+                        question=format!("Cancel {whose} of {what}, {}? The units are given back to the pool.", card.when)>
                         <ActionForm action=actions.cancel attr:class="inline">
                             <input type="hidden" name="id" value=id.to_string()/>
                             <button class="button danger" type="submit">"Yes, cancel booking"</button>
@@ -360,7 +372,8 @@ fn Card(
                 })}
                 {live.then(|| view! {
                     <Confirm booking=id asked=Asked::End label="End now" open=asked == Some(Asked::End)
-                        question=format!("End your session of {what} now? Its workspace and everything in its namespace are deleted.")>
+                        question=format!("End {} of {what} now? Its workspace and everything in its namespace are deleted.",
+                            if b.mine { "your session".to_string() } else { format!("{owner}'s session") })>
                         <ActionForm action=actions.end attr:class="inline">
                             <input type="hidden" name="id" value=id.to_string()/>
                             <button class="button danger" type="submit">"Yes, end now"</button>

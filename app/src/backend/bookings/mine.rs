@@ -13,7 +13,6 @@ use sqlx::PgPool;
 
 pub async fn load(db: &PgPool, principal: &Principal, tz: &str) -> ServiceResult<MyBookings> {
     let now = db_now(db).await?;
-    let zone = zone(tz);
     let filter = BookingFilter {
         pool_id: None,
         from: Some(now - Duration::days(30)),
@@ -21,6 +20,25 @@ pub async fn load(db: &PgPool, principal: &Principal, tz: &str) -> ServiceResult
         mine: true,
     };
     let listed = bookings::list(db, principal, &filter).await?;
+    let mut page = cards(db, principal, tz, now, listed).await?;
+    page.waitlist = waitlist::mine(db, principal)
+        .await?
+        .into_iter()
+        .map(|entry| WaitlistLine { when: local_window(entry.window, tz), entry })
+        .collect();
+    Ok(page)
+}
+
+/// The cards of `listed` (bookings and the extension requests of them),
+/// sorted into live, upcoming and past as `now` finds them.
+async fn cards(
+    db: &PgPool,
+    principal: &Principal,
+    tz: &str,
+    now: chrono::DateTime<chrono::Utc>,
+    listed: Vec<crate::model::Booking>,
+) -> ServiceResult<MyBookings> {
+    let zone = zone(tz);
     // Extension requests show on the card of the booking they extend.
     let (requests, own): (Vec<_>, Vec<_>) = listed.into_iter().partition(|b| b.extends.is_some());
     let request_ids: Vec<uuid::Uuid> = requests.iter().map(|r| r.id).collect();
@@ -113,24 +131,18 @@ pub async fn load(db: &PgPool, principal: &Principal, tz: &str) -> ServiceResult
         }
     }
     page.past.reverse();
-    page.waitlist = waitlist::mine(db, principal)
-        .await?
-        .into_iter()
-        .map(|entry| WaitlistLine { when: local_window(entry.window, tz), entry })
-        .collect();
     Ok(page)
 }
 
-/// One of the principal's bookings (own or co-owned, of the last 30 days or
-/// ahead) as My bookings shows it: the booking's own page.
+/// One booking as My bookings shows it, on its own page: the principal's
+/// own or co-owned ones, and any for an admin (who acts on it as an admin).
+/// Everyone else, the rest of its tenant included, is told "not found".
 pub async fn one(db: &PgPool, principal: &Principal, id: uuid::Uuid, tz: &str) -> ServiceResult<MyBookings> {
-    let mut page = load(db, principal, tz).await?;
-    for cards in [&mut page.live, &mut page.upcoming, &mut page.past] {
-        cards.retain(|card| card.booking.id == id);
+    let booking = bookings::get(db, principal, id).await?;
+    if !(booking.mine || principal.is_admin()) || booking.extends.is_some() {
+        return Err(crate::backend::error::ServiceError::NotFound("booking"));
     }
-    page.waitlist.clear();
-    match page.live.len() + page.upcoming.len() + page.past.len() {
-        0 => Err(crate::backend::error::ServiceError::NotFound("booking")),
-        _ => Ok(page),
-    }
+    let mut listed = bookings::extension_requests(db, principal, id).await?;
+    listed.insert(0, booking);
+    cards(db, principal, tz, db_now(db).await?, listed).await
 }

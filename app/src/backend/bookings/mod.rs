@@ -28,5 +28,5 @@ pub mod waitlist;
 pub use admit::Admission;
 pub use create::create;
 pub use lifecycle::{approve, cancel, end_early, extend, reject};
-pub use query::{get, list, occupancy};
+pub use query::{extension_requests, get, list, occupancy};
 pub use queue::Admissions;

@@ -66,6 +66,14 @@ pub async fn get(db: &PgPool, principal: &Principal, id: Uuid) -> ServiceResult<
     }
 }
 
+/// The extension requests of booking `id`, oldest first, as `principal` may see them.
+pub async fn extension_requests(db: &PgPool, principal: &Principal, id: Uuid) -> ServiceResult<Vec<Booking>> {
+    let sql =
+        format!("SELECT {BOOKING_COLUMNS} FROM {BOOKING_FROM} WHERE b.extends_id = $1 ORDER BY b.created_at, b.id");
+    let rows: Vec<BookingRow> = sqlx::query_as(&sql).bind(id).fetch_all(db).await?;
+    Ok(rows.into_iter().filter(|r| r.visible_to(principal)).map(|r| r.view_for(principal)).collect())
+}
+
 /// Capacity-holding bookings overlapping `[from, to)` as occupancy only, for
 /// views that show no one's personal data.
 pub async fn occupancy(db: &PgPool, from: DateTime<Utc>, to: DateTime<Utc>) -> ServiceResult<Vec<Booking>> {
