@@ -10,6 +10,7 @@ use server::worker::manifests::{self, Cluster, Expose, ImageCache, KindGrant, Pr
 fn session() -> Session {
     Session {
         booking_id: "0f0e0d0c-0b0a-4908-8706-050403020100".parse().unwrap(),
+        pool_id: "861c3a7c-e77b-4766-9d2f-5901933eeed4".parse().unwrap(),
         tenant: "team-a".into(),
         user: "ada@example.test".into(),
         co_owners: vec![],
@@ -59,6 +60,7 @@ fn cluster() -> Cluster {
         berth_namespace: "berth".into(),
         deny_resources: vec!["nvidia.com/gpu".into(), "amd.com/gpu".into(), "nvidia.com/gpu.shared".into()],
         gate_image: "registry.example.org/platform/berth:0.1.0".into(),
+        kueue: false,
     }
 }
 
@@ -165,6 +167,61 @@ fn quota_grants_the_booked_units_times_replicas_and_zero_of_every_other_kind_and
     let hard = to_value(manifests::resource_quota(&whole, &cluster()))["spec"]["hard"].clone();
     assert_eq!(hard["requests.nvidia.com/gpu"], "4", "the booked kind is never zeroed, even when denied by default");
     assert_eq!(hard["requests.nvidia.com/mig-1g.24gb"], "0");
+}
+
+#[test]
+fn with_kueue_the_booking_is_a_cluster_queue_of_its_own_holding_what_the_quota_holds() {
+    use manifests::kueue;
+    let session = session();
+    let (flavor, queue, local) =
+        (kueue::resource_flavor(&session), kueue::cluster_queue(&session), kueue::local_queue(&session));
+    assert_eq!(
+        flavor,
+        json!({
+            "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
+            "metadata": { "name": "berth-861c3a7c-mig-1g.24gb", "labels": { "app.kubernetes.io/managed-by": "berth" } },
+            "spec": {
+                "nodeLabels": { "berth.io/pool": "lab", "nvidia.com/gpu.product": "NVIDIA-H100-NVL" },
+                "tolerations": [{ "key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule" }],
+            },
+        })
+    );
+    let hard = to_value(manifests::resource_quota(&session, &cluster()))["spec"]["hard"].clone();
+    assert_eq!(
+        queue,
+        json!({
+            "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+            "metadata": { "name": "berth-team-a-0f0e0d0c", "labels": labels() },
+            "spec": {
+                "namespaceSelector": { "matchLabels": { "kubernetes.io/metadata.name": "berth-team-a-0f0e0d0c" } },
+                "cohortName": "berth-pool-861c3a7c",
+                "resourceGroups": [{
+                    "coveredResources": ["nvidia.com/mig-1g.24gb", "cpu", "memory"],
+                    "flavors": [{ "name": "berth-861c3a7c-mig-1g.24gb", "resources": [
+                        // The quota's numbers: 2 units × 2 time-slice replicas, and its CPU and memory.
+                        { "name": "nvidia.com/mig-1g.24gb", "nominalQuota": hard["requests.nvidia.com/mig-1g.24gb"], "borrowingLimit": "0" },
+                        { "name": "cpu", "nominalQuota": hard["requests.cpu"], "borrowingLimit": "0" },
+                        { "name": "memory", "nominalQuota": hard["requests.memory"], "borrowingLimit": "0" },
+                    ] }],
+                }],
+                "preemption": { "reclaimWithinCohort": "Any", "withinClusterQueue": "Never" },
+                "stopPolicy": "None",
+            },
+        })
+    );
+    assert_eq!(
+        local["metadata"],
+        json!({ "name": "session", "namespace": "berth-team-a-0f0e0d0c", "labels": labels() })
+    );
+    assert_eq!(local["spec"], json!({ "clusterQueue": "berth-team-a-0f0e0d0c" }));
+    // Only with --kueue, and before anyone is let in (the user's binding).
+    let kinds = |cluster: &Cluster| -> Vec<String> {
+        manifests::all(&session, cluster, "t").iter().map(|o| o["kind"].as_str().unwrap().to_string()).collect()
+    };
+    assert!(!kinds(&cluster()).contains(&"ClusterQueue".to_string()));
+    let with = kinds(&Cluster { kueue: true, ..cluster() });
+    let at = |kind: &str| with.iter().position(|k| k == kind).unwrap();
+    assert!(at("LimitRange") < at("ResourceFlavor") && at("LocalQueue") < at("RoleBinding"), "{with:?}");
 }
 
 #[test]

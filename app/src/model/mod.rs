@@ -39,7 +39,9 @@ pub use calendar::{
 pub use calendar_feed::{CalendarFeed, PoolFeed};
 pub use dashboard::{BookingLine, BudgetLine, Dashboard, LiveSession, UpcomingLine, SPARK_MINUTES};
 pub use idle_policy::IdlePolicy;
-pub use my_bookings::{ActionNotice, BookingCard, ClusterMode, EndOption, FindPage, FindQuery, FoundSlots, MyBookings};
+pub use my_bookings::{
+    ActionNotice, BookingCard, ClusterMode, EndOption, FindPage, FindQuery, FoundSlots, MyBookings, KUEUE_LOCAL_QUEUE,
+};
 pub use notifications::{NewWebhook, NotificationSettings, Preference, Webhook, EVENTS};
 pub use overview::{KindSummary, Overview, PoolSummary};
 pub use pool::{

@@ -41,7 +41,14 @@ pub struct BookingCard {
     /// An occurrence of a recurring series: its rule in words.
     #[serde(default)]
     pub series_rule: Option<String>,
+    /// With Kueue on, the LocalQueue of a live session that batch Jobs go to.
+    #[serde(default)]
+    pub batch_queue: Option<String>,
 }
+
+/// The LocalQueue of every session when Kueue is on (`berth serve --kueue`):
+/// Jobs labelled `kueue.x-k8s.io/queue-name: session` run on the booked units.
+pub const KUEUE_LOCAL_QUEUE: &str = "session";
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MyBookings {
@@ -67,6 +74,9 @@ pub struct MyBookings {
 pub struct ClusterMode {
     /// No real cluster: sessions exist only in the in-memory API server.
     pub simulated: bool,
+    /// Each session also gets Kueue quota (`--kueue`).
+    #[serde(default)]
+    pub kueue: bool,
 }
 
 /// What an action on a booking (cancel, extend, end) led to.

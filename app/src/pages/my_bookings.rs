@@ -22,6 +22,11 @@ pub async fn load_my_bookings(tz: String, only: Option<Uuid>) -> Result<MyBookin
         None => crate::backend::bookings::mine::load(&ctx.db, &principal, &tz).await?,
     };
     page.simulated = ctx.mode.simulated;
+    if ctx.mode.kueue {
+        for card in &mut page.live {
+            card.batch_queue = Some(crate::model::KUEUE_LOCAL_QUEUE.into());
+        }
+    }
     Ok(page)
 }
 
@@ -346,6 +351,11 @@ fn Card(
             <p class="workspace muted">{workspace}</p>
             {steps}
             {open}
+            {card.batch_queue.clone().filter(|_| live).map(|queue| view! {
+                <p class="batch-queue">"Batch Jobs run on what you booked: label them "
+                    <code>{format!("kueue.x-k8s.io/queue-name: {queue}")}</code>
+                    ". Kueue admits them while they fit your booking; those beyond it wait for room."</p>
+            })}
             <super::sharing::Sharing booking=b.clone() me actions=actions.share/>
             <p><a class="manifests-link" href=format!("/bookings/{id}/manifests")>"What the worker applies"</a></p>
             <div class="card-actions">

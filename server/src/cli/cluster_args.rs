@@ -9,6 +9,11 @@ use sqlx::PgPool;
 /// How the cluster that runs workspaces is set up.
 #[derive(Args, Clone)]
 pub struct ClusterArgs {
+    /// Each session also gets Kueue quota (kueue.x-k8s.io/v1beta2, Kueue ≥ v0.15):
+    /// a ClusterQueue of its own holding what was booked, in the pool's
+    /// cohort, and the LocalQueue `session` in its namespace.
+    #[arg(long, env = "BERTH_KUEUE")]
+    pub kueue: bool,
     /// Workspace URLs are https://<namespace>.<domain>/.
     #[arg(long, env = "BERTH_WORKSPACE_DOMAIN", default_value = "berth.local")]
     pub workspace_domain: String,
@@ -172,6 +177,7 @@ impl ClusterArgs {
             berth_namespace: self.berth_namespace.clone(),
             deny_resources: self.deny_resources.clone(),
             gate_image: self.gate_image.clone(),
+            kueue: self.kueue,
             image_cache: self.image_cache.then(|| ImageCache {
                 images: self.cache_images.clone(),
                 registries: self.cache_registries.clone(),

@@ -8,6 +8,7 @@ use crate::worker::manifests::{self, Cluster, Session};
 use crate::worker::run::run as run_worker;
 use crate::{router, seed, AppState};
 use app::backend::{accounts::tokens, accounts::users, MIGRATOR};
+use app::model::ClusterMode;
 use sqlx::PgPool;
 use std::net::SocketAddr;
 
@@ -119,6 +120,7 @@ async fn serve(db: Database, serving: Serving, auth: Box<AuthArgs>, cluster: Box
     if let Some(notifier) = worker.notifier.as_mut() {
         notifier.simulated = mode.simulated;
     }
+    let mode = ClusterMode { kueue: cluster.kueue, ..mode };
     let mut state = AppState::new(pool.clone(), &serving.site_root, Auth::new(config)?).with_cluster(
         cluster.cluster(),
         mode,

@@ -7,10 +7,10 @@ use app::model::ClusterMode;
 /// in-memory simulated one, where the whole lifecycle can still be watched.
 pub(super) async fn cluster_client() -> (kube::Client, ClusterMode) {
     match real_cluster().await {
-        Ok(client) => (client, ClusterMode { simulated: false }),
+        Ok(client) => (client, ClusterMode { simulated: false, kueue: false }),
         Err(err) => {
             tracing::warn!(error = %err, "no Kubernetes cluster found: the worker uses a simulated, in-memory one");
-            (SimulatedCluster::start(true).await.client(), ClusterMode { simulated: true })
+            (SimulatedCluster::start(true).await.client(), ClusterMode { simulated: true, kueue: false })
         }
     }
 }

@@ -8,6 +8,7 @@
 pub mod converge;
 pub mod manifests;
 pub mod progress;
+pub mod queues;
 pub mod reconcile;
 pub mod retry;
 pub mod rotate;

@@ -36,7 +36,7 @@ impl Step {
     pub fn of(kind: &str) -> Step {
         match kind {
             "Namespace" => Step::Namespace,
-            "ResourceQuota" | "LimitRange" => Step::Quota,
+            "ResourceQuota" | "LimitRange" | "ResourceFlavor" | "ClusterQueue" | "LocalQueue" => Step::Quota,
             "NetworkPolicy" | "ConfigMap" => Step::Network,
             "Role" | "RoleBinding" | "Secret" => Step::Access,
             "PersistentVolumeClaim" => Step::Storage,

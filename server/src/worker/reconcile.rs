@@ -140,6 +140,9 @@ impl Reconciler {
             PassReport { expired: provisioning::reject_unapproved(&self.db).await?, ..PassReport::default() };
         let due = provisioning::due(&self.db).await?;
         let managed = self.managed_namespaces().await?;
+        // Kueue's queues of sessions that no longer run go before their namespaces.
+        let running = due.running.iter().map(|(facts, _)| facts.booking_id).collect();
+        report.collected.extend(self.collect_queues(&running).await?);
 
         // Stop: windows that have closed.
         for id in &due.ended {
@@ -151,7 +154,7 @@ impl Reconciler {
         }
         // Collect: managed namespaces whose booking no longer runs (canceled,
         // ended early, failed, or already completed).
-        report.collected = self.collect(&managed, &live_bookings(&due)).await?;
+        report.collected.extend(self.collect(&managed, &live_bookings(&due)).await?);
 
         // Start, a few sessions at a time: each start mostly waits on the
         // API server, so fifty windows opening together wait for the slowest
@@ -187,8 +190,11 @@ impl Reconciler {
             let managed = self.managed_namespaces().await?;
             let namespaces = active.iter().map(|(facts, _)| manifests::namespace_name(&facts.tenant, facts.booking_id));
             let namespaces = namespaces.collect();
-            let snapshot =
+            let mut snapshot =
                 Snapshot::read(&self.client, &namespaces, self.policy.retries, self.policy.retry_delay).await?;
+            if self.cluster.kueue {
+                snapshot.read_kueue(&self.client, self.policy.retries, self.policy.retry_delay).await?;
+            }
             let ids: Vec<Uuid> = active.iter().map(|(facts, _)| facts.booking_id).collect();
             let mut stored = session_status::load(&self.db, &ids).await?;
             for (facts, state) in active {

@@ -35,6 +35,9 @@ pub const SESSION_KINDS: [(&str, &str); 12] = [
     ("route.openshift.io/v1", "Route"),
 ];
 
+/// Berth's Kueue kinds (`--kueue`), listed besides `SESSION_KINDS`.
+pub const KUEUE_KINDS: [&str; 3] = ["ResourceFlavor", "ClusterQueue", "LocalQueue"];
+
 pub fn resource(api_version: &str, kind: &str) -> ApiResource {
     let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
     ApiResource::from_gvk(&GroupVersionKind::gvk(group, version, kind))
@@ -94,6 +97,37 @@ impl Snapshot {
     ) -> Result<Self, kube::Error> {
         let mut snapshot = Snapshot::default();
         for (api_version, kind) in SESSION_KINDS.into_iter().filter(|(_, kind)| *kind != "Secret") {
+            snapshot.list(client, (api_version, kind), Some(namespaces), retries, delay).await?;
+        }
+        Ok(snapshot)
+    }
+
+    /// Adds Berth's Kueue objects (`--kueue`): the sessions' LocalQueues and
+    /// ClusterQueues and the pools' ResourceFlavors, three more requests.
+    pub async fn read_kueue(
+        &mut self,
+        client: &kube::Client,
+        retries: u32,
+        delay: std::time::Duration,
+    ) -> Result<(), kube::Error> {
+        for kind in KUEUE_KINDS {
+            self.list(client, (super::manifests::kueue::KUEUE_API, kind), None, retries, delay).await?;
+        }
+        Ok(())
+    }
+
+    /// Lists one kind with Berth's label, keeping what lies in `namespaces`
+    /// (everything when `None`: cluster-scoped kinds).
+    async fn list(
+        &mut self,
+        client: &kube::Client,
+        (api_version, kind): (&str, &str),
+        namespaces: Option<&HashSet<String>>,
+        retries: u32,
+        delay: std::time::Duration,
+    ) -> Result<(), kube::Error> {
+        let snapshot = self;
+        {
             let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource(api_version, kind));
             let mut params = ListParams::default().labels(&super::manifests::managed_selector()).limit(PAGE);
             loop {
@@ -103,7 +137,7 @@ impl Snapshot {
                 for mut item in items {
                     let meta = &mut item["metadata"];
                     let namespace = meta["namespace"].as_str().unwrap_or_default().to_string();
-                    if !namespaces.contains(&namespace) {
+                    if namespaces.is_some_and(|keep| !keep.contains(&namespace)) {
                         continue;
                     }
                     let key = (kind.to_string(), namespace, meta["name"].as_str().unwrap_or_default().to_string());
@@ -123,7 +157,7 @@ impl Snapshot {
                 }
             }
         }
-        Ok(snapshot)
+        Ok(())
     }
 
     /// How many objects the snapshot holds.

@@ -6,6 +6,7 @@
 pub mod kube_stack;
 pub mod processes;
 pub mod provider;
+pub mod world;
 
 use app::backend::{accounts::tokens, accounts::users, MIGRATOR};
 use app::model::Role;
@@ -219,7 +220,7 @@ pub async fn portal_on_memory_cluster(
     simulated: bool,
 ) -> (std::sync::Arc<server::worker::simulated::SimulatedCluster>, Router, String) {
     let cluster = server::worker::simulated::SimulatedCluster::start(true).await;
-    let mode = app::model::ClusterMode { simulated };
+    let mode = app::model::ClusterMode { simulated, kueue: false };
     let cluster_config = server::worker::manifests::Cluster::default();
     let app = router(test_state(f.db.clone()).with_cluster(cluster_config, mode, cluster.client()));
     let (status, body) = f.book(&f.ada, MIG, 1, current_slot(), slot(4)).await;

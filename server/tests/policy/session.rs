@@ -10,6 +10,7 @@ pub const USER: &str = "ada@example.test";
 pub fn session(tenant: &str, id: &str, kind: &str, selector: &[(&str, &str)]) -> Session {
     Session {
         booking_id: id.parse().unwrap(),
+        pool_id: "861c3a7c-e77b-4766-9d2f-5901933eeed4".parse().unwrap(),
         tenant: tenant.into(),
         user: USER.into(),
         co_owners: vec![],

@@ -119,6 +119,7 @@ async fn cards(
             failure: failures.remove(&booking.id),
             idle: idle.remove(&booking.id),
             series_rule: booking.series.and_then(|id| rules.get(&id).cloned()),
+            batch_queue: None,
             booking,
         };
         let b = &card.booking;

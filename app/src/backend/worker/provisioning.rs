@@ -33,6 +33,7 @@ pub async fn preview(
 #[derive(Clone, Debug, PartialEq)]
 pub struct BookingFacts {
     pub booking_id: Uuid,
+    pub pool_id: Uuid,
     pub tenant: String,
     /// The owner's name on the cluster (see `users::FederatedLogin`), while
     /// they are an enabled member of the booking's tenant, like a co-owner;
@@ -55,6 +56,7 @@ pub struct BookingFacts {
 #[derive(sqlx::FromRow)]
 struct FactsRow {
     booking_id: Uuid,
+    pool_id: Uuid,
     tenant: String,
     owner_cluster_user: Option<String>,
     co_owner_cluster_users: Vec<String>,
@@ -72,6 +74,7 @@ impl From<FactsRow> for BookingFacts {
     fn from(row: FactsRow) -> Self {
         BookingFacts {
             booking_id: row.booking_id,
+            pool_id: row.pool_id,
             tenant: row.tenant,
             owner: row.owner_cluster_user,
             co_owners: row.co_owner_cluster_users,
@@ -88,7 +91,7 @@ impl From<FactsRow> for BookingFacts {
 /// The facts of each of `ids` that exists, in one query.
 async fn facts_of(db: &PgPool, ids: &[Uuid]) -> ServiceResult<Vec<BookingFacts>> {
     let rows: Vec<FactsRow> = sqlx::query_as(
-        "SELECT b.id AS booking_id, t.slug AS tenant,
+        "SELECT b.id AS booking_id, b.pool_id, t.slug AS tenant,
                 (SELECT cluster_user(cu) FROM app_user cu WHERE cu.id = b.user_id AND cu.disabled_at IS NULL
                    AND EXISTS (SELECT 1 FROM membership cm WHERE cm.user_id = cu.id AND cm.tenant_id = b.tenant_id)
                 ) AS owner_cluster_user,

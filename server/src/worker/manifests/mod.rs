@@ -6,6 +6,7 @@
 
 mod access;
 mod cache;
+pub mod kueue;
 mod namespace;
 mod network;
 mod quota;
@@ -85,6 +86,8 @@ pub struct KindGrant {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Session {
     pub booking_id: Uuid,
+    /// The booked pool (its Kueue cohort and flavor are named after it).
+    pub pool_id: Uuid,
     pub tenant: String,
     /// The owner's identity as the cluster knows it (the OIDC username
     /// claim); empty when they have none or may no longer use the session.
@@ -126,6 +129,9 @@ pub struct Cluster {
     pub deny_resources: Vec<String>,
     /// Berth's own image, run in each workspace's pod as `berth gate`.
     pub gate_image: String,
+    /// Each session also gets Kueue quota: a ClusterQueue of its own and
+    /// the LocalQueue `session` (`--kueue`).
+    pub kueue: bool,
 }
 
 /// `--gate-image` by default: the image `make package` stages (Containerfile).
@@ -174,6 +180,7 @@ impl Default for Cluster {
             berth_namespace: "berth".into(),
             deny_resources: DEFAULT_DENY_RESOURCES.map(String::from).to_vec(),
             gate_image: DEFAULT_GATE_IMAGE.into(),
+            kueue: false,
         }
     }
 }
@@ -220,6 +227,7 @@ impl Session {
     pub fn of(facts: app::backend::worker::provisioning::BookingFacts) -> Self {
         Session {
             booking_id: facts.booking_id,
+            pool_id: facts.pool_id,
             tenant: facts.tenant,
             user: facts.owner.unwrap_or_default(),
             co_owners: facts.co_owners,
@@ -298,6 +306,10 @@ pub fn all(session: &Session, cluster: &Cluster, access_token: &str) -> Vec<serd
     }
     let mut objects =
         vec![value(namespace(session, cluster)), value(resource_quota(session, cluster)), value(limit_range(session))];
+    // Kueue's quota is a guard rail too: before anyone is let in.
+    if cluster.kueue {
+        objects.extend([kueue::resource_flavor(session), kueue::cluster_queue(session), kueue::local_queue(session)]);
+    }
     objects.extend(network_policies(session, cluster).into_iter().map(value));
     objects.push(value(proxy_config_map(session, cluster)));
     objects.extend([

@@ -1,0 +1,55 @@
+//! Berth's Kueue queues (`--kueue`) outlive no session: every pass lists
+//! Berth's ClusterQueues (one request) and drains and deletes those whose
+//! booking no longer runs — ended, canceled, failed — before their
+//! namespace goes. `stopPolicy: HoldAndDrain` first evicts what Kueue
+//! admitted, so its `kueue.x-k8s.io/resource-in-use` finalizer lets the
+//! LocalQueue and the ClusterQueue go.
+
+use super::manifests::{self, kueue};
+use super::reconcile::Reconciler;
+use super::snapshot::resource;
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
+use std::collections::HashSet;
+use uuid::Uuid;
+
+/// A 404 is what deleting wanted.
+fn gone<T>(result: Result<T, kube::Error>) -> Result<(), kube::Error> {
+    match result {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+        Err(err) => Err(err),
+    }
+}
+
+impl Reconciler {
+    /// Drains and deletes Berth's ClusterQueues (and their LocalQueues)
+    /// whose booking is not in `running`. Returns the queues deleted.
+    pub(super) async fn collect_queues(&self, running: &HashSet<Uuid>) -> Result<Vec<String>, kube::Error> {
+        if !self.cluster.kueue {
+            return Ok(Vec::new());
+        }
+        let queues: Api<DynamicObject> =
+            Api::all_with(self.client.clone(), &resource(kueue::KUEUE_API, "ClusterQueue"));
+        let params = ListParams::default().labels(&manifests::managed_selector());
+        let listed = self.retrying(|| queues.list(&params)).await?;
+        let mut deleted = Vec::new();
+        for queue in listed.items {
+            let booking = queue.metadata.labels.as_ref().and_then(|l| l.get(manifests::BOOKING_LABEL));
+            let Some(booking) = booking.and_then(|b| b.parse::<Uuid>().ok()) else { continue };
+            if running.contains(&booking) || queue.metadata.deletion_timestamp.is_some() {
+                continue;
+            }
+            let name = queue.metadata.name.clone().unwrap_or_default();
+            let drain = Patch::Merge(serde_json::json!({ "spec": { "stopPolicy": "HoldAndDrain" } }));
+            let (patch, delete) = (PatchParams::default(), DeleteParams::default());
+            gone(self.retrying(|| queues.patch(&name, &patch, &drain)).await)?;
+            // The session's LocalQueue lives in the namespace named as the queue.
+            let local: Api<DynamicObject> =
+                Api::namespaced_with(self.client.clone(), &name, &resource(kueue::KUEUE_API, "LocalQueue"));
+            gone(self.retrying(|| local.delete(kueue::LOCAL_QUEUE, &delete)).await)?;
+            gone(self.retrying(|| queues.delete(&name, &delete)).await)?;
+            deleted.push(name);
+        }
+        Ok(deleted)
+    }
+}

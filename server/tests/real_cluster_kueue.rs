@@ -1,0 +1,162 @@
+//! `--kueue` on a real API server with Kueue's CRDs (v1beta2), the worker
+//! as deploy/'s `berth-worker` and the session user impersonated: each
+//! session gets a ClusterQueue of its own holding exactly its quota, only its
+//! namespace may use it, the user can read but not change it, and nothing
+//! outlives the window or a canceled booking.
+
+mod common;
+
+use axum::http::Method;
+use common::kube_stack::As;
+use common::world::{lab_node_labels, world, World};
+use common::{slot, GPU, MIG};
+use k8s_openapi::api::core::v1::{Namespace, ResourceQuota};
+use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use serde_json::json;
+use server::worker::manifests::kueue::{self, KUEUE_API, LOCAL_QUEUE};
+use server::worker::manifests::{self, Cluster};
+use server::worker::snapshot::resource;
+use uuid::Uuid;
+
+fn queues(client: &kube::Client) -> Api<DynamicObject> {
+    Api::all_with(client.clone(), &resource(KUEUE_API, "ClusterQueue"))
+}
+
+fn local_queues(client: &kube::Client, namespace: &str) -> Api<DynamicObject> {
+    Api::namespaced_with(client.clone(), namespace, &resource(KUEUE_API, "LocalQueue"))
+}
+
+/// Berth's ClusterQueues by the booking they belong to.
+async fn berths_queues(admin: &kube::Client) -> Vec<(String, String)> {
+    let params = ListParams::default().labels(&manifests::managed_selector());
+    let listed = queues(admin).list(&params).await.unwrap().items;
+    listed
+        .into_iter()
+        .map(|q| {
+            let booking = q.metadata.labels.as_ref().and_then(|l| l.get(manifests::BOOKING_LABEL)).cloned();
+            (q.metadata.name.unwrap_or_default(), booking.unwrap_or_default())
+        })
+        .collect()
+}
+
+/// The status code of a refusal.
+fn refused<T: std::fmt::Debug>(outcome: Result<T, kube::Error>) -> u16 {
+    refusal(outcome).0
+}
+
+/// The status code and message of a refusal.
+fn refusal<T: std::fmt::Debug>(outcome: Result<T, kube::Error>) -> (u16, String) {
+    match outcome {
+        Err(kube::Error::Api(status)) => (status.code, status.message),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_session_is_a_cluster_queue_of_its_own_that_the_user_reads_and_that_ends_with_it() {
+    let Some((w, _turn)) = world(Cluster { kueue: true, ..Cluster::default() }).await else { return };
+    let mig = w.book(MIG, 1, "interactive", w.f.lab).await;
+    w.until_active(mig, &lab_node_labels()).await;
+    let ns = World::namespace(mig);
+
+    // The queue holds what the quota holds, for this namespace alone.
+    let quota: ResourceQuota = Api::namespaced(w.admin.clone(), &ns).get("berth-session").await.unwrap();
+    let units = quota.spec.unwrap().hard.unwrap()[&format!("requests.{MIG}")].0.clone();
+    let queue = serde_json::to_value(queues(&w.admin).get(&ns).await.unwrap()).unwrap();
+    let resources = &queue["spec"]["resourceGroups"][0]["flavors"][0]["resources"];
+    assert_eq!(
+        (resources[0]["name"].as_str(), resources[0]["nominalQuota"].as_str()),
+        (Some(MIG), Some(units.as_str()))
+    );
+    assert_eq!(queue["spec"]["namespaceSelector"]["matchLabels"], json!({ "kubernetes.io/metadata.name": ns }));
+    let namespace: Namespace = Api::all(w.admin.clone()).get(&ns).await.unwrap();
+    assert_eq!(namespace.metadata.labels.unwrap()["kubernetes.io/metadata.name"], ns, "the API server's own label");
+    let local = serde_json::to_value(local_queues(&w.admin, &ns).get(LOCAL_QUEUE).await.unwrap()).unwrap();
+    assert_eq!(local["spec"]["clusterQueue"], ns);
+    let flavor = queue["spec"]["resourceGroups"][0]["flavors"][0]["name"].as_str().unwrap().to_string();
+    let flavors: Api<DynamicObject> = Api::all_with(w.admin.clone(), &resource(KUEUE_API, "ResourceFlavor"));
+    let flavor_object = serde_json::to_value(flavors.get(&flavor).await.unwrap()).unwrap();
+    assert_eq!(flavor_object["spec"]["nodeLabels"], json!(lab_node_labels()));
+
+    // The session's card tells how to submit batch Jobs to it.
+    let mode = app::model::ClusterMode { simulated: false, kueue: true };
+    let portal =
+        server::router(common::test_state(w.f.db.clone()).with_cluster(Cluster::default(), mode, w.admin.clone()));
+    let request = axum::http::Request::get("/bookings?tz=UTC")
+        .header(axum::http::header::AUTHORIZATION, format!("Bearer {}", w.f.ada))
+        .body(axum::body::Body::empty())
+        .unwrap();
+    let (status, page) = common::raw(&portal, request).await;
+    assert_eq!(status, 200);
+    let page = page.as_str().unwrap();
+    let card = &page[page.find(&format!("booking-{mig}")).expect("the live card")..];
+    let told = card.find(r#"class="batch-queue""#).map(|at| &card[at..]).unwrap_or_default();
+    assert!(told.contains("label them <code>kueue.x-k8s.io/queue-name: session"), "{card}");
+
+    // A converged pass writes nothing, Kueue's objects included.
+    let report = w.worker.pass().await.unwrap();
+    assert_eq!(report.applied, 0, "{report:?}");
+
+    // A second session of the same pool gets its own pair.
+    let whole = w.book(GPU, 1, "interactive", w.f.lab).await;
+    w.until_active(whole, &lab_node_labels()).await;
+    let mut named: Vec<String> = berths_queues(&w.admin).await.into_iter().map(|(name, _)| name).collect();
+    named.sort();
+    let mut expected = vec![ns.clone(), World::namespace(whole)];
+    expected.sort();
+    assert_eq!(named, expected);
+
+    // The session user reads their queue but can change none of it.
+    let user = w.stack.client(As::User("ada@a.test")).await;
+    local_queues(&user, &ns).get(LOCAL_QUEUE).await.expect("the user reads the session's LocalQueue");
+    let raise = Patch::Merge(json!({ "spec": { "resourceGroups": [{ "coveredResources": [MIG], "flavors": [{
+        "name": flavor, "resources": [{ "name": MIG, "nominalQuota": "64" }] }] }] } }));
+    assert_eq!(refused(queues(&user).patch(&ns, &PatchParams::default(), &raise).await), 403);
+    let mut own: DynamicObject = serde_json::from_value(kueue::cluster_queue(&manifests::Session {
+        booking_id: Uuid::new_v4(),
+        ..manifests::Session::of(app::backend::worker::provisioning::facts(&w.f.db, mig).await.unwrap())
+    }))
+    .unwrap();
+    own.metadata.labels = None;
+    assert_eq!(refused(queues(&user).create(&PostParams::default(), &own).await), 403, "no queue of their own");
+    let elsewhere: DynamicObject = serde_json::from_value(json!({ "apiVersion": KUEUE_API, "kind": "LocalQueue",
+        "metadata": { "name": "borrowed", "namespace": ns },
+        "spec": { "clusterQueue": World::namespace(whole) } }))
+    .unwrap();
+    let made = local_queues(&user, &ns).create(&PostParams::default(), &elsewhere).await;
+    assert_eq!(refused(made), 403, "no LocalQueue pointing at another session's ClusterQueue");
+    // Nor may Berth's worker touch a ClusterQueue that is not Berth's.
+    let theirs: DynamicObject = serde_json::from_value(json!({ "apiVersion": KUEUE_API, "kind": "ClusterQueue",
+        "metadata": { "name": "team-research" }, "spec": { "namespaceSelector": {} } }))
+    .unwrap();
+    queues(&w.admin).create(&PostParams::default(), &theirs).await.unwrap();
+    let worker = w.stack.client(As::Worker).await;
+    let drain = Patch::Merge(json!({ "spec": { "stopPolicy": "HoldAndDrain" } }));
+    // (berth-worker-scope refuses: an admission policy's answer is 422.)
+    for (code, message) in [
+        refusal(queues(&worker).patch("team-research", &PatchParams::default(), &drain).await),
+        refusal(queues(&worker).delete("team-research", &Default::default()).await),
+    ] {
+        assert_eq!(code, 422, "{message}");
+        assert!(message.contains("only Berth's own Kueue queues and flavors"), "{message}");
+    }
+
+    // Ended and canceled: nothing of either is left, the other team's queue is.
+    for id in [mig, whole] {
+        let (status, body) = w.f.call(Method::POST, &format!("/api/v1/bookings/{id}/end"), Some(&w.f.ada), None).await;
+        assert_eq!(status, 200, "{body}");
+        w.until_gone(id, "completed").await;
+    }
+    assert_eq!(berths_queues(&w.admin).await, Vec::<(String, String)>::new());
+    assert!(local_queues(&w.admin, &ns).get_opt(LOCAL_QUEUE).await.unwrap().is_none());
+    let body = json!({ "pool_id": w.f.lab, "kind": MIG, "quantity": 1, "start": slot(8), "end": slot(12), "mode": "interactive" });
+    let (status, later) = w.f.call(Method::POST, "/api/v1/bookings", Some(&w.f.ada), Some(body)).await;
+    assert_eq!(status, 201, "{later}");
+    let later = later["id"].as_str().unwrap();
+    let (status, _) = w.f.call(Method::POST, &format!("/api/v1/bookings/{later}/cancel"), Some(&w.f.ada), None).await;
+    assert_eq!(status, 200);
+    w.worker.pass().await.unwrap();
+    assert_eq!(berths_queues(&w.admin).await, Vec::<(String, String)>::new(), "a canceled booking leaves nothing");
+    assert!(queues(&w.admin).get_opt("team-research").await.unwrap().is_some());
+    queues(&w.admin).delete("team-research", &Default::default()).await.unwrap();
+}
