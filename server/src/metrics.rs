@@ -65,6 +65,10 @@ fn describe() {
         "berth_session_namespaces_stuck",
         "Ended sessions' namespaces still terminating after 2 minutes (their GPUs may still be held)."
     );
+    describe_gauge!(
+        "berth_booked_units",
+        "The most units of a pool's kind booked at once (pending, approved or active) from now over the next 15m, 1h or 24h."
+    );
     describe_gauge!("berth_database_up", "1 when this process reached PostgreSQL at the last scrape.");
     describe_gauge!("berth_database_connections", "This process's database connections, by state.");
 }
@@ -147,7 +151,57 @@ async fn database_gauges(db: &PgPool) -> Result<(), sqlx::Error> {
             _ => gauge!("berth_sessions", "step_state" => state).set(value),
         }
     }
+    for ahead in booked_ahead(db).await? {
+        gauge!("berth_booked_units", "pool" => ahead.pool, "kind" => ahead.kind, "within" => ahead.within)
+            .set(ahead.units as f64);
+    }
     Ok(())
+}
+
+/// How far ahead `berth_booked_units` looks, as its `within` label says it.
+pub const AHEAD: [(&str, i32); 3] = [("15m", 15), ("1h", 60), ("24h", 24 * 60)];
+
+/// The peak of one pool kind's booked units over one look-ahead.
+#[derive(Debug, PartialEq, sqlx::FromRow)]
+pub struct BookedAhead {
+    pub pool: String,
+    pub kind: String,
+    pub within: String,
+    pub units: i64,
+}
+
+/// What the calendar knows ahead of any autoscaler: per pool kind (retired
+/// pools left out, every other one listed, 0 when nothing is booked) and
+/// look-ahead, the most units that pending, approved and active bookings
+/// hold at any one instant from now to now + the look-ahead. The peak is at
+/// now or at a booking's start, so only those instants are counted.
+pub async fn booked_ahead(db: &PgPool) -> Result<Vec<BookedAhead>, sqlx::Error> {
+    let (labels, minutes): (Vec<&str>, Vec<i32>) = AHEAD.into_iter().unzip();
+    sqlx::query_as(
+        "WITH ahead AS (SELECT * FROM unnest($1::text[], $2::int4[]) AS a(within, minutes)),
+         live AS (
+             SELECT pool_id, kind, quantity, starts_at, ends_at FROM booking
+             WHERE state IN ('pending', 'approved', 'active') AND ends_at > now()
+               AND starts_at < now() + make_interval(mins => (SELECT max(minutes) FROM ahead))),
+         instants AS (
+             SELECT a.within, a.minutes, l.pool_id, l.kind, greatest(l.starts_at, now()) AS at
+             FROM ahead a JOIN live l ON l.starts_at < now() + make_interval(mins => a.minutes)),
+         held AS (
+             SELECT i.within, i.pool_id, i.kind, i.at, sum(l.quantity) AS units
+             FROM instants i JOIN live l ON l.pool_id = i.pool_id AND l.kind = i.kind
+                                        AND l.starts_at <= i.at AND l.ends_at > i.at
+             GROUP BY 1, 2, 3, 4)
+         SELECT p.name AS pool, k.kind, a.within,
+                coalesce((SELECT max(h.units) FROM held h
+                          WHERE h.within = a.within AND h.pool_id = k.pool_id AND h.kind = k.kind), 0)::int8 AS units
+         FROM pool_kind k JOIN pool p ON p.id = k.pool_id CROSS JOIN ahead a
+         WHERE p.retired_at IS NULL
+         ORDER BY 1, 2, a.minutes",
+    )
+    .bind(labels)
+    .bind(minutes)
+    .fetch_all(db)
+    .await
 }
 
 /// Request durations by route template (never the raw path: ids would make

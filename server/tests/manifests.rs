@@ -61,6 +61,7 @@ fn cluster() -> Cluster {
         deny_resources: vec!["nvidia.com/gpu".into(), "amd.com/gpu".into(), "nvidia.com/gpu.shared".into()],
         gate_image: "registry.example.org/platform/berth:0.1.0".into(),
         kueue: false,
+        scale_ahead: None,
     }
 }
 
@@ -222,6 +223,17 @@ fn with_kueue_the_booking_is_a_cluster_queue_of_its_own_holding_what_the_quota_h
     let with = kinds(&Cluster { kueue: true, ..cluster() });
     let at = |kind: &str| with.iter().position(|k| k == kind).unwrap();
     assert!(at("LimitRange") < at("ResourceFlavor") && at("LocalQueue") < at("RoleBinding"), "{with:?}");
+    // `berth manifests <id>` with both switches: the queues and the room held ahead.
+    let ahead = manifests::ahead::ScaleAhead {
+        lead: chrono::Duration::minutes(30),
+        mode: manifests::ahead::AheadMode::CapacityBuffer,
+        pause_image: "registry.k8s.io/pause:3.10".into(),
+    };
+    let both = Cluster { kueue: true, scale_ahead: Some(ahead), ..cluster() };
+    let shown = manifests::preview(&session, &both);
+    for kind in ["ClusterQueue", "LocalQueue", "ResourceFlavor", "PodTemplate", "CapacityBuffer"] {
+        assert!(shown.contains(&format!("\"kind\": \"{kind}\"")), "{kind} missing from {shown}");
+    }
 }
 
 #[test]

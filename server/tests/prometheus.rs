@@ -46,7 +46,7 @@ fn every_alert_rule_is_valid_and_fires_exactly_when_its_test_says() {
     let dir = temp_dir("rules");
     let rules = rules_file(&dir);
     let checked = promtool(&["check", "rules", rules.to_str().unwrap()], &dir);
-    assert!(checked.contains("SUCCESS: 5 rules found"), "{checked}");
+    assert!(checked.contains("SUCCESS: 8 rules found"), "{checked}");
     std::fs::copy(repo_root().join("server/tests/prometheus/alerts-test.yaml"), dir.join("alerts-test.yaml")).unwrap();
     let tested = promtool(&["test", "rules", "alerts-test.yaml"], &dir);
     assert!(tested.contains("SUCCESS"), "{tested}");
@@ -59,6 +59,9 @@ fn every_alert_rule_is_valid_and_fires_exactly_when_its_test_says() {
         "BerthSessionNamespaceStuck",
     ] {
         assert!(cases.contains(&format!("alertname: {alert}")), "no promtool case for {alert}");
+    }
+    for record in ["berth:booked_units:peak_15m", "berth:booked_units:peak_1h", "berth:booked_units:peak_24h"] {
+        assert!(cases.contains(&format!("expr: {record}")), "no promtool case for {record}");
     }
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -109,6 +112,7 @@ async fn a_real_prometheus_scrapes_berth_and_promtool_accepts_the_exposition() {
         "berth_worker_pass_duration_seconds_bucket{pass=\"start\"",
         "berth_kubernetes_requests_total{verb=\"get\"",
         "berth_database_up 1",
+        "berth_booked_units{pool=\"lab-h100\",kind=\"nvidia.com/mig-1g.24gb\",within=\"1h\"}",
         "berth_database_connections{state=\"idle\"}",
     ] {
         assert!(exposition.contains(name), "{name} missing from:\n{exposition}");

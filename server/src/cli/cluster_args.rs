@@ -14,6 +14,14 @@ pub struct ClusterArgs {
     /// cohort, and the LocalQueue `session` in its namespace.
     #[arg(long, env = "BERTH_KUEUE")]
     pub kueue: bool,
+    /// Holds room for every booked unit this long before its window opens
+    /// (e.g. 30m), so the cluster autoscaler adds GPU nodes in time; off
+    /// when not given.
+    #[arg(long, env = "BERTH_SCALE_AHEAD", value_parser = super::parse_lifetime)]
+    pub scale_ahead: Option<chrono::Duration>,
+    /// How the room is held: a CapacityBuffer, or low-priority placeholder pods.
+    #[arg(long, env = "BERTH_SCALE_AHEAD_MODE", value_enum, default_value = "capacity-buffer")]
+    pub scale_ahead_mode: crate::worker::manifests::ahead::AheadMode,
     /// Workspace URLs are https://<namespace>.<domain>/.
     #[arg(long, env = "BERTH_WORKSPACE_DOMAIN", default_value = "berth.local")]
     pub workspace_domain: String,
@@ -178,6 +186,11 @@ impl ClusterArgs {
             deny_resources: self.deny_resources.clone(),
             gate_image: self.gate_image.clone(),
             kueue: self.kueue,
+            scale_ahead: self.scale_ahead.map(|lead| crate::worker::manifests::ahead::ScaleAhead {
+                lead,
+                mode: self.scale_ahead_mode,
+                pause_image: self.pause_image.clone(),
+            }),
             image_cache: self.image_cache.then(|| ImageCache {
                 images: self.cache_images.clone(),
                 registries: self.cache_registries.clone(),

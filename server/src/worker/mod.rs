@@ -5,6 +5,7 @@
 //! bookings in PostgreSQL (`reconcile`), swept every few minutes (`sweep`),
 //! and repeated by `run` on notifications, timers and watch events.
 
+pub mod ahead;
 pub mod converge;
 pub mod manifests;
 pub mod progress;

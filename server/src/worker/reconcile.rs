@@ -177,6 +177,10 @@ impl Reconciler {
             outcome?;
         }
         (report.waitlist_expired, report.waitlist_admitted) = app::backend::bookings::waitlist::sweep(&self.db).await?;
+        // After the starts: a session that runs now no longer needs its room.
+        let (written, removed) = self.hold_room_ahead().await?;
+        report.applied += written;
+        report.collected.extend(removed);
         Ok(report)
     }
 

@@ -158,6 +158,29 @@ pub async fn due(db: &PgPool) -> ServiceResult<Due> {
     Ok(due)
 }
 
+/// How long after a window opens the room held ahead of it stays, if its
+/// session is still not running by then (the autoscaler had its chance).
+pub const AHEAD_GRACE_MINUTES: i32 = 5;
+
+/// Approved bookings whose window opens within `lead` (or opened less than
+/// `AHEAD_GRACE_MINUTES` ago) and whose session does not run yet: the ones
+/// room is held for (`--scale-ahead`). Pending ones are not: an admin may
+/// still say no.
+pub async fn ahead(db: &PgPool, lead: chrono::Duration) -> ServiceResult<Vec<BookingFacts>> {
+    let ids: Vec<Uuid> = sqlx::query_scalar(
+        "SELECT id FROM booking
+         WHERE state = 'approved' AND extends_id IS NULL
+           AND starts_at <= now() + make_interval(secs => $1)
+           AND starts_at + make_interval(mins => $2) > now() AND ends_at > now()
+         ORDER BY starts_at, id",
+    )
+    .bind(lead.num_seconds() as f64)
+    .bind(AHEAD_GRACE_MINUTES)
+    .fetch_all(db)
+    .await?;
+    facts_of(db, &ids).await
+}
+
 /// The worker moves a booking (activate, complete, fail) as the system: the
 /// state machine decides, and the audit event has no actor.
 pub async fn system_transition(

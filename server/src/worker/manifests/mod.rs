@@ -5,6 +5,7 @@
 //! the same objects come out every time and a converged pass can compare.
 
 mod access;
+pub mod ahead;
 mod cache;
 pub mod kueue;
 mod namespace;
@@ -132,6 +133,8 @@ pub struct Cluster {
     /// Each session also gets Kueue quota: a ClusterQueue of its own and
     /// the LocalQueue `session` (`--kueue`).
     pub kueue: bool,
+    /// Room held for booked units ahead of their window (`--scale-ahead`).
+    pub scale_ahead: Option<ahead::ScaleAhead>,
 }
 
 /// `--gate-image` by default: the image `make package` stages (Containerfile).
@@ -181,6 +184,7 @@ impl Default for Cluster {
             deny_resources: DEFAULT_DENY_RESOURCES.map(String::from).to_vec(),
             gate_image: DEFAULT_GATE_IMAGE.into(),
             kueue: false,
+            scale_ahead: None,
         }
     }
 }
@@ -249,8 +253,13 @@ impl Session {
 
 /// The objects as multi-document YAML (each document in JSON form, which is
 /// YAML), with the access token replaced: a preview never holds a secret.
+/// With `--scale-ahead`, the room held before the window comes last.
 pub fn preview(session: &Session, cluster: &Cluster) -> String {
-    all(session, cluster, "<generated when the session starts>")
+    let mut objects = all(session, cluster, "<generated when the session starts>");
+    if let Some(scale) = &cluster.scale_ahead {
+        objects.extend(ahead::objects(session, cluster, scale));
+    }
+    objects
         .iter()
         .map(|object| serde_json::to_string_pretty(object).expect("JSON values serialize"))
         .collect::<Vec<_>>()

@@ -1,8 +1,13 @@
-//! `--kueue` on a real API server with Kueue's CRDs (v1beta2), the worker
-//! as deploy/'s `berth-worker` and the session user impersonated: each
-//! session gets a ClusterQueue of its own holding exactly its quota, only its
-//! namespace may use it, the user can read but not change it, and nothing
-//! outlives the window or a canceled booking.
+//! Bookings driving the cluster's own schedulers, on a real API server with
+//! Kueue's and the cluster autoscaler's CRDs, the worker as deploy/'s
+//! `berth-worker` and the session user impersonated.
+//!
+//! `--kueue`: each session gets a ClusterQueue of its own holding exactly
+//! its quota, only its namespace may use it, the user can read but not
+//! change it, and nothing outlives the window or a canceled booking.
+//! `--scale-ahead`: room for the booked units is held in Berth's namespace
+//! before a window opens, and let go when the session runs or the booking
+//! is canceled.
 
 mod common;
 
@@ -13,8 +18,10 @@ use common::{slot, GPU, MIG};
 use k8s_openapi::api::core::v1::{Namespace, ResourceQuota};
 use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
+use server::worker::manifests::ahead::{AheadMode, ScaleAhead};
 use server::worker::manifests::kueue::{self, KUEUE_API, LOCAL_QUEUE};
 use server::worker::manifests::{self, Cluster};
+use server::worker::reconcile::{Policy, Reconciler};
 use server::worker::snapshot::resource;
 use uuid::Uuid;
 
@@ -159,4 +166,94 @@ async fn each_session_is_a_cluster_queue_of_its_own_that_the_user_reads_and_that
     assert_eq!(berths_queues(&w.admin).await, Vec::<(String, String)>::new(), "a canceled booking leaves nothing");
     assert!(queues(&w.admin).get_opt("team-research").await.unwrap().is_some());
     queues(&w.admin).delete("team-research", &Default::default()).await.unwrap();
+}
+
+/// A booked window's room in Berth's namespace: `kind` named `name`.
+async fn held(admin: &kube::Client, api_version: &str, kind: &str, name: &str) -> Option<serde_json::Value> {
+    let api: Api<DynamicObject> = Api::namespaced_with(admin.clone(), "berth", &resource(api_version, kind));
+    api.get_opt(name).await.unwrap().map(|found| serde_json::to_value(found).unwrap())
+}
+
+fn ahead_of(mode: AheadMode) -> ScaleAhead {
+    ScaleAhead { lead: chrono::Duration::minutes(30), mode, pause_image: "registry.k8s.io/pause:3.10".into() }
+}
+
+async fn book_at(w: &World, quantity: i32, start: i64, end: i64) -> String {
+    let body = json!({ "pool_id": w.f.lab, "kind": MIG, "quantity": quantity, "start": slot(start), "end": slot(end),
+        "mode": "interactive" });
+    let (status, booked) = w.f.call(Method::POST, "/api/v1/bookings", Some(&w.f.ada), Some(body)).await;
+    assert_eq!(status, 201, "{booked}");
+    booked["id"].as_str().unwrap().to_string()
+}
+
+async fn cancel(w: &World, id: &str) {
+    let (status, body) = w.f.call(Method::POST, &format!("/api/v1/bookings/{id}/cancel"), Some(&w.f.ada), None).await;
+    assert_eq!(status, 200, "{body}");
+}
+
+fn room(id: &str) -> String {
+    format!("berth-ahead-{}", &id.replace('-', "")[..8])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn room_is_held_ahead_of_a_window_until_its_session_runs_and_never_for_a_canceled_booking() {
+    let cluster = Cluster { scale_ahead: Some(ahead_of(AheadMode::CapacityBuffer)), ..Cluster::default() };
+    let Some((w, _turn)) = world(cluster).await else { return };
+    const BUFFERS: &str = "autoscaling.x-k8s.io/v1beta1";
+
+    // Opening within the lead time (30 min): two units' room, before it opens.
+    let later = book_at(&w, 2, 1, 4).await;
+    w.worker.pass().await.unwrap();
+    let buffer = held(&w.admin, BUFFERS, "CapacityBuffer", &room(&later)).await.expect("a CapacityBuffer");
+    assert_eq!(
+        buffer["spec"],
+        json!({ "podTemplateRef": { "name": room(&later) }, "replicas": 2,
+                "provisioningStrategy": "buffer.x-k8s.io/active-capacity" })
+    );
+    assert_eq!(buffer["metadata"]["labels"][manifests::BOOKING_LABEL], later.as_str());
+    let template = held(&w.admin, "v1", "PodTemplate", &room(&later)).await.expect("its PodTemplate");
+    let pod = &template["template"]["spec"];
+    assert_eq!(pod["nodeSelector"], json!(lab_node_labels()));
+    // One physical unit of the kind: its time-slice replicas (2 on the demo pool).
+    assert_eq!(pod["containers"][0]["resources"]["requests"][MIG], "2");
+    // A converged pass writes nothing more.
+    assert_eq!(w.worker.pass().await.unwrap().applied, 0);
+    // Canceled: its room goes at the next pass.
+    cancel(&w, &later).await;
+    w.worker.pass().await.unwrap();
+    assert!(held(&w.admin, BUFFERS, "CapacityBuffer", &room(&later)).await.is_none());
+    assert!(held(&w.admin, "v1", "PodTemplate", &room(&later)).await.is_none());
+
+    // Opening now: held while its workspace is not up, let go once its pods are bound and ready.
+    let now: Uuid = w.book(MIG, 1, "interactive", w.f.lab).await;
+    w.worker.pass().await.unwrap();
+    if w.state(now).await == "approved" {
+        assert!(held(&w.admin, BUFFERS, "CapacityBuffer", &room(&now.to_string())).await.is_some());
+    }
+    w.until_active(now, &lab_node_labels()).await;
+    w.worker.pass().await.unwrap();
+    assert!(held(&w.admin, BUFFERS, "CapacityBuffer", &room(&now.to_string())).await.is_none());
+
+    // Placeholder mode: balloon pods at Berth's PriorityClass, written by the worker's account.
+    let balloons = Reconciler {
+        policy: Policy { retry_delay: std::time::Duration::from_millis(50), ..Policy::default() },
+        ..Reconciler::new(
+            w.f.db.clone(),
+            w.stack.client(As::Worker).await,
+            Cluster { scale_ahead: Some(ahead_of(AheadMode::Placeholder)), ..Cluster::default() },
+        )
+    };
+    let soon = book_at(&w, 1, 1, 3).await;
+    let report = balloons.pass().await.unwrap();
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    let deployment = held(&w.admin, "apps/v1", "Deployment", &room(&soon)).await.expect("a placeholder Deployment");
+    assert_eq!(deployment["spec"]["replicas"], 1);
+    assert_eq!(deployment["spec"]["template"]["spec"]["priorityClassName"], "berth-scale-ahead");
+    cancel(&w, &soon).await;
+    balloons.pass().await.unwrap();
+    assert!(held(&w.admin, "apps/v1", "Deployment", &room(&soon)).await.is_none());
+
+    let (status, _) = w.f.call(Method::POST, &format!("/api/v1/bookings/{now}/end"), Some(&w.f.ada), None).await;
+    assert_eq!(status, 200);
+    w.until_gone(now, "completed").await;
 }
