@@ -4,25 +4,14 @@
 
 mod common;
 
+use chrono::{Duration, Utc};
 use common::{Fixture, GPU, MIG};
 use server::metrics::{booked_ahead, BookedAhead};
 
-async fn place(f: &Fixture, kind: &str, units: i32, from_minutes: i32, to_minutes: i32, state: &str) {
-    sqlx::query(
-        "INSERT INTO booking (pool_id, kind, user_id, tenant_id, quantity, mode, starts_at, ends_at, state)
-         SELECT $1, $2, u.id, m.tenant_id, $3, 'interactive',
-                now() + make_interval(mins => $4), now() + make_interval(mins => $5), $6
-         FROM app_user u JOIN membership m ON m.user_id = u.id WHERE u.email = 'ada@a.test'",
-    )
-    .bind(f.lab)
-    .bind(kind)
-    .bind(units)
-    .bind(from_minutes)
-    .bind(to_minutes)
-    .bind(state)
-    .execute(&f.db)
-    .await
-    .unwrap();
+/// A booking of ada's from `from` to `to` minutes from now.
+async fn place(f: &Fixture, kind: &str, units: i32, from: i64, to: i64, state: &str) {
+    let now = Utc::now();
+    f.place(kind, units, (now + Duration::minutes(from), now + Duration::minutes(to)), state).await;
 }
 
 #[tokio::test]

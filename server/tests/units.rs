@@ -69,21 +69,8 @@ async fn booked_windows_read_the_same_gpu_hours_on_all_five_pages() {
     // Ada (team-a): 1 GPU for 3 h and 2 slices for 2 h, both ended at the hour.
     let hour = Utc::now().duration_trunc(Duration::hours(1)).unwrap();
     let (gpu_window, mig_window) = ((hour - Duration::hours(3), hour), (hour - Duration::hours(2), hour));
-    for (kind, units, (start, end)) in [(GPU, 1, gpu_window), (MIG, 2, mig_window)] {
-        sqlx::query(
-            "INSERT INTO booking (pool_id, kind, user_id, tenant_id, quantity, mode, starts_at, ends_at, state)
-             SELECT $1, $2, u.id, m.tenant_id, $3, 'interactive', $4, $5, 'completed'
-             FROM app_user u JOIN membership m ON m.user_id = u.id WHERE u.email = 'ada@a.test'",
-        )
-        .bind(f.lab)
-        .bind(kind)
-        .bind(units)
-        .bind(start)
-        .bind(end)
-        .execute(&f.db)
-        .await
-        .unwrap();
-    }
+    f.place(GPU, 1, gpu_window, "completed").await;
+    f.place(MIG, 2, mig_window, "completed").await;
     // By hand: 3 GPU-hours + 2 x 2 slice-hours / 4 = 1 GPU-hour; showback 3 x 2.50 + 4 x 0.75.
     let (gpu_hours, mig_gpu_hours, showback) = (3.0, 1.0, 10.5);
     let week = iso_week_of(Utc::now(), &Berlin);

@@ -105,6 +105,25 @@ impl Fixture {
         call(&self.app, method, path, token, body).await
     }
 
+    /// Places a booking of ada's (team-a) on the demo pool by hand, past
+    /// admission: known windows in any state, past ones included.
+    pub async fn place(&self, kind: &str, units: i32, (start, end): (DateTime<Utc>, DateTime<Utc>), state: &str) {
+        sqlx::query(
+            "INSERT INTO booking (pool_id, kind, user_id, tenant_id, quantity, mode, starts_at, ends_at, state)
+             SELECT $1, $2, u.id, m.tenant_id, $3, 'interactive', $4, $5, $6
+             FROM app_user u JOIN membership m ON m.user_id = u.id WHERE u.email = 'ada@a.test'",
+        )
+        .bind(self.lab)
+        .bind(kind)
+        .bind(units)
+        .bind(start)
+        .bind(end)
+        .bind(state)
+        .execute(&self.db)
+        .await
+        .unwrap();
+    }
+
     /// Books on the demo pool as `token`; returns status and body.
     pub async fn book(
         &self,
