@@ -10,7 +10,7 @@
 use super::{Cluster, Session, BOOKING_LABEL, MANAGED_BY};
 use serde_json::{json, Value};
 
-/// The PriorityClass of balloon pods (deploy/rbac/berth-scale-ahead.yaml).
+/// The PriorityClass of balloon pods (deploy/rbac/berth-worker.yaml).
 pub const BALLOON_PRIORITY_CLASS: &str = "berth-scale-ahead";
 
 /// How the room is held.
@@ -93,8 +93,8 @@ pub fn objects(session: &Session, cluster: &Cluster, ahead: &ScaleAhead) -> Vec<
     }
 }
 
-/// (apiVersion, kind) of what a mode keeps, the kind the worker lists to
-/// collect last: the one that names the booking.
+/// (apiVersion, kind) of what a mode keeps: the worker lists these to
+/// remove the room no booking needs any more.
 pub fn kinds(mode: AheadMode) -> &'static [(&'static str, &'static str)] {
     match mode {
         AheadMode::CapacityBuffer => &[("v1", "PodTemplate"), ("autoscaling.x-k8s.io/v1beta1", "CapacityBuffer")],
