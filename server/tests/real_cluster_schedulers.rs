@@ -224,12 +224,14 @@ async fn room_is_held_ahead_of_a_window_until_its_session_runs_and_never_for_a_c
     assert!(held(&w.admin, BUFFERS, "CapacityBuffer", &room(&later)).await.is_none());
     assert!(held(&w.admin, "v1", "PodTemplate", &room(&later)).await.is_none());
 
-    // Opening now: held while its workspace is not up, let go once its pods are bound and ready.
-    let now: Uuid = w.book(MIG, 1, "interactive", w.f.lab).await;
+    // Opened a minute ago (placed by hand: the API's windows start on the
+    // slot grid, up to 15 minutes back, past the 5 minutes' grace): held while
+    // its workspace is not up, let go once its pods are bound and ready.
+    let minute_ago = chrono::Utc::now() - chrono::Duration::minutes(1);
+    let now = w.f.place(MIG, 1, (minute_ago, minute_ago + chrono::Duration::hours(1)), "approved").await;
     w.worker.pass().await.unwrap();
-    if w.state(now).await == "approved" {
-        assert!(held(&w.admin, BUFFERS, "CapacityBuffer", &room(&now.to_string())).await.is_some());
-    }
+    assert_eq!(w.state(now).await, "approved", "no kubelet has made its workspace ready yet");
+    assert!(held(&w.admin, BUFFERS, "CapacityBuffer", &room(&now.to_string())).await.is_some());
     w.until_active(now, &lab_node_labels()).await;
     w.worker.pass().await.unwrap();
     assert!(held(&w.admin, BUFFERS, "CapacityBuffer", &room(&now.to_string())).await.is_none());

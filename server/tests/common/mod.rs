@@ -106,12 +106,21 @@ impl Fixture {
     }
 
     /// Places a booking of ada's (team-a) on the demo pool by hand, past
-    /// admission: known windows in any state, past ones included.
-    pub async fn place(&self, kind: &str, units: i32, (start, end): (DateTime<Utc>, DateTime<Utc>), state: &str) {
-        sqlx::query(
-            "INSERT INTO booking (pool_id, kind, user_id, tenant_id, quantity, mode, starts_at, ends_at, state)
-             SELECT $1, $2, u.id, m.tenant_id, $3, 'interactive', $4, $5, $6
-             FROM app_user u JOIN membership m ON m.user_id = u.id WHERE u.email = 'ada@a.test'",
+    /// admission: known windows in any state, past ones and ones off the
+    /// slot grid included. Returns its id.
+    pub async fn place(
+        &self,
+        kind: &str,
+        units: i32,
+        (start, end): (DateTime<Utc>, DateTime<Utc>),
+        state: &str,
+    ) -> Uuid {
+        sqlx::query_scalar(
+            "INSERT INTO booking (pool_id, kind, user_id, tenant_id, quantity, mode, starts_at, ends_at, state, image)
+             SELECT $1, $2, u.id, m.tenant_id, $3, 'interactive', $4, $5, $6, p.images[1]
+             FROM app_user u JOIN membership m ON m.user_id = u.id, pool p
+             WHERE u.email = 'ada@a.test' AND p.id = $1
+             RETURNING id",
         )
         .bind(self.lab)
         .bind(kind)
@@ -119,9 +128,9 @@ impl Fixture {
         .bind(start)
         .bind(end)
         .bind(state)
-        .execute(&self.db)
+        .fetch_one(&self.db)
         .await
-        .unwrap();
+        .unwrap()
     }
 
     /// Books on the demo pool as `token`; returns status and body.

@@ -48,6 +48,12 @@ pub async fn world(cluster: Cluster) -> Option<(World, tokio::sync::MutexGuard<'
 
 impl World {
     pub async fn book(&self, kind: &str, quantity: i32, mode: &str, pool: Uuid) -> Uuid {
+        // The slot running now is in the past once the next one begins: a
+        // request made a moment before a boundary waits for it.
+        let into_slot = (chrono::Utc::now() - super::current_slot()).num_milliseconds();
+        if into_slot > 15 * 60 * 1000 - 3000 {
+            tokio::time::sleep(Duration::from_millis((15 * 60 * 1000 - into_slot + 200) as u64)).await;
+        }
         let body = json!({ "pool_id": pool, "kind": kind, "quantity": quantity,
             "start": super::current_slot(), "end": slot(4), "mode": mode });
         let (status, body) = self.f.call(Method::POST, "/api/v1/bookings", Some(&self.f.ada), Some(body)).await;
