@@ -1,4 +1,6 @@
 //! The development login, idle expiry, and the purge of expired sessions.
+//! On a multi-thread runtime, as every test that renders a page in process:
+//! a server-side render occasionally never finished on a single-thread one.
 
 mod common;
 
@@ -25,7 +27,7 @@ async fn me(app: &Router, cookie: &str) -> (StatusCode, serde_json::Value) {
     raw(app, Request::get("/api/v1/me").header(header::COOKIE, cookie).body(Body::empty()).unwrap()).await
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_development_login_signs_in_as_a_seeded_user_only_when_enabled() {
     let db = fresh_db().await;
     server::seed::demo(&db).await.unwrap();
@@ -50,7 +52,7 @@ async fn the_development_login_signs_in_as_a_seeded_user_only_when_enabled() {
     assert!(!page.1.as_str().unwrap().contains("Development login"));
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn session_cookies_are_secure_when_the_public_url_is_https() {
     let db = fresh_db().await;
     server::seed::demo(&db).await.unwrap();
@@ -68,7 +70,7 @@ async fn session_cookies_are_secure_when_the_public_url_is_https() {
     assert!(cookie.contains("Secure") && cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax"), "{cookie}");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idle_sessions_expire_and_expired_rows_are_purged() {
     let portal = Portal::start_with(fresh_db().await, None, |config| {
         config.idle_timeout = std::time::Duration::from_secs(1);
@@ -93,7 +95,7 @@ async fn idle_sessions_expire_and_expired_rows_are_purged() {
     assert_eq!(rows(portal.db.clone()).await, 0, "expired sessions are deleted");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn behind_https_the_cookie_is_host_prefixed_and_secure_and_transport_security_is_strict() {
     let db = fresh_db().await;
     server::seed::demo(&db).await.unwrap();
