@@ -6,6 +6,8 @@
 # cluster running Berth, and deploy/ applied by kustomize.
 #
 #   kube-stack.sh start DIR [OWNER_PID]   start; stop again when OWNER_PID exits
+#   kube-stack.sh kueue DIR               add the real Kueue controller (as
+#                                         ../shared/envtest/kueue-start-and-check.sh runs it)
 #   kube-stack.sh stop DIR
 #
 # DIR receives admin.kubeconfig, worker.kubeconfig (deploy/'s berth-worker
@@ -185,8 +187,60 @@ watchdog() {
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 
+# Kueue out of the cluster, beside a started stack: its webhook server on a
+# loopback port with a certificate of the stack's CA, the webhook
+# configurations and the CRDs' conversion webhooks pointed at it, leader
+# election and internal certificates off. With internal certificates off
+# Kueue reads its metrics certificate from a fixed path and exits without
+# one, so a test one is written there (kept: every stack may use it).
+kueue() {
+  DIR="$(cd "$1" && pwd)"; API_PORT="$(cat "$DIR/api-port")"
+  export KUBECONFIG="$DIR/admin.kubeconfig"
+  local bin; bin="$(binary kueue)" || exit 3
+  local webhook_port health_port metrics_port name
+  webhook_port="$(free_port)"; health_port="$(free_port)"; metrics_port="$(free_port)"
+  mkdir -p "$DIR/kueue-certs" && cd "$DIR/pki"
+  for name in kueue-webhook kueue-metrics; do
+    openssl genrsa -out "$name.key" 2048 2>/dev/null
+    openssl req -new -key "$name.key" -subj "/CN=$name" -out "$name.csr" 2>/dev/null
+    printf '%s\n' 'basicConstraints=CA:FALSE' 'keyUsage=critical,digitalSignature,keyEncipherment' \
+      'extendedKeyUsage=serverAuth' 'subjectAltName=IP:127.0.0.1,DNS:localhost' > "$name.ext"
+    openssl x509 -req -in "$name.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -days 30 -extfile "$name.ext" \
+      -out "$name.crt" 2>/dev/null
+  done
+  cp kueue-webhook.crt "$DIR/kueue-certs/tls.crt" && cp kueue-webhook.key "$DIR/kueue-certs/tls.key"
+  local metrics=/etc/kueue/metrics/certs
+  if [ ! -f "$metrics/tls.crt" ]; then
+    mkdir -p "$metrics" && cp kueue-metrics.crt "$metrics/tls.crt" && cp kueue-metrics.key "$metrics/tls.key" \
+      || { echo "Kueue needs its metrics certificate in $metrics" >&2; exit 1; }
+  fi
+  cd "$ROOT"
+  "$KUBECTL" create namespace kueue-system > /dev/null 2>&1 || true
+  printf '%s\n' 'apiVersion: config.kueue.x-k8s.io/v1beta2' 'kind: Configuration' 'namespace: kueue-system' \
+    "health: {healthProbeBindAddress: \"127.0.0.1:$health_port\"}" \
+    "metrics: {bindAddress: \"127.0.0.1:$metrics_port\"}" \
+    "webhook: {host: 127.0.0.1, port: $webhook_port, certDir: \"$DIR/kueue-certs\"}" \
+    'leaderElection: {leaderElect: false}' 'internalCertManagement: {enable: false}' \
+    'integrations: {frameworks: [batch/job]}' > "$DIR/kueue-config.yaml"
+  # VisibilityOnDemand would start an aggregated API server of its own.
+  "$bin" --config="$DIR/kueue-config.yaml" --kubeconfig="$DIR/admin.kubeconfig" \
+    --feature-gates=VisibilityOnDemand=false --zap-log-level=2 > "$DIR/logs/kueue.log" 2>&1 &
+  echo $! >> "$DIR/pids"
+  wait_for 60 curl -sf "http://127.0.0.1:$health_port/readyz" || { tail -n 30 "$DIR/logs/kueue.log" >&2; exit 1; }
+  local base="https://127.0.0.1:$webhook_port" ca patch
+  ca="$(base64 -w0 "$DIR/pki/ca.crt")"
+  patch="{\"spec\":{\"conversion\":{\"strategy\":\"Webhook\",\"webhook\":{\"conversionReviewVersions\":[\"v1\"],\"clientConfig\":{\"url\":\"$base/convert\",\"caBundle\":\"$ca\"}}}}}"
+  for name in localqueues clusterqueues cohorts workloads multikueueclusters; do
+    "$KUBECTL" patch crd "$name.kueue.x-k8s.io" --type=merge -p "$patch" > /dev/null || exit 1
+  done
+  sed -e "s#__WEBHOOK_BASE__#$base#g" -e "s#__CA_BUNDLE__#$ca#g" "$ENVTEST/kueue/webhooks.yaml.tmpl" \
+    > "$DIR/kueue-webhooks.yaml"
+  "$KUBECTL" apply -f "$DIR/kueue-webhooks.yaml" > "$DIR/logs/kueue-webhooks.log" 2>&1 || exit 1
+}
+
 case "${1:-}" in
   start) start "$2" "${3:-}" ;;
+  kueue) kueue "$2" ;;
   stop) stop "$2" ;;
-  *) echo "usage: kube-stack.sh start DIR [OWNER_PID] | stop DIR" >&2; exit 2 ;;
+  *) echo "usage: kube-stack.sh start DIR [OWNER_PID] | kueue DIR | stop DIR" >&2; exit 2 ;;
 esac

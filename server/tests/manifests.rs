@@ -197,12 +197,13 @@ fn with_kueue_the_booking_is_a_cluster_queue_of_its_own_holding_what_the_quota_h
                 "namespaceSelector": { "matchLabels": { "kubernetes.io/metadata.name": "berth-team-a-0f0e0d0c" } },
                 "cohortName": "berth-pool-861c3a7c",
                 "resourceGroups": [{
-                    "coveredResources": ["nvidia.com/mig-1g.24gb", "cpu", "memory"],
+                    "coveredResources": ["nvidia.com/mig-1g.24gb", "cpu", "memory", "ephemeral-storage"],
                     "flavors": [{ "name": "berth-861c3a7c-mig-1g.24gb", "resources": [
                         // The quota's numbers: 2 units × 2 time-slice replicas, and its CPU and memory.
                         { "name": "nvidia.com/mig-1g.24gb", "nominalQuota": hard["requests.nvidia.com/mig-1g.24gb"], "borrowingLimit": "0" },
                         { "name": "cpu", "nominalQuota": hard["requests.cpu"], "borrowingLimit": "0" },
                         { "name": "memory", "nominalQuota": hard["requests.memory"], "borrowingLimit": "0" },
+                        { "name": "ephemeral-storage", "nominalQuota": hard["requests.ephemeral-storage"], "borrowingLimit": "0" },
                     ] }],
                 }],
                 "preemption": { "reclaimWithinCohort": "Any", "withinClusterQueue": "Never" },

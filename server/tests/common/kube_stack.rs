@@ -83,6 +83,21 @@ impl Stack {
         kube::Client::try_from(config).expect("client")
     }
 
+    /// Adds the real Kueue controller to this stack, once per test binary
+    /// (`.ci/kube-stack.sh kueue`).
+    pub fn with_kueue(&self) {
+        static STARTED: OnceLock<()> = OnceLock::new();
+        STARTED.get_or_init(|| {
+            let output = Command::new("bash")
+                .arg(repo_root().join(".ci/kube-stack.sh"))
+                .arg("kueue")
+                .arg(&self.dir)
+                .output()
+                .expect("bash runs");
+            assert!(output.status.success(), "Kueue did not start: {}", String::from_utf8_lossy(&output.stderr));
+        });
+    }
+
     /// `kubectl` as admin against this stack.
     pub fn kubectl(&self, args: &[&str]) -> std::process::Output {
         Command::new(std::env::var("KUBECTL").unwrap_or_else(|_| "kubectl".into()))

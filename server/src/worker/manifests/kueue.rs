@@ -53,7 +53,9 @@ pub fn resource_flavor(session: &Session) -> Value {
 }
 
 /// The booked kind's units × time-slice replicas (the ResourceQuota's
-/// number), and CPU and memory as the pool grants them, admitted only from
+/// number), and CPU, memory and ephemeral storage as the quota grants them
+/// (Kueue counts the LimitRange's defaults into a Job's requests, and a
+/// resource no queue covers is never admitted), admitted only from
 /// the session's namespace (the API server's immutable
 /// `kubernetes.io/metadata.name` label).
 pub fn cluster_queue(session: &Session) -> Value {
@@ -67,13 +69,14 @@ pub fn cluster_queue(session: &Session) -> Value {
             "namespaceSelector": { "matchLabels": { "kubernetes.io/metadata.name": session.namespace() } },
             "cohortName": cohort(session),
             "resourceGroups": [{
-                "coveredResources": [session.kind.kind.as_str(), "cpu", "memory"],
+                "coveredResources": [session.kind.kind.as_str(), "cpu", "memory", "ephemeral-storage"],
                 "flavors": [{
                     "name": flavor_name(session),
                     "resources": [
                         resource(&session.kind.kind, session.schedulable_units().to_string()),
                         resource("cpu", cpu(q * i64::from(session.kind.cpu_millis_per_unit))),
                         resource("memory", memory(q * i64::from(session.kind.memory_mib_per_unit))),
+                        resource("ephemeral-storage", format!("{}Gi", q * i64::from(session.kind.storage_gib_per_unit))),
                     ],
                 }],
             }],
