@@ -251,6 +251,17 @@ async fn room_is_held_ahead_of_a_window_until_its_session_runs_and_never_for_a_c
     let deployment = held(&w.admin, "apps/v1", "Deployment", &room(&soon)).await.expect("a placeholder Deployment");
     assert_eq!(deployment["spec"]["replicas"], 1);
     assert_eq!(deployment["spec"]["template"]["spec"]["priorityClassName"], "berth-scale-ahead");
+    // The worker's account cannot use such a Deployment to run as the portal.
+    let mut disguised: DynamicObject = serde_json::from_value(deployment.clone()).unwrap();
+    disguised.metadata.name = Some("berth-ahead-disguised".into());
+    disguised.metadata.resource_version = None;
+    disguised.metadata.uid = None;
+    disguised.data["spec"]["template"]["spec"]["serviceAccountName"] = "berth-portal".into();
+    disguised.data["spec"]["template"]["spec"]["automountServiceAccountToken"] = true.into();
+    let as_worker: Api<DynamicObject> =
+        Api::namespaced_with(w.stack.client(As::Worker).await, "berth", &resource("apps/v1", "Deployment"));
+    let (code, message) = refusal(as_worker.create(&PostParams::default(), &disguised).await);
+    assert_eq!(code, 422, "{message}");
     cancel(&w, &soon).await;
     balloons.pass().await.unwrap();
     assert!(held(&w.admin, "apps/v1", "Deployment", &room(&soon)).await.is_none());
