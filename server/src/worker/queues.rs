@@ -7,19 +7,11 @@
 
 use super::manifests::{self, kueue};
 use super::reconcile::Reconciler;
+use super::retry::gone;
 use super::snapshot::resource;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 use std::collections::HashSet;
 use uuid::Uuid;
-
-/// A 404 is what deleting wanted.
-fn gone<T>(result: Result<T, kube::Error>) -> Result<(), kube::Error> {
-    match result {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
-        Err(err) => Err(err),
-    }
-}
 
 impl Reconciler {
     /// Drains and deletes Berth's ClusterQueues (and their LocalQueues)

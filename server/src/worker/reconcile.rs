@@ -265,17 +265,9 @@ impl Reconciler {
         let pods: Api<Pod> = Api::namespaced(self.client.clone(), &name);
         let (now, every) =
             (DeleteParams { grace_period_seconds: Some(0), ..DeleteParams::default() }, ListParams::default());
-        match self.retrying(|| pods.delete_collection(&now, &every)).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(status)) if status.code == 404 => {}
-            Err(err) => return Err(err.into()),
-        }
+        super::retry::gone(self.retrying(|| pods.delete_collection(&now, &every)).await)?;
         let params = DeleteParams::default();
-        match self.retrying(|| namespaces.delete(&name, &params)).await {
-            Ok(_) => Ok(()),
-            Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
-            Err(err) => Err(err.into()),
-        }
+        Ok(super::retry::gone(self.retrying(|| namespaces.delete(&name, &params)).await)?)
     }
 
     /// Converges one session and records what happened: the steps for the

@@ -47,6 +47,15 @@ const MESSAGE_CHARS: usize = 600;
 /// `Status.message`, such as "exceeded quota: berth-session, requested:
 /// requests.storage=200Gi, …", which names what was refused and why — or
 /// else the HTTP status; never a stack of internals.
+/// A delete's (or a drain's) answer: a 404 is what it wanted.
+pub fn gone<T>(result: Result<T, kube::Error>) -> Result<(), kube::Error> {
+    match result {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+        Err(err) => Err(err),
+    }
+}
+
 pub fn describe(err: &kube::Error) -> String {
     match err {
         kube::Error::Api(status) if !status.message.trim().is_empty() => {
