@@ -63,6 +63,8 @@ impl Bench {
             node_selector: Default::default(),
             tolerations: vec![],
             time_zone: "UTC".into(),
+            backfill_namespace: None,
+            scale_ahead_minutes: None,
             kinds: vec![KindSpec {
                 kind: KIND.into(),
                 capacity: 5000,
@@ -73,6 +75,7 @@ impl Bench {
                 storage_gib_per_unit: 50,
                 slices_per_gpu: None,
                 price_per_unit_hour: None,
+                lend_idle: false,
             }],
         };
         let pool = pools::create(&db, &principal, new).await.unwrap().id;

@@ -31,6 +31,8 @@ fn demo_pool() -> NewPool {
             ..Toleration::default()
         }],
         time_zone: "Europe/Berlin".into(),
+        backfill_namespace: None,
+        scale_ahead_minutes: None,
         kinds: vec![
             KindSpec {
                 kind: "nvidia.com/gpu".into(),
@@ -42,6 +44,7 @@ fn demo_pool() -> NewPool {
                 storage_gib_per_unit: 200,
                 slices_per_gpu: None,
                 price_per_unit_hour: None,
+                lend_idle: false,
             },
             KindSpec {
                 kind: "nvidia.com/mig-1g.24gb".into(),
@@ -53,6 +56,7 @@ fn demo_pool() -> NewPool {
                 storage_gib_per_unit: 50,
                 slices_per_gpu: None,
                 price_per_unit_hour: None,
+                lend_idle: false,
             },
         ],
     }

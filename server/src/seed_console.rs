@@ -35,8 +35,11 @@ fn approval_pool() -> NewPool {
             storage_gib_per_unit: 100,
             slices_per_gpu: None,
             price_per_unit_hour: None,
+            lend_idle: false,
         }],
         time_zone: "Europe/Berlin".into(),
+        backfill_namespace: None,
+        scale_ahead_minutes: None,
     }
 }
 

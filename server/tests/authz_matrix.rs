@@ -281,6 +281,8 @@ fn big_pool(name: &str, requires_approval: bool) -> NewPool {
         node_selector: Default::default(),
         tolerations: vec![],
         time_zone: "UTC".into(),
+        backfill_namespace: None,
+        scale_ahead_minutes: None,
         kinds: vec![KindSpec {
             kind: MIG.into(),
             capacity: 1000,
@@ -291,6 +293,7 @@ fn big_pool(name: &str, requires_approval: bool) -> NewPool {
             storage_gib_per_unit: 10,
             slices_per_gpu: None,
             price_per_unit_hour: None,
+            lend_idle: false,
         }],
     }
 }

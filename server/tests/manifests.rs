@@ -23,6 +23,7 @@ fn session() -> Session {
             cpu_millis_per_unit: 4000,
             memory_mib_per_unit: 32768,
             storage_gib_per_unit: 50,
+            lend_idle: false,
         },
         other_kinds: vec!["nvidia.com/gpu".into(), "nvidia.com/mig-3g.48gb".into()],
         placement: app::model::Placement {
@@ -175,7 +176,7 @@ fn with_kueue_the_booking_is_a_cluster_queue_of_its_own_holding_what_the_quota_h
     use manifests::kueue;
     let session = session();
     let (flavor, queue, local) =
-        (kueue::resource_flavor(&session), kueue::cluster_queue(&session), kueue::local_queue(&session));
+        (kueue::session_flavor(&session), kueue::cluster_queue(&session), kueue::local_queue(&session));
     assert_eq!(
         flavor,
         json!({

@@ -50,6 +50,10 @@ pub struct BookingCard {
 /// Jobs labelled `kueue.x-k8s.io/queue-name: session` run on the booked units.
 pub const KUEUE_LOCAL_QUEUE: &str = "session";
 
+/// The LocalQueue of a pool's backfill, in the namespace its admin names:
+/// preemptible Jobs there run on idle booked units of lending kinds.
+pub const KUEUE_BACKFILL_QUEUE: &str = "backfill";
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MyBookings {
     pub now: DateTime<Utc>,

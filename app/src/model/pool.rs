@@ -69,6 +69,9 @@ pub struct PoolKind {
     /// The kind's own price per unit-hour; `None` charges its share of the
     /// pool's price per GPU-hour.
     pub price_per_unit_hour: Option<f64>,
+    /// Sessions of this kind lend their idle booked units to the pool's
+    /// backfill queue (`--kueue`), which gives them back at once.
+    pub lend_idle: bool,
 }
 
 impl PoolKind {
@@ -107,6 +110,22 @@ pub struct Pool {
     /// Retired by an admin: no new bookings, the existing ones are kept.
     #[serde(default)]
     pub retired: bool,
+    #[serde(flatten)]
+    pub scheduling: Scheduling,
+}
+
+/// What the pool tells the cluster's own schedulers (acting only with the
+/// worker's `--kueue` and `--scale-ahead`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Scheduling {
+    /// Where the pool's backfill LocalQueue lives: batch Jobs submitted
+    /// there run on its lending kinds' idle booked units (`--kueue`).
+    #[serde(default)]
+    pub backfill_namespace: Option<String>,
+    /// The pool's own lead time for room held ahead of a window, minutes;
+    /// none follows the site's `--scale-ahead`, 0 holds none.
+    #[serde(default)]
+    pub scale_ahead_minutes: Option<i32>,
 }
 
 impl Pool {
@@ -176,6 +195,9 @@ pub struct KindSpec {
     /// Left out, the kind pays its share of the pool's price per GPU-hour.
     #[serde(default)]
     pub price_per_unit_hour: Option<f64>,
+    /// Lend idle booked units to the pool's backfill queue.
+    #[serde(default)]
+    pub lend_idle: bool,
 }
 
 impl From<KindSpec> for PoolKind {
@@ -183,6 +205,7 @@ impl From<KindSpec> for PoolKind {
         Self {
             slices_per_gpu: s.slices_per_gpu.unwrap_or_else(|| default_slices_per_gpu(&s.kind)),
             price_per_unit_hour: s.price_per_unit_hour,
+            lend_idle: s.lend_idle,
             kind: s.kind,
             capacity: s.capacity,
             replicas_per_unit: s.replicas_per_unit,
@@ -223,6 +246,11 @@ pub struct NewPool {
     /// IANA zone whose ISO weeks the weekly quotas count; UTC when left out.
     #[serde(default = "utc")]
     pub time_zone: String,
+    /// See `Scheduling` (not flattened: unknown fields are refused here).
+    #[serde(default)]
+    pub backfill_namespace: Option<String>,
+    #[serde(default)]
+    pub scale_ahead_minutes: Option<i32>,
 }
 
 fn utc() -> String {
@@ -253,6 +281,10 @@ pub struct PoolPatch {
     pub time_zone: Option<String>,
     /// `true` retires the pool (no new bookings), `false` reopens it.
     pub retired: Option<bool>,
+    /// `""` removes it.
+    pub backfill_namespace: Option<String>,
+    /// `-1` removes the pool's own lead time (the site's applies again).
+    pub scale_ahead_minutes: Option<i32>,
 }
 
 #[cfg(test)]
@@ -278,6 +310,7 @@ mod tests {
             storage_gib_per_unit: 10,
             slices_per_gpu: None,
             price_per_unit_hour: None,
+            lend_idle: false,
         });
         assert_eq!((kind.gpu_share(), kind.unit_price(8.0)), (0.25, 2.0));
         assert_eq!(PoolKind { price_per_unit_hour: Some(3.0), ..kind }.unit_price(8.0), 3.0);

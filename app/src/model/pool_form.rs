@@ -23,6 +23,8 @@ pub struct KindForm {
     pub slices_per_gpu: String,
     /// Empty: the kind's share of the pool's price per GPU-hour.
     pub price_per_unit_hour: String,
+    /// A checkbox: present ("on") when ticked.
+    pub lend_idle: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -45,6 +47,10 @@ pub struct PoolForm {
     pub node_selector: String,
     pub tolerations: String,
     pub kinds: Vec<KindForm>,
+    /// Empty: no backfill queue.
+    pub backfill_namespace: String,
+    /// Empty: the site's `--scale-ahead`.
+    pub scale_ahead_minutes: String,
 }
 
 fn number<T: std::str::FromStr>(field: &str, text: &str) -> Result<T, FieldError> {
@@ -123,6 +129,7 @@ impl KindForm {
             storage_gib_per_unit: or(&self.storage_gib_per_unit, 100, "storage_gib_per_unit")?,
             slices_per_gpu: optional(&field("slices_per_gpu"), &self.slices_per_gpu)?,
             price_per_unit_hour: optional(&field("price_per_unit_hour"), &self.price_per_unit_hour)?,
+            lend_idle: self.lend_idle.is_some(),
         })
     }
 }
@@ -171,6 +178,8 @@ impl PoolForm {
                 "" => "UTC".into(),
                 zone => zone.to_string(),
             },
+            backfill_namespace: Some(self.backfill_namespace.trim().to_string()).filter(|n| !n.is_empty()),
+            scale_ahead_minutes: optional("scale_ahead_minutes", &self.scale_ahead_minutes)?,
         })
     }
 
@@ -195,6 +204,9 @@ impl PoolForm {
             tolerations: Some(new.tolerations),
             time_zone: Some(new.time_zone),
             retired: None,
+            // Emptied fields remove the pool's own setting.
+            backfill_namespace: Some(new.backfill_namespace.unwrap_or_default()),
+            scale_ahead_minutes: Some(new.scale_ahead_minutes.unwrap_or(-1)),
         })
     }
 
@@ -234,8 +246,11 @@ impl PoolForm {
                     storage_gib_per_unit: k.storage_gib_per_unit.to_string(),
                     slices_per_gpu: k.slices_per_gpu.to_string(),
                     price_per_unit_hour: k.price_per_unit_hour.map(|p| p.to_string()).unwrap_or_default(),
+                    lend_idle: k.lend_idle.then(|| "on".into()),
                 })
                 .collect(),
+            backfill_namespace: pool.scheduling.backfill_namespace.clone().unwrap_or_default(),
+            scale_ahead_minutes: pool.scheduling.scale_ahead_minutes.map(|m| m.to_string()).unwrap_or_default(),
         }
     }
 }

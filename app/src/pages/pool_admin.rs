@@ -253,12 +253,20 @@ fn PoolFormView(id: String, form: PoolForm, currency: String, save: ServerAction
                 <label>"Tolerations (taint syntax per line: key=value:NoSchedule, key:NoSchedule or key)"
                     <textarea name="form[tolerations]" rows="2">{form.tolerations.clone()}</textarea></label>
             </fieldset>
+            <fieldset><legend>"Cluster schedulers"</legend>
+                <p class="hint">"Act only when the worker runs with --kueue (lending) or --scale-ahead (lead time)."</p>
+                {text("Backfill namespace (Kueue: preemptible Jobs there run on idle booked units of lending kinds)",
+                    "backfill_namespace", form.backfill_namespace.clone(), "batch-backfill")}
+                {text("Nodes ready ahead (minutes before a window; empty: the site's, 0: none)",
+                    "scale_ahead_minutes", form.scale_ahead_minutes.clone(), "")}
+            </fieldset>
             <table class="bookings kinds-form">
                 <caption>"Resource kinds (a kind is never removed; lower its capacity to 0 instead)"</caption>
                 <thead><tr><th>"Kind"</th><th>"Physical units"</th><th>"Time-slice replicas per unit"</th><th>"VRAM GB"</th>
                     <th>"CPU millicores"</th><th>"Memory MiB"</th><th>"Storage GiB"</th>
                     <th>"Units per GPU (empty: the MIG profile's)"</th>
-                    <th>{format!("Price per unit-hour, {currency} (empty: share of the GPU's)")}</th></tr></thead>
+                    <th>{format!("Price per unit-hour, {currency} (empty: share of the GPU's)")}</th>
+                    <th>"Lends idle units"</th></tr></thead>
                 <tbody>
                     {rows.iter().copied().enumerate().map(|(i, row)| {
                         // Each input writes its field of the row, which the preview reads.
@@ -281,6 +289,9 @@ fn PoolFormView(id: String, form: PoolForm, currency: String, save: ServerAction
                                 {cell("storage_gib_per_unit", |k| &mut k.storage_gib_per_unit, "Storage GiB")}
                                 {cell("slices_per_gpu", |k| &mut k.slices_per_gpu, "Units per GPU")}
                                 {cell("price_per_unit_hour", |k| &mut k.price_per_unit_hour, "Price per unit-hour")}
+                                <td><input type="checkbox" name=format!("form[kinds][{i}][lend_idle]")
+                                    checked=row.with_untracked(|k| k.lend_idle.is_some())
+                                    aria-label=format!("Lends idle units, kind row {}", i + 1)/></td>
                             </tr>
                         }
                     }).collect_view()}

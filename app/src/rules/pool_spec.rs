@@ -118,6 +118,44 @@ pub fn validate_kinds(kinds: &[KindSpec], require_some: bool) -> Result<(), Fiel
     Ok(())
 }
 
+/// The longest lead time a pool may hold room ahead of a window: a day.
+pub const MAX_SCALE_AHEAD_MINUTES: i32 = 1440;
+
+/// A pool's scheduling options (see `model::Scheduling`): the backfill
+/// namespace is a DNS label and not a session namespace (`berth-…`, which
+/// the worker deletes with its booking), and a lending kind needs one.
+pub fn validate_scheduling(scheduling: &crate::model::Scheduling, lending: bool) -> Result<(), FieldError> {
+    if let Some(namespace) = &scheduling.backfill_namespace {
+        let b = namespace.as_bytes();
+        let label = !b.is_empty()
+            && b.len() <= 63
+            && b[0].is_ascii_alphanumeric()
+            && b[b.len() - 1].is_ascii_alphanumeric()
+            && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-');
+        if !label {
+            return Err(FieldError::new(
+                "backfill_namespace",
+                "must be a namespace name: lower-case letters, digits and '-', at most 63",
+            ));
+        }
+        if namespace.starts_with("berth-") || namespace == "berth" {
+            return Err(FieldError::new("backfill_namespace", "must not be Berth's own or a session's namespace"));
+        }
+    }
+    if lending && scheduling.backfill_namespace.is_none() {
+        return Err(FieldError::new("backfill_namespace", "is needed when a kind lends its idle units"));
+    }
+    if let Some(minutes) = scheduling.scale_ahead_minutes {
+        if !(0..=MAX_SCALE_AHEAD_MINUTES).contains(&minutes) {
+            return Err(FieldError::new(
+                "scale_ahead_minutes",
+                format!("must be between 0 and {MAX_SCALE_AHEAD_MINUTES} (empty: the site's)"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// A label name: 1–63 characters, alphanumeric at both ends, `-_.` inside.
 fn is_label_name(name: &str) -> bool {
     let bytes = name.as_bytes();

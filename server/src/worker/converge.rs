@@ -78,7 +78,7 @@ impl Reconciler {
     /// Applies `object` (server-side apply, field manager `berth`, stamped
     /// with its digest) unless `live` carries that digest; returns whether
     /// it wrote.
-    async fn apply_unless_current(&self, object: &Value, live: Option<&Value>) -> Result<bool, kube::Error> {
+    pub(super) async fn apply_unless_current(&self, object: &Value, live: Option<&Value>) -> Result<bool, kube::Error> {
         let api = api_for(&self.client, object);
         let name = object["metadata"]["name"].as_str().unwrap_or_default();
         let up_to_date = up_to_date(object, live);

@@ -6,6 +6,7 @@
 //! and repeated by `run` on notifications, timers and watch events.
 
 pub mod ahead;
+pub mod backfill;
 pub mod converge;
 pub mod manifests;
 pub mod progress;

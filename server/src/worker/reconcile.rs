@@ -1,6 +1,6 @@
 //! One pass of the worker: stop what must stop, collect namespaces whose
 //! booking no longer runs, start or repair what must run, keep the image
-//! cache. Desired state comes from PostgreSQL; the cluster is only read and
+//! cache and the pools' backfill queues. Desired state comes from PostgreSQL; the cluster is only read and
 //! written through `kube::Client`. Idempotent: a pass over a converged
 //! cluster reads but writes nothing (neither to the cluster nor to the
 //! database), and a pass interrupted after any step is finished by the next.
@@ -190,14 +190,14 @@ impl Reconciler {
         let mut report = PassReport::default();
         let due = provisioning::due(&self.db).await?;
         let active: Vec<_> = due.running.into_iter().filter(|(_, state)| *state == BookingState::Active).collect();
+        let (retries, delay) = (self.policy.retries, self.policy.retry_delay);
+        let mut snapshot = Snapshot::default();
         if !active.is_empty() {
             let managed = self.managed_namespaces().await?;
             let namespaces = active.iter().map(|(facts, _)| manifests::namespace_name(&facts.tenant, facts.booking_id));
-            let namespaces = namespaces.collect();
-            let mut snapshot =
-                Snapshot::read(&self.client, &namespaces, self.policy.retries, self.policy.retry_delay).await?;
+            snapshot = Snapshot::read(&self.client, &namespaces.collect(), retries, delay).await?;
             if self.cluster.kueue {
-                snapshot.read_kueue(&self.client, self.policy.retries, self.policy.retry_delay).await?;
+                snapshot.read_kueue(&self.client, retries, delay).await?;
             }
             let ids: Vec<Uuid> = active.iter().map(|(facts, _)| facts.booking_id).collect();
             let mut stored = session_status::load(&self.db, &ids).await?;
@@ -205,6 +205,12 @@ impl Reconciler {
                 let before = stored.remove(&facts.booking_id).unwrap_or_default();
                 self.run_session(facts, state, before, (&managed, Some(&snapshot)), &mut report).await?;
             }
+        } else if self.cluster.kueue {
+            // The backfill queues stay while their pools lend, sessions or not.
+            snapshot.read_kueue(&self.client, retries, delay).await?;
+        }
+        if self.cluster.kueue {
+            self.keep_backfill(&snapshot, &mut report).await?;
         }
         if let Some(cache) = &self.cluster.image_cache {
             let mut images = provisioning::pool_images(&self.db).await?;

@@ -131,7 +131,10 @@ impl Snapshot {
             let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource(api_version, kind));
             let mut params = ListParams::default().labels(&super::manifests::managed_selector()).limit(PAGE);
             loop {
-                let Some((items, next)) = page(&api, &params, kind == "Deployment", retries, delay).await? else {
+                // Whole objects where the status matters: workspaces' readiness,
+                // the backfill queues' usage (lent units).
+                let whole = kind == "Deployment" || kind == "ClusterQueue";
+                let Some((items, next)) = page(&api, &params, whole, retries, delay).await? else {
                     break;
                 };
                 for mut item in items {
@@ -167,6 +170,11 @@ impl Snapshot {
 
     pub fn is_empty(&self) -> bool {
         self.objects.is_empty()
+    }
+
+    /// Every live object of `kind`.
+    pub fn of_kind<'a>(&'a self, kind: &'a str) -> impl Iterator<Item = &'a Value> + 'a {
+        self.objects.iter().filter(move |((k, _, _), _)| k == kind).map(|(_, value)| value)
     }
 
     /// The live counterpart of a desired object, if the cluster holds it.

@@ -23,6 +23,7 @@ pub fn session(tenant: &str, id: &str, kind: &str, selector: &[(&str, &str)]) ->
             cpu_millis_per_unit: 4000,
             memory_mib_per_unit: 32768,
             storage_gib_per_unit: 50,
+            lend_idle: false,
         },
         other_kinds: vec!["nvidia.com/gpu".into()],
         placement: app::model::Placement {

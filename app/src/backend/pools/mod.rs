@@ -7,7 +7,9 @@ pub mod form;
 use crate::backend::audit::{self, Subject};
 use crate::backend::bookings::locks::{live_usages, lock_kind};
 use crate::backend::error::{ServiceError, ServiceResult};
-use crate::model::{KindSpec, NewPool, Placement, Pool, PoolKind, PoolPatch, PoolRules, Principal, Toleration, Window};
+use crate::model::{
+    KindSpec, NewPool, Placement, Pool, PoolKind, PoolPatch, PoolRules, Principal, Scheduling, Toleration, Window,
+};
 use crate::rules::capacity::{free_steps, Step};
 use crate::rules::window::check_in_range;
 use crate::rules::{pool_spec, FieldError};
@@ -31,6 +33,8 @@ struct PoolRow {
     tolerations: sqlx::types::Json<Vec<Toleration>>,
     time_zone: String,
     retired: bool,
+    backfill_namespace: Option<String>,
+    scale_ahead_minutes: Option<i32>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -45,6 +49,7 @@ struct KindRow {
     storage_gib_per_unit: i32,
     slices_per_gpu: i32,
     price_per_unit_hour: Option<f64>,
+    lend_idle: bool,
 }
 
 /// SQL condition "pool p may be booked by someone in tenants $2, or $1 is an admin".
@@ -63,6 +68,7 @@ async fn load(conn: &mut PgConnection, reader: &Principal, only: Option<Uuid>) -
         "SELECT p.id, p.name, p.description, p.gpu_model, p.requires_approval, p.granularity_minutes,
                 p.max_booking_minutes, p.horizon_days, p.min_notice_minutes, p.price_per_gpu_hour, p.images,
                 p.node_selector, p.tolerations, p.time_zone, p.retired_at IS NOT NULL AS retired,
+                p.backfill_namespace, p.scale_ahead_minutes,
                 ARRAY(SELECT t.slug FROM pool_tenant pt JOIN tenant t ON t.id = pt.tenant_id
                       WHERE pt.pool_id = p.id ORDER BY t.slug) AS tenants
          FROM pool p
@@ -74,7 +80,7 @@ async fn load(conn: &mut PgConnection, reader: &Principal, only: Option<Uuid>) -
     let ids: Vec<Uuid> = pools.iter().map(|p| p.id).collect();
     let kinds: Vec<KindRow> = sqlx::query_as(
         "SELECT pool_id, kind, capacity, replicas_per_unit, vram_gb_per_unit, cpu_millis_per_unit, memory_mib_per_unit,
-                storage_gib_per_unit, slices_per_gpu, price_per_unit_hour
+                storage_gib_per_unit, slices_per_gpu, price_per_unit_hour, lend_idle
          FROM pool_kind WHERE pool_id = ANY($1) ORDER BY kind",
     )
     .bind(&ids)
@@ -96,6 +102,7 @@ async fn load(conn: &mut PgConnection, reader: &Principal, only: Option<Uuid>) -
                     storage_gib_per_unit: k.storage_gib_per_unit,
                     slices_per_gpu: k.slices_per_gpu,
                     price_per_unit_hour: k.price_per_unit_hour,
+                    lend_idle: k.lend_idle,
                 })
                 .collect(),
             id: p.id,
@@ -110,6 +117,7 @@ async fn load(conn: &mut PgConnection, reader: &Principal, only: Option<Uuid>) -
             placement: Placement { node_selector: p.node_selector.0, tolerations: p.tolerations.0 },
             time_zone: p.time_zone,
             retired: p.retired,
+            scheduling: Scheduling { backfill_namespace: p.backfill_namespace, scale_ahead_minutes: p.scale_ahead_minutes },
         })
         .collect())
 }
@@ -163,13 +171,13 @@ async fn upsert_kind(conn: &mut PgConnection, pool_id: Uuid, spec: &KindSpec) ->
     sqlx::query(
         "INSERT INTO pool_kind (pool_id, kind, capacity, replicas_per_unit, vram_gb_per_unit,
                                 cpu_millis_per_unit, memory_mib_per_unit, storage_gib_per_unit,
-                                slices_per_gpu, price_per_unit_hour)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+                                slices_per_gpu, price_per_unit_hour, lend_idle)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
          ON CONFLICT (pool_id, kind) DO UPDATE SET capacity = excluded.capacity,
              replicas_per_unit = excluded.replicas_per_unit, vram_gb_per_unit = excluded.vram_gb_per_unit,
              cpu_millis_per_unit = excluded.cpu_millis_per_unit, memory_mib_per_unit = excluded.memory_mib_per_unit,
              storage_gib_per_unit = excluded.storage_gib_per_unit, slices_per_gpu = excluded.slices_per_gpu,
-             price_per_unit_hour = excluded.price_per_unit_hour",
+             price_per_unit_hour = excluded.price_per_unit_hour, lend_idle = excluded.lend_idle",
     )
     .bind(pool_id)
     .bind(&spec.kind)
@@ -181,6 +189,7 @@ async fn upsert_kind(conn: &mut PgConnection, pool_id: Uuid, spec: &KindSpec) ->
     .bind(spec.storage_gib_per_unit)
     .bind(slices_per_gpu)
     .bind(spec.price_per_unit_hour)
+    .bind(spec.lend_idle)
     .execute(&mut *conn)
     .await?;
     Ok(())
@@ -206,14 +215,17 @@ pub async fn create(db: &PgPool, principal: &Principal, new: NewPool) -> Service
     }
     pool_spec::validate_placement(&new.node_selector, &new.tolerations)?;
     validate_time_zone(&new.time_zone)?;
+    let scheduling =
+        Scheduling { backfill_namespace: new.backfill_namespace.clone(), scale_ahead_minutes: new.scale_ahead_minutes };
+    pool_spec::validate_scheduling(&scheduling, new.kinds.iter().any(|k| k.lend_idle))?;
 
     let mut tx = db.begin().await?;
     check_separate(&mut tx, None, &new.node_selector).await?;
     let id: Uuid = sqlx::query_scalar(
         "INSERT INTO pool (name, description, gpu_model, requires_approval, granularity_minutes,
                            max_booking_minutes, horizon_days, min_notice_minutes, price_per_gpu_hour, images,
-                           node_selector, tolerations, time_zone)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id",
+                           node_selector, tolerations, time_zone, backfill_namespace, scale_ahead_minutes)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING id",
     )
     .bind(new.name.trim())
     .bind(&new.description)
@@ -228,6 +240,8 @@ pub async fn create(db: &PgPool, principal: &Principal, new: NewPool) -> Service
     .bind(sqlx::types::Json(&new.node_selector))
     .bind(sqlx::types::Json(&new.tolerations))
     .bind(&new.time_zone)
+    .bind(&scheduling.backfill_namespace)
+    .bind(scheduling.scale_ahead_minutes)
     .fetch_one(&mut *tx)
     .await?;
     replace_tenants(&mut tx, id, &new.tenants).await?;
@@ -310,6 +324,22 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPat
     pool_spec::validate_kinds(&kinds, false)?;
     let node_selector = patch.node_selector.as_ref().unwrap_or(&current.placement.node_selector);
     pool_spec::validate_placement(node_selector, patch.tolerations.as_ref().unwrap_or(&current.placement.tolerations))?;
+    // A lending kind needs the backfill namespace, whichever of the two changes.
+    let scheduling = Scheduling {
+        backfill_namespace: match patch.backfill_namespace.as_deref() {
+            Some("") => None,
+            Some(namespace) => Some(namespace.to_string()),
+            None => current.scheduling.backfill_namespace.clone(),
+        },
+        scale_ahead_minutes: match patch.scale_ahead_minutes {
+            Some(-1) => None,
+            Some(minutes) => Some(minutes),
+            None => current.scheduling.scale_ahead_minutes,
+        },
+    };
+    let lending = current.kinds.iter().filter(|k| !kinds.iter().any(|s| s.kind == k.kind)).any(|k| k.lend_idle)
+        || kinds.iter().any(|k| k.lend_idle);
+    pool_spec::validate_scheduling(&scheduling, lending)?;
     let back_in_service = current.retired && patch.retired == Some(false);
     if patch.node_selector.is_some() || back_in_service {
         check_separate(&mut tx, Some(id), node_selector).await?;
@@ -321,7 +351,7 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPat
              granularity_minutes = $6, max_booking_minutes = $7, horizon_days = $8, min_notice_minutes = $9,
              price_per_gpu_hour = coalesce($10, price_per_gpu_hour), images = coalesce($11, images),
              node_selector = coalesce($12, node_selector), tolerations = coalesce($13, tolerations),
-             time_zone = coalesce($14, time_zone),
+             time_zone = coalesce($14, time_zone), backfill_namespace = $16, scale_ahead_minutes = $17,
              retired_at = CASE WHEN $15::boolean IS NULL THEN retired_at WHEN $15::boolean THEN coalesce(retired_at, now()) END
          WHERE id = $1",
     )
@@ -340,6 +370,8 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPat
     .bind(patch.tolerations.as_ref().map(sqlx::types::Json))
     .bind(&patch.time_zone)
     .bind(patch.retired)
+    .bind(&scheduling.backfill_namespace)
+    .bind(scheduling.scale_ahead_minutes)
     .execute(&mut *tx)
     .await?;
     if let Some(tenants) = &patch.tenants {
@@ -394,6 +426,8 @@ fn changed_fields(patch: &PoolPatch) -> String {
         ("tolerations", patch.tolerations.is_some()),
         ("time_zone", patch.time_zone.is_some()),
         ("retired", patch.retired.is_some()),
+        ("backfill_namespace", patch.backfill_namespace.is_some()),
+        ("scale_ahead_minutes", patch.scale_ahead_minutes.is_some()),
     ];
     let names: Vec<&str> = set.iter().filter(|(_, present)| *present).map(|(name, _)| *name).collect();
     format!("changed: {}", if names.is_empty() { "nothing".to_string() } else { names.join(", ") })

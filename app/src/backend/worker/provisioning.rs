@@ -101,7 +101,7 @@ async fn facts_of(db: &PgPool, ids: &[Uuid]) -> ServiceResult<Vec<BookingFacts>>
                       ORDER BY 1) AS co_owner_cluster_users,
                 b.quantity, b.mode, b.image, k.kind,
                 k.capacity, k.replicas_per_unit, k.vram_gb_per_unit, k.cpu_millis_per_unit, k.memory_mib_per_unit,
-                k.storage_gib_per_unit, k.slices_per_gpu, k.price_per_unit_hour,
+                k.storage_gib_per_unit, k.slices_per_gpu, k.price_per_unit_hour, k.lend_idle,
                 -- Every pool's kinds, not only this pool's: a session that booked a
                 -- MIG slice must not take whole GPUs another pool offers.
                 ARRAY(SELECT DISTINCT o.kind FROM pool_kind o WHERE o.kind <> b.kind ORDER BY o.kind) AS other_kinds,
@@ -162,23 +162,66 @@ pub async fn due(db: &PgPool) -> ServiceResult<Due> {
 /// session is still not running by then (the autoscaler had its chance).
 pub const AHEAD_GRACE_MINUTES: i32 = 5;
 
-/// Approved bookings whose window opens within `lead` (or opened less than
-/// `AHEAD_GRACE_MINUTES` ago) and whose session does not run yet: the ones
-/// room is held for (`--scale-ahead`). Pending ones are not: an admin may
-/// still say no.
+/// Approved bookings whose window opens within the lead time — the pool's
+/// own (`scale_ahead_minutes`; 0 holds none) or else `lead` — or opened
+/// less than `AHEAD_GRACE_MINUTES` ago, and whose session does not run yet:
+/// the ones room is held for (`--scale-ahead`). Pending ones are not: an
+/// admin may still say no.
 pub async fn ahead(db: &PgPool, lead: chrono::Duration) -> ServiceResult<Vec<BookingFacts>> {
     let ids: Vec<Uuid> = sqlx::query_scalar(
-        "SELECT id FROM booking
-         WHERE state = 'approved' AND extends_id IS NULL
-           AND starts_at <= now() + make_interval(secs => $1)
-           AND starts_at + make_interval(mins => $2) > now() AND ends_at > now()
-         ORDER BY starts_at, id",
+        "SELECT b.id FROM booking b JOIN pool p ON p.id = b.pool_id
+         WHERE b.state = 'approved' AND b.extends_id IS NULL
+           AND coalesce(p.scale_ahead_minutes * 60.0, $1) > 0
+           AND b.starts_at <= now() + make_interval(secs => coalesce(p.scale_ahead_minutes * 60.0, $1))
+           AND b.starts_at + make_interval(mins => $2) > now() AND b.ends_at > now()
+         ORDER BY b.starts_at, b.id",
     )
     .bind(lead.num_seconds() as f64)
     .bind(AHEAD_GRACE_MINUTES)
     .fetch_all(db)
     .await?;
     facts_of(db, &ids).await
+}
+
+/// A pool whose kinds lend idle booked units (`--kueue`): its backfill queue
+/// admits Jobs from `namespace` onto `kinds`, on the pool's nodes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Backfill {
+    pub pool_id: Uuid,
+    pub namespace: String,
+    pub kinds: Vec<String>,
+    pub placement: Placement,
+}
+
+/// Every pool in service with a backfill namespace and a lending kind.
+pub async fn backfills(db: &PgPool) -> ServiceResult<Vec<Backfill>> {
+    type Row = (
+        Uuid,
+        String,
+        Vec<String>,
+        sqlx::types::Json<std::collections::BTreeMap<String, String>>,
+        sqlx::types::Json<Vec<Toleration>>,
+    );
+    let rows: Vec<Row> = sqlx::query_as(
+        "SELECT p.id, p.backfill_namespace,
+                ARRAY(SELECT k.kind FROM pool_kind k WHERE k.pool_id = p.id AND k.lend_idle ORDER BY k.kind),
+                p.node_selector, p.tolerations
+         FROM pool p
+         WHERE p.retired_at IS NULL AND p.backfill_namespace IS NOT NULL
+           AND EXISTS (SELECT 1 FROM pool_kind k WHERE k.pool_id = p.id AND k.lend_idle)
+         ORDER BY p.id",
+    )
+    .fetch_all(db)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(pool_id, namespace, kinds, node_selector, tolerations)| Backfill {
+            pool_id,
+            namespace,
+            kinds,
+            placement: Placement { node_selector: node_selector.0, tolerations: tolerations.0 },
+        })
+        .collect())
 }
 
 /// The worker moves a booking (activate, complete, fail) as the system: the

@@ -81,6 +81,8 @@ pub struct KindGrant {
     pub cpu_millis_per_unit: i32,
     pub memory_mib_per_unit: i32,
     pub storage_gib_per_unit: i32,
+    /// The session lends its idle units to the pool's backfill queue (`--kueue`).
+    pub lend_idle: bool,
 }
 
 /// What was booked, by whom: everything the builders read of a booking.
@@ -244,6 +246,7 @@ impl Session {
                 cpu_millis_per_unit: facts.kind.cpu_millis_per_unit,
                 memory_mib_per_unit: facts.kind.memory_mib_per_unit,
                 storage_gib_per_unit: facts.kind.storage_gib_per_unit,
+                lend_idle: facts.kind.lend_idle,
             },
             other_kinds: facts.other_kinds,
             placement: facts.placement,
@@ -317,7 +320,7 @@ pub fn all(session: &Session, cluster: &Cluster, access_token: &str) -> Vec<serd
         vec![value(namespace(session, cluster)), value(resource_quota(session, cluster)), value(limit_range(session))];
     // Kueue's quota is a guard rail too: before anyone is let in.
     if cluster.kueue {
-        objects.extend([kueue::resource_flavor(session), kueue::cluster_queue(session), kueue::local_queue(session)]);
+        objects.extend([kueue::session_flavor(session), kueue::cluster_queue(session), kueue::local_queue(session)]);
     }
     objects.extend(network_policies(session, cluster).into_iter().map(value));
     objects.push(value(proxy_config_map(session, cluster)));
