@@ -3,6 +3,8 @@
 //! users rely on. A Job in the session's queue asking for the booked units
 //! is admitted; one beyond the booking waits with Kueue's reason; at the
 //! window's end HoldAndDrain evicts and both queues go, no finalizer stuck.
+//! With a lending kind, a backfill Job runs on the idle booked units and is
+//! preempted the moment the owner submits work.
 
 mod common;
 
@@ -13,21 +15,27 @@ use common::MIG;
 use k8s_openapi::api::batch::v1::Job;
 use kube::api::{Api, DynamicObject, ListParams, PostParams};
 use serde_json::{json, Value};
-use server::worker::manifests::kueue::{KUEUE_API, LOCAL_QUEUE};
+use server::worker::manifests::kueue::{self, BACKFILL_QUEUE, KUEUE_API, LOCAL_QUEUE};
 use server::worker::manifests::{self, Cluster};
 use server::worker::snapshot::resource;
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 /// A batch Job for the session's queue, as its user would write it: on the
 /// pool's nodes, asking for `units` of the booked kind.
 fn job(name: &str, units: i32) -> Job {
+    job_in(LOCAL_QUEUE, name, units, &lab_node_labels())
+}
+
+/// A Job for `queue` on nodes labelled `nodes`.
+fn job_in(queue: &str, name: &str, units: i32, nodes: &BTreeMap<String, String>) -> Job {
     let request = json!({ MIG: units.to_string(), "cpu": "1", "memory": "1Gi" });
     serde_json::from_value(json!({
         "apiVersion": "batch/v1", "kind": "Job",
-        "metadata": { "name": name, "labels": { "kueue.x-k8s.io/queue-name": LOCAL_QUEUE } },
+        "metadata": { "name": name, "labels": { "kueue.x-k8s.io/queue-name": queue } },
         "spec": { "suspend": true, "template": { "spec": {
             "restartPolicy": "Never",
-            "nodeSelector": lab_node_labels(),
+            "nodeSelector": nodes,
             "tolerations": [{ "key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule" }],
             "containers": [{ "name": "train", "image": "busybox", "command": ["true"],
                 "resources": { "requests": request, "limits": request } }],
@@ -98,4 +106,118 @@ async fn kueue_admits_what_was_booked_holds_the_rest_and_lets_the_queues_go_at_t
         queues.list(&params).await.unwrap().items.is_empty()
     })
     .await;
+}
+
+async fn suspended(jobs: &Api<Job>, name: &str) -> Option<bool> {
+    jobs.get(name).await.unwrap().spec.and_then(|s| s.suspend)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backfill_job_runs_on_idle_booked_units_and_gives_them_back_when_the_owner_submits() {
+    let Some((w, _turn)) = world(Cluster { kueue: true, ..Cluster::default() }).await else { return };
+    w.stack.with_kueue();
+    use k8s_openapi::api::core::v1::Namespace;
+    let namespaces: Api<Namespace> = Api::all(w.admin.clone());
+    let batch: Namespace = serde_json::from_value(json!({ "metadata": { "name": "batch-backfill" } })).unwrap();
+    if namespaces.get_opt("batch-backfill").await.unwrap().is_none() {
+        namespaces.create(&PostParams::default(), &batch).await.unwrap();
+    }
+    // A pool whose MIG kind lends (1 unit = 2 time-slice replicas booked).
+    let body = json!({ "name": "lending", "backfill_namespace": "batch-backfill",
+        "kinds": [{ "kind": MIG, "capacity": 4, "replicas_per_unit": 2, "cpu_millis_per_unit": 4000,
+                    "memory_mib_per_unit": 8192, "storage_gib_per_unit": 10, "lend_idle": true }],
+        "node_selector": { "berth.io/pool": "lending" }, "images": ["quay.io/jupyter/minimal-notebook:latest"] });
+    let (status, pool) = w.f.call(Method::POST, "/api/v1/pools", Some(&w.f.admin), Some(body)).await;
+    assert_eq!(status, 201, "{pool}");
+    let pool: uuid::Uuid = pool["id"].as_str().unwrap().parse().unwrap();
+    let nodes = BTreeMap::from([("berth.io/pool".to_string(), "lending".to_string())]);
+    let id = w.book(MIG, 1, "interactive", pool).await;
+    w.until_active(id, &nodes).await;
+    let report = w.worker.pass().await.unwrap();
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    let ns = World::namespace(id);
+
+    // The session lends every booked unit; the backfill queue has none of its own.
+    let queues: Api<DynamicObject> = Api::all_with(w.admin.clone(), &resource(KUEUE_API, "ClusterQueue"));
+    let session = serde_json::to_value(queues.get(&ns).await.unwrap()).unwrap();
+    let gpus = &session["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0];
+    assert_eq!((gpus["nominalQuota"].as_str(), gpus["lendingLimit"].as_str()), (Some("2"), Some("2")));
+    let backfill = serde_json::to_value(queues.get(&kueue::backfill_queue_name(pool)).await.unwrap()).unwrap();
+    assert_eq!(backfill["spec"]["cohortName"], session["spec"]["cohortName"]);
+    assert_eq!(backfill["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"], "0");
+    assert_eq!(backfill["spec"]["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"], "batch-backfill");
+
+    // Idle booked units: a backfill Job asking for both runs.
+    let backfill_jobs: Api<Job> = Api::namespaced(w.admin.clone(), "batch-backfill");
+    backfill_jobs.create(&PostParams::default(), &job_in(BACKFILL_QUEUE, "backfill", 2, &nodes)).await.unwrap();
+    until("the backfill Job admitted on lent units", || async {
+        suspended(&backfill_jobs, "backfill").await == Some(false)
+    })
+    .await;
+    // The worker reads what the backfill borrowed.
+    until("the backfill's use in the queue's status", || async {
+        w.worker.repair_pass().await.unwrap();
+        let units: Option<f64> = sqlx::query_scalar("SELECT units FROM lent_sample WHERE pool_id = $1 AND kind = $2")
+            .bind(pool)
+            .bind(MIG)
+            .fetch_optional(&w.f.db)
+            .await
+            .unwrap();
+        units == Some(2.0)
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    w.worker.repair_pass().await.unwrap();
+    let lent: f64 = sqlx::query_scalar("SELECT coalesce(sum(unit_seconds), 0) FROM lent_hour WHERE pool_id = $1")
+        .bind(pool)
+        .fetch_one(&w.f.db)
+        .await
+        .unwrap();
+    assert!(lent >= 2.0, "two units for a second or more: {lent} unit-seconds");
+
+    // The owner submits: the backfill is preempted at once, the owner's Job runs.
+    let jobs: Api<Job> = Api::namespaced(w.stack.client(As::User("ada@a.test")).await, &ns);
+    jobs.create(&PostParams::default(), &job_in(LOCAL_QUEUE, "mine", 2, &nodes)).await.unwrap();
+    until("the owner's Job admitted", || async { suspended(&jobs, "mine").await == Some(false) }).await;
+    assert_eq!(suspended(&backfill_jobs, "backfill").await, Some(true), "the backfill gave the units back");
+    let evicted = workload(&w.admin, "batch-backfill", "backfill").await.unwrap();
+    assert!(condition(&evicted, "Preempted").is_some_and(|c| c["status"] == "True"), "{evicted}");
+
+    // The window ends: the session's queues go, and the backfill is drained
+    // with them (Kueue would leave it running on units no one lends any
+    // more); the pool's backfill queue stays while the pool lends, and admits
+    // again on what is lent, here nothing.
+    let (status, _) = w.f.call(Method::POST, &format!("/api/v1/bookings/{id}/end"), Some(&w.f.ada), None).await;
+    assert_eq!(status, 200);
+    w.until_gone(id, "completed").await;
+    assert!(queues.get_opt(&ns).await.unwrap().is_none());
+    until("the backfill evicted with its lender gone", || async {
+        suspended(&backfill_jobs, "backfill").await == Some(true)
+            && workload(&w.admin, "batch-backfill", "backfill")
+                .await
+                .is_some_and(|wl| condition(&wl, "QuotaReserved").is_some_and(|c| c["status"] == "False"))
+    })
+    .await;
+    until("the backfill queue admitting again", || async {
+        w.worker.repair_pass().await.unwrap();
+        let queue = queues.get(&kueue::backfill_queue_name(pool)).await.unwrap();
+        queue.data["spec"]["stopPolicy"] == "None"
+    })
+    .await;
+    assert_eq!(suspended(&backfill_jobs, "backfill").await, Some(true), "nothing is lent now");
+
+    // The pool stops lending: its backfill queues go, no finalizer stuck.
+    let stop = json!({ "backfill_namespace": "", "kinds": [{ "kind": MIG, "capacity": 4, "replicas_per_unit": 2,
+        "cpu_millis_per_unit": 4000, "memory_mib_per_unit": 8192, "storage_gib_per_unit": 10 }] });
+    let (status, body) = w.f.call(Method::PATCH, &format!("/api/v1/pools/{pool}"), Some(&w.f.admin), Some(stop)).await;
+    assert_eq!(status, 200, "{body}");
+    until("the backfill queues gone, no finalizer stuck", || async {
+        w.worker.repair_pass().await.unwrap();
+        queues.get_opt(&kueue::backfill_queue_name(pool)).await.unwrap().is_none()
+    })
+    .await;
+    let local: Api<DynamicObject> =
+        Api::namespaced_with(w.admin.clone(), "batch-backfill", &resource(KUEUE_API, "LocalQueue"));
+    assert!(local.get_opt(BACKFILL_QUEUE).await.unwrap().is_none());
+    backfill_jobs.delete("backfill", &Default::default()).await.unwrap();
 }

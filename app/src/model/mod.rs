@@ -40,13 +40,14 @@ pub use calendar_feed::{CalendarFeed, PoolFeed};
 pub use dashboard::{BookingLine, BudgetLine, Dashboard, LiveSession, UpcomingLine, SPARK_MINUTES};
 pub use idle_policy::IdlePolicy;
 pub use my_bookings::{
-    ActionNotice, BookingCard, ClusterMode, EndOption, FindPage, FindQuery, FoundSlots, MyBookings, KUEUE_BACKFILL_QUEUE,
-    KUEUE_LOCAL_QUEUE,
+    ActionNotice, BookingCard, ClusterMode, EndOption, FindPage, FindQuery, FoundSlots, MyBookings,
+    KUEUE_BACKFILL_QUEUE, KUEUE_LOCAL_QUEUE,
 };
 pub use notifications::{NewWebhook, NotificationSettings, Preference, Webhook, EVENTS};
 pub use overview::{KindSummary, Overview, PoolSummary};
 pub use pool::{
-    default_slices_per_gpu, mig_profile, KindSpec, NewPool, Placement, Pool, PoolKind, PoolPatch, PoolRules, Scheduling, Toleration,
+    default_slices_per_gpu, mig_profile, KindSpec, NewPool, Placement, Pool, PoolKind, PoolPatch, PoolRules,
+    Scheduling, Toleration,
 };
 pub use pool_form::{KindForm, PoolForm};
 pub use principal::{Principal, Role, TenantRef};

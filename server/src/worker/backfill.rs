@@ -31,7 +31,24 @@ fn used(queue: Option<&Value>, pool: Uuid, kind: &str) -> f64 {
     resource.and_then(|r| r["total"].as_str()?.parse().ok()).unwrap_or(0.0)
 }
 
+/// A ClusterQueue held and drained, with nothing admitted any more.
+fn drained(queue: &Value) -> bool {
+    let status = &queue["status"];
+    queue["spec"]["stopPolicy"] == "HoldAndDrain"
+        && status["admittedWorkloads"].as_i64().unwrap_or(0) == 0
+        && status["reservingWorkloads"].as_i64().unwrap_or(0) == 0
+}
+
 impl Reconciler {
+    /// Lets a drained backfill queue admit again; returns that it wrote.
+    async fn admit_again(&self, name: &str) -> Result<bool, kube::Error> {
+        let queues: Api<DynamicObject> =
+            Api::all_with(self.client.clone(), &resource(kueue::KUEUE_API, "ClusterQueue"));
+        let (admit, params) =
+            (Patch::Merge(serde_json::json!({ "spec": { "stopPolicy": "None" } })), PatchParams::default());
+        self.retrying(|| queues.patch(name, &params, &admit)).await.map(|_| true)
+    }
+
     /// Converges the backfill queues against `snapshot` (read with
     /// `read_kueue`). A pool whose queue the cluster refuses (its namespace
     /// missing, say) is reported and does not stop the pass.
@@ -43,11 +60,21 @@ impl Reconciler {
             for object in kueue::backfill(pool) {
                 let meta = &object["metadata"];
                 keep.insert((text(&object["kind"]), text(&meta["namespace"]), text(&meta["name"])));
-                match self.apply_unless_current(&object, snapshot.get(&object)).await {
+                let live = snapshot.get(&object);
+                let outcome = match live.filter(|live| drained(live)) {
+                    // Drained when a lending session ended (`collect_queues`):
+                    // it admits again on what is still lent.
+                    Some(_) => self.admit_again(&text(&meta["name"])).await,
+                    None => self.apply_unless_current(&object, live).await,
+                };
+                match outcome {
                     Ok(wrote) => report.applied += usize::from(wrote),
                     Err(err) => {
                         let what = format!("{} {}", text(&object["kind"]), text(&meta["name"]));
-                        report.errors.push((Uuid::nil(), format!("backfill of pool {}: {what}: {}", pool.pool_id, describe(&err))));
+                        report.errors.push((
+                            Uuid::nil(),
+                            format!("backfill of pool {}: {what}: {}", pool.pool_id, describe(&err)),
+                        ));
                         break;
                     }
                 }
@@ -74,13 +101,20 @@ impl Reconciler {
             gone(self.retrying(|| api.delete(meta["name"].as_str().unwrap_or_default(), &delete)).await)?;
             report.collected.push(format!("LocalQueue {}/{}", text(&meta["namespace"]), text(&meta["name"])));
         }
-        let queues: Api<DynamicObject> = Api::all_with(self.client.clone(), &resource(kueue::KUEUE_API, "ClusterQueue"));
+        let queues: Api<DynamicObject> =
+            Api::all_with(self.client.clone(), &resource(kueue::KUEUE_API, "ClusterQueue"));
         let drain = Patch::Merge(serde_json::json!({ "spec": { "stopPolicy": "HoldAndDrain" } }));
+        // Deleted only once Kueue has evicted its Jobs: a queue deleted while
+        // draining stops draining, and its finalizer then waits for Jobs that
+        // run on.
         for queue in snapshot.of_kind("ClusterQueue").filter(stale) {
             let name = text(&queue["metadata"]["name"]);
-            gone(self.retrying(|| queues.patch(&name, &patch, &drain)).await)?;
-            gone(self.retrying(|| queues.delete(&name, &delete)).await)?;
-            report.collected.push(format!("ClusterQueue {name}"));
+            if queue["spec"]["stopPolicy"] != "HoldAndDrain" {
+                gone(self.retrying(|| queues.patch(&name, &patch, &drain)).await)?;
+            } else if drained(queue) {
+                gone(self.retrying(|| queues.delete(&name, &delete)).await)?;
+                report.collected.push(format!("ClusterQueue {name}"));
+            }
         }
         lending::record(&self.db, &readings).await?;
         Ok(())

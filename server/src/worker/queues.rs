@@ -34,14 +34,49 @@ impl Reconciler {
             let name = queue.metadata.name.clone().unwrap_or_default();
             let drain = Patch::Merge(serde_json::json!({ "spec": { "stopPolicy": "HoldAndDrain" } }));
             let (patch, delete) = (PatchParams::default(), DeleteParams::default());
-            gone(self.retrying(|| queues.patch(&name, &patch, &drain)).await)?;
+            // A queue that lent stops lending first: Kueue lends what a
+            // terminating queue holds until it is gone.
+            let stop = match unlent(&queue) {
+                Some(groups) => Patch::Merge(
+                    serde_json::json!({ "spec": { "stopPolicy": "HoldAndDrain", "resourceGroups": groups } }),
+                ),
+                None => drain.clone(),
+            };
+            gone(self.retrying(|| queues.patch(&name, &patch, &stop)).await)?;
             // The session's LocalQueue lives in the namespace named as the queue.
             let local: Api<DynamicObject> =
                 Api::namespaced_with(self.client.clone(), &name, &resource(kueue::KUEUE_API, "LocalQueue"));
             gone(self.retrying(|| local.delete(kueue::LOCAL_QUEUE, &delete)).await)?;
             gone(self.retrying(|| queues.delete(&name, &delete)).await)?;
+            // What it lent may be in use by the pool's backfill, which Kueue
+            // leaves running when the lender goes: drain the backfill too, so
+            // its Jobs start again only on what other sessions still lend
+            // (`keep_backfill` lets it admit again once it is empty).
+            if unlent(&queue).is_some() {
+                let cohort = queue.data["spec"]["cohortName"].as_str().unwrap_or_default();
+                let backfill = cohort.replacen("berth-pool-", "berth-backfill-", 1);
+                gone(self.retrying(|| queues.patch(&backfill, &patch, &drain)).await)?;
+            }
             deleted.push(name);
         }
         Ok(deleted)
     }
+}
+
+/// A session's resource groups lending nothing (`lendingLimit: 0`), if it
+/// lent anything.
+fn unlent(queue: &DynamicObject) -> Option<serde_json::Value> {
+    let mut groups = queue.data["spec"]["resourceGroups"].clone();
+    let mut lent = false;
+    for group in groups.as_array_mut().into_iter().flatten() {
+        for flavor in group["flavors"].as_array_mut().into_iter().flatten() {
+            for resource in flavor["resources"].as_array_mut().into_iter().flatten() {
+                if !resource["lendingLimit"].is_null() {
+                    resource["lendingLimit"] = "0".into();
+                    lent = true;
+                }
+            }
+        }
+    }
+    lent.then_some(groups)
 }

@@ -117,7 +117,10 @@ async fn load(conn: &mut PgConnection, reader: &Principal, only: Option<Uuid>) -
             placement: Placement { node_selector: p.node_selector.0, tolerations: p.tolerations.0 },
             time_zone: p.time_zone,
             retired: p.retired,
-            scheduling: Scheduling { backfill_namespace: p.backfill_namespace, scale_ahead_minutes: p.scale_ahead_minutes },
+            scheduling: Scheduling {
+                backfill_namespace: p.backfill_namespace,
+                scale_ahead_minutes: p.scale_ahead_minutes,
+            },
         })
         .collect())
 }

@@ -80,7 +80,8 @@ mod tests {
 
     #[test]
     fn a_stretch_is_cut_at_hour_boundaries() {
-        let at = |h: u32, m: u32| DateTime::parse_from_rfc3339(&format!("2026-11-26T{h:02}:{m:02}:00Z")).unwrap().to_utc();
+        let at =
+            |h: u32, m: u32| DateTime::parse_from_rfc3339(&format!("2026-11-26T{h:02}:{m:02}:00Z")).unwrap().to_utc();
         assert_eq!(per_hour(at(9, 59), at(10, 1)), vec![(at(9, 0), 60.0), (at(10, 0), 60.0)]);
         assert_eq!(per_hour(at(10, 0), at(10, 0)), vec![]);
     }

@@ -143,7 +143,8 @@ pub fn backfill(pool: &Backfill) -> Vec<Value> {
         .kinds
         .iter()
         .map(|kind| {
-            let resources: Vec<Value> = covered.iter().map(|name| json!({ "name": name, "nominalQuota": "0" })).collect();
+            let resources: Vec<Value> =
+                covered.iter().map(|name| json!({ "name": name, "nominalQuota": "0" })).collect();
             json!({ "name": flavor_name(pool.pool_id, kind), "resources": resources })
         })
         .collect();
