@@ -99,7 +99,7 @@ test('a manager reads the report, changes the period and downloads the CSV', asy
   const csv = Buffer.concat(body).toString('utf8');
   expect(csv.split('\n')[0]).toBe(
     'id,name,capacity_gpu_hours,booked_gpu_hours,booking_utilization_pct,measured_gpu_hours,busy_gpu_hours,' +
-    'busy_utilization_pct,idle_booked_gpu_hours,no_shows,returned_gpu_hours,refused_gpu_hours,' +
+    'busy_utilization_pct,idle_booked_gpu_hours,lent_gpu_hours,no_shows,returned_gpu_hours,refused_gpu_hours,' +
     'waitlisted_gpu_hours,showback_cost,currency,simulated');
   expect(csv).toContain(',All,');
   expect(errors).toEqual([]);

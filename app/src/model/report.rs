@@ -90,6 +90,11 @@ pub struct ReportRow {
     pub busy_utilization_pct: Option<f64>,
     /// Measured booked GPU-hours in which the GPUs were not busy.
     pub idle_booked_gpu_hours: f64,
+    /// Booked GPU-hours the pool lent to its backfill queue, which ran
+    /// Jobs on them (`--kueue`, kinds with `lend_idle`); only for pools
+    /// (and the totals).
+    #[serde(default)]
+    pub lent_gpu_hours: Option<f64>,
     /// Bookings released because their workspace was never opened and their GPUs stayed idle.
     pub no_shows: i64,
     /// Hours given back by ending early (by hand or for idleness), cut to the period.
@@ -148,7 +153,7 @@ pub struct UtilizationReport {
 
 /// The column names of the report's CSV, in order (the JSON field names of
 /// `ReportRow`, and the report's currency after the showback cost).
-pub const REPORT_CSV_COLUMNS: [&str; 16] = [
+pub const REPORT_CSV_COLUMNS: [&str; 17] = [
     "id",
     "name",
     "capacity_gpu_hours",
@@ -158,6 +163,7 @@ pub const REPORT_CSV_COLUMNS: [&str; 16] = [
     "busy_gpu_hours",
     "busy_utilization_pct",
     "idle_booked_gpu_hours",
+    "lent_gpu_hours",
     "no_shows",
     "returned_gpu_hours",
     "refused_gpu_hours",

@@ -141,6 +141,7 @@ fn Report(page: ReportPage) -> impl IntoView {
                 <th scope="col">"Busy"</th>
                 <th scope="col">"Busy % of booked"</th>
                 <th scope="col">"Idle booked"</th>
+                <th scope="col"><abbr title="Booked GPU-hours lent to the pool's backfill queue and used by its Jobs">"Lent to backfill"</abbr></th>
                 <th scope="col">"No-shows"</th>
                 <th scope="col">"Returned early"</th>
                 <th scope="col">"Refused"</th>
@@ -172,6 +173,7 @@ fn ReportLine(row: ReportRow) -> impl IntoView {
             <td>{hours(row.busy_gpu_hours)}{simulated}</td>
             <td>{percent(row.busy_utilization_pct)}</td>
             <td>{hours(row.idle_booked_gpu_hours)}</td>
+            <td>{row.lent_gpu_hours.map_or_else(|| "—".into(), hours)}</td>
             <td>{row.no_shows}</td>
             <td>{hours(row.returned_gpu_hours)}</td>
             <td>{hours(row.refused_gpu_hours)}</td>

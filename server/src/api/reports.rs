@@ -57,6 +57,7 @@ fn record(row: &ReportRow, currency: &str) -> Vec<String> {
         number(row.busy_gpu_hours),
         maybe(row.busy_utilization_pct),
         number(row.idle_booked_gpu_hours),
+        maybe(row.lent_gpu_hours),
         row.no_shows.to_string(),
         number(row.returned_gpu_hours),
         number(row.refused_gpu_hours),

@@ -191,6 +191,19 @@ pub async fn capacities(
     .await?)
 }
 
+/// Each pool's GPU-hours lent to its backfill and used there, in the hours
+/// that start within the period (the worker records them per hour).
+pub async fn lent(db: &mut PgConnection, from: DateTime<Utc>, to: DateTime<Utc>) -> ServiceResult<Vec<(Uuid, f64)>> {
+    Ok(sqlx::query_as(
+        "SELECT l.pool_id, sum(l.unit_seconds / 3600 * gpu_share(l.pool_id, l.kind))::float8
+         FROM lent_hour l WHERE l.hour >= $1 AND l.hour < $2 GROUP BY l.pool_id",
+    )
+    .bind(from)
+    .bind(to)
+    .fetch_all(&mut *db)
+    .await?)
+}
+
 fn pct(part: f64, whole: f64) -> Option<f64> {
     (whole > 0.0).then(|| part / whole * 100.0)
 }
@@ -203,6 +216,7 @@ pub fn finish(mut row: ReportRow) -> ReportRow {
     row.busy_utilization_pct = pct(row.busy_gpu_hours, row.booked_gpu_hours).map(figure);
     row.idle_booked_gpu_hours = figure(row.measured_gpu_hours - row.busy_gpu_hours);
     row.capacity_gpu_hours = row.capacity_gpu_hours.map(figure);
+    row.lent_gpu_hours = row.lent_gpu_hours.map(figure);
     for value in [
         &mut row.booked_gpu_hours,
         &mut row.measured_gpu_hours,
@@ -223,7 +237,7 @@ pub async fn rows(
     from: DateTime<Utc>,
     to: DateTime<Utc>,
     settled: &Settled,
-    capacity: &[(Uuid, f64)],
+    (capacity, lent): (&[(Uuid, f64)], &[(Uuid, f64)]),
 ) -> ServiceResult<Vec<ReportRow>> {
     let t = tiers(from, to);
     let (settled_first, settled_end) = settled.months();
@@ -249,12 +263,16 @@ pub async fn rows(
     Ok(summed
         .into_iter()
         .map(|s| {
-            let capacity_gpu_hours = (group == ReportGroup::Pool)
-                .then(|| capacity.iter().find(|(pool, _)| *pool == s.id).map_or(0.0, |(_, c)| *c));
+            let of_pool = |figures: &[(Uuid, f64)]| {
+                (group == ReportGroup::Pool)
+                    .then(|| figures.iter().find(|(pool, _)| *pool == s.id).map_or(0.0, |(_, c)| *c))
+            };
+            let (capacity_gpu_hours, lent_gpu_hours) = (of_pool(capacity), of_pool(lent));
             finish(ReportRow {
                 id: Some(s.id),
                 name: s.name,
                 capacity_gpu_hours,
+                lent_gpu_hours,
                 booked_gpu_hours: s.booked_gpu_hours,
                 measured_gpu_hours: s.measured_gpu_hours,
                 busy_gpu_hours: s.busy_gpu_hours,
@@ -270,13 +288,15 @@ pub async fn rows(
         .collect())
 }
 
-/// The totals row: the sum of the rows, against every pool's capacity.
-pub fn total(rows: &[ReportRow], capacity: &[(Uuid, f64)]) -> ReportRow {
+/// The totals row: the sum of the rows, against every pool's capacity and
+/// with every pool's lent hours.
+pub fn total(rows: &[ReportRow], capacity: &[(Uuid, f64)], lent: &[(Uuid, f64)]) -> ReportRow {
     let sum = |f: fn(&ReportRow) -> f64| rows.iter().map(f).sum::<f64>();
     finish(ReportRow {
         id: None,
         name: "All".into(),
         capacity_gpu_hours: Some(capacity.iter().map(|(_, c)| c).sum()),
+        lent_gpu_hours: Some(lent.iter().map(|(_, l)| l).sum()),
         booked_gpu_hours: sum(|r| r.booked_gpu_hours),
         measured_gpu_hours: sum(|r| r.measured_gpu_hours),
         busy_gpu_hours: sum(|r| r.busy_gpu_hours),

@@ -49,13 +49,14 @@ pub async fn utilization(
     };
     let table_side = async {
         let capacity = figures::capacities(&mut table, from, to).await?;
-        let rows = figures::rows(&mut table, group, from, to, &settled, &capacity).await?;
+        let lent = figures::lent(&mut table, from, to).await?;
+        let rows = figures::rows(&mut table, group, from, to, &settled, (&capacity, &lent)).await?;
         let gaps: i64 = sqlx::query_scalar("SELECT count(*) FROM usage_gap WHERE minute >= $1 AND minute < $2")
             .bind(from)
             .bind(to)
             .fetch_one(&mut *table)
             .await?;
-        ServiceResult::Ok((capacity, rows, gaps))
+        ServiceResult::Ok(((capacity, lent), rows, gaps))
     };
     let ((capacity, rows, gap_minutes), charts) = match second {
         Some(mut charts_tx) => {
@@ -71,7 +72,7 @@ pub async fn utilization(
         }
     };
     table.commit().await?;
-    let total = figures::total(&rows, &capacity);
+    let total = figures::total(&rows, &capacity.0, &capacity.1);
     Ok(UtilizationReport {
         from,
         to,
