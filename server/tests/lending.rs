@@ -50,7 +50,8 @@ async fn an_admin_lends_a_kind_into_a_named_namespace_and_sets_the_pools_lead_ti
     let (status, refused) = patch(json!({ "backfill_namespace": "" })).await;
     assert_eq!((status, refused["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("backfill_namespace")));
     // Both go back to the site's: no lending, no lead time of the pool's own.
-    let (status, pool) = patch(json!({ "kinds": kinds(false), "backfill_namespace": "", "scale_ahead_minutes": -1 })).await;
+    let (status, pool) =
+        patch(json!({ "kinds": kinds(false), "backfill_namespace": "", "scale_ahead_minutes": -1 })).await;
     assert_eq!(status, StatusCode::OK, "{pool}");
     assert_eq!((pool["backfill_namespace"].clone(), pool["scale_ahead_minutes"].clone()), (Value::Null, Value::Null));
 }
@@ -58,9 +59,15 @@ async fn an_admin_lends_a_kind_into_a_named_namespace_and_sets_the_pools_lead_ti
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_backfills_use_is_credited_per_hour_and_reported_as_lent_gpu_hours() {
     let f = Fixture::new().await;
-    let (status, body) =
-        f.call(Method::PATCH, &format!("/api/v1/pools/{}", f.lab), Some(&f.admin), Some(json!({
-            "kinds": kinds(true), "backfill_namespace": "batch" }))).await;
+    let (status, body) = f
+        .call(
+            Method::PATCH,
+            &format!("/api/v1/pools/{}", f.lab),
+            Some(&f.admin),
+            Some(json!({
+            "kinds": kinds(true), "backfill_namespace": "batch" })),
+        )
+        .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     let sample_age = |seconds: i64| {
         let db = f.db.clone();
@@ -73,7 +80,10 @@ async fn the_backfills_use_is_credited_per_hour_and_reported_as_lent_gpu_hours()
         }
     };
     let lent = || async {
-        sqlx::query_scalar::<_, f64>("SELECT coalesce(sum(unit_seconds), 0) FROM lent_hour").fetch_one(&f.db).await.unwrap()
+        sqlx::query_scalar::<_, f64>("SELECT coalesce(sum(unit_seconds), 0) FROM lent_hour")
+            .fetch_one(&f.db)
+            .await
+            .unwrap()
     };
     // 2 units in use, read again 90 s later: 180 unit-seconds.
     lending::record(&f.db, &[(f.lab, MIG.into(), 2.0)]).await.unwrap();
@@ -113,8 +123,7 @@ async fn the_backfills_use_is_credited_per_hour_and_reported_as_lent_gpu_hours()
         f.call(Method::GET, &format!("/api/v1/reports/utilization?{period}&group=tenant"), Some(&f.mia), None).await;
     assert!(by_tenant["rows"].as_array().unwrap().iter().all(|r| r["lent_gpu_hours"].is_null()), "{by_tenant}");
     assert_eq!(by_tenant["total"]["lent_gpu_hours"].as_f64(), Some(2.0));
-    let (_, csv) =
-        f.call(Method::GET, &format!("/api/v1/reports/utilization.csv?{period}"), Some(&f.mia), None).await;
+    let (_, csv) = f.call(Method::GET, &format!("/api/v1/reports/utilization.csv?{period}"), Some(&f.mia), None).await;
     let csv = csv.as_str().unwrap();
     let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
     let column = header.iter().position(|c| *c == "lent_gpu_hours").expect("a lent_gpu_hours column");
