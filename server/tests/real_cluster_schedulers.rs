@@ -113,9 +113,31 @@ async fn each_session_is_a_cluster_queue_of_its_own_that_the_user_reads_and_that
     expected.sort();
     assert_eq!(named, expected);
 
-    // The session user reads their queue but can change none of it.
+    // The session user reads their queues but can change none of it, and
+    // no one else reads them.
     let user = w.stack.client(As::User("ada@a.test")).await;
     local_queues(&user, &ns).get(LOCAL_QUEUE).await.expect("the user reads the session's LocalQueue");
+    let read = queues(&user).get(&ns).await.expect("the user reads the session's ClusterQueue");
+    assert_eq!(read.data["spec"]["cohortName"], queue["spec"]["cohortName"]);
+    let colleague = w.stack.client(As::User("carol@a.test")).await;
+    assert_eq!(refused(queues(&colleague).get(&ns).await), 403, "someone else's session's queue");
+    assert_eq!(refused(queues(&user).list(&ListParams::default()).await), 403, "every queue of the cluster");
+    // Nor can the worker's account use the readers' ClusterRoles to grant more.
+    let worker = w.stack.client(As::Worker).await;
+    let labels = json!({ "app.kubernetes.io/managed-by": "berth", manifests::BOOKING_LABEL: mig.to_string() });
+    let wider: k8s_openapi::api::rbac::v1::ClusterRole = serde_json::from_value(json!({
+        "metadata": { "name": format!("{}wider", kueue::QUEUE_READER_PREFIX), "labels": labels },
+        "rules": [{ "apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues"], "verbs": ["get", "list"] }] }))
+    .unwrap();
+    let (code, message) = refusal(Api::all(worker.clone()).create(&PostParams::default(), &wider).await);
+    assert_eq!(code, 422, "every queue, not one by name: {message}");
+    let admin_binding: k8s_openapi::api::rbac::v1::ClusterRoleBinding = serde_json::from_value(json!({
+        "metadata": { "name": format!("{}{ns}x", kueue::QUEUE_READER_PREFIX), "labels": labels },
+        "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "berth-session-user" },
+        "subjects": [{ "apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "ada@a.test" }] }))
+    .unwrap();
+    let (code, message) = refusal(Api::all(worker.clone()).create(&PostParams::default(), &admin_binding).await);
+    assert_eq!(code, 422, "a reader's name bound to another role: {message}");
     let raise = Patch::Merge(json!({ "spec": { "resourceGroups": [{ "coveredResources": [MIG], "flavors": [{
         "name": flavor, "resources": [{ "name": MIG, "nominalQuota": "64" }] }] }] } }));
     assert_eq!(refused(queues(&user).patch(&ns, &PatchParams::default(), &raise).await), 403);
@@ -137,7 +159,6 @@ async fn each_session_is_a_cluster_queue_of_its_own_that_the_user_reads_and_that
         "metadata": { "name": "team-research" }, "spec": { "namespaceSelector": {} } }))
     .unwrap();
     queues(&w.admin).create(&PostParams::default(), &theirs).await.unwrap();
-    let worker = w.stack.client(As::Worker).await;
     let drain = Patch::Merge(json!({ "spec": { "stopPolicy": "HoldAndDrain" } }));
     // (berth-worker-scope refuses: an admission policy's answer is 422.)
     for (code, message) in [
@@ -156,6 +177,9 @@ async fn each_session_is_a_cluster_queue_of_its_own_that_the_user_reads_and_that
     }
     assert_eq!(berths_queues(&w.admin).await, Vec::<(String, String)>::new());
     assert!(local_queues(&w.admin, &ns).get_opt(LOCAL_QUEUE).await.unwrap().is_none());
+    let readers: Api<k8s_openapi::api::rbac::v1::ClusterRole> = Api::all(w.admin.clone());
+    let reader = format!("{}{ns}", kueue::QUEUE_READER_PREFIX);
+    assert!(readers.get_opt(&reader).await.unwrap().is_none(), "the reader of the queue goes with it");
     let body = json!({ "pool_id": w.f.lab, "kind": MIG, "quantity": 1, "start": slot(8), "end": slot(12), "mode": "interactive" });
     let (status, later) = w.f.call(Method::POST, "/api/v1/bookings", Some(&w.f.ada), Some(body)).await;
     assert_eq!(status, 201, "{later}");

@@ -147,6 +147,23 @@ async fn a_backfill_job_runs_on_idle_booked_units_and_gives_them_back_when_the_o
     assert_eq!(backfill["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"], "0");
     assert_eq!(backfill["spec"]["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"], "batch-backfill");
 
+    // Berth's worker cannot point a LocalQueue outside the sessions at a
+    // session's queue (berth-worker-backfill-queues answers 422).
+    let sneak: DynamicObject = serde_json::from_value(json!({ "apiVersion": KUEUE_API, "kind": "LocalQueue",
+        "metadata": { "name": "sneak", "namespace": "batch-backfill",
+                      "labels": { "app.kubernetes.io/managed-by": "berth", kueue::BACKFILL_LABEL: pool.to_string() } },
+        "spec": { "clusterQueue": ns } }))
+    .unwrap();
+    let as_worker: Api<DynamicObject> = Api::namespaced_with(
+        w.stack.client(common::kube_stack::As::Worker).await,
+        "batch-backfill",
+        &resource(KUEUE_API, "LocalQueue"),
+    );
+    match as_worker.create(&PostParams::default(), &sneak).await {
+        Err(kube::Error::Api(status)) => assert_eq!(status.code, 422, "{}", status.message),
+        other => panic!("the worker pointed a LocalQueue at a session's queue: {other:?}"),
+    }
+
     // Idle booked units: a backfill Job asking for both runs.
     let backfill_jobs: Api<Job> = Api::namespaced(w.admin.clone(), "batch-backfill");
     backfill_jobs.create(&PostParams::default(), &job_in(BACKFILL_QUEUE, "backfill", 2, &nodes)).await.unwrap();

@@ -38,7 +38,7 @@ impl Step {
             "Namespace" => Step::Namespace,
             "ResourceQuota" | "LimitRange" | "ResourceFlavor" | "ClusterQueue" | "LocalQueue" => Step::Quota,
             "NetworkPolicy" | "ConfigMap" => Step::Network,
-            "Role" | "RoleBinding" | "Secret" => Step::Access,
+            "Role" | "RoleBinding" | "ClusterRole" | "ClusterRoleBinding" | "Secret" => Step::Access,
             "PersistentVolumeClaim" => Step::Storage,
             _ => Step::Workspace,
         }

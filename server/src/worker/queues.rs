@@ -9,6 +9,7 @@ use super::manifests::{self, kueue};
 use super::reconcile::Reconciler;
 use super::retry::gone;
 use super::snapshot::resource;
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 use std::collections::HashSet;
 use uuid::Uuid;
@@ -48,6 +49,11 @@ impl Reconciler {
                 Api::namespaced_with(self.client.clone(), &name, &resource(kueue::KUEUE_API, "LocalQueue"));
             gone(self.retrying(|| local.delete(kueue::LOCAL_QUEUE, &delete)).await)?;
             gone(self.retrying(|| queues.delete(&name, &delete)).await)?;
+            let reader = format!("{}{name}", kueue::QUEUE_READER_PREFIX);
+            let bindings: Api<ClusterRoleBinding> = Api::all(self.client.clone());
+            gone(self.retrying(|| bindings.delete(&reader, &delete)).await)?;
+            let roles: Api<ClusterRole> = Api::all(self.client.clone());
+            gone(self.retrying(|| roles.delete(&reader, &delete)).await)?;
             // What it lent may be in use by the pool's backfill, which Kueue
             // leaves running when the lender goes: drain the backfill too, so
             // its Jobs start again only on what other sessions still lend

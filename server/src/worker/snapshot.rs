@@ -103,7 +103,8 @@ impl Snapshot {
     }
 
     /// Adds Berth's Kueue objects (`--kueue`): the sessions' LocalQueues and
-    /// ClusterQueues and the pools' ResourceFlavors, three more requests.
+    /// ClusterQueues, the pools' ResourceFlavors, and the sessions' readers
+    /// of their ClusterQueues (ClusterRole and binding), five more requests.
     pub async fn read_kueue(
         &mut self,
         client: &kube::Client,
@@ -112,6 +113,10 @@ impl Snapshot {
     ) -> Result<(), kube::Error> {
         for kind in KUEUE_KINDS {
             self.list(client, (super::manifests::kueue::KUEUE_API, kind), None, retries, delay).await?;
+        }
+        // Each session's reader of its ClusterQueue (cluster-scoped too).
+        for kind in ["ClusterRole", "ClusterRoleBinding"] {
+            self.list(client, ("rbac.authorization.k8s.io/v1", kind), None, retries, delay).await?;
         }
         Ok(())
     }

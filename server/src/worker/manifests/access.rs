@@ -8,15 +8,19 @@ use serde_json::json;
 /// (or an owner who left the tenant or was disabled) loses access at the
 /// next pass.
 fn user_binding(session: &Session, name: &str, role_kind: &str, role: &str) -> RoleBinding {
-    let user = |name: &String| json!({ "apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": name });
-    let subjects: Vec<_> = super::holders(session).iter().map(user).collect();
     typed(json!({
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "RoleBinding",
         "metadata": meta(session, name),
         "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": role },
-        "subjects": subjects,
+        "subjects": subjects(session),
     }))
+}
+
+/// The session's holders (owner and co-owners) as RBAC subjects.
+pub fn subjects(session: &Session) -> Vec<serde_json::Value> {
+    let user = |name: &String| json!({ "apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": name });
+    super::holders(session).iter().map(user).collect()
 }
 
 /// Berth's ClusterRole for session users (`deploy/rbac/berth-session-user.yaml`):

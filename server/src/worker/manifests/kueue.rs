@@ -170,3 +170,34 @@ pub fn backfill(pool: &Backfill) -> Vec<Value> {
     }));
     objects
 }
+
+/// The session's ClusterQueue is cluster-scoped, so reading it takes a
+/// ClusterRole of its own: `berth-queue-reader:<namespace>`, naming that one
+/// queue (berth-worker-scope lets the worker write no other kind of
+/// ClusterRole, and bind nothing else by such a name).
+pub fn queue_reader_name(session: &Session) -> String {
+    format!("{QUEUE_READER_PREFIX}{}", session.namespace())
+}
+
+pub const QUEUE_READER_PREFIX: &str = "berth-queue-reader:";
+
+pub fn queue_reader_role(session: &Session) -> Value {
+    json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": { "name": queue_reader_name(session), "labels": session_labels(session) },
+        "rules": [{ "apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues"],
+                    "resourceNames": [cluster_queue_name(session)], "verbs": ["get", "watch"] }],
+    })
+}
+
+/// The session's holders (owner and co-owners), as in its RoleBindings.
+pub fn queue_reader_binding(session: &Session) -> Value {
+    json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": { "name": queue_reader_name(session), "labels": session_labels(session) },
+        "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": queue_reader_name(session) },
+        "subjects": super::access::subjects(session),
+    })
+}

@@ -329,6 +329,9 @@ pub fn all(session: &Session, cluster: &Cluster, access_token: &str) -> Vec<serd
         value(quota_reader_binding(session)),
         value(session_user_binding(session)),
     ]);
+    if cluster.kueue {
+        objects.extend([kueue::queue_reader_role(session), kueue::queue_reader_binding(session)]);
+    }
     objects.extend(persistent_volume_claims(session, cluster).into_iter().map(value));
     objects.push(value(access_secret(session, access_token)));
     objects.push(value(deployment(session, cluster)));
