@@ -251,21 +251,22 @@ async fn room_is_held_ahead_of_a_window_until_its_session_runs_and_never_for_a_c
     // The pool's own lead time: 75 minutes reaches a window opening in 45 to
     // 60, beyond the site's 30; 0 holds none for the pool.
     let far = book_at(&w, 1, 3, 5).await;
-    let (w, far) = (&w, &far);
+    let (world, far_room) = (&w, room(&far));
+    let far_room = &far_room;
     let lead = |minutes: i32| async move {
         let body = json!({ "scale_ahead_minutes": minutes });
-        let (status, pool) =
-            w.f.call(Method::PATCH, &format!("/api/v1/pools/{}", w.f.lab), Some(&w.f.admin), Some(body)).await;
-        assert_eq!(status, 200, "{pool}");
-        w.worker.pass().await.unwrap();
-        held(&w.admin, BUFFERS, "CapacityBuffer", &room(&far)).await.is_some()
+        let pool = format!("/api/v1/pools/{}", world.f.lab);
+        let (status, answer) = world.f.call(Method::PATCH, &pool, Some(&world.f.admin), Some(body)).await;
+        assert_eq!(status, 200, "{answer}");
+        world.worker.pass().await.unwrap();
+        held(&world.admin, BUFFERS, "CapacityBuffer", far_room).await.is_some()
     };
     w.worker.pass().await.unwrap();
-    assert!(held(&w.admin, BUFFERS, "CapacityBuffer", &room(&far)).await.is_none(), "beyond the site's lead time");
+    assert!(held(&w.admin, BUFFERS, "CapacityBuffer", far_room).await.is_none(), "beyond the site's lead time");
     assert!(lead(75).await, "within the pool's own");
     assert!(!lead(0).await, "none for the pool");
     assert!(!lead(-1).await, "the site's again");
-    cancel(w, far).await;
+    cancel(&w, &far).await;
 
     // Opened a minute ago (placed by hand: the API's windows start on the
     // slot grid, up to 15 minutes back, past the 5 minutes' grace): held while

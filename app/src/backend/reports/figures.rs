@@ -191,6 +191,9 @@ pub async fn capacities(
     .await?)
 }
 
+/// A figure per pool: its capacity, or what it lent (GPU-hours).
+pub type PoolFigure = (Uuid, f64);
+
 /// Each pool's GPU-hours lent to its backfill and used there, in the hours
 /// that start within the period (the worker records them per hour).
 pub async fn lent(db: &mut PgConnection, from: DateTime<Utc>, to: DateTime<Utc>) -> ServiceResult<Vec<(Uuid, f64)>> {
@@ -237,7 +240,7 @@ pub async fn rows(
     from: DateTime<Utc>,
     to: DateTime<Utc>,
     settled: &Settled,
-    (capacity, lent): (&[(Uuid, f64)], &[(Uuid, f64)]),
+    (capacity, lent): (&[PoolFigure], &[PoolFigure]),
 ) -> ServiceResult<Vec<ReportRow>> {
     let t = tiers(from, to);
     let (settled_first, settled_end) = settled.months();
