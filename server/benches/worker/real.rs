@@ -9,6 +9,9 @@
 //! 2. API requests of a converged pass with those 50 sessions active, and
 //!    its time and the peak memory with 500 decoys (Berth's label refused).
 //! 3. Window end → namespace gone (the controller manager finalized it).
+//! 4. With `--kueue` and `--scale-ahead 30m` on: the requests and writes of a
+//!    converged pass with 1 and 200 sessions active and as many bookings
+//!    opening within the lead time (their room held).
 
 use super::kube_stack::{self, reap_pods, run_pods, As};
 use super::{namespace, percentile, Bench};
@@ -211,4 +214,71 @@ pub async fn rows(bench: &Bench) {
         grown / 1024
     );
     bench.end_all().await;
+    with_switches(bench, &stack, &admin).await;
+}
+
+/// A converged pass with both switches on (`--kueue`, `--scale-ahead 30m`):
+/// `n` sessions active, `n` bookings opening in 10 minutes.
+async fn with_switches(bench: &Bench, stack: &kube_stack::Stack, admin: &kube::Client) {
+    use server::worker::manifests::ahead::{AheadMode, ScaleAhead};
+    let kubelet = tokio::spawn(kubelet(admin.clone()));
+    let cluster = Cluster {
+        kueue: true,
+        scale_ahead: Some(ScaleAhead {
+            lead: chrono::Duration::minutes(30),
+            mode: AheadMode::CapacityBuffer,
+            pause_image: "registry.k8s.io/pause:3.10".into(),
+        }),
+        ..Cluster::default()
+    };
+    let config = kube::Config::from_custom_kubeconfig(
+        kube::config::Kubeconfig::read_from(stack.kubeconfig(&As::Worker)).unwrap(),
+        &Default::default(),
+    )
+    .await
+    .unwrap();
+    let client =
+        kube::client::ClientBuilder::try_from(config).unwrap().with_layer(&server::kube_metrics::CountRequests).build();
+    let worker = Reconciler::new(bench.db.clone(), client, cluster);
+    println!("\n## With `--kueue` and `--scale-ahead 30m` on (real API server, worker as berth-worker)\n");
+    println!("| sessions active + opening within the lead time | first convergence | requests / pass | writes / pass | pass time (median of 5) |");
+    println!("| ---: | ---: | ---: | ---: | ---: |");
+    for n in [1, 200] {
+        let live = bench.book(n, chrono::Duration::minutes(-1)).await;
+        bench.book(n, chrono::Duration::minutes(10)).await;
+        let started = Instant::now();
+        let deadline = started + Duration::from_secs(600);
+        loop {
+            assert!(Instant::now() < deadline, "not converged within 600 s");
+            let report = worker.pass().await.unwrap();
+            assert!(report.errors.is_empty(), "{:?}", report.errors);
+            let active: i64 = sqlx::query_scalar("SELECT count(*) FROM booking WHERE id = ANY($1) AND state = 'active'")
+                .bind(&live)
+                .fetch_one(&bench.db)
+                .await
+                .unwrap();
+            if report.applied == 0 && active == i64::from(n) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let first = started.elapsed();
+        let before = requests_so_far();
+        let mut writes = 0;
+        for _ in 0..5 {
+            writes += worker.pass().await.unwrap().applied;
+        }
+        let per_pass = (requests_so_far() - before) / 5.0;
+        let median = median_pass(&worker).await;
+        println!(
+            "| {n} + {n} | {:.1} s | {per_pass:.1} | {:.1} | {} |",
+            first.as_secs_f64(),
+            writes as f64 / 5.0,
+            ms(median)
+        );
+        // Both go: their namespaces, queues and room.
+        bench.end_all().await;
+        worker.pass().await.unwrap();
+    }
+    kubelet.abort();
 }
