@@ -103,6 +103,17 @@ fn peak_rss_kib() -> u64 {
     line.split_whitespace().nth(1).and_then(|kib| kib.parse().ok()).unwrap_or(0)
 }
 
+/// A client as deploy/'s berth-worker whose requests the metrics count.
+async fn counted_worker_client(stack: &kube_stack::Stack) -> kube::Client {
+    let config = kube::Config::from_custom_kubeconfig(
+        kube::config::Kubeconfig::read_from(stack.kubeconfig(&As::Worker)).unwrap(),
+        &Default::default(),
+    )
+    .await
+    .unwrap();
+    kube::client::ClientBuilder::try_from(config).unwrap().with_layer(&server::kube_metrics::CountRequests).build()
+}
+
 /// Requests the worker's client made so far (its metrics counter).
 fn requests_so_far() -> f64 {
     let text = server::metrics::handle().render();
@@ -121,14 +132,7 @@ pub async fn rows(bench: &Bench) {
     let db = bench.db.clone();
     let admin = stack.client(As::Admin).await;
     let kubelet = tokio::spawn(kubelet(admin.clone()));
-    let config = kube::Config::from_custom_kubeconfig(
-        kube::config::Kubeconfig::read_from(stack.kubeconfig(&As::Worker)).unwrap(),
-        &Default::default(),
-    )
-    .await
-    .unwrap();
-    let client =
-        kube::client::ClientBuilder::try_from(config).unwrap().with_layer(&server::kube_metrics::CountRequests).build();
+    let client = counted_worker_client(stack).await;
     let worker = Reconciler::new(db.clone(), client.clone(), Cluster::default());
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let loop_task = tokio::spawn(async move { server::worker::run::run(worker, stopped).await.unwrap() });
@@ -214,7 +218,7 @@ pub async fn rows(bench: &Bench) {
         grown / 1024
     );
     bench.end_all().await;
-    with_switches(bench, &stack, &admin).await;
+    with_switches(bench, stack, &admin).await;
 }
 
 /// A converged pass with both switches on (`--kueue`, `--scale-ahead 30m`):
@@ -231,14 +235,7 @@ async fn with_switches(bench: &Bench, stack: &kube_stack::Stack, admin: &kube::C
         }),
         ..Cluster::default()
     };
-    let config = kube::Config::from_custom_kubeconfig(
-        kube::config::Kubeconfig::read_from(stack.kubeconfig(&As::Worker)).unwrap(),
-        &Default::default(),
-    )
-    .await
-    .unwrap();
-    let client =
-        kube::client::ClientBuilder::try_from(config).unwrap().with_layer(&server::kube_metrics::CountRequests).build();
+    let client = counted_worker_client(stack).await;
     let worker = Reconciler::new(bench.db.clone(), client, cluster);
     println!("\n## With `--kueue` and `--scale-ahead 30m` on (real API server, worker as berth-worker)\n");
     println!("| sessions active + opening within the lead time | first convergence | requests / pass | writes / pass | pass time (median of 5) |");
