@@ -249,11 +249,12 @@ async fn with_switches(bench: &Bench, stack: &kube_stack::Stack, admin: &kube::C
             assert!(Instant::now() < deadline, "not converged within 600 s");
             let report = worker.pass().await.unwrap();
             assert!(report.errors.is_empty(), "{:?}", report.errors);
-            let active: i64 = sqlx::query_scalar("SELECT count(*) FROM booking WHERE id = ANY($1) AND state = 'active'")
-                .bind(&live)
-                .fetch_one(&bench.db)
-                .await
-                .unwrap();
+            let active: i64 =
+                sqlx::query_scalar("SELECT count(*) FROM booking WHERE id = ANY($1) AND state = 'active'")
+                    .bind(&live)
+                    .fetch_one(&bench.db)
+                    .await
+                    .unwrap();
             if report.applied == 0 && active == i64::from(n) {
                 break;
             }

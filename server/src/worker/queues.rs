@@ -1,9 +1,9 @@
 //! Berth's Kueue queues (`--kueue`) outlive no session: every pass lists
 //! Berth's ClusterQueues (one request) and drains and deletes those whose
-//! booking no longer runs — ended, canceled, failed — before their
-//! namespace goes. `stopPolicy: HoldAndDrain` first evicts what Kueue
-//! admitted, so its `kueue.x-k8s.io/resource-in-use` finalizer lets the
-//! LocalQueue and the ClusterQueue go.
+//! booking no longer runs — ended, canceled, failed — with their readers,
+//! before their namespace goes. `stopPolicy: HoldAndDrain` first evicts what
+//! Kueue admitted, so its `kueue.x-k8s.io/resource-in-use` finalizer lets
+//! the LocalQueue and the ClusterQueue go.
 
 use super::manifests::{self, kueue};
 use super::reconcile::Reconciler;
@@ -48,12 +48,14 @@ impl Reconciler {
             let local: Api<DynamicObject> =
                 Api::namespaced_with(self.client.clone(), &name, &resource(kueue::KUEUE_API, "LocalQueue"));
             gone(self.retrying(|| local.delete(kueue::LOCAL_QUEUE, &delete)).await)?;
-            gone(self.retrying(|| queues.delete(&name, &delete)).await)?;
+            // The reader of the queue goes before it: a pass that stops
+            // after the queue's deletion would not find the reader again.
             let reader = format!("{}{name}", kueue::QUEUE_READER_PREFIX);
             let bindings: Api<ClusterRoleBinding> = Api::all(self.client.clone());
             gone(self.retrying(|| bindings.delete(&reader, &delete)).await)?;
             let roles: Api<ClusterRole> = Api::all(self.client.clone());
             gone(self.retrying(|| roles.delete(&reader, &delete)).await)?;
+            gone(self.retrying(|| queues.delete(&name, &delete)).await)?;
             // What it lent may be in use by the pool's backfill, which Kueue
             // leaves running when the lender goes: drain the backfill too, so
             // its Jobs start again only on what other sessions still lend

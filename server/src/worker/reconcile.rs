@@ -1,7 +1,8 @@
 //! One pass of the worker: stop what must stop, collect namespaces whose
 //! booking no longer runs, start or repair what must run, keep the image
-//! cache and the pools' backfill queues. Desired state comes from PostgreSQL; the cluster is only read and
-//! written through `kube::Client`. Idempotent: a pass over a converged
+//! cache and the pools' backfill queues. Desired state comes from
+//! PostgreSQL; the cluster is only read and written through `kube::Client`.
+//! Idempotent: a pass over a converged
 //! cluster reads but writes nothing (neither to the cluster nor to the
 //! database), and a pass interrupted after any step is finished by the next.
 

@@ -1,7 +1,7 @@
 //! The worker's side of the database: what provisioning reads and records
 //! (`provisioning`, `session_status`), the worker's own state (`status`),
-//! idle reclaim, what the backfill borrowed (`lending`) and the periodic maintenance. The Kubernetes side lives in
-//! the `server` crate's `worker`.
+//! idle reclaim, what the backfill borrowed (`lending`) and the periodic
+//! maintenance. The Kubernetes side lives in the `server` crate's `worker`.
 
 pub mod idle_reclaim;
 pub mod lending;
