@@ -36,3 +36,6 @@ CREATE TABLE lent_sample (
     units double precision NOT NULL CHECK (units >= 0),
     PRIMARY KEY (pool_id, kind)
 );
+
+-- One pool's backfill per namespace: its LocalQueue is always `backfill`.
+CREATE UNIQUE INDEX pool_backfill_namespace_once ON pool (backfill_namespace) WHERE backfill_namespace IS NOT NULL;

@@ -95,6 +95,12 @@ for (const js of [true, false]) {
       await form.getByLabel('Kind, kind row 2').fill('nvidia.com/mig-3g.40gb');
       await form.getByLabel('Physical units, kind row 2').fill('3');
       await form.getByLabel('CPU millicores, kind row 2').fill('8000');
+      // The MIG kind lends its idle booked units to Kueue backfill Jobs in a
+      // namespace the pool names, and the pool's nodes come up an hour ahead.
+      await form.getByLabel('Lends idle units, kind row 2').check();
+      const backfill = `batch-${js ? 'js' : 'nojs'}`;
+      await form.getByLabel(/^Backfill namespace/).fill(backfill);
+      await form.getByLabel(/^Nodes ready ahead/).fill('60');
       // Hydrated, the preview follows the typing; without JavaScript it shows the saved values below.
       if (js) await expect(form.locator('#quota-preview')).toContainText('8 cores');
       await form.getByRole('button', { name: 'Create pool' }).click();
@@ -103,6 +109,11 @@ for (const js of [true, false]) {
       await expect(root).toHaveURL(/admin\/pools\/[0-9a-f-]{36}/);
       await expect(root.locator('#notice')).toContainText('Saved.');
       await expect(root.locator('#quota-preview')).toContainText('8 cores');
+      const saved = root.locator('#edit-pool');
+      await expect(saved.getByLabel('Lends idle units, kind row 2')).toBeChecked();
+      await expect(saved.getByLabel('Lends idle units, kind row 1')).not.toBeChecked();
+      await expect(saved.getByLabel(/^Backfill namespace/)).toHaveValue(backfill);
+      await expect(saved.getByLabel(/^Nodes ready ahead/)).toHaveValue('60');
       const id = root.url().match(/admin\/pools\/([0-9a-f-]{36})/)![1];
       await root.screenshot({ path: `${shots}/admin-pool-${js ? 'js' : 'nojs'}.png`, fullPage: true });
 

@@ -46,6 +46,10 @@ async fn an_admin_lends_a_kind_into_a_named_namespace_and_sets_the_pools_lead_ti
     assert_eq!((pool["backfill_namespace"].as_str(), pool["scale_ahead_minutes"].as_i64()), (Some("batch"), Some(45)));
     let mig = pool["kinds"].as_array().unwrap().iter().find(|k| k["kind"] == MIG).unwrap();
     assert_eq!(mig["lend_idle"], true);
+    // Another pool cannot share it: each pool's LocalQueue there is `backfill`.
+    let other = json!({ "name": "other", "kinds": [{ "kind": GPU, "capacity": 1 }], "backfill_namespace": "batch" });
+    let (status, refused) = f.call(Method::POST, "/api/v1/pools", Some(&f.admin), Some(other)).await;
+    assert_eq!((status, refused["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("backfill_namespace")));
     // A lending kind keeps its namespace: it cannot be emptied under it.
     let (status, refused) = patch(json!({ "backfill_namespace": "" })).await;
     assert_eq!((status, refused["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("backfill_namespace")));

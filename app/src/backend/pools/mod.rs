@@ -224,6 +224,7 @@ pub async fn create(db: &PgPool, principal: &Principal, new: NewPool) -> Service
 
     let mut tx = db.begin().await?;
     check_separate(&mut tx, None, &new.node_selector).await?;
+    check_backfill_namespace(&mut tx, None, &scheduling).await?;
     let id: Uuid = sqlx::query_scalar(
         "INSERT INTO pool (name, description, gpu_model, requires_approval, granularity_minutes,
                            max_booking_minutes, horizon_days, min_notice_minutes, price_per_gpu_hour, images,
@@ -275,6 +276,28 @@ async fn check_separate(
     .await?;
     let others: Vec<_> = others.into_iter().map(|(name, selector)| (name, selector.0)).collect();
     Ok(pool_spec::validate_separate(node_selector, &others)?)
+}
+
+/// Refuses a backfill namespace another pool has: each pool's backfill
+/// LocalQueue there is called `backfill` (a unique index backs this).
+async fn check_backfill_namespace(
+    tx: &mut PgConnection,
+    pool_id: Option<Uuid>,
+    scheduling: &Scheduling,
+) -> ServiceResult<()> {
+    let Some(namespace) = &scheduling.backfill_namespace else { return Ok(()) };
+    let other: Option<String> =
+        sqlx::query_scalar("SELECT name FROM pool WHERE backfill_namespace = $1 AND id IS DISTINCT FROM $2")
+            .bind(namespace)
+            .bind(pool_id)
+            .fetch_optional(&mut *tx)
+            .await?;
+    match other {
+        Some(pool) => {
+            Err(FieldError::new("backfill_namespace", format!("is pool {pool}'s backfill namespace already")).into())
+        }
+        None => Ok(()),
+    }
 }
 
 /// Refuses to set `capacity` below the peak of live bookings from now on,
@@ -347,6 +370,7 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPat
     if patch.node_selector.is_some() || back_in_service {
         check_separate(&mut tx, Some(id), node_selector).await?;
     }
+    check_backfill_namespace(&mut tx, Some(id), &scheduling).await?;
 
     sqlx::query(
         "UPDATE pool SET name = coalesce($2, name), description = coalesce($3, description),
