@@ -126,13 +126,8 @@ pub const MAX_SCALE_AHEAD_MINUTES: i32 = 1440;
 /// the worker deletes with its booking), and a lending kind needs one.
 pub fn validate_scheduling(scheduling: &crate::model::Scheduling, lending: bool) -> Result<(), FieldError> {
     if let Some(namespace) = &scheduling.backfill_namespace {
-        let b = namespace.as_bytes();
-        let label = !b.is_empty()
-            && b.len() <= 63
-            && b[0].is_ascii_alphanumeric()
-            && b[b.len() - 1].is_ascii_alphanumeric()
-            && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-');
-        if !label {
+        // A DNS label: a subdomain of one part.
+        if namespace.contains('.') || !is_dns_subdomain(namespace) {
             return Err(FieldError::new(
                 "backfill_namespace",
                 "must be a namespace name: lower-case letters, digits and '-', at most 63",
