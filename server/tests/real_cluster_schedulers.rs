@@ -122,6 +122,11 @@ async fn each_session_is_a_cluster_queue_of_its_own_that_the_user_reads_and_that
     let colleague = w.stack.client(As::User("carol@a.test")).await;
     assert_eq!(refused(queues(&colleague).get(&ns).await), 403, "someone else's session's queue");
     assert_eq!(refused(queues(&user).list(&ListParams::default()).await), 403, "every queue of the cluster");
+    // Nor widen the reader Berth made for them.
+    let own_reader: Api<k8s_openapi::api::rbac::v1::ClusterRole> = Api::all(user.clone());
+    let widen = Patch::Merge(json!({ "rules": [{ "apiGroups": ["*"], "resources": ["*"], "verbs": ["*"] }] }));
+    let reader = format!("{}{ns}", kueue::QUEUE_READER_PREFIX);
+    assert_eq!(refused(own_reader.patch(&reader, &PatchParams::default(), &widen).await), 403, "their reader");
     // Nor can the worker's account use the readers' ClusterRoles to grant more.
     let worker = w.stack.client(As::Worker).await;
     let labels = json!({ "app.kubernetes.io/managed-by": "berth", manifests::BOOKING_LABEL: mig.to_string() });
