@@ -139,7 +139,10 @@ pub struct Browser {
 impl Browser {
     pub fn new(portal: &str) -> Browser {
         let jar = Arc::new(reqwest::cookie::Jar::default());
+        // A hung request fails the test with its URL instead of stalling
+        // the whole run (seen once: a logout test waiting forever).
         let client = reqwest::Client::builder()
+            .timeout(std::time::Duration::from_secs(30))
             .cookie_provider(jar.clone())
             .redirect(reqwest::redirect::Policy::custom(|attempt| {
                 if attempt.url().path() == "/auth/callback" {
@@ -221,7 +224,10 @@ pub fn urlencode(text: &str) -> String {
 
 /// `/api/v1/me` with exactly this session cookie and nothing else.
 pub async fn me_with_cookie(portal: &str, cookie: &str) -> u16 {
-    reqwest::Client::new()
+    reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(30))
+        .build()
+        .unwrap()
         .get(format!("{portal}/api/v1/me"))
         .header("cookie", format!("berth_session={cookie}"))
         .send()
