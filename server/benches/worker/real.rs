@@ -96,6 +96,16 @@ async fn median_pass(worker: &Reconciler) -> Duration {
     times[2]
 }
 
+/// API requests per pass (mean of 5) and the objects those 5 passes wrote.
+async fn converged_cost(worker: &Reconciler) -> (f64, usize) {
+    let before = requests_so_far();
+    let mut writes = 0;
+    for _ in 0..5 {
+        writes += worker.pass().await.unwrap().applied;
+    }
+    ((requests_so_far() - before) / 5.0, writes)
+}
+
 /// The process's peak resident memory so far (VmHWM), KiB.
 fn peak_rss_kib() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -155,12 +165,7 @@ pub async fn rows(bench: &Bench) {
     loop_task.await.unwrap();
     let worker = Reconciler::new(db.clone(), client.clone(), Cluster::default());
     worker.pass().await.unwrap();
-    let before = requests_so_far();
-    let mut writes = 0;
-    for _ in 0..5 {
-        writes += worker.pass().await.unwrap().applied;
-    }
-    let per_pass = (requests_so_far() - before) / 5.0;
+    let (per_pass, writes) = converged_cost(&worker).await;
     // The same passes with 500 decoys (10 KB each; Berth's label refused,
     // so without it): time, requests, and how much peak memory grew.
     let plain = median_pass(&worker).await;
@@ -261,12 +266,7 @@ async fn with_switches(bench: &Bench, stack: &kube_stack::Stack, admin: &kube::C
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
         let first = started.elapsed();
-        let before = requests_so_far();
-        let mut writes = 0;
-        for _ in 0..5 {
-            writes += worker.pass().await.unwrap().applied;
-        }
-        let per_pass = (requests_so_far() - before) / 5.0;
+        let (per_pass, writes) = converged_cost(&worker).await;
         let median = median_pass(&worker).await;
         println!(
             "| {n} + {n} | {:.1} s | {per_pass:.1} | {:.1} | {} |",
