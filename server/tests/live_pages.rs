@@ -147,3 +147,34 @@ async fn the_calendar_without_a_pool_opens_the_one_shown_last() {
     let (status, _) = raw(&f.app, get("/calendar?tz=UTC".into(), Some(gone))).await;
     assert_eq!(status, StatusCode::OK, "a remembered pool that is gone is forgotten");
 }
+
+/// Many people opening the calendar at the same moment each get the whole
+/// page with its title. A busy server once disposed the router's location
+/// before leptos_meta wrote `<title>` from it: the render task panicked and
+/// that page never ended (found by 32 renders at once).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calendars_rendered_at_once_each_arrive_whole_with_their_title() {
+    let f = Fixture::new().await;
+    let path = format!("/calendar?pool={}&tz=UTC", f.lab);
+    for _round in 0..4 {
+        let mut renders = tokio::task::JoinSet::new();
+        for _ in 0..32 {
+            let (app, token, path) = (f.app.clone(), f.ada.clone(), path.clone());
+            renders.spawn(async move {
+                let request = Request::get(&path)
+                    .header(header::AUTHORIZATION, format!("Bearer {token}"))
+                    .body(Body::empty())
+                    .unwrap();
+                // A hang fails here, naming the page, instead of stalling the run.
+                tokio::time::timeout(std::time::Duration::from_secs(60), raw(&app, request)).await
+            });
+        }
+        while let Some(render) = renders.join_next().await {
+            let (status, body) = render.expect("the render did not panic").expect("the calendar arrived within 60 s");
+            assert_eq!(status, StatusCode::OK);
+            let html = body.as_str().unwrap_or_default();
+            assert!(html.contains("<title>Calendar — Berth</title>"), "no title: {}", &html[..html.len().min(300)]);
+            assert!(html.contains("</html>"), "the page was cut short");
+        }
+    }
+}

@@ -242,7 +242,14 @@ fn page_title(path: &str) -> &'static str {
 #[component]
 fn PageTitle() -> impl IntoView {
     let location = leptos_router::hooks::use_location();
-    view! { <Title text=move || format!("{} — Berth", page_title(&location.pathname.get()))/> }
+    // On the server the title is fixed text: leptos_meta reads a closure only
+    // when it writes <head>, and a busy server may by then have disposed the
+    // router's location (a panic in the render task, and the page never ends).
+    #[cfg(not(feature = "hydrate"))]
+    let text = format!("{} — Berth", page_title(&location.pathname.get_untracked()));
+    #[cfg(feature = "hydrate")]
+    let text = move || format!("{} — Berth", page_title(&location.pathname.get()));
+    view! { <Title text/> }
 }
 
 /// Who is signed in (name, role, tenants), where they can go, and logout.
