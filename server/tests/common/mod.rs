@@ -169,10 +169,20 @@ pub async fn call(
     raw(app, request).await
 }
 
+/// How long one in-process request may take, body included: a page that
+/// never ends fails its test, naming the path, instead of stalling the run.
+pub const REQUEST_LIMIT: std::time::Duration = std::time::Duration::from_secs(90);
+
 pub async fn raw(app: &Router, request: Request<Body>) -> (StatusCode, Value) {
-    let response = app.clone().oneshot(request).await.unwrap();
-    let status = response.status();
-    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    let path = request.uri().to_string();
+    let answer = async {
+        let response = app.clone().oneshot(request).await.unwrap();
+        let status = response.status();
+        (status, response.into_body().collect().await.unwrap().to_bytes())
+    };
+    let Ok((status, bytes)) = tokio::time::timeout(REQUEST_LIMIT, answer).await else {
+        panic!("{path} did not answer within {REQUEST_LIMIT:?}");
+    };
     let value =
         serde_json::from_slice(&bytes).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
     (status, value)
@@ -230,7 +240,10 @@ pub async fn dev_login(app: &Router, email: &str) -> (StatusCode, Option<String>
         .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
         .body(Body::from(format!("email={}", provider::urlencode(email))))
         .unwrap();
-    let response = app.clone().oneshot(request).await.unwrap();
+    let response = tokio::time::timeout(REQUEST_LIMIT, app.clone().oneshot(request))
+        .await
+        .expect("the dev login answered within the limit")
+        .unwrap();
     let cookie = response
         .headers()
         .get(header::SET_COOKIE)
