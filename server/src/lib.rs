@@ -13,6 +13,7 @@ pub mod metrics;
 pub mod notify;
 mod open_workspace;
 pub mod plain_page;
+pub mod render_owner;
 pub mod seed;
 pub mod seed_console;
 pub mod site_files;

@@ -4,6 +4,7 @@
 
 use crate::api::input::form_argument_with_nul;
 use crate::auth::headers::CspNonce;
+use crate::render_owner::RenderOwner;
 use crate::state::AppState;
 use crate::worker::manifests::{self, Session};
 use app::backend::worker::provisioning::ManifestRenderer;
@@ -38,6 +39,9 @@ pub fn routes(state: &AppState) -> Router<AppState> {
         if let Some(CspNonce(value)) = nonce {
             provide_context(Nonce::from_value(value));
         }
+        if let Some(owner) = use_context::<Parts>().and_then(|parts| parts.extensions.get::<RenderOwner>().cloned()) {
+            owner.record();
+        }
     };
     let options = state.leptos.clone();
     Router::new()
@@ -49,6 +53,7 @@ pub fn routes(state: &AppState) -> Router<AppState> {
         .leptos_routes_with_context(state, generate_route_list(App), context.clone(), move || shell(options.clone()))
         .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(context, shell))
         .layer(axum::middleware::from_fn(unreadable_arguments_are_bad_requests))
+        .layer(axum::middleware::from_fn(crate::render_owner::keep_current))
 }
 
 /// Leptos answers a server fn whose arguments cannot be decoded (a date

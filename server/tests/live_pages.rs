@@ -149,10 +149,11 @@ async fn the_calendar_without_a_pool_opens_the_one_shown_last() {
 }
 
 /// Many people opening the calendar at the same moment each get the whole
-/// page with its title. The title was once read from the router's location
-/// when `<head>` was written, outside the request's reactive arena: with
-/// another render between, it read as disposed, the render panicked and that
-/// page never ended (32 renders at once found it in the first round).
+/// page with its title. leptos writes `<head>` (the title comes from the
+/// router's location) outside the request's reactive arena: with another
+/// render between on that thread, the location read as disposed, the render
+/// panicked and that page never ended (32 renders at once found it in the
+/// first round). `render_owner` keeps the request's owner current there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn calendars_rendered_at_once_each_arrive_whole_with_their_title() {
     let f = Fixture::new().await;

@@ -242,15 +242,7 @@ fn page_title(path: &str) -> &'static str {
 #[component]
 fn PageTitle() -> impl IntoView {
     let location = leptos_router::hooks::use_location();
-    // On the server the title is fixed text: leptos_meta calls a closure only
-    // when it writes <head>, outside the request's reactive arena, so on a
-    // thread that has rendered another request since, the location reads as
-    // disposed: a panic in the render, and that page never ends.
-    #[cfg(not(feature = "hydrate"))]
-    let text = format!("{} — Berth", page_title(&location.pathname.get_untracked()));
-    #[cfg(feature = "hydrate")]
-    let text = move || format!("{} — Berth", page_title(&location.pathname.get()));
-    view! { <Title text/> }
+    view! { <Title text=move || format!("{} — Berth", page_title(&location.pathname.get()))/> }
 }
 
 /// Who is signed in (name, role, tenants), where they can go, and logout.
