@@ -64,6 +64,11 @@ bytes=$(curl -sf -H "Authorization: Bearer $token" "$url" | wc -c)
 visible=$(curl -sf -H "Authorization: Bearer $token" "$url" | grep -o 'class="slot' | wc -l)
 say "server render of the week view ($((bytes / 1024)) KB of HTML, $visible slot cells), 1 connection, ${SECONDS_PER_RUN}s"
 wrk -t1 -c1 -d"${SECONDS_PER_RUN}s" --latency -H "Authorization: Bearer $token" "$url" | grep -E 'Latency|50%|90%|99%|Requests/sec'
+# Many people at once: every page must arrive whole. A render that never
+# ends shows as a timeout (10 s, far above the slowest render here).
+say "the same page, 32 connections at once, ${SECONDS_PER_RUN}s"
+wrk -t2 -c32 -d"${SECONDS_PER_RUN}s" --timeout 10s --latency -H "Authorization: Bearer $token" "$url" |
+  grep -E 'Latency|50%|99%|requests in|Requests/sec|Socket errors|Non-2xx' || true
 
 say "the calendar in Chromium: bytes on the wire, time until interactive (navigation start → hydrated)"
 BERTH_URL="http://127.0.0.1:$PORT" BERTH_POOL="$pool" node end2end/bench/interactive.mjs
