@@ -15,7 +15,8 @@ use axum::response::IntoResponse;
 use axum::{routing::get, Router};
 use leptos::nonce::Nonce;
 use leptos::prelude::{provide_context, use_context};
-use leptos_axum::{generate_route_list, LeptosRoutes};
+use leptos_axum::{generate_route_list, AxumRouteListing, LeptosRoutes};
+use std::sync::OnceLock;
 
 pub fn routes(state: &AppState) -> Router<AppState> {
     let cluster = state.cluster.clone();
@@ -50,10 +51,20 @@ pub fn routes(state: &AppState) -> Router<AppState> {
         .route("/readyz", get(crate::database::readyz))
         .nest_service("/pkg", get(crate::site_files::serve).with_state(state.site.clone()))
         .route_service("/favicon.svg", get(crate::site_files::favicon).with_state(state.site.clone()))
-        .leptos_routes_with_context(state, generate_route_list(App), context.clone(), move || shell(options.clone()))
+        .leptos_routes_with_context(state, route_list(), context.clone(), move || shell(options.clone()))
         .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(context, shell))
         .layer(axum::middleware::from_fn(unreadable_arguments_are_bad_requests))
         .layer(axum::middleware::from_fn(crate::render_owner::keep_current))
+}
+
+/// The app's routes, listed once per process. Listing renders the app with
+/// resource loading switched off process-wide (leptos' `SuppressResourceLoad`
+/// is one global flag), so a listing made while another router serves pages
+/// leaves the resources those pages start then waiting forever: tests, which
+/// build a router each beside others rendering, hung that way.
+fn route_list() -> Vec<AxumRouteListing> {
+    static ROUTES: OnceLock<Vec<AxumRouteListing>> = OnceLock::new();
+    ROUTES.get_or_init(|| generate_route_list(App)).clone()
 }
 
 /// Leptos answers a server fn whose arguments cannot be decoded (a date

@@ -179,3 +179,28 @@ async fn calendars_rendered_at_once_each_arrive_whole_with_their_title() {
         }
     }
 }
+
+/// Pages keep arriving while another router is built in the same process
+/// (each test builds its own). Listing the app's routes switches leptos'
+/// resource loading off process-wide; when every router listed them anew,
+/// a page whose resources started in that moment waited forever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pages_arrive_while_another_router_is_built() {
+    let f = Fixture::new().await;
+    let building = {
+        let db = f.db.clone();
+        tokio::spawn(async move {
+            for _ in 0..200 {
+                drop(server::router(common::test_state(db.clone())));
+                tokio::task::yield_now().await;
+            }
+        })
+    };
+    let mut pages = 0;
+    while !building.is_finished() {
+        let _ = page(&f, "/bookings", &f.ada).await;
+        pages += 1;
+    }
+    building.await.unwrap();
+    assert!(pages > 0, "no page was rendered while routers were built");
+}
