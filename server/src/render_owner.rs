@@ -1,10 +1,10 @@
 //! Keeps a page's reactive owner current for as long as its response is
 //! polled. leptos keeps each request's signals in an arena of its own, made
 //! current per thread; but leptos_axum polls parts of a page (the `<head>`
-//! it writes after the body, the rest of the body stream) outside that arena,
-//! on whichever thread tokio picks. There a read finds another request's
-//! arena, a finished one or none: the value reads as disposed, a render task
-//! panics or waits for a wake that never comes, and the page never ends.
+//! it fills in once the body is rendered, the rest of the body stream)
+//! outside that arena, on whichever thread tokio picks. There a read finds
+//! another request's arena, a finished one or none: the value reads as
+//! disposed, the render task panics, and the page never ends.
 //! `context` (web.rs) records the owner leptos made for the request; this
 //! layer makes it current around every poll of the response and its body.
 

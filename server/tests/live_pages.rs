@@ -174,7 +174,11 @@ async fn calendars_rendered_at_once_each_arrive_whole_with_their_title() {
             let (status, body) = render.expect("the page arrived whole, within the limit, with no panic");
             assert_eq!(status, StatusCode::OK);
             let html = body.as_str().unwrap_or_default();
-            assert!(html.contains("<title>Calendar — Berth</title>"), "no title: {}", &html[..html.len().min(300)]);
+            assert!(
+                html.contains("<title>Calendar — Berth</title>"),
+                "no title: {}",
+                html.chars().take(300).collect::<String>()
+            );
             assert!(html.contains("</html>"), "the page was cut short");
         }
     }
