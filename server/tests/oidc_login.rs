@@ -5,7 +5,7 @@
 mod common;
 
 use common::fresh_db;
-use common::provider::{me_with_cookie, Browser, Portal};
+use common::provider::{http_client, me_with_cookie, Browser, Portal};
 use serde_json::json;
 
 async fn portal() -> Portal {
@@ -104,11 +104,7 @@ async fn logout_ends_the_session_and_the_providers_too() {
     let browser = portal.browser();
     browser.login("ada").await;
     let cookie = browser.session_cookie().unwrap();
-    let no_follow = reqwest::Client::builder()
-        .timeout(std::time::Duration::from_secs(30))
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
+    let no_follow = http_client().redirect(reqwest::redirect::Policy::none()).build().unwrap();
     let out = no_follow
         .post(format!("{}/auth/logout", portal.url))
         .header("cookie", format!("berth_session={cookie}"))
@@ -208,11 +204,7 @@ async fn forged_id_tokens_are_refused() {
 async fn a_discovery_document_naming_another_issuer_is_refused() {
     let db = fresh_db().await;
     let portal = Portal::start(db.clone(), Some("discovery-issuer")).await;
-    let client = reqwest::Client::builder()
-        .timeout(std::time::Duration::from_secs(30))
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
+    let client = http_client().redirect(reqwest::redirect::Policy::none()).build().unwrap();
     let answer = client.get(format!("{}/auth/login", portal.url)).send().await.unwrap();
     assert_eq!(answer.status(), 502, "no redirect to a provider whose discovery names another issuer");
     let page = answer.text().await.unwrap();

@@ -139,10 +139,7 @@ pub struct Browser {
 impl Browser {
     pub fn new(portal: &str) -> Browser {
         let jar = Arc::new(reqwest::cookie::Jar::default());
-        // A hung request fails the test with its URL instead of stalling
-        // the whole run (seen once: a logout test waiting forever).
-        let client = reqwest::Client::builder()
-            .timeout(std::time::Duration::from_secs(30))
+        let client = http_client()
             .cookie_provider(jar.clone())
             .redirect(reqwest::redirect::Policy::custom(|attempt| {
                 if attempt.url().path() == "/auth/callback" {
@@ -222,10 +219,16 @@ pub fn urlencode(text: &str) -> String {
     url::form_urlencoded::byte_serialize(text.as_bytes()).collect()
 }
 
+/// A client for the sign-in tests: a hung request fails the test with its
+/// URL instead of stalling the whole run (seen once: a logout test waiting
+/// forever).
+pub fn http_client() -> reqwest::ClientBuilder {
+    reqwest::Client::builder().timeout(std::time::Duration::from_secs(30))
+}
+
 /// `/api/v1/me` with exactly this session cookie and nothing else.
 pub async fn me_with_cookie(portal: &str, cookie: &str) -> u16 {
-    reqwest::Client::builder()
-        .timeout(std::time::Duration::from_secs(30))
+    http_client()
         .build()
         .unwrap()
         .get(format!("{portal}/api/v1/me"))
