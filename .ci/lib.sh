@@ -115,6 +115,16 @@ ensure_aiosmtpd() {
   fi
 }
 
+# jupyter-server (PyPI): the real workspace behind `berth gate` in the gate's
+# tests (server/tests/gate_jupyter.rs), terminals included (terminado).
+JUPYTER_SERVER_VERSION=2.21.1
+ensure_jupyter_server() {
+  if [ "$(python3 -c 'import jupyter_server; print(jupyter_server.__version__)' 2>/dev/null)" != "$JUPYTER_SERVER_VERSION" ]; then
+    say "installing jupyter-server $JUPYTER_SERVER_VERSION (PyPI)"
+    python3 -m pip install --quiet --root-user-action=ignore "jupyter-server==$JUPYTER_SERVER_VERSION"
+  fi
+}
+
 # schemathesis (PyPI): fuzzes the API against its OpenAPI document (.ci/contract.sh).
 SCHEMATHESIS_VERSION=4.32.5
 ensure_schemathesis() {

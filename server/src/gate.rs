@@ -8,10 +8,17 @@
 //! WebSocket upgrades included. Code and cookie are HMACs under the
 //! session's access token, so the portal and the gate share no state, and a
 //! rotated token (a holder dropped out) voids every code and cookie.
+//!
+//! Every workspace host is a sibling of every other tenant's under one
+//! domain, so they are one *site*: the browser sends this cookie with a
+//! neighbour's `fetch` and `WebSocket` calls, and Jupyter, seeing the token,
+//! skips its own XSRF and Origin checks. The gate therefore lets a
+//! state-changing request or an upgrade through only when it comes from the
+//! workspace's own origin (`Origin`, else `Sec-Fetch-Site: same-origin`).
 
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use hmac::{Hmac, Mac};
 use hyper_util::rt::TokioIo;
@@ -24,7 +31,9 @@ use std::sync::{Arc, Mutex};
 pub const OPEN_PATH: &str = "/.berth/open";
 /// The pod's readiness probe: the workspace behind the gate answers.
 pub const READY_PATH: &str = "/.berth/ready";
-pub const COOKIE: &str = "berth_workspace";
+/// `__Host-`: the browser keeps it to this exact host (no `Domain`, `Path=/`,
+/// `Secure`), so a sibling host cannot set or shadow it.
+pub const COOKIE: &str = "__Host-berth_workspace";
 /// How long a code may wait to be used.
 pub const CODE_LIFETIME_SECS: i64 = 60;
 
@@ -59,13 +68,17 @@ pub enum Refused {
 pub struct Gate {
     token: String,
     upstream: SocketAddr,
+    /// The workspace's own origin (`https://<host>`), the only one whose
+    /// pages may change anything through the gate.
+    origin: String,
     /// Codes spent, by nonce, until they expire.
     spent: Mutex<HashMap<String, i64>>,
 }
 
 impl Gate {
-    pub fn new(token: String, upstream: SocketAddr) -> Self {
-        Gate { token, upstream, spent: Mutex::default() }
+    pub fn new(token: String, upstream: SocketAddr, origin: &str) -> Self {
+        let origin = origin.trim_end_matches('/').to_ascii_lowercase();
+        Gate { token, upstream, origin, spent: Mutex::default() }
     }
 
     /// Checks `code` and spends it: a second use is refused.
@@ -105,6 +118,35 @@ impl Gate {
     }
 }
 
+/// Why a request that carries the cookie is still refused.
+#[derive(Debug, PartialEq, Eq)]
+pub enum CrossOrigin {
+    /// `Origin` names another origin (a sibling workspace, `null`, …).
+    Foreign,
+    /// Neither `Origin` nor `Sec-Fetch-Site` says where it came from.
+    Unknown,
+}
+
+impl Gate {
+    /// A request that may change something (any method but GET, HEAD and
+    /// OPTIONS) or upgrade the connection passes only from the workspace's
+    /// own origin; reads pass, since another origin cannot read the answer.
+    pub fn from_own_origin(&self, method: &Method, headers: &HeaderMap) -> Result<(), CrossOrigin> {
+        let upgrade = headers.contains_key(header::UPGRADE);
+        if !upgrade && matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS) {
+            return Ok(());
+        }
+        let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+        match (text(header::ORIGIN.as_str()), text("sec-fetch-site")) {
+            (Some(origin), _) if origin.trim_end_matches('/').eq_ignore_ascii_case(&self.origin) => Ok(()),
+            (Some(_), _) => Err(CrossOrigin::Foreign),
+            (None, Some("same-origin")) => Ok(()),
+            (None, Some(_)) => Err(CrossOrigin::Foreign),
+            (None, None) => Err(CrossOrigin::Unknown),
+        }
+    }
+}
+
 /// Serves the gate on `listen` until the process ends.
 pub async fn serve(listen: SocketAddr, gate: Gate) -> anyhow::Result<()> {
     let app = axum::Router::new().fallback(handle).with_state(Arc::new(gate));
@@ -121,7 +163,17 @@ async fn handle(State(gate): State<Arc<Gate>>, request: Request) -> Response {
             Ok(_) => StatusCode::NO_CONTENT.into_response(),
             Err(_) => (StatusCode::SERVICE_UNAVAILABLE, "the workspace is not answering yet").into_response(),
         },
-        _ if gate.admits(request.headers()) => proxy(&gate, request).await,
+        _ if gate.admits(request.headers()) => match gate.from_own_origin(request.method(), request.headers()) {
+            Ok(()) => proxy(&gate, request).await,
+            Err(CrossOrigin::Foreign) => page(
+                StatusCode::FORBIDDEN,
+                "Refused: this request came from another site's page; only the workspace's own pages may change it.",
+            ),
+            Err(CrossOrigin::Unknown) => page(
+                StatusCode::FORBIDDEN,
+                "Refused: a request that changes the workspace must say where it came from (Origin).",
+            ),
+        },
         _ => page(StatusCode::UNAUTHORIZED, "Open this workspace from Berth: its link opens it once, within a minute."),
     }
 }
@@ -190,7 +242,7 @@ mod tests {
     use super::*;
 
     fn gate() -> Gate {
-        Gate::new("t0ken".into(), "127.0.0.1:9".parse().unwrap())
+        Gate::new("t0ken".into(), "127.0.0.1:9".parse().unwrap(), "https://berth-a-0f0e0d0c.gpu.example.org/")
     }
 
     #[test]
@@ -220,5 +272,36 @@ mod tests {
         assert!(!with(&format!("{COOKIE}={}", mac("other", "cookie"))));
         assert!(!with(&format!("{COOKIE}=")));
         assert!(!gate.admits(&HeaderMap::new()));
+    }
+
+    #[test]
+    fn only_the_workspaces_own_pages_change_it() {
+        let gate = gate();
+        let from = |method: Method, pairs: &[(&str, &str)]| {
+            let mut headers = HeaderMap::new();
+            for (name, value) in pairs {
+                headers.insert(axum::http::HeaderName::from_bytes(name.as_bytes()).unwrap(), value.parse().unwrap());
+            }
+            gate.from_own_origin(&method, &headers)
+        };
+        let own = "https://berth-a-0f0e0d0c.gpu.example.org";
+        let sibling = "https://x.berth-b-aaaabbbb.gpu.example.org";
+        assert_eq!(from(Method::POST, &[("origin", own)]), Ok(()));
+        assert_eq!(from(Method::POST, &[("origin", "HTTPS://Berth-A-0f0e0d0c.gpu.example.org")]), Ok(()));
+        assert_eq!(from(Method::POST, &[("origin", sibling)]), Err(CrossOrigin::Foreign));
+        assert_eq!(from(Method::POST, &[("origin", "null")]), Err(CrossOrigin::Foreign));
+        assert_eq!(from(Method::POST, &[("origin", &format!("{own}.evil.org"))]), Err(CrossOrigin::Foreign));
+        assert_eq!(
+            from(Method::POST, &[("origin", "http://berth-a-0f0e0d0c.gpu.example.org")]),
+            Err(CrossOrigin::Foreign)
+        );
+        assert_eq!(from(Method::DELETE, &[("sec-fetch-site", "same-origin")]), Ok(()));
+        assert_eq!(from(Method::PUT, &[("sec-fetch-site", "same-site")]), Err(CrossOrigin::Foreign));
+        assert_eq!(from(Method::PATCH, &[]), Err(CrossOrigin::Unknown));
+        assert_eq!(from(Method::GET, &[("origin", sibling)]), Ok(()), "a read: the sibling cannot see the answer");
+        let upgrade = |origin: &str| from(Method::GET, &[("upgrade", "websocket"), ("origin", origin)]);
+        assert_eq!(upgrade(own), Ok(()));
+        assert_eq!(upgrade(sibling), Err(CrossOrigin::Foreign), "a WebSocket from a sibling");
+        assert_eq!(from(Method::GET, &[("upgrade", "websocket")]), Err(CrossOrigin::Unknown));
     }
 }

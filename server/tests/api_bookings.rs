@@ -125,6 +125,15 @@ async fn each_tenant_sees_its_own_bookings_and_only_occupancy_of_others() {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(list.as_array().unwrap().len(), 1);
     assert!(list[0].get("user_email").is_none() && list[0].get("tenant").is_none());
+    // Nor which booking it is: its id names ada's session's namespace, and
+    // so her workspace's host (`berth-<tenant>-<first 8 hex>.<domain>`).
+    let real = booking["id"].as_str().unwrap();
+    let shown = list[0]["id"].as_str().unwrap();
+    assert!(shown != real && !shown.starts_with(&real[..8]), "occupancy carries no booking id: {shown}");
+    let (_, as_teammate) = f.call(Method::GET, "/api/v1/bookings", Some(&f.carol), None).await;
+    assert_eq!(as_teammate[0]["id"].as_str(), Some(shown), "the same opaque id for everyone who sees occupancy");
+    let (_, as_admin_list) = f.call(Method::GET, "/api/v1/bookings", Some(&f.admin), None).await;
+    assert_eq!(as_admin_list[0]["id"].as_str(), Some(real), "admins see the booking itself");
     let (_, mine) = f.call(Method::GET, "/api/v1/bookings?mine=true", Some(&f.bob), None).await;
     assert_eq!(mine.as_array().unwrap().len(), 0);
     let (_, mine) = f.call(Method::GET, "/api/v1/bookings?mine=true", Some(&f.ada), None).await;

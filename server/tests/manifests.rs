@@ -200,11 +200,12 @@ fn with_kueue_the_booking_is_a_cluster_queue_of_its_own_holding_what_the_quota_h
                 "resourceGroups": [{
                     "coveredResources": ["nvidia.com/mig-1g.24gb", "cpu", "memory", "ephemeral-storage"],
                     "flavors": [{ "name": "berth-861c3a7c-mig-1g.24gb", "resources": [
-                        // The quota's numbers: 2 units × 2 time-slice replicas, and its CPU and memory.
-                        { "name": "nvidia.com/mig-1g.24gb", "nominalQuota": hard["requests.nvidia.com/mig-1g.24gb"], "borrowingLimit": "0" },
-                        { "name": "cpu", "nominalQuota": hard["requests.cpu"], "borrowingLimit": "0" },
-                        { "name": "memory", "nominalQuota": hard["requests.memory"], "borrowingLimit": "0" },
-                        { "name": "ephemeral-storage", "nominalQuota": hard["requests.ephemeral-storage"], "borrowingLimit": "0" },
+                        // The quota's numbers: 2 units × 2 time-slice replicas, and its CPU and memory;
+                        // lending none of it (unset, Kueue would lend it all to the cohort).
+                        { "name": "nvidia.com/mig-1g.24gb", "nominalQuota": hard["requests.nvidia.com/mig-1g.24gb"], "borrowingLimit": "0", "lendingLimit": "0" },
+                        { "name": "cpu", "nominalQuota": hard["requests.cpu"], "borrowingLimit": "0", "lendingLimit": "0" },
+                        { "name": "memory", "nominalQuota": hard["requests.memory"], "borrowingLimit": "0", "lendingLimit": "0" },
+                        { "name": "ephemeral-storage", "nominalQuota": hard["requests.ephemeral-storage"], "borrowingLimit": "0", "lendingLimit": "0" },
                     ] }],
                 }],
                 "preemption": { "reclaimWithinCohort": "Any", "withinClusterQueue": "Never" },
@@ -410,7 +411,11 @@ fn the_workspace_holds_one_unit_when_interactive_and_none_for_inference() {
                             "image": "registry.example.org/platform/berth:0.1.0",
                             "args": ["gate"],
                             "ports": [{ "name": "http", "containerPort": 8888 }],
-                            "env": [{ "name": "BERTH_ACCESS_TOKEN", "valueFrom": token }],
+                            // Its own origin: the only one whose pages may change the workspace.
+                            "env": [
+                                { "name": "BERTH_ACCESS_TOKEN", "valueFrom": token },
+                                { "name": "BERTH_GATE_ORIGIN", "value": "https://berth-team-a-0f0e0d0c.gpu.example.org" },
+                            ],
                             "resources": { "requests": gate, "limits": gate },
                             "readinessProbe": { "httpGet": { "path": "/.berth/ready", "port": 8888 }, "periodSeconds": 5 },
                             "securityContext": hardened,

@@ -70,7 +70,7 @@ async fn only_the_owner_of_an_active_booking_is_sent_to_the_workspace_with_a_one
     let location = location.unwrap();
     let code = location.strip_prefix(&format!("https://{ns}.berth.local/.berth/open?code=")).expect(&location);
     assert!(!location.contains(&token), "{location}");
-    let gate = server::gate::Gate::new(token.clone(), "127.0.0.1:9".parse().unwrap());
+    let gate = server::gate::Gate::new(token.clone(), "127.0.0.1:9".parse().unwrap(), "https://ws");
     let now = chrono::Utc::now().timestamp();
     assert_eq!(gate.redeem(code, now), Ok(()), "the gate, knowing the token, opens it once");
     assert_eq!(gate.redeem(code, now), Err(server::gate::Refused::Used));
@@ -132,7 +132,7 @@ async fn the_gate_trades_a_code_for_a_cookie_once_and_passes_requests_and_websoc
     let upstream_addr = upstream.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(upstream, axum::Router::new().fallback(workspace)).await.unwrap() });
     let listen = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
-    let gate = server::gate::Gate::new("t0ken".into(), upstream_addr);
+    let gate = server::gate::Gate::new("t0ken".into(), upstream_addr, "http://ws");
     tokio::spawn(server::gate::serve(listen, gate));
     let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
     let base = format!("http://{listen}");
@@ -171,7 +171,7 @@ async fn the_gate_trades_a_code_for_a_cookie_once_and_passes_requests_and_websoc
     let mut socket = tokio::net::TcpStream::connect(listen).await.unwrap();
     let head = format!(
         "GET /api/kernels/k/channels HTTP/1.1\r\nHost: ws\r\nCookie: {cookie}\r\n\
-         Connection: Upgrade\r\nUpgrade: websocket\r\n\r\n"
+         Origin: http://ws\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n"
     );
     socket.write_all(head.as_bytes()).await.unwrap();
     let mut answer = Vec::new();

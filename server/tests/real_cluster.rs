@@ -128,7 +128,7 @@ async fn a_mig_interactive_session_lives_its_whole_life_on_the_real_server() {
     let token = secrets.get(manifests::ACCESS_SECRET).await.unwrap().data.unwrap()["token"].clone();
     let token = String::from_utf8(token.0).unwrap();
     let code = location.split("/.berth/open?code=").nth(1).expect(&location);
-    let gate = server::gate::Gate::new(token, "127.0.0.1:9".parse().unwrap());
+    let gate = server::gate::Gate::new(token, "127.0.0.1:9".parse().unwrap(), "https://x");
     assert_eq!(gate.redeem(code, chrono::Utc::now().timestamp()), Ok(()), "a one-time code for the gate: {location}");
     // …and nothing else: not another Secret, not a list.
     let portal_secrets: Api<Secret> = Api::namespaced(portal, &ns);

@@ -4,7 +4,8 @@
 //! is admitted; one beyond the booking waits with Kueue's reason; at the
 //! window's end HoldAndDrain evicts and both queues go, no finalizer stuck.
 //! With a lending kind, a backfill Job runs on the idle booked units and is
-//! preempted the moment the owner submits work.
+//! preempted the moment the owner submits work; a kind that does not lend
+//! lends nothing to any queue of its cohort.
 
 mod common;
 
@@ -77,6 +78,7 @@ async fn kueue_admits_what_was_booked_holds_the_rest_and_lets_the_queues_go_at_t
     w.until_active(id, &lab_node_labels()).await;
     let ns = World::namespace(id);
     let jobs: Api<Job> = Api::namespaced(w.stack.client(As::User("ada@a.test")).await, &ns);
+    no_one_borrows_from_a_kind_that_does_not_lend(&w, &ns).await;
 
     // One unit × 2 time-slice replicas is what was booked: a Job asking for both runs.
     jobs.create(&PostParams::default(), &job("fits", 2)).await.expect("the user submits a Job");
@@ -106,6 +108,52 @@ async fn kueue_admits_what_was_booked_holds_the_rest_and_lets_the_queues_go_at_t
         queues.list(&params).await.unwrap().items.is_empty()
     })
     .await;
+}
+
+/// The session's kind does not lend: its queue says `lendingLimit: 0` on
+/// every resource, and a queue of the same cohort with no quota of its own
+/// (for Kueue, unset limits lend everything unused) borrows none of the idle
+/// booked units. Before the fix this Job was admitted on ada's booking.
+async fn no_one_borrows_from_a_kind_that_does_not_lend(w: &World, ns: &str) {
+    use k8s_openapi::api::core::v1::Namespace;
+    let queues: Api<DynamicObject> = Api::all_with(w.admin.clone(), &resource(KUEUE_API, "ClusterQueue"));
+    let session = serde_json::to_value(queues.get(ns).await.unwrap()).unwrap();
+    let resources = session["spec"]["resourceGroups"][0]["flavors"][0]["resources"].as_array().unwrap().clone();
+    assert_eq!(resources.len(), 4);
+    assert!(resources.iter().all(|r| r["lendingLimit"] == "0"), "lends nothing: {resources:?}");
+    let flavor = session["spec"]["resourceGroups"][0]["flavors"][0]["name"].clone();
+    let nothing = |name: &str| json!({ "name": name, "nominalQuota": "0" });
+    let borrower: DynamicObject = serde_json::from_value(json!({ "apiVersion": KUEUE_API, "kind": "ClusterQueue",
+        "metadata": { "name": "borrower" },
+        "spec": { "cohortName": session["spec"]["cohortName"], "namespaceSelector": {},
+            "resourceGroups": [{ "coveredResources": [MIG, "cpu", "memory", "ephemeral-storage"],
+                "flavors": [{ "name": flavor, "resources":
+                    [nothing(MIG), nothing("cpu"), nothing("memory"), nothing("ephemeral-storage")] }] }] } }))
+    .unwrap();
+    queues.create(&PostParams::default(), &borrower).await.unwrap();
+    let namespaces: Api<Namespace> = Api::all(w.admin.clone());
+    let borrowers: Namespace = serde_json::from_value(json!({ "metadata": { "name": "borrowers" } })).unwrap();
+    namespaces.create(&PostParams::default(), &borrowers).await.unwrap();
+    let local: DynamicObject = serde_json::from_value(json!({ "apiVersion": KUEUE_API, "kind": "LocalQueue",
+        "metadata": { "name": "borrow", "namespace": "borrowers" }, "spec": { "clusterQueue": "borrower" } }))
+    .unwrap();
+    let locals: Api<DynamicObject> =
+        Api::namespaced_with(w.admin.clone(), "borrowers", &resource(KUEUE_API, "LocalQueue"));
+    locals.create(&PostParams::default(), &local).await.unwrap();
+    let theirs: Api<Job> = Api::namespaced(w.admin.clone(), "borrowers");
+    theirs.create(&PostParams::default(), &job_in("borrow", "borrowed", 1, &lab_node_labels())).await.unwrap();
+    until("Kueue's refusal to lend ada's idle units", || async {
+        workload(&w.admin, "borrowers", "borrowed").await.is_some_and(|wl| {
+            condition(&wl, "QuotaReserved").is_some_and(|c| {
+                c["status"] == "False" && c["message"].as_str().is_some_and(|m| m.contains("insufficient"))
+            })
+        })
+    })
+    .await;
+    assert_eq!(theirs.get("borrowed").await.unwrap().spec.and_then(|s| s.suspend), Some(true));
+    theirs.delete("borrowed", &Default::default()).await.unwrap();
+    locals.delete("borrow", &Default::default()).await.unwrap();
+    queues.delete("borrower", &Default::default()).await.unwrap();
 }
 
 async fn suspended(jobs: &Api<Job>, name: &str) -> Option<bool> {

@@ -14,7 +14,7 @@ use std::net::SocketAddr;
 
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Gate { listen, upstream } => gate(listen, upstream).await,
+        Command::Gate { listen, upstream, origin } => gate(listen, upstream, origin).await,
         Command::Worker { db, public_url, cluster, metrics_listen } => {
             worker(db, public_url, cluster, metrics_listen).await
         }
@@ -64,10 +64,12 @@ pub async fn render_manifests(db: &PgPool, booking_id: uuid::Uuid, cluster: &Clu
     Ok(manifests::preview(&Session::of(facts), cluster))
 }
 
-async fn gate(listen: SocketAddr, upstream: SocketAddr) -> anyhow::Result<()> {
+async fn gate(listen: SocketAddr, upstream: SocketAddr, origin: url::Url) -> anyhow::Result<()> {
     let token = std::env::var("BERTH_ACCESS_TOKEN").unwrap_or_default();
     anyhow::ensure!(!token.is_empty(), "BERTH_ACCESS_TOKEN (the session's access token) is not set");
-    crate::gate::serve(listen, crate::gate::Gate::new(token, upstream)).await?;
+    anyhow::ensure!(origin.origin().is_tuple(), "--origin {origin} is not an http(s) origin");
+    let origin = origin.origin().ascii_serialization();
+    crate::gate::serve(listen, crate::gate::Gate::new(token, upstream, &origin)).await?;
     Ok(())
 }
 

@@ -128,6 +128,10 @@ pub enum Command {
         /// The workspace itself, in the same pod.
         #[arg(long, env = "BERTH_GATE_UPSTREAM", default_value = "127.0.0.1:8889")]
         upstream: SocketAddr,
+        /// The workspace's own origin (`https://<host>`): state-changing
+        /// requests and upgrades from any other origin are refused.
+        #[arg(long, env = "BERTH_GATE_ORIGIN")]
+        origin: url::Url,
     },
     #[command(flatten)]
     Client(crate::client::Command),

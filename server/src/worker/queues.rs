@@ -79,7 +79,7 @@ fn unlent(queue: &DynamicObject) -> Option<serde_json::Value> {
     for group in groups.as_array_mut().into_iter().flatten() {
         for flavor in group["flavors"].as_array_mut().into_iter().flatten() {
             for resource in flavor["resources"].as_array_mut().into_iter().flatten() {
-                if !resource["lendingLimit"].is_null() {
+                if !resource["lendingLimit"].is_null() && resource["lendingLimit"] != "0" {
                     resource["lendingLimit"] = "0".into();
                     lent = true;
                 }

@@ -61,7 +61,8 @@ pub(super) async fn fetch_row<'e>(
 /// for the rest of its tenant, and "not found" for everyone else.
 pub async fn get(db: &PgPool, principal: &Principal, id: Uuid) -> ServiceResult<Booking> {
     match fetch_row(db, id, false).await? {
-        Some(row) if row.visible_to(principal) => Ok(row.view_for(principal)),
+        // The caller named the id, so their view keeps it; lists carry occupancy ids.
+        Some(row) if row.visible_to(principal) => Ok(Booking { id, ..row.view_for(principal) }),
         _ => Err(ServiceError::NotFound("booking")),
     }
 }

@@ -112,6 +112,7 @@ impl BookingRow {
         self.view(false, false, false)
     }
 
+    /// (`mine` implies `full` for the booking's own fields; `full` alone is an admin.)
     fn view(self, mine: bool, co_owned: bool, full: bool) -> Booking {
         let state = self.state();
         let co_owners = match full {
@@ -119,7 +120,7 @@ impl BookingRow {
             false => Vec::new(),
         };
         Booking {
-            id: self.id,
+            id: if full || mine { self.id } else { occupancy_id(self.id) },
             pool_id: self.pool_id,
             kind: self.kind,
             quantity: self.quantity,
@@ -134,10 +135,23 @@ impl BookingRow {
             image: full.then_some(self.image),
             note: full.then_some(self.note),
             created_at: self.created_at,
-            extends: self.extends_id,
+            extends: if full || mine { self.extends_id } else { None },
             co_owners,
             co_owned,
             series: full.then_some(self.series_id).flatten(),
         }
     }
+}
+
+/// The id an occupancy entry carries instead of the booking's: stable (the
+/// same booking is the same entry on every poll) but one-way. A booking's id
+/// names its session's namespace and so its workspace host
+/// (`berth-<tenant>-<first 8 hex>.<domain>`): shown to people who do not
+/// hold the booking, it told a neighbour where to aim.
+pub fn occupancy_id(id: Uuid) -> Uuid {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::new().chain_update(b"berth occupancy entry:").chain_update(id.as_bytes()).finalize();
+    let mut bytes = [0u8; 16];
+    bytes.copy_from_slice(&digest[..16]);
+    uuid::Builder::from_random_bytes(bytes).into_uuid()
 }

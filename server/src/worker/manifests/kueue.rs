@@ -87,15 +87,16 @@ pub fn session_flavor(session: &Session) -> Value {
 /// (Kueue counts the LimitRange's defaults into a Job's requests, and a
 /// resource no queue covers is never admitted), admitted only from
 /// the session's namespace (the API server's immutable
-/// `kubernetes.io/metadata.name` label). A lending kind lends all of it.
+/// `kubernetes.io/metadata.name` label). A lending kind lends all of it,
+/// any other nothing.
 pub fn cluster_queue(session: &Session) -> Value {
     let q = i64::from(session.quantity);
     let resource = |name: &str, quota: String| {
-        let mut resource = json!({ "name": name, "nominalQuota": quota, "borrowingLimit": "0" });
-        if session.kind.lend_idle {
-            resource["lendingLimit"] = resource["nominalQuota"].clone();
-        }
-        resource
+        // For Kueue an unset lendingLimit means "everything unused may be
+        // borrowed" by any queue of the cohort: a kind that does not lend
+        // says 0 on every resource.
+        let lent = if session.kind.lend_idle { quota.clone() } else { "0".to_string() };
+        json!({ "name": name, "nominalQuota": quota, "borrowingLimit": "0", "lendingLimit": lent })
     };
     json!({
         "apiVersion": KUEUE_API,

@@ -112,7 +112,10 @@ pub fn deployment(session: &Session, cluster: &Cluster) -> Deployment {
                         "image": cluster.gate_image,
                         "args": ["gate"],
                         "ports": [{ "name": PUBLISHED_PORT, "containerPort": PORT }],
-                        "env": [{ "name": "BERTH_ACCESS_TOKEN", "valueFrom": token }],
+                        "env": [
+                            { "name": "BERTH_ACCESS_TOKEN", "valueFrom": token },
+                            { "name": "BERTH_GATE_ORIGIN", "value": format!("https://{}", host(session, cluster)) },
+                        ],
                         "resources": { "requests": gate, "limits": gate },
                         "readinessProbe": { "httpGet": { "path": crate::gate::READY_PATH, "port": PORT }, "periodSeconds": 5 },
                         "securityContext": hardened,
