@@ -31,6 +31,8 @@ fn demo_pool() -> NewPool {
             ..Toleration::default()
         }],
         time_zone: "Europe/Berlin".into(),
+        priority_class: None,
+        runtime_class: None,
         backfill_namespace: None,
         scale_ahead_minutes: None,
         kinds: vec![

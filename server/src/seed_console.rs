@@ -38,6 +38,8 @@ fn approval_pool() -> NewPool {
             lend_idle: false,
         }],
         time_zone: "Europe/Berlin".into(),
+        priority_class: None,
+        runtime_class: None,
         backfill_namespace: None,
         scale_ahead_minutes: None,
     }

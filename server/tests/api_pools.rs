@@ -232,6 +232,41 @@ async fn a_pools_node_selector_and_tolerations_are_set_changed_and_shown() {
 }
 
 #[tokio::test]
+async fn a_pools_priority_and_runtime_class_are_set_cleared_and_never_the_clusters_critical_ones() {
+    let f = Fixture::new().await;
+    let body = json!({ "name": "classed", "kinds": [{"kind": GPU, "capacity": 2}],
+        "priority_class": "gpu-interactive", "runtime_class": "nvidia" });
+    let (status, pool) = f.call(Method::POST, "/api/v1/pools", Some(&f.admin), Some(body)).await;
+    assert_eq!(status, StatusCode::CREATED, "{pool}");
+    assert_eq!(
+        (pool["priority_class"].as_str(), pool["runtime_class"].as_str()),
+        (Some("gpu-interactive"), Some("nvidia"))
+    );
+    let path = format!("/api/v1/pools/{}", pool["id"].as_str().unwrap());
+    for (field, value, said) in [
+        ("priority_class", "system-node-critical", "system- classes"),
+        ("priority_class", "system-cluster-critical", "system- classes"),
+        ("priority_class", "Not A Name", "name of a class"),
+        ("runtime_class", "runc;rm", "name of a class"),
+    ] {
+        let (status, err) = f.call(Method::PATCH, &path, Some(&f.admin), Some(json!({ field: value }))).await;
+        assert_eq!((status, err["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some(field)), "{value}");
+        assert!(err["message"].as_str().unwrap().contains(said), "{err}");
+    }
+    let create = json!({ "name": "critical", "kinds": [{"kind": GPU, "capacity": 1}], "priority_class": "system-node-critical" });
+    let (status, err) = f.call(Method::POST, "/api/v1/pools", Some(&f.admin), Some(create)).await;
+    assert_eq!((status, err["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("priority_class")));
+    let (_, unchanged) = f.call(Method::GET, &path, Some(&f.ada), None).await;
+    assert_eq!(unchanged["priority_class"], "gpu-interactive", "a refused change leaves the pool as it was");
+    // A patch without the fields keeps them; "" removes one.
+    let (_, kept) = f.call(Method::PATCH, &path, Some(&f.admin), Some(json!({ "description": "x" }))).await;
+    assert_eq!(kept["runtime_class"], "nvidia");
+    let (status, cleared) = f.call(Method::PATCH, &path, Some(&f.admin), Some(json!({ "priority_class": "" }))).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!((cleared["priority_class"].clone(), cleared["runtime_class"].as_str()), (json!(null), Some("nvidia")));
+}
+
+#[tokio::test]
 async fn a_pool_always_has_its_own_node_selector_and_never_one_nested_in_anothers() {
     let f = Fixture::new().await;
     let create = |body: Value| f.call(Method::POST, "/api/v1/pools", Some(&f.admin), Some(body));

@@ -281,6 +281,8 @@ fn big_pool(name: &str, requires_approval: bool) -> NewPool {
         node_selector: Default::default(),
         tolerations: vec![],
         time_zone: "UTC".into(),
+        priority_class: None,
+        runtime_class: None,
         backfill_namespace: None,
         scale_ahead_minutes: None,
         kinds: vec![KindSpec {

@@ -38,6 +38,7 @@ fn session() -> Session {
                 effect: Some("NoSchedule".into()),
                 ..Default::default()
             }],
+            ..Default::default()
         },
     }
 }

@@ -107,3 +107,163 @@ async fn hosts_under_the_workspace_domain_are_published_by_the_session_that_owns
     let said = create(&admin, "default", ingress("i", Some(&host), json!({}))).await.unwrap_err();
     assert!(said.contains("belong to Berth sessions"), "{said}");
 }
+
+/// Creates `objects` as `client` for real (not a dry run), tolerating ones already there.
+async fn ensure(client: &kube::Client, objects: Vec<serde_json::Value>) {
+    for object in objects {
+        let namespace = object["metadata"]["namespace"].as_str().unwrap_or_default().to_string();
+        let typed: DynamicObject = serde_json::from_value(object.clone()).unwrap();
+        match api(client, &object, &namespace).create(&PostParams::default(), &typed).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(status)) if status.code == 409 => {}
+            Err(other) => panic!("{other}"),
+        }
+    }
+}
+
+fn refused_with(case: &str, outcome: Result<(), String>, said: &str) {
+    match outcome {
+        Ok(()) => panic!("should be refused: {case}"),
+        Err(message) => assert!(message.contains(said), "{case}: expected `{said}` in {message}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_pods_keep_to_the_pools_priority_and_runtime_class_and_inject_no_devices() {
+    let Some(stack) = stack() else { return };
+    let (admin, worker) = (stack.client(As::Admin).await, stack.client(As::Worker).await);
+    let class = |kind: &str, name: &str, extra: serde_json::Value| {
+        let mut object = json!({ "apiVersion": "", "kind": kind, "metadata": { "name": name } });
+        merge(&mut object, extra);
+        object
+    };
+    ensure(
+        &admin,
+        vec![
+            class("PriorityClass", "gpu-interactive", json!({ "apiVersion": "scheduling.k8s.io/v1", "value": 1000 })),
+            class("PriorityClass", "gpu-batch", json!({ "apiVersion": "scheduling.k8s.io/v1", "value": 900 })),
+            class("RuntimeClass", "nvidia", json!({ "apiVersion": "node.k8s.io/v1", "handler": "nvidia" })),
+            class("RuntimeClass", "kata", json!({ "apiVersion": "node.k8s.io/v1", "handler": "kata" })),
+        ],
+    )
+    .await;
+    let mut mine = session::session("team-c", "3f0e0d0c-0b0a-4908-8706-050403020100", MIG, &[("berth.io/pool", "a")]);
+    mine.placement.priority_class = Some("gpu-interactive".into());
+    mine.placement.runtime_class = Some("nvidia".into());
+    let plain = session::session("team-c", "4f0e0d0c-0b0a-4908-8706-050403020100", MIG, &[("berth.io/pool", "a")]);
+    set_up(&worker, &mine, &cluster()).await;
+    set_up(&worker, &plain, &cluster()).await;
+    let (ns, plain_ns) = (mine.namespace(), plain.namespace());
+    settled(&admin, &ns).await;
+    settled(&admin, &plain_ns).await;
+    let user = stack.client(As::User(session::USER)).await;
+    let spec = |extra: serde_json::Value| {
+        let mut spec = json!({ "nodeSelector": { "berth.io/pool": "a" }, "containers": [container(json!({}))] });
+        merge(&mut spec, extra);
+        spec
+    };
+    let with_annotation = |key: &str, value: &str| annotated(pod("p", spec(json!({}))), key, value);
+
+    let workspace = serde_json::to_value(manifests::deployment(&mine, &cluster())).unwrap();
+    assert_eq!(workspace["spec"]["template"]["spec"]["priorityClassName"], "gpu-interactive");
+    let admitted = [
+        ("the workspace pod, at the pool's classes", pod("ws", workspace["spec"]["template"]["spec"].clone())),
+        ("a pod naming no class", pod("p", spec(json!({})))),
+        (
+            "a pod at the pool's priority and runtime class",
+            pod("p", spec(json!({ "priorityClassName": "gpu-interactive", "runtimeClassName": "nvidia" }))),
+        ),
+        ("a pod with an ordinary annotation", with_annotation("prometheus.io/scrape", "true")),
+    ];
+    for (case, object) in admitted {
+        assert_eq!(create(&user, &ns, object).await, Ok(()), "should be admitted: {case}");
+    }
+    let deployment = |template: serde_json::Value| {
+        json!({ "apiVersion": "apps/v1", "kind": "Deployment", "metadata": { "name": "serve" },
+            "spec": { "selector": { "matchLabels": { "app": "serve" } }, "template": template } })
+    };
+    let cdi = json!({ "cdi.k8s.io/nvidia": "nvidia.com/gpu=all" });
+    let refused = [
+        (
+            "a pod at system-node-critical (preempts other tenants on the pool's nodes)",
+            pod("p", spec(json!({ "priorityClassName": "system-node-critical" }))),
+            "only their pool's priority class gpu-interactive",
+        ),
+        ("another existing class", pod("p", spec(json!({ "priorityClassName": "gpu-batch" }))), "priority class"),
+        ("another runtime class", pod("p", spec(json!({ "runtimeClassName": "kata" }))), "runtime class nvidia"),
+        (
+            "every GPU of the node by CDI annotation",
+            with_annotation("cdi.k8s.io/nvidia", "nvidia.com/gpu=all"),
+            "device-injection annotations (cdi.k8s.io/nvidia)",
+        ),
+        (
+            "a CDI annotation under any other key",
+            with_annotation("cdi.k8s.io/anything-at-all", "nvidia.com/gpu=0"),
+            "device-injection",
+        ),
+        (
+            "CRI-O's device annotation",
+            with_annotation("io.kubernetes.cri-o.Devices", "/dev/nvidia0"),
+            "device-injection",
+        ),
+        (
+            "a Deployment whose pods would carry the CDI annotation",
+            deployment(json!({ "metadata": { "labels": { "app": "serve" }, "annotations": cdi },
+                "spec": spec(json!({})) })),
+            "pod templates of a Berth session may not carry device-injection annotations",
+        ),
+        (
+            "a Job template at system-node-critical",
+            json!({ "apiVersion": "batch/v1", "kind": "Job", "metadata": { "name": "j" },
+                "spec": { "template": { "spec": spec(json!({ "restartPolicy": "Never",
+                "priorityClassName": "system-node-critical" })) } } }),
+            "priority class",
+        ),
+        (
+            "a CronJob whose pods would carry the CDI annotation",
+            json!({ "apiVersion": "batch/v1", "kind": "CronJob", "metadata": { "name": "c" },
+                "spec": { "schedule": "0 * * * *", "jobTemplate": { "spec": { "template": {
+                "metadata": { "annotations": cdi }, "spec": spec(json!({ "restartPolicy": "Never" })) } } } } }),
+            "device-injection",
+        ),
+        (
+            "devices by dynamic resource allocation",
+            pod(
+                "p",
+                json!({ "nodeSelector": { "berth.io/pool": "a" },
+                "resourceClaims": [{ "name": "gpu", "resourceClaimName": "all-gpus" }],
+                "containers": [{ "name": "main", "image": "python:3.12", "resources": { "claims": [{ "name": "gpu" }] } }] }),
+            ),
+            "dynamic resource allocation",
+        ),
+        ("another scheduler", pod("p", spec(json!({ "schedulerName": "my-scheduler" }))), "default scheduler"),
+    ];
+    for (case, object, said) in refused {
+        refused_with(case, create(&user, &ns, object).await, said);
+    }
+    // A session of a pool that names no class: none at all.
+    assert_eq!(create(&user, &plain_ns, pod("p", spec(json!({})))).await, Ok(()));
+    let said = create(&user, &plain_ns, pod("p", spec(json!({ "priorityClassName": "gpu-interactive" })))).await;
+    refused_with("a class in a pool that names none", said, "may use no priority class");
+    let said = create(&user, &plain_ns, pod("p", spec(json!({ "runtimeClassName": "nvidia" })))).await;
+    refused_with("a runtime class in a pool that names none", said, "may use no runtime class");
+
+    // A pending pod's annotations reach the runtime when it starts: adding
+    // one later is refused as well.
+    ensure(
+        &user,
+        vec![{
+            let mut p = pod("pending", spec(json!({})));
+            p["metadata"]["namespace"] = json!(ns);
+            p
+        }],
+    )
+    .await;
+    let pods: Api<DynamicObject> = Api::namespaced_with(user.clone(), &ns, &resource("v1", "Pod"));
+    let dry = kube::api::PatchParams { dry_run: true, ..Default::default() };
+    let patch = json!({ "metadata": { "annotations": { "cdi.k8s.io/late": "nvidia.com/gpu=all" } } });
+    let said = outcome(pods.patch("pending", &dry, &kube::api::Patch::Merge(&patch)).await);
+    refused_with("a CDI annotation added to a pending pod", said, "device-injection");
+    let patch = json!({ "metadata": { "annotations": { "note": "mine" } } });
+    assert_eq!(outcome(pods.patch("pending", &dry, &kube::api::Patch::Merge(&patch)).await), Ok(()));
+}

@@ -22,13 +22,22 @@ pub struct Toleration {
 }
 
 /// Where a pool's sessions run: every pod of its sessions carries the node
-/// selector (the cluster refuses pods without it) and the tolerations.
+/// selector (the cluster refuses pods without it) and the tolerations, and
+/// may name the pool's priority and runtime classes (no others: the
+/// cluster refuses them).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Placement {
     #[serde(default)]
     pub node_selector: BTreeMap<String, String>,
     #[serde(default)]
     pub tolerations: Vec<Toleration>,
+    /// The PriorityClass the workspace runs at, and the only one its
+    /// session's pods may name; none: they name none.
+    #[serde(default)]
+    pub priority_class: Option<String>,
+    /// The RuntimeClass likewise (some GPU nodes need `nvidia`).
+    #[serde(default)]
+    pub runtime_class: Option<String>,
 }
 
 /// The timing rules a booking window must satisfy in one pool.
@@ -243,6 +252,11 @@ pub struct NewPool {
     pub node_selector: BTreeMap<String, String>,
     #[serde(default)]
     pub tolerations: Vec<Toleration>,
+    /// See `Placement`.
+    #[serde(default)]
+    pub priority_class: Option<String>,
+    #[serde(default)]
+    pub runtime_class: Option<String>,
     /// IANA zone whose ISO weeks the weekly quotas count; UTC when left out.
     #[serde(default = "utc")]
     pub time_zone: String,
@@ -278,6 +292,10 @@ pub struct PoolPatch {
     pub node_selector: Option<BTreeMap<String, String>>,
     /// Replaces the list.
     pub tolerations: Option<Vec<Toleration>>,
+    /// `""` removes it.
+    pub priority_class: Option<String>,
+    /// `""` removes it.
+    pub runtime_class: Option<String>,
     pub time_zone: Option<String>,
     /// `true` retires the pool (no new bookings), `false` reopens it.
     pub retired: Option<bool>,

@@ -46,6 +46,10 @@ pub struct PoolForm {
     pub tenants: String,
     pub node_selector: String,
     pub tolerations: String,
+    /// Empty: session pods name no priority class.
+    pub priority_class: String,
+    /// Empty: no runtime class.
+    pub runtime_class: String,
     pub kinds: Vec<KindForm>,
     /// Empty: no backfill queue.
     pub backfill_namespace: String,
@@ -174,6 +178,8 @@ impl PoolForm {
             kinds: self.kinds()?,
             node_selector: self.node_selector()?,
             tolerations: lines(&self.tolerations).map(toleration).collect(),
+            priority_class: Some(self.priority_class.trim().to_string()).filter(|c| !c.is_empty()),
+            runtime_class: Some(self.runtime_class.trim().to_string()).filter(|c| !c.is_empty()),
             time_zone: match self.time_zone.trim() {
                 "" => "UTC".into(),
                 zone => zone.to_string(),
@@ -202,6 +208,8 @@ impl PoolForm {
             kinds: Some(new.kinds),
             node_selector: Some(new.node_selector),
             tolerations: Some(new.tolerations),
+            priority_class: Some(new.priority_class.unwrap_or_default()),
+            runtime_class: Some(new.runtime_class.unwrap_or_default()),
             time_zone: Some(new.time_zone),
             retired: None,
             // Emptied fields remove the pool's own setting.
@@ -233,6 +241,8 @@ impl PoolForm {
                 .collect::<Vec<_>>()
                 .join("\n"),
             tolerations: pool.placement.tolerations.iter().map(toleration_line).collect::<Vec<_>>().join("\n"),
+            priority_class: pool.placement.priority_class.clone().unwrap_or_default(),
+            runtime_class: pool.placement.runtime_class.clone().unwrap_or_default(),
             kinds: pool
                 .kinds
                 .iter()

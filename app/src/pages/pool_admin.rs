@@ -252,6 +252,10 @@ fn PoolFormView(id: String, form: PoolForm, currency: String, save: ServerAction
                     <textarea name="form[node_selector]" rows="2">{form.node_selector.clone()}</textarea></label>
                 <label>"Tolerations (taint syntax per line: key=value:NoSchedule, key:NoSchedule or key)"
                     <textarea name="form[tolerations]" rows="2">{form.tolerations.clone()}</textarea></label>
+                {text("Priority class (the only one session pods may name; empty: none)",
+                    "priority_class", form.priority_class.clone(), "")}
+                {text("Runtime class (the only one session pods may name, e.g. nvidia; empty: none)",
+                    "runtime_class", form.runtime_class.clone(), "")}
             </fieldset>
             <fieldset><legend>"Cluster schedulers"</legend>
                 <p class="hint">"Act only when the worker runs with --kueue (lending) or --scale-ahead (lead time)."</p>

@@ -151,6 +151,28 @@ pub fn validate_scheduling(scheduling: &crate::model::Scheduling, lending: bool)
     Ok(())
 }
 
+/// The pool's priority and runtime classes: object names (DNS subdomains).
+/// The `system-` priority classes are the cluster's own components'
+/// (system-node-critical preempts anything on the node): never a pool's.
+pub fn validate_pod_classes(priority_class: Option<&str>, runtime_class: Option<&str>) -> Result<(), FieldError> {
+    for (field, name) in [("priority_class", priority_class), ("runtime_class", runtime_class)] {
+        let Some(name) = name else { continue };
+        if !is_dns_subdomain(name) {
+            return Err(FieldError::new(
+                field,
+                "must be the name of a class in the cluster: lower-case letters, digits, '-' and '.'",
+            ));
+        }
+    }
+    if priority_class.is_some_and(|name| name.starts_with("system-")) {
+        return Err(FieldError::new(
+            "priority_class",
+            "system- classes are for the cluster's own components (they preempt everything on the node)",
+        ));
+    }
+    Ok(())
+}
+
 /// A label name: 1–63 characters, alphanumeric at both ends, `-_.` inside.
 fn is_label_name(name: &str) -> bool {
     let bytes = name.as_bytes();
@@ -328,5 +350,17 @@ mod placement_tests {
         assert!(validate_separate(&h100, &[("all".to_string(), gpu)]).is_err(), "the wider one exists first");
         assert!(validate_separate(&h100, &others).is_err(), "the same selector");
         assert_eq!(validate_separate(&l40s, &others), Ok(()));
+    }
+
+    #[test]
+    fn a_pool_names_its_own_priority_and_runtime_classes_never_the_clusters_critical_ones() {
+        assert_eq!(validate_pod_classes(None, None), Ok(()));
+        assert_eq!(validate_pod_classes(Some("gpu-interactive"), Some("nvidia")), Ok(()));
+        let field = |p: Option<&str>, r: Option<&str>| validate_pod_classes(p, r).unwrap_err().field;
+        assert_eq!(field(Some("system-node-critical"), None), "priority_class");
+        assert_eq!(field(Some("system-cluster-critical"), None), "priority_class");
+        assert_eq!(field(Some("High Priority"), None), "priority_class");
+        assert_eq!(field(None, Some("Nvidia")), "runtime_class");
+        assert_eq!(field(None, Some("")), "runtime_class");
     }
 }

@@ -29,6 +29,7 @@ pub fn session(tenant: &str, id: &str, kind: &str, selector: &[(&str, &str)]) ->
         placement: app::model::Placement {
             node_selector: selector.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
             tolerations: vec![],
+            ..Default::default()
         },
     }
 }

@@ -31,6 +31,8 @@ struct PoolRow {
     tenants: Vec<String>,
     node_selector: sqlx::types::Json<std::collections::BTreeMap<String, String>>,
     tolerations: sqlx::types::Json<Vec<Toleration>>,
+    priority_class: Option<String>,
+    runtime_class: Option<String>,
     time_zone: String,
     retired: bool,
     backfill_namespace: Option<String>,
@@ -67,7 +69,8 @@ async fn load(conn: &mut PgConnection, reader: &Principal, only: Option<Uuid>) -
     let sql = format!(
         "SELECT p.id, p.name, p.description, p.gpu_model, p.requires_approval, p.granularity_minutes,
                 p.max_booking_minutes, p.horizon_days, p.min_notice_minutes, p.price_per_gpu_hour, p.images,
-                p.node_selector, p.tolerations, p.time_zone, p.retired_at IS NOT NULL AS retired,
+                p.node_selector, p.tolerations, p.priority_class, p.runtime_class, p.time_zone,
+                p.retired_at IS NOT NULL AS retired,
                 p.backfill_namespace, p.scale_ahead_minutes,
                 ARRAY(SELECT t.slug FROM pool_tenant pt JOIN tenant t ON t.id = pt.tenant_id
                       WHERE pt.pool_id = p.id ORDER BY t.slug) AS tenants
@@ -114,7 +117,12 @@ async fn load(conn: &mut PgConnection, reader: &Principal, only: Option<Uuid>) -
             price_per_gpu_hour: p.price_per_gpu_hour,
             images: p.images,
             tenants: p.tenants,
-            placement: Placement { node_selector: p.node_selector.0, tolerations: p.tolerations.0 },
+            placement: Placement {
+                node_selector: p.node_selector.0,
+                tolerations: p.tolerations.0,
+                priority_class: p.priority_class,
+                runtime_class: p.runtime_class,
+            },
             time_zone: p.time_zone,
             retired: p.retired,
             scheduling: Scheduling {
@@ -217,6 +225,7 @@ pub async fn create(db: &PgPool, principal: &Principal, new: NewPool) -> Service
         new.node_selector = pool_spec::default_node_selector(&new.name);
     }
     pool_spec::validate_placement(&new.node_selector, &new.tolerations)?;
+    pool_spec::validate_pod_classes(new.priority_class.as_deref(), new.runtime_class.as_deref())?;
     validate_time_zone(&new.time_zone)?;
     let scheduling =
         Scheduling { backfill_namespace: new.backfill_namespace.clone(), scale_ahead_minutes: new.scale_ahead_minutes };
@@ -228,8 +237,9 @@ pub async fn create(db: &PgPool, principal: &Principal, new: NewPool) -> Service
     let id: Uuid = sqlx::query_scalar(
         "INSERT INTO pool (name, description, gpu_model, requires_approval, granularity_minutes,
                            max_booking_minutes, horizon_days, min_notice_minutes, price_per_gpu_hour, images,
-                           node_selector, tolerations, time_zone, backfill_namespace, scale_ahead_minutes)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING id",
+                           node_selector, tolerations, time_zone, backfill_namespace, scale_ahead_minutes,
+                           priority_class, runtime_class)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING id",
     )
     .bind(new.name.trim())
     .bind(&new.description)
@@ -246,6 +256,8 @@ pub async fn create(db: &PgPool, principal: &Principal, new: NewPool) -> Service
     .bind(&new.time_zone)
     .bind(&scheduling.backfill_namespace)
     .bind(scheduling.scale_ahead_minutes)
+    .bind(&new.priority_class)
+    .bind(&new.runtime_class)
     .fetch_one(&mut *tx)
     .await?;
     replace_tenants(&mut tx, id, &new.tenants).await?;
@@ -350,6 +362,15 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPat
     pool_spec::validate_kinds(&kinds, false)?;
     let node_selector = patch.node_selector.as_ref().unwrap_or(&current.placement.node_selector);
     pool_spec::validate_placement(node_selector, patch.tolerations.as_ref().unwrap_or(&current.placement.tolerations))?;
+    // `""` removes a class; absent keeps the current one.
+    let class = |given: &Option<String>, current: &Option<String>| match given.as_deref() {
+        Some("") => None,
+        Some(name) => Some(name.to_string()),
+        None => current.clone(),
+    };
+    let priority_class = class(&patch.priority_class, &current.placement.priority_class);
+    let runtime_class = class(&patch.runtime_class, &current.placement.runtime_class);
+    pool_spec::validate_pod_classes(priority_class.as_deref(), runtime_class.as_deref())?;
     // A lending kind needs the backfill namespace, whichever of the two changes.
     let scheduling = Scheduling {
         backfill_namespace: match patch.backfill_namespace.as_deref() {
@@ -379,6 +400,7 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPat
              price_per_gpu_hour = coalesce($10, price_per_gpu_hour), images = coalesce($11, images),
              node_selector = coalesce($12, node_selector), tolerations = coalesce($13, tolerations),
              time_zone = coalesce($14, time_zone), backfill_namespace = $16, scale_ahead_minutes = $17,
+             priority_class = $18, runtime_class = $19,
              retired_at = CASE WHEN $15::boolean IS NULL THEN retired_at WHEN $15::boolean THEN coalesce(retired_at, now()) END
          WHERE id = $1",
     )
@@ -399,6 +421,8 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPat
     .bind(patch.retired)
     .bind(&scheduling.backfill_namespace)
     .bind(scheduling.scale_ahead_minutes)
+    .bind(&priority_class)
+    .bind(&runtime_class)
     .execute(&mut *tx)
     .await?;
     if let Some(tenants) = &patch.tenants {
@@ -451,6 +475,8 @@ fn changed_fields(patch: &PoolPatch) -> String {
         ("tenants", patch.tenants.is_some()),
         ("node_selector", patch.node_selector.is_some()),
         ("tolerations", patch.tolerations.is_some()),
+        ("priority_class", patch.priority_class.is_some()),
+        ("runtime_class", patch.runtime_class.is_some()),
         ("time_zone", patch.time_zone.is_some()),
         ("retired", patch.retired.is_some()),
         ("backfill_namespace", patch.backfill_namespace.is_some()),

@@ -68,6 +68,8 @@ struct FactsRow {
     other_kinds: Vec<String>,
     node_selector: sqlx::types::Json<std::collections::BTreeMap<String, String>>,
     tolerations: sqlx::types::Json<Vec<Toleration>>,
+    priority_class: Option<String>,
+    runtime_class: Option<String>,
 }
 
 impl From<FactsRow> for BookingFacts {
@@ -83,7 +85,12 @@ impl From<FactsRow> for BookingFacts {
             image: row.image,
             kind: row.kind,
             other_kinds: row.other_kinds,
-            placement: Placement { node_selector: row.node_selector.0, tolerations: row.tolerations.0 },
+            placement: Placement {
+                node_selector: row.node_selector.0,
+                tolerations: row.tolerations.0,
+                priority_class: row.priority_class,
+                runtime_class: row.runtime_class,
+            },
         }
     }
 }
@@ -105,7 +112,7 @@ async fn facts_of(db: &PgPool, ids: &[Uuid]) -> ServiceResult<Vec<BookingFacts>>
                 -- Every pool's kinds, not only this pool's: a session that booked a
                 -- MIG slice must not take whole GPUs another pool offers.
                 ARRAY(SELECT DISTINCT o.kind FROM pool_kind o WHERE o.kind <> b.kind ORDER BY o.kind) AS other_kinds,
-                p.node_selector, p.tolerations
+                p.node_selector, p.tolerations, p.priority_class, p.runtime_class
          FROM booking b
          JOIN pool p ON p.id = b.pool_id
          JOIN tenant t ON t.id = b.tenant_id
@@ -201,11 +208,13 @@ pub async fn backfills(db: &PgPool) -> ServiceResult<Vec<Backfill>> {
         Vec<String>,
         sqlx::types::Json<std::collections::BTreeMap<String, String>>,
         sqlx::types::Json<Vec<Toleration>>,
+        Option<String>,
+        Option<String>,
     );
     let rows: Vec<Row> = sqlx::query_as(
         "SELECT p.id, p.backfill_namespace,
                 ARRAY(SELECT k.kind FROM pool_kind k WHERE k.pool_id = p.id AND k.lend_idle ORDER BY k.kind),
-                p.node_selector, p.tolerations
+                p.node_selector, p.tolerations, p.priority_class, p.runtime_class
          FROM pool p
          WHERE p.retired_at IS NULL AND p.backfill_namespace IS NOT NULL
            AND EXISTS (SELECT 1 FROM pool_kind k WHERE k.pool_id = p.id AND k.lend_idle)
@@ -215,11 +224,16 @@ pub async fn backfills(db: &PgPool) -> ServiceResult<Vec<Backfill>> {
     .await?;
     Ok(rows
         .into_iter()
-        .map(|(pool_id, namespace, kinds, node_selector, tolerations)| Backfill {
+        .map(|(pool_id, namespace, kinds, node_selector, tolerations, priority_class, runtime_class)| Backfill {
             pool_id,
             namespace,
             kinds,
-            placement: Placement { node_selector: node_selector.0, tolerations: tolerations.0 },
+            placement: Placement {
+                node_selector: node_selector.0,
+                tolerations: tolerations.0,
+                priority_class,
+                runtime_class,
+            },
         })
         .collect())
 }

@@ -17,6 +17,11 @@ pub const NODE_SELECTOR_ANNOTATION: &str = "berth.io/node-selector";
 /// admits a pod's tolerations only when each is one of these.
 pub const TOLERATION_ANNOTATION: &str = "berth.io/toleration";
 
+/// The pool's PriorityClass and RuntimeClass, the only ones the session's
+/// pods may name (policy berth-session-pod-fields); absent: none.
+pub const PRIORITY_CLASS_ANNOTATION: &str = "berth.io/priority-class";
+pub const RUNTIME_CLASS_ANNOTATION: &str = "berth.io/runtime-class";
+
 /// A toleration as the placement policy compares it: absent fields as
 /// Kubernetes defaults them (operator `Equal`, the rest empty), and
 /// `tolerationSeconds` left out (it only shortens a stay).
@@ -27,7 +32,8 @@ pub fn toleration(t: &app::model::Toleration) -> String {
 }
 
 /// The session's namespace: Berth's labels; annotations with the booking,
-/// the host, the booked kind, the pool's node selector and tolerations (the user cannot
+/// the host, the booked kind, the pool's node selector, tolerations and pod
+/// classes (the user cannot
 /// edit the namespace, so admission policies trust them); the selector also
 /// as OpenShift's project node selector and for the PodNodeSelector plugin;
 /// and Pod Security admission enforcing `baseline` (GPU workspace images
@@ -51,6 +57,12 @@ pub fn namespace(session: &Session, cluster: &Cluster) -> Namespace {
     }
     for (i, t) in session.placement.tolerations.iter().enumerate() {
         annotations[format!("{TOLERATION_ANNOTATION}.{i}")] = json!(toleration(t));
+    }
+    if let Some(class) = &session.placement.priority_class {
+        annotations[PRIORITY_CLASS_ANNOTATION] = json!(class);
+    }
+    if let Some(class) = &session.placement.runtime_class {
+        annotations[RUNTIME_CLASS_ANNOTATION] = json!(class);
     }
     // Without a selector, leave OpenShift's cluster-wide default in force.
     if !pairs.is_empty() {

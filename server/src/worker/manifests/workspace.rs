@@ -137,6 +137,12 @@ pub fn deployment(session: &Session, cluster: &Cluster) -> Deployment {
     if !placement.tolerations.is_empty() {
         pod["tolerations"] = json!(placement.tolerations);
     }
+    if let Some(class) = &placement.priority_class {
+        pod["priorityClassName"] = json!(class);
+    }
+    if let Some(class) = &placement.runtime_class {
+        pod["runtimeClassName"] = json!(class);
+    }
     typed(deployment)
 }
 
