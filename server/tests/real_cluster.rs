@@ -22,6 +22,45 @@ use server::worker::snapshot::Snapshot;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+/// What a co-owner could leave behind to keep using a session after they
+/// leave it: a second Jupyter that reads the access Secret, its Service and
+/// an Ingress under the session's host.
+fn foothold(ns: &str) -> Vec<Value> {
+    let host = format!("{ns}.berth.local");
+    let labels = json!({ "app": "mine" });
+    vec![
+        json!({ "apiVersion": "apps/v1", "kind": "Deployment", "metadata": { "name": "second-jupyter", "namespace": ns },
+            "spec": { "replicas": 1, "selector": { "matchLabels": labels }, "template": { "metadata": { "labels": labels },
+            "spec": { "nodeSelector": lab_node_labels(),
+                "tolerations": [{ "key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule" }],
+                "containers": [{ "name": "jupyter", "image": "quay.io/jupyter/minimal-notebook:latest",
+                "env": [{ "name": "JUPYTER_TOKEN", "valueFrom": { "secretKeyRef":
+                    { "name": manifests::ACCESS_SECRET, "key": "token" } } }] }] } } } }),
+        json!({ "apiVersion": "v1", "kind": "Service", "metadata": { "name": "mine", "namespace": ns },
+            "spec": { "selector": labels, "ports": [{ "port": 80, "targetPort": 8888 }] } }),
+        json!({ "apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": { "name": "mine", "namespace": ns },
+            "spec": { "rules": [{ "host": format!("lab.{host}"), "http": { "paths": [{ "path": "/", "pathType": "Prefix",
+            "backend": { "service": { "name": "mine", "port": { "number": 80 } } } }] } }] } }),
+    ]
+}
+
+fn dynamic(client: &kube::Client, ns: &str, object: &Value) -> Api<kube::api::DynamicObject> {
+    let resource =
+        server::worker::snapshot::resource(object["apiVersion"].as_str().unwrap(), object["kind"].as_str().unwrap());
+    Api::namespaced_with(client.clone(), ns, &resource)
+}
+
+async fn create_as(client: &kube::Client, ns: &str, object: &Value) {
+    let typed: kube::api::DynamicObject = serde_json::from_value(object.clone()).unwrap();
+    let created = dynamic(client, ns, object).create(&Default::default(), &typed).await;
+    created.unwrap_or_else(|e| panic!("{} {}: {e}", object["kind"], object["metadata"]["name"]));
+}
+
+async fn exists(client: &kube::Client, ns: &str, object: &Value) -> bool {
+    let name = object["metadata"]["name"].as_str().unwrap();
+    dynamic(client, ns, object).get_opt(name).await.unwrap().is_some_and(|o| o.metadata.deletion_timestamp.is_none())
+}
+
 /// Every object the worker applies exists, once, managed by `berth` alone.
 fn assert_applied_once(objects: &BTreeMap<String, Value>, expected: &[Value]) {
     let names: Vec<String> = expected[1..]
@@ -104,11 +143,34 @@ async fn a_mig_interactive_session_lives_its_whole_life_on_the_real_server() {
     assert_eq!(shared.0, 200, "{}", shared.1);
     assert!(w.worker.repair_pass().await.unwrap().errors.is_empty());
     assert_eq!(token_now().await, before, "a new holder needs no new token");
+    // While she holds it, carol leaves a foothold: a second Jupyter reading
+    // the access Secret (it would read every new token) behind an Ingress.
+    let carol = w.stack.client(As::User("carol@a.test")).await;
+    let foothold = foothold(&ns);
+    for object in &foothold {
+        create_as(&carol, &ns, object).await;
+    }
     let gone = w.f.call(Method::DELETE, &format!("{co_owners}/carol@a.test"), Some(&w.f.ada), None).await;
     assert_eq!(gone.0, 204);
     let report = w.worker.repair_pass().await.unwrap();
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     assert_ne!(token_now().await, before, "carol's copy opens nothing");
+    for object in &foothold {
+        let kind = object["kind"].as_str().unwrap();
+        assert!(!exists(&w.admin, &ns, object).await, "carol's {kind} was removed before the token changed");
+    }
+    let berths = w.objects(id).await;
+    for kept in ["Deployment/workspace", "Service/workspace", "Ingress/workspace", "PersistentVolumeClaim/berth-home"] {
+        assert!(berths.contains_key(kept), "Berth's {kept} stays");
+    }
+    let note: String = sqlx::query_scalar(
+        "SELECT reason FROM booking_event WHERE booking_id = $1 AND to_state = 'active' ORDER BY id DESC LIMIT 1",
+    )
+    .bind(id)
+    .fetch_one(&w.f.db)
+    .await
+    .unwrap();
+    assert!(note.starts_with("Access changed: carol@a.test no longer holds this booking, so the 3 objects"), "{note}");
     let deployments: Api<Deployment> = Api::namespaced(w.admin.clone(), &ns);
     let template = deployments.get("workspace").await.unwrap().spec.unwrap().template.metadata.unwrap();
     assert!(template.annotations.unwrap().contains_key(server::worker::rotate::ROTATED_ANNOTATION));

@@ -38,6 +38,10 @@ pub struct BookingCard {
     /// Idle reclaim: the warning while its GPUs sit idle, or why it was released.
     #[serde(default)]
     pub idle: Option<String>,
+    /// Someone dropped out of the live session: who, and what the worker
+    /// removed before the token changed.
+    #[serde(default)]
+    pub access_note: Option<String>,
     /// An occurrence of a recurring series: its rule in words.
     #[serde(default)]
     pub series_rule: Option<String>,

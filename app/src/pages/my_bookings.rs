@@ -347,6 +347,7 @@ fn Card(
             {card.extension.clone().map(|text| view! { <p class="extension-request">{text}</p> })}
             {card.decision.clone().map(|text| view! { <p class="decision">{text}</p> })}
             {card.idle.clone().map(|text| view! { <p class="idle-warning warning" role="status">{text}</p> })}
+            {card.access_note.clone().map(|text| view! { <p class="access-note warning">{text}</p> })}
             {card.series_rule.clone().map(|rule| view! { <p class="series">"Repeats " {rule} "."</p> })}
             <p class="workspace muted">{workspace}</p>
             {steps}

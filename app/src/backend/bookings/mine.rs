@@ -47,6 +47,7 @@ async fn cards(
     let mut sessions = session_status::load(db, &ids).await?;
     let mut failures = session_status::failure_reasons(db, &ids).await?;
     let mut idle = crate::backend::worker::idle_reclaim::card_notes(db, &ids, &zone).await?;
+    let mut access = session_status::access_notes(db, &ids).await?;
     let mut rejected = bookings::events::last_reasons(db, &ids, BookingState::Rejected).await?;
     let mut approved = bookings::events::last_reasons(db, &ids, BookingState::Approved).await?;
     // The series' rules, read only when a card belongs to one.
@@ -118,6 +119,7 @@ async fn cards(
             session: sessions.remove(&booking.id).map(|stored| stored.status),
             failure: failures.remove(&booking.id),
             idle: idle.remove(&booking.id),
+            access_note: access.remove(&booking.id).filter(|_| booking.state == BookingState::Active),
             series_rule: booking.series.and_then(|id| rules.get(&id).cloned()),
             batch_queue: None,
             booking,

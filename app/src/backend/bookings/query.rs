@@ -14,6 +14,10 @@ const LIST_LIMIT: i64 = 5000;
 const CO_OWNED: &str = "EXISTS (SELECT 1 FROM booking_co_owner c JOIN membership m ON m.user_id = c.user_id
                                 AND m.tenant_id = b.tenant_id WHERE c.booking_id = b.id AND c.user_id = $3)";
 
+/// The principal's own bookings, while they are in the booking's tenant: one
+/// who has left it holds them no longer (as a co-owner who left, `CO_OWNED`).
+const OWNED: &str = "(b.user_id = $3 AND b.tenant_id = ANY($2))";
+
 /// Bookings in pools the principal may book (others' as occupancy only) plus
 /// the principal's own and co-owned ones; admins see all.
 pub async fn list(db: &PgPool, principal: &Principal, filter: &BookingFilter) -> ServiceResult<Vec<Booking>> {
@@ -25,12 +29,12 @@ pub async fn list(db: &PgPool, principal: &Principal, filter: &BookingFilter) ->
     }
     let sql = format!(
         "SELECT {BOOKING_COLUMNS} FROM {BOOKING_FROM}
-         WHERE (b.user_id = $3 OR {VISIBLE_POOL} OR {CO_OWNED})
+         WHERE ({OWNED} OR {VISIBLE_POOL} OR {CO_OWNED})
            AND ($4::uuid IS NULL OR b.pool_id = $4)
            AND ($5::timestamptz IS NULL OR b.ends_at > $5)
            AND ($6::timestamptz IS NULL OR b.starts_at < $6)
            AND ($5::timestamptz IS NOT NULL OR $6::timestamptz IS NOT NULL OR b.ends_at > now())
-           AND (NOT $7 OR b.user_id = $3 OR {CO_OWNED})
+           AND (NOT $7 OR {OWNED} OR {CO_OWNED})
          ORDER BY b.starts_at, b.id
          LIMIT {LIST_LIMIT}"
     );

@@ -68,9 +68,17 @@ impl BookingRow {
         BookingState::parse(&self.state).unwrap_or(BookingState::Failed)
     }
 
-    /// The owner or one of its co-owners.
+    /// The owner or one of its co-owners, while a member of the booking's
+    /// tenant: an owner removed from it can no longer open the workspace,
+    /// extend or end the booking (the worker applies the same rule to the
+    /// session's users). Co-owners who left are not in `co_owners` at all.
     pub fn held_by(&self, principal: &Principal) -> bool {
-        self.user_id == principal.user_id || self.is_co_owner(principal.user_id)
+        self.owned_by(principal) || self.is_co_owner(principal.user_id)
+    }
+
+    /// The owner, while a member of the booking's tenant.
+    pub fn owned_by(&self, principal: &Principal) -> bool {
+        self.user_id == principal.user_id && principal.in_tenant(self.tenant_id)
     }
 
     pub fn is_co_owner(&self, user: Uuid) -> bool {
@@ -88,7 +96,7 @@ impl BookingRow {
             return Err(ServiceError::NotFound("booking"));
         }
         match need {
-            Need::OwnerOrAdmin if principal.is_admin() || self.user_id == principal.user_id => Ok(()),
+            Need::OwnerOrAdmin if principal.is_admin() || self.owned_by(principal) => Ok(()),
             Need::OwnerOrAdmin => Err(ServiceError::Forbidden("only the booking's owner or an admin may do this")),
             Need::HolderOrAdmin if principal.is_admin() || self.held_by(principal) => Ok(()),
             Need::HolderOrAdmin => {
@@ -102,7 +110,7 @@ impl BookingRow {
     /// The owner, co-owners and admins see everything; others see occupancy only.
     pub fn view_for(self, principal: &Principal) -> Booking {
         let mine = self.held_by(principal);
-        let co_owned = self.user_id != principal.user_id && mine;
+        let co_owned = !self.owned_by(principal) && mine;
         let full = mine || principal.is_admin();
         self.view(mine, co_owned, full)
     }

@@ -164,7 +164,8 @@ pub async fn ics(db: &PgPool, key: &FeedKey, token: &str, pool: Option<Uuid>) ->
                 b.sequence, b.updated_at AS updated
          FROM booking b JOIN pool p ON p.id = b.pool_id JOIN app_user u ON u.id = b.user_id
          WHERE (CASE WHEN $2::uuid IS NULL
-                     THEN b.user_id = $1
+                     THEN (b.user_id = $1 AND EXISTS (SELECT 1 FROM membership m
+                                                       WHERE m.user_id = $1 AND m.tenant_id = b.tenant_id))
                           OR EXISTS (SELECT 1 FROM booking_co_owner c JOIN membership m ON m.user_id = c.user_id
                                      AND m.tenant_id = b.tenant_id WHERE c.booking_id = b.id AND c.user_id = $1)
                      ELSE b.pool_id = $2 END)

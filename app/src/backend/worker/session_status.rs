@@ -55,3 +55,34 @@ pub async fn save(db: &PgPool, id: Uuid, stored: &Stored) -> ServiceResult<()> {
 pub async fn failure_reasons(db: &PgPool, ids: &[Uuid]) -> ServiceResult<HashMap<Uuid, String>> {
     crate::backend::bookings::events::last_reasons(db, ids, crate::model::BookingState::Failed).await
 }
+
+/// How the note on a session's card that its access changed begins (a
+/// `booking_event` active → active by the system).
+pub const ACCESS_CHANGED: &str = "Access changed: ";
+
+/// Records, for the card, that people dropped out of a session and what the
+/// worker did about it.
+pub async fn record_access_changed(db: &PgPool, id: Uuid, dropped: &[String], removed: usize) -> ServiceResult<()> {
+    let what = match removed {
+        0 => "nothing the session's users had started was running".to_string(),
+        1 => "the 1 object the session's users had made (workloads, services, ingresses) was removed".to_string(),
+        n => format!("the {n} objects the session's users had made (workloads, services, ingresses) were removed"),
+    };
+    let reason = format!(
+        "{ACCESS_CHANGED}{} no longer {} this booking, so {what} and the workspace restarted with a new token. \
+         Open it again from here; your files are kept.",
+        dropped.join(", "),
+        if dropped.len() == 1 { "holds" } else { "hold" },
+    );
+    let mut conn = db.acquire().await?;
+    let active = crate::model::BookingState::Active;
+    crate::backend::bookings::events::record(&mut conn, id, None, Some(active), active, &reason).await
+}
+
+/// The latest access note of each of these bookings.
+pub async fn access_notes(db: &PgPool, ids: &[Uuid]) -> ServiceResult<HashMap<Uuid, String>> {
+    let mut reasons =
+        crate::backend::bookings::events::last_reasons(db, ids, crate::model::BookingState::Active).await?;
+    reasons.retain(|_, reason| reason.starts_with(ACCESS_CHANGED));
+    Ok(reasons)
+}
