@@ -73,6 +73,8 @@ async fn hosts_under_the_workspace_domain_are_published_by_the_session_that_owns
     let open_path = json!({ "spec": { "rules": [{ "host": host, "http": { "paths": [{ "path": "/.berth/open",
         "pathType": "Prefix", "backend": { "service": { "name": "catch", "port": { "number": 80 } } } }] } }] } });
 
+    in_force("berth-workspace-hosts", || create(&mallory, "team-own", ingress("i", Some(&host), json!({})))).await;
+    in_force("berth-workspace-routes", || create(&mallory, "team-own", route(Some(&host), "None"))).await;
     let refused = [
         ("the session's exact host, on the gate's open path", ingress("i", Some(&host), open_path)),
         ("a name under the session's host", ingress("i", Some(&format!("x.{host}")), json!({}))),
@@ -121,6 +123,20 @@ async fn ensure(client: &kube::Client, objects: Vec<serde_json::Value>) {
     }
 }
 
+/// A policy deploy/ has just applied takes a moment to be enforced: waits
+/// until `attempt` (one the policy refuses) is refused.
+async fn in_force<F, Fut>(policy: &str, attempt: F)
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<(), String>>,
+{
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while attempt().await.is_ok() {
+        assert!(std::time::Instant::now() < deadline, "{policy} not in force within 30 s");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}
+
 fn refused_with(case: &str, outcome: Result<(), String>, said: &str) {
     match outcome {
         Ok(()) => panic!("should be refused: {case}"),
@@ -164,6 +180,22 @@ async fn session_pods_keep_to_the_pools_priority_and_runtime_class_and_inject_no
     };
     let with_annotation = |key: &str, value: &str| annotated(pod("p", spec(json!({}))), key, value);
 
+    let critical = || create(&user, &ns, pod("p", spec(json!({ "priorityClassName": "system-node-critical" }))));
+    in_force("berth-session-pod-fields", critical).await;
+    let cdi_job = || {
+        let job = json!({ "apiVersion": "batch/v1", "kind": "Job", "metadata": { "name": "j" },
+            "spec": { "template": { "metadata": { "annotations": { "cdi.k8s.io/x": "y" } },
+            "spec": spec(json!({ "restartPolicy": "Never" })) } } });
+        create(&user, &ns, job)
+    };
+    in_force("berth-session-pod-templates", cdi_job).await;
+    let cdi_cron = || {
+        let cron = json!({ "apiVersion": "batch/v1", "kind": "CronJob", "metadata": { "name": "c" },
+            "spec": { "schedule": "0 * * * *", "jobTemplate": { "spec": { "template": {
+            "metadata": { "annotations": { "cdi.k8s.io/x": "y" } }, "spec": spec(json!({ "restartPolicy": "Never" })) } } } } });
+        create(&user, &ns, cron)
+    };
+    in_force("berth-session-cronjob-templates", cdi_cron).await;
     let workspace = serde_json::to_value(manifests::deployment(&mine, &cluster())).unwrap();
     assert_eq!(workspace["spec"]["template"]["spec"]["priorityClassName"], "gpu-interactive");
     let admitted = [
@@ -288,6 +320,12 @@ async fn the_workers_account_runs_only_pinned_placeholders_and_the_image_cache_i
     let digest = "a".repeat(64);
     let images = [format!("nvcr.io/nvidia/pytorch@sha256:{digest}")];
     let daemon_set = serde_json::to_value(image_cache_daemon_set("berth", &cache, &images)).unwrap();
+    let mut renamed = daemon_set.clone();
+    renamed["metadata"]["name"] = json!("node-agent");
+    in_force("berth-worker-image-cache", || create(&worker, "berth", renamed.clone())).await;
+    let mut pinned = placeholder.clone();
+    pinned["spec"]["template"]["spec"]["containers"][0]["image"] = json!("busybox");
+    in_force("berth-worker-placeholders", || create(&worker, "berth", pinned.clone())).await;
     assert_eq!(create(&worker, "berth", placeholder.clone()).await, Ok(()), "a booking's placeholder");
     assert_eq!(create(&worker, "berth", daemon_set.clone()).await, Ok(()), "the image cache");
 
@@ -339,4 +377,39 @@ async fn the_workers_account_runs_only_pinned_placeholders_and_the_image_cache_i
     ] {
         refused_with(case, create(&worker, "berth", object).await, "the image cache (berth-image-cache)");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_worker_only_marks_a_backfill_namespace_and_changes_nothing_else_of_it() {
+    let Some(stack) = stack() else { return };
+    let (admin, worker) = (stack.client(As::Admin).await, stack.client(As::Worker).await);
+    ensure(
+        &admin,
+        vec![json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": { "name": "team-batch",
+            "labels": { "pod-security.kubernetes.io/enforce": "baseline", "team": "batch" } } })],
+    )
+    .await;
+    let namespaces: Api<DynamicObject> = Api::all_with(worker.clone(), &resource("v1", "Namespace"));
+    let dry = kube::api::PatchParams { dry_run: true, ..Default::default() };
+    let patch = |metadata: serde_json::Value| {
+        let (namespaces, dry) = (namespaces.clone(), dry.clone());
+        async move {
+            let body = json!({ "metadata": metadata });
+            outcome(namespaces.patch("team-batch", &dry, &kube::api::Patch::Merge(&body)).await)
+        }
+    };
+    in_force("berth-worker-scope", || patch(json!({ "labels": { "team": "mine" } }))).await;
+    let marks = json!({ "labels": { "berth.io/backfill": "861c3a7c-e77b-4766-9d2f-5901933eeed4" },
+        "annotations": { "berth.io/node-selector.0": "berth.io/pool=a", "berth.io/gpu-kind.0": MIG } });
+    assert_eq!(patch(marks).await, Ok(()), "Berth's marks");
+    for (case, metadata) in [
+        ("another label", json!({ "labels": { "team": "mine" } })),
+        ("a session's label", json!({ "labels": { "berth.io/booking": "0f0e0d0c-0b0a-4908-8706-050403020100" } })),
+        ("Pod Security relaxed", json!({ "labels": { "pod-security.kubernetes.io/enforce": "privileged" } })),
+        ("another annotation", json!({ "annotations": { "scheduler.alpha.kubernetes.io/node-selector": "a=b" } })),
+    ] {
+        refused_with(case, patch(metadata).await, "labelled berth.io/booking");
+    }
+    let delete = kube::api::DeleteParams { dry_run: true, ..Default::default() };
+    refused_with("deleting it", outcome(namespaces.delete("team-batch", &delete).await), "labelled berth.io/booking");
 }

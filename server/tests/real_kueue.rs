@@ -156,6 +156,76 @@ async fn no_one_borrows_from_a_kind_that_does_not_lend(w: &World, ns: &str) {
     queues.delete("borrower", &Default::default()).await.unwrap();
 }
 
+/// dora, with the built-in `edit` role in the backfill namespace.
+async fn backfill_user(w: &World) -> kube::Client {
+    let binding: DynamicObject = serde_json::from_value(json!({ "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding", "metadata": { "name": "dora-edit", "namespace": "batch-backfill" },
+        "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit" },
+        "subjects": [{ "apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "dora@a.test" }] }))
+    .unwrap();
+    let bindings: Api<DynamicObject> = Api::namespaced_with(
+        w.admin.clone(),
+        "batch-backfill",
+        &resource("rbac.authorization.k8s.io/v1", "RoleBinding"),
+    );
+    if bindings.get_opt("dora-edit").await.unwrap().is_none() {
+        bindings.create(&PostParams::default(), &binding).await.unwrap();
+    }
+    w.stack.client(As::User("dora@a.test")).await
+}
+
+/// As dora, dry runs: what reached past the lending before the namespace
+/// was marked is refused, each with its reason. (The legitimate Job runs
+/// in the test itself.)
+async fn the_backfill_namespace_has_guard_rails(dora: &kube::Client, nodes: &BTreeMap<String, String>) {
+    let dry = PostParams { dry_run: true, ..PostParams::default() };
+    let create = |object: Value| {
+        let (dora, dry) = (dora.clone(), dry.clone());
+        async move {
+            let kind = object["kind"].as_str().unwrap().to_string();
+            let api_version = object["apiVersion"].as_str().unwrap().to_string();
+            let api: Api<DynamicObject> = Api::namespaced_with(dora, "batch-backfill", &resource(&api_version, &kind));
+            match api.create(&dry, &serde_json::from_value(object).unwrap()).await {
+                Ok(_) => Ok(()),
+                Err(kube::Error::Api(status)) => Err(status.message),
+                Err(other) => panic!("{other}"),
+            }
+        }
+    };
+    let mut long_grace = serde_json::to_value(job_in(BACKFILL_QUEUE, "held", 2, nodes)).unwrap();
+    long_grace["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] = json!(86400);
+    let template = serde_json::to_value(job_in(BACKFILL_QUEUE, "x", 2, nodes)).unwrap()["spec"]["template"].clone();
+    let mut pod_template = template.clone();
+    pod_template["metadata"] = json!({ "labels": { "app": "serve" } });
+    pod_template["spec"]["restartPolicy"] = json!("Always");
+    let deployment = json!({ "apiVersion": "apps/v1", "kind": "Deployment", "metadata": { "name": "serve" },
+        "spec": { "selector": { "matchLabels": { "app": "serve" } }, "template": pod_template } });
+    let bare = json!({ "apiVersion": "v1", "kind": "Pod", "metadata": { "name": "bare" }, "spec": template["spec"] });
+    let elsewhere = json!({ "apiVersion": "v1", "kind": "Pod", "metadata": { "name": "off" },
+        "spec": { "nodeSelector": { "berth.io/pool": "another" }, "containers": [{ "name": "c", "image": "busybox" }] } });
+    let mut critical = serde_json::to_value(job_in(BACKFILL_QUEUE, "critical", 1, nodes)).unwrap();
+    critical["spec"]["template"]["spec"]["priorityClassName"] = json!("system-node-critical");
+    for (case, object, said) in [
+        ("a day of grace (the lent GPUs held after preemption)", long_grace, "at most 30 s of termination grace"),
+        (
+            "a Deployment asking for GPUs outside Kueue",
+            deployment,
+            "needs the label kueue.x-k8s.io/queue-name=backfill",
+        ),
+        ("a bare pod asking for GPUs", bare, "only through Kueue's backfill queue"),
+        ("a pod off the pool's nodes", elsewhere, "node selector"),
+        ("a Job at system-node-critical", critical, "priority class"),
+    ] {
+        match create(object).await {
+            Ok(()) => panic!("should be refused in the backfill namespace: {case}"),
+            Err(message) => assert!(message.contains(said), "{case}: expected `{said}` in {message}"),
+        }
+    }
+    let cpu_only = json!({ "apiVersion": "v1", "kind": "Pod", "metadata": { "name": "cpu" },
+        "spec": { "nodeSelector": nodes, "containers": [{ "name": "c", "image": "busybox" }] } });
+    assert_eq!(create(cpu_only).await, Ok(()), "work that asks for no GPU is the namespace's own business");
+}
+
 async fn suspended(jobs: &Api<Job>, name: &str) -> Option<bool> {
     jobs.get(name).await.unwrap().spec.and_then(|s| s.suspend)
 }
@@ -166,7 +236,11 @@ async fn a_backfill_job_runs_on_idle_booked_units_and_gives_them_back_when_the_o
     w.stack.with_kueue();
     use k8s_openapi::api::core::v1::Namespace;
     let namespaces: Api<Namespace> = Api::all(w.admin.clone());
-    let batch: Namespace = serde_json::from_value(json!({ "metadata": { "name": "batch-backfill" } })).unwrap();
+    // Lent GPUs must not meet privileged pods: the admin's namespace enforces
+    // Pod Security baseline, or the worker does not mark it (berth-worker-scope).
+    let batch: Namespace = serde_json::from_value(json!({ "metadata": { "name": "batch-backfill",
+        "labels": { "pod-security.kubernetes.io/enforce": "baseline" } } }))
+    .unwrap();
     if namespaces.get_opt("batch-backfill").await.unwrap().is_none() {
         namespaces.create(&PostParams::default(), &batch).await.unwrap();
     }
@@ -174,7 +248,8 @@ async fn a_backfill_job_runs_on_idle_booked_units_and_gives_them_back_when_the_o
     let body = json!({ "name": "lending", "backfill_namespace": "batch-backfill",
         "kinds": [{ "kind": MIG, "capacity": 4, "replicas_per_unit": 2, "cpu_millis_per_unit": 4000,
                     "memory_mib_per_unit": 8192, "storage_gib_per_unit": 10, "lend_idle": true }],
-        "node_selector": { "berth.io/pool": "lending" }, "images": ["quay.io/jupyter/minimal-notebook:latest"] });
+        "node_selector": { "berth.io/pool": "lending" }, "images": ["quay.io/jupyter/minimal-notebook:latest"],
+        "tolerations": [{ "key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule" }] });
     let (status, pool) = w.f.call(Method::POST, "/api/v1/pools", Some(&w.f.admin), Some(body)).await;
     assert_eq!(status, 201, "{pool}");
     let pool: uuid::Uuid = pool["id"].as_str().unwrap().parse().unwrap();
@@ -212,11 +287,26 @@ async fn a_backfill_job_runs_on_idle_booked_units_and_gives_them_back_when_the_o
         other => panic!("the worker pointed a LocalQueue at a session's queue: {other:?}"),
     }
 
-    // Idle booked units: a backfill Job asking for both runs.
-    let backfill_jobs: Api<Job> = Api::namespaced(w.admin.clone(), "batch-backfill");
-    backfill_jobs.create(&PostParams::default(), &job_in(BACKFILL_QUEUE, "backfill", 2, &nodes)).await.unwrap();
+    // The worker marked the namespace, so the guard rails bind it; a user
+    // with `edit` there (dora) is refused what would reach past the lending.
+    let marked = namespaces.get("batch-backfill").await.unwrap().metadata.labels.unwrap_or_default();
+    assert_eq!(marked.get(kueue::BACKFILL_LABEL), Some(&pool.to_string()));
+    let dora = backfill_user(&w).await;
+    the_backfill_namespace_has_guard_rails(&dora, &nodes).await;
+
+    // Idle booked units: a backfill Job asking for both, with 30 s of grace, runs.
+    let backfill_jobs: Api<Job> = Api::namespaced(dora.clone(), "batch-backfill");
+    let mut backfill = job_in(BACKFILL_QUEUE, "backfill", 2, &nodes);
+    backfill.spec.as_mut().unwrap().template.spec.as_mut().unwrap().termination_grace_period_seconds = Some(30);
+    backfill_jobs.create(&PostParams::default(), &backfill).await.unwrap();
     until("the backfill Job admitted on lent units", || async {
         suspended(&backfill_jobs, "backfill").await == Some(false)
+    })
+    .await;
+    // …and its pods pass the namespace's guard rails (made by the Job controller).
+    let pods: Api<k8s_openapi::api::core::v1::Pod> = Api::namespaced(w.admin.clone(), "batch-backfill");
+    until("the backfill Job's pods", || async {
+        !pods.list(&ListParams::default().labels("job-name=backfill")).await.unwrap().items.is_empty()
     })
     .await;
     // The worker reads what the backfill borrowed.
@@ -284,5 +374,8 @@ async fn a_backfill_job_runs_on_idle_booked_units_and_gives_them_back_when_the_o
     let local: Api<DynamicObject> =
         Api::namespaced_with(w.admin.clone(), "batch-backfill", &resource(KUEUE_API, "LocalQueue"));
     assert!(local.get_opt(BACKFILL_QUEUE).await.unwrap().is_none());
+    let unmarked = namespaces.get("batch-backfill").await.unwrap().metadata;
+    assert!(!unmarked.labels.unwrap_or_default().contains_key(kueue::BACKFILL_LABEL), "Berth's marks are gone");
+    assert!(!unmarked.annotations.unwrap_or_default().keys().any(|k| k.starts_with("berth.io/")));
     backfill_jobs.delete("backfill", &Default::default()).await.unwrap();
 }

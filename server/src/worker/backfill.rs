@@ -2,13 +2,17 @@
 //! repair pass applies what `provisioning::backfills` asks for against the
 //! pass's snapshot (nothing when converged), drains and deletes the backfill
 //! queues no pool asks for any more, and records how many booked units each
-//! backfill uses (`lending::record`).
+//! backfill uses (`lending::record`). It also marks each backfill namespace
+//! (`manifests::backfill_namespace`), so the guard rails bind it, and
+//! unmarks one no pool lends into any more.
 
 use super::manifests::kueue::{self, BACKFILL_LABEL};
+use super::manifests::{self, FIELD_MANAGER};
 use super::reconcile::{PassReport, Reconciler};
 use super::retry::{describe, gone};
 use super::snapshot::{resource, Snapshot};
 use app::backend::worker::{lending, provisioning};
+use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams};
 use serde_json::Value;
 use std::collections::HashSet;
@@ -49,6 +53,33 @@ impl Reconciler {
         self.retrying(|| queues.patch(name, &params, &admit)).await.map(|_| true)
     }
 
+    /// Marks `pool`'s backfill namespace (a read, and a write only when
+    /// the marks changed); a namespace that does not exist is reported.
+    async fn mark_namespace(&self, pool: &provisioning::Backfill) -> Result<bool, String> {
+        let namespaces: Api<Namespace> = Api::all(self.client.clone());
+        let live = match self.retrying(|| namespaces.get_opt(&pool.namespace)).await {
+            Ok(Some(live)) => serde_json::to_value(live).ok(),
+            Ok(None) => return Err(format!("its backfill namespace {} does not exist", pool.namespace)),
+            Err(err) => return Err(format!("namespace {}: {}", pool.namespace, describe(&err))),
+        };
+        let marked = manifests::backfill_namespace(pool);
+        self.apply_unless_current(&marked, live.as_ref())
+            .await
+            .map_err(|err| format!("marking namespace {}: {}", pool.namespace, describe(&err)))
+    }
+
+    /// Takes Berth's marks off a namespace no pool lends into any more.
+    async fn unmark_namespace(&self, name: &str) -> Result<(), kube::Error> {
+        let namespaces: Api<Namespace> = Api::all(self.client.clone());
+        if self.retrying(|| namespaces.get_opt(name)).await?.is_none() {
+            return Ok(());
+        }
+        // Applying it bare under Berth's field manager drops every field Berth set.
+        let bare = serde_json::json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": { "name": name } });
+        let (params, patch) = (PatchParams::apply(FIELD_MANAGER).force(), Patch::Apply(&bare));
+        gone(self.retrying(|| namespaces.patch(name, &params, &patch)).await)
+    }
+
     /// Converges the backfill queues against `snapshot` (read with
     /// `read_kueue`). A pool whose queue the cluster refuses (its namespace
     /// missing, say) is reported and does not stop the pass.
@@ -57,6 +88,10 @@ impl Reconciler {
         let mut keep = HashSet::new();
         let mut readings = Vec::new();
         for pool in &pools {
+            match self.mark_namespace(pool).await {
+                Ok(wrote) => report.applied += usize::from(wrote),
+                Err(why) => report.errors.push((Uuid::nil(), format!("backfill of pool {}: {why}", pool.pool_id))),
+            }
             for object in kueue::backfill(pool) {
                 let meta = &object["metadata"];
                 keep.insert((text(&object["kind"]), text(&meta["namespace"]), text(&meta["name"])));
@@ -100,6 +135,13 @@ impl Reconciler {
             );
             gone(self.retrying(|| api.delete(meta["name"].as_str().unwrap_or_default(), &delete)).await)?;
             report.collected.push(format!("LocalQueue {}/{}", text(&meta["namespace"]), text(&meta["name"])));
+            let namespace = text(&meta["namespace"]);
+            if !pools.iter().any(|pool| pool.namespace == namespace) {
+                if let Err(err) = self.unmark_namespace(&namespace).await {
+                    let why = format!("unmarking former backfill namespace {namespace}: {}", describe(&err));
+                    report.errors.push((Uuid::nil(), why));
+                }
+            }
         }
         let queues: Api<DynamicObject> =
             Api::all_with(self.client.clone(), &resource(kueue::KUEUE_API, "ClusterQueue"));

@@ -19,8 +19,8 @@ pub use access::{
 };
 pub use cache::{cacheable, image_cache_daemon_set, IMAGE_CACHE};
 pub use namespace::{
-    namespace, toleration, GPU_KIND_ANNOTATION, HOST_ANNOTATION, NODE_SELECTOR_ANNOTATION, PRIORITY_CLASS_ANNOTATION,
-    RUNTIME_CLASS_ANNOTATION, TOLERATION_ANNOTATION,
+    backfill_namespace, namespace, toleration, GPU_KIND_ANNOTATION, HOST_ANNOTATION, NODE_SELECTOR_ANNOTATION,
+    PRIORITY_CLASS_ANNOTATION, RUNTIME_CLASS_ANNOTATION, TOLERATION_ANNOTATION,
 };
 pub use network::{network_policies, proxy_config_map, PUBLISHED_PORT};
 pub use quota::{limit_range, resource_quota};

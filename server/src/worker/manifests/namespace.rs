@@ -31,6 +31,49 @@ pub fn toleration(t: &app::model::Toleration) -> String {
     format!("{}|{operator}|{}|{}", field(&t.key), field(&t.value), field(&t.effect))
 }
 
+/// What the placement and pod-field policies read off a namespace: the
+/// pool's node selector, tolerations and pod classes.
+fn placement_annotations(placement: &app::model::Placement, annotations: &mut serde_json::Value) {
+    let pairs = placement.node_selector.iter().map(|(key, value)| format!("{key}={value}"));
+    for (i, pair) in pairs.enumerate() {
+        annotations[format!("{NODE_SELECTOR_ANNOTATION}.{i}")] = json!(pair);
+    }
+    for (i, t) in placement.tolerations.iter().enumerate() {
+        annotations[format!("{TOLERATION_ANNOTATION}.{i}")] = json!(toleration(t));
+    }
+    if let Some(class) = &placement.priority_class {
+        annotations[PRIORITY_CLASS_ANNOTATION] = json!(class);
+    }
+    if let Some(class) = &placement.runtime_class {
+        annotations[RUNTIME_CLASS_ANNOTATION] = json!(class);
+    }
+}
+
+/// A pool's backfill namespace (`--kueue`, a lending kind) as the worker
+/// marks it: it receives booked-but-idle GPUs, so the session guard rails
+/// bind it too (by its `berth.io/backfill` label): the pool's nodes,
+/// tolerations and pod classes, the lending kinds (`berth.io/gpu-kind.<i>`),
+/// at most 30 s of grace, no device injection, and every GPU-requesting
+/// pod or workload through the `backfill` LocalQueue (deploy/policies/
+/// berth-backfill.yaml). Only labels and annotations: the namespace is the
+/// admin's, and the worker may change nothing else of it (berth-worker-scope).
+pub fn backfill_namespace(pool: &app::backend::worker::provisioning::Backfill) -> serde_json::Value {
+    let mut annotations = json!({});
+    placement_annotations(&pool.placement, &mut annotations);
+    for (i, kind) in pool.kinds.iter().enumerate() {
+        annotations[format!("{GPU_KIND_ANNOTATION}.{i}")] = json!(kind);
+    }
+    json!({
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {
+            "name": pool.namespace,
+            "labels": { super::kueue::BACKFILL_LABEL: pool.pool_id.to_string() },
+            "annotations": annotations,
+        },
+    })
+}
+
 /// The session's namespace: Berth's labels; annotations with the booking,
 /// the host, the booked kind, the pool's node selector, tolerations and pod
 /// classes (the user cannot
@@ -50,20 +93,9 @@ pub fn namespace(session: &Session, cluster: &Cluster) -> Namespace {
         HOST_ANNOTATION: host(session, cluster),
         GPU_KIND_ANNOTATION: session.kind.kind,
     });
+    placement_annotations(&session.placement, &mut annotations);
     let selector = &session.placement.node_selector;
     let pairs: Vec<String> = selector.iter().map(|(key, value)| format!("{key}={value}")).collect();
-    for (i, pair) in pairs.iter().enumerate() {
-        annotations[format!("{NODE_SELECTOR_ANNOTATION}.{i}")] = json!(pair);
-    }
-    for (i, t) in session.placement.tolerations.iter().enumerate() {
-        annotations[format!("{TOLERATION_ANNOTATION}.{i}")] = json!(toleration(t));
-    }
-    if let Some(class) = &session.placement.priority_class {
-        annotations[PRIORITY_CLASS_ANNOTATION] = json!(class);
-    }
-    if let Some(class) = &session.placement.runtime_class {
-        annotations[RUNTIME_CLASS_ANNOTATION] = json!(class);
-    }
     // Without a selector, leave OpenShift's cluster-wide default in force.
     if !pairs.is_empty() {
         for key in ["openshift.io/node-selector", "scheduler.alpha.kubernetes.io/node-selector"] {
