@@ -232,7 +232,7 @@ async fn a_pools_node_selector_and_tolerations_are_set_changed_and_shown() {
 }
 
 #[tokio::test]
-async fn a_pools_priority_and_runtime_class_are_set_cleared_and_never_the_clusters_critical_ones() {
+async fn a_pools_priority_and_runtime_class_are_the_clusters_set_cleared_and_never_its_critical_ones() {
     let f = Fixture::new().await;
     let body = json!({ "name": "classed", "kinds": [{"kind": GPU, "capacity": 2}],
         "priority_class": "gpu-interactive", "runtime_class": "nvidia" });
@@ -264,6 +264,35 @@ async fn a_pools_priority_and_runtime_class_are_set_cleared_and_never_the_cluste
     let (status, cleared) = f.call(Method::PATCH, &path, Some(&f.admin), Some(json!({ "priority_class": "" }))).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!((cleared["priority_class"].clone(), cleared["runtime_class"].as_str()), (json!(null), Some("nvidia")));
+
+    // Once the worker has read the cluster's classes, a pool names only one it has.
+    let (priority, runtime) =
+        (["gpu-interactive".to_string(), "system-node-critical".to_string()], ["nvidia".to_string()]);
+    app::backend::pools::classes::record(&f.db, &priority, &runtime).await.unwrap();
+    let (status, err) =
+        f.call(Method::PATCH, &path, Some(&f.admin), Some(json!({ "priority_class": "gpu-batch" }))).await;
+    assert_eq!((status, err["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("priority_class")));
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .contains("the cluster has no PriorityClass gpu-batch (it has: gpu-interactive)"),
+        "{err}"
+    );
+    let (status, err) = f.call(Method::PATCH, &path, Some(&f.admin), Some(json!({ "runtime_class": "kata" }))).await;
+    assert_eq!((status, err["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("runtime_class")), "{err}");
+    let (status, _) =
+        f.call(Method::PATCH, &path, Some(&f.admin), Some(json!({ "priority_class": "gpu-interactive" }))).await;
+    assert_eq!(status, StatusCode::OK);
+    // A class the cluster dropped since does not block editing the rest.
+    app::backend::pools::classes::record(&f.db, &[], &[]).await.unwrap();
+    let (status, _) =
+        f.call(Method::PATCH, &path, Some(&f.admin), Some(json!({ "description": "still editable" }))).await;
+    assert_eq!(status, StatusCode::OK);
+    let new = json!({ "name": "typo", "kinds": [{"kind": GPU, "capacity": 1}], "runtime_class": "nvidai" });
+    let (status, err) = f.call(Method::POST, "/api/v1/pools", Some(&f.admin), Some(new)).await;
+    assert_eq!((status, err["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("runtime_class")), "{err}");
+    assert!(err["message"].as_str().unwrap().ends_with("(it has: none)"), "{err}");
 }
 
 #[tokio::test]

@@ -14,7 +14,7 @@ use common::world::{lab_node_labels, world, World};
 use common::{GPU, MIG};
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, PersistentVolumeClaim, ResourceQuota, Secret};
-use kube::api::{Api, ListParams};
+use kube::api::{Api, DynamicObject, ListParams};
 use serde_json::{json, Value};
 use server::worker::manifests::owned_by;
 use server::worker::manifests::{self, Cluster, Expose, ImageCache, Proxy};
@@ -44,14 +44,14 @@ fn foothold(ns: &str) -> Vec<Value> {
     ]
 }
 
-fn dynamic(client: &kube::Client, ns: &str, object: &Value) -> Api<kube::api::DynamicObject> {
+fn dynamic(client: &kube::Client, ns: &str, object: &Value) -> Api<DynamicObject> {
     let resource =
         server::worker::snapshot::resource(object["apiVersion"].as_str().unwrap(), object["kind"].as_str().unwrap());
     Api::namespaced_with(client.clone(), ns, &resource)
 }
 
 async fn create_as(client: &kube::Client, ns: &str, object: &Value) {
-    let typed: kube::api::DynamicObject = serde_json::from_value(object.clone()).unwrap();
+    let typed: DynamicObject = serde_json::from_value(object.clone()).unwrap();
     let created = dynamic(client, ns, object).create(&Default::default(), &typed).await;
     created.unwrap_or_else(|e| panic!("{} {}: {e}", object["kind"], object["metadata"]["name"]));
 }
@@ -472,4 +472,35 @@ impl Drop for KillOnDrop {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
+}
+
+/// The pool form offers only the cluster's classes: the worker reads them
+/// (as deploy/'s berth-worker, names only) at its sweep.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pool_names_only_priority_and_runtime_classes_the_cluster_has() {
+    let Some((w, _turn)) = world(Cluster::default()).await else { return };
+    let runtime: DynamicObject = serde_json::from_value(
+        json!({ "apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": { "name": "nvidia" }, "handler": "nvidia" }),
+    )
+    .unwrap();
+    let classes: Api<DynamicObject> =
+        Api::all_with(w.admin.clone(), &server::worker::snapshot::resource("node.k8s.io/v1", "RuntimeClass"));
+    if classes.get_opt("nvidia").await.unwrap().is_none() {
+        classes.create(&Default::default(), &runtime).await.unwrap();
+    }
+    w.worker.read_classes().await.expect("the worker's account lists the classes");
+    let pool = format!("/api/v1/pools/{}", w.f.lab);
+    let set = |body: Value| w.f.call(Method::PATCH, &pool, Some(&w.f.admin), Some(body));
+    assert_eq!(set(json!({ "runtime_class": "nvidia" })).await.0, 200);
+    let (status, err) = set(json!({ "runtime_class": "kata" })).await;
+    assert_eq!((status.as_u16(), err["field"].as_str()), (422, Some("runtime_class")), "{err}");
+    assert!(err["message"].as_str().unwrap().contains("it has: nvidia"), "{err}");
+    // Every cluster has the two system- classes; they are never a pool's.
+    let known: Vec<String> = sqlx::query_scalar("SELECT name FROM cluster_class WHERE kind = 'priority' ORDER BY name")
+        .fetch_all(&w.f.db)
+        .await
+        .unwrap();
+    assert!(known.contains(&"system-node-critical".to_string()), "{known:?}");
+    let (status, err) = set(json!({ "priority_class": "system-node-critical" })).await;
+    assert_eq!((status.as_u16(), err["field"].as_str()), (422, Some("priority_class")), "{err}");
 }

@@ -2,7 +2,9 @@
 //! managed namespaces with no live booking are deleted (the start pass does
 //! the same; the sweep is the backstop should start passes keep failing
 //! before they get there), namespaces stuck terminating are reported (also
-//! at every resync, `report_stuck`), and the database is kept tidy.
+//! at every resync, `report_stuck`), the cluster's priority and runtime
+//! classes are read for the pool form (`read_classes`), and the database is
+//! kept tidy.
 
 use super::manifests::owned_by;
 use super::reconcile::{live_bookings, Reconciler};
@@ -56,6 +58,29 @@ impl Reconciler {
         let collected = self.collect(&managed, &live_bookings(&due)).await?;
         let stuck = self.stuck(&managed).into_iter().map(|(name, _)| name).collect();
         let swept = maintenance::sweep(&self.db, self.policy.audit_retention_days).await?;
+        if let Err(err) = self.read_classes().await {
+            // The pool form then checks against what was read last, if anything.
+            tracing::warn!(error = %err, "cannot read the cluster's priority and runtime classes");
+        }
         Ok(SweepReport { collected, stuck, swept })
+    }
+
+    /// Records the names of the cluster's PriorityClasses and RuntimeClasses
+    /// (two list requests, names only), which a pool may name.
+    pub async fn read_classes(&self) -> anyhow::Result<()> {
+        use k8s_openapi::api::node::v1::RuntimeClass;
+        use k8s_openapi::api::scheduling::v1::PriorityClass;
+        use kube::api::{Api, ListParams};
+        let priority: Api<PriorityClass> = Api::all(self.client.clone());
+        let runtime: Api<RuntimeClass> = Api::all(self.client.clone());
+        let all = ListParams::default();
+        let priority = self.retrying(|| priority.list_metadata(&all)).await?.items;
+        let runtime = self.retrying(|| runtime.list_metadata(&all)).await?.items;
+        let priority: Vec<String> = priority.into_iter().filter_map(|item| item.metadata.name).collect();
+        let runtime: Vec<String> = runtime.into_iter().filter_map(|item| item.metadata.name).collect();
+        app::backend::pools::classes::record(&self.db, &priority, &runtime)
+            .await
+            .map_err(|e| anyhow::anyhow!(e.public_message()))?;
+        Ok(())
     }
 }

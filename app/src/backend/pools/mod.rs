@@ -2,6 +2,7 @@
 //! lower capacity below what is booked), and availability as a step function.
 
 pub mod blackouts;
+pub mod classes;
 pub mod form;
 
 use crate::backend::audit::{self, Subject};
@@ -232,6 +233,7 @@ pub async fn create(db: &PgPool, principal: &Principal, new: NewPool) -> Service
     pool_spec::validate_scheduling(&scheduling, new.kinds.iter().any(|k| k.lend_idle))?;
 
     let mut tx = db.begin().await?;
+    classes::check(&mut tx, new.priority_class.as_deref(), new.runtime_class.as_deref()).await?;
     check_separate(&mut tx, None, &new.node_selector).await?;
     check_backfill_namespace(&mut tx, None, &scheduling).await?;
     let id: Uuid = sqlx::query_scalar(
@@ -371,6 +373,11 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPat
     let priority_class = class(&patch.priority_class, &current.placement.priority_class);
     let runtime_class = class(&patch.runtime_class, &current.placement.runtime_class);
     pool_spec::validate_pod_classes(priority_class.as_deref(), runtime_class.as_deref())?;
+    // Only a class this change names: one the cluster has since dropped does
+    // not block editing the rest of the pool.
+    let priority_named = patch.priority_class.as_ref().and(priority_class.as_deref());
+    let runtime_named = patch.runtime_class.as_ref().and(runtime_class.as_deref());
+    classes::check(&mut tx, priority_named, runtime_named).await?;
     // A lending kind needs the backfill namespace, whichever of the two changes.
     let scheduling = Scheduling {
         backfill_namespace: match patch.backfill_namespace.as_deref() {
