@@ -30,6 +30,9 @@ async fn an_admin_lends_a_kind_into_a_named_namespace_and_sets_the_pools_lead_ti
         (json!({ "kinds": kinds(true) }), "backfill_namespace"),
         (json!({ "kinds": kinds(true), "backfill_namespace": "berth-team-a-1234abcd" }), "backfill_namespace"),
         (json!({ "kinds": kinds(true), "backfill_namespace": "Not A Name" }), "backfill_namespace"),
+        (json!({ "kinds": kinds(true), "backfill_namespace": "kube-system" }), "backfill_namespace"),
+        (json!({ "kinds": kinds(true), "backfill_namespace": "default" }), "backfill_namespace"),
+        (json!({ "kinds": kinds(true), "backfill_namespace": "openshift-monitoring" }), "backfill_namespace"),
         (json!({ "scale_ahead_minutes": 1441 }), "scale_ahead_minutes"),
         (json!({ "scale_ahead_minutes": -2 }), "scale_ahead_minutes"),
     ] {

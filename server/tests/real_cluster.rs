@@ -171,6 +171,9 @@ async fn a_mig_interactive_session_lives_its_whole_life_on_the_real_server() {
     .await
     .unwrap();
     assert!(note.starts_with("Access changed: carol@a.test no longer holds this booking, so the 3 objects"), "{note}");
+    let ada = app::backend::accounts::tokens::authenticate(&w.f.db, &w.f.ada).await.unwrap().unwrap();
+    let card = app::backend::bookings::mine::one(&w.f.db, &ada, id, "UTC").await.unwrap().live.remove(0);
+    assert_eq!(card.access_note.as_deref(), Some(note.as_str()), "ada's card says why the workspace restarted");
     let deployments: Api<Deployment> = Api::namespaced(w.admin.clone(), &ns);
     let template = deployments.get("workspace").await.unwrap().spec.unwrap().template.metadata.unwrap();
     assert!(template.annotations.unwrap().contains_key(server::worker::rotate::ROTATED_ANNOTATION));

@@ -47,15 +47,7 @@ async fn own_namespace(admin: &kube::Client, name: &str, user: &str) {
             "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "routes" },
             "subjects": [{ "apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user }] }),
     ];
-    for object in objects {
-        let namespace = object["metadata"]["namespace"].as_str().unwrap_or_default().to_string();
-        let typed: DynamicObject = serde_json::from_value(object.clone()).unwrap();
-        match api(admin, &object, &namespace).create(&PostParams::default(), &typed).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(status)) if status.code == 409 => {}
-            Err(other) => panic!("{other}"),
-        }
-    }
+    ensure(admin, objects.into()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -136,6 +136,15 @@ pub fn validate_scheduling(scheduling: &crate::model::Scheduling, lending: bool)
         if namespace.starts_with("berth-") || namespace == "berth" {
             return Err(FieldError::new("backfill_namespace", "must not be Berth's own or a session's namespace"));
         }
+        // Berth binds its guard rails to the backfill namespace: never to the
+        // cluster's own namespaces or the one everything lands in by default.
+        let system = namespace.starts_with("kube-") || namespace.starts_with("openshift") || namespace == "default";
+        if system {
+            return Err(FieldError::new(
+                "backfill_namespace",
+                "must be a namespace of its own, not default, kube-… or openshift…: Berth's guard rails bind every pod in it",
+            ));
+        }
     }
     if lending && scheduling.backfill_namespace.is_none() {
         return Err(FieldError::new("backfill_namespace", "is needed when a kind lends its idle units"));
