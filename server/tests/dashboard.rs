@@ -39,7 +39,8 @@ async fn members_see_live_use_idle_badges_budget_and_upcoming() {
     assert_eq!(status, StatusCode::OK, "{d}");
     assert_eq!(d["simulated"], true);
     let session = &d["live"][0];
-    assert_eq!(session["booking_id"], live.to_string());
+    // Carol reads Ada's session, not its id: that names Ada's workspace host.
+    assert_eq!(session["booking_id"], app::backend::bookings::occupancy_id(live).to_string());
     let busy: Vec<&Value> = session["busy"].as_array().unwrap().iter().collect();
     assert_eq!(busy.len(), 60);
     assert!((busy[59].as_f64().unwrap() - 0.01).abs() < 1e-6, "the latest minute last");
@@ -53,6 +54,7 @@ async fn members_see_live_use_idle_badges_budget_and_upcoming() {
         f.call(Method::PUT, &format!("/api/v1/pools/{}/idle-policy", f.lab), Some(&f.admin), Some(policy)).await;
     assert_eq!(status, StatusCode::OK);
     let (_, d) = f.call(Method::GET, "/api/v1/tenants/team-a/dashboard", Some(&f.ada), None).await;
+    assert_eq!(d["live"][0]["booking_id"], live.to_string(), "her own, she reads as it is");
     assert_eq!(d["live"][0]["idle"], "Idle for 15 min (below 5 %)", "{}", d["live"][0]);
 
     // This week: Ada's 1 slice x 1 h (4 quarter-hours) + Carol's 2 x 30 min = 2 unit-hours, against 40

@@ -92,7 +92,10 @@ impl Reconciler {
     async fn remove_users_objects(&self, namespace: &str) -> Result<usize, kube::Error> {
         let not_berths =
             ListParams::default().labels(&format!("{}!={}", manifests::MANAGED_BY.0, manifests::MANAGED_BY.1));
-        let (background, mut removed) = (DeleteParams::background(), 0);
+        // At once, as at a window's end: a pod given grace could still read
+        // the new token from a mounted Secret while it stops.
+        let background = DeleteParams { grace_period_seconds: Some(0), ..DeleteParams::background() };
+        let mut removed = 0;
         for (api_version, kind) in USERS_RUNNING_OBJECTS {
             let api: Api<DynamicObject> =
                 Api::namespaced_with(self.client.clone(), namespace, &resource(api_version, kind));

@@ -30,3 +30,4 @@ pub use create::create;
 pub use lifecycle::{approve, cancel, end_early, extend, reject};
 pub use query::{extension_requests, get, list, occupancy};
 pub use queue::Admissions;
+pub use row::occupancy_id;

@@ -4,6 +4,7 @@
 
 use crate::backend::accounts::tenants::may_read;
 use crate::backend::bookings::form::local_window;
+use crate::backend::bookings::occupancy_id;
 use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{
     BookingLine, BudgetLine, Dashboard, IdlePolicy, LiveSession, Principal, UpcomingLine, Window, SPARK_MINUTES,
@@ -17,6 +18,7 @@ use uuid::Uuid;
 #[derive(sqlx::FromRow)]
 struct Line {
     id: Uuid,
+    user_id: Uuid,
     pool: String,
     kind: String,
     quantity: i32,
@@ -25,13 +27,17 @@ struct Line {
     ends_at: DateTime<Utc>,
 }
 
-const LINE_COLUMNS: &str = "b.id, p.name AS pool, b.kind, b.quantity, u.name AS owner, b.starts_at, b.ends_at";
+const LINE_COLUMNS: &str =
+    "b.id, b.user_id, p.name AS pool, b.kind, b.quantity, u.name AS owner, b.starts_at, b.ends_at";
 
 impl Line {
-    fn shown(self, tz: &str) -> BookingLine {
+    /// The line as `viewer` reads it: a teammate's booking carries a one-way
+    /// id, since the booking's own names its workspace's host.
+    fn shown(self, tz: &str, viewer: &Principal) -> BookingLine {
+        let own = viewer.is_admin() || viewer.user_id == self.user_id;
         BookingLine {
             when: local_window(Window { start: self.starts_at, end: self.ends_at }, tz),
-            booking_id: self.id,
+            booking_id: if own { self.id } else { occupancy_id(self.id) },
             pool: self.pool,
             kind: self.kind,
             quantity: self.quantity,
@@ -80,19 +86,24 @@ pub async fn load(db: &PgPool, principal: &Principal, tenant: Option<&str>, tz: 
         return Err(ServiceError::NotFound("tenant"));
     };
     let tenant_id: Uuid = sqlx::query_scalar("SELECT id FROM tenant WHERE slug = $1").bind(&slug).fetch_one(db).await?;
-    let (live, simulated) = live_sessions(db, tenant_id, tz).await?;
+    let (live, simulated) = live_sessions(db, principal, tenant_id, tz).await?;
     Ok(Dashboard {
         others: all.iter().map(|(s, _)| s.clone()).filter(|s| *s != slug && may_read(principal, s)).collect(),
         tenant: slug.clone(),
         tenant_name: tenant_name.clone(),
         live,
         budget: budget(db, tenant_id).await?,
-        upcoming: upcoming(db, tenant_id, tz).await?,
+        upcoming: upcoming(db, principal, tenant_id, tz).await?,
         simulated,
     })
 }
 
-async fn live_sessions(db: &PgPool, tenant_id: Uuid, tz: &str) -> ServiceResult<(Vec<LiveSession>, bool)> {
+async fn live_sessions(
+    db: &PgPool,
+    principal: &Principal,
+    tenant_id: Uuid,
+    tz: &str,
+) -> ServiceResult<(Vec<LiveSession>, bool)> {
     let live: Vec<Live> = sqlx::query_as(&format!(
         "SELECT {LINE_COLUMNS}, coalesce(i.enabled, false) AS enabled, coalesce(i.threshold_pct, 5) AS threshold_pct,
                 coalesce(i.idle_minutes, 30) AS idle_minutes, coalesce(i.grace_minutes, 30) AS grace_minutes
@@ -139,7 +150,7 @@ async fn live_sessions(db: &PgPool, tenant_id: Uuid, tz: &str) -> ServiceResult<
             let session_simulated = mine.iter().any(|m| m.simulated);
             simulated |= session_simulated;
             LiveSession {
-                booking: b.line.shown(tz),
+                booking: b.line.shown(tz, principal),
                 busy: series(|m| m.busy),
                 memory_mib: series(|m| m.memory_used_mib),
                 idle: (idle_run >= b.policy.idle_minutes as usize)
@@ -197,7 +208,7 @@ async fn budget(db: &PgPool, tenant_id: Uuid) -> ServiceResult<Vec<BudgetLine>> 
         .collect())
 }
 
-async fn upcoming(db: &PgPool, tenant_id: Uuid, tz: &str) -> ServiceResult<Vec<UpcomingLine>> {
+async fn upcoming(db: &PgPool, principal: &Principal, tenant_id: Uuid, tz: &str) -> ServiceResult<Vec<UpcomingLine>> {
     #[derive(sqlx::FromRow)]
     struct Next {
         #[sqlx(flatten)]
@@ -213,5 +224,5 @@ async fn upcoming(db: &PgPool, tenant_id: Uuid, tz: &str) -> ServiceResult<Vec<U
     .bind(tenant_id)
     .fetch_all(db)
     .await?;
-    Ok(rows.into_iter().map(|n| UpcomingLine { booking: n.line.shown(tz), state: n.state }).collect())
+    Ok(rows.into_iter().map(|n| UpcomingLine { booking: n.line.shown(tz, principal), state: n.state }).collect())
 }
