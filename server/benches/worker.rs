@@ -63,6 +63,8 @@ impl Bench {
             node_selector: Default::default(),
             tolerations: vec![],
             time_zone: "UTC".into(),
+            priority_class: None,
+            runtime_class: None,
             backfill_namespace: None,
             scale_ahead_minutes: None,
             kinds: vec![KindSpec {
