@@ -231,6 +231,11 @@ async fn session_pods_keep_to_the_pools_priority_and_runtime_class_and_inject_no
             "device-injection",
         ),
         (
+            "a Kata guest's device passthrough",
+            with_annotation("io.katacontainers.config.hypervisor.hot_plug_vfio", "root-port"),
+            "device-injection",
+        ),
+        (
             "a Deployment whose pods would carry the CDI annotation",
             deployment(json!({ "metadata": { "labels": { "app": "serve" }, "annotations": cdi },
                 "spec": spec(json!({})) })),
