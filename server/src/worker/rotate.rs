@@ -26,7 +26,7 @@ const ROTATION_MANAGER: &str = "berth-rotation";
 
 /// What a session's users may make that runs or publishes (berth-session-user),
 /// as `(apiVersion, kind)`; removed when someone drops out.
-pub const USERS_RUNNING_OBJECTS: [(&str, &str); 10] = [
+const USERS_RUNNING_OBJECTS: [(&str, &str); 10] = [
     ("apps/v1", "Deployment"),
     ("apps/v1", "StatefulSet"),
     ("apps/v1", "ReplicaSet"),

@@ -120,7 +120,6 @@ impl BookingRow {
         self.view(false, false, false)
     }
 
-    /// (`mine` implies `full` for the booking's own fields; `full` alone is an admin.)
     fn view(self, mine: bool, co_owned: bool, full: bool) -> Booking {
         let state = self.state();
         let co_owners = match full {
@@ -128,7 +127,7 @@ impl BookingRow {
             false => Vec::new(),
         };
         Booking {
-            id: if full || mine { self.id } else { occupancy_id(self.id) },
+            id: if full { self.id } else { occupancy_id(self.id) },
             pool_id: self.pool_id,
             kind: self.kind,
             quantity: self.quantity,
@@ -143,7 +142,7 @@ impl BookingRow {
             image: full.then_some(self.image),
             note: full.then_some(self.note),
             created_at: self.created_at,
-            extends: if full || mine { self.extends_id } else { None },
+            extends: full.then_some(self.extends_id).flatten(),
             co_owners,
             co_owned,
             series: full.then_some(self.series_id).flatten(),

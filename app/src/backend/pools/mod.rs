@@ -339,6 +339,15 @@ async fn check_capacity_change(conn: &mut PgConnection, pool_id: Uuid, spec: &Ki
     Err(ServiceError::CapacityBelowBooked { kind: spec.kind.clone(), capacity: spec.capacity, booked, bookings })
 }
 
+/// An optional text field after a patch: `""` removes it, absent keeps `current`.
+fn replaced(given: &Option<String>, current: &Option<String>) -> Option<String> {
+    match given.as_deref() {
+        Some("") => None,
+        Some(text) => Some(text.to_string()),
+        None => current.clone(),
+    }
+}
+
 pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPatch) -> ServiceResult<Pool> {
     principal.require_admin(ADMINS_ONLY)?;
     let mut tx = db.begin().await?;
@@ -364,14 +373,8 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPat
     pool_spec::validate_kinds(&kinds, false)?;
     let node_selector = patch.node_selector.as_ref().unwrap_or(&current.placement.node_selector);
     pool_spec::validate_placement(node_selector, patch.tolerations.as_ref().unwrap_or(&current.placement.tolerations))?;
-    // `""` removes a class; absent keeps the current one.
-    let class = |given: &Option<String>, current: &Option<String>| match given.as_deref() {
-        Some("") => None,
-        Some(name) => Some(name.to_string()),
-        None => current.clone(),
-    };
-    let priority_class = class(&patch.priority_class, &current.placement.priority_class);
-    let runtime_class = class(&patch.runtime_class, &current.placement.runtime_class);
+    let priority_class = replaced(&patch.priority_class, &current.placement.priority_class);
+    let runtime_class = replaced(&patch.runtime_class, &current.placement.runtime_class);
     pool_spec::validate_pod_classes(priority_class.as_deref(), runtime_class.as_deref())?;
     // Only a class this change names: one the cluster has since dropped does
     // not block editing the rest of the pool.
@@ -380,11 +383,7 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPat
     classes::check(&mut tx, priority_named, runtime_named).await?;
     // A lending kind needs the backfill namespace, whichever of the two changes.
     let scheduling = Scheduling {
-        backfill_namespace: match patch.backfill_namespace.as_deref() {
-            Some("") => None,
-            Some(namespace) => Some(namespace.to_string()),
-            None => current.scheduling.backfill_namespace.clone(),
-        },
+        backfill_namespace: replaced(&patch.backfill_namespace, &current.scheduling.backfill_namespace),
         scale_ahead_minutes: match patch.scale_ahead_minutes {
             Some(-1) => None,
             Some(minutes) => Some(minutes),
