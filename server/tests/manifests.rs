@@ -40,6 +40,14 @@ fn session() -> Session {
             }],
             ..Default::default()
         },
+        window: manifests::Window {
+            owner_id: "00000000-0000-4000-8000-0000000000a1".parse().unwrap(),
+            pool: "lab-h100".into(),
+            ends_at: "2026-11-28T12:00:00Z".parse().unwrap(),
+            home: manifests::Home::New { gib: 50 },
+            home_kept_until: "2026-12-28T12:00:00Z".parse().unwrap(),
+            ending_soon: None,
+        },
     }
 }
 
@@ -122,6 +130,8 @@ fn namespace_is_labelled_annotated_with_host_kind_and_placement_and_under_pod_se
                     "berth.io/node-selector.0": "berth.io/pool=lab",
                     "berth.io/node-selector.1": "nvidia.com/gpu.product=NVIDIA-H100-NVL",
                     "berth.io/toleration.0": "nvidia.com/gpu|Exists||NoSchedule",
+                    // The only home claim the namespace may hold is this person's.
+                    "berth.io/owner": "00000000-0000-4000-8000-0000000000a1",
                     "openshift.io/node-selector": "berth.io/pool=lab,nvidia.com/gpu.product=NVIDIA-H100-NVL",
                     "scheduler.alpha.kubernetes.io/node-selector": "berth.io/pool=lab,nvidia.com/gpu.product=NVIDIA-H100-NVL",
                 },
@@ -133,7 +143,7 @@ fn namespace_is_labelled_annotated_with_host_kind_and_placement_and_under_pod_se
     let annotations = to_value(manifests::namespace(&anywhere, &cluster()))["metadata"]["annotations"].clone();
     assert_eq!(
         annotations.as_object().unwrap().keys().collect::<Vec<_>>(),
-        ["berth.io/booking-id", "berth.io/gpu-kind", "berth.io/host"],
+        ["berth.io/booking-id", "berth.io/gpu-kind", "berth.io/host", "berth.io/owner"],
         "without a selector, OpenShift's cluster default stays in force"
     );
 }
@@ -151,7 +161,7 @@ fn quota_grants_the_booked_units_times_replicas_and_zero_of_every_other_kind_and
                 "requests.cpu": "8", "limits.cpu": "8",
                 "requests.memory": "64Gi", "limits.memory": "64Gi",
                 "requests.ephemeral-storage": "100Gi", "limits.ephemeral-storage": "100Gi",
-                "requests.storage": "300Gi", // home 100 + model cache 200
+                "requests.storage": "250Gi", // home 50 + model cache 200
                 "pods": "20", "services": "5", "services.loadbalancers": "0", "services.nodeports": "0",
                 "persistentvolumeclaims": "4", "secrets": "20", "configmaps": "20", "replicationcontrollers": "0",
                 "count/ingresses.networking.k8s.io": "5", "count/routes.route.openshift.io": "5",
@@ -355,16 +365,39 @@ fn proxy_settings_are_a_config_map() {
 }
 
 #[test]
-fn volumes_follow_the_pools_storage_grant_and_the_cache_size() {
-    let claims: Vec<Value> =
-        manifests::persistent_volume_claims(&session(), &cluster()).into_iter().map(to_value).collect();
+fn volumes_are_the_owners_home_and_the_cache() {
+    let claims_of = |session: &Session| -> Vec<Value> {
+        manifests::persistent_volume_claims(session, &cluster()).into_iter().map(to_value).collect()
+    };
     let claim = |name: &str, size: &str| {
         json!({
             "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta(name),
             "spec": { "accessModes": ["ReadWriteOnce"], "resources": { "requests": { "storage": size } }, "storageClassName": "fast" },
         })
     };
-    assert_eq!(claims, [claim("berth-home", "100Gi"), claim("berth-model-cache", "200Gi")]);
+    const HOME: &str = "home-00000000-0000-4000-8000-0000000000a1";
+    // A first session: a new volume of the tenant's home size.
+    assert_eq!(claims_of(&session()), [claim(HOME, "50Gi"), claim("berth-model-cache", "200Gi")]);
+    // A returning person: the claim names their kept home, at its size.
+    let mut returning = session();
+    returning.window.home = manifests::Home::Kept { volume: "pvc-1234".into(), gib: 80 };
+    let mut kept = claim(HOME, "80Gi");
+    kept["spec"]["volumeName"] = json!("pvc-1234");
+    assert_eq!(claims_of(&returning), [kept, claim("berth-model-cache", "200Gi")]);
+    // A session started before homes were kept keeps its own claim.
+    let mut before = session();
+    before.window.home = manifests::Home::PerSession;
+    assert_eq!(claims_of(&before), [claim("berth-home", "100Gi"), claim("berth-model-cache", "200Gi")]);
+    // The workspace reads its window at /etc/berth.
+    let config = to_value(manifests::session_config(&session()));
+    assert_eq!(
+        config["data"],
+        json!({ "window-end": "2026-11-28T12:00:00Z", "booking": "0f0e0d0c-0b0a-4908-8706-050403020100",
+                "pool": "lab-h100", "kind": "nvidia.com/mig-1g.24gb", "home-kept-until": "2026-12-28T12:00:00Z" })
+    );
+    let end = session().window.ends_at;
+    let at = |minutes: i64| manifests::window::ending_soon(end, end - chrono::Duration::minutes(minutes));
+    assert_eq!([at(16), at(15), at(6), at(5), at(0)], [None, Some(15), Some(15), Some(5), Some(5)]);
 }
 
 #[test]
@@ -391,6 +424,7 @@ fn the_workspace_holds_one_unit_when_interactive_and_none_for_inference() {
                     "metadata": { "labels": pod_labels },
                     "spec": {
                         "automountServiceAccountToken": false,
+                        "terminationGracePeriodSeconds": 30,
                         "securityContext": { "runAsNonRoot": true, "runAsUser": 1000, "fsGroup": 100, "seccompProfile": { "type": "RuntimeDefault" } },
                         // The workspace on 8889 behind the gate, whose 8888 alone is published.
                         "containers": [{
@@ -401,12 +435,18 @@ fn the_workspace_holds_one_unit_when_interactive_and_none_for_inference() {
                                 { "name": "BERTH_ACCESS_TOKEN", "valueFrom": token },
                                 { "name": "JUPYTER_TOKEN", "valueFrom": token },
                                 { "name": "JUPYTER_PORT", "value": "8889" },
+                                { "name": "BERTH_WINDOW_END",
+                                  "valueFrom": { "configMapKeyRef": { "name": "berth-session", "key": "window-end" } } },
                             ],
                             "envFrom": [{ "configMapRef": { "name": "berth-proxy" } }],
                             "resources": { "requests": resources, "limits": resources },
                             "readinessProbe": { "tcpSocket": { "port": 8889 }, "periodSeconds": 5 },
                             "securityContext": hardened,
-                            "volumeMounts": [{ "name": "home", "mountPath": "/home/jovyan" }, { "name": "model-cache", "mountPath": "/models" }],
+                            "volumeMounts": [
+                                { "name": "home", "mountPath": "/home/jovyan" },
+                                { "name": "model-cache", "mountPath": "/models" },
+                                { "name": "berth", "mountPath": "/etc/berth", "readOnly": true },
+                            ],
                         }, {
                             "name": "gate",
                             "image": "registry.example.org/platform/berth:0.1.0",
@@ -422,8 +462,9 @@ fn the_workspace_holds_one_unit_when_interactive_and_none_for_inference() {
                             "securityContext": hardened,
                         }],
                         "volumes": [
-                            { "name": "home", "persistentVolumeClaim": { "claimName": "berth-home" } },
+                            { "name": "home", "persistentVolumeClaim": { "claimName": "home-00000000-0000-4000-8000-0000000000a1" } },
                             { "name": "model-cache", "persistentVolumeClaim": { "claimName": "berth-model-cache" } },
+                            { "name": "berth", "configMap": { "name": "berth-session" } },
                         ],
                         "nodeSelector": { "berth.io/pool": "lab", "nvidia.com/gpu.product": "NVIDIA-H100-NVL" },
                         "tolerations": [{ "key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule" }],
@@ -591,7 +632,7 @@ fn every_object_and_every_deploy_file_validates_strictly_against_kubernetes_1_30
             files.push(path);
         }
     }
-    assert_eq!(files.len(), 2 * 15, "15 objects per session");
+    assert_eq!(files.len(), 2 * 16, "16 objects per session");
     let images = ["a:1".to_string(), "b:2".to_string()];
     let cache =
         serde_json::to_vec_pretty(&manifests::image_cache_daemon_set("berth", &image_cache(), &images)).unwrap();

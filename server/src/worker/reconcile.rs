@@ -163,12 +163,14 @@ impl Reconciler {
         let starting: Vec<_> = due.running.into_iter().filter(|(_, state)| *state == BookingState::Approved).collect();
         let ids: Vec<Uuid> = starting.iter().map(|(facts, _)| facts.booking_id).collect();
         let mut stored = session_status::load(&self.db, &ids).await?;
+        let mut homes = app::backend::worker::homes::decided(&self.db, &ids).await?;
         let managed = &managed;
         let starts = starting.into_iter().map(|(facts, state)| {
             let before = stored.remove(&facts.booking_id).unwrap_or_default();
+            let home = homes.remove(&facts.booking_id);
             async move {
                 let mut one = PassReport::default();
-                let outcome = self.run_session(facts, state, before, (managed, None), &mut one).await;
+                let outcome = self.run_session(facts, state, (before, home), (managed, None), &mut one).await;
                 (one, outcome)
             }
         });
@@ -202,9 +204,16 @@ impl Reconciler {
             }
             let ids: Vec<Uuid> = active.iter().map(|(facts, _)| facts.booking_id).collect();
             let mut stored = session_status::load(&self.db, &ids).await?;
+            let mut homes = app::backend::worker::homes::decided(&self.db, &ids).await?;
+            let mut sessions = Vec::new();
             for (facts, state) in active {
-                let before = stored.remove(&facts.booking_id).unwrap_or_default();
-                self.run_session(facts, state, before, (&managed, Some(&snapshot)), &mut report).await?;
+                let before = (stored.remove(&facts.booking_id).unwrap_or_default(), homes.remove(&facts.booking_id));
+                let session = self.run_session(facts, state, before, (&managed, Some(&snapshot)), &mut report).await?;
+                sessions.extend(session);
+            }
+            // A first session's home, once its claim is bound, stays for the next.
+            if let Err(err) = self.keep_new_homes(&sessions, &snapshot).await {
+                report.errors.push((Uuid::nil(), format!("keeping homes: {err}")));
             }
         } else if self.cluster.kueue {
             // The backfill queues stay while their pools lend, sessions or not.
@@ -279,17 +288,30 @@ impl Reconciler {
 
     /// Converges one session and records what happened: the steps for the
     /// booking page, `active` once ready, `failed` after repeated refusals.
+    /// `home` is the volume decided for its home, if decided. Returns the
+    /// session as converged.
     async fn run_session(
         &self,
         facts: BookingFacts,
         state: BookingState,
-        before: Stored,
+        (before, home): (Stored, Option<(Option<String>, i32)>),
         (managed, snapshot): (&[Namespace], Option<&Snapshot>),
         report: &mut PassReport,
-    ) -> anyhow::Result<()> {
+    ) -> anyhow::Result<Option<Session>> {
         let id = facts.booking_id;
-        let session = Session::of(facts);
-        let converged = self.converge_session(&session, managed, snapshot).await;
+        let mut session = Session::of(facts);
+        let converged = match self.home_for(&session, state == BookingState::Approved, home, managed).await? {
+            Ok(home) => {
+                session.window.home = home;
+                self.converge_session(&session, managed, snapshot).await
+            }
+            Err(super::homes::HomeBusy(detail)) => {
+                let mut states = super::progress::Steps::all(app::model::StepState::Pending);
+                states.set(super::progress::Step::Storage, app::model::StepState::Working);
+                let (at, progress) = (super::progress::Step::Storage, Progress::PreviousTerminating);
+                super::progress::Converged::stopped(states, at, detail, progress, 0)
+            }
+        };
         report.applied += converged.applied;
         let mut after = Stored {
             status: SessionStatus { namespace: session.namespace(), workspace_url: None, steps: converged.steps },
@@ -297,7 +319,7 @@ impl Reconciler {
         };
         match converged.progress {
             // The booking stopped while this pass ran: the start pass collects it.
-            Progress::Stopped => return Ok(()),
+            Progress::Stopped => return Ok(None),
             Progress::Applied { ready } => {
                 if ready {
                     after.status.workspace_url = Some(self.cluster.workspace_url(&session));
@@ -328,6 +350,6 @@ impl Reconciler {
         if after != before {
             session_status::save(&self.db, id, &after).await?;
         }
-        Ok(())
+        Ok(Some(session))
     }
 }

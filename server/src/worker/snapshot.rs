@@ -9,7 +9,8 @@
 //! berth-session-labels and berth-session-objects): what the lists return
 //! is what the worker made. They are read as metadata — the digest each
 //! object was applied with tells whether it is as built — except the
-//! workspace Deployments, whose status tells readiness. Lists come in
+//! workspace Deployments, whose status tells readiness (and the claims: see
+//! `homes`). Lists come in
 //! pages, and only objects in the namespaces of the sessions being
 //! converged are kept.
 
@@ -137,8 +138,9 @@ impl Snapshot {
             let mut params = ListParams::default().labels(&super::manifests::managed_selector()).limit(PAGE);
             loop {
                 // Whole objects where the status matters: workspaces' readiness,
-                // the backfill queues' usage (lent units).
-                let whole = kind == "Deployment" || kind == "ClusterQueue";
+                // the backfill queues' usage (lent units), the volume a new
+                // home claim was bound to (kept as its owner's home).
+                let whole = matches!(kind, "Deployment" | "ClusterQueue" | "PersistentVolumeClaim");
                 let Some((items, next)) = page(&api, &params, whole, retries, delay).await? else {
                     break;
                 };

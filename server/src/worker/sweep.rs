@@ -4,7 +4,7 @@
 //! before they get there), namespaces stuck terminating are reported (also
 //! at every resync, `report_stuck`), the cluster's priority and runtime
 //! classes are read for the pool form (`read_classes`), and the database is
-//! kept tidy.
+//! kept tidy; homes past their retention go (`homes`).
 
 use super::manifests::owned_by;
 use super::reconcile::{live_bookings, Reconciler};
@@ -22,6 +22,8 @@ pub struct SweepReport {
     /// (a finalizer that never finishes): an admin must look.
     pub stuck: Vec<String>,
     pub swept: Swept,
+    /// Homes past their retention handed back to the provisioner to delete.
+    pub homes_let_go: Vec<String>,
 }
 
 impl Reconciler {
@@ -58,11 +60,18 @@ impl Reconciler {
         let collected = self.collect(&managed, &live_bookings(&due)).await?;
         let stuck = self.stuck(&managed).into_iter().map(|(name, _)| name).collect();
         let swept = maintenance::sweep(&self.db, self.policy.audit_retention_days).await?;
+        let homes_let_go = match self.let_homes_go().await {
+            Ok(gone) => gone,
+            Err(err) => {
+                tracing::warn!(error = %err, "cannot let homes past their retention go; the next sweep retries");
+                Vec::new()
+            }
+        };
         if let Err(err) = self.read_classes().await {
             // The pool form then checks against what was read last, if anything.
             tracing::warn!(error = %err, "cannot read the cluster's priority and runtime classes");
         }
-        Ok(SweepReport { collected, stuck, swept })
+        Ok(SweepReport { collected, stuck, swept, homes_let_go })
     }
 
     /// Records the names of the cluster's PriorityClasses and RuntimeClasses

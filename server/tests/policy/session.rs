@@ -31,5 +31,13 @@ pub fn session(tenant: &str, id: &str, kind: &str, selector: &[(&str, &str)]) ->
             tolerations: vec![],
             ..Default::default()
         },
+        window: server::worker::manifests::Window {
+            owner_id: OWNER.parse().unwrap(),
+            pool: "lab-h100".into(),
+            ..Default::default()
+        },
     }
 }
+
+/// `USER`'s id in Berth (their home claim is `home-<id>`).
+pub const OWNER: &str = "00000000-0000-4000-8000-0000000000a1";

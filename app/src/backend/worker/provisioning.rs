@@ -51,6 +51,20 @@ pub struct BookingFacts {
     pub other_kinds: Vec<String>,
     /// Where the pool's sessions run.
     pub placement: Placement,
+    /// What the session tells its workspace (`/etc/berth`) and how its home is kept.
+    pub window: WindowFacts,
+}
+
+/// The booking's window as its workspace reads it, and its owner's home.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WindowFacts {
+    pub owner_id: Uuid,
+    pub pool: String,
+    pub ends_at: chrono::DateTime<chrono::Utc>,
+    /// The size of a new home, the owner's tenant's setting.
+    pub home_gib: i32,
+    /// Until when the owner's home is kept, as things stand.
+    pub home_kept_until: chrono::DateTime<chrono::Utc>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -70,6 +84,11 @@ struct FactsRow {
     tolerations: sqlx::types::Json<Vec<Toleration>>,
     priority_class: Option<String>,
     runtime_class: Option<String>,
+    owner_id: Uuid,
+    pool: String,
+    ends_at: chrono::DateTime<chrono::Utc>,
+    home_gib: i32,
+    home_kept_until: chrono::DateTime<chrono::Utc>,
 }
 
 impl From<FactsRow> for BookingFacts {
@@ -91,13 +110,20 @@ impl From<FactsRow> for BookingFacts {
                 priority_class: row.priority_class,
                 runtime_class: row.runtime_class,
             },
+            window: WindowFacts {
+                owner_id: row.owner_id,
+                pool: row.pool,
+                ends_at: row.ends_at,
+                home_gib: row.home_gib,
+                home_kept_until: row.home_kept_until,
+            },
         }
     }
 }
 
 /// The facts of each of `ids` that exists, in one query.
 async fn facts_of(db: &PgPool, ids: &[Uuid]) -> ServiceResult<Vec<BookingFacts>> {
-    let rows: Vec<FactsRow> = sqlx::query_as(
+    let rows: Vec<FactsRow> = sqlx::query_as(&format!(
         "SELECT b.id AS booking_id, b.pool_id, t.slug AS tenant,
                 (SELECT cluster_user(cu) FROM app_user cu WHERE cu.id = b.user_id AND cu.disabled_at IS NULL
                    AND EXISTS (SELECT 1 FROM membership cm WHERE cm.user_id = cu.id AND cm.tenant_id = b.tenant_id)
@@ -112,15 +138,18 @@ async fn facts_of(db: &PgPool, ids: &[Uuid]) -> ServiceResult<Vec<BookingFacts>>
                 -- Every pool's kinds, not only this pool's: a session that booked a
                 -- MIG slice must not take whole GPUs another pool offers.
                 ARRAY(SELECT DISTINCT o.kind FROM pool_kind o WHERE o.kind <> b.kind ORDER BY o.kind) AS other_kinds,
-                p.node_selector, p.tolerations, p.priority_class, p.runtime_class
+                p.node_selector, p.tolerations, p.priority_class, p.runtime_class,
+                b.user_id AS owner_id, p.name AS pool, b.ends_at, t.home_gib, {} AS home_kept_until
          FROM booking b
          JOIN pool p ON p.id = b.pool_id
          JOIN tenant t ON t.id = b.tenant_id
          JOIN app_user u ON u.id = b.user_id
          JOIN pool_kind k ON k.pool_id = b.pool_id AND k.kind = b.kind
          WHERE b.id = ANY($1)",
-    )
+        crate::backend::worker::homes::kept_until_sql("b.user_id", "$2")
+    ))
     .bind(ids)
+    .bind(crate::backend::worker::homes::SITE_RETENTION_DAYS)
     .fetch_all(db)
     .await?;
     Ok(rows.into_iter().map(BookingFacts::from).collect())

@@ -11,6 +11,7 @@ pub mod kueue;
 mod namespace;
 mod network;
 mod quota;
+pub mod window;
 mod workspace;
 
 pub use access::{
@@ -24,7 +25,10 @@ pub use namespace::{
 };
 pub use network::{network_policies, proxy_config_map, PUBLISHED_PORT};
 pub use quota::{limit_range, resource_quota};
-pub use workspace::{deployment, holders, host, ingress, persistent_volume_claims, route, service, HOLDERS_ANNOTATION};
+pub use window::{session_config, Home, Window};
+pub use workspace::{
+    deployment, holders, host, ingress, persistent_volume_claims, route, service, END_GRACE_SECONDS, HOLDERS_ANNOTATION,
+};
 
 use std::collections::BTreeMap;
 use uuid::Uuid;
@@ -107,6 +111,8 @@ pub struct Session {
     pub other_kinds: Vec<String>,
     /// The pool's node selector and tolerations, on every pod of the session.
     pub placement: app::model::Placement,
+    /// The window's end and the owner's home (see `window`).
+    pub window: Window,
 }
 
 /// How this cluster is set up (from the worker's configuration).
@@ -251,6 +257,14 @@ impl Session {
             },
             other_kinds: facts.other_kinds,
             placement: facts.placement,
+            window: Window {
+                owner_id: facts.window.owner_id,
+                pool: facts.window.pool,
+                ends_at: facts.window.ends_at,
+                home: Home::New { gib: facts.window.home_gib },
+                home_kept_until: facts.window.home_kept_until,
+                ending_soon: window::ending_soon(facts.window.ends_at, chrono::Utc::now()),
+            },
         }
     }
 }
@@ -325,6 +339,7 @@ pub fn all(session: &Session, cluster: &Cluster, access_token: &str) -> Vec<serd
     }
     objects.extend(network_policies(session, cluster).into_iter().map(value));
     objects.push(value(proxy_config_map(session, cluster)));
+    objects.push(value(session_config(session)));
     objects.extend([
         value(quota_reader_role(session)),
         value(quota_reader_binding(session)),

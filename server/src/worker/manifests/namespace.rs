@@ -92,6 +92,7 @@ pub fn namespace(session: &Session, cluster: &Cluster) -> Namespace {
         BOOKING_ANNOTATION: session.booking_id.to_string(),
         HOST_ANNOTATION: host(session, cluster),
         GPU_KIND_ANNOTATION: session.kind.kind,
+        super::window::OWNER_ANNOTATION: session.window.owner_id.to_string(),
     });
     placement_annotations(&session.placement, &mut annotations);
     let selector = &session.placement.node_selector;

@@ -1,3 +1,4 @@
+use super::window::{home_claim, Home, SESSION_CONFIG, SESSION_CONFIG_PATH};
 use super::{cpu, memory, meta, typed, Cluster, Session, PUBLISHED_PORT};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Service};
@@ -12,6 +13,8 @@ const WORKSPACE_PORT: i32 = 8889;
 /// What the gate asks for (it only passes bytes on).
 const GATE_CPU_MILLIS: i64 = 50;
 const GATE_MEMORY_MIB: i64 = 64;
+/// How long the workspace has between SIGTERM and its end.
+pub const END_GRACE_SECONDS: i64 = 30;
 
 /// Who may use the workspace when it was last applied (its owner and
 /// co-owners as the cluster names them, comma-separated): when anyone drops
@@ -27,18 +30,19 @@ pub fn holders(session: &Session) -> Vec<String> {
     holders
 }
 
-/// The worker's volume claims with their sizes in GiB: home (the pool's
-/// storage grant per booked unit) and the model cache.
-pub fn claims(session: &Session, cluster: &Cluster) -> [(&'static str, i64); 2] {
-    let home = i64::from(session.quantity) * i64::from(session.kind.storage_gib_per_unit);
-    [("berth-home", home.max(1)), ("berth-model-cache", i64::from(cluster.model_cache_gib).max(1))]
+/// The worker's volume claims with their sizes in GiB: the owner's home
+/// (see `window::home_claim`) and the model cache.
+pub fn claims(session: &Session, cluster: &Cluster) -> [(String, i64); 2] {
+    [home_claim(session), ("berth-model-cache".into(), i64::from(cluster.model_cache_gib).max(1))]
 }
 
-/// Home and the model cache (see `claims`).
+/// Home and the model cache (see `claims`); a kept home's claim names its
+/// volume, which the worker has reserved for it (`claimRef`).
 pub fn persistent_volume_claims(session: &Session, cluster: &Cluster) -> Vec<PersistentVolumeClaim> {
     claims(session, cluster)
         .into_iter()
-        .map(|(name, gib)| {
+        .enumerate()
+        .map(|(index, (name, gib))| {
             let mut spec = json!({
                 "accessModes": ["ReadWriteOnce"],
                 "resources": { "requests": { "storage": format!("{gib}Gi") } },
@@ -46,7 +50,10 @@ pub fn persistent_volume_claims(session: &Session, cluster: &Cluster) -> Vec<Per
             if let Some(class) = &cluster.storage_class {
                 spec["storageClassName"] = json!(class);
             }
-            typed(json!({ "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta(session, name), "spec": spec }))
+            if let (0, Home::Kept { volume, .. }) = (index, &session.window.home) {
+                spec["volumeName"] = json!(volume);
+            }
+            typed(json!({ "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta(session, &name), "spec": spec }))
         })
         .collect()
 }
@@ -89,6 +96,9 @@ pub fn deployment(session: &Session, cluster: &Cluster) -> Deployment {
                 "metadata": { "labels": pod_labels },
                 "spec": {
                     "automountServiceAccountToken": false,
+                    // SIGTERM, then this long to checkpoint before the window's end
+                    // takes the pod (the most berth-session-devices allows).
+                    "terminationGracePeriodSeconds": END_GRACE_SECONDS,
                     "securityContext": { "runAsNonRoot": true, "runAsUser": 1000, "fsGroup": 100, "seccompProfile": { "type": "RuntimeDefault" } },
                     "containers": [{
                         "name": WORKSPACE,
@@ -98,6 +108,9 @@ pub fn deployment(session: &Session, cluster: &Cluster) -> Deployment {
                             { "name": "BERTH_ACCESS_TOKEN", "valueFrom": token.clone() },
                             { "name": "JUPYTER_TOKEN", "valueFrom": token.clone() },
                             { "name": "JUPYTER_PORT", "value": WORKSPACE_PORT.to_string() },
+                            // Read when the container starts; /etc/berth follows extensions.
+                            { "name": "BERTH_WINDOW_END",
+                              "valueFrom": { "configMapKeyRef": { "name": SESSION_CONFIG, "key": "window-end" } } },
                         ],
                         "envFrom": [{ "configMapRef": { "name": "berth-proxy" } }],
                         "resources": { "requests": requests, "limits": limits },
@@ -106,6 +119,7 @@ pub fn deployment(session: &Session, cluster: &Cluster) -> Deployment {
                         "volumeMounts": [
                             { "name": "home", "mountPath": "/home/jovyan" },
                             { "name": "model-cache", "mountPath": "/models" },
+                            { "name": "berth", "mountPath": SESSION_CONFIG_PATH, "readOnly": true },
                         ],
                     }, {
                         "name": "gate",
@@ -121,8 +135,9 @@ pub fn deployment(session: &Session, cluster: &Cluster) -> Deployment {
                         "securityContext": hardened,
                     }],
                     "volumes": [
-                        { "name": "home", "persistentVolumeClaim": { "claimName": "berth-home" } },
+                        { "name": "home", "persistentVolumeClaim": { "claimName": home_claim(session).0 } },
                         { "name": "model-cache", "persistentVolumeClaim": { "claimName": "berth-model-cache" } },
+                        { "name": "berth", "configMap": { "name": SESSION_CONFIG } },
                     ],
                 },
             },

@@ -1,0 +1,121 @@
+//! Homes that outlive the window (issue 46): the worker's records of each
+//! person's home volume per storage class, which volume each session was
+//! given, and when a home is due to go. A home is kept `retention` days after
+//! its owner's last session ended (the most generous of their tenants'
+//! settings, else `SITE_RETENTION_DAYS`); an approved booking still ahead
+//! keeps it until that booking's end.
+
+use crate::backend::error::ServiceResult;
+use chrono::{DateTime, Utc};
+use sqlx::PgPool;
+use std::collections::HashMap;
+use uuid::Uuid;
+
+/// Days a home is kept after its owner's last session, unless their tenant says otherwise.
+pub const SITE_RETENTION_DAYS: i32 = 30;
+
+/// The end of the retention of `owner`'s home (an SQL expression of the
+/// owner's id; `site_days` the parameter holding `SITE_RETENTION_DAYS`): the
+/// end of their last session (approved ones ahead included), else now,
+/// plus the retention.
+pub(crate) fn kept_until_sql(owner: &str, site_days: &str) -> String {
+    format!(
+        "coalesce((SELECT max(b.ends_at) FROM booking b
+                   WHERE b.user_id = {owner} AND b.state IN ('approved', 'active', 'completed')), now())
+         + make_interval(days => coalesce(
+             (SELECT max(t.home_retention_days) FROM membership m JOIN tenant t ON t.id = m.tenant_id
+               WHERE m.user_id = {owner}), {site_days}))"
+    )
+}
+
+/// Until when `user`'s home is kept, as things stand now.
+pub async fn kept_until(db: &PgPool, user: Uuid) -> ServiceResult<DateTime<Utc>> {
+    let query = format!("SELECT {}", kept_until_sql("$2", "$1"));
+    Ok(sqlx::query_scalar(&query).bind(SITE_RETENTION_DAYS).bind(user).fetch_one(db).await?)
+}
+
+/// The recorded homes of storage class `class`, by owner.
+pub async fn volumes(db: &PgPool, class: &str) -> ServiceResult<HashMap<Uuid, String>> {
+    let rows: Vec<(Uuid, String)> =
+        sqlx::query_as("SELECT user_id, volume FROM home WHERE storage_class = $1").bind(class).fetch_all(db).await?;
+    Ok(rows.into_iter().collect())
+}
+
+/// `user`'s home of `class` and its size, unless someone asked for it to go.
+pub async fn of(db: &PgPool, user: Uuid, class: &str) -> ServiceResult<Option<(String, i32)>> {
+    Ok(sqlx::query_as(
+        "SELECT volume, size_gib FROM home
+         WHERE user_id = $1 AND storage_class = $2 AND delete_requested_at IS NULL",
+    )
+    .bind(user)
+    .bind(class)
+    .fetch_optional(db)
+    .await?)
+}
+
+/// The volume (`None`: a new one) and size decided for each of `ids` that
+/// has been decided.
+pub async fn decided(db: &PgPool, ids: &[Uuid]) -> ServiceResult<HashMap<Uuid, (Option<String>, i32)>> {
+    let rows: Vec<(Uuid, Option<String>, i32)> =
+        sqlx::query_as("SELECT booking_id, volume, size_gib FROM session_home WHERE booking_id = ANY($1)")
+            .bind(ids)
+            .fetch_all(db)
+            .await?;
+    Ok(rows.into_iter().map(|(id, volume, gib)| (id, (volume, gib))).collect())
+}
+
+/// Records which volume `booking`'s home claim is bound to (once: a
+/// claim's volume never changes); returns what is recorded.
+pub async fn decide(
+    db: &PgPool,
+    booking: Uuid,
+    volume: Option<&str>,
+    gib: i32,
+) -> ServiceResult<(Option<String>, i32)> {
+    sqlx::query(
+        "INSERT INTO session_home (booking_id, volume, size_gib) VALUES ($1, $2, $3)
+         ON CONFLICT (booking_id) DO NOTHING",
+    )
+    .bind(booking)
+    .bind(volume)
+    .bind(gib)
+    .execute(db)
+    .await?;
+    let decided = decided(db, &[booking]).await?;
+    Ok(decided.get(&booking).cloned().unwrap_or((volume.map(String::from), gib)))
+}
+
+/// Records `volume` as `user`'s home of `class`; false when they already have one.
+pub async fn record(db: &PgPool, user: Uuid, class: &str, volume: &str, size_gib: i32) -> ServiceResult<bool> {
+    let inserted = sqlx::query(
+        "INSERT INTO home (user_id, storage_class, volume, size_gib) VALUES ($1, $2, $3, $4)
+         ON CONFLICT DO NOTHING",
+    )
+    .bind(user)
+    .bind(class)
+    .bind(volume)
+    .bind(size_gib)
+    .execute(db)
+    .await?;
+    Ok(inserted.rows_affected() == 1)
+}
+
+/// Homes of `class` that are to go: past their retention, or asked to go.
+pub async fn due_to_go(db: &PgPool, class: &str) -> ServiceResult<Vec<String>> {
+    let rows: Vec<String> = sqlx::query_scalar(&format!(
+        "SELECT h.volume FROM home h
+         WHERE h.storage_class = $2 AND (h.delete_requested_at IS NOT NULL OR {} < now())",
+        kept_until_sql("h.user_id", "$1")
+    ))
+    .bind(SITE_RETENTION_DAYS)
+    .bind(class)
+    .fetch_all(db)
+    .await?;
+    Ok(rows)
+}
+
+/// Forgets the home on `volume` (the worker has let the cluster delete it).
+pub async fn forget(db: &PgPool, volume: &str) -> ServiceResult<()> {
+    sqlx::query("DELETE FROM home WHERE volume = $1").bind(volume).execute(db).await?;
+    Ok(())
+}
