@@ -100,7 +100,7 @@ async fn a_mig_interactive_session_lives_its_whole_life_on_the_real_server() {
     let quota: Api<ResourceQuota> = Api::namespaced(w.admin.clone(), &ns);
     let hard = quota.get("berth-session").await.unwrap().spec.unwrap().hard.unwrap();
     assert_eq!(hard["requests.nvidia.com/mig-1g.24gb"].0, "4", "2 slices × 2 time-slice replicas");
-    assert_eq!(hard["requests.storage"].0, "300Gi", "home (2 × 50) and the model cache (200)");
+    assert_eq!(hard["requests.storage"].0, "250Gi", "ada's home (her tenant's 50) and the model cache (200)");
     let claims: Api<PersistentVolumeClaim> = Api::namespaced(w.admin.clone(), &ns);
     assert_eq!(claims.list(&ListParams::default()).await.unwrap().items.len(), 2, "home and model cache admitted");
     assert_eq!(w.state(id).await, "approved", "not active before the workspace is ready");
@@ -160,7 +160,10 @@ async fn a_mig_interactive_session_lives_its_whole_life_on_the_real_server() {
         assert!(!exists(&w.admin, &ns, object).await, "carol's {kind} was removed before the token changed");
     }
     let berths = w.objects(id).await;
-    for kept in ["Deployment/workspace", "Service/workspace", "Ingress/workspace", "PersistentVolumeClaim/berth-home"] {
+    let ada: uuid::Uuid =
+        sqlx::query_scalar("SELECT id FROM app_user WHERE email = 'ada@a.test'").fetch_one(&w.f.db).await.unwrap();
+    let home = format!("PersistentVolumeClaim/home-{ada}");
+    for kept in ["Deployment/workspace", "Service/workspace", "Ingress/workspace", &home] {
         assert!(berths.contains_key(kept), "Berth's {kept} stays");
     }
     let note: String = sqlx::query_scalar(

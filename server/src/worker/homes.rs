@@ -86,12 +86,15 @@ impl Reconciler {
         if held_by == namespace && reference.name.as_deref() == Some(claim.as_str()) {
             return Ok(Reserved::Yes);
         }
+        // A live session of the owner holds it, or one that is ending. A
+        // holder whose namespace is gone holds nothing, whatever the
+        // volume's status says yet.
         let bound = pv.status.and_then(|s| s.phase).as_deref() == Some("Bound");
-        if bound && !held_by.is_empty() {
-            let ending = managed
-                .iter()
-                .any(|ns| ns.metadata.name.as_deref() == Some(&held_by) && ns.metadata.deletion_timestamp.is_some());
-            return Ok(if ending { Reserved::Ending(held_by) } else { Reserved::Busy });
+        let holder = managed.iter().find(|ns| !held_by.is_empty() && ns.metadata.name.as_deref() == Some(&held_by));
+        match holder {
+            Some(ns) if ns.metadata.deletion_timestamp.is_some() => return Ok(Reserved::Ending(held_by)),
+            Some(_) if bound => return Ok(Reserved::Busy),
+            _ => {}
         }
         // Released (its last claim is gone) or never bound: the new claim's
         // alone. Without a uid the PersistentVolume controller binds it to

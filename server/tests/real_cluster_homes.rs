@@ -1,0 +1,249 @@
+//! Work outlives the window (issue 46), on a real API server (v1.36) with
+//! deploy/ applied and the worker as deploy/'s berth-worker: a person's
+//! second session binds the very volume of their first (the controller
+//! manager's PersistentVolume controller does the binding; the test plays
+//! the provisioner), `/etc/berth/window-end` follows an extension, a home
+//! past its retention goes back to the provisioner, and nobody else's
+//! session can bind it, tried as the worker and as a session's user.
+
+#[path = "policy/attack.rs"]
+mod attack;
+mod common;
+#[path = "policy/session.rs"]
+mod session;
+
+use axum::http::Method;
+use common::kube_stack::{run_pods, As};
+use common::world::{lab_node_labels, world, World};
+use common::MIG;
+use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolume, PersistentVolumeClaim};
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use serde_json::json;
+use server::worker::manifests::{self, Cluster};
+use std::time::{Duration, Instant};
+use uuid::Uuid;
+
+const CLASS: &str = "berth-homes";
+
+/// The provisioner's part: a PersistentVolume for every pending claim of
+/// `CLASS` in `namespace`, made for that claim (claimRef with its uid) as a
+/// CSI provisioner makes them; the controller manager binds the two.
+async fn provision(admin: &kube::Client, namespace: &str) {
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(admin.clone(), namespace);
+    let volumes: Api<PersistentVolume> = Api::all(admin.clone());
+    for claim in claims.list(&ListParams::default()).await.unwrap() {
+        let spec = claim.spec.clone().unwrap_or_default();
+        if spec.volume_name.is_some() || spec.storage_class_name.as_deref() != Some(CLASS) {
+            continue;
+        }
+        let uid = claim.metadata.uid.clone().unwrap();
+        let size = spec.resources.and_then(|r| r.requests).and_then(|r| r.get("storage").cloned()).unwrap();
+        let pv = json!({ "apiVersion": "v1", "kind": "PersistentVolume",
+            "metadata": { "name": format!("pvc-{uid}"),
+                          "annotations": { "pv.kubernetes.io/provisioned-by": "test.berth.io" } },
+            "spec": { "capacity": { "storage": size }, "accessModes": ["ReadWriteOnce"],
+                      "persistentVolumeReclaimPolicy": "Delete", "storageClassName": CLASS,
+                      "hostPath": { "path": format!("/tmp/{uid}") },
+                      "claimRef": { "apiVersion": "v1", "kind": "PersistentVolumeClaim", "namespace": namespace,
+                                    "name": claim.metadata.name, "uid": uid } } });
+        let _ = volumes.create(&PostParams::default(), &serde_json::from_value(pv).unwrap()).await;
+    }
+}
+
+/// Passes, with the provisioner's and the kubelet's parts played between
+/// them, until the booking is active.
+async fn until_active(w: &World, id: Uuid) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while w.state(id).await != "active" {
+        let report = w.worker.pass().await.expect("a pass");
+        assert!(report.errors.is_empty(), "the real server refused: {:?}", report.errors);
+        provision(&w.admin, &World::namespace(id)).await;
+        run_pods(&w.admin, "gpu-node-1", &lab_node_labels(), &World::namespace(id)).await;
+        assert!(Instant::now() < deadline, "{id} not active within 60 s: {:?}", w.steps(id).await);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
+/// The volume the claim `name` in `namespace` is bound to, once bound.
+async fn bound_volume(w: &World, namespace: &str, name: &str) -> String {
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(w.admin.clone(), namespace);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let claim = claims.get(name).await.unwrap();
+        let phase = claim.status.and_then(|s| s.phase).unwrap_or_default();
+        if let (Some(volume), "Bound") = (claim.spec.and_then(|s| s.volume_name), phase.as_str()) {
+            return volume;
+        }
+        assert!(Instant::now() < deadline, "{namespace}/{name} not bound within 30 s ({phase})");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+async fn window_end(w: &World, id: Uuid) -> String {
+    let maps: Api<ConfigMap> = Api::namespaced(w.admin.clone(), &World::namespace(id));
+    maps.get("berth-session").await.unwrap().data.unwrap()["window-end"].clone()
+}
+
+async fn ada(w: &World) -> Uuid {
+    sqlx::query_scalar("SELECT id FROM app_user WHERE email = 'ada@a.test'").fetch_one(&w.f.db).await.unwrap()
+}
+
+fn refused_with(case: &str, outcome: Result<(), String>, said: &str) {
+    match outcome {
+        Ok(()) => panic!("should be refused: {case}"),
+        Err(message) => assert!(message.contains(said), "{case}: expected `{said}` in {message}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_persons_home_follows_them_from_session_to_session_and_goes_after_its_retention() {
+    let cluster = Cluster { storage_class: Some(CLASS.into()), ..Cluster::default() };
+    let Some((w, _turn)) = world(cluster).await else { return };
+    let ada = ada(&w).await;
+    let home = format!("home-{ada}");
+    let volumes: Api<PersistentVolume> = Api::all(w.admin.clone());
+
+    // Monday: her first session gets a new volume, which the worker keeps.
+    let first = w.book(MIG, 1, "interactive", w.f.lab).await;
+    until_active(&w, first).await;
+    let volume = bound_volume(&w, &World::namespace(first), &home).await;
+    w.worker.repair_pass().await.unwrap();
+    let kept = volumes.get(&volume).await.unwrap();
+    assert_eq!(kept.spec.as_ref().unwrap().persistent_volume_reclaim_policy.as_deref(), Some("Retain"));
+    assert_eq!(kept.metadata.labels.unwrap()[manifests::window::HOME_OWNER_LABEL], ada.to_string());
+    let recorded: String = sqlx::query_scalar("SELECT volume FROM home WHERE user_id = $1 AND storage_class = $2")
+        .bind(ada)
+        .bind(CLASS)
+        .fetch_one(&w.f.db)
+        .await
+        .unwrap();
+    assert_eq!(recorded, volume);
+    let again = w.worker.repair_pass().await.unwrap();
+    assert_eq!(again.applied, 0, "a converged pass writes nothing");
+
+    // /etc/berth/window-end follows an extension.
+    let ends: chrono::DateTime<chrono::Utc> =
+        sqlx::query_scalar("SELECT ends_at FROM booking WHERE id = $1").bind(first).fetch_one(&w.f.db).await.unwrap();
+    assert_eq!(window_end(&w, first).await, ends.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
+    let later = ends + chrono::Duration::hours(1);
+    let path = format!("/api/v1/bookings/{first}/extend");
+    let (status, body) = w.f.call(Method::POST, &path, Some(&w.f.ada), Some(json!({ "end": later }))).await;
+    assert_eq!(status, 200, "{body}");
+    w.worker.repair_pass().await.unwrap();
+    assert_eq!(window_end(&w, first).await, later.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
+
+    // She ends it; the namespace goes, her home stays (Released, Retain).
+    let (status, body) = w.f.call(Method::POST, &format!("/api/v1/bookings/{first}/end"), Some(&w.f.ada), None).await;
+    assert_eq!(status, 200, "{body}");
+    w.until_gone(first, "completed").await;
+    assert!(volumes.get_opt(&volume).await.unwrap().is_some(), "her home outlives the window");
+
+    // Tuesday: her next session binds the same volume.
+    let second = w.book(MIG, 1, "interactive", w.f.lab).await;
+    until_active(&w, second).await;
+    assert_eq!(bound_volume(&w, &World::namespace(second), &home).await, volume, "the same home");
+    let reserved = volumes.get(&volume).await.unwrap().spec.unwrap().claim_ref.unwrap();
+    assert_eq!(reserved.namespace.as_deref(), Some(World::namespace(second).as_str()));
+
+    // Nobody else's session binds it: someone else's session (bob's, set up
+    // as the worker would), attacked as its user and as the worker.
+    let mut theirs = session::session("team-b", "b0b0b0b0-0b0a-4908-8706-050403020100", MIG, &[("berth.io/pool", "a")]);
+    theirs.user = "bob@example.test".into();
+    theirs.window.owner_id = "00000000-0000-4000-8000-0000000000b0".parse().unwrap();
+    let worker = w.stack.client(As::Worker).await;
+    attack::set_up(&worker, &theirs, &attack::cluster()).await;
+    attack::settled(&w.admin, &theirs.namespace()).await;
+    let bobs = theirs.namespace();
+    let bob = w.stack.client(As::User("bob@example.test")).await;
+    let claim = |name: &str, volume: Option<&str>| {
+        let mut claim = json!({ "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": { "name": name },
+            "spec": { "accessModes": ["ReadWriteOnce"], "storageClassName": CLASS,
+                      "resources": { "requests": { "storage": "1Gi" } } } });
+        if let Some(volume) = volume {
+            claim["spec"]["volumeName"] = json!(volume);
+        }
+        claim
+    };
+    // (bob's first attempt also meets the guard rails: either refusal says Berth's.)
+    let attempts = [
+        ("a claim named for ada's home", claim(&home, None), "Berth", "would be someone's home"),
+        (
+            "a claim naming ada's volume",
+            claim("scratch", Some(&volume)),
+            "may not name a volume",
+            "may not name a volume",
+        ),
+    ];
+    for (case, object, said_to_bob, said_to_the_worker) in attempts {
+        refused_with(&format!("bob: {case}"), attack::create(&bob, &bobs, object.clone()).await, said_to_bob);
+        let outcome = attack::create(&worker, &bobs, object).await;
+        refused_with(&format!("the worker: {case}"), outcome, said_to_the_worker);
+    }
+    let worker_volumes: Api<PersistentVolume> = Api::all(worker.clone());
+    let bob_volumes: Api<PersistentVolume> = Api::all(bob.clone());
+    let dry = PatchParams { dry_run: true, ..PatchParams::default() };
+    let reserve_for = |name: &str, namespace: &str| json!({ "spec": { "claimRef": { "namespace": namespace, "name": name, "uid": null, "resourceVersion": null } } });
+    let bobs_home = format!("home-{}", theirs.window.owner_id);
+    let patches = [
+        ("reserve ada's home for bob's home claim", reserve_for(&bobs_home, &bobs), "reserved only for its owner"),
+        (
+            "hand ada's home to bob",
+            json!({ "metadata": { "labels": { manifests::window::HOME_OWNER_LABEL: theirs.window.owner_id.to_string() } } }),
+            "changes only volumes it keeps as homes",
+        ),
+        (
+            "drop the home label",
+            json!({ "metadata": { "labels": { manifests::window::HOME_OWNER_LABEL: null } } }),
+            "changes only volumes it keeps as homes",
+        ),
+    ];
+    for (case, patch, said) in patches {
+        let outcome = attack::outcome(worker_volumes.patch(&volume, &dry, &Patch::Merge(&patch)).await);
+        refused_with(&format!("the worker: {case}"), outcome, said);
+        let outcome = attack::outcome(bob_volumes.patch(&volume, &dry, &Patch::Merge(&patch)).await);
+        refused_with(&format!("bob: {case}"), outcome, "forbidden");
+    }
+    // A volume that is nobody's home (made for another claim) does not become bob's.
+    let stray = json!({ "apiVersion": "v1", "kind": "PersistentVolume", "metadata": { "name": "stray-data" },
+        "spec": { "capacity": { "storage": "1Gi" }, "accessModes": ["ReadWriteOnce"], "storageClassName": CLASS,
+                  "hostPath": { "path": "/tmp/stray" },
+                  "claimRef": { "namespace": "research", "name": "data" } } });
+    let _ = volumes.create(&PostParams::default(), &serde_json::from_value(stray).unwrap()).await;
+    let label = json!({ "metadata": { "labels": { manifests::window::HOME_OWNER_LABEL: theirs.window.owner_id.to_string() } } });
+    let outcome = attack::outcome(worker_volumes.patch("stray-data", &dry, &Patch::Merge(&label)).await);
+    refused_with(
+        "the worker: take a stranger's volume as bob's home",
+        outcome,
+        "changes only volumes it keeps as homes",
+    );
+    let outcome = attack::outcome(worker_volumes.delete(&volume, &Default::default()).await.map(|_| ()));
+    refused_with("the worker: delete ada's home", outcome, "forbidden");
+    // The legitimate form: bob's own home claim, made by the worker, was admitted.
+    let bob_claims: Api<PersistentVolumeClaim> = Api::namespaced(w.admin.clone(), &bobs);
+    assert!(bob_claims.get_opt(&bobs_home).await.unwrap().is_some(), "bob's own home claim");
+
+    // Her home goes when its retention is past: 1 day after her last session.
+    let (status, body) = w.f.call(Method::POST, &format!("/api/v1/bookings/{second}/end"), Some(&w.f.ada), None).await;
+    assert_eq!(status, 200, "{body}");
+    w.until_gone(second, "completed").await;
+    assert!(w.worker.sweep().await.unwrap().homes_let_go.is_empty(), "kept 30 days by default");
+    sqlx::query("UPDATE tenant SET home_retention_days = 1 WHERE slug = 'team-a'").execute(&w.f.db).await.unwrap();
+    sqlx::query("UPDATE booking SET starts_at = starts_at - interval '3 days', ends_at = ends_at - interval '3 days' WHERE user_id = $1")
+        .bind(ada)
+        .execute(&w.f.db)
+        .await
+        .unwrap();
+    assert_eq!(w.worker.sweep().await.unwrap().homes_let_go, [volume.clone()]);
+    let released = volumes.get(&volume).await.unwrap();
+    assert_eq!(
+        released.spec.unwrap().persistent_volume_reclaim_policy.as_deref(),
+        Some("Delete"),
+        "the provisioner's to delete"
+    );
+    let left: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM home WHERE user_id = $1").bind(ada).fetch_one(&w.f.db).await.unwrap();
+    assert_eq!(left, 0, "forgotten");
+    for name in [volume.as_str(), "stray-data"] {
+        let _ = volumes.delete(name, &Default::default()).await;
+    }
+}
