@@ -7,7 +7,7 @@ use common::{slot, Fixture, MIG};
 use server::cli::{render_manifests, Cli, Command};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_booking_renders_as_fifteen_documents_with_its_role_quota_placement_and_no_secret() {
+async fn a_booking_renders_as_sixteen_documents_with_its_role_quota_placement_window_and_no_secret() {
     let f = Fixture::new().await;
     let (status, booking) = f.book(&f.ada, MIG, 2, slot(8), slot(12)).await;
     assert_eq!(status, 201);
@@ -22,7 +22,14 @@ async fn a_booking_renders_as_fifteen_documents_with_its_role_quota_placement_an
         .split("\n---\n")
         .map(|doc| serde_json::from_str(doc).expect("each document is JSON (and so YAML)"))
         .collect();
-    assert_eq!(documents.len(), 15);
+    assert_eq!(documents.len(), 16);
+    let window =
+        documents.iter().find(|d| d["kind"] == "ConfigMap" && d["metadata"]["name"] == "berth-session").unwrap();
+    assert_eq!(
+        window["data"]["window-end"],
+        slot(12).to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        "what /etc/berth says"
+    );
     let namespace = format!("berth-team-a-{}", &id.simple().to_string()[..8]);
     assert_eq!(documents[0]["kind"], "Namespace");
     assert_eq!(documents[0]["metadata"]["name"], namespace.as_str());

@@ -48,6 +48,17 @@ pub struct BookingCard {
     /// With Kueue on, the LocalQueue of a live session that batch Jobs go to.
     #[serde(default)]
     pub batch_queue: Option<String>,
+    /// What outlives the window and what does not, for a booking that has
+    /// not ended: "Your home … is kept until …; everything else … ends at …".
+    #[serde(default)]
+    pub persistence: Option<String>,
+    /// Its first half, for the End-now dialog: "Your home (…) is kept until …".
+    #[serde(default)]
+    pub home_note: Option<String>,
+    /// One step of the pool's granularity later, when that is free: the
+    /// card's quick "+1 h" (labelled with the step).
+    #[serde(default)]
+    pub extend_by: Option<EndOption>,
 }
 
 /// The LocalQueue of every session when Kueue is on (`berth serve --kueue`):

@@ -350,6 +350,7 @@ fn Card(
             {card.access_note.clone().map(|text| view! { <p class="access-note warning">{text}</p> })}
             {card.series_rule.clone().map(|rule| view! { <p class="series">"Repeats " {rule} "."</p> })}
             <p class="workspace muted">{workspace}</p>
+            {card.persistence.clone().map(|text| view! { <p class="persistence">{text}</p> })}
             {steps}
             {open}
             {card.batch_queue.clone().filter(|_| live).map(|queue| view! {
@@ -383,13 +384,22 @@ fn Card(
                 })}
                 {live.then(|| view! {
                     <Confirm booking=id asked=Asked::End label="End now" open=asked == Some(Asked::End)
-                        question=format!("End {} of {what} now? Its workspace and everything in its namespace are deleted.",
-                            if b.mine { "your session".to_string() } else { format!("{owner}'s session") })>
+                        question=format!("End {} of {what} now? {}; the workspace and everything else in its namespace, the model cache included, are deleted now.",
+                            if b.mine { "your session".to_string() } else { format!("{owner}'s session") },
+                            card.home_note.clone().unwrap_or_else(|| "Nothing in it is kept".into()))>
                         <ActionForm action=actions.end attr:class="inline">
                             <input type="hidden" name="id" value=id.to_string()/>
                             <button class="button danger" type="submit">"Yes, end now"</button>
                         </ActionForm>
                     </Confirm>
+                })}
+                {card.extend_by.clone().map(|by| view! {
+                    <ActionForm action=actions.extend attr:class="inline">
+                        <input type="hidden" name="id" value=id.to_string()/>
+                        <input type="hidden" name="end" value=by.end.to_rfc3339()/>
+                        <button class="button secondary extend-by" type="submit"
+                            aria-label=format!("Extend by {}", by.label.trim_start_matches('+'))>{by.label.clone()}</button>
+                    </ActionForm>
                 })}
                 {(!card.extend_to.is_empty()).then(|| view! {
                     <ActionForm action=actions.extend attr:class="inline">

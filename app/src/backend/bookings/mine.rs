@@ -29,6 +29,15 @@ pub async fn load(db: &PgPool, principal: &Principal, tz: &str) -> ServiceResult
     Ok(page)
 }
 
+/// A pool's step as a quick extension reads it: "1 h", "15 min", "1 h 30 min".
+fn step_label(step: chrono::Duration) -> String {
+    match (step.num_hours(), step.num_minutes() % 60) {
+        (0, m) => format!("{m} min"),
+        (h, 0) => format!("{h} h"),
+        (h, m) => format!("{h} h {m} min"),
+    }
+}
+
 /// The cards of `listed` (bookings and the extension requests of them),
 /// sorted into live, upcoming and past as `now` finds them.
 async fn cards(
@@ -48,6 +57,7 @@ async fn cards(
     let mut failures = session_status::failure_reasons(db, &ids).await?;
     let mut idle = crate::backend::worker::idle_reclaim::card_notes(db, &ids, &zone).await?;
     let mut access = session_status::access_notes(db, &ids).await?;
+    let kept = crate::backend::worker::homes::kept_until_for(db, &ids).await?;
     let mut rejected = bookings::events::last_reasons(db, &ids, BookingState::Rejected).await?;
     let mut approved = bookings::events::last_reasons(db, &ids, BookingState::Approved).await?;
     // The series' rules, read only when a card belongs to one.
@@ -109,7 +119,19 @@ async fn cards(
                 },
             ),
         };
+        let kept_until = (booking.state.holds_capacity() && booking.end > now).then(|| kept.get(&booking.id)).flatten();
+        let persistence =
+            kept_until.map(|until| crate::backend::worker::homes::persistence_sentence(&booking, *until, &zone));
+        let home_note = kept_until.map(|until| crate::backend::worker::homes::home_note(&booking, *until, &zone));
+        let step = pool.map(|p| chrono::Duration::minutes(i64::from(p.rules.granularity_minutes)));
+        let extend_by = extend_to
+            .first()
+            .filter(|o| step.is_some_and(|step| o.end == booking.end + step))
+            .map(|o| EndOption { end: o.end, label: format!("+{}", step_label(step.unwrap_or_default())) });
         let card = BookingCard {
+            persistence,
+            home_note,
+            extend_by,
             extension,
             decision,
             when: local_window(Window { start: booking.start, end: booking.end }, tz),

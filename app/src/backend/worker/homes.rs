@@ -119,3 +119,35 @@ pub async fn forget(db: &PgPool, volume: &str) -> ServiceResult<()> {
     sqlx::query("DELETE FROM home WHERE volume = $1").bind(volume).execute(db).await?;
     Ok(())
 }
+
+/// Until when the home of each of `bookings`' owners is kept, as things stand.
+pub async fn kept_until_for(db: &PgPool, bookings: &[Uuid]) -> ServiceResult<HashMap<Uuid, DateTime<Utc>>> {
+    let query = format!("SELECT b.id, {} FROM booking b WHERE b.id = ANY($2)", kept_until_sql("b.user_id", "$1"));
+    let rows: Vec<(Uuid, DateTime<Utc>)> =
+        sqlx::query_as(&query).bind(SITE_RETENTION_DAYS).bind(bookings).fetch_all(db).await?;
+    Ok(rows.into_iter().collect())
+}
+
+/// Whose home a session of `booking` mounts, and until when it is kept:
+/// "Your home (/home/jovyan) is kept until Sat 26 Dec" (no full stop).
+pub fn home_note(booking: &crate::model::Booking, kept_until: DateTime<Utc>, zone: &chrono_tz::Tz) -> String {
+    let whose = match (booking.mine, &booking.user_name) {
+        (false, Some(owner)) => format!("{owner}'s home"),
+        _ => "Your home".to_string(),
+    };
+    format!("{whose} (/home/jovyan) is kept until {}", kept_until.with_timezone(zone).format("%a %-d %b"))
+}
+
+/// What outlives `booking`'s window, as its card, page and mails say it:
+/// the owner's home until `kept_until`; everything else ends with it.
+pub fn persistence_sentence(
+    booking: &crate::model::Booking,
+    kept_until: DateTime<Utc>,
+    zone: &chrono_tz::Tz,
+) -> String {
+    format!(
+        "{}; everything else in this session, the model cache included, ends at {}.",
+        home_note(booking, kept_until, zone),
+        booking.end.with_timezone(zone).format("%H:%M"),
+    )
+}
