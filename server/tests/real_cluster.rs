@@ -91,7 +91,7 @@ async fn a_mig_interactive_session_lives_its_whole_life_on_the_real_server() {
     let id = w.book(MIG, 2, "interactive", w.f.lab).await;
     let report = w.worker.pass().await.unwrap();
     assert!(report.errors.is_empty(), "the real server refused: {:?}", report.errors);
-    assert_eq!(report.applied, 15, "namespace and 14 objects in it");
+    assert_eq!(report.applied, 16, "namespace and 15 objects in it");
     let facts = app::backend::worker::provisioning::due(&w.f.db).await.unwrap().running.remove(0).0;
     let expected = manifests::all(&manifests::Session::of(facts), &Cluster::default(), "");
     assert_applied_once(&w.objects(id).await, &expected);

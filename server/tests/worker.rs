@@ -93,7 +93,7 @@ async fn an_open_window_gets_every_object_with_the_right_quota_and_becomes_activ
     let w = world().await;
     let id = w.open_booking().await;
     let report = w.worker.pass().await.unwrap();
-    assert_eq!(report.applied, 15, "namespace and 14 objects in it");
+    assert_eq!(report.applied, 16, "namespace and 15 objects in it");
     assert_eq!(w.fake.namespace_names(), [World::namespace(id)]);
     let quotas: Api<ResourceQuota> = Api::namespaced(w.worker.client.clone(), &World::namespace(id));
     let hard = quotas.get("berth-session").await.unwrap().spec.unwrap().hard.unwrap();
@@ -355,7 +355,7 @@ async fn only_open_or_imminent_windows_and_live_sessions_notify_the_worker() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worker_stopped_after_any_single_step_converges_on_restart_with_no_duplicates() {
-    let steps = 15; // namespace + 14 objects
+    let steps = 16; // namespace + 15 objects
     for stop_after in 0..steps {
         let w = world().await;
         let id = w.open_booking().await;
@@ -600,7 +600,7 @@ async fn the_snapshot_lists_no_secret_and_keeps_only_the_sessions_namespaces() {
         server::worker::snapshot::Snapshot::read(&w.worker.client, &namespaces, 0, std::time::Duration::ZERO)
             .await
             .unwrap();
-    assert_eq!(snapshot.len(), 13, "the session's 14 objects but its access Secret, which is never read");
+    assert_eq!(snapshot.len(), 14, "the session's 15 objects but its access Secret, which is never read");
     let secret = serde_json::json!({
         "kind": "Secret", "metadata": { "name": "berth-workspace-access", "namespace": World::namespace(id) },
     });
@@ -635,7 +635,7 @@ async fn the_snapshot_lists_no_secret_and_keeps_only_the_sessions_namespaces() {
         server::worker::snapshot::Snapshot::read(&w.worker.client, &namespaces, 0, std::time::Duration::ZERO)
             .await
             .unwrap();
-    assert_eq!(snapshot.len(), 13 + 600);
+    assert_eq!(snapshot.len(), 14 + 600);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
