@@ -47,6 +47,7 @@ fn session() -> Session {
             home: manifests::Home::New { gib: 50 },
             home_kept_until: "2026-12-28T12:00:00Z".parse().unwrap(),
             ending_soon: None,
+            continues: None,
         },
     }
 }

@@ -247,3 +247,66 @@ async fn a_persons_home_follows_them_from_session_to_session_and_goes_after_its_
         let _ = volumes.delete(name, &Default::default()).await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_back_to_back_booking_continues_the_session_in_the_same_namespace_and_pod() {
+    let cluster = Cluster { storage_class: Some(CLASS.into()), ..Cluster::default() };
+    let Some((w, _turn)) = world(cluster).await else { return };
+    let first = w.book(MIG, 1, "interactive", w.f.lab).await;
+    let (status, body) = w.f.book(&w.f.ada, MIG, 1, common::slot(4), common::slot(6)).await;
+    assert_eq!(status, 201, "{body}");
+    let second: Uuid = body["id"].as_str().unwrap().parse().unwrap();
+    until_active(&w, first).await;
+    let namespace = World::namespace(first);
+    let pods: Api<k8s_openapi::api::core::v1::Pod> = Api::namespaced(w.admin.clone(), &namespace);
+    let uids = || async {
+        let listed = pods.list(&ListParams::default().labels("app.kubernetes.io/name=workspace")).await.unwrap();
+        listed.items.into_iter().filter_map(|p| p.metadata.uid).collect::<Vec<_>>()
+    };
+    let before = uids().await;
+    assert_eq!(before.len(), 1);
+    // The workspace reads the end of the booking its session continues into.
+    let chain_end = common::slot(6).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    assert_eq!(window_end(&w, first).await, chain_end);
+
+    // The first window closes as the second opens.
+    let boundary = chrono::Utc::now() - chrono::Duration::seconds(1);
+    sqlx::query("UPDATE booking SET ends_at = $2 WHERE id = $1")
+        .bind(first)
+        .bind(boundary)
+        .execute(&w.f.db)
+        .await
+        .unwrap();
+    sqlx::query("UPDATE booking SET starts_at = $2 WHERE id = $1")
+        .bind(second)
+        .bind(boundary)
+        .execute(&w.f.db)
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while w.state(second).await != "active" {
+        let report = w.worker.pass().await.unwrap();
+        assert!(report.errors.is_empty(), "{:?}", report.errors);
+        run_pods(&w.admin, "gpu-node-1", &lab_node_labels(), &namespace).await;
+        assert!(
+            Instant::now() < deadline,
+            "the second booking did not take the session over: {:?}",
+            w.steps(second).await
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    assert_eq!(w.state(first).await, "completed");
+    assert_eq!(uids().await, before, "the same pod runs on: processes and all");
+    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(w.admin.clone());
+    let ns = namespaces.get(&namespace).await.unwrap();
+    assert_eq!(manifests::owned_by(&ns, None), Some(second), "the namespace is the second booking's now");
+    assert_eq!(window_end(&w, second).await, chain_end);
+    let again = w.worker.pass().await.unwrap();
+    assert_eq!(again.applied, 0, "a converged pass writes nothing");
+
+    // Ending the second ends the session.
+    let (status, body) = w.f.call(Method::POST, &format!("/api/v1/bookings/{second}/end"), Some(&w.f.ada), None).await;
+    assert_eq!(status, 200, "{body}");
+    w.until_gone(first, "completed").await;
+    assert_eq!(w.state(second).await, "completed");
+}

@@ -83,18 +83,19 @@ impl Sampler {
 
 /// Bookings live during `minute`, with the namespace their session has.
 async fn live_bookings(db: &PgPool, minute: DateTime<Utc>) -> sqlx::Result<Vec<LiveBooking>> {
-    let rows: Vec<(uuid::Uuid, String, i32)> = sqlx::query_as(
-        "SELECT b.id, t.slug, b.quantity FROM booking b JOIN tenant t ON t.id = b.tenant_id
+    let rows: Vec<(uuid::Uuid, String, i32, uuid::Uuid)> = sqlx::query_as(&format!(
+        "SELECT b.id, t.slug, b.quantity, {} FROM booking b JOIN tenant t ON t.id = b.tenant_id
          WHERE b.state = 'active' AND b.starts_at <= $1 AND b.ends_at > $1",
-    )
+        app::backend::worker::continuation::SESSION_ID
+    ))
     .bind(minute)
     .fetch_all(db)
     .await?;
     Ok(rows
         .into_iter()
-        .map(|(id, tenant, units)| LiveBooking {
+        .map(|(id, tenant, units, session)| LiveBooking {
             id,
-            namespace: crate::worker::manifests::namespace_name(&tenant, id),
+            namespace: crate::worker::manifests::namespace_name(&tenant, session),
             units,
         })
         .collect())

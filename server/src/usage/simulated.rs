@@ -23,18 +23,19 @@ fn noise(booking: Uuid, device: i32, minute: i64) -> f64 {
     (z >> 11) as f64 / (1u64 << 53) as f64
 }
 
-/// (booking, tenant slug, kind, units, VRAM GB per unit, workspace last opened)
-type Device = (Uuid, String, String, i32, i32, Option<DateTime<Utc>>);
+/// (booking, tenant slug, kind, units, VRAM GB per unit, workspace last opened, session)
+type Device = (Uuid, String, String, i32, i32, Option<DateTime<Utc>>, Uuid);
 
 /// Every active booking's devices as DCGM exporter series at `now`.
 pub async fn exposition(db: &PgPool, now: DateTime<Utc>) -> sqlx::Result<String> {
-    let rows: Vec<Device> = sqlx::query_as(
-        "SELECT b.id, t.slug, b.kind, b.quantity, k.vram_gb_per_unit, o.last_at
+    let rows: Vec<Device> = sqlx::query_as(&format!(
+        "SELECT b.id, t.slug, b.kind, b.quantity, k.vram_gb_per_unit, o.last_at, {}
          FROM booking b JOIN tenant t ON t.id = b.tenant_id
          JOIN pool_kind k ON k.pool_id = b.pool_id AND k.kind = b.kind
          LEFT JOIN workspace_open o ON o.booking_id = b.id
          WHERE b.state = 'active' AND b.starts_at <= $1 AND b.ends_at > $1",
-    )
+        app::backend::worker::continuation::SESSION_ID
+    ))
     .bind(now)
     .fetch_all(db)
     .await?;
@@ -52,8 +53,8 @@ pub async fn exposition(db: &PgPool, now: DateTime<Utc>) -> sqlx::Result<String>
     );
     let mut power =
         String::from("# HELP DCGM_FI_DEV_POWER_USAGE Power draw (in W).\n# TYPE DCGM_FI_DEV_POWER_USAGE gauge\n");
-    for (id, tenant, kind, units, vram_gb, opened) in rows {
-        let namespace = crate::worker::manifests::namespace_name(&tenant, id);
+    for (id, tenant, kind, units, vram_gb, opened, session) in rows {
+        let namespace = crate::worker::manifests::namespace_name(&tenant, session);
         let busy_now = opened.is_some_and(|at| (now - at).num_minutes() < BUSY_AFTER_OPEN_MINUTES);
         let profile = kind.strip_prefix("nvidia.com/mig-");
         let short = &id.simple().to_string()[..8];

@@ -117,7 +117,14 @@ impl Reconciler {
                 let detail = format!("Namespace {name}: {}", describe(&err));
                 return Converged::stopped(states, Step::Namespace, detail.clone(), Progress::Refused(detail), 0);
             }
-            Ok(Some(existing)) if owned_by(&existing, Some(session.booking_id)).is_none() => {
+            // Berth's for this booking, or for the one whose session it continues.
+            Ok(Some(existing))
+                if owned_by(&existing, Some(session.booking_id)).is_none()
+                    && session
+                        .window
+                        .continues
+                        .is_none_or(|(_, follows)| owned_by(&existing, Some(follows)).is_none()) =>
+            {
                 // Never adopt a namespace by its name alone.
                 let reason = format!("namespace {name} exists and is not Berth's for this booking");
                 states.set(Step::Namespace, StepState::Failed);

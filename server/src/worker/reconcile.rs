@@ -10,6 +10,7 @@ use super::manifests::{self, owned_by, Cluster, Session};
 use super::progress::Progress;
 use super::retry::retrying;
 use super::snapshot::Snapshot;
+use app::backend::worker::continuation;
 use app::backend::worker::provisioning::{self, BookingFacts};
 use app::backend::worker::session_status::{self, Stored};
 use app::model::{BookingState, SessionStatus};
@@ -141,21 +142,38 @@ impl Reconciler {
             PassReport { expired: provisioning::reject_unapproved(&self.db).await?, ..PassReport::default() };
         let due = provisioning::due(&self.db).await?;
         let managed = self.managed_namespaces().await?;
-        // Kueue's queues of sessions that no longer run go before their namespaces.
-        let running = due.running.iter().map(|(facts, _)| facts.booking_id).collect();
+        // Kueue's queues of sessions that no longer run go before their
+        // namespaces (a session another booking continues runs on).
+        let mut running: HashSet<Uuid> = due.running.iter().map(|(facts, _)| facts.booking_id).collect();
+        running.extend(continuation::continued(&self.db).await?);
+        running.extend(continuation::successors(&self.db, &due.ended).await?.into_keys());
         report.collected.extend(self.collect_queues(&running).await?);
 
-        // Stop: windows that have closed.
+        // Stop: windows that have closed, unless the same person's next
+        // booking takes the session over (see `continuation`).
+        let successors = continuation::successors(&self.db, &due.ended).await?;
         for id in &due.ended {
-            for ns in managed.iter().filter(|ns| owned_by(ns, Some(*id)).is_some()) {
-                self.delete_namespace(ns).await?;
-            }
-            provisioning::system_transition(&self.db, *id, Action::Complete, "the window ended").await?;
+            let reason = match successors.get(id) {
+                Some((next, _, _)) => {
+                    continuation::continue_into(&self.db, *id, *next).await?;
+                    format!("the window ended; the session continues into booking {next}")
+                }
+                None => {
+                    for ns in managed.iter().filter(|ns| owned_by(ns, Some(*id)).is_some()) {
+                        self.delete_namespace(ns).await?;
+                    }
+                    "the window ended".to_string()
+                }
+            };
+            provisioning::system_transition(&self.db, *id, Action::Complete, &reason).await?;
             report.completed.push(*id);
         }
         // Collect: managed namespaces whose booking no longer runs (canceled,
-        // ended early, failed, or already completed).
-        report.collected.extend(self.collect(&managed, &live_bookings(&due)).await?);
+        // ended early, failed, or already completed) and whose session no
+        // booking has taken over.
+        let mut keep = live_bookings(&due);
+        keep.extend(continuation::continued(&self.db).await?);
+        report.collected.extend(self.collect(&managed, &keep).await?);
 
         // Start, a few sessions at a time: each start mostly waits on the
         // API server, so fifty windows opening together wait for the slowest
@@ -197,7 +215,8 @@ impl Reconciler {
         let mut snapshot = Snapshot::default();
         if !active.is_empty() {
             let managed = self.managed_namespaces().await?;
-            let namespaces = active.iter().map(|(facts, _)| manifests::namespace_name(&facts.tenant, facts.booking_id));
+            let namespaces =
+                active.iter().map(|(facts, _)| manifests::namespace_name(&facts.tenant, facts.session_id()));
             snapshot = Snapshot::read(&self.client, &namespaces.collect(), retries, delay).await?;
             if self.cluster.kueue {
                 snapshot.read_kueue(&self.client, retries, delay).await?;

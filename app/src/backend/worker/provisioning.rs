@@ -65,6 +65,16 @@ pub struct WindowFacts {
     pub home_gib: i32,
     /// Until when the owner's home is kept, as things stand.
     pub home_kept_until: chrono::DateTime<chrono::Utc>,
+    /// The session this booking took over from the one before it (see
+    /// `continuation`): the chain's first booking, and the booking it follows.
+    pub continues: Option<(Uuid, Uuid)>,
+}
+
+impl BookingFacts {
+    /// The session's id: the first booking of its chain (it names the namespace).
+    pub fn session_id(&self) -> Uuid {
+        self.window.continues.map(|(session, _)| session).unwrap_or(self.booking_id)
+    }
 }
 
 #[derive(sqlx::FromRow)]
@@ -89,6 +99,8 @@ struct FactsRow {
     ends_at: chrono::DateTime<chrono::Utc>,
     home_gib: i32,
     home_kept_until: chrono::DateTime<chrono::Utc>,
+    session_id: Option<Uuid>,
+    follows: Option<Uuid>,
 }
 
 impl From<FactsRow> for BookingFacts {
@@ -116,6 +128,7 @@ impl From<FactsRow> for BookingFacts {
                 ends_at: row.ends_at,
                 home_gib: row.home_gib,
                 home_kept_until: row.home_kept_until,
+                continues: row.session_id.zip(row.follows),
             },
         }
     }
@@ -139,14 +152,20 @@ async fn facts_of(db: &PgPool, ids: &[Uuid]) -> ServiceResult<Vec<BookingFacts>>
                 -- MIG slice must not take whole GPUs another pool offers.
                 ARRAY(SELECT DISTINCT o.kind FROM pool_kind o WHERE o.kind <> b.kind ORDER BY o.kind) AS other_kinds,
                 p.node_selector, p.tolerations, p.priority_class, p.runtime_class,
-                b.user_id AS owner_id, p.name AS pool, b.ends_at, t.home_gib, {} AS home_kept_until
+                b.user_id AS owner_id, p.name AS pool, t.home_gib, {} AS home_kept_until,
+                -- The window as the workspace should read it: to the end of the
+                -- booking its session continues into, if any.
+                coalesce(n.ends_at, b.ends_at) AS ends_at, c.session_id, c.follows
          FROM booking b
          JOIN pool p ON p.id = b.pool_id
          JOIN tenant t ON t.id = b.tenant_id
          JOIN app_user u ON u.id = b.user_id
          JOIN pool_kind k ON k.pool_id = b.pool_id AND k.kind = b.kind
+         LEFT JOIN session_continuation c ON c.booking_id = b.id
+         {}
          WHERE b.id = ANY($1)",
-        crate::backend::worker::homes::kept_until_sql("b.user_id", "$2")
+        crate::backend::worker::homes::kept_until_sql("b.user_id", "$2"),
+        crate::backend::worker::continuation::SUCCESSOR,
     ))
     .bind(ids)
     .bind(crate::backend::worker::homes::SITE_RETENTION_DAYS)

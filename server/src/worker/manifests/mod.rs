@@ -216,8 +216,15 @@ pub fn namespace_name(tenant: &str, booking_id: Uuid) -> String {
 }
 
 impl Session {
+    /// The session's namespace, named after its chain's first booking: a
+    /// booking that continues the session before it keeps its namespace.
     pub fn namespace(&self) -> String {
-        namespace_name(&self.tenant, self.booking_id)
+        namespace_name(&self.tenant, self.session_id())
+    }
+
+    /// The chain's first booking (this booking unless it continues another's session).
+    pub fn session_id(&self) -> Uuid {
+        self.window.continues.map(|(session, _)| session).unwrap_or(self.booking_id)
     }
 
     /// Labels on every object of the session.
@@ -264,6 +271,7 @@ impl Session {
                 home: Home::New { gib: facts.window.home_gib },
                 home_kept_until: facts.window.home_kept_until,
                 ending_soon: window::ending_soon(facts.window.ends_at, chrono::Utc::now()),
+                continues: facts.window.continues,
             },
         }
     }

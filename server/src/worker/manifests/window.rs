@@ -32,6 +32,10 @@ pub struct Window {
     pub home_kept_until: DateTime<Utc>,
     /// Minutes left once the end is near: 15 from T−15, 5 from T−5.
     pub ending_soon: Option<i64>,
+    /// A booking that took over the session of the one before it: the
+    /// session's id (its chain's first booking, which names the namespace)
+    /// and the booking it follows.
+    pub continues: Option<(Uuid, Uuid)>,
 }
 
 impl Default for Window {
@@ -43,6 +47,7 @@ impl Default for Window {
             home: Home::New { gib: 50 },
             home_kept_until: DateTime::UNIX_EPOCH,
             ending_soon: None,
+            continues: None,
         }
     }
 }

@@ -79,9 +79,13 @@ pub fn deployment(session: &Session, cluster: &Cluster) -> Deployment {
     let token = json!({ "secretKeyRef": { "name": super::ACCESS_SECRET, "key": "token" } });
     let gate = json!({ "cpu": cpu(GATE_CPU_MILLIS), "memory": memory(GATE_MEMORY_MIB) });
     let hardened = json!({ "allowPrivilegeEscalation": false, "capabilities": { "drop": ["ALL"] } });
-    let selector = json!({ "app.kubernetes.io/name": WORKSPACE, "berth.io/booking": session.booking_id.to_string() });
+    // The pods carry the session's id (its first booking's) as their
+    // booking label: a booking that continues the session changes neither
+    // the (immutable) selector nor the template, so the pod runs on.
+    let selector = json!({ "app.kubernetes.io/name": WORKSPACE, "berth.io/booking": session.session_id().to_string() });
     let mut pod_labels = session.labels();
     pod_labels.insert("app.kubernetes.io/name".into(), WORKSPACE.into());
+    pod_labels.insert(super::BOOKING_LABEL.into(), session.session_id().to_string());
     let mut metadata = meta(session, WORKSPACE);
     metadata["annotations"] = json!({ HOLDERS_ANNOTATION: holders(session).join(",") });
     let mut deployment = json!({
@@ -167,7 +171,7 @@ pub fn service(session: &Session) -> Service {
         "kind": "Service",
         "metadata": meta(session, WORKSPACE),
         "spec": {
-            "selector": { "app.kubernetes.io/name": WORKSPACE, "berth.io/booking": session.booking_id.to_string() },
+            "selector": { "app.kubernetes.io/name": WORKSPACE, "berth.io/booking": session.session_id().to_string() },
             "ports": [{ "name": "http", "port": 80, "targetPort": PUBLISHED_PORT }],
         },
     }))

@@ -1,0 +1,83 @@
+//! Back-to-back bookings continue one session (issue 46): a booking's
+//! *successor* is the same person's next approved booking on the same pool,
+//! kind, mode and image that starts no later than its end plus the pool's
+//! granularity. When the window ends with a successor waiting, the worker
+//! keeps the session (`continue_into`) instead of deleting it, and the
+//! successor's session converges in the same namespace.
+
+use crate::backend::error::ServiceResult;
+use chrono::{DateTime, Utc};
+use sqlx::PgPool;
+use std::collections::HashMap;
+use uuid::Uuid;
+
+/// The successor of booking `b` (an SQL alias), as a lateral subquery `n`.
+pub(crate) const SUCCESSOR: &str = "
+    LEFT JOIN LATERAL (
+        SELECT n.id, n.starts_at, n.ends_at FROM booking n JOIN pool np ON np.id = n.pool_id
+        WHERE n.user_id = b.user_id AND n.pool_id = b.pool_id AND n.kind = b.kind AND n.mode = b.mode
+          AND n.image = b.image AND n.id <> b.id AND n.extends_id IS NULL AND n.state = 'approved'
+          AND n.starts_at >= b.ends_at
+          AND n.starts_at <= b.ends_at + make_interval(mins => np.granularity_minutes)
+        ORDER BY n.starts_at, n.id LIMIT 1
+    ) n ON true";
+
+/// The SQL expression of the session id of booking `b` (the chain's first booking).
+pub const SESSION_ID: &str =
+    "coalesce((SELECT c.session_id FROM session_continuation c WHERE c.booking_id = b.id), b.id)";
+
+/// The successor of each of `ids` that has one: its id and window.
+pub async fn successors(
+    db: &PgPool,
+    ids: &[Uuid],
+) -> ServiceResult<HashMap<Uuid, (Uuid, DateTime<Utc>, DateTime<Utc>)>> {
+    let query = format!(
+        "SELECT b.id, n.id, n.starts_at, n.ends_at FROM booking b {SUCCESSOR}
+         WHERE b.id = ANY($1) AND n.id IS NOT NULL AND b.state IN ('approved', 'active')"
+    );
+    let rows: Vec<(Uuid, Uuid, DateTime<Utc>, DateTime<Utc>)> = sqlx::query_as(&query).bind(ids).fetch_all(db).await?;
+    Ok(rows.into_iter().map(|(id, next, start, end)| (id, (next, start, end))).collect())
+}
+
+/// Moves the session of `from`, whose window has ended, to its successor
+/// `to`: same session id, same home. Returns false when `to` already
+/// has a session of its own (a second call changes nothing).
+pub async fn continue_into(db: &PgPool, from: Uuid, to: Uuid) -> ServiceResult<bool> {
+    let mut tx = db.begin().await?;
+    let inserted = sqlx::query(&format!(
+        "INSERT INTO session_continuation (booking_id, session_id, follows)
+         SELECT $2, {SESSION_ID}, b.id FROM booking b WHERE b.id = $1
+         ON CONFLICT (booking_id) DO NOTHING"
+    ))
+    .bind(from)
+    .bind(to)
+    .execute(&mut *tx)
+    .await?
+    .rows_affected()
+        == 1;
+    if inserted {
+        sqlx::query(
+            "INSERT INTO session_home (booking_id, volume, size_gib)
+             SELECT $2, volume, size_gib FROM session_home WHERE booking_id = $1
+             ON CONFLICT (booking_id) DO NOTHING",
+        )
+        .bind(from)
+        .bind(to)
+        .execute(&mut *tx)
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(inserted)
+}
+
+/// Bookings whose window has ended but whose session continues into a
+/// successor that has not ended (its namespace still names them until the
+/// successor's session takes it over).
+pub async fn continued(db: &PgPool) -> ServiceResult<Vec<Uuid>> {
+    Ok(sqlx::query_scalar(
+        "SELECT c.follows FROM session_continuation c JOIN booking n ON n.id = c.booking_id
+         WHERE n.state IN ('approved', 'active') AND n.ends_at > now()",
+    )
+    .fetch_all(db)
+    .await?)
+}
