@@ -52,6 +52,10 @@ pub struct BookingCard {
     /// not ended: "Your home … is kept until …; everything else … ends at …".
     #[serde(default)]
     pub persistence: Option<String>,
+    /// The same person's next booking that takes this session over when the
+    /// window ends: "Continues into your booking of …".
+    #[serde(default)]
+    pub continues_into: Option<String>,
     /// Its first half, for the End-now dialog: "Your home (…) is kept until …".
     #[serde(default)]
     pub home_note: Option<String>,

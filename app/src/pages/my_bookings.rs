@@ -350,6 +350,7 @@ fn Card(
             {card.access_note.clone().map(|text| view! { <p class="access-note warning">{text}</p> })}
             {card.series_rule.clone().map(|rule| view! { <p class="series">"Repeats " {rule} "."</p> })}
             <p class="workspace muted">{workspace}</p>
+            {card.continues_into.clone().map(|text| view! { <p class="continues-into">{text}</p> })}
             {card.persistence.clone().map(|text| view! { <p class="persistence">{text}</p> })}
             {steps}
             {open}

@@ -42,6 +42,20 @@ fn what(due: &Due) -> String {
     )
 }
 
+/// What outlives the session and what ends with it, in the recipient's zone.
+fn persistence(due: &Due) -> String {
+    let ends = due.continues_until.unwrap_or(due.ends_at);
+    let whose = match due.recipient_email.as_deref() == Some(due.owner_email.as_str()) {
+        true => "Your home".to_string(),
+        false => format!("{}'s home", due.owner_name),
+    };
+    format!(
+        "{whose} (/home/jovyan) is kept until {}; everything else in this session, the model cache included, ends at {}.",
+        local(due, due.home_kept_until).format("%a %-d %b"),
+        at(due, ends)
+    )
+}
+
 /// Events about what the cluster provisioned or measured: on the simulated
 /// cluster their mails say so, since no workspace runs there.
 const ABOUT_THE_CLUSTER: [&str; 5] =
@@ -78,21 +92,35 @@ pub fn render(base: &str, due: &Due, simulated: bool) -> Message {
             format!("Starts at {}: {}", at(due, due.starts_at), due.pool),
             format!("Your window starts soon: {what}.\nThe workspace is prepared at the start.\n\n{card}"),
         ),
+        "booking.ending" if due.continues_until.is_some() => (
+            format!("Continues into your next booking: {}", due.pool),
+            format!(
+                "Your window ends soon and your session continues into your next booking: {what}.\n{}\n\n{card}",
+                persistence(due)
+            ),
+        ),
         "booking.ending" => {
             let extend = match due.free_after {
                 Some(free) if free >= due.quantity => {
                     format!("\nThe hour after it is free: extend it at {card}")
                 }
-                _ => "\nThe time after it is booked by others: save your work.".to_string(),
+                _ => "\nThe time after it is booked by others.".to_string(),
             };
             (
                 format!("Ends at {}: {}", at(due, due.ends_at), due.pool),
-                format!("Your window ends soon: {what}.{extend}\n\n{card}"),
+                format!(
+                    "Your window ends soon: {what}.\n{} Save what you need to keep in /home/jovyan.{extend}\n\n{card}",
+                    persistence(due)
+                ),
             )
         }
         "workspace.ready" => (
             format!("Workspace ready: {}", due.pool),
-            format!("Your workspace is ready: {what}.\nOpen it at {base}/bookings/{}/open\n\n{card}", due.booking_id),
+            format!(
+                "Your workspace is ready: {what}.\nOpen it at {base}/bookings/{}/open\n{}\n\n{card}",
+                due.booking_id,
+                persistence(due)
+            ),
         ),
         "booking.failed" => (
             format!("Failed: {what}"),

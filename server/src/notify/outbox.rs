@@ -124,11 +124,15 @@ pub struct Due {
     pub webhook_secret: Option<String>,
     /// Free units of the kind in the hour after the window's end (for "ending").
     pub free_after: Option<i32>,
+    /// Until when the owner's home is kept, as things stand.
+    pub home_kept_until: DateTime<Utc>,
+    /// The end of the booking this one's session continues into, if any.
+    pub continues_until: Option<DateTime<Utc>>,
 }
 
 /// Claims up to `limit` due deliveries (each for LEASE_SECONDS) and counts the attempt.
 pub async fn claim(db: &PgPool, limit: i64) -> sqlx::Result<Vec<Due>> {
-    sqlx::query_as(
+    sqlx::query_as(&format!(
         "WITH claimed AS (
              UPDATE notification_delivery d SET attempts = d.attempts + 1,
                     next_attempt_at = now() + make_interval(secs => $2)
@@ -145,7 +149,8 @@ pub async fn claim(db: &PgPool, limit: i64) -> sqlx::Result<Vec<Due>> {
                 CASE WHEN n.event = 'booking.ending' THEN k.capacity - (
                     SELECT coalesce(sum(x.quantity), 0)::int FROM booking x
                     WHERE x.pool_id = b.pool_id AND x.kind = b.kind AND x.state IN ('pending', 'approved', 'active')
-                      AND x.starts_at < b.ends_at + interval '1 hour' AND x.ends_at > b.ends_at) END AS free_after
+                      AND x.starts_at < b.ends_at + interval '1 hour' AND x.ends_at > b.ends_at) END AS free_after,
+                {} AS home_kept_until, nx.ends_at AS continues_until
          FROM claimed c
          JOIN notification n ON n.id = c.notification_id
          JOIN booking b ON b.id = n.booking_id
@@ -154,10 +159,14 @@ pub async fn claim(db: &PgPool, limit: i64) -> sqlx::Result<Vec<Due>> {
          JOIN app_user o ON o.id = b.user_id
          JOIN tenant t ON t.id = b.tenant_id
          LEFT JOIN app_user u ON u.id = c.user_id
-         LEFT JOIN webhook h ON h.id = c.webhook_id",
-    )
+         LEFT JOIN webhook h ON h.id = c.webhook_id
+         {}",
+        app::backend::worker::homes::kept_until_sql("b.user_id", "$3"),
+        app::backend::worker::continuation::SUCCESSOR,
+    ))
     .bind(limit)
     .bind(LEASE_SECONDS as f64)
+    .bind(app::backend::worker::homes::SITE_RETENTION_DAYS)
     .fetch_all(db)
     .await
 }

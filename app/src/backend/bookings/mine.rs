@@ -58,6 +58,7 @@ async fn cards(
     let mut idle = crate::backend::worker::idle_reclaim::card_notes(db, &ids, &zone).await?;
     let mut access = session_status::access_notes(db, &ids).await?;
     let kept = crate::backend::worker::homes::kept_until_for(db, &ids).await?;
+    let next = crate::backend::worker::continuation::successors(db, &ids).await?;
     let mut rejected = bookings::events::last_reasons(db, &ids, BookingState::Rejected).await?;
     let mut approved = bookings::events::last_reasons(db, &ids, BookingState::Approved).await?;
     // The series' rules, read only when a card belongs to one.
@@ -120,15 +121,23 @@ async fn cards(
             ),
         };
         let kept_until = (booking.state.holds_capacity() && booking.end > now).then(|| kept.get(&booking.id)).flatten();
+        let ends = next.get(&booking.id).map(|(_, _, end)| *end).unwrap_or(booking.end);
         let persistence =
-            kept_until.map(|until| crate::backend::worker::homes::persistence_sentence(&booking, *until, &zone));
+            kept_until.map(|until| crate::backend::worker::homes::persistence_sentence(&booking, *until, ends, &zone));
         let home_note = kept_until.map(|until| crate::backend::worker::homes::home_note(&booking, *until, &zone));
         let step = pool.map(|p| chrono::Duration::minutes(i64::from(p.rules.granularity_minutes)));
         let extend_by = extend_to
             .first()
             .filter(|o| step.is_some_and(|step| o.end == booking.end + step))
             .map(|o| EndOption { end: o.end, label: format!("+{}", step_label(step.unwrap_or_default())) });
+        let continues_into = next.get(&booking.id).map(|(_, start, end)| {
+            format!(
+                "Continues into your booking of {}: the workspace, what runs in it and its files stay.",
+                local_window(Window { start: *start, end: *end }, tz)
+            )
+        });
         let card = BookingCard {
+            continues_into,
             persistence,
             home_note,
             extend_by,

@@ -11,16 +11,16 @@ use sqlx::PgPool;
 use std::collections::HashMap;
 use uuid::Uuid;
 
-/// The successor of booking `b` (an SQL alias), as a lateral subquery `n`.
-pub(crate) const SUCCESSOR: &str = "
+/// The successor of booking `b` (an SQL alias), as a lateral subquery `nx`.
+pub const SUCCESSOR: &str = "
     LEFT JOIN LATERAL (
-        SELECT n.id, n.starts_at, n.ends_at FROM booking n JOIN pool np ON np.id = n.pool_id
-        WHERE n.user_id = b.user_id AND n.pool_id = b.pool_id AND n.kind = b.kind AND n.mode = b.mode
-          AND n.image = b.image AND n.id <> b.id AND n.extends_id IS NULL AND n.state = 'approved'
-          AND n.starts_at >= b.ends_at
-          AND n.starts_at <= b.ends_at + make_interval(mins => np.granularity_minutes)
-        ORDER BY n.starts_at, n.id LIMIT 1
-    ) n ON true";
+        SELECT nx.id, nx.starts_at, nx.ends_at FROM booking nx JOIN pool nxp ON nxp.id = nx.pool_id
+        WHERE nx.user_id = b.user_id AND nx.pool_id = b.pool_id AND nx.kind = b.kind AND nx.mode = b.mode
+          AND nx.image = b.image AND nx.id <> b.id AND nx.extends_id IS NULL AND nx.state = 'approved'
+          AND nx.starts_at >= b.ends_at
+          AND nx.starts_at <= b.ends_at + make_interval(mins => nxp.granularity_minutes)
+        ORDER BY nx.starts_at, nx.id LIMIT 1
+    ) nx ON true";
 
 /// The SQL expression of the session id of booking `b` (the chain's first booking).
 pub const SESSION_ID: &str =
@@ -32,8 +32,8 @@ pub async fn successors(
     ids: &[Uuid],
 ) -> ServiceResult<HashMap<Uuid, (Uuid, DateTime<Utc>, DateTime<Utc>)>> {
     let query = format!(
-        "SELECT b.id, n.id, n.starts_at, n.ends_at FROM booking b {SUCCESSOR}
-         WHERE b.id = ANY($1) AND n.id IS NOT NULL AND b.state IN ('approved', 'active')"
+        "SELECT b.id, nx.id, nx.starts_at, nx.ends_at FROM booking b {SUCCESSOR}
+         WHERE b.id = ANY($1) AND nx.id IS NOT NULL AND b.state IN ('approved', 'active')"
     );
     let rows: Vec<(Uuid, Uuid, DateTime<Utc>, DateTime<Utc>)> = sqlx::query_as(&query).bind(ids).fetch_all(db).await?;
     Ok(rows.into_iter().map(|(id, next, start, end)| (id, (next, start, end))).collect())

@@ -18,7 +18,7 @@ pub const SITE_RETENTION_DAYS: i32 = 30;
 /// owner's id; `site_days` the parameter holding `SITE_RETENTION_DAYS`): the
 /// end of their last session (approved ones ahead included), else now,
 /// plus the retention.
-pub(crate) fn kept_until_sql(owner: &str, site_days: &str) -> String {
+pub fn kept_until_sql(owner: &str, site_days: &str) -> String {
     format!(
         "coalesce((SELECT max(b.ends_at) FROM booking b
                    WHERE b.user_id = {owner} AND b.state IN ('approved', 'active', 'completed')), now())
@@ -138,16 +138,23 @@ pub fn home_note(booking: &crate::model::Booking, kept_until: DateTime<Utc>, zon
     format!("{whose} (/home/jovyan) is kept until {}", kept_until.with_timezone(zone).format("%a %-d %b"))
 }
 
-/// What outlives `booking`'s window, as its card, page and mails say it:
-/// the owner's home until `kept_until`; everything else ends with it.
+/// What outlives `booking`'s session, as its card, page and mails say it:
+/// the owner's home until `kept_until`; everything else ends with the
+/// session at `ends` (the booking's end, or that of the booking it
+/// continues into).
 pub fn persistence_sentence(
     booking: &crate::model::Booking,
     kept_until: DateTime<Utc>,
+    ends: DateTime<Utc>,
     zone: &chrono_tz::Tz,
 ) -> String {
+    let at = ends.with_timezone(zone);
+    let when = match at.date_naive() == booking.end.with_timezone(zone).date_naive() {
+        true => at.format("%H:%M").to_string(),
+        false => at.format("%H:%M on %a %-d %b").to_string(),
+    };
     format!(
-        "{}; everything else in this session, the model cache included, ends at {}.",
-        home_note(booking, kept_until, zone),
-        booking.end.with_timezone(zone).format("%H:%M"),
+        "{}; everything else in this session, the model cache included, ends at {when}.",
+        home_note(booking, kept_until, zone)
     )
 }

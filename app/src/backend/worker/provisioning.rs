@@ -155,7 +155,7 @@ async fn facts_of(db: &PgPool, ids: &[Uuid]) -> ServiceResult<Vec<BookingFacts>>
                 b.user_id AS owner_id, p.name AS pool, t.home_gib, {} AS home_kept_until,
                 -- The window as the workspace should read it: to the end of the
                 -- booking its session continues into, if any.
-                coalesce(n.ends_at, b.ends_at) AS ends_at, c.session_id, c.follows
+                coalesce(nx.ends_at, b.ends_at) AS ends_at, c.session_id, c.follows
          FROM booking b
          JOIN pool p ON p.id = b.pool_id
          JOIN tenant t ON t.id = b.tenant_id
