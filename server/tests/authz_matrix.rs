@@ -34,6 +34,9 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     // REST API
     (Send::Get, "/api/v1/openapi.json", [200, 200, 200, 200, 200]),
     (Send::Get, "/api/v1/me", [401, 200, 200, 200, 200]),
+    (Send::Get, "/api/v1/homes", [401, 200, 200, 200, 200]),
+    (Send::Delete, "/api/v1/homes/{ada_home}", [401, 204, 404, 404, 204]),
+    (Send::Put(r#"{"home_gib":60,"home_retention_days":10}"#), "/api/v1/tenants/team-a/homes", [401, 403, 403, 403, 200]),
     (Send::Get, "/api/v1/me/time-zone", [401, 200, 200, 200, 200]),
     (Send::Put(r#"{"time_zone":"Europe/Berlin"}"#), "/api/v1/me/time-zone", [401, 200, 200, 200, 200]),
     (Send::Get, "/api/v1/pools", [401, 200, 200, 200, 200]),
@@ -177,6 +180,11 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
         [401, 403, 403, 403, 200],
     ),
     (Send::Form(""), "/rpc/tenants/mine", [401, 200, 200, 200, 200]),
+    // Homes: one's own (an admin: every one); a tenant's settings are admins'.
+    (Send::Form(""), "/rpc/homes", [401, 200, 200, 200, 200]),
+    (Send::Form(""), "/rpc/admin/homes", [401, 403, 403, 403, 200]),
+    (Send::Form("user={ada_home}"), "/rpc/homes/delete", [401, 200, 404, 404, 200]),
+    (Send::Form("tenant=team-a&home_gib=60&home_retention_days=10"), "/rpc/admin/homes/tenant", [401, 403, 403, 403, 200]),
     (Send::Form(""), "/rpc/settings/time_zone", [401, 200, 200, 200, 200]),
     (Send::Form("zone=Europe%2FBerlin"), "/rpc/me/zone", [401, 200, 200, 200, 200]),
     (Send::Form("time_zone=Europe%2FBerlin"), "/rpc/settings/time_zone/save", [401, 200, 200, 200, 200]),
@@ -234,6 +242,7 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     (Send::Get, "/dashboard?tenant=team-a", [401, 200, 404, 200, 200]),
     (Send::Get, "/admin/users", [401, 403, 403, 403, 200]),
     (Send::Get, "/admin/tenants", [401, 403, 403, 403, 200]),
+    (Send::Get, "/admin/homes", [401, 403, 403, 403, 200]),
     (Send::Get, "/admin/pools", [401, 403, 403, 403, 200]),
     (Send::Get, "/admin/worker", [401, 403, 403, 403, 200]),
     (Send::Get, "/admin/pools/{pool}", [401, 403, 403, 403, 200]),
@@ -346,7 +355,7 @@ impl World {
     async fn fill(&self, template: &str) -> String {
         let mut text =
             template.replace("{pool}", &self.pool.to_string()).replace("{uniq}", &Uuid::new_v4().simple().to_string());
-        let replacements: [(&str, Option<String>); 17] = [
+        let replacements: [(&str, Option<String>); 18] = [
             ("{booking}", None),
             ("{series}", None),
             ("{until}", Some((slot(20) + Duration::days(1)).date_naive().to_string())),
@@ -361,6 +370,7 @@ impl World {
             ("{token}", None),
             ("{victim}", None),
             ("{hook}", None),
+            ("{ada_home}", None),
             // "Z" rather than "+00:00": a '+' in a form body would read as a space.
             ("{start}", Some(slot(20).to_rfc3339_opts(SecondsFormat::Secs, true))),
             ("{end}", Some(slot(21).to_rfc3339_opts(SecondsFormat::Secs, true))),
@@ -419,6 +429,19 @@ impl World {
                         .await
                         .unwrap()
                         .to_string()
+                }
+                // Ada's home, as the worker records it (again not asked to go).
+                ("{ada_home}", None) => {
+                    sqlx::query(
+                        "INSERT INTO home (user_id, storage_class, volume, size_gib) VALUES ($1, '', $2, 50)
+                         ON CONFLICT (user_id, storage_class) DO UPDATE SET delete_requested_at = NULL",
+                    )
+                    .bind(self.ada.user_id)
+                    .bind(format!("pvc-{}", Uuid::new_v4()))
+                    .execute(&self.f.db)
+                    .await
+                    .unwrap();
+                    self.ada.user_id.to_string()
                 }
                 // Straight into the table: the cells would otherwise pass the per-user cap.
                 ("{hook}", None) => sqlx::query_scalar::<_, Uuid>(

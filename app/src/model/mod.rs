@@ -8,6 +8,7 @@ mod booking;
 mod calendar;
 mod calendar_feed;
 mod dashboard;
+mod home;
 mod idle_policy;
 mod my_bookings;
 mod notifications;
@@ -38,6 +39,7 @@ pub use calendar::{
 };
 pub use calendar_feed::{CalendarFeed, PoolFeed};
 pub use dashboard::{BookingLine, BudgetLine, Dashboard, LiveSession, UpcomingLine, SPARK_MINUTES};
+pub use home::{Home, HomeSettings, HomesPage};
 pub use idle_policy::IdlePolicy;
 pub use my_bookings::{
     ActionNotice, BookingCard, ClusterMode, EndOption, FindPage, FindQuery, FoundSlots, MyBookings,

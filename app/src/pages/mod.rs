@@ -10,6 +10,7 @@ mod dashboard;
 mod find;
 mod forbidden;
 mod home;
+mod homes;
 mod idle_policy;
 mod live;
 mod manifests;
@@ -200,6 +201,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("admin/pools") view=pool_admin::PoolsAdminPage ssr=SsrMode::Async/>
                     <Route path=path!("admin/pools/:id") view=pool_admin::PoolAdminPage ssr=SsrMode::Async/>
                     <Route path=path!("admin/tenants") view=tenants::TenantsPage ssr=SsrMode::Async/>
+                    <Route path=path!("admin/homes") view=homes::AdminHomesPage ssr=SsrMode::Async/>
                     <Route path=path!("admin/approvals") view=approvals::ApprovalsPage ssr=SsrMode::Async/>
                     <Route path=path!("admin/waitlist") view=waitlist::AdminWaitlistPage ssr=SsrMode::Async/>
                     <Route path=path!("admin/audit") view=audit::AuditPage ssr=SsrMode::Async/>
@@ -228,6 +230,7 @@ fn page_title(path: &str) -> &'static str {
         "/admin/users" => "Users",
         "/admin/pools" => "Manage pools",
         "/admin/tenants" => "Tenants and quotas",
+        "/admin/homes" => "Homes",
         "/admin/approvals" => "Approvals",
         "/admin/waitlist" => "Waitlist",
         "/admin/audit" => "Audit log",
@@ -295,6 +298,7 @@ fn Navigation(me: Option<Principal>) -> impl IntoView {
                         <a href="/admin/users" id="admin-nav">"Users"</a>
                         <a href="/admin/pools" id="pools-admin-nav">"Manage pools"</a>
                         <a href="/admin/tenants">"Tenants"</a>
+                        <a href="/admin/homes">"Homes"</a>
                         <approvals::ApprovalsLink/>
                         <a href="/admin/waitlist">"Waitlist"</a>
                         <a href="/admin/audit">"Audit"</a>

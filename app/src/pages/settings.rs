@@ -81,6 +81,7 @@ pub fn SettingsPage() -> impl IntoView {
                 Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
             })}
         </section>
+        <super::homes::MyHome/>
         <NotificationsPanel/>
     }
 }

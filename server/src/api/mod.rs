@@ -8,6 +8,7 @@ mod bookings;
 mod calendar_feed;
 mod csv_body;
 pub(crate) mod error;
+mod homes;
 mod idle_policy;
 pub(crate) mod input;
 mod notifications;
@@ -37,6 +38,7 @@ pub fn router() -> Router<AppState> {
         .merge(pools::router())
         .merge(bookings::router())
         .merge(tenants::router())
+        .merge(homes::router())
         .merge(audit::router())
         .merge(worker::router())
         .merge(blackouts::router())

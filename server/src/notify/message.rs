@@ -56,6 +56,12 @@ fn persistence(due: &Due) -> String {
     )
 }
 
+/// "30 days": how long after the last session's end a home is kept.
+fn retention_words(due: &Due) -> String {
+    let days = (due.home_kept_until - due.ends_at).num_days();
+    format!("{days} day{}", if days == 1 { "" } else { "s" })
+}
+
 /// Events about what the cluster provisioned or measured: on the simulated
 /// cluster their mails say so, since no workspace runs there.
 const ABOUT_THE_CLUSTER: [&str; 5] =
@@ -142,6 +148,19 @@ pub fn render(base: &str, due: &Due, simulated: bool) -> Message {
                 due.detail, due.detail
             ),
         ),
+        "home.expiring" => {
+            let on = local(due, due.home_kept_until).format("%a %-d %b %Y").to_string();
+            (
+                format!("Your home is deleted on {on}"),
+                format!(
+                    "Your Berth home (/home/jovyan in every session of yours) is kept until {on}, {} after your \
+                     last session ended ({what}), and is then deleted with everything in it. A session of yours \
+                     before then keeps it; copy out what you need otherwise. You can delete it sooner in \
+                     Settings: {base}/settings",
+                    retention_words(due)
+                ),
+            )
+        }
         other => (format!("Berth: {other}"), format!("{what}\n\n{card}")),
     };
     let (subject, body) = match simulated && ABOUT_THE_CLUSTER.contains(&due.event.as_str()) {

@@ -17,9 +17,11 @@ const LEASE_SECONDS: i64 = 300;
 pub const MAX_ATTEMPTS: i32 = 16;
 
 /// "Starts in 15 min" for approved windows and "ends in 15 min" for live
-/// ones. The key holds the time, so a moved window is told again.
+/// ones; "your home is deleted on …" 7 days and 1 day before a home's
+/// retention ends (told on the owner's last booking, which sets that date).
+/// The key holds the time, so a moved window or date is told again.
 pub async fn schedule_timed(db: &PgPool) -> sqlx::Result<u64> {
-    let done = sqlx::query(
+    let done = sqlx::query(&format!(
         "INSERT INTO notification (event, booking_id, dedupe)
          SELECT 'booking.starting', id, 'starting:' || id || ':' || extract(epoch FROM starts_at)::bigint
          FROM booking
@@ -28,9 +30,22 @@ pub async fn schedule_timed(db: &PgPool) -> sqlx::Result<u64> {
          SELECT 'booking.ending', id, 'ending:' || id || ':' || extract(epoch FROM ends_at)::bigint
          FROM booking
          WHERE state = 'active' AND ends_at > now() AND ends_at <= now() + $1 AND starts_at < now()
+         UNION ALL
+         SELECT 'home.expiring', last.id,
+                'home:' || h.volume || ':' || d.days || ':' || extract(epoch FROM k.kept)::bigint
+         FROM home h
+         CROSS JOIN LATERAL (SELECT {} AS kept) k
+         CROSS JOIN LATERAL (SELECT b.id FROM booking b
+                             WHERE b.user_id = h.user_id AND b.state IN ('approved', 'active', 'completed')
+                             ORDER BY b.ends_at DESC, b.id LIMIT 1) last
+         CROSS JOIN (VALUES (7, 1), (1, 0)) d(days, after)
+         WHERE h.delete_requested_at IS NULL AND k.kept <= now() + make_interval(days => d.days)
+           AND k.kept > now() + make_interval(days => d.after)
          ON CONFLICT (dedupe) DO NOTHING",
-    )
+        app::backend::worker::homes::kept_until_sql("h.user_id", "$2")
+    ))
     .bind(LEAD)
+    .bind(app::backend::worker::homes::SITE_RETENTION_DAYS)
     .execute(db)
     .await?;
     Ok(done.rows_affected())
@@ -71,7 +86,7 @@ pub async fn fan_out(db: &PgPool, email: bool) -> sqlx::Result<u64> {
              SELECT batch.id, batch.event, u.id FROM batch
              JOIN booking_co_owner c ON c.booking_id = batch.booking_id JOIN app_user u ON u.id = c.user_id
              JOIN membership m ON m.user_id = c.user_id AND m.tenant_id = batch.tenant_id
-             WHERE batch.event NOT IN ('booking.pending', 'session.stuck') AND u.disabled_at IS NULL
+             WHERE batch.event NOT IN ('booking.pending', 'session.stuck', 'home.expiring') AND u.disabled_at IS NULL
          ),
          wanted AS (
              SELECT r.id, r.user_id, c.channel FROM recipient r CROSS JOIN (VALUES ('email'), ('webhook')) AS c(channel)
@@ -87,7 +102,7 @@ pub async fn fan_out(db: &PgPool, email: bool) -> sqlx::Result<u64> {
              WHERE w.channel = 'webhook'
              UNION ALL
              SELECT batch.id, NULL, 'webhook', h.id FROM batch JOIN webhook h ON h.tenant_id = batch.tenant_id
-             WHERE batch.event <> 'session.stuck'
+             WHERE batch.event NOT IN ('session.stuck', 'home.expiring')
              ON CONFLICT ON CONSTRAINT notification_delivery_once DO NOTHING
          )
          UPDATE notification SET fanned_out_at = now() WHERE id IN (SELECT id FROM batch)",

@@ -1,0 +1,153 @@
+//! Homes as people and admins see them (issue 46): one's own home in
+//! Settings, every home and each tenant's home settings in the admin
+//! console, and asking for a home to go. The worker keeps the homes
+//! (`worker::homes`); here only a deletion is asked for, which it carries
+//! out once no session holds the home.
+
+use crate::backend::error::{ServiceError, ServiceResult};
+use crate::backend::worker::homes::{kept_until_sql, SITE_RETENTION_DAYS};
+use crate::model::{FieldError, Home, HomeSettings, HomesPage, Principal};
+use sqlx::PgPool;
+use uuid::Uuid;
+
+/// The principal's own homes, or with `everyone` (admins only) every home.
+pub async fn list(db: &PgPool, principal: &Principal, everyone: bool) -> ServiceResult<Vec<Home>> {
+    if everyone && !principal.is_admin() {
+        return Err(ServiceError::Forbidden("only admins see every home"));
+    }
+    let query = format!(
+        "SELECT h.user_id, u.name AS owner_name, u.email AS owner_email, h.storage_class, h.size_gib,
+                (SELECT max(b.ends_at) FROM booking b WHERE b.user_id = h.user_id
+                   AND b.state IN ('active', 'completed') AND b.ends_at <= now()) AS last_used,
+                {} AS deleted_on, h.delete_requested_at IS NOT NULL AS delete_requested
+         FROM home h JOIN app_user u ON u.id = h.user_id
+         WHERE $2 OR h.user_id = $3
+         ORDER BY deleted_on, u.email, h.storage_class",
+        kept_until_sql("h.user_id", "$1")
+    );
+    Ok(sqlx::query_as::<_, HomeRow>(&query)
+        .bind(SITE_RETENTION_DAYS)
+        .bind(everyone)
+        .bind(principal.user_id)
+        .fetch_all(db)
+        .await?
+        .into_iter()
+        .map(Home::from)
+        .collect())
+}
+
+#[derive(sqlx::FromRow)]
+struct HomeRow {
+    user_id: Uuid,
+    owner_name: String,
+    owner_email: String,
+    storage_class: String,
+    size_gib: i32,
+    last_used: Option<chrono::DateTime<chrono::Utc>>,
+    deleted_on: chrono::DateTime<chrono::Utc>,
+    delete_requested: bool,
+}
+
+impl From<HomeRow> for Home {
+    fn from(r: HomeRow) -> Self {
+        Home {
+            user_id: r.user_id,
+            owner_name: r.owner_name,
+            owner_email: r.owner_email,
+            storage_class: r.storage_class,
+            size_gib: r.size_gib,
+            last_used: r.last_used,
+            deleted_on: r.deleted_on,
+            delete_requested: r.delete_requested,
+        }
+    }
+}
+
+/// The homes page in the reader's zone (`tz`): one's own, or with
+/// `everyone` (admins only) every home and each tenant's settings.
+pub async fn page(db: &PgPool, principal: &Principal, tz: &str, everyone: bool) -> ServiceResult<HomesPage> {
+    let zone = crate::backend::calendar::zone(tz);
+    let day = |at: chrono::DateTime<chrono::Utc>| at.with_timezone(&zone).format("%a %-d %b %Y").to_string();
+    let homes = list(db, principal, everyone)
+        .await?
+        .into_iter()
+        .map(|h| {
+            let last = h.last_used.map(day).unwrap_or_else(|| "in use".into());
+            let gone = if h.delete_requested { "as soon as no session holds it".into() } else { day(h.deleted_on) };
+            (h, last, gone)
+        })
+        .collect();
+    let tenants = match everyone {
+        false => Vec::new(),
+        true => sqlx::query_as::<_, (String, i32, Option<i32>)>(
+            "SELECT slug, home_gib, home_retention_days FROM tenant ORDER BY slug",
+        )
+        .fetch_all(db)
+        .await?
+        .into_iter()
+        .map(|(slug, home_gib, home_retention_days)| (slug, HomeSettings { home_gib, home_retention_days }))
+        .collect(),
+    };
+    Ok(HomesPage { tz: zone.name().to_string(), homes, tenants, site_retention_days: SITE_RETENTION_DAYS })
+}
+
+/// Asks for `user`'s homes to go: their own, or anyone's for an admin
+/// (others: not found). The worker deletes each once no session holds it.
+pub async fn delete(db: &PgPool, principal: &Principal, user: Uuid) -> ServiceResult<()> {
+    if user != principal.user_id && !principal.is_admin() {
+        return Err(ServiceError::NotFound("home"));
+    }
+    let mut tx = db.begin().await?;
+    let owner: Vec<String> = sqlx::query_scalar(
+        "UPDATE home h SET delete_requested_at = coalesce(h.delete_requested_at, now())
+         FROM app_user u WHERE u.id = h.user_id AND h.user_id = $1 RETURNING u.email",
+    )
+    .bind(user)
+    .fetch_all(&mut *tx)
+    .await?;
+    let Some(email) = owner.first() else { return Err(ServiceError::NotFound("home")) };
+    let subject = crate::backend::audit::Subject { target: email, ..Default::default() };
+    crate::backend::audit::record(&mut tx, principal, "home.delete", subject, "deletion asked").await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Sets a tenant's home size and retention (admins).
+pub async fn set_tenant(
+    db: &PgPool,
+    principal: &Principal,
+    slug: &str,
+    settings: HomeSettings,
+) -> ServiceResult<HomeSettings> {
+    if !principal.is_admin() {
+        return Err(ServiceError::Forbidden("only admins set a tenant's homes"));
+    }
+    if !(1..=65536).contains(&settings.home_gib) {
+        return Err(FieldError::new("home_gib", "must be between 1 and 65536 GiB").into());
+    }
+    if settings.home_retention_days.is_some_and(|d| !(1..=3650).contains(&d)) {
+        return Err(FieldError::new(
+            "home_retention_days",
+            "must be between 1 and 3650 days, or empty for the site's default",
+        )
+        .into());
+    }
+    let mut tx = db.begin().await?;
+    let tenant: Option<Uuid> =
+        sqlx::query_scalar("UPDATE tenant SET home_gib = $2, home_retention_days = $3 WHERE slug = $1 RETURNING id")
+            .bind(slug)
+            .bind(settings.home_gib)
+            .bind(settings.home_retention_days)
+            .fetch_optional(&mut *tx)
+            .await?;
+    let Some(tenant) = tenant else { return Err(ServiceError::NotFound("tenant")) };
+    let detail = format!(
+        "homes {} GiB, kept {} days",
+        settings.home_gib,
+        settings.home_retention_days.unwrap_or(SITE_RETENTION_DAYS)
+    );
+    let subject = crate::backend::audit::Subject { target: slug, tenant: Some(tenant), pool: None };
+    crate::backend::audit::record(&mut tx, principal, "tenant.homes", subject, &detail).await?;
+    tx.commit().await?;
+    Ok(settings)
+}

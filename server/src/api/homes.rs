@@ -1,0 +1,39 @@
+//! Homes that outlive the window (issue 46): one's own (an admin: every
+//! one), asking for one to go, and a tenant's home size and retention.
+
+use super::auth::Caller;
+use super::error::ApiResult;
+use super::input::{ApiJson, PathId};
+use crate::state::AppState;
+use app::backend::homes;
+use app::model::{Home, HomeSettings};
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::routing::{delete, get, put};
+use axum::{Json, Router};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/homes", get(list))
+        .route("/homes/{id}", delete(remove))
+        .route("/tenants/{slug}/homes", put(set_tenant))
+}
+
+async fn list(State(state): State<AppState>, Caller(principal): Caller) -> ApiResult<Json<Vec<Home>>> {
+    Ok(Json(homes::list(&state.db, &principal, principal.is_admin()).await?))
+}
+
+/// `id` is the owner's id: their own, or anyone's for an admin.
+async fn remove(State(state): State<AppState>, Caller(principal): Caller, PathId(id): PathId) -> ApiResult<StatusCode> {
+    homes::delete(&state.db, &principal, id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn set_tenant(
+    State(state): State<AppState>,
+    Caller(principal): Caller,
+    Path(raw): Path<String>,
+    ApiJson(settings): ApiJson<HomeSettings>,
+) -> ApiResult<Json<HomeSettings>> {
+    Ok(Json(homes::set_tenant(&state.db, &principal, super::tenants::slug(&raw)?, settings).await?))
+}

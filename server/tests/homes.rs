@@ -1,0 +1,123 @@
+//! Homes that outlive the window (issue 46), as the portal, the API and the
+//! mails show them: whose home is listed to whom, until when it is kept, the
+//! tenant's settings with plain refusals, a deletion asked only by its owner
+//! or an admin, and the owner told 7 days and 1 day before it goes. The
+//! cluster's side is in real_cluster_homes.rs.
+
+mod common;
+
+use axum::http::Method;
+use chrono::{Duration, Utc};
+use common::{at, slot, Fixture, MIG};
+use serde_json::json;
+use uuid::Uuid;
+
+async fn user_id(f: &Fixture, email: &str) -> Uuid {
+    sqlx::query_scalar("SELECT id FROM app_user WHERE email = $1").bind(email).fetch_one(&f.db).await.unwrap()
+}
+
+/// The home.expiring notifications scheduled so far: their dedupe keys.
+async fn expiring(f: &Fixture) -> Vec<String> {
+    server::notify::outbox::schedule_timed(&f.db).await.unwrap();
+    sqlx::query_scalar("SELECT dedupe FROM notification WHERE event = 'home.expiring' ORDER BY created_at, dedupe")
+        .fetch_all(&f.db)
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_home_is_kept_after_its_owners_last_session_and_its_owner_hears_before_it_goes() {
+    let f = Fixture::new().await;
+    let ada = user_id(&f, "ada@a.test").await;
+    // Ada's last session ended two days ago; the worker kept her home.
+    let ended = Utc::now() - Duration::days(2);
+    f.place(MIG, 1, (ended - Duration::hours(3), ended), "completed").await;
+    sqlx::query("INSERT INTO home (user_id, storage_class, volume, size_gib) VALUES ($1, '', 'pvc-ada', 50)")
+        .bind(ada)
+        .execute(&f.db)
+        .await
+        .unwrap();
+
+    let (status, mine) = f.call(Method::GET, "/api/v1/homes", Some(&f.ada), None).await;
+    assert_eq!(status, 200, "{mine}");
+    assert_eq!(mine.as_array().unwrap().len(), 1, "{mine}");
+    let kept = at(&mine[0]["deleted_on"]);
+    assert!((kept - (ended + Duration::days(30))).num_seconds().abs() < 2, "30 days after her last session: {mine}");
+    assert_eq!(mine[0]["size_gib"], 50);
+    assert!((at(&mine[0]["last_used"]) - ended).num_seconds().abs() < 2);
+    let (_, theirs) = f.call(Method::GET, "/api/v1/homes", Some(&f.bob), None).await;
+    assert_eq!(theirs, json!([]), "bob sees no one's home but his own");
+    let (_, every) = f.call(Method::GET, "/api/v1/homes", Some(&f.admin), None).await;
+    assert!(every.as_array().unwrap().iter().any(|h| h["owner_email"] == "ada@a.test"), "{every}");
+    assert!(expiring(&f).await.is_empty(), "28 days ahead: nothing to say yet");
+
+    // The tenant's settings: plain refusals, then 5 days: she hears a week ahead.
+    let path = "/api/v1/tenants/team-a/homes";
+    for (body, field) in [
+        (json!({ "home_gib": 0 }), "home_gib"),
+        (json!({ "home_gib": 60, "home_retention_days": 5000 }), "home_retention_days"),
+    ] {
+        let (status, refused) = f.call(Method::PUT, path, Some(&f.admin), Some(body)).await;
+        assert_eq!((status.as_u16(), refused["field"].as_str()), (422, Some(field)), "{refused}");
+    }
+    let (status, _) = f.call(Method::PUT, path, Some(&f.ada), Some(json!({ "home_gib": 60 }))).await;
+    assert_eq!(status, 403, "only admins");
+    let (status, set) =
+        f.call(Method::PUT, path, Some(&f.admin), Some(json!({ "home_gib": 60, "home_retention_days": 5 }))).await;
+    assert_eq!(status, 200, "{set}");
+    let week = expiring(&f).await;
+    assert_eq!(week.len(), 1, "{week:?}");
+    assert!(week[0].starts_with("home:pvc-ada:7:"), "{week:?}");
+    // 3 days: now it goes tomorrow, and she hears again (once).
+    f.call(Method::PUT, path, Some(&f.admin), Some(json!({ "home_gib": 60, "home_retention_days": 3 }))).await;
+    let day = expiring(&f).await;
+    assert_eq!(day.len(), 2, "{day:?}");
+    assert!(day.iter().any(|key| key.starts_with("home:pvc-ada:1:")), "{day:?}");
+    assert_eq!(expiring(&f).await.len(), 2, "told once");
+
+    // The mail goes to her alone, and says when and where to act.
+    server::notify::outbox::fan_out(&f.db, true).await.unwrap();
+    let recipients: Vec<Option<Uuid>> = sqlx::query_scalar(
+        "SELECT d.user_id FROM notification_delivery d JOIN notification n ON n.id = d.notification_id
+         WHERE n.event = 'home.expiring'",
+    )
+    .fetch_all(&f.db)
+    .await
+    .unwrap();
+    assert_eq!(recipients, [Some(ada), Some(ada)], "her own, by email; no co-owner, no tenant webhook");
+    let due = server::notify::outbox::claim(&f.db, 10).await.unwrap();
+    let mail = server::notify::message::render("https://berth.example.org", &due[0], false);
+    assert!(mail.subject.starts_with("Your home is deleted on "), "{}", mail.subject);
+    assert!(mail.text.contains("3 days after your last session ended"), "{}", mail.text);
+    assert!(mail.text.contains("https://berth.example.org/settings"), "{}", mail.text);
+
+    // Only she or an admin may ask for it to go; the worker then deletes it.
+    let delete = format!("/api/v1/homes/{ada}");
+    let (status, _) = f.call(Method::DELETE, &delete, Some(&f.bob), None).await;
+    assert_eq!(status, 404, "bob cannot even tell it exists");
+    let (status, _) = f.call(Method::DELETE, &delete, Some(&f.ada), None).await;
+    assert_eq!(status, 204);
+    let (_, mine) = f.call(Method::GET, "/api/v1/homes", Some(&f.ada), None).await;
+    assert_eq!(mine[0]["delete_requested"], true);
+    assert_eq!(app::backend::worker::homes::due_to_go(&f.db, "").await.unwrap(), ["pvc-ada"]);
+    let (status, _) = f.call(Method::DELETE, &format!("/api/v1/homes/{}", Uuid::new_v4()), Some(&f.admin), None).await;
+    assert_eq!(status, 404, "no such home");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approved_booking_ahead_keeps_the_home_until_it_has_ended() {
+    let f = Fixture::new().await;
+    let ada = user_id(&f, "ada@a.test").await;
+    let long_ago = Utc::now() - Duration::days(40);
+    f.place(MIG, 1, (long_ago - Duration::hours(1), long_ago), "completed").await;
+    sqlx::query("INSERT INTO home (user_id, storage_class, volume, size_gib) VALUES ($1, '', 'pvc-ada', 50)")
+        .bind(ada)
+        .execute(&f.db)
+        .await
+        .unwrap();
+    let due = || app::backend::worker::homes::due_to_go(&f.db, "");
+    assert_eq!(due().await.unwrap(), ["pvc-ada"], "40 days after her last session");
+    let (status, body) = f.book(&f.ada, MIG, 1, slot(8), slot(12)).await;
+    assert_eq!(status, 201, "{body}");
+    assert!(due().await.unwrap().is_empty(), "her next session will need it");
+}
