@@ -183,6 +183,9 @@ const OPERATIONS: &[(&str, &str)] = &[
     ("post", "/series/preview"),
     ("post", "/series"),
     ("post", "/series/{id}/cancel"),
+    ("get", "/homes"),
+    ("delete", "/homes/{id}"),
+    ("put", "/tenants/{slug}/homes"),
 ];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
