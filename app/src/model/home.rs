@@ -5,6 +5,9 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+/// Days a home is kept after its owner's last session, unless their tenant says otherwise.
+pub const SITE_RETENTION_DAYS: i32 = 30;
+
 /// One person's kept home.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Home {

@@ -11,8 +11,7 @@ use sqlx::PgPool;
 use std::collections::HashMap;
 use uuid::Uuid;
 
-/// Days a home is kept after its owner's last session, unless their tenant says otherwise.
-pub const SITE_RETENTION_DAYS: i32 = 30;
+pub use crate::model::SITE_RETENTION_DAYS;
 
 /// The end of the retention of `owner`'s home (an SQL expression of the
 /// owner's id; `site_days` the parameter holding `SITE_RETENTION_DAYS`): the
