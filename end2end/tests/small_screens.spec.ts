@@ -12,7 +12,7 @@ async function pages(page: Page): Promise<string[]> {
   const paths = [
     '/', '/calendar', '/bookings', '/find', '/series', '/tokens', '/settings', '/dashboard', '/reports',
     '/reports/tokenomics', '/admin/users', '/admin/pools', `/admin/pools/${lab.id}`, '/admin/tenants',
-    '/admin/approvals', '/admin/waitlist', '/admin/audit', '/admin/worker',
+    '/admin/homes', '/admin/approvals', '/admin/waitlist', '/admin/audit', '/admin/worker',
   ];
   const booking = (Array.isArray(mine) ? mine : mine.bookings ?? [])[0];
   if (booking) paths.push(`/bookings/${booking.id}`, `/bookings/${booking.id}/manifests`);
