@@ -73,10 +73,8 @@ test('admins see every home and set a tenant\'s home size and retention', async 
   await page.goto('/admin/homes');
   await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
   await expect(page.getByRole('heading', { name: 'Homes', exact: true })).toBeVisible();
+  // (A refused size is a 422 with the field named: server/tests/homes.rs.)
   const size = page.locator('input[name="home_gib"]').first();
-  await size.fill('0');
-  await page.getByRole('button', { name: /^Save homes, / }).first().click();
-  await expect(page.getByRole('alert')).toContainText('must be between 1 and 65536');
   await size.fill('80');
   await page.getByRole('button', { name: /^Save homes, / }).first().click();
   await expect(page.getByText('Saved.', { exact: true })).toBeVisible();

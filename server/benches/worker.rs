@@ -88,6 +88,17 @@ impl Bench {
     /// `n` approved bookings whose window opens `opens_in` from now, in one
     /// transaction (capacity is not the point here, so admission is skipped).
     async fn book(&self, n: i32, opens_in: chrono::Duration) -> Vec<Uuid> {
+        self.book_for(self.user, n, opens_in).await
+    }
+
+    /// A new member of the bench's tenant (someone with no home yet).
+    async fn new_person(&self) -> Uuid {
+        let email = format!("person-{}@bench.test", Uuid::new_v4().simple());
+        users::upsert_user(&self.db, &email, "Person", Role::User, "bench").await.unwrap()
+    }
+
+    /// `n` approved bookings of `person` whose window opens `opens_in` from now.
+    async fn book_for(&self, person: Uuid, n: i32, opens_in: chrono::Duration) -> Vec<Uuid> {
         sqlx::query_scalar(
             "INSERT INTO booking (pool_id, kind, user_id, tenant_id, quantity, mode, image, starts_at, ends_at, state)
              SELECT $1, $2, $3, $4, 1, 'interactive', 'quay.io/jupyter/pytorch-notebook:cuda12-latest',
@@ -96,7 +107,7 @@ impl Bench {
         )
         .bind(self.pool)
         .bind(KIND)
-        .bind(self.user)
+        .bind(person)
         .bind(self.tenant)
         .bind(opens_in)
         .bind(n)

@@ -12,6 +12,13 @@
 //! 4. With `--kueue` and `--scale-ahead 30m` on: the requests and writes of a
 //!    converged pass with 1 and 200 sessions active and as many bookings
 //!    opening within the lead time (their room held).
+//! 5. The cluster's own floor: the same objects for 50 sessions applied by a
+//!    bare client (server-side apply, nothing read first) at the worker's
+//!    concurrency, as berth-worker, on the same server in the same run;
+//!    and Berth's 50-at-once "every object applied" as a ratio of it.
+//! 6. Homes (issue 46): window open → `active` for a person's first session
+//!    (a new home, provisioned) and for a returning person (their kept home
+//!    reserved and bound again), a stand-in provisioner playing its part.
 
 use super::kube_stack::{self, reap_pods, run_pods, As};
 use super::{namespace, percentile, Bench};
@@ -223,7 +230,167 @@ pub async fn rows(bench: &Bench) {
         grown / 1024
     );
     bench.end_all().await;
+    let floor = floor(stack, 50).await;
+    let (ours, bare) = (*fifty.applied.last().unwrap(), *floor.last().unwrap());
+    println!(
+        "\nThe floor, 50 sessions' objects applied by a bare client 8 sessions at a time: p50 {}, last {}. \
+         Berth's 50 at once, every object applied: last {} = {:.2}× the floor.",
+        ms(percentile(&floor, 50.0)),
+        ms(bare),
+        ms(ours),
+        ours.as_secs_f64() / bare.as_secs_f64()
+    );
+    homes(bench, stack, &admin).await;
     with_switches(bench, stack, &admin).await;
+}
+
+/// The floor: every object of `n` sessions (as the worker builds them)
+/// applied with server-side apply by a client as berth-worker, 8 sessions at
+/// once (the worker's `STARTS_AT_ONCE`), each session's objects in order.
+/// Returns each session's time to its last object, sorted.
+async fn floor(stack: &kube_stack::Stack, n: usize) -> Vec<Duration> {
+    use futures::StreamExt;
+    use kube::api::{DynamicObject, Patch, PatchParams};
+    let client = stack.client(As::Worker).await;
+    let sessions: Vec<manifests::Session> = (0..n)
+        .map(|_| manifests::Session {
+            booking_id: Uuid::new_v4(),
+            pool_id: Uuid::new_v4(),
+            tenant: "floor".into(),
+            user: "someone@bench.test".into(),
+            co_owners: vec![],
+            quantity: 1,
+            interactive: true,
+            image: "quay.io/jupyter/pytorch-notebook:cuda12-latest".into(),
+            kind: manifests::KindGrant {
+                kind: super::KIND.into(),
+                replicas_per_unit: 2,
+                cpu_millis_per_unit: 4000,
+                memory_mib_per_unit: 32768,
+                storage_gib_per_unit: 50,
+                lend_idle: false,
+            },
+            other_kinds: vec![],
+            placement: Default::default(),
+            window: Default::default(),
+        })
+        .collect();
+    let started = Instant::now();
+    let apply = |session: manifests::Session| {
+        let client = client.clone();
+        async move {
+            for object in manifests::all(&session, &Cluster::default(), "t0ken") {
+                let text = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
+                let resource = server::worker::snapshot::resource(&text(&object["apiVersion"]), &text(&object["kind"]));
+                let api: Api<DynamicObject> = match object["metadata"]["namespace"].as_str() {
+                    Some(ns) => Api::namespaced_with(client.clone(), ns, &resource),
+                    None => Api::all_with(client.clone(), &resource),
+                };
+                let (params, patch) = (PatchParams::apply(manifests::FIELD_MANAGER).force(), Patch::Apply(&object));
+                let name = text(&object["metadata"]["name"]);
+                server::worker::retry::retrying(3, Duration::from_millis(200), || api.patch(&name, &params, &patch))
+                    .await
+                    .unwrap_or_else(|e| panic!("the bare client applies {name}: {e}"));
+            }
+            started.elapsed()
+        }
+    };
+    let mut done: Vec<Duration> =
+        futures::stream::iter(sessions.clone()).map(apply).buffer_unordered(8).collect().await;
+    done.sort();
+    let namespaces: Api<Namespace> = Api::all(stack.client(As::Admin).await);
+    for session in &sessions {
+        let _ = namespaces.delete(&session.namespace(), &Default::default()).await;
+    }
+    done
+}
+
+/// The stand-in provisioner: a PersistentVolume for every pending claim of
+/// storage class `HOMES` in a session namespace, made for that claim, until
+/// aborted. The controller manager binds them.
+async fn provisioner(admin: kube::Client) {
+    use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
+    let (claims, volumes) = (Api::<PersistentVolumeClaim>::all(admin.clone()), Api::<PersistentVolume>::all(admin));
+    loop {
+        for claim in claims.list(&ListParams::default()).await.map(|l| l.items).unwrap_or_default() {
+            let spec = claim.spec.clone().unwrap_or_default();
+            if spec.volume_name.is_some() || spec.storage_class_name.as_deref() != Some(HOMES) {
+                continue;
+            }
+            let uid = claim.metadata.uid.clone().unwrap_or_default();
+            let pv = serde_json::json!({ "apiVersion": "v1", "kind": "PersistentVolume",
+                "metadata": { "name": format!("pvc-{uid}") },
+                "spec": { "capacity": { "storage": "200Gi" }, "accessModes": ["ReadWriteOnce"],
+                          "persistentVolumeReclaimPolicy": "Delete", "storageClassName": HOMES,
+                          "hostPath": { "path": format!("/tmp/{uid}") },
+                          "claimRef": { "namespace": claim.metadata.namespace, "name": claim.metadata.name, "uid": uid } } });
+            let _ = volumes.create(&Default::default(), &serde_json::from_value(pv).unwrap()).await;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+const HOMES: &str = "bench-homes";
+
+/// Window open → `active` for a person's first session and for their next
+/// one, `samples` people, one session at a time, the worker loop running.
+async fn homes(bench: &Bench, stack: &kube_stack::Stack, admin: &kube::Client) {
+    let samples = std::env::var("BENCH_HOME_SAMPLES").ok().and_then(|s| s.parse().ok()).unwrap_or(5);
+    let (kubelet, provisioner) = (tokio::spawn(kubelet(admin.clone())), tokio::spawn(provisioner(admin.clone())));
+    let cluster = Cluster { storage_class: Some(HOMES.into()), ..Cluster::default() };
+    let worker = Reconciler::new(bench.db.clone(), counted_worker_client(stack).await, cluster);
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let loop_task = tokio::spawn(async move { server::worker::run::run(worker, stopped).await.unwrap() });
+    let namespaces: Api<Namespace> = Api::all(admin.clone());
+    let (mut first, mut again) = (Vec::new(), Vec::new());
+    for _ in 0..samples {
+        let person = bench.new_person().await;
+        for times in [&mut first, &mut again] {
+            let ids = bench.book_for(person, 1, chrono::Duration::seconds(2)).await;
+            times.extend(until_active(&bench.db, &ids, Instant::now() + Duration::from_secs(2)).await.active);
+            // Kept (the repair pass saw the claim bound), then the window ends.
+            let deadline = Instant::now() + Duration::from_secs(120);
+            while sqlx::query_scalar::<_, i64>("SELECT count(*) FROM home WHERE user_id = $1")
+                .bind(person)
+                .fetch_one(&bench.db)
+                .await
+                .unwrap()
+                == 0
+            {
+                assert!(Instant::now() < deadline, "no home kept within 120 s");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            sqlx::query("UPDATE booking SET ends_at = now() WHERE id = ANY($1)")
+                .bind(&ids)
+                .execute(&bench.db)
+                .await
+                .unwrap();
+            while namespaces.get_opt(&namespace(ids[0])).await.unwrap().is_some() {
+                assert!(Instant::now() < deadline, "namespace not gone within 120 s");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    }
+    stop.send(true).unwrap();
+    loop_task.await.unwrap();
+    kubelet.abort();
+    provisioner.abort();
+    first.sort();
+    again.sort();
+    println!("\n## Homes (real API server, stand-in provisioner and kubelet every 100 ms, {samples} people)\n");
+    println!("| window open → `active` | p50 | last |");
+    println!("| --- | ---: | ---: |");
+    println!(
+        "| a person's first session (a new home) | {} | {} |",
+        ms(percentile(&first, 50.0)),
+        ms(*first.last().unwrap())
+    );
+    println!(
+        "| a returning person (their home bound again) | {} | {} |",
+        ms(percentile(&again, 50.0)),
+        ms(*again.last().unwrap())
+    );
+    bench.end_all().await;
 }
 
 /// A converged pass with both switches on (`--kueue`, `--scale-ahead 30m`):
