@@ -186,6 +186,7 @@ const OPERATIONS: &[(&str, &str)] = &[
     ("get", "/homes"),
     ("delete", "/homes/{id}"),
     ("put", "/tenants/{slug}/homes"),
+    ("put", "/homes/price"),
 ];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -121,3 +121,42 @@ async fn an_approved_booking_ahead_keeps_the_home_until_it_has_ended() {
     assert_eq!(status, 201, "{body}");
     assert!(due().await.unwrap().is_empty(), "her next session will need it");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reports_show_the_storage_each_tenants_homes_held_at_the_sites_price() {
+    let f = Fixture::new().await;
+    let ada = user_id(&f, "ada@a.test").await;
+    let ended = Utc::now() - Duration::days(20);
+    f.place(MIG, 1, (ended - Duration::hours(1), ended), "completed").await;
+    // A 50 GiB home kept for the last 10 days, and a 100 GiB one that went 10 days before that after 5 days.
+    sqlx::query(
+        "INSERT INTO home (user_id, storage_class, volume, size_gib, created_at, gone_at) VALUES
+         ($1, '', 'pvc-now', 50, now() - interval '10 days', NULL),
+         ($1, 'fast', 'pvc-then', 100, now() - interval '25 days', now() - interval '20 days')",
+    )
+    .bind(ada)
+    .execute(&f.db)
+    .await
+    .unwrap();
+    let (status, refused) =
+        f.call(Method::PUT, "/api/v1/homes/price", Some(&f.admin), Some(json!({ "per_gib_month": -1 }))).await;
+    assert_eq!((status.as_u16(), refused["field"].as_str()), (422, Some("per_gib_month")), "{refused}");
+    let (status, _) =
+        f.call(Method::PUT, "/api/v1/homes/price", Some(&f.admin), Some(json!({ "per_gib_month": 0.3 }))).await;
+    assert_eq!(status, 200);
+    let (from, to) = ((Utc::now() - Duration::days(30)).to_rfc3339(), Utc::now().to_rfc3339());
+    let path = format!("/api/v1/reports/utilization?from={}&to={}&group=tenant", urlencode(&from), urlencode(&to));
+    let (status, report) = f.call(Method::GET, &path, Some(&f.mia), None).await;
+    assert_eq!(status, 200, "{report}");
+    assert_eq!(report["storage_price_per_gib_month"], 0.3);
+    let line = &report["storage"][0];
+    assert_eq!(line["tenant"], "team-a");
+    // 50 × 10 + 100 × 5 = 1 000 GiB-days; at 0.3 per GiB-month of 30 days: 10.
+    let gib_days = line["gib_days"].as_f64().unwrap();
+    assert!((gib_days - 1000.0).abs() < 0.2, "{line}");
+    assert!((line["showback_cost"].as_f64().unwrap() - 10.0).abs() < 0.01, "{line}");
+}
+
+fn urlencode(text: &str) -> String {
+    text.replace('+', "%2B").replace(':', "%3A")
+}

@@ -21,7 +21,7 @@ pub async fn list(db: &PgPool, principal: &Principal, everyone: bool) -> Service
                    AND b.state IN ('active', 'completed') AND b.ends_at <= now()) AS last_used,
                 {} AS deleted_on, h.delete_requested_at IS NOT NULL AS delete_requested
          FROM home h JOIN app_user u ON u.id = h.user_id
-         WHERE $2 OR h.user_id = $3
+         WHERE h.gone_at IS NULL AND ($2 OR h.user_id = $3)
          ORDER BY deleted_on, u.email, h.storage_class",
         kept_until_sql("h.user_id", "$1")
     );
@@ -88,7 +88,17 @@ pub async fn page(db: &PgPool, principal: &Principal, tz: &str, everyone: bool) 
         .map(|(slug, home_gib, home_retention_days)| (slug, HomeSettings { home_gib, home_retention_days }))
         .collect(),
     };
-    Ok(HomesPage { tz: zone.name().to_string(), homes, tenants, site_retention_days: SITE_RETENTION_DAYS })
+    let price_per_gib_month = match everyone {
+        true => crate::backend::reports::storage::price(&mut *db.acquire().await?).await?,
+        false => 0.0,
+    };
+    Ok(HomesPage {
+        tz: zone.name().to_string(),
+        homes,
+        tenants,
+        site_retention_days: SITE_RETENTION_DAYS,
+        price_per_gib_month,
+    })
 }
 
 /// Asks for `user`'s homes to go: their own, or anyone's for an admin
@@ -100,7 +110,7 @@ pub async fn delete(db: &PgPool, principal: &Principal, user: Uuid) -> ServiceRe
     let mut tx = db.begin().await?;
     let owner: Vec<String> = sqlx::query_scalar(
         "UPDATE home h SET delete_requested_at = coalesce(h.delete_requested_at, now())
-         FROM app_user u WHERE u.id = h.user_id AND h.user_id = $1 RETURNING u.email",
+         FROM app_user u WHERE u.id = h.user_id AND h.user_id = $1 AND h.gone_at IS NULL RETURNING u.email",
     )
     .bind(user)
     .fetch_all(&mut *tx)
@@ -150,4 +160,31 @@ pub async fn set_tenant(
     crate::backend::audit::record(&mut tx, principal, "tenant.homes", subject, &detail).await?;
     tx.commit().await?;
     Ok(settings)
+}
+
+/// Sets the site's price per GiB-month of home storage (admins).
+pub async fn set_price(
+    db: &PgPool,
+    principal: &Principal,
+    price: crate::model::HomePrice,
+) -> ServiceResult<crate::model::HomePrice> {
+    if !principal.is_admin() {
+        return Err(ServiceError::Forbidden("only admins set the price of home storage"));
+    }
+    if !price.per_gib_month.is_finite() || !(0.0..=1_000_000.0).contains(&price.per_gib_month) {
+        return Err(FieldError::new("per_gib_month", "must be a price between 0 and 1 000 000").into());
+    }
+    let mut tx = db.begin().await?;
+    sqlx::query(
+        "INSERT INTO home_price (singleton, per_gib_month) VALUES (true, $1)
+         ON CONFLICT (singleton) DO UPDATE SET per_gib_month = EXCLUDED.per_gib_month",
+    )
+    .bind(price.per_gib_month)
+    .execute(&mut *tx)
+    .await?;
+    let subject = crate::backend::audit::Subject { target: "home storage", ..Default::default() };
+    let detail = format!("{} per GiB-month", price.per_gib_month);
+    crate::backend::audit::record(&mut tx, principal, "homes.price", subject, &detail).await?;
+    tx.commit().await?;
+    Ok(price)
 }

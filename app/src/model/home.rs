@@ -47,4 +47,15 @@ pub struct HomesPage {
     /// Admins: each tenant's settings, by slug.
     pub tenants: Vec<(String, HomeSettings)>,
     pub site_retention_days: i32,
+    /// Admins: the site's price per GiB-month of home storage, for the reports.
+    #[serde(default)]
+    pub price_per_gib_month: f64,
+}
+
+/// `PUT /api/v1/homes/price`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HomePrice {
+    /// In the site's currency, per GiB and 30 days (0–1 000 000).
+    pub per_gib_month: f64,
 }

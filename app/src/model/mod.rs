@@ -39,7 +39,7 @@ pub use calendar::{
 };
 pub use calendar_feed::{CalendarFeed, PoolFeed};
 pub use dashboard::{BookingLine, BudgetLine, Dashboard, LiveSession, UpcomingLine, SPARK_MINUTES};
-pub use home::{Home, HomeSettings, HomesPage, SITE_RETENTION_DAYS};
+pub use home::{Home, HomePrice, HomeSettings, HomesPage, SITE_RETENTION_DAYS};
 pub use idle_policy::IdlePolicy;
 pub use my_bookings::{
     ActionNotice, BookingCard, ClusterMode, EndOption, FindPage, FindQuery, FoundSlots, MyBookings,
@@ -54,7 +54,7 @@ pub use pool::{
 pub use pool_form::{KindForm, PoolForm};
 pub use principal::{Principal, Role, TenantRef};
 pub use report::{
-    HeatCell, PeriodKind, ReportGroup, ReportPage, ReportPageQuery, ReportQuery, ReportRow, TrendPoint,
+    HeatCell, PeriodKind, ReportGroup, ReportPage, ReportPageQuery, ReportQuery, ReportRow, StorageLine, TrendPoint,
     UtilizationReport, REPORT_CSV_COLUMNS,
 };
 pub use series::{

@@ -149,6 +149,21 @@ pub struct UtilizationReport {
     /// The ISO 4217 code showback costs are in.
     #[serde(default)]
     pub currency: String,
+    /// Storage the tenants' homes held in the period (issue 46), by tenant.
+    #[serde(default)]
+    pub storage: Vec<StorageLine>,
+    /// What a GiB of home storage costs per month (30 days), in `currency`.
+    #[serde(default)]
+    pub storage_price_per_gib_month: f64,
+}
+
+/// Home storage one tenant's members held in the period: GiB × days, and
+/// its showback at the site's price per GiB-month (30 days).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StorageLine {
+    pub tenant: String,
+    pub gib_days: f64,
+    pub showback_cost: f64,
 }
 
 /// The column names of the report's CSV, in order (the JSON field names of

@@ -56,6 +56,15 @@ pub async fn set_tenant_homes(
     Ok(crate::backend::homes::set_tenant(&ctx.db, &principal, &tenant, settings).await?)
 }
 
+#[server(prefix = "/rpc", endpoint = "admin/homes/price", output = crate::codec::JsonText)]
+pub async fn set_home_price(per_gib_month: String) -> Result<crate::model::HomePrice, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
+    let per_gib_month: f64 = per_gib_month.trim().parse().map_err(|_| {
+        crate::backend::ServiceError::from(crate::rules::FieldError::new("per_gib_month", "must be a number"))
+    })?;
+    Ok(crate::backend::homes::set_price(&ctx.db, &principal, crate::model::HomePrice { per_gib_month }).await?)
+}
+
 /// A home as one line: size, last use, deletion date.
 fn line(home: &Home, last: &str, gone: &str) -> String {
     let class =
@@ -112,12 +121,21 @@ pub fn MyHome() -> impl IntoView {
 pub fn AdminHomesPage() -> impl IntoView {
     let delete = ServerAction::<DeleteHome>::new();
     let tenant = ServerAction::<SetTenantHomes>::new();
-    let page = Resource::new(move || (delete.version().get(), tenant.version().get()), |_| load_all_homes());
+    let price = ServerAction::<SetHomePrice>::new();
+    let page = Resource::new(
+        move || (delete.version().get(), tenant.version().get(), price.version().get()),
+        |_| load_all_homes(),
+    );
     let outcome = move || {
-        let failed = [delete.value().get().and_then(|r| r.err()), tenant.value().get().and_then(|r| r.err())];
+        let failed = [
+            delete.value().get().and_then(|r| r.err()),
+            tenant.value().get().and_then(|r| r.err()),
+            price.value().get().and_then(|r| r.err()),
+        ];
+        let saved = tenant.value().get().is_some_and(|r| r.is_ok()) || price.value().get().is_some_and(|r| r.is_ok());
         match failed.into_iter().flatten().next() {
             Some(err) => Some(view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any()),
-            None => tenant.value().get().map(|_| view! { <p class="notice" role="status">"Saved."</p> }.into_any()),
+            None => saved.then(|| view! { <p class="notice" role="status">"Saved."</p> }.into_any()),
         }
     };
     view! {
@@ -127,7 +145,7 @@ pub fn AdminHomesPage() -> impl IntoView {
         {outcome}
         <Transition fallback=|| view! { <p class="loading">"Loading homes…"</p> }>
             {move || page.get().map(|result| match result {
-                Ok(page) => view! { <HomesTables page delete tenant/> }.into_any(),
+                Ok(page) => view! { <HomesTables page delete tenant price/> }.into_any(),
                 Err(err) => super::forbidden::or_refusal(super::forbidden::ADMINS, "Could not load homes: ", err),
             })}
         </Transition>
@@ -139,8 +157,10 @@ fn HomesTables(
     page: HomesPage,
     delete: ServerAction<DeleteHome>,
     tenant: ServerAction<SetTenantHomes>,
+    price: ServerAction<SetHomePrice>,
 ) -> impl IntoView {
     let site = page.site_retention_days;
+    let per_gib_month = page.price_per_gib_month.to_string();
     let homes = page.homes.into_iter().map(|(home, last, gone)| {
         let owner = format!("{} <{}>", home.owner_name, home.owner_email);
         view! {
@@ -193,5 +213,12 @@ fn HomesTables(
             <thead><tr><th>"Tenant"</th><th>"Home size (GiB)"</th><th>"Days kept"</th><th><span class="visually-hidden">"Actions"</span></th></tr></thead>
             <tbody>{tenants}</tbody>
         </table>
+        <h2>"Price"</h2>
+        <p class="muted">"Reports show the storage each tenant's homes held, in GiB-days, and its showback at this "
+            "price per GiB and month (30 days), in the site's currency."</p>
+        <ActionForm action=price attr:class="inline-form">
+            <label>"Per GiB-month " <input name="per_gib_month" inputmode="decimal" size="8" required value=per_gib_month/></label>
+            <button class="button secondary" type="submit">"Save price"</button>
+        </ActionForm>
     }
 }

@@ -154,6 +154,28 @@ fn Report(page: ReportPage) -> impl IntoView {
             <tfoot><ReportLine row=report.total/></tfoot>
         </table>
         </div>
+        <h2>"Storage held by homes"</h2>
+        {if report.storage.is_empty() {
+            view! { <p class="muted" id="storage-none">"No home was kept in this period."</p> }.into_any()
+        } else {
+            let price = report.storage_price_per_gib_month;
+            view! {
+                <table class="bookings storage" id="storage-table">
+                    <caption>{format!(
+                        "Each home's size × the days it was kept in the period, by its owner's tenant; showback at \
+                         {price:.2} {} per GiB-month (30 days; admins set it on the Homes page).", report.currency
+                    )}</caption>
+                    <thead><tr><th scope="col">"Tenant"</th><th scope="col">"GiB-days"</th>
+                        <th scope="col">{format!("Showback ({})", report.currency)}</th></tr></thead>
+                    <tbody>
+                        {report.storage.into_iter().map(|line| view! {
+                            <tr><th scope="row">{line.tenant}</th><td>{format!("{:.1}", line.gib_days)}</td>
+                                <td>{format!("{:.2}", line.showback_cost)}</td></tr>
+                        }).collect_view()}
+                    </tbody>
+                </table>
+            }.into_any()
+        }}
         <h2>"Trend"</h2>
         <TrendChart trend=report.trend bucket=report.trend_bucket/>
         <h2>"Occupancy by weekday and hour"</h2>

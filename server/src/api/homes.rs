@@ -6,7 +6,7 @@ use super::error::ApiResult;
 use super::input::{ApiJson, PathId};
 use crate::state::AppState;
 use app::backend::homes;
-use app::model::{Home, HomeSettings};
+use app::model::{Home, HomePrice, HomeSettings};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::{delete, get, put};
@@ -15,6 +15,7 @@ use axum::{Json, Router};
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/homes", get(list))
+        .route("/homes/price", put(set_price))
         .route("/homes/{id}", delete(remove))
         .route("/tenants/{slug}/homes", put(set_tenant))
 }
@@ -36,4 +37,12 @@ async fn set_tenant(
     ApiJson(settings): ApiJson<HomeSettings>,
 ) -> ApiResult<Json<HomeSettings>> {
     Ok(Json(homes::set_tenant(&state.db, &principal, super::tenants::slug(&raw)?, settings).await?))
+}
+
+async fn set_price(
+    State(state): State<AppState>,
+    Caller(principal): Caller,
+    ApiJson(price): ApiJson<HomePrice>,
+) -> ApiResult<Json<HomePrice>> {
+    Ok(Json(homes::set_price(&state.db, &principal, price).await?))
 }

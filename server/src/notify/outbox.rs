@@ -39,7 +39,7 @@ pub async fn schedule_timed(db: &PgPool) -> sqlx::Result<u64> {
                              WHERE b.user_id = h.user_id AND b.state IN ('approved', 'active', 'completed')
                              ORDER BY b.ends_at DESC, b.id LIMIT 1) last
          CROSS JOIN (VALUES (7, 1), (1, 0)) d(days, after)
-         WHERE h.delete_requested_at IS NULL AND k.kept <= now() + make_interval(days => d.days)
+         WHERE h.gone_at IS NULL AND h.delete_requested_at IS NULL AND k.kept <= now() + make_interval(days => d.days)
            AND k.kept > now() + make_interval(days => d.after)
          ON CONFLICT (dedupe) DO NOTHING",
         app::backend::worker::homes::kept_until_sql("h.user_id", "$2")

@@ -6,6 +6,7 @@ pub mod dashboard;
 mod figures;
 pub mod period;
 pub mod rollups;
+pub mod storage;
 pub mod tokenomics;
 
 use crate::backend::error::ServiceResult;
@@ -56,9 +57,11 @@ pub async fn utilization(
             .bind(to)
             .fetch_one(&mut *table)
             .await?;
-        ServiceResult::Ok(((capacity, lent), rows, gaps))
+        let price = storage::price(&mut table).await?;
+        let held = storage::held(&mut table, from, to, price).await?;
+        ServiceResult::Ok(((capacity, lent), rows, (gaps, held, price)))
     };
-    let ((capacity, rows, gap_minutes), charts) = match second {
+    let ((capacity, rows, (gap_minutes, storage, storage_price_per_gib_month)), charts) = match second {
         Some(mut charts_tx) => {
             let (table_side, charts) =
                 tokio::join!(table_side, charts::charts(&mut charts_tx, from, to, &settled, &tz));
@@ -86,6 +89,8 @@ pub async fn utilization(
         heatmap: charts.heatmap,
         gap_minutes,
         currency: currency.to_string(),
+        storage,
+        storage_price_per_gib_month,
     })
 }
 

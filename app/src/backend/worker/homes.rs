@@ -36,7 +36,10 @@ pub async fn kept_until(db: &PgPool, user: Uuid) -> ServiceResult<DateTime<Utc>>
 /// The recorded homes of storage class `class`, by owner.
 pub async fn volumes(db: &PgPool, class: &str) -> ServiceResult<HashMap<Uuid, String>> {
     let rows: Vec<(Uuid, String)> =
-        sqlx::query_as("SELECT user_id, volume FROM home WHERE storage_class = $1").bind(class).fetch_all(db).await?;
+        sqlx::query_as("SELECT user_id, volume FROM home WHERE storage_class = $1 AND gone_at IS NULL")
+            .bind(class)
+            .fetch_all(db)
+            .await?;
     Ok(rows.into_iter().collect())
 }
 
@@ -44,7 +47,7 @@ pub async fn volumes(db: &PgPool, class: &str) -> ServiceResult<HashMap<Uuid, St
 pub async fn of(db: &PgPool, user: Uuid, class: &str) -> ServiceResult<Option<(String, i32)>> {
     Ok(sqlx::query_as(
         "SELECT volume, size_gib FROM home
-         WHERE user_id = $1 AND storage_class = $2 AND delete_requested_at IS NULL",
+         WHERE user_id = $1 AND storage_class = $2 AND delete_requested_at IS NULL AND gone_at IS NULL",
     )
     .bind(user)
     .bind(class)
@@ -103,7 +106,8 @@ pub async fn record(db: &PgPool, user: Uuid, class: &str, volume: &str, size_gib
 pub async fn due_to_go(db: &PgPool, class: &str) -> ServiceResult<Vec<String>> {
     let rows: Vec<String> = sqlx::query_scalar(&format!(
         "SELECT h.volume FROM home h
-         WHERE h.storage_class = $2 AND (h.delete_requested_at IS NOT NULL OR {} < now())",
+         WHERE h.storage_class = $2 AND h.gone_at IS NULL
+           AND (h.delete_requested_at IS NOT NULL OR {} < now())",
         kept_until_sql("h.user_id", "$1")
     ))
     .bind(SITE_RETENTION_DAYS)
@@ -113,9 +117,13 @@ pub async fn due_to_go(db: &PgPool, class: &str) -> ServiceResult<Vec<String>> {
     Ok(rows)
 }
 
-/// Forgets the home on `volume` (the worker has let the cluster delete it).
+/// Records that the home on `volume` went (the worker let the cluster
+/// delete it, or found it gone); it stays as history for the reports.
 pub async fn forget(db: &PgPool, volume: &str) -> ServiceResult<()> {
-    sqlx::query("DELETE FROM home WHERE volume = $1").bind(volume).execute(db).await?;
+    sqlx::query("UPDATE home SET gone_at = now() WHERE volume = $1 AND gone_at IS NULL")
+        .bind(volume)
+        .execute(db)
+        .await?;
     Ok(())
 }
 
