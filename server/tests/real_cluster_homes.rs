@@ -233,7 +233,7 @@ async fn a_persons_home_follows_them_from_session_to_session_and_goes_after_its_
         .execute(&w.f.db)
         .await
         .unwrap();
-    assert_eq!(w.worker.sweep().await.unwrap().homes_let_go, [volume.clone()]);
+    assert_eq!(w.worker.sweep().await.unwrap().homes_let_go, std::slice::from_ref(&volume));
     let released = volumes.get(&volume).await.unwrap();
     assert_eq!(
         released.spec.unwrap().persistent_volume_reclaim_policy.as_deref(),
