@@ -1,21 +1,8 @@
 import { test, expect, Page } from '@playwright/test';
-import { collectErrors, signIn } from './login';
+import { bookLab as book, collectErrors, signIn, slot } from './login';
 
 // Destructive actions ask first, a booking on the calendar opens its own
 // page, the week view marks now, and a page for another role says so.
-
-const quarter = 15 * 60 * 1000;
-const slot = (n: number) => new Date((Math.floor(Date.now() / quarter) + n) * quarter).toISOString();
-
-async function book(page: Page, startSlot: number, endSlot: number) {
-  const lab = (await (await page.request.get('/api/v1/pools')).json()).find((p: { name: string }) => p.name === 'lab-h100');
-  const answer = await page.request.post('/api/v1/bookings', {
-    headers: { Origin: new URL(page.url()).origin },
-    data: { pool_id: lab.id, kind: 'nvidia.com/mig-1g.24gb', quantity: 1, mode: 'interactive', start: slot(startSlot), end: slot(endSlot) },
-  });
-  expect(answer.status(), await answer.text()).toBe(201);
-  return { booking: await answer.json(), pool: lab.id as string };
-}
 
 async function state(page: Page, id: string): Promise<string> {
   return (await (await page.request.get(`/api/v1/bookings/${id}`)).json()).state;

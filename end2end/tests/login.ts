@@ -44,3 +44,19 @@ export async function confirmOnCard(page: Page, card: ReturnType<Page['locator']
   await expect(dialog).toBeVisible();
   await dialog.getByRole('button', { name: yes }).click();
 }
+
+const quarter = 15 * 60 * 1000;
+
+/// The start of the `n`-th quarter-hour slot from the current one (0: the one running now).
+export const slot = (n: number) => new Date((Math.floor(Date.now() / quarter) + n) * quarter).toISOString();
+
+/// Books one MIG slice of lab-h100 over slots [startSlot, endSlot) through the API, as the page's user.
+export async function bookLab(page: Page, startSlot: number, endSlot: number) {
+  const lab = (await (await page.request.get('/api/v1/pools')).json()).find((p: { name: string }) => p.name === 'lab-h100');
+  const answer = await page.request.post('/api/v1/bookings', {
+    headers: { Origin: new URL(page.url()).origin },
+    data: { pool_id: lab.id, kind: 'nvidia.com/mig-1g.24gb', quantity: 1, mode: 'interactive', start: slot(startSlot), end: slot(endSlot) },
+  });
+  expect(answer.status(), await answer.text()).toBe(201);
+  return { booking: await answer.json(), pool: lab.id as string };
+}

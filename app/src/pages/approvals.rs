@@ -139,15 +139,12 @@ fn Queue(list: Vec<PendingApproval>, decide: ServerAction<Decide>) -> impl IntoV
 
 /// "Approvals (3)" in the admins' navigation.
 #[component]
-pub fn ApprovalsLink() -> impl IntoView {
-    let count = super::shared().pending_approvals;
+pub fn ApprovalsLink(waiting: i64) -> impl IntoView {
     view! {
         <a href="/admin/approvals" id="approvals-nav">"Approvals"
-            <Suspense fallback=|| ()>
-                {move || count.get().and_then(|r| r.ok()).filter(|n| *n > 0).map(|n| view! {
-                    " " <span class="badge state-pending" id="approvals-count" aria-label=format!("{n} waiting")>{n}</span>
-                })}
-            </Suspense>
+            {(waiting > 0).then(|| view! {
+                " " <span class="badge state-pending" id="approvals-count" aria-label=format!("{waiting} waiting")>{waiting}</span>
+            })}
         </a>
     }
 }

@@ -176,8 +176,16 @@ pub fn App() -> impl IntoView {
                         </span>
                     })}
                 </Suspense>
+                // The admin menu's count of waiting approvals is read here, with
+                // the principal, not in a Suspense of its own nested inside:
+                // hydrating that inner Suspense found no badge where the server
+                // had rendered one, and every admin page failed to hydrate
+                // while a booking waited for approval.
                 <Suspense fallback=|| ()>
-                    {move || me.get().map(|result| view! { <Navigation me=result.ok().flatten()/> })}
+                    {move || me.get().map(|result| {
+                        let waiting = pending_approvals.get().and_then(|r| r.ok()).unwrap_or(0);
+                        view! { <Navigation me=result.ok().flatten() waiting/> }
+                    })}
                 </Suspense>
             </header>
             <main data-hydrated=move || hydrated.get().to_string()>
@@ -253,7 +261,7 @@ fn PageTitle() -> impl IntoView {
 /// narrow screen the whole bar folds behind a Menu button (a checkbox and
 /// its label: it works without JavaScript).
 #[component]
-fn Navigation(me: Option<Principal>) -> impl IntoView {
+fn Navigation(me: Option<Principal>, waiting: i64) -> impl IntoView {
     let Some(me) = me else {
         return view! { <nav class="account signed-out"><a class="button" href="/signin">"Sign in"</a></nav> }
             .into_any();
@@ -299,7 +307,7 @@ fn Navigation(me: Option<Principal>) -> impl IntoView {
                         <a href="/admin/pools" id="pools-admin-nav">"Manage pools"</a>
                         <a href="/admin/tenants">"Tenants"</a>
                         <a href="/admin/homes">"Homes"</a>
-                        <approvals::ApprovalsLink/>
+                        <approvals::ApprovalsLink waiting/>
                         <a href="/admin/waitlist">"Waitlist"</a>
                         <a href="/admin/audit">"Audit"</a>
                         <a href="/admin/worker">"Worker"</a>
