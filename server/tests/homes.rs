@@ -160,3 +160,36 @@ async fn reports_show_the_storage_each_tenants_homes_held_at_the_sites_price() {
 fn urlencode(text: &str) -> String {
     text.replace('+', "%2B").replace(':', "%3A")
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_card_says_whether_the_session_continues_into_the_next_booking_and_why_not() {
+    let f = Fixture::new().await;
+    let ada = app::backend::accounts::tokens::authenticate(&f.db, &f.ada).await.unwrap().unwrap();
+    let book = |start: i64, end: i64| f.book(&f.ada, MIG, 1, slot(start), slot(end));
+    let (_, first) = book(8, 12).await;
+    let (_, second) = book(12, 14).await;
+    // Another image right after the second: a session of its own.
+    let (_, third) = book(14, 16).await;
+    sqlx::query("UPDATE booking SET image = 'quay.io/jupyter/minimal-notebook:latest' WHERE id = $1")
+        .bind(third["id"].as_str().unwrap().parse::<Uuid>().unwrap())
+        .execute(&f.db)
+        .await
+        .unwrap();
+    let page = app::backend::bookings::mine::load(&f.db, &ada, "Europe/Berlin").await.unwrap();
+    let card = |id: &serde_json::Value| {
+        page.upcoming.iter().find(|c| c.booking.id.to_string() == id["id"].as_str().unwrap()).unwrap().clone()
+    };
+    let (first, second) = (card(&first), card(&second));
+    let continues = first.continues_into.clone().unwrap_or_default();
+    assert!(continues.starts_with("Continues into your booking of "), "{continues}");
+    assert!(continues.contains("the workspace, what runs in it and its files stay"), "{continues}");
+    // The persistence sentence counts to the end of the session, the second booking's.
+    let ends = slot(14).with_timezone(&chrono_tz::Europe::Berlin).format("%H:%M").to_string();
+    assert!(
+        first.persistence.clone().unwrap_or_default().contains(&format!("ends at {ends}")),
+        "{:?}",
+        first.persistence
+    );
+    let apart = second.continues_into.unwrap_or_default();
+    assert!(apart.contains("starts a session of its own") && apart.contains("minimal-notebook"), "{apart}");
+}

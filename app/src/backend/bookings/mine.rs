@@ -59,6 +59,7 @@ async fn cards(
     let mut access = session_status::access_notes(db, &ids).await?;
     let kept = crate::backend::worker::homes::kept_until_for(db, &ids).await?;
     let next = crate::backend::worker::continuation::successors(db, &ids).await?;
+    let mut apart = crate::backend::worker::continuation::cannot_continue(db, &ids).await?;
     let mut rejected = bookings::events::last_reasons(db, &ids, BookingState::Rejected).await?;
     let mut approved = bookings::events::last_reasons(db, &ids, BookingState::Approved).await?;
     // The series' rules, read only when a card belongs to one.
@@ -130,12 +131,15 @@ async fn cards(
             .first()
             .filter(|o| step.is_some_and(|step| o.end == booking.end + step))
             .map(|o| EndOption { end: o.end, label: format!("+{}", step_label(step.unwrap_or_default())) });
-        let continues_into = next.get(&booking.id).map(|(_, start, end)| {
-            format!(
-                "Continues into your booking of {}: the workspace, what runs in it and its files stay.",
-                local_window(Window { start: *start, end: *end }, tz)
-            )
-        });
+        let continues_into = next
+            .get(&booking.id)
+            .map(|(_, start, end)| {
+                format!(
+                    "Continues into your booking of {}: the workspace, what runs in it and its files stay.",
+                    local_window(Window { start: *start, end: *end }, tz)
+                )
+            })
+            .or_else(|| apart.remove(&booking.id));
         let card = BookingCard {
             continues_into,
             persistence,

@@ -39,6 +39,36 @@ pub async fn successors(
     Ok(rows.into_iter().map(|(id, next, start, end)| (id, (next, start, end))).collect())
 }
 
+/// Bookings among `ids` whose owner's next booking follows on at once on
+/// the same pool, kind and mode but cannot take the session over, and why:
+/// it asks for another workspace image (the workspace would restart).
+pub async fn cannot_continue(db: &PgPool, ids: &[Uuid]) -> ServiceResult<HashMap<Uuid, String>> {
+    let rows: Vec<(Uuid, String)> = sqlx::query_as(
+        "SELECT b.id, n.image FROM booking b
+         JOIN LATERAL (
+             SELECT n.starts_at, n.image FROM booking n JOIN pool np ON np.id = n.pool_id
+             WHERE n.user_id = b.user_id AND n.pool_id = b.pool_id AND n.kind = b.kind AND n.mode = b.mode
+               AND n.image <> b.image AND n.id <> b.id AND n.extends_id IS NULL AND n.state = 'approved'
+               AND n.starts_at >= b.ends_at
+               AND n.starts_at <= b.ends_at + make_interval(mins => np.granularity_minutes)
+             ORDER BY n.starts_at, n.id LIMIT 1) n ON true
+         WHERE b.id = ANY($1) AND b.state IN ('approved', 'active')",
+    )
+    .bind(ids)
+    .fetch_all(db)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, image)| {
+            let why = format!(
+                "Your next booking right after this one starts a session of its own: it asks for another \
+                 workspace image ({image}), so this workspace ends with this window."
+            );
+            (id, why)
+        })
+        .collect())
+}
+
 /// Moves the session of `from`, whose window has ended, to its successor
 /// `to`: same session id, same home. Returns false when `to` already
 /// has a session of its own (a second call changes nothing).
