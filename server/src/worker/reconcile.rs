@@ -295,12 +295,14 @@ impl Reconciler {
         }
         let namespaces: Api<Namespace> = Api::all(self.client.clone());
         let name = ns.metadata.name.clone().unwrap_or_default();
-        // The window is over: its pods stop now (grace 0), not after the
-        // grace period they asked for, so the next booking's GPU is free.
+        // The window is over: its pods get SIGTERM and their own grace
+        // period (at most 30 s: policy berth-session-devices; the workspace
+        // asks for all of it) to checkpoint into the home, which stays
+        // mounted until they exit (the claim's protection finalizer) and
+        // outlives the namespace. `/etc/berth/ending-soon` warned them.
         let pods: Api<Pod> = Api::namespaced(self.client.clone(), &name);
-        let (now, every) =
-            (DeleteParams { grace_period_seconds: Some(0), ..DeleteParams::default() }, ListParams::default());
-        super::retry::gone(self.retrying(|| pods.delete_collection(&now, &every)).await)?;
+        let (graceful, every) = (DeleteParams::default(), ListParams::default());
+        super::retry::gone(self.retrying(|| pods.delete_collection(&graceful, &every)).await)?;
         let params = DeleteParams::default();
         Ok(super::retry::gone(self.retrying(|| namespaces.delete(&name, &params)).await)?)
     }

@@ -109,9 +109,10 @@ impl World {
         let started = Instant::now();
         let namespaces: Api<Namespace> = Api::all(self.admin.clone());
         loop {
-            // No reaping here: bound pods (no kubelet confirms their end) go
-            // only because the worker deletes them with grace 0.
+            // The kubelet's part: the worker gave the pods SIGTERM and their
+            // grace period; a kubelet removes each once its containers exit.
             self.worker.pass().await.expect("a pass");
+            reap_pods(&self.admin).await;
             let gone = namespaces.get_opt(&Self::namespace(id)).await.unwrap().is_none();
             if gone && self.state(id).await == state {
                 return started.elapsed();
