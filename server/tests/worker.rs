@@ -222,7 +222,7 @@ async fn injected_api_errors_are_retried_within_the_pass_which_still_converges()
     let id = w.open_booking().await;
     w.fake.fail_next.lock().unwrap().extend([409u16, 429, 500]);
     let report = w.worker.pass().await.unwrap();
-    assert_eq!((report.applied, report.errors.len()), (15, 0), "every object applied despite 409, 429 and 500");
+    assert_eq!((report.applied, report.errors.len()), (16, 0), "every object applied despite 409, 429 and 500");
     assert!(w.fake.fail_next.lock().unwrap().is_empty(), "all three errors were met");
     let before = w.fake.writes();
     w.worker.pass().await.unwrap();
@@ -427,7 +427,7 @@ async fn a_terminating_namespace_is_waited_for_never_deleted_twice_and_reported_
     );
     w.fake.remove_namespace(&ns).await;
     let report = w.worker.pass().await.unwrap();
-    assert_eq!(report.applied, 15, "recreated once the old one is gone");
+    assert_eq!(report.applied, 16, "recreated once the old one is gone");
 
     // Ended early: deleted once, then left to terminate.
     let (status, _) =
@@ -567,7 +567,7 @@ async fn on_openshift_the_workspace_gets_a_route() {
     w.worker.cluster.expose = server::worker::manifests::Expose::Route;
     let id = w.open_booking().await;
     let report = w.worker.pass().await.unwrap();
-    assert_eq!((report.applied, report.errors.len()), (15, 0), "{report:?}");
+    assert_eq!((report.applied, report.errors.len()), (16, 0), "{report:?}");
     let resource =
         kube::api::ApiResource::from_gvk(&kube::api::GroupVersionKind::gvk("route.openshift.io", "v1", "Route"));
     let routes: Api<kube::api::DynamicObject> =
