@@ -142,7 +142,7 @@ for (const js of [true, false]) {
       const ends = await card.locator('select.extend-to option').allTextContents();
       expect(ends.map((e) => e.slice(-5))).toEqual(['15:15', '15:30', '16:00']);
       await card.locator('select.extend-to').selectOption({ label: ends[2] });
-      await card.getByRole('button', { name: 'Extend' }).click();
+      await card.getByRole('button', { name: 'Extend', exact: true }).click();
       await expect(page.locator('#notice')).toContainText('Extended');
       await expect(card).toContainText('14:00–16:00');
       await confirmOnCard(page, card, 'Cancel booking', 'Yes, cancel booking');
