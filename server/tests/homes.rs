@@ -193,3 +193,17 @@ async fn a_card_says_whether_the_session_continues_into_the_next_booking_and_why
     let apart = second.continues_into.unwrap_or_default();
     assert!(apart.contains("starts a session of its own") && apart.contains("minimal-notebook"), "{apart}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_room_is_held_ahead_for_a_booking_that_takes_over_a_running_session() {
+    let f = Fixture::new().await;
+    let (now, minutes) = (Utc::now(), Duration::minutes);
+    let boundary = now + minutes(5);
+    f.place(MIG, 1, (now - minutes(60), boundary), "active").await;
+    let next = f.place(MIG, 1, (boundary, boundary + minutes(60)), "approved").await;
+    let other = f.place(common::GPU, 1, (boundary, boundary + minutes(60)), "approved").await;
+    let ahead = app::backend::worker::provisioning::ahead(&f.db, minutes(30)).await.unwrap();
+    let ids: Vec<Uuid> = ahead.iter().map(|facts| facts.booking_id).collect();
+    assert!(!ids.contains(&next), "its session runs on: {ids:?}");
+    assert!(ids.contains(&other), "another kind starts a session of its own: {ids:?}");
+}

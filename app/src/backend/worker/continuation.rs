@@ -22,6 +22,14 @@ pub const SUCCESSOR: &str = "
         ORDER BY nx.starts_at, nx.id LIMIT 1
     ) nx ON true";
 
+/// Whether booking `b` (with its pool `p`) is the successor of a session
+/// running now: an SQL condition.
+pub const TAKES_OVER: &str = "EXISTS (
+    SELECT 1 FROM booking r
+    WHERE r.user_id = b.user_id AND r.pool_id = b.pool_id AND r.kind = b.kind AND r.mode = b.mode
+      AND r.image = b.image AND r.id <> b.id AND r.state = 'active'
+      AND b.starts_at >= r.ends_at AND b.starts_at <= r.ends_at + make_interval(mins => p.granularity_minutes))";
+
 /// The SQL expression of the session id of booking `b` (the chain's first booking).
 pub const SESSION_ID: &str =
     "coalesce((SELECT c.session_id FROM session_continuation c WHERE c.booking_id = b.id), b.id)";

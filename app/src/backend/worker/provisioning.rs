@@ -223,22 +223,18 @@ pub const AHEAD_GRACE_MINUTES: i32 = 5;
 /// the ones room is held for (`--scale-ahead`). Pending ones are not: an
 /// admin may still say no.
 pub async fn ahead(db: &PgPool, lead: chrono::Duration) -> ServiceResult<Vec<BookingFacts>> {
-    let ids: Vec<Uuid> = sqlx::query_scalar(
+    let ids: Vec<Uuid> = sqlx::query_scalar(&format!(
         "SELECT b.id FROM booking b JOIN pool p ON p.id = b.pool_id
          WHERE b.state = 'approved' AND b.extends_id IS NULL
            AND coalesce(p.scale_ahead_minutes * 60.0, $1) > 0
            -- A booking that will take over its owner's running session
-           -- (see `continuation`) needs no room: that session holds it.
-           AND NOT EXISTS (
-               SELECT 1 FROM booking r
-               WHERE r.user_id = b.user_id AND r.pool_id = b.pool_id AND r.kind = b.kind AND r.mode = b.mode
-                 AND r.image = b.image AND r.id <> b.id AND r.state = 'active'
-                 AND b.starts_at >= r.ends_at
-                 AND b.starts_at <= r.ends_at + make_interval(mins => p.granularity_minutes))
+           -- needs no room: that session holds it.
+           AND NOT {}
            AND b.starts_at <= now() + make_interval(secs => coalesce(p.scale_ahead_minutes * 60.0, $1))
            AND b.starts_at + make_interval(mins => $2) > now() AND b.ends_at > now()
          ORDER BY b.starts_at, b.id",
-    )
+        crate::backend::worker::continuation::TAKES_OVER
+    ))
     .bind(lead.num_seconds() as f64)
     .bind(AHEAD_GRACE_MINUTES)
     .fetch_all(db)
