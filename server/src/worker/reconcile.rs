@@ -100,9 +100,20 @@ pub struct Reconciler {
 
 /// The bookings whose namespaces stay: open windows, and closed ones the
 /// pass is about to complete (it deletes their namespaces itself).
-pub(super) fn live_bookings(due: &provisioning::Due) -> HashSet<Uuid> {
+fn live_bookings(due: &provisioning::Due) -> HashSet<Uuid> {
     let running = due.running.iter().map(|(facts, _)| facts.booking_id);
     running.chain(due.ended.iter().copied()).collect()
+}
+
+impl Reconciler {
+    /// The bookings whose namespaces no pass or sweep may collect: the live
+    /// ones, and those whose session a booking that has not ended took over
+    /// (their namespace names them until that booking's session converges).
+    pub(super) async fn keep(&self, due: &provisioning::Due) -> anyhow::Result<HashSet<Uuid>> {
+        let mut keep = live_bookings(due);
+        keep.extend(continuation::continued(&self.db).await?);
+        Ok(keep)
+    }
 }
 
 impl Reconciler {
@@ -142,16 +153,18 @@ impl Reconciler {
             PassReport { expired: provisioning::reject_unapproved(&self.db).await?, ..PassReport::default() };
         let due = provisioning::due(&self.db).await?;
         let managed = self.managed_namespaces().await?;
+        // Windows that have closed whose owner's next booking takes the
+        // session over (see `continuation`), and sessions already taken over.
+        let successors = continuation::successors(&self.db, &due.ended).await?;
+        let keep = self.keep(&due).await?;
         // Kueue's queues of sessions that no longer run go before their
         // namespaces (a session another booking continues runs on).
         let mut running: HashSet<Uuid> = due.running.iter().map(|(facts, _)| facts.booking_id).collect();
-        running.extend(continuation::continued(&self.db).await?);
-        running.extend(continuation::successors(&self.db, &due.ended).await?.into_keys());
+        running.extend(keep.iter().copied().filter(|id| !due.ended.contains(id)));
+        running.extend(successors.keys());
         report.collected.extend(self.collect_queues(&running).await?);
 
-        // Stop: windows that have closed, unless the same person's next
-        // booking takes the session over (see `continuation`).
-        let successors = continuation::successors(&self.db, &due.ended).await?;
+        // Stop: windows that have closed, unless the session continues.
         for id in &due.ended {
             let reason = match successors.get(id) {
                 Some((next, _, _)) => {
@@ -171,8 +184,7 @@ impl Reconciler {
         // Collect: managed namespaces whose booking no longer runs (canceled,
         // ended early, failed, or already completed) and whose session no
         // booking has taken over.
-        let mut keep = live_bookings(&due);
-        keep.extend(continuation::continued(&self.db).await?);
+        let keep = self.keep(&due).await?;
         report.collected.extend(self.collect(&managed, &keep).await?);
 
         // Start, a few sessions at a time: each start mostly waits on the

@@ -7,7 +7,7 @@
 //! kept tidy; homes past their retention go (`homes`).
 
 use super::manifests::owned_by;
-use super::reconcile::{live_bookings, Reconciler};
+use super::reconcile::Reconciler;
 use app::backend::worker::maintenance::{self, Swept};
 use k8s_openapi::api::core::v1::Namespace;
 use uuid::Uuid;
@@ -57,7 +57,7 @@ impl Reconciler {
     pub async fn sweep(&self) -> anyhow::Result<SweepReport> {
         let due = app::backend::worker::provisioning::due(&self.db).await?;
         let managed = self.managed_namespaces().await?;
-        let collected = self.collect(&managed, &live_bookings(&due)).await?;
+        let collected = self.collect(&managed, &self.keep(&due).await?).await?;
         let stuck = self.stuck(&managed).into_iter().map(|(name, _)| name).collect();
         let swept = maintenance::sweep(&self.db, self.policy.audit_retention_days).await?;
         let homes_let_go = match self.let_homes_go().await {
