@@ -185,11 +185,16 @@ async fn a_persons_home_follows_them_from_session_to_session_and_goes_after_its_
     let reserve_for = |name: &str, namespace: &str| json!({ "spec": { "claimRef": { "namespace": namespace, "name": name, "uid": null, "resourceVersion": null } } });
     let bobs_home = format!("home-{}", theirs.window.owner_id);
     let patches = [
-        ("reserve ada's home for bob's home claim", reserve_for(&bobs_home, &bobs), "reserved only for its owner"),
+        ("reserve ada's home for bob's home claim", reserve_for(&bobs_home, &bobs), "always reserved for its owner"),
         (
             "hand ada's home to bob",
             json!({ "metadata": { "labels": { manifests::window::HOME_OWNER_LABEL: theirs.window.owner_id.to_string() } } }),
             "changes only volumes it keeps as homes",
+        ),
+        (
+            "free ada's home for any claim of its class (no claimRef)",
+            json!({ "spec": { "claimRef": null } }),
+            "always reserved for its owner",
         ),
         (
             "drop the home label",
