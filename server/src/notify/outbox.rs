@@ -177,7 +177,7 @@ pub async fn claim(db: &PgPool, limit: i64) -> sqlx::Result<Vec<Due>> {
          LEFT JOIN webhook h ON h.id = c.webhook_id
          {}",
         app::backend::worker::homes::kept_until_sql("b.user_id", "$3"),
-        app::backend::worker::continuation::SUCCESSOR,
+        app::backend::worker::continuation::following(true),
     ))
     .bind(limit)
     .bind(LEASE_SECONDS as f64)

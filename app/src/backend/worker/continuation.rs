@@ -11,16 +11,24 @@ use sqlx::PgPool;
 use std::collections::HashMap;
 use uuid::Uuid;
 
-/// The successor of booking `b` (an SQL alias), as a lateral subquery `nx`.
-pub const SUCCESSOR: &str = "
-    LEFT JOIN LATERAL (
-        SELECT nx.id, nx.starts_at, nx.ends_at FROM booking nx JOIN pool nxp ON nxp.id = nx.pool_id
-        WHERE nx.user_id = b.user_id AND nx.pool_id = b.pool_id AND nx.kind = b.kind AND nx.mode = b.mode
-          AND nx.image = b.image AND nx.id <> b.id AND nx.extends_id IS NULL AND nx.state = 'approved'
-          AND nx.starts_at >= b.ends_at
-          AND nx.starts_at <= b.ends_at + make_interval(mins => nxp.granularity_minutes)
-        ORDER BY nx.starts_at, nx.id LIMIT 1
-    ) nx ON true";
+/// The booking that follows booking `b` (an SQL alias) at once, as a
+/// lateral subquery `nx`: the same person's next approved booking on the
+/// same pool, kind and mode that starts no later than `b`'s end plus the
+/// pool's granularity, with the same image (its successor) or, with
+/// `same_image` false, another (which cannot take the session over).
+pub fn following(same_image: bool) -> String {
+    let image = if same_image { "=" } else { "<>" };
+    format!(
+        "LEFT JOIN LATERAL (
+            SELECT nx.id, nx.starts_at, nx.ends_at, nx.image FROM booking nx JOIN pool nxp ON nxp.id = nx.pool_id
+            WHERE nx.user_id = b.user_id AND nx.pool_id = b.pool_id AND nx.kind = b.kind AND nx.mode = b.mode
+              AND nx.image {image} b.image AND nx.id <> b.id AND nx.extends_id IS NULL AND nx.state = 'approved'
+              AND nx.starts_at >= b.ends_at
+              AND nx.starts_at <= b.ends_at + make_interval(mins => nxp.granularity_minutes)
+            ORDER BY nx.starts_at, nx.id LIMIT 1
+        ) nx ON true"
+    )
+}
 
 /// Whether booking `b` (with its pool `p`) is the successor of a session
 /// running now: an SQL condition.
@@ -40,8 +48,9 @@ pub async fn successors(
     ids: &[Uuid],
 ) -> ServiceResult<HashMap<Uuid, (Uuid, DateTime<Utc>, DateTime<Utc>)>> {
     let query = format!(
-        "SELECT b.id, nx.id, nx.starts_at, nx.ends_at FROM booking b {SUCCESSOR}
-         WHERE b.id = ANY($1) AND nx.id IS NOT NULL AND b.state IN ('approved', 'active')"
+        "SELECT b.id, nx.id, nx.starts_at, nx.ends_at FROM booking b {}
+         WHERE b.id = ANY($1) AND nx.id IS NOT NULL AND b.state IN ('approved', 'active')",
+        following(true)
     );
     let rows: Vec<(Uuid, Uuid, DateTime<Utc>, DateTime<Utc>)> = sqlx::query_as(&query).bind(ids).fetch_all(db).await?;
     Ok(rows.into_iter().map(|(id, next, start, end)| (id, (next, start, end))).collect())
@@ -51,20 +60,12 @@ pub async fn successors(
 /// the same pool, kind and mode but cannot take the session over, and why:
 /// it asks for another workspace image (the workspace would restart).
 pub async fn cannot_continue(db: &PgPool, ids: &[Uuid]) -> ServiceResult<HashMap<Uuid, String>> {
-    let rows: Vec<(Uuid, String)> = sqlx::query_as(
-        "SELECT b.id, n.image FROM booking b
-         JOIN LATERAL (
-             SELECT n.starts_at, n.image FROM booking n JOIN pool np ON np.id = n.pool_id
-             WHERE n.user_id = b.user_id AND n.pool_id = b.pool_id AND n.kind = b.kind AND n.mode = b.mode
-               AND n.image <> b.image AND n.id <> b.id AND n.extends_id IS NULL AND n.state = 'approved'
-               AND n.starts_at >= b.ends_at
-               AND n.starts_at <= b.ends_at + make_interval(mins => np.granularity_minutes)
-             ORDER BY n.starts_at, n.id LIMIT 1) n ON true
-         WHERE b.id = ANY($1) AND b.state IN ('approved', 'active')",
-    )
-    .bind(ids)
-    .fetch_all(db)
-    .await?;
+    let query = format!(
+        "SELECT b.id, nx.image FROM booking b {}
+         WHERE b.id = ANY($1) AND nx.id IS NOT NULL AND b.state IN ('approved', 'active')",
+        following(false)
+    );
+    let rows: Vec<(Uuid, String)> = sqlx::query_as(&query).bind(ids).fetch_all(db).await?;
     Ok(rows
         .into_iter()
         .map(|(id, image)| {

@@ -165,7 +165,7 @@ async fn facts_of(db: &PgPool, ids: &[Uuid]) -> ServiceResult<Vec<BookingFacts>>
          {}
          WHERE b.id = ANY($1)",
         crate::backend::worker::homes::kept_until_sql("b.user_id", "$2"),
-        crate::backend::worker::continuation::SUCCESSOR,
+        crate::backend::worker::continuation::following(true),
     ))
     .bind(ids)
     .bind(crate::backend::worker::homes::SITE_RETENTION_DAYS)
