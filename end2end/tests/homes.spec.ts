@@ -4,8 +4,8 @@ import { bookLab, collectErrors, signIn, slot } from './login';
 // Work outlives the window (issue 46), as a person meets it in a non-UTC
 // zone at 1440 and 390 px: a live card counts down to its end, offers one
 // more step ("+15 min" in lab-h100), and says what is kept and what ends;
-// the End-now dialog says it too; Settings shows the home; admins get the
-// Homes page.
+// the End-now dialog says it too; Settings shows the home and model cache;
+// admins get the Homes page.
 
 const quarter = 15 * 60 * 1000;
 
@@ -26,9 +26,9 @@ for (const width of [1440, 390]) {
     await expect(card.locator('.countdown')).toContainText(/ends in \d+ min/);
     const end = new Date(booking.end).toLocaleTimeString('en-GB', { timeZone: 'Europe/Berlin', hour: '2-digit', minute: '2-digit' });
     await expect(card.locator('.persistence')).toContainText(
-      `Your home (/home/jovyan) is kept until`);
+      `Your home (/home/jovyan) and model cache (/models) are kept until`);
     await expect(card.locator('.persistence')).toContainText(
-      `everything else in this session, the model cache included, ends at ${end}.`);
+      `; everything else in this session ends at ${end}.`);
 
     // One more step: the end moves by the pool's 15 minutes.
     await card.getByRole('button', { name: 'Extend by 15 min' }).click();
@@ -40,21 +40,21 @@ for (const width of [1440, 390]) {
 
     await card.getByRole('button', { name: 'End now', exact: true }).click();
     const dialog = page.getByRole('dialog');
-    await expect(dialog).toContainText('Your home (/home/jovyan) is kept until');
-    await expect(dialog).toContainText('the model cache included, are deleted now');
+    await expect(dialog).toContainText('Your home (/home/jovyan) and model cache (/models) are kept until');
+    await expect(dialog).toContainText('the workspace and everything else in its namespace are deleted now');
     await dialog.getByRole('button', { name: 'Yes, end now' }).click();
     await expect(page.locator('#notice')).toContainText('Ended');
     await expect(card.locator('.persistence')).toHaveCount(0);
 
     await page.goto('/settings');
     await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
-    await expect(page.getByRole('heading', { name: 'Your home' })).toBeVisible();
+    await expect(page.getByRole('heading', { name: 'Your home and model cache' })).toBeVisible();
     expect(errors).toEqual([]);
     await ctx.close();
   });
 }
 
-test('admins see every home and set a tenant\'s home size and retention', async ({ browser }) => {
+test('admins see every home and set a tenant\'s home and model cache sizes', async ({ browser }) => {
   const ctx = await context(browser, 1440);
   const page = await ctx.newPage();
   const errors = collectErrors(page);
@@ -78,10 +78,13 @@ test('admins see every home and set a tenant\'s home size and retention', async 
   // (A refused size is a 422 with the field named: server/tests/homes.rs.)
   const size = page.locator('input[name="home_gib"]').first();
   await size.fill('80');
+  await page.locator('input[name="cache_gib"]').first().fill('250');
   await page.getByRole('button', { name: /^Save homes, / }).first().click();
   await expect(page.getByText('Saved.', { exact: true })).toBeVisible();
   await page.reload();
   await expect(page.locator('input[name="home_gib"]').first()).toHaveValue('80');
+  await expect(page.locator('input[name="cache_gib"]').first()).toHaveValue('250');
+  await expect(page.locator('select[name="cache_kept"]').first()).toHaveValue('kept');
   expect(errors).toEqual([]);
   await ctx.close();
 });

@@ -470,6 +470,16 @@ fn inside_a_session_only_the_worker_writes_the_guard_rails() {
                 "guard rails",
             ),
             (
+                "the user deleting their kept model cache",
+                as_user(
+                    "",
+                    "persistentvolumeclaims",
+                    named("PersistentVolumeClaim", "v1", "cache-00000000-0000-4000-8000-0000000000a1"),
+                )
+                .with_operation("DELETE"),
+                "guard rails",
+            ),
+            (
                 "the user growing their home",
                 as_user("", "persistentvolumeclaims", named("PersistentVolumeClaim", "v1", "berth-home"))
                     .with_operation("UPDATE"),

@@ -36,6 +36,7 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     (Send::Get, "/api/v1/me", [401, 200, 200, 200, 200]),
     (Send::Get, "/api/v1/homes", [401, 200, 200, 200, 200]),
     (Send::Delete, "/api/v1/homes/{ada_home}", [401, 204, 404, 404, 204]),
+    (Send::Delete, "/api/v1/homes/{ada_home}?purpose=home", [401, 204, 404, 404, 204]),
     (Send::Put(r#"{"home_gib":60,"home_retention_days":10}"#), "/api/v1/tenants/team-a/homes", [401, 403, 403, 403, 200]),
     (Send::Put(r#"{"per_gib_month":0.05}"#), "/api/v1/homes/price", [401, 403, 403, 403, 200]),
     (Send::Get, "/api/v1/me/time-zone", [401, 200, 200, 200, 200]),
@@ -184,8 +185,12 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     // Homes: one's own (an admin: every one); a tenant's settings are admins'.
     (Send::Form(""), "/rpc/homes", [401, 200, 200, 200, 200]),
     (Send::Form(""), "/rpc/admin/homes", [401, 403, 403, 403, 200]),
-    (Send::Form("user={ada_home}"), "/rpc/homes/delete", [401, 200, 404, 404, 200]),
-    (Send::Form("tenant=team-a&home_gib=60&home_retention_days=10"), "/rpc/admin/homes/tenant", [401, 403, 403, 403, 200]),
+    (Send::Form("user={ada_home}&purpose=home"), "/rpc/homes/delete", [401, 200, 404, 404, 200]),
+    (
+        Send::Form("tenant=team-a&home_gib=60&home_retention_days=10&cache_gib=200&cache_retention_days=&cache_kept=kept"),
+        "/rpc/admin/homes/tenant",
+        [401, 403, 403, 403, 200],
+    ),
     (Send::Form("per_gib_month=0.05"), "/rpc/admin/homes/price", [401, 403, 403, 403, 200]),
     (Send::Form(""), "/rpc/settings/time_zone", [401, 200, 200, 200, 200]),
     (Send::Form("zone=Europe%2FBerlin"), "/rpc/me/zone", [401, 200, 200, 200, 200]),
@@ -436,7 +441,8 @@ impl World {
                 ("{ada_home}", None) => {
                     sqlx::query(
                         "INSERT INTO home (user_id, storage_class, volume, size_gib) VALUES ($1, '', $2, 50)
-                         ON CONFLICT (user_id, storage_class) WHERE gone_at IS NULL DO UPDATE SET delete_requested_at = NULL",
+                         ON CONFLICT (user_id, storage_class, purpose) WHERE gone_at IS NULL
+                         DO UPDATE SET delete_requested_at = NULL",
                     )
                     .bind(self.ada.user_id)
                     .bind(format!("pvc-{}", Uuid::new_v4()))

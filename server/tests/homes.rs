@@ -207,3 +207,89 @@ async fn no_room_is_held_ahead_for_a_booking_that_takes_over_a_running_session()
     assert!(!ids.contains(&next), "its session runs on: {ids:?}");
     assert!(ids.contains(&other), "another kind starts a session of its own: {ids:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_cache_has_its_own_size_and_retention_and_a_tenant_may_keep_it_per_session() {
+    let f = Fixture::new().await;
+    let ada = user_id(&f, "ada@a.test").await;
+    let ended = Utc::now() - Duration::days(2);
+    f.place(MIG, 1, (ended - Duration::hours(3), ended), "completed").await;
+    for (purpose, volume, gib) in [("home", "pvc-ada-home", 50), ("cache", "pvc-ada-cache", 200)] {
+        sqlx::query("INSERT INTO home (user_id, purpose, storage_class, volume, size_gib) VALUES ($1, $2, '', $3, $4)")
+            .bind(ada)
+            .bind(purpose)
+            .bind(volume)
+            .bind(gib)
+            .execute(&f.db)
+            .await
+            .unwrap();
+    }
+    let path = "/api/v1/tenants/team-a/homes";
+    for (body, field) in [
+        (json!({ "home_gib": 50, "cache_gib": 0 }), "cache_gib"),
+        (json!({ "home_gib": 50, "cache_retention_days": 0 }), "cache_retention_days"),
+        (json!({ "home_gib": 50, "cache_kept": "maybe" }), "cache_kept"),
+    ] {
+        let (status, refused) = f.call(Method::PUT, path, Some(&f.admin), Some(body)).await;
+        assert_eq!((status.as_u16(), refused["field"].as_str()), (422, Some(field)), "{refused}");
+    }
+    let settings = json!({ "home_gib": 50, "cache_gib": 300, "cache_retention_days": 3 });
+    let (status, set) = f.call(Method::PUT, path, Some(&f.admin), Some(settings)).await;
+    assert_eq!((status.as_u16(), &set["cache_kept"]), (200, &json!(true)), "{set}");
+
+    // Each is kept for its own retention: the home 30 days, the cache 3.
+    let (_, mine) = f.call(Method::GET, "/api/v1/homes", Some(&f.ada), None).await;
+    let deleted = |purpose: &str| {
+        let kept = mine.as_array().unwrap().iter().find(|h| h["purpose"] == purpose).expect("listed");
+        ((at(&kept["deleted_on"]) - ended).num_seconds() as f64 / 86400.0).round() as i64
+    };
+    assert_eq!((deleted("home"), deleted("cache")), (30, 3), "{mine}");
+    let told = expiring(&f).await;
+    assert_eq!(told.len(), 1, "only the cache goes within a day: {told:?}");
+    assert!(told[0].starts_with("home:pvc-ada-cache:1:"), "{told:?}");
+    server::notify::outbox::fan_out(&f.db, true).await.unwrap();
+    let due = server::notify::outbox::claim(&f.db, 10).await.unwrap();
+    let mail = server::notify::message::render("https://berth.example.org", &due[0], false);
+    assert!(mail.subject.starts_with("Your model cache is deleted on "), "{}", mail.subject);
+    assert!(mail.text.contains("(/models in every session of yours)") && mail.text.contains("3 days after"));
+
+    // Deleting one leaves the other; a purpose must be one of the two.
+    let (status, refused) =
+        f.call(Method::DELETE, &format!("/api/v1/homes/{ada}?purpose=all"), Some(&f.ada), None).await;
+    assert_eq!((status.as_u16(), refused["field"].as_str()), (422, Some("purpose")), "{refused}");
+    let (status, _) = f.call(Method::DELETE, &format!("/api/v1/homes/{ada}?purpose=cache"), Some(&f.ada), None).await;
+    assert_eq!(status, 204);
+    let (_, mine) = f.call(Method::GET, "/api/v1/homes", Some(&f.ada), None).await;
+    let asked: Vec<(&str, bool)> = mine
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| (h["purpose"].as_str().unwrap(), h["delete_requested"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(asked, [("cache", true), ("home", false)], "{mine}");
+
+    // A session's card says both dates; with the cache per session, that it ends too.
+    let ada_principal = app::backend::accounts::tokens::authenticate(&f.db, &f.ada).await.unwrap().unwrap();
+    let (_, booked) = f.book(&f.ada, MIG, 1, slot(8), slot(12)).await;
+    let id: Uuid = booked["id"].as_str().unwrap().parse().unwrap();
+    let sentence = || async {
+        let page = app::backend::bookings::mine::load(&f.db, &ada_principal, "Europe/Berlin").await.unwrap();
+        page.upcoming.into_iter().find(|c| c.booking.id == id).unwrap().persistence.unwrap_or_default()
+    };
+    let both = sentence().await;
+    assert!(
+        both.starts_with("Your home (/home/jovyan) is kept until ")
+            && both.contains(" and model cache (/models) until ")
+    );
+    assert!(both.contains("; everything else in this session ends at "), "{both}");
+    let facts = app::backend::worker::provisioning::facts(&f.db, id).await.unwrap();
+    assert_eq!((facts.window.cache_gib, facts.window.cache_kept), (300, true));
+
+    let per_session = json!({ "home_gib": 50, "cache_gib": 300, "cache_kept": false });
+    f.call(Method::PUT, path, Some(&f.admin), Some(per_session)).await;
+    let alone = sentence().await;
+    assert!(alone.contains("everything else in this session, the model cache included, ends at"), "{alone}");
+    assert!(!alone.contains("/models"), "{alone}");
+    let facts = app::backend::worker::provisioning::facts(&f.db, id).await.unwrap();
+    assert!(!facts.window.cache_kept);
+}

@@ -44,8 +44,12 @@ fn session() -> Session {
             owner_id: "00000000-0000-4000-8000-0000000000a1".parse().unwrap(),
             pool: "lab-h100".into(),
             ends_at: "2026-11-28T12:00:00Z".parse().unwrap(),
-            home: manifests::Home::New { gib: 50 },
-            home_kept_until: "2026-12-28T12:00:00Z".parse().unwrap(),
+            home: manifests::Volume::New { gib: 50 },
+            cache: manifests::Volume::New { gib: 200 },
+            kept_until: manifests::KeptUntil {
+                home: "2026-12-28T12:00:00Z".parse().unwrap(),
+                cache: Some("2026-12-14T12:00:00Z".parse().unwrap()),
+            },
             ending_soon: None,
             continues: None,
         },
@@ -377,24 +381,33 @@ fn volumes_are_the_owners_home_and_the_cache() {
         })
     };
     const HOME: &str = "home-00000000-0000-4000-8000-0000000000a1";
-    // A first session: a new volume of the tenant's home size.
-    assert_eq!(claims_of(&session()), [claim(HOME, "50Gi"), claim("berth-model-cache", "200Gi")]);
-    // A returning person: the claim names their kept home, at its size.
+    const CACHE: &str = "cache-00000000-0000-4000-8000-0000000000a1";
+    // A first session: new volumes of the tenant's home and cache sizes.
+    assert_eq!(claims_of(&session()), [claim(HOME, "50Gi"), claim(CACHE, "200Gi")]);
+    // A returning person: the claims name their kept volumes, at their sizes.
     let mut returning = session();
-    returning.window.home = manifests::Home::Kept { volume: "pvc-1234".into(), gib: 80 };
-    let mut kept = claim(HOME, "80Gi");
-    kept["spec"]["volumeName"] = json!("pvc-1234");
-    assert_eq!(claims_of(&returning), [kept, claim("berth-model-cache", "200Gi")]);
-    // A session started before homes were kept keeps its own claim.
+    returning.window.home = manifests::Volume::Kept { volume: "pvc-1234".into(), gib: 80 };
+    returning.window.cache = manifests::Volume::Kept { volume: "pvc-5678".into(), gib: 300 };
+    let (mut home, mut cache) = (claim(HOME, "80Gi"), claim(CACHE, "300Gi"));
+    home["spec"]["volumeName"] = json!("pvc-1234");
+    cache["spec"]["volumeName"] = json!("pvc-5678");
+    assert_eq!(claims_of(&returning), [home, cache]);
+    // A session started before volumes were kept keeps its own claims; a
+    // tenant whose cache is per session gets its own cache.
     let mut before = session();
-    before.window.home = manifests::Home::PerSession;
+    before.window.home = manifests::Volume::PerSession { gib: 100 };
+    before.window.cache = manifests::Volume::PerSession { gib: 200 };
     assert_eq!(claims_of(&before), [claim("berth-home", "100Gi"), claim("berth-model-cache", "200Gi")]);
+    let per_session = to_value(manifests::session_config(&before));
+    assert_eq!(per_session["data"].get("home-kept-until"), None);
+    assert_eq!(per_session["data"].get("model-cache-kept-until"), None);
     // The workspace reads its window at /etc/berth.
     let config = to_value(manifests::session_config(&session()));
     assert_eq!(
         config["data"],
         json!({ "window-end": "2026-11-28T12:00:00Z", "booking": "0f0e0d0c-0b0a-4908-8706-050403020100",
-                "pool": "lab-h100", "kind": "nvidia.com/mig-1g.24gb", "home-kept-until": "2026-12-28T12:00:00Z" })
+                "pool": "lab-h100", "kind": "nvidia.com/mig-1g.24gb", "home-kept-until": "2026-12-28T12:00:00Z",
+                "model-cache-kept-until": "2026-12-14T12:00:00Z" })
     );
     let end = session().window.ends_at;
     let at = |minutes: i64| manifests::window::ending_soon(end, end - chrono::Duration::minutes(minutes));
@@ -464,7 +477,7 @@ fn the_workspace_holds_one_unit_when_interactive_and_none_for_inference() {
                         }],
                         "volumes": [
                             { "name": "home", "persistentVolumeClaim": { "claimName": "home-00000000-0000-4000-8000-0000000000a1" } },
-                            { "name": "model-cache", "persistentVolumeClaim": { "claimName": "berth-model-cache" } },
+                            { "name": "model-cache", "persistentVolumeClaim": { "claimName": "cache-00000000-0000-4000-8000-0000000000a1" } },
                             { "name": "berth", "configMap": { "name": "berth-session" } },
                         ],
                         "nodeSelector": { "berth.io/pool": "lab", "nvidia.com/gpu.product": "NVIDIA-H100-NVL" },

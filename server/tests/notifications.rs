@@ -302,8 +302,8 @@ async fn every_event_reaches_its_people_once_by_email_and_webhook() {
     assert!(ready["subject"].as_str().unwrap().ends_with("(simulated cluster)"), "{ready}");
     assert!(ready["text"].as_str().unwrap().contains("This portal runs on a simulated cluster"), "{ready}");
     // What outlives the window, in the ready mail and (always) the ending one.
-    let kept = "Your home (/home/jovyan) is kept until";
-    let rest = "everything else in this session, the model cache included, ends at";
+    let kept = "Your home (/home/jovyan) and model cache (/models) are kept until";
+    let rest = "; everything else in this session ends at";
     for mail in [&ready, &once(&messages, ada_mail, "Ends at", &live)] {
         let text = mail["text"].as_str().unwrap();
         assert!(text.contains(kept) && text.contains(rest), "{mail}");

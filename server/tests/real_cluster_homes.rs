@@ -3,8 +3,9 @@
 //! second session binds the very volume of their first (the controller
 //! manager's PersistentVolume controller does the binding; the test plays
 //! the provisioner), `/etc/berth/window-end` follows an extension, a home
-//! past its retention goes back to the provisioner, and nobody else's
-//! session can bind it, tried as the worker and as a session's user.
+//! past its retention goes back to the provisioner, and so do the model
+//! cache's, after its own retention; nobody else's session can bind either,
+//! tried as the worker and as a session's user.
 
 #[path = "policy/attack.rs"]
 mod attack;
@@ -100,24 +101,29 @@ async fn a_persons_home_follows_them_from_session_to_session_and_goes_after_its_
     let cluster = Cluster { storage_class: Some(CLASS.into()), ..Cluster::default() };
     let Some((w, _turn)) = world(cluster).await else { return };
     let ada = ada(&w).await;
-    let home = format!("home-{ada}");
+    let (home, cache) = (format!("home-{ada}"), format!("cache-{ada}"));
     let volumes: Api<PersistentVolume> = Api::all(w.admin.clone());
 
     // Monday: her first session gets a new volume, which the worker keeps.
     let first = w.book(MIG, 1, "interactive", w.f.lab).await;
     until_active(&w, first).await;
     let volume = bound_volume(&w, &World::namespace(first), &home).await;
+    let cached = bound_volume(&w, &World::namespace(first), &cache).await;
     w.worker.repair_pass().await.unwrap();
-    let kept = volumes.get(&volume).await.unwrap();
-    assert_eq!(kept.spec.as_ref().unwrap().persistent_volume_reclaim_policy.as_deref(), Some("Retain"));
-    assert_eq!(kept.metadata.labels.unwrap()[manifests::window::HOME_OWNER_LABEL], ada.to_string());
-    let recorded: String = sqlx::query_scalar("SELECT volume FROM home WHERE user_id = $1 AND storage_class = $2")
-        .bind(ada)
-        .bind(CLASS)
-        .fetch_one(&w.f.db)
-        .await
-        .unwrap();
-    assert_eq!(recorded, volume);
+    for (purpose, volume) in [("home", &volume), ("cache", &cached)] {
+        let kept = volumes.get(volume).await.unwrap();
+        assert_eq!(kept.spec.as_ref().unwrap().persistent_volume_reclaim_policy.as_deref(), Some("Retain"));
+        assert_eq!(kept.metadata.labels.unwrap()[manifests::window::HOME_OWNER_LABEL], ada.to_string());
+        let recorded: String =
+            sqlx::query_scalar("SELECT volume FROM home WHERE user_id = $1 AND storage_class = $2 AND purpose = $3")
+                .bind(ada)
+                .bind(CLASS)
+                .bind(purpose)
+                .fetch_one(&w.f.db)
+                .await
+                .unwrap();
+        assert_eq!(&recorded, volume, "her {purpose}");
+    }
     let again = w.worker.repair_pass().await.unwrap();
     assert_eq!(again.applied, 0, "a converged pass writes nothing");
 
@@ -137,11 +143,13 @@ async fn a_persons_home_follows_them_from_session_to_session_and_goes_after_its_
     assert_eq!(status, 200, "{body}");
     w.until_gone(first, "completed").await;
     assert!(volumes.get_opt(&volume).await.unwrap().is_some(), "her home outlives the window");
+    assert!(volumes.get_opt(&cached).await.unwrap().is_some(), "and so does her model cache");
 
     // Tuesday: her next session binds the same volume.
     let second = w.book(MIG, 1, "interactive", w.f.lab).await;
     until_active(&w, second).await;
     assert_eq!(bound_volume(&w, &World::namespace(second), &home).await, volume, "the same home");
+    assert_eq!(bound_volume(&w, &World::namespace(second), &cache).await, cached, "the same model cache");
     let reserved = volumes.get(&volume).await.unwrap().spec.unwrap().claim_ref.unwrap();
     assert_eq!(reserved.namespace.as_deref(), Some(World::namespace(second).as_str()));
 
@@ -167,6 +175,13 @@ async fn a_persons_home_follows_them_from_session_to_session_and_goes_after_its_
     // (bob's first attempt also meets the guard rails: either refusal says Berth's.)
     let attempts = [
         ("a claim named for ada's home", claim(&home, None), "Berth", "would be someone's home"),
+        ("a claim named for ada's model cache", claim(&cache, None), "Berth", "would be someone's home or model cache"),
+        (
+            "a claim naming ada's model cache",
+            claim("models", Some(&cached)),
+            "may not name a volume",
+            "may not name a volume",
+        ),
         (
             "a claim naming ada's volume",
             claim("scratch", Some(&volume)),
@@ -203,11 +218,17 @@ async fn a_persons_home_follows_them_from_session_to_session_and_goes_after_its_
         ),
     ];
     for (case, patch, said) in patches {
-        let outcome = attack::outcome(worker_volumes.patch(&volume, &dry, &Patch::Merge(&patch)).await);
-        refused_with(&format!("the worker: {case}"), outcome, said);
-        let outcome = attack::outcome(bob_volumes.patch(&volume, &dry, &Patch::Merge(&patch)).await);
-        refused_with(&format!("bob: {case}"), outcome, "forbidden");
+        for target in [&volume, &cached] {
+            let outcome = attack::outcome(worker_volumes.patch(target, &dry, &Patch::Merge(&patch)).await);
+            refused_with(&format!("the worker: {case} ({target})"), outcome, said);
+            let outcome = attack::outcome(bob_volumes.patch(target, &dry, &Patch::Merge(&patch)).await);
+            refused_with(&format!("bob: {case} ({target})"), outcome, "forbidden");
+        }
     }
+    let bobs_cache = format!("cache-{}", theirs.window.owner_id);
+    let outcome =
+        attack::outcome(worker_volumes.patch(&cached, &dry, &Patch::Merge(&reserve_for(&bobs_cache, &bobs))).await);
+    refused_with("the worker: reserve ada's cache for bob's cache claim", outcome, "always reserved for its owner");
     // A volume that is nobody's home (made for another claim) does not become bob's.
     let stray = json!({ "apiVersion": "v1", "kind": "PersistentVolume", "metadata": { "name": "stray-data" },
         "spec": { "capacity": { "storage": "1Gi" }, "accessModes": ["ReadWriteOnce"], "storageClassName": CLASS,
@@ -226,8 +247,10 @@ async fn a_persons_home_follows_them_from_session_to_session_and_goes_after_its_
     // The legitimate form: bob's own home claim, made by the worker, was admitted.
     let bob_claims: Api<PersistentVolumeClaim> = Api::namespaced(w.admin.clone(), &bobs);
     assert!(bob_claims.get_opt(&bobs_home).await.unwrap().is_some(), "bob's own home claim");
+    assert!(bob_claims.get_opt(&bobs_cache).await.unwrap().is_some(), "and his own cache claim");
 
-    // Her home goes when its retention is past: 1 day after her last session.
+    // Each goes when its own retention is past: her home 1 day after her
+    // last session, her cache (30 days) not yet; then the cache's 1 day too.
     let (status, body) = w.f.call(Method::POST, &format!("/api/v1/bookings/{second}/end"), Some(&w.f.ada), None).await;
     assert_eq!(status, 200, "{body}");
     w.until_gone(second, "completed").await;
@@ -239,19 +262,23 @@ async fn a_persons_home_follows_them_from_session_to_session_and_goes_after_its_
         .await
         .unwrap();
     assert_eq!(w.worker.sweep().await.unwrap().homes_let_go, std::slice::from_ref(&volume));
-    let released = volumes.get(&volume).await.unwrap();
-    assert_eq!(
-        released.spec.unwrap().persistent_volume_reclaim_policy.as_deref(),
-        Some("Delete"),
-        "the provisioner's to delete"
-    );
+    sqlx::query("UPDATE tenant SET cache_retention_days = 1 WHERE slug = 'team-a'").execute(&w.f.db).await.unwrap();
+    assert_eq!(w.worker.sweep().await.unwrap().homes_let_go, std::slice::from_ref(&cached));
+    for gone in [&volume, &cached] {
+        let released = volumes.get(gone).await.unwrap();
+        assert_eq!(
+            released.spec.unwrap().persistent_volume_reclaim_policy.as_deref(),
+            Some("Delete"),
+            "the provisioner's to delete"
+        );
+    }
     let left: i64 = sqlx::query_scalar("SELECT count(*) FROM home WHERE user_id = $1 AND gone_at IS NULL")
         .bind(ada)
         .fetch_one(&w.f.db)
         .await
         .unwrap();
     assert_eq!(left, 0, "gone (kept as history for the reports)");
-    for name in [volume.as_str(), "stray-data"] {
+    for name in [volume.as_str(), cached.as_str(), "stray-data"] {
         let _ = volumes.delete(name, &Default::default()).await;
     }
 }

@@ -350,7 +350,8 @@ async fn a_session_user_is_refused_every_escape_the_readme_lists_and_admitted_to
     let said = outcome(secrets.patch(manifests::ACCESS_SECRET, &dry_patch, &Patch::Merge(&token)).await);
     assert!(said.unwrap_err().contains("guard rails"), "the access token is not the user's to replace");
     let claims: Api<DynamicObject> = Api::namespaced_with(user.clone(), &ns, &resource("v1", "PersistentVolumeClaim"));
-    let said = outcome(claims.delete("berth-model-cache", &dry_delete).await);
+    let cache = manifests::window::claim(&mine, app::model::Kept::Cache).0;
+    let said = outcome(claims.delete(&cache, &dry_delete).await);
     assert!(said.unwrap_err().contains("guard rails"), "the model cache's room is not the user's");
     let policies: Api<DynamicObject> =
         Api::namespaced_with(user.clone(), &ns, &resource("networking.k8s.io/v1", "NetworkPolicy"));

@@ -1,12 +1,12 @@
-//! Homes as people and admins see them (issue 46): one's own home in
-//! Settings, every home and each tenant's home settings in the admin
-//! console, and asking for a home to go. The worker keeps the homes
+//! Homes and model caches as people and admins see them (issue 46): one's
+//! own in Settings, every one and each tenant's settings in the admin
+//! console, and asking for one to go. The worker keeps the homes
 //! (`worker::homes`); here only a deletion is asked for, which it carries
 //! out once no session holds the home.
 
 use crate::backend::error::{ServiceError, ServiceResult};
 use crate::backend::worker::homes::{kept_until_sql, SITE_RETENTION_DAYS};
-use crate::model::{FieldError, Home, HomeSettings, HomesPage, Principal};
+use crate::model::{FieldError, Home, HomeSettings, HomesPage, Kept, Principal};
 use sqlx::PgPool;
 use uuid::Uuid;
 
@@ -16,14 +16,14 @@ pub async fn list(db: &PgPool, principal: &Principal, everyone: bool) -> Service
         return Err(ServiceError::Forbidden("only admins see every home"));
     }
     let query = format!(
-        "SELECT h.user_id, u.name AS owner_name, u.email AS owner_email, h.storage_class, h.size_gib,
+        "SELECT h.user_id, h.purpose, u.name AS owner_name, u.email AS owner_email, h.storage_class, h.size_gib,
                 (SELECT max(b.ends_at) FROM booking b WHERE b.user_id = h.user_id
                    AND b.state IN ('active', 'completed') AND b.ends_at <= now()) AS last_used,
                 {} AS deleted_on, h.delete_requested_at IS NOT NULL AS delete_requested
          FROM home h JOIN app_user u ON u.id = h.user_id
          WHERE h.gone_at IS NULL AND ($2 OR h.user_id = $3)
-         ORDER BY deleted_on, u.email, h.storage_class",
-        kept_until_sql("h.user_id", "$1")
+         ORDER BY deleted_on, u.email, h.purpose DESC, h.storage_class",
+        kept_until_sql("h.user_id", "$1", "h.purpose")
     );
     Ok(sqlx::query_as::<_, HomeRow>(&query)
         .bind(SITE_RETENTION_DAYS)
@@ -39,6 +39,7 @@ pub async fn list(db: &PgPool, principal: &Principal, everyone: bool) -> Service
 #[derive(sqlx::FromRow)]
 struct HomeRow {
     user_id: Uuid,
+    purpose: String,
     owner_name: String,
     owner_email: String,
     storage_class: String,
@@ -52,6 +53,7 @@ impl From<HomeRow> for Home {
     fn from(r: HomeRow) -> Self {
         Home {
             user_id: r.user_id,
+            purpose: Kept::parse(&r.purpose).unwrap_or_default(),
             owner_name: r.owner_name,
             owner_email: r.owner_email,
             storage_class: r.storage_class,
@@ -61,6 +63,16 @@ impl From<HomeRow> for Home {
             delete_requested: r.delete_requested,
         }
     }
+}
+
+#[derive(sqlx::FromRow)]
+struct TenantRow {
+    slug: String,
+    home_gib: i32,
+    home_retention_days: Option<i32>,
+    cache_gib: i32,
+    cache_retention_days: Option<i32>,
+    cache_kept: bool,
 }
 
 /// The homes page in the reader's zone (`tz`): one's own, or with
@@ -79,13 +91,23 @@ pub async fn page(db: &PgPool, principal: &Principal, tz: &str, everyone: bool) 
         .collect();
     let tenants = match everyone {
         false => Vec::new(),
-        true => sqlx::query_as::<_, (String, i32, Option<i32>)>(
-            "SELECT slug, home_gib, home_retention_days FROM tenant ORDER BY slug",
+        true => sqlx::query_as::<_, TenantRow>(
+            "SELECT slug, home_gib, home_retention_days, cache_gib, cache_retention_days, cache_kept
+             FROM tenant ORDER BY slug",
         )
         .fetch_all(db)
         .await?
         .into_iter()
-        .map(|(slug, home_gib, home_retention_days)| (slug, HomeSettings { home_gib, home_retention_days }))
+        .map(|r| {
+            let settings = HomeSettings {
+                home_gib: r.home_gib,
+                home_retention_days: r.home_retention_days,
+                cache_gib: r.cache_gib,
+                cache_retention_days: r.cache_retention_days,
+                cache_kept: r.cache_kept,
+            };
+            (r.slug, settings)
+        })
         .collect(),
     };
     let price_per_gib_month = match everyone {
@@ -101,23 +123,31 @@ pub async fn page(db: &PgPool, principal: &Principal, tz: &str, everyone: bool) 
     })
 }
 
-/// Asks for `user`'s homes to go: their own, or anyone's for an admin
-/// (others: not found). The worker deletes each once no session holds it.
-pub async fn delete(db: &PgPool, principal: &Principal, user: Uuid) -> ServiceResult<()> {
+/// Asks for `user`'s kept volumes of `purpose` (none: home and model
+/// cache) to go: their own, or anyone's for an admin (others: not found).
+/// The worker deletes each once no session holds it.
+pub async fn delete(db: &PgPool, principal: &Principal, user: Uuid, purpose: Option<Kept>) -> ServiceResult<()> {
     if user != principal.user_id && !principal.is_admin() {
         return Err(ServiceError::NotFound("home"));
     }
     let mut tx = db.begin().await?;
     let owner: Vec<String> = sqlx::query_scalar(
         "UPDATE home h SET delete_requested_at = coalesce(h.delete_requested_at, now())
-         FROM app_user u WHERE u.id = h.user_id AND h.user_id = $1 AND h.gone_at IS NULL RETURNING u.email",
+         FROM app_user u WHERE u.id = h.user_id AND h.user_id = $1 AND h.gone_at IS NULL
+           AND ($2::text IS NULL OR h.purpose = $2) RETURNING u.email",
     )
     .bind(user)
+    .bind(purpose.map(Kept::as_str))
     .fetch_all(&mut *tx)
     .await?;
     let Some(email) = owner.first() else { return Err(ServiceError::NotFound("home")) };
     let subject = crate::backend::audit::Subject { target: email, ..Default::default() };
-    crate::backend::audit::record(&mut tx, principal, "home.delete", subject, "deletion asked").await?;
+    let detail = match purpose {
+        Some(Kept::Cache) => "deletion of the model cache asked",
+        Some(Kept::Home) => "deletion of the home asked",
+        None => "deletion of the home and model cache asked",
+    };
+    crate::backend::audit::record(&mut tx, principal, "home.delete", subject, detail).await?;
     tx.commit().await?;
     Ok(())
 }
@@ -142,17 +172,41 @@ pub async fn set_tenant(
         )
         .into());
     }
+    if !(1..=65536).contains(&settings.cache_gib) {
+        return Err(FieldError::new("cache_gib", "must be between 1 and 65536 GiB").into());
+    }
+    if settings.cache_retention_days.is_some_and(|d| !(1..=3650).contains(&d)) {
+        return Err(FieldError::new(
+            "cache_retention_days",
+            "must be between 1 and 3650 days, or empty for the site's default",
+        )
+        .into());
+    }
     let mut tx = db.begin().await?;
-    let tenant: Option<Uuid> =
-        sqlx::query_scalar("UPDATE tenant SET home_gib = $2, home_retention_days = $3 WHERE slug = $1 RETURNING id")
-            .bind(slug)
-            .bind(settings.home_gib)
-            .bind(settings.home_retention_days)
-            .fetch_optional(&mut *tx)
-            .await?;
+    let tenant: Option<Uuid> = sqlx::query_scalar(
+        "UPDATE tenant SET home_gib = $2, home_retention_days = $3, cache_gib = $4, cache_retention_days = $5,
+                cache_kept = $6
+         WHERE slug = $1 RETURNING id",
+    )
+    .bind(slug)
+    .bind(settings.home_gib)
+    .bind(settings.home_retention_days)
+    .bind(settings.cache_gib)
+    .bind(settings.cache_retention_days)
+    .bind(settings.cache_kept)
+    .fetch_optional(&mut *tx)
+    .await?;
     let Some(tenant) = tenant else { return Err(ServiceError::NotFound("tenant")) };
+    let cache = match settings.cache_kept {
+        true => format!(
+            "model caches {} GiB, kept {} days",
+            settings.cache_gib,
+            settings.cache_retention_days.unwrap_or(SITE_RETENTION_DAYS)
+        ),
+        false => format!("model caches {} GiB, per session", settings.cache_gib),
+    };
     let detail = format!(
-        "homes {} GiB, kept {} days",
+        "homes {} GiB, kept {} days; {cache}",
         settings.home_gib,
         settings.home_retention_days.unwrap_or(SITE_RETENTION_DAYS)
     );

@@ -8,10 +8,70 @@ use uuid::Uuid;
 /// Days a home is kept after its owner's last session, unless their tenant says otherwise.
 pub const SITE_RETENTION_DAYS: i32 = 30;
 
-/// One person's kept home.
+/// What a kept volume holds: a person's home, or their model cache. Each
+/// is one volume per person and storage class, bound again in each of their
+/// sessions, with its own size and retention.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kept {
+    #[default]
+    Home,
+    Cache,
+}
+
+impl Kept {
+    pub const ALL: [Kept; 2] = [Kept::Home, Kept::Cache];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kept::Home => "home",
+            Kept::Cache => "cache",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Kept> {
+        Kept::ALL.into_iter().find(|k| k.as_str() == text)
+    }
+
+    /// The claim that binds `owner`'s kept volume in their sessions
+    /// (`home-<id>`, `cache-<id>`): the name ties it to its owner, which the
+    /// admission policies check.
+    pub fn claim(self, owner: Uuid) -> String {
+        format!("{}-{owner}", self.as_str())
+    }
+
+    /// The claim of a session that keeps nothing of it.
+    pub fn per_session_claim(self) -> &'static str {
+        match self {
+            Kept::Home => "berth-home",
+            Kept::Cache => "berth-model-cache",
+        }
+    }
+
+    /// Where the workspace mounts it.
+    pub fn mount(self) -> &'static str {
+        match self {
+            Kept::Home => "/home/jovyan",
+            Kept::Cache => "/models",
+        }
+    }
+
+    /// As a page names it: "Home", "Model cache".
+    pub fn label(self) -> &'static str {
+        match self {
+            Kept::Home => "Home",
+            Kept::Cache => "Model cache",
+        }
+    }
+}
+
+/// One person's kept home or model cache.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Home {
     pub user_id: Uuid,
+    /// What it holds.
+    #[serde(default)]
+    pub purpose: Kept,
     pub owner_name: String,
     pub owner_email: String,
     /// '' for the cluster's default storage class.
@@ -26,7 +86,7 @@ pub struct Home {
     pub delete_requested: bool,
 }
 
-/// A tenant's home settings.
+/// A tenant's home and model cache settings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HomeSettings {
@@ -36,6 +96,25 @@ pub struct HomeSettings {
     /// the site's default.
     #[serde(default)]
     pub home_retention_days: Option<i32>,
+    /// The size of a member's model cache, GiB (1–65536; 200 if not given).
+    #[serde(default = "default_cache_gib")]
+    pub cache_gib: i32,
+    /// Days a model cache is kept after its owner's last session (1–3650);
+    /// none: the site's default.
+    #[serde(default)]
+    pub cache_retention_days: Option<i32>,
+    /// Whether the cache is kept (true if not given); false: each session
+    /// gets its own, which ends with it.
+    #[serde(default = "kept_by_default")]
+    pub cache_kept: bool,
+}
+
+fn default_cache_gib() -> i32 {
+    200
+}
+
+fn kept_by_default() -> bool {
+    true
 }
 
 /// The homes page: every home (admins) or one's own, in the reader's zone.

@@ -39,7 +39,7 @@ pub use calendar::{
 };
 pub use calendar_feed::{CalendarFeed, PoolFeed};
 pub use dashboard::{BookingLine, BudgetLine, Dashboard, LiveSession, UpcomingLine, SPARK_MINUTES};
-pub use home::{Home, HomePrice, HomeSettings, HomesPage, SITE_RETENTION_DAYS};
+pub use home::{Home, HomePrice, HomeSettings, HomesPage, Kept, SITE_RETENTION_DAYS};
 pub use idle_policy::IdlePolicy;
 pub use my_bookings::{
     ActionNotice, BookingCard, ClusterMode, EndOption, FindPage, FindQuery, FoundSlots, MyBookings,

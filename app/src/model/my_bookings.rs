@@ -56,7 +56,9 @@ pub struct BookingCard {
     /// window ends: "Continues into your booking of …".
     #[serde(default)]
     pub continues_into: Option<String>,
-    /// Its first half, for the End-now dialog: "Your home (…) is kept until …".
+    /// What ending it now keeps and deletes, for the End-now dialog: "Your
+    /// home (…) is kept until …; the workspace and everything else in its
+    /// namespace are deleted now."
     #[serde(default)]
     pub home_note: Option<String>,
     /// One step of the pool's granularity later, when that is free: the

@@ -1,7 +1,8 @@
-//! Homes that outlive the window (issue 46): your own in Settings (its
-//! size, last use, deletion date, and a button to delete it sooner), and
-//! in the admin console every home with the same, plus each tenant's home
-//! size and retention. Every form posts without JavaScript too.
+//! Homes and model caches that outlive the window (issue 46): your own in
+//! Settings (size, last use, deletion date, and a button to delete each
+//! sooner), and in the admin console every one with the same, plus each
+//! tenant's sizes and retentions, and whether its caches are kept. Every
+//! form posts without JavaScript too.
 
 use crate::model::{Home, HomesPage};
 use crate::rpc::RpcError;
@@ -24,11 +25,15 @@ pub async fn load_all_homes() -> Result<HomesPage, RpcError> {
     Ok(crate::backend::homes::page(&ctx.db, &principal, &tz, true).await?)
 }
 
-/// `user`: the owner's id (one's own; an admin: anyone's).
+/// `user`: the owner's id (one's own; an admin: anyone's); `purpose`:
+/// `home` or `cache`.
 #[server(prefix = "/rpc", endpoint = "homes/delete", output = crate::codec::JsonText)]
-pub async fn delete_home(user: Uuid) -> Result<(), RpcError> {
+pub async fn delete_home(user: Uuid, purpose: String) -> Result<(), RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
-    Ok(crate::backend::homes::delete(&ctx.db, &principal, user).await?)
+    let purpose = crate::model::Kept::parse(&purpose).ok_or_else(|| {
+        crate::backend::ServiceError::from(crate::rules::FieldError::new("purpose", "must be home or cache"))
+    })?;
+    Ok(crate::backend::homes::delete(&ctx.db, &principal, user, Some(purpose)).await?)
 }
 
 #[server(prefix = "/rpc", endpoint = "admin/homes/tenant", output = crate::codec::JsonText)]
@@ -36,6 +41,9 @@ pub async fn set_tenant_homes(
     tenant: String,
     home_gib: String,
     home_retention_days: String,
+    cache_gib: String,
+    cache_retention_days: String,
+    cache_kept: String,
 ) -> Result<crate::model::HomeSettings, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
     let number = |field: &str, text: &str| -> Result<Option<i32>, crate::backend::ServiceError> {
@@ -47,11 +55,27 @@ pub async fn set_tenant_homes(
                 .map_err(|_| crate::rules::FieldError::new(field, "must be a whole number").into()),
         }
     };
-    let home_gib = number("home_gib", &home_gib)?
-        .ok_or_else(|| crate::backend::ServiceError::from(crate::rules::FieldError::new("home_gib", "is required")))?;
+    let required = |field: &'static str, text: &str| {
+        number(field, text)?
+            .ok_or_else(|| crate::backend::ServiceError::from(crate::rules::FieldError::new(field, "is required")))
+    };
+    let cache_kept = match cache_kept.as_str() {
+        "kept" => true,
+        "per-session" => false,
+        _ => {
+            return Err(crate::backend::ServiceError::from(crate::rules::FieldError::new(
+                "cache_kept",
+                "must be kept or per-session",
+            ))
+            .into())
+        }
+    };
     let settings = crate::model::HomeSettings {
-        home_gib,
+        home_gib: required("home_gib", &home_gib)?,
         home_retention_days: number("home_retention_days", &home_retention_days)?,
+        cache_gib: required("cache_gib", &cache_gib)?,
+        cache_retention_days: number("cache_retention_days", &cache_retention_days)?,
+        cache_kept,
     };
     Ok(crate::backend::homes::set_tenant(&ctx.db, &principal, &tenant, settings).await?)
 }
@@ -72,47 +96,59 @@ fn line(home: &Home, last: &str, gone: &str) -> String {
     format!("{} GiB{class} · last used {last} · deleted {gone}", home.size_gib)
 }
 
-/// Settings: the signed-in person's home.
+/// Settings: the signed-in person's home and model cache.
 #[component]
 pub fn MyHome() -> impl IntoView {
     let delete = ServerAction::<DeleteHome>::new();
     let page = Resource::new(move || delete.version().get(), |_| load_homes());
     view! {
         <section class="panel" aria-labelledby="home-title">
-            <h2 id="home-title">"Your home"</h2>
+            <h2 id="home-title">"Your home and model cache"</h2>
             <Transition fallback=|| view! { <p class="loading">"Loading your home…"</p> }>
                 {move || page.get().map(|result| match result {
-                    Ok(page) => {
+                    Ok(page) if page.homes.is_empty() => {
                         let days = page.site_retention_days;
-                        match page.homes.into_iter().next() {
-                            None => view! {
-                                <p class="muted">"Your first session makes your home (/home/jovyan): every session of yours "
-                                    "then mounts it, and it is kept " {days} " days after your last one (or as your tenant says)."</p>
-                            }.into_any(),
-                            Some((home, last, gone)) => view! {
-                                <p id="my-home">"/home/jovyan · " {line(&home, &last, &gone)} " (" {page.tz.clone()} ")."</p>
-                                <p class="muted">"Every session of yours mounts it; a session before that date keeps it longer."</p>
-                                {(!home.delete_requested).then(|| view! {
-                                    <details class="confirm-delete">
-                                        <summary class="button danger">"Delete my home"</summary>
-                                        <ActionForm action=delete attr:class="inline-form">
-                                            <input type="hidden" name="user" value=home.user_id.to_string()/>
-                                            <span>"Everything in it goes, for good. "</span>
-                                            <button class="button danger" type="submit">"Yes, delete my home"</button>
-                                        </ActionForm>
-                                    </details>
-                                })}
-                            }.into_any(),
-                        }
+                        view! {
+                            <p class="muted">"Your first session makes your home (/home/jovyan) and model cache "
+                                "(/models): every session of yours then mounts them, and they are kept " {days}
+                                " days after your last one (or as your tenant says)."</p>
+                        }.into_any()
+                    }
+                    Ok(page) => {
+                        let tz = page.tz.clone();
+                        page.homes.into_iter().map(|(home, last, gone)| {
+                            view! { <KeptLine home last gone tz=tz.clone() delete/> }
+                        }).collect_view().into_any()
                     }
                     Err(err) => view! { <p class="error" role="alert">"Could not load your home: " {err.to_string()}</p> }.into_any(),
                 })}
             </Transition>
             {move || delete.value().get().map(|result| match result {
-                Ok(()) => view! { <p class="notice" role="status">"Your home is deleted as soon as no session of yours holds it."</p> }.into_any(),
+                Ok(()) => view! { <p class="notice" role="status">"It is deleted as soon as no session of yours holds it."</p> }.into_any(),
                 Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
             })}
         </section>
+    }
+}
+
+/// One of one's kept volumes in Settings, with its delete button.
+#[component]
+fn KeptLine(home: Home, last: String, gone: String, tz: String, delete: ServerAction<DeleteHome>) -> impl IntoView {
+    let (label, mount) = (home.purpose.label(), home.purpose.mount());
+    let name = label.to_lowercase();
+    view! {
+        <p id=format!("my-{}", home.purpose.as_str())>{label} " (" {mount} ") · " {line(&home, &last, &gone)} " (" {tz} ")."</p>
+        {(!home.delete_requested).then(|| view! {
+            <details class="confirm-delete">
+                <summary class="button danger">"Delete my " {name.clone()}</summary>
+                <ActionForm action=delete attr:class="inline-form">
+                    <input type="hidden" name="user" value=home.user_id.to_string()/>
+                    <input type="hidden" name="purpose" value=home.purpose.as_str()/>
+                    <span>"Everything in it goes, for good. "</span>
+                    <button class="button danger" type="submit">"Yes, delete my " {name}</button>
+                </ActionForm>
+            </details>
+        })}
     }
 }
 
@@ -140,8 +176,8 @@ pub fn AdminHomesPage() -> impl IntoView {
     };
     view! {
         <section class="page-head"><h1>"Homes"</h1></section>
-        <p class="muted">"Each person's home outlives their sessions: it is kept a number of days after their last "
-            "session ended, then deleted. Deleting one here deletes it as soon as no session holds it."</p>
+        <p class="muted">"Each person's home and model cache outlive their sessions: each is kept a number of days "
+            "after their last session ended, then deleted. Deleting one here deletes it as soon as no session holds it."</p>
         {outcome}
         <Transition fallback=|| view! { <p class="loading">"Loading homes…"</p> }>
             {move || page.get().map(|result| match result {
@@ -163,17 +199,20 @@ fn HomesTables(
     let per_gib_month = page.price_per_gib_month.to_string();
     let homes = page.homes.into_iter().map(|(home, last, gone)| {
         let owner = format!("{} <{}>", home.owner_name, home.owner_email);
+        let what = home.purpose.label();
         view! {
             <tr>
                 <td>{owner.clone()}</td>
+                <td>{what}</td>
                 <td>{home.size_gib} " GiB"</td>
                 <td>{last}</td>
                 <td>{gone}</td>
                 <td>{(!home.delete_requested).then(|| view! {
                     <details class="confirm-delete">
-                        <summary class="button danger" aria-label=format!("Delete the home of {owner}")>"Delete"</summary>
+                        <summary class="button danger" aria-label=format!("Delete the {} of {owner}", what.to_lowercase())>"Delete"</summary>
                         <ActionForm action=delete attr:class="inline">
                             <input type="hidden" name="user" value=home.user_id.to_string()/>
+                            <input type="hidden" name="purpose" value=home.purpose.as_str()/>
                             <button class="button danger" type="submit">"Yes, delete it and everything in it"</button>
                         </ActionForm>
                     </details>
@@ -191,6 +230,15 @@ fn HomesTables(
                 <td><input form=form_id.clone() name="home_retention_days" inputmode="numeric" size="5"
                     value=settings.home_retention_days.map(|d| d.to_string()).unwrap_or_default()
                     placeholder=site.to_string() aria-label=format!("Days kept, {slug}")/></td>
+                <td><input form=form_id.clone() name="cache_gib" inputmode="numeric" size="6" required
+                    value=settings.cache_gib.to_string() aria-label=format!("Model cache size in GiB, {slug}")/></td>
+                <td><input form=form_id.clone() name="cache_retention_days" inputmode="numeric" size="5"
+                    value=settings.cache_retention_days.map(|d| d.to_string()).unwrap_or_default()
+                    placeholder=site.to_string() aria-label=format!("Days a model cache is kept, {slug}")/></td>
+                <td><select form=form_id.clone() name="cache_kept" aria-label=format!("Model cache, {slug}")>
+                    <option value="kept" selected=settings.cache_kept>"kept"</option>
+                    <option value="per-session" selected=!settings.cache_kept>"per session"</option>
+                </select></td>
                 <td>
                     <ActionForm action=tenant attr:id=form_id>
                         <input type="hidden" name="tenant" value=slug.clone()/>
@@ -203,18 +251,19 @@ fn HomesTables(
     view! {
         <h2>"Every home (" {page.tz} ")"</h2>
         <table class="bookings homes">
-            <thead><tr><th>"Owner"</th><th>"Size"</th><th>"Last used"</th><th>"Deleted"</th><th><span class="visually-hidden">"Actions"</span></th></tr></thead>
+            <thead><tr><th>"Owner"</th><th>"What"</th><th>"Size"</th><th>"Last used"</th><th>"Deleted"</th><th><span class="visually-hidden">"Actions"</span></th></tr></thead>
             <tbody>{homes}</tbody>
         </table>
         <h2>"Per tenant"</h2>
-        <p class="muted">"The size of a member's new home, and how many days a home is kept after its owner's "
-            "last session (empty: the site's " {site} ")."</p>
+        <p class="muted">"The size of a member's new home and model cache, and how many days each is kept after "
+            "its owner's last session (empty: the site's " {site} "). A model cache \"per session\" ends with each "
+            "session, as everything else in it does."</p>
         <table class="bookings homes-per-tenant">
-            <thead><tr><th>"Tenant"</th><th>"Home size (GiB)"</th><th>"Days kept"</th><th><span class="visually-hidden">"Actions"</span></th></tr></thead>
+            <thead><tr><th>"Tenant"</th><th>"Home size (GiB)"</th><th>"Home days kept"</th><th>"Cache size (GiB)"</th><th>"Cache days kept"</th><th>"Model cache"</th><th><span class="visually-hidden">"Actions"</span></th></tr></thead>
             <tbody>{tenants}</tbody>
         </table>
         <h2>"Price"</h2>
-        <p class="muted">"Reports show the storage each tenant's homes held, in GiB-days, and its showback at this "
+        <p class="muted">"Reports show the storage each tenant's homes and model caches held, in GiB-days, and its showback at this "
             "price per GiB and month (30 days), in the site's currency."</p>
         <ActionForm action=price attr:class="inline-form">
             <label>"Per GiB-month " <input name="per_gib_month" inputmode="decimal" size="8" required value=per_gib_month/></label>

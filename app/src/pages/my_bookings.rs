@@ -385,9 +385,9 @@ fn Card(
                 })}
                 {live.then(|| view! {
                     <Confirm booking=id asked=Asked::End label="End now" open=asked == Some(Asked::End)
-                        question=format!("End {} of {what} now? {}; the workspace and everything else in its namespace, the model cache included, are deleted now.",
+                        question=format!("End {} of {what} now? {}",
                             if b.mine { "your session".to_string() } else { format!("{owner}'s session") },
-                            card.home_note.clone().unwrap_or_else(|| "Nothing in it is kept".into()))>
+                            card.home_note.clone().unwrap_or_else(|| "Everything in its namespace is deleted now.".into()))>
                         <ActionForm action=actions.end attr:class="inline">
                             <input type="hidden" name="id" value=id.to_string()/>
                             <button class="button danger" type="submit">"Yes, end now"</button>

@@ -1,12 +1,13 @@
-//! Homes that outlive the window (issue 46): one's own (an admin: every
-//! one), asking for one to go, and a tenant's home size and retention.
+//! Homes and model caches that outlive the window (issue 46): one's own
+//! (an admin: every one), asking for one to go, and a tenant's sizes and
+//! retentions.
 
 use super::auth::Caller;
 use super::error::ApiResult;
-use super::input::{ApiJson, PathId};
+use super::input::{ApiJson, ApiQuery, PathId};
 use crate::state::AppState;
 use app::backend::homes;
-use app::model::{Home, HomePrice, HomeSettings};
+use app::model::{Home, HomePrice, HomeSettings, Kept};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::{delete, get, put};
@@ -24,9 +25,22 @@ async fn list(State(state): State<AppState>, Caller(principal): Caller) -> ApiRe
     Ok(Json(homes::list(&state.db, &principal, principal.is_admin()).await?))
 }
 
+/// `DELETE /homes/{owner}?purpose=`: which of the owner's kept volumes.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Which {
+    /// `home` or `cache`; none: both.
+    purpose: Option<Kept>,
+}
+
 /// `id` is the owner's id: their own, or anyone's for an admin.
-async fn remove(State(state): State<AppState>, Caller(principal): Caller, PathId(id): PathId) -> ApiResult<StatusCode> {
-    homes::delete(&state.db, &principal, id).await?;
+async fn remove(
+    State(state): State<AppState>,
+    Caller(principal): Caller,
+    PathId(id): PathId,
+    ApiQuery(which): ApiQuery<Which>,
+) -> ApiResult<StatusCode> {
+    homes::delete(&state.db, &principal, id, which.purpose).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

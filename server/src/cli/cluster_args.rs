@@ -40,7 +40,8 @@ pub struct ClusterArgs {
     pub proxy_cidr: Option<String>,
     #[arg(long, env = "BERTH_NO_PROXY", default_value = ".cluster.local,.svc")]
     pub no_proxy: String,
-    /// Size of each session's model cache volume.
+    /// Size of the model cache of sessions started before model caches were
+    /// kept (each tenant now sets its own size on the Homes page).
     #[arg(long, env = "BERTH_MODEL_CACHE_GIB", default_value_t = 200)]
     pub model_cache_gib: i32,
     /// How workspaces are reached: a Kubernetes Ingress or an OpenShift Route.

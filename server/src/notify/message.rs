@@ -5,7 +5,8 @@
 
 use super::outbox::Due;
 use crate::plain_page::escape;
-use app::model::short_kind;
+use app::backend::worker::homes::{persistence_sentence, KeptUntil};
+use app::model::{short_kind, Kept};
 use serde_json::{json, Value};
 
 pub struct Message {
@@ -45,21 +46,22 @@ fn what(due: &Due) -> String {
 /// What outlives the session and what ends with it, in the recipient's zone.
 fn persistence(due: &Due) -> String {
     let ends = due.continues_until.unwrap_or(due.ends_at);
-    let whose = match due.recipient_email.as_deref() == Some(due.owner_email.as_str()) {
-        true => "Your home".to_string(),
-        false => format!("{}'s home", due.owner_name),
-    };
-    format!(
-        "{whose} (/home/jovyan) is kept until {}; everything else in this session, the model cache included, ends at {}.",
-        local(due, due.home_kept_until).format("%a %-d %b"),
-        at(due, ends)
-    )
+    let owner = Some(due.owner_name.as_str()).filter(|_| due.recipient_email.as_deref() != Some(&due.owner_email));
+    let kept = KeptUntil { home: due.home_kept_until, cache: due.cache_kept.then_some(due.cache_kept_until) };
+    let zone = due.time_zone.parse::<chrono_tz::Tz>().unwrap_or(chrono_tz::UTC);
+    persistence_sentence(owner, &kept, (due.ends_at, ends), &zone)
 }
 
-/// "30 days": how long after the last session's end a home is kept.
-fn retention_words(due: &Due) -> String {
-    let days = (due.home_kept_until - due.ends_at).num_days();
-    format!("{days} day{}", if days == 1 { "" } else { "s" })
+/// What an expiring kept volume is (the notification's detail), its
+/// deletion date and "30 days": how long after the last session's end it is kept.
+fn expiring(due: &Due) -> (Kept, chrono::DateTime<chrono::Utc>, String) {
+    let purpose = Kept::parse(&due.detail).unwrap_or_default();
+    let until = match purpose {
+        Kept::Home => due.home_kept_until,
+        Kept::Cache => due.cache_kept_until,
+    };
+    let days = (until - due.ends_at).num_days();
+    (purpose, until, format!("{days} day{}", if days == 1 { "" } else { "s" }))
 }
 
 /// Events about what the cluster provisioned or measured: on the simulated
@@ -149,15 +151,20 @@ pub fn render(base: &str, due: &Due, simulated: bool) -> Message {
             ),
         ),
         "home.expiring" => {
-            let on = local(due, due.home_kept_until).format("%a %-d %b %Y").to_string();
+            let (purpose, until, retention) = expiring(due);
+            let on = local(due, until).format("%a %-d %b %Y").to_string();
+            let (name, what_in) = match purpose {
+                Kept::Home => ("home", "everything in it"),
+                Kept::Cache => ("model cache", "the models in it"),
+            };
             (
-                format!("Your home is deleted on {on}"),
+                format!("Your {name} is deleted on {on}"),
                 format!(
-                    "Your Berth home (/home/jovyan in every session of yours) is kept until {on}, {} after your \
-                     last session ended ({what}), and is then deleted with everything in it. A session of yours \
+                    "Your Berth {name} ({} in every session of yours) is kept until {on}, {retention} after your \
+                     last session ended ({what}), and is then deleted with {what_in}. A session of yours \
                      before then keeps it; copy out what you need otherwise. You can delete it sooner in \
                      Settings: {base}/settings",
-                    retention_words(due)
+                    purpose.mount()
                 ),
             )
         }

@@ -17,22 +17,22 @@ const LEASE_SECONDS: i64 = 300;
 pub const MAX_ATTEMPTS: i32 = 16;
 
 /// "Starts in 15 min" for approved windows and "ends in 15 min" for live
-/// ones; "your home is deleted on …" 7 days and 1 day before a home's
-/// retention ends (told on the owner's last booking, which sets that date).
+/// ones; "your home is deleted on …" (or model cache: the detail) 7 days
+/// and 1 day before a kept volume's retention ends (told on the owner's last booking, which sets that date).
 /// The key holds the time, so a moved window or date is told again.
 pub async fn schedule_timed(db: &PgPool) -> sqlx::Result<u64> {
     let done = sqlx::query(&format!(
-        "INSERT INTO notification (event, booking_id, dedupe)
-         SELECT 'booking.starting', id, 'starting:' || id || ':' || extract(epoch FROM starts_at)::bigint
+        "INSERT INTO notification (event, booking_id, dedupe, detail)
+         SELECT 'booking.starting', id, 'starting:' || id || ':' || extract(epoch FROM starts_at)::bigint, ''
          FROM booking
          WHERE state = 'approved' AND starts_at > now() AND starts_at <= now() + $1
          UNION ALL
-         SELECT 'booking.ending', id, 'ending:' || id || ':' || extract(epoch FROM ends_at)::bigint
+         SELECT 'booking.ending', id, 'ending:' || id || ':' || extract(epoch FROM ends_at)::bigint, ''
          FROM booking
          WHERE state = 'active' AND ends_at > now() AND ends_at <= now() + $1 AND starts_at < now()
          UNION ALL
          SELECT 'home.expiring', last.id,
-                'home:' || h.volume || ':' || d.days || ':' || extract(epoch FROM k.kept)::bigint
+                'home:' || h.volume || ':' || d.days || ':' || extract(epoch FROM k.kept)::bigint, h.purpose
          FROM home h
          CROSS JOIN LATERAL (SELECT {} AS kept) k
          CROSS JOIN LATERAL (SELECT b.id FROM booking b
@@ -42,7 +42,7 @@ pub async fn schedule_timed(db: &PgPool) -> sqlx::Result<u64> {
          WHERE h.gone_at IS NULL AND h.delete_requested_at IS NULL AND k.kept <= now() + make_interval(days => d.days)
            AND k.kept > now() + make_interval(days => d.after)
          ON CONFLICT (dedupe) DO NOTHING",
-        app::backend::worker::homes::kept_until_sql("h.user_id", "$2")
+        app::backend::worker::homes::kept_until_sql("h.user_id", "$2", "h.purpose")
     ))
     .bind(LEAD)
     .bind(app::backend::worker::homes::SITE_RETENTION_DAYS)
@@ -141,6 +141,10 @@ pub struct Due {
     pub free_after: Option<i32>,
     /// Until when the owner's home is kept, as things stand.
     pub home_kept_until: DateTime<Utc>,
+    /// Until when the owner's model cache is kept, as things stand.
+    pub cache_kept_until: DateTime<Utc>,
+    /// Whether the tenant keeps model caches (else each session has its own).
+    pub cache_kept: bool,
     /// The end of the booking this one's session continues into, if any.
     pub continues_until: Option<DateTime<Utc>>,
 }
@@ -165,7 +169,7 @@ pub async fn claim(db: &PgPool, limit: i64) -> sqlx::Result<Vec<Due>> {
                     SELECT coalesce(sum(x.quantity), 0)::int FROM booking x
                     WHERE x.pool_id = b.pool_id AND x.kind = b.kind AND x.state IN ('pending', 'approved', 'active')
                       AND x.starts_at < b.ends_at + interval '1 hour' AND x.ends_at > b.ends_at) END AS free_after,
-                {} AS home_kept_until, nx.ends_at AS continues_until
+                {}, t.cache_kept, nx.ends_at AS continues_until
          FROM claimed c
          JOIN notification n ON n.id = c.notification_id
          JOIN booking b ON b.id = n.booking_id
@@ -176,7 +180,7 @@ pub async fn claim(db: &PgPool, limit: i64) -> sqlx::Result<Vec<Due>> {
          LEFT JOIN app_user u ON u.id = c.user_id
          LEFT JOIN webhook h ON h.id = c.webhook_id
          {}",
-        app::backend::worker::homes::kept_until_sql("b.user_id", "$3"),
+        app::backend::worker::homes::kept_until_columns("$3"),
         app::backend::worker::continuation::following(true),
     ))
     .bind(limit)

@@ -1,25 +1,26 @@
-//! Homes that outlive the window (issue 46), the cluster's side. A person's
-//! first session provisions its home claim as any claim; once bound, the
-//! worker keeps the volume (reclaim policy `Retain`) and labels it as that
-//! person's home. A later session of theirs reserves the volume for its own
-//! home claim (`claimRef`) before creating the claim with `volumeName`, and
-//! the PersistentVolume controller binds the two. A home past its retention
-//! goes back to `Delete`, so the provisioner deletes it. Policy
+//! Homes and model caches that outlive the window (issue 46), the
+//! cluster's side. A person's first session provisions its `home-<id>` and
+//! `cache-<id>` claims as any claim; once bound, the worker keeps each
+//! volume (reclaim policy `Retain`) and labels it as that person's. A later
+//! session of theirs reserves the volume for its own claim (`claimRef`)
+//! before creating the claim with `volumeName`, and the PersistentVolume
+//! controller binds the two. A volume past its retention goes back to
+//! `Delete`, so the provisioner deletes it. Policy
 //! berth-session-homes (deploy/policies/) holds the worker to exactly this.
 
-use super::manifests::window::{home_claim, HOME_OWNER_LABEL};
-use super::manifests::{Home, Session};
+use super::manifests::window::{claim, HOME_OWNER_LABEL};
+use super::manifests::{Session, Volume};
 use super::reconcile::Reconciler;
 use super::retry::describe;
 use super::snapshot::Snapshot;
 use app::backend::worker::homes;
+use app::model::Kept;
 use k8s_openapi::api::core::v1::{Namespace, PersistentVolume};
 use kube::api::{Api, Patch, PatchParams};
 use serde_json::json;
 use std::collections::HashMap;
-use uuid::Uuid;
 
-/// Why a starting session waits for its home.
+/// Why a starting session waits for its home or model cache.
 pub struct HomeBusy(pub String);
 
 impl Reconciler {
@@ -27,59 +28,90 @@ impl Reconciler {
         Api::all(self.client.clone())
     }
 
-    /// The storage class homes are kept in ('' for the cluster's default).
+    /// The storage class homes and caches are kept in ('' for the cluster's default).
     pub fn home_class(&self) -> String {
         self.cluster.storage_class.clone().unwrap_or_default()
     }
 
-    /// Which volume a session's home claim binds, decided once: an active
-    /// session without a decision predates kept homes (its own claim stays);
-    /// a starting one gets the owner's home, reserved for its claim, unless
-    /// another session of theirs holds it (then a new volume, or a wait
-    /// while that session is ending).
-    pub(super) async fn home_for(
+    /// Which volumes a session's home and model cache claims bind, decided
+    /// once (`decided`, by purpose): an active session without a decision
+    /// predates kept volumes (its own claims stay); a starting one gets the
+    /// owner's kept volumes, reserved for its claims, unless another
+    /// session of theirs holds them (then new volumes, or a wait while that
+    /// session is ending). A tenant whose cache is per session keeps none.
+    pub(super) async fn volumes_for(
         &self,
         session: &Session,
         starting: bool,
-        decided: Option<(Option<String>, i32)>,
+        mut decided: HashMap<Kept, Volume>,
         managed: &[Namespace],
-    ) -> anyhow::Result<Result<Home, HomeBusy>> {
-        let home = |(volume, gib): (Option<String>, i32)| match volume {
-            Some(volume) => Home::Kept { volume, gib },
-            None => Home::New { gib },
-        };
-        if let Some(decided) = decided {
-            return Ok(Ok(home(decided)));
+    ) -> anyhow::Result<Result<(Volume, Volume), HomeBusy>> {
+        let mut chosen = Vec::new();
+        for purpose in Kept::ALL {
+            let volume = match decided.remove(&purpose) {
+                Some(volume) => volume,
+                None if !starting => Volume::PerSession { gib: self.per_session_gib(session, purpose) },
+                None => match self.choose(session, purpose, managed).await? {
+                    Ok(volume) => volume,
+                    Err(busy) => return Ok(Err(busy)),
+                },
+            };
+            chosen.push(volume);
         }
-        if !starting {
-            return Ok(Ok(Home::PerSession));
-        }
-        let Home::New { gib: tenant_gib } = session.window.home else { return Ok(Ok(session.window.home.clone())) };
-        let owner = session.window.owner_id;
-        let err = |e: app::backend::ServiceError| anyhow::anyhow!(e.public_message());
-        let mut choice = (None, tenant_gib);
-        if let Some((volume, gib)) = homes::of(&self.db, owner, &self.home_class()).await.map_err(err)? {
-            match self.reserve(session, &volume, managed).await? {
-                Reserved::Yes => choice = (Some(volume), gib),
-                Reserved::Busy => {}
-                Reserved::Ending(namespace) => {
-                    return Ok(Err(HomeBusy(format!(
-                        "your home is still held by your session in {namespace}, which is ending"
-                    ))))
-                }
-                Reserved::Gone => homes::forget(&self.db, &volume).await.map_err(err)?,
-            }
-        }
-        let decided = homes::decide(&self.db, session.booking_id, choice.0.as_deref(), choice.1).await.map_err(err)?;
-        Ok(Ok(home(decided)))
+        let cache = chosen.pop().unwrap_or(Volume::PerSession { gib: self.cluster.model_cache_gib });
+        let home = chosen.pop().unwrap_or(Volume::PerSession { gib: self.per_session_gib(session, Kept::Home) });
+        Ok(Ok((home, cache)))
     }
 
-    /// Reserves `volume` for the session's home claim unless a live claim holds it.
-    async fn reserve(&self, session: &Session, volume: &str, managed: &[Namespace]) -> anyhow::Result<Reserved> {
+    /// The size of the per-session volume a session started before volumes
+    /// were kept got: its claim cannot change.
+    fn per_session_gib(&self, session: &Session, purpose: Kept) -> i32 {
+        match purpose {
+            Kept::Home => session.quantity * session.kind.storage_gib_per_unit,
+            Kept::Cache => self.cluster.model_cache_gib,
+        }
+    }
+
+    /// Decides a starting session's volume of `purpose` and records it.
+    async fn choose(
+        &self,
+        session: &Session,
+        purpose: Kept,
+        managed: &[Namespace],
+    ) -> anyhow::Result<Result<Volume, HomeBusy>> {
+        let err = |e: app::backend::ServiceError| anyhow::anyhow!(e.public_message());
+        let mut choice = session.window.volume(purpose).clone();
+        if let Volume::New { .. } = choice {
+            let owner = session.window.owner_id;
+            if let Some((volume, gib)) = homes::of(&self.db, owner, &self.home_class(), purpose).await.map_err(err)? {
+                match self.reserve(session, purpose, &volume, managed).await? {
+                    Reserved::Yes => choice = Volume::Kept { volume, gib },
+                    Reserved::Busy => {}
+                    Reserved::Ending(namespace) => {
+                        return Ok(Err(HomeBusy(format!(
+                            "your {} is still held by your session in {namespace}, which is ending",
+                            purpose.label().to_lowercase()
+                        ))))
+                    }
+                    Reserved::Gone => homes::forget(&self.db, &volume).await.map_err(err)?,
+                }
+            }
+        }
+        Ok(Ok(homes::decide(&self.db, session.booking_id, purpose, choice).await.map_err(err)?))
+    }
+
+    /// Reserves `volume` for the session's claim of `purpose` unless a live claim holds it.
+    async fn reserve(
+        &self,
+        session: &Session,
+        purpose: Kept,
+        volume: &str,
+        managed: &[Namespace],
+    ) -> anyhow::Result<Reserved> {
         let volumes = self.volumes();
         let Some(pv) = self.retrying(|| volumes.get_opt(volume)).await? else { return Ok(Reserved::Gone) };
         let namespace = session.namespace();
-        let claim = home_claim(session).0;
+        let claim = claim(session, purpose).0;
         let spec = pv.spec.unwrap_or_default();
         let reference = spec.claim_ref.unwrap_or_default();
         let held_by = reference.namespace.clone().unwrap_or_default();
@@ -108,33 +140,38 @@ impl Reconciler {
         Ok(Reserved::Yes)
     }
 
-    /// Keeps the volumes new home claims were bound to as their owners'
-    /// homes (one per person and storage class: a second session's new
-    /// volume goes with it). Reads the claims from the pass's snapshot.
+    /// Keeps the volumes new home and cache claims were bound to as their
+    /// owners' (one per person, purpose and storage class: a second
+    /// session's new volume goes with it). Reads the claims from the pass's
+    /// snapshot.
     pub(super) async fn keep_new_homes(&self, sessions: &[Session], snapshot: &Snapshot) -> anyhow::Result<usize> {
-        let new: Vec<&Session> = sessions.iter().filter(|s| matches!(s.window.home, Home::New { .. })).collect();
+        let new: Vec<(&Session, Kept)> = sessions
+            .iter()
+            .flat_map(|s| Kept::ALL.map(|purpose| (s, purpose)))
+            .filter(|(s, purpose)| matches!(s.window.volume(*purpose), Volume::New { .. }))
+            .collect();
         if new.is_empty() {
             return Ok(0);
         }
         let err = |e: app::backend::ServiceError| anyhow::anyhow!(e.public_message());
         let (class, volumes) = (self.home_class(), self.volumes());
-        let mut recorded: HashMap<Uuid, String> = homes::volumes(&self.db, &class).await.map_err(err)?;
+        let mut recorded = homes::volumes(&self.db, &class).await.map_err(err)?;
         let mut kept = 0;
-        for session in new {
-            let (name, gib) = home_claim(session);
+        for (session, purpose) in new {
+            let (name, gib) = claim(session, purpose);
             let probe = json!({ "kind": "PersistentVolumeClaim",
                 "metadata": { "namespace": session.namespace(), "name": name } });
-            let Some(claim) = snapshot.get(&probe) else { continue };
-            let Some(volume) = claim["spec"]["volumeName"].as_str().filter(|_| claim["status"]["phase"] == "Bound")
+            let Some(bound) = snapshot.get(&probe) else { continue };
+            let Some(volume) = bound["spec"]["volumeName"].as_str().filter(|_| bound["status"]["phase"] == "Bound")
             else {
                 continue;
             };
-            let owner = session.window.owner_id;
+            let owner = (session.window.owner_id, purpose);
             if recorded.contains_key(&owner) {
                 continue;
             }
             let patch = json!({
-                "metadata": { "labels": { HOME_OWNER_LABEL: owner.to_string() } },
+                "metadata": { "labels": { HOME_OWNER_LABEL: owner.0.to_string() } },
                 "spec": { "persistentVolumeReclaimPolicy": "Retain" },
             });
             let (params, merge) = (PatchParams::default(), Patch::Merge(&patch));

@@ -6,20 +6,20 @@
 //! cluster reads but writes nothing (neither to the cluster nor to the
 //! database), and a pass interrupted after any step is finished by the next.
 
-use super::manifests::{self, owned_by, Cluster, Session};
+use super::manifests::{self, owned_by, Cluster, Session, Volume};
 use super::progress::Progress;
 use super::retry::retrying;
 use super::snapshot::Snapshot;
 use app::backend::worker::continuation;
 use app::backend::worker::provisioning::{self, BookingFacts};
 use app::backend::worker::session_status::{self, Stored};
-use app::model::{BookingState, SessionStatus};
+use app::model::{BookingState, Kept, SessionStatus};
 use app::rules::state_machine::Action;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Namespace, Pod};
 use kube::api::{Api, DeleteParams, ListParams};
 use sqlx::PgPool;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 use uuid::Uuid;
 
@@ -193,11 +193,11 @@ impl Reconciler {
         let starting: Vec<_> = due.running.into_iter().filter(|(_, state)| *state == BookingState::Approved).collect();
         let ids: Vec<Uuid> = starting.iter().map(|(facts, _)| facts.booking_id).collect();
         let mut stored = session_status::load(&self.db, &ids).await?;
-        let mut homes = app::backend::worker::homes::decided(&self.db, &ids).await?;
+        let mut homes = decided_by_booking(app::backend::worker::homes::decided(&self.db, &ids).await?);
         let managed = &managed;
         let starts = starting.into_iter().map(|(facts, state)| {
             let before = stored.remove(&facts.booking_id).unwrap_or_default();
-            let home = homes.remove(&facts.booking_id);
+            let home = homes.remove(&facts.booking_id).unwrap_or_default();
             async move {
                 let mut one = PassReport::default();
                 let outcome = self.run_session(facts, state, (before, home), (managed, None), &mut one).await;
@@ -235,10 +235,11 @@ impl Reconciler {
             }
             let ids: Vec<Uuid> = active.iter().map(|(facts, _)| facts.booking_id).collect();
             let mut stored = session_status::load(&self.db, &ids).await?;
-            let mut homes = app::backend::worker::homes::decided(&self.db, &ids).await?;
+            let mut homes = decided_by_booking(app::backend::worker::homes::decided(&self.db, &ids).await?);
             let mut sessions = Vec::new();
             for (facts, state) in active {
-                let before = (stored.remove(&facts.booking_id).unwrap_or_default(), homes.remove(&facts.booking_id));
+                let decided = homes.remove(&facts.booking_id).unwrap_or_default();
+                let before = (stored.remove(&facts.booking_id).unwrap_or_default(), decided);
                 let session = self.run_session(facts, state, before, (&managed, Some(&snapshot)), &mut report).await?;
                 sessions.extend(session);
             }
@@ -321,21 +322,21 @@ impl Reconciler {
 
     /// Converges one session and records what happened: the steps for the
     /// booking page, `active` once ready, `failed` after repeated refusals.
-    /// `home` is the volume decided for its home, if decided. Returns the
-    /// session as converged.
+    /// `home` holds the volumes decided for its home and model cache, by
+    /// purpose, if decided. Returns the session as converged.
     async fn run_session(
         &self,
         facts: BookingFacts,
         state: BookingState,
-        (before, home): (Stored, Option<(Option<String>, i32)>),
+        (before, home): (Stored, HashMap<Kept, Volume>),
         (managed, snapshot): (&[Namespace], Option<&Snapshot>),
         report: &mut PassReport,
     ) -> anyhow::Result<Option<Session>> {
         let id = facts.booking_id;
         let mut session = Session::of(facts);
-        let converged = match self.home_for(&session, state == BookingState::Approved, home, managed).await? {
-            Ok(home) => {
-                session.window.home = home;
+        let converged = match self.volumes_for(&session, state == BookingState::Approved, home, managed).await? {
+            Ok((home, cache)) => {
+                (session.window.home, session.window.cache) = (home, cache);
                 self.converge_session(&session, managed, snapshot).await
             }
             Err(super::homes::HomeBusy(detail)) => {
@@ -385,4 +386,13 @@ impl Reconciler {
         }
         Ok(Some(session))
     }
+}
+
+/// The volumes decided for each booking, by purpose.
+fn decided_by_booking(decided: HashMap<(Uuid, Kept), Volume>) -> HashMap<Uuid, HashMap<Kept, Volume>> {
+    let mut by_booking: HashMap<Uuid, HashMap<Kept, Volume>> = HashMap::new();
+    for ((booking, purpose), volume) in decided {
+        by_booking.entry(booking).or_default().insert(purpose, volume);
+    }
+    by_booking
 }

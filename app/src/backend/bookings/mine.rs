@@ -6,7 +6,9 @@ use crate::backend::bookings::admit::WAITLIST_REASON;
 use crate::backend::bookings::form::local_window;
 use crate::backend::calendar::zone;
 use crate::backend::error::ServiceResult;
-use crate::backend::{bookings, bookings::waitlist, calendar::planning, db_now, pools, worker::session_status};
+use crate::backend::{
+    bookings, bookings::waitlist, calendar::planning, db_now, pools, worker::homes, worker::session_status,
+};
 use crate::model::{BookingCard, BookingFilter, BookingState, EndOption, MyBookings, Principal, WaitlistLine, Window};
 use chrono::Duration;
 use sqlx::PgPool;
@@ -57,7 +59,7 @@ async fn cards(
     let mut failures = session_status::failure_reasons(db, &ids).await?;
     let mut idle = crate::backend::worker::idle_reclaim::card_notes(db, &ids, &zone).await?;
     let mut access = session_status::access_notes(db, &ids).await?;
-    let kept = crate::backend::worker::homes::kept_until_for(db, &ids).await?;
+    let kept = homes::kept_until_for(db, &ids).await?;
     let next = crate::backend::worker::continuation::successors(db, &ids).await?;
     let mut apart = crate::backend::worker::continuation::cannot_continue(db, &ids).await?;
     let mut rejected = bookings::events::last_reasons(db, &ids, BookingState::Rejected).await?;
@@ -123,9 +125,9 @@ async fn cards(
         };
         let kept_until = (booking.state.holds_capacity() && booking.end > now).then(|| kept.get(&booking.id)).flatten();
         let ends = next.get(&booking.id).map(|(_, _, end)| *end).unwrap_or(booking.end);
-        let persistence =
-            kept_until.map(|until| crate::backend::worker::homes::persistence_sentence(&booking, *until, ends, &zone));
-        let home_note = kept_until.map(|until| crate::backend::worker::homes::home_note(&booking, *until, &zone));
+        let owner = booking.user_name.as_deref().filter(|_| !booking.mine);
+        let persistence = kept_until.map(|kept| homes::persistence_sentence(owner, kept, (booking.end, ends), &zone));
+        let home_note = kept_until.map(|kept| homes::ending_now_sentence(owner, kept, &zone));
         let step = pool.map(|p| chrono::Duration::minutes(i64::from(p.rules.granularity_minutes)));
         let extend_by = extend_to
             .first()

@@ -1,4 +1,5 @@
-//! Home storage held per tenant over a period (issue 46): each home's size
+//! Kept storage (homes and model caches) held per tenant over a period
+//! (issue 46): each kept volume's size
 //! × the days it was kept within the period (kept homes until now, homes
 //! that went until they went), counted to the tenant of its owner's latest
 //! booking (the one whose sessions mounted it), at the site's price per

@@ -1,9 +1,9 @@
-//! Homes that outlive the window (issue 46): the worker's records of each
-//! person's home volume per storage class, which volume each session was
-//! given, and when a home is due to go. A home is kept `retention` days after
-//! its owner's last session ended (the most generous of their tenants'
-//! settings, else `SITE_RETENTION_DAYS`); an approved booking still ahead
-//! keeps it until that booking's end.
+//! Volumes that outlive the window (issue 46): the worker's records of each
+//! person's kept home and model cache per storage class, which volume each
+//! session was given, and when a kept volume is due to go. It is kept
+//! `retention` days after its owner's last session ended (the most generous
+//! of their tenants' settings for its purpose, else `SITE_RETENTION_DAYS`);
+//! an approved booking still ahead keeps it until that booking's end.
 
 use crate::backend::error::ServiceResult;
 use chrono::{DateTime, Utc};
@@ -11,89 +11,128 @@ use sqlx::PgPool;
 use std::collections::HashMap;
 use uuid::Uuid;
 
-pub use crate::model::SITE_RETENTION_DAYS;
+pub use crate::model::{Kept, SITE_RETENTION_DAYS};
 
-/// The end of the retention of `owner`'s home (an SQL expression of the
-/// owner's id; `site_days` the parameter holding `SITE_RETENTION_DAYS`): the
-/// end of their last session (approved ones ahead included), else now,
-/// plus the retention.
-pub fn kept_until_sql(owner: &str, site_days: &str) -> String {
+/// Which volume one of a session's kept-volume claims binds.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Volume {
+    /// The session's own, deleted with its namespace: a session started
+    /// before volumes were kept (its claim cannot change under it), or a
+    /// tenant whose model cache is per session.
+    PerSession { gib: i32 },
+    /// A new volume of `gib`: kept as the owner's once bound, unless they
+    /// already have one (held by another session of theirs running now).
+    New { gib: i32 },
+    /// The owner's kept volume.
+    Kept { volume: String, gib: i32 },
+}
+
+impl Volume {
+    pub fn gib(&self) -> i32 {
+        match self {
+            Volume::PerSession { gib } | Volume::New { gib } | Volume::Kept { gib, .. } => *gib,
+        }
+    }
+}
+
+/// The end of the retention of `owner`'s kept volume of `purpose` (SQL
+/// expressions: the owner's id, e.g. `h.user_id`; the purpose, e.g.
+/// `'home'` or `h.purpose`; `site_days` the parameter holding
+/// `SITE_RETENTION_DAYS`): the end of their last session (approved ones
+/// ahead included), else now, plus the retention of that purpose.
+pub fn kept_until_sql(owner: &str, site_days: &str, purpose: &str) -> String {
     format!(
         "coalesce((SELECT max(b.ends_at) FROM booking b
                    WHERE b.user_id = {owner} AND b.state IN ('approved', 'active', 'completed')), now())
          + make_interval(days => coalesce(
-             (SELECT max(t.home_retention_days) FROM membership m JOIN tenant t ON t.id = m.tenant_id
-               WHERE m.user_id = {owner}), {site_days}))"
+             (SELECT max(CASE WHEN {purpose} = 'cache' THEN t.cache_retention_days ELSE t.home_retention_days END)
+                FROM membership m JOIN tenant t ON t.id = m.tenant_id WHERE m.user_id = {owner}), {site_days}))"
     )
 }
 
-/// Until when `user`'s home is kept, as things stand now.
-pub async fn kept_until(db: &PgPool, user: Uuid) -> ServiceResult<DateTime<Utc>> {
-    let query = format!("SELECT {}", kept_until_sql("$2", "$1"));
-    Ok(sqlx::query_scalar(&query).bind(SITE_RETENTION_DAYS).bind(user).fetch_one(db).await?)
-}
-
-/// The recorded homes of storage class `class`, by owner.
-pub async fn volumes(db: &PgPool, class: &str) -> ServiceResult<HashMap<Uuid, String>> {
-    let rows: Vec<(Uuid, String)> =
-        sqlx::query_as("SELECT user_id, volume FROM home WHERE storage_class = $1 AND gone_at IS NULL")
+/// The recorded kept volumes of storage class `class`, by owner and purpose.
+pub async fn volumes(db: &PgPool, class: &str) -> ServiceResult<HashMap<(Uuid, Kept), String>> {
+    let rows: Vec<(Uuid, String, String)> =
+        sqlx::query_as("SELECT user_id, purpose, volume FROM home WHERE storage_class = $1 AND gone_at IS NULL")
             .bind(class)
             .fetch_all(db)
             .await?;
-    Ok(rows.into_iter().collect())
+    Ok(rows.into_iter().filter_map(|(user, purpose, volume)| Some(((user, Kept::parse(&purpose)?), volume))).collect())
 }
 
-/// `user`'s home of `class` and its size, unless someone asked for it to go.
-pub async fn of(db: &PgPool, user: Uuid, class: &str) -> ServiceResult<Option<(String, i32)>> {
+/// `user`'s kept volume of `purpose` and `class`, and its size, unless
+/// someone asked for it to go.
+pub async fn of(db: &PgPool, user: Uuid, class: &str, purpose: Kept) -> ServiceResult<Option<(String, i32)>> {
     Ok(sqlx::query_as(
         "SELECT volume, size_gib FROM home
-         WHERE user_id = $1 AND storage_class = $2 AND delete_requested_at IS NULL AND gone_at IS NULL",
+         WHERE user_id = $1 AND storage_class = $2 AND purpose = $3
+           AND delete_requested_at IS NULL AND gone_at IS NULL",
     )
     .bind(user)
     .bind(class)
+    .bind(purpose.as_str())
     .fetch_optional(db)
     .await?)
 }
 
-/// The volume (`None`: a new one) and size decided for each of `ids` that
-/// has been decided.
-pub async fn decided(db: &PgPool, ids: &[Uuid]) -> ServiceResult<HashMap<Uuid, (Option<String>, i32)>> {
-    let rows: Vec<(Uuid, Option<String>, i32)> =
-        sqlx::query_as("SELECT booking_id, volume, size_gib FROM session_home WHERE booking_id = ANY($1)")
-            .bind(ids)
-            .fetch_all(db)
-            .await?;
-    Ok(rows.into_iter().map(|(id, volume, gib)| (id, (volume, gib))).collect())
+/// The volumes decided for each of `ids`, by booking and purpose.
+pub async fn decided(db: &PgPool, ids: &[Uuid]) -> ServiceResult<HashMap<(Uuid, Kept), Volume>> {
+    let rows: Vec<(Uuid, String, Option<String>, i32, bool)> = sqlx::query_as(
+        "SELECT booking_id, purpose, volume, size_gib, kept FROM session_home WHERE booking_id = ANY($1)",
+    )
+    .bind(ids)
+    .fetch_all(db)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|(id, purpose, volume, gib, kept)| {
+            let volume = match (kept, volume) {
+                (false, _) => Volume::PerSession { gib },
+                (true, None) => Volume::New { gib },
+                (true, Some(volume)) => Volume::Kept { volume, gib },
+            };
+            Some(((id, Kept::parse(&purpose)?), volume))
+        })
+        .collect())
 }
 
-/// Records which volume `booking`'s home claim is bound to (once: a
+/// Records which volume `booking`'s claim of `purpose` binds (once: a
 /// claim's volume never changes); returns what is recorded.
-pub async fn decide(
-    db: &PgPool,
-    booking: Uuid,
-    volume: Option<&str>,
-    gib: i32,
-) -> ServiceResult<(Option<String>, i32)> {
+pub async fn decide(db: &PgPool, booking: Uuid, purpose: Kept, volume: Volume) -> ServiceResult<Volume> {
+    let (name, kept) = match &volume {
+        Volume::PerSession { .. } => (None, false),
+        Volume::New { .. } => (None, true),
+        Volume::Kept { volume, .. } => (Some(volume.as_str()), true),
+    };
     sqlx::query(
-        "INSERT INTO session_home (booking_id, volume, size_gib) VALUES ($1, $2, $3)
-         ON CONFLICT (booking_id) DO NOTHING",
+        "INSERT INTO session_home (booking_id, purpose, volume, size_gib, kept) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (booking_id, purpose) DO NOTHING",
     )
     .bind(booking)
-    .bind(volume)
-    .bind(gib)
+    .bind(purpose.as_str())
+    .bind(name)
+    .bind(volume.gib())
+    .bind(kept)
     .execute(db)
     .await?;
-    let decided = decided(db, &[booking]).await?;
-    Ok(decided.get(&booking).cloned().unwrap_or((volume.map(String::from), gib)))
+    Ok(decided(db, &[booking]).await?.remove(&(booking, purpose)).unwrap_or(volume))
 }
 
-/// Records `volume` as `user`'s home of `class`; false when they already have one.
-pub async fn record(db: &PgPool, user: Uuid, class: &str, volume: &str, size_gib: i32) -> ServiceResult<bool> {
+/// Records `volume` as `user`'s kept volume of `purpose` and `class`;
+/// false when they already have one.
+pub async fn record(
+    db: &PgPool,
+    (user, purpose): (Uuid, Kept),
+    class: &str,
+    volume: &str,
+    size_gib: i32,
+) -> ServiceResult<bool> {
     let inserted = sqlx::query(
-        "INSERT INTO home (user_id, storage_class, volume, size_gib) VALUES ($1, $2, $3, $4)
+        "INSERT INTO home (user_id, purpose, storage_class, volume, size_gib) VALUES ($1, $2, $3, $4, $5)
          ON CONFLICT DO NOTHING",
     )
     .bind(user)
+    .bind(purpose.as_str())
     .bind(class)
     .bind(volume)
     .bind(size_gib)
@@ -102,13 +141,13 @@ pub async fn record(db: &PgPool, user: Uuid, class: &str, volume: &str, size_gib
     Ok(inserted.rows_affected() == 1)
 }
 
-/// Homes of `class` that are to go: past their retention, or asked to go.
+/// Kept volumes of `class` that are to go: past their retention, or asked to go.
 pub async fn due_to_go(db: &PgPool, class: &str) -> ServiceResult<Vec<String>> {
     let rows: Vec<String> = sqlx::query_scalar(&format!(
         "SELECT h.volume FROM home h
          WHERE h.storage_class = $2 AND h.gone_at IS NULL
            AND (h.delete_requested_at IS NOT NULL OR {} < now())",
-        kept_until_sql("h.user_id", "$1")
+        kept_until_sql("h.user_id", "$1", "h.purpose")
     ))
     .bind(SITE_RETENTION_DAYS)
     .bind(class)
@@ -117,7 +156,7 @@ pub async fn due_to_go(db: &PgPool, class: &str) -> ServiceResult<Vec<String>> {
     Ok(rows)
 }
 
-/// Records that the home on `volume` went (the worker let the cluster
+/// Records that the kept volume `volume` went (the worker let the cluster
 /// delete it, or found it gone); it stays as history for the reports.
 pub async fn forget(db: &PgPool, volume: &str) -> ServiceResult<()> {
     sqlx::query("UPDATE home SET gone_at = now() WHERE volume = $1 AND gone_at IS NULL")
@@ -127,41 +166,83 @@ pub async fn forget(db: &PgPool, volume: &str) -> ServiceResult<()> {
     Ok(())
 }
 
-/// Until when the home of each of `bookings`' owners is kept, as things stand.
-pub async fn kept_until_for(db: &PgPool, bookings: &[Uuid]) -> ServiceResult<HashMap<Uuid, DateTime<Utc>>> {
-    let query = format!("SELECT b.id, {} FROM booking b WHERE b.id = ANY($2)", kept_until_sql("b.user_id", "$1"));
-    let rows: Vec<(Uuid, DateTime<Utc>)> =
+/// Until when a session's kept volumes are kept, as things stand: its
+/// owner's home, and their model cache unless the tenant's cache is per
+/// session.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct KeptUntil {
+    pub home: DateTime<Utc>,
+    pub cache: Option<DateTime<Utc>>,
+}
+
+/// The columns of a booking `b`'s `KeptUntil` (`site_days` the parameter
+/// holding `SITE_RETENTION_DAYS`): `home_kept_until`, `cache_kept_until`
+/// (as if kept; its tenant's `cache_kept` says whether it is).
+pub fn kept_until_columns(site_days: &str) -> String {
+    format!(
+        "{} AS home_kept_until, {} AS cache_kept_until",
+        kept_until_sql("b.user_id", site_days, "'home'"),
+        kept_until_sql("b.user_id", site_days, "'cache'")
+    )
+}
+
+/// `KeptUntil` for each of `bookings`.
+pub async fn kept_until_for(db: &PgPool, bookings: &[Uuid]) -> ServiceResult<HashMap<Uuid, KeptUntil>> {
+    let query = format!(
+        "SELECT b.id, {}, t.cache_kept FROM booking b JOIN tenant t ON t.id = b.tenant_id WHERE b.id = ANY($2)",
+        kept_until_columns("$1")
+    );
+    let rows: Vec<(Uuid, DateTime<Utc>, DateTime<Utc>, bool)> =
         sqlx::query_as(&query).bind(SITE_RETENTION_DAYS).bind(bookings).fetch_all(db).await?;
-    Ok(rows.into_iter().collect())
+    Ok(rows.into_iter().map(|(id, home, cache, kept)| (id, KeptUntil { home, cache: kept.then_some(cache) })).collect())
 }
 
-/// Whose home a session of `booking` mounts, and until when it is kept:
-/// "Your home (/home/jovyan) is kept until Sat 26 Dec" (no full stop).
-pub fn home_note(booking: &crate::model::Booking, kept_until: DateTime<Utc>, zone: &chrono_tz::Tz) -> String {
-    let whose = match (booking.mine, &booking.user_name) {
-        (false, Some(owner)) => format!("{owner}'s home"),
-        _ => "Your home".to_string(),
+/// What a session mounts of its owner's, and until when it is kept (no
+/// full stop): "Your home (/home/jovyan) and model cache (/models) are kept
+/// until Sat 26 Dec". `owner`: the owner's name when the reader is a
+/// co-owner.
+pub fn kept_note(owner: Option<&str>, kept: &KeptUntil, zone: &chrono_tz::Tz) -> String {
+    let whose = owner.map(|name| format!("{name}'s")).unwrap_or_else(|| "Your".into());
+    let day = |at: DateTime<Utc>| at.with_timezone(zone).format("%a %-d %b").to_string();
+    let home = format!("home ({})", Kept::Home.mount());
+    let cache = format!("model cache ({})", Kept::Cache.mount());
+    match kept.cache {
+        Some(until) if day(until) == day(kept.home) => {
+            format!("{whose} {home} and {cache} are kept until {}", day(until))
+        }
+        Some(until) => format!("{whose} {home} is kept until {} and {cache} until {}", day(kept.home), day(until)),
+        None => format!("{whose} {home} is kept until {}", day(kept.home)),
+    }
+}
+
+/// What ending a session now keeps and deletes, for the End-now dialog.
+pub fn ending_now_sentence(owner: Option<&str>, kept: &KeptUntil, zone: &chrono_tz::Tz) -> String {
+    let rest = match kept.cache {
+        Some(_) => "the workspace and everything else in its namespace are deleted now",
+        None => "the workspace and everything else in its namespace, the model cache included, are deleted now",
     };
-    format!("{whose} (/home/jovyan) is kept until {}", kept_until.with_timezone(zone).format("%a %-d %b"))
+    format!("{}; {rest}.", kept_note(owner, kept, zone))
 }
 
-/// What outlives `booking`'s session, as its card, page and mails say it:
-/// the owner's home until `kept_until`; everything else ends with the
-/// session at `ends` (the booking's end, or that of the booking it
-/// continues into).
+/// What outlives a session and what ends with it, as its card, page and
+/// mails say it: "Your home (/home/jovyan) and model cache (/models) are
+/// kept until Sat 26 Dec; everything else in this session ends at 12:00."
+/// `ends` is when the session ends (the booking's `end`, or that of the
+/// booking it continues into: then with its date, if another day).
 pub fn persistence_sentence(
-    booking: &crate::model::Booking,
-    kept_until: DateTime<Utc>,
-    ends: DateTime<Utc>,
+    owner: Option<&str>,
+    kept: &KeptUntil,
+    (end, ends): (DateTime<Utc>, DateTime<Utc>),
     zone: &chrono_tz::Tz,
 ) -> String {
     let at = ends.with_timezone(zone);
-    let when = match at.date_naive() == booking.end.with_timezone(zone).date_naive() {
+    let when = match at.date_naive() == end.with_timezone(zone).date_naive() {
         true => at.format("%H:%M").to_string(),
         false => at.format("%H:%M on %a %-d %b").to_string(),
     };
-    format!(
-        "{}; everything else in this session, the model cache included, ends at {when}.",
-        home_note(booking, kept_until, zone)
-    )
+    let rest = match kept.cache {
+        Some(_) => "everything else in this session",
+        None => "everything else in this session, the model cache included,",
+    };
+    format!("{}; {rest} ends at {when}.", kept_note(owner, kept, zone))
 }

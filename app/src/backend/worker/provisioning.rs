@@ -63,8 +63,11 @@ pub struct WindowFacts {
     pub ends_at: chrono::DateTime<chrono::Utc>,
     /// The size of a new home, the owner's tenant's setting.
     pub home_gib: i32,
-    /// Until when the owner's home is kept, as things stand.
-    pub home_kept_until: chrono::DateTime<chrono::Utc>,
+    /// The size of the model cache, and whether it is kept (the tenant's settings).
+    pub cache_gib: i32,
+    pub cache_kept: bool,
+    /// Until when the owner's home and model cache are kept, as things stand.
+    pub kept_until: crate::backend::worker::homes::KeptUntil,
     /// The session this booking took over from the one before it (see
     /// `continuation`): the chain's first booking, and the booking it follows.
     pub continues: Option<(Uuid, Uuid)>,
@@ -98,7 +101,10 @@ struct FactsRow {
     pool: String,
     ends_at: chrono::DateTime<chrono::Utc>,
     home_gib: i32,
+    cache_gib: i32,
+    cache_kept: bool,
     home_kept_until: chrono::DateTime<chrono::Utc>,
+    cache_kept_until: chrono::DateTime<chrono::Utc>,
     session_id: Option<Uuid>,
     follows: Option<Uuid>,
 }
@@ -127,7 +133,12 @@ impl From<FactsRow> for BookingFacts {
                 pool: row.pool,
                 ends_at: row.ends_at,
                 home_gib: row.home_gib,
-                home_kept_until: row.home_kept_until,
+                cache_gib: row.cache_gib,
+                cache_kept: row.cache_kept,
+                kept_until: crate::backend::worker::homes::KeptUntil {
+                    home: row.home_kept_until,
+                    cache: row.cache_kept.then_some(row.cache_kept_until),
+                },
                 continues: row.session_id.zip(row.follows),
             },
         }
@@ -152,7 +163,7 @@ async fn facts_of(db: &PgPool, ids: &[Uuid]) -> ServiceResult<Vec<BookingFacts>>
                 -- MIG slice must not take whole GPUs another pool offers.
                 ARRAY(SELECT DISTINCT o.kind FROM pool_kind o WHERE o.kind <> b.kind ORDER BY o.kind) AS other_kinds,
                 p.node_selector, p.tolerations, p.priority_class, p.runtime_class,
-                b.user_id AS owner_id, p.name AS pool, t.home_gib, {} AS home_kept_until,
+                b.user_id AS owner_id, p.name AS pool, t.home_gib, t.cache_gib, t.cache_kept, {},
                 -- The window as the workspace should read it: to the end of the
                 -- booking its session continues into, if any.
                 coalesce(nx.ends_at, b.ends_at) AS ends_at, c.session_id, c.follows
@@ -164,7 +175,7 @@ async fn facts_of(db: &PgPool, ids: &[Uuid]) -> ServiceResult<Vec<BookingFacts>>
          LEFT JOIN session_continuation c ON c.booking_id = b.id
          {}
          WHERE b.id = ANY($1)",
-        crate::backend::worker::homes::kept_until_sql("b.user_id", "$2"),
+        crate::backend::worker::homes::kept_until_columns("$2"),
         crate::backend::worker::continuation::following(true),
     ))
     .bind(ids)

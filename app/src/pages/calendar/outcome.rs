@@ -85,8 +85,9 @@ pub fn OutcomeBanner(banner: Banner, action: ServerAction<Book>, tz: String, key
                 <div class="outcome ok" role="status" id="outcome">
                     <strong>"Booked: "</strong> {when} " · " <span class=format!("badge state-{state}")>{state.clone()}</span>
                     {pending.then(|| view! { <p>"Waiting for approval by an admin of this pool; you will see it change here and in My bookings."</p> })}
-                    <p class="persistence">"Your home (/home/jovyan) is there with last session's files and is kept after "
-                        "this one; everything else in the session ends with the window."</p>
+                    <p class="persistence">"Your home (/home/jovyan) and model cache (/models) are there with last "
+                        "session's files and models, and are kept after this one; everything else in the session ends "
+                        "with the window."</p>
                     " " <a href="/bookings">"See My bookings"</a>
                 </div>
             }

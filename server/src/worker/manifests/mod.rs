@@ -25,7 +25,7 @@ pub use namespace::{
 };
 pub use network::{network_policies, proxy_config_map, PUBLISHED_PORT};
 pub use quota::{limit_range, resource_quota};
-pub use window::{session_config, Home, Window};
+pub use window::{session_config, KeptUntil, Volume, Window};
 pub use workspace::{
     deployment, holders, host, ingress, persistent_volume_claims, route, service, END_GRACE_SECONDS, HOLDERS_ANNOTATION,
 };
@@ -126,7 +126,8 @@ pub struct Cluster {
     pub storage_class: Option<String>,
     /// Outbound proxy, if the cluster needs one.
     pub proxy: Option<Proxy>,
-    /// Size of the shared model cache volume, GiB.
+    /// Size of the model cache of sessions started before caches were kept
+    /// (their claim cannot change), GiB; the others take their tenant's.
     pub model_cache_gib: i32,
     /// How workspaces are reached from outside.
     pub expose: Expose,
@@ -268,8 +269,12 @@ impl Session {
                 owner_id: facts.window.owner_id,
                 pool: facts.window.pool,
                 ends_at: facts.window.ends_at,
-                home: Home::New { gib: facts.window.home_gib },
-                home_kept_until: facts.window.home_kept_until,
+                home: Volume::New { gib: facts.window.home_gib },
+                cache: match facts.window.cache_kept {
+                    true => Volume::New { gib: facts.window.cache_gib },
+                    false => Volume::PerSession { gib: facts.window.cache_gib },
+                },
+                kept_until: facts.window.kept_until,
                 ending_soon: window::ending_soon(facts.window.ends_at, chrono::Utc::now()),
                 continues: facts.window.continues,
             },

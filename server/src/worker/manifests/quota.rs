@@ -55,7 +55,7 @@ pub fn resource_quota(session: &Session, cluster: &Cluster) -> ResourceQuota {
     // (home already filled it). The user cannot delete or resize those two
     // claims (berth-session-guardrails), so the cache's share never becomes
     // room for claims of their own.
-    let claimed: i64 = super::workspace::claims(session, cluster).iter().map(|(_, gib)| gib).sum();
+    let claimed: i64 = super::workspace::claims(session).iter().map(|(_, gib)| gib).sum();
     let mut hard: BTreeMap<String, String> = BTreeMap::new();
     hard.insert(format!("requests.{}", grant.kind), session.schedulable_units().to_string());
     for other in session.other_kinds.iter().chain(&cluster.deny_resources).filter(|k| **k != grant.kind) {

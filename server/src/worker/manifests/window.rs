@@ -1,9 +1,11 @@
 //! What outlives the window and what tells the workspace about it (issue
-//! 46): the owner's home volume, and the ConfigMap `berth-session` mounted
+//! 46): the owner's home and model cache volumes, and the ConfigMap `berth-session` mounted
 //! read-only at `/etc/berth/` with the window's end, which the worker
 //! rewrites when the window is extended and as the end nears.
 
 use super::{meta, typed, Session};
+pub use app::backend::worker::homes::{KeptUntil, Volume};
+use app::model::Kept;
 use chrono::{DateTime, SecondsFormat, Utc};
 use k8s_openapi::api::core::v1::ConfigMap;
 use serde_json::json;
@@ -18,18 +20,20 @@ pub const SESSION_CONFIG_PATH: &str = "/etc/berth";
 /// berth-session-homes).
 pub const OWNER_ANNOTATION: &str = "berth.io/owner";
 /// Label the worker puts on a PersistentVolume it keeps as someone's home
-/// (their Berth id), and the one with its storage class.
+/// or model cache (their Berth id).
 pub const HOME_OWNER_LABEL: &str = "berth.io/home-owner";
 
-/// The window as the workspace reads it, and the owner's home.
+/// The window as the workspace reads it, and the owner's kept volumes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Window {
     pub owner_id: Uuid,
     pub pool: String,
     pub ends_at: DateTime<Utc>,
-    pub home: Home,
-    /// Until when the owner's home is kept, as things stand.
-    pub home_kept_until: DateTime<Utc>,
+    /// Which volumes the home and model cache claims bind.
+    pub home: Volume,
+    pub cache: Volume,
+    /// Until when the owner's home and model cache are kept, as things stand.
+    pub kept_until: KeptUntil,
     /// Minutes left once the end is near: 15 from T−15, 5 from T−5.
     pub ending_soon: Option<i64>,
     /// A booking that took over the session of the one before it: the
@@ -38,31 +42,29 @@ pub struct Window {
     pub continues: Option<(Uuid, Uuid)>,
 }
 
+impl Window {
+    /// The volume decided for `purpose`.
+    pub fn volume(&self, purpose: Kept) -> &Volume {
+        match purpose {
+            Kept::Home => &self.home,
+            Kept::Cache => &self.cache,
+        }
+    }
+}
+
 impl Default for Window {
     fn default() -> Self {
         Window {
             owner_id: Uuid::nil(),
             pool: String::new(),
             ends_at: DateTime::UNIX_EPOCH,
-            home: Home::New { gib: 50 },
-            home_kept_until: DateTime::UNIX_EPOCH,
+            home: Volume::New { gib: 50 },
+            cache: Volume::New { gib: 200 },
+            kept_until: KeptUntil { home: DateTime::UNIX_EPOCH, cache: Some(DateTime::UNIX_EPOCH) },
             ending_soon: None,
             continues: None,
         }
     }
-}
-
-/// Which volume the session's home claim binds.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Home {
-    /// A session started before homes were kept: its own `berth-home`,
-    /// deleted with its namespace (its claim cannot change under it).
-    PerSession,
-    /// A new volume of `gib`: kept as the owner's home once bound, unless
-    /// they already have one (held by another session of theirs running now).
-    New { gib: i32 },
-    /// The owner's kept home.
-    Kept { volume: String, gib: i32 },
 }
 
 /// `ending-soon` at `now`: 15 from T−15 minutes, 5 from T−5, else none.
@@ -77,17 +79,17 @@ pub fn ending_soon(ends_at: DateTime<Utc>, now: DateTime<Utc>) -> Option<i64> {
     }
 }
 
-/// The home claim's name and size: `home-<owner id>` (the name ties the
-/// claim to its owner, which the policies check), or the per-session
-/// `berth-home` of sessions started before.
-pub fn home_claim(session: &Session) -> (String, i64) {
-    match &session.window.home {
-        Home::PerSession => {
-            let gib = i64::from(session.quantity) * i64::from(session.kind.storage_gib_per_unit);
-            ("berth-home".into(), gib.max(1))
-        }
-        Home::New { gib } | Home::Kept { gib, .. } => (format!("home-{}", session.window.owner_id), i64::from(*gib)),
-    }
+/// The claim of the session's volume of `purpose`, and its size: the
+/// owner's (`home-<owner id>`, `cache-<owner id>`: the name ties the claim
+/// to its owner, which the policies check), or the session's own
+/// (`berth-home`, `berth-model-cache`).
+pub fn claim(session: &Session, purpose: Kept) -> (String, i64) {
+    let volume = session.window.volume(purpose);
+    let name = match volume {
+        Volume::PerSession { .. } => purpose.per_session_claim().to_string(),
+        Volume::New { .. } | Volume::Kept { .. } => purpose.claim(session.window.owner_id),
+    };
+    (name, i64::from(volume.gib()).max(1))
 }
 
 fn rfc3339(at: DateTime<Utc>) -> String {
@@ -95,7 +97,8 @@ fn rfc3339(at: DateTime<Utc>) -> String {
 }
 
 /// `berth-session`: `window-end` (RFC 3339), `booking`, `pool`, `kind`,
-/// `home-kept-until`, and near the end `ending-soon` (minutes left).
+/// `home-kept-until`, `model-cache-kept-until` (if kept), and near the end
+/// `ending-soon` (minutes left).
 pub fn session_config(session: &Session) -> ConfigMap {
     let window = &session.window;
     let mut data = json!({
@@ -104,8 +107,11 @@ pub fn session_config(session: &Session) -> ConfigMap {
         "pool": window.pool,
         "kind": session.kind.kind,
     });
-    if window.home != Home::PerSession {
-        data["home-kept-until"] = json!(rfc3339(window.home_kept_until));
+    if !matches!(window.home, Volume::PerSession { .. }) {
+        data["home-kept-until"] = json!(rfc3339(window.kept_until.home));
+    }
+    if let (false, Some(until)) = (matches!(window.cache, Volume::PerSession { .. }), window.kept_until.cache) {
+        data["model-cache-kept-until"] = json!(rfc3339(until));
     }
     if let Some(minutes) = window.ending_soon {
         data["ending-soon"] = json!(minutes.to_string());

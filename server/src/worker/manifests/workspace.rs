@@ -1,5 +1,6 @@
-use super::window::{home_claim, Home, SESSION_CONFIG, SESSION_CONFIG_PATH};
+use super::window::{claim, Volume, SESSION_CONFIG, SESSION_CONFIG_PATH};
 use super::{cpu, memory, meta, typed, Cluster, Session, PUBLISHED_PORT};
+use app::model::Kept;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Service};
 use k8s_openapi::api::networking::v1::Ingress;
@@ -30,19 +31,19 @@ pub fn holders(session: &Session) -> Vec<String> {
     holders
 }
 
-/// The worker's volume claims with their sizes in GiB: the owner's home
-/// (see `window::home_claim`) and the model cache.
-pub fn claims(session: &Session, cluster: &Cluster) -> [(String, i64); 2] {
-    [home_claim(session), ("berth-model-cache".into(), i64::from(cluster.model_cache_gib).max(1))]
+/// The worker's volume claims with their sizes in GiB: the home and the
+/// model cache (see `window::claim`).
+pub fn claims(session: &Session) -> [(String, i64); 2] {
+    Kept::ALL.map(|purpose| claim(session, purpose))
 }
 
-/// Home and the model cache (see `claims`); a kept home's claim names its
-/// volume, which the worker has reserved for it (`claimRef`).
+/// Home and the model cache (see `claims`); a kept volume's claim names it,
+/// which the worker has reserved for it (`claimRef`).
 pub fn persistent_volume_claims(session: &Session, cluster: &Cluster) -> Vec<PersistentVolumeClaim> {
-    claims(session, cluster)
+    Kept::ALL
         .into_iter()
-        .enumerate()
-        .map(|(index, (name, gib))| {
+        .map(|purpose| {
+            let (name, gib) = claim(session, purpose);
             let mut spec = json!({
                 "accessModes": ["ReadWriteOnce"],
                 "resources": { "requests": { "storage": format!("{gib}Gi") } },
@@ -50,7 +51,7 @@ pub fn persistent_volume_claims(session: &Session, cluster: &Cluster) -> Vec<Per
             if let Some(class) = &cluster.storage_class {
                 spec["storageClassName"] = json!(class);
             }
-            if let (0, Home::Kept { volume, .. }) = (index, &session.window.home) {
+            if let Volume::Kept { volume, .. } = session.window.volume(purpose) {
                 spec["volumeName"] = json!(volume);
             }
             typed(json!({ "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta(session, &name), "spec": spec }))
@@ -139,8 +140,8 @@ pub fn deployment(session: &Session, cluster: &Cluster) -> Deployment {
                         "securityContext": hardened,
                     }],
                     "volumes": [
-                        { "name": "home", "persistentVolumeClaim": { "claimName": home_claim(session).0 } },
-                        { "name": "model-cache", "persistentVolumeClaim": { "claimName": "berth-model-cache" } },
+                        { "name": "home", "persistentVolumeClaim": { "claimName": claim(session, Kept::Home).0 } },
+                        { "name": "model-cache", "persistentVolumeClaim": { "claimName": claim(session, Kept::Cache).0 } },
                         { "name": "berth", "configMap": { "name": SESSION_CONFIG } },
                     ],
                 },
