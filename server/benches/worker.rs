@@ -65,6 +65,7 @@ impl Bench {
             time_zone: "UTC".into(),
             priority_class: None,
             runtime_class: None,
+            end_grace_seconds: None,
             backfill_namespace: None,
             scale_ahead_minutes: None,
             kinds: vec![KindSpec {

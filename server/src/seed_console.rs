@@ -40,6 +40,7 @@ fn approval_pool() -> NewPool {
         time_zone: "Europe/Berlin".into(),
         priority_class: None,
         runtime_class: None,
+        end_grace_seconds: None,
         backfill_namespace: None,
         scale_ahead_minutes: None,
     }

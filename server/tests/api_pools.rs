@@ -412,3 +412,36 @@ async fn find_a_slot_offers_the_earliest_windows_that_fit_and_each_can_be_booked
     let (status, err) = f.call(Method::GET, &missing, Some(&f.bob), None).await;
     assert_eq!((status, err["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("duration_minutes")));
 }
+
+#[tokio::test]
+async fn a_pool_sets_its_workspaces_grace_at_the_end_of_the_window_up_to_30_seconds() {
+    let f = Fixture::new().await;
+    let create = |body: Value| f.call(Method::POST, "/api/v1/pools", Some(&f.admin), Some(body));
+    let (status, pool) = create(json!({"name": "graceful", "kinds": [{"kind": GPU, "capacity": 1}]})).await;
+    assert_eq!((status, pool["end_grace_seconds"].as_i64()), (StatusCode::CREATED, Some(30)), "30 s unless set");
+    let path = format!("/api/v1/pools/{}", pool["id"].as_str().unwrap());
+    for seconds in [-1, 31, 600] {
+        let body = json!({"end_grace_seconds": seconds});
+        let (status, err) = f.call(Method::PATCH, &path, Some(&f.admin), Some(body)).await;
+        assert_eq!((status, err["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("end_grace_seconds")));
+        assert!(err["message"].as_str().unwrap().contains("between 0 and 30"), "{err}");
+    }
+    let (status, err) =
+        create(json!({"name": "impatient", "kinds": [{"kind": GPU, "capacity": 1}], "end_grace_seconds": 45})).await;
+    assert_eq!((status, err["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("end_grace_seconds")));
+    // The worker gives the workspace exactly what its pool says.
+    let lab = format!("/api/v1/pools/{}", f.lab);
+    let (status, set) = f.call(Method::PATCH, &lab, Some(&f.admin), Some(json!({"end_grace_seconds": 10}))).await;
+    assert_eq!((status, set["end_grace_seconds"].as_i64()), (StatusCode::OK, Some(10)), "{set}");
+    let (status, body) = f.book(&f.ada, GPU, 1, slot(8), slot(10)).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let booking: uuid::Uuid = body["id"].as_str().unwrap().parse().unwrap();
+    let facts = app::backend::worker::provisioning::facts(&f.db, booking).await.unwrap();
+    let session = server::worker::manifests::Session::of(facts);
+    let workspace = serde_json::to_value(server::worker::manifests::deployment(
+        &session,
+        &server::worker::manifests::Cluster::default(),
+    ))
+    .unwrap();
+    assert_eq!(workspace["spec"]["template"]["spec"]["terminationGracePeriodSeconds"], 10);
+}

@@ -299,6 +299,7 @@ fn big_pool(name: &str, requires_approval: bool) -> NewPool {
         time_zone: "UTC".into(),
         priority_class: None,
         runtime_class: None,
+        end_grace_seconds: None,
         backfill_namespace: None,
         scale_ahead_minutes: None,
         kinds: vec![KindSpec {

@@ -49,7 +49,7 @@ pub use notifications::{NewWebhook, NotificationSettings, Preference, Webhook, E
 pub use overview::{KindSummary, Overview, PoolSummary};
 pub use pool::{
     default_slices_per_gpu, mig_profile, KindSpec, NewPool, Placement, Pool, PoolKind, PoolPatch, PoolRules,
-    Scheduling, Toleration,
+    Scheduling, Toleration, MAX_END_GRACE_SECONDS,
 };
 pub use pool_form::{KindForm, PoolForm};
 pub use principal::{Principal, Role, TenantRef};

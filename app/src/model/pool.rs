@@ -21,11 +21,12 @@ pub struct Toleration {
     pub toleration_seconds: Option<i64>,
 }
 
-/// Where a pool's sessions run: every pod of its sessions carries the node
-/// selector (the cluster refuses pods without it) and the tolerations, and
-/// may name the pool's priority and runtime classes (no others: the
-/// cluster refuses them).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// Where and how a pool's sessions run: every pod of its sessions carries
+/// the node selector (the cluster refuses pods without it) and the
+/// tolerations, and may name the pool's priority and runtime classes (no
+/// others: the cluster refuses them); the workspace has the pool's grace
+/// period to stop when the window ends.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Placement {
     #[serde(default)]
     pub node_selector: BTreeMap<String, String>,
@@ -38,6 +39,29 @@ pub struct Placement {
     /// The RuntimeClass likewise (some GPU nodes need `nvidia`).
     #[serde(default)]
     pub runtime_class: Option<String>,
+    /// Seconds between SIGTERM and the end of the workspace's pods when the
+    /// window ends, to checkpoint into the home (0–30).
+    #[serde(default = "full_grace")]
+    pub end_grace_seconds: i32,
+}
+
+/// The most any session pod may take to stop (policy berth-session-devices).
+pub const MAX_END_GRACE_SECONDS: i32 = 30;
+
+fn full_grace() -> i32 {
+    MAX_END_GRACE_SECONDS
+}
+
+impl Default for Placement {
+    fn default() -> Self {
+        Placement {
+            node_selector: BTreeMap::new(),
+            tolerations: Vec::new(),
+            priority_class: None,
+            runtime_class: None,
+            end_grace_seconds: MAX_END_GRACE_SECONDS,
+        }
+    }
 }
 
 /// The timing rules a booking window must satisfy in one pool.
@@ -257,6 +281,9 @@ pub struct NewPool {
     pub priority_class: Option<String>,
     #[serde(default)]
     pub runtime_class: Option<String>,
+    /// See `Placement` (30 when left out).
+    #[serde(default)]
+    pub end_grace_seconds: Option<i32>,
     /// IANA zone whose ISO weeks the weekly quotas count; UTC when left out.
     #[serde(default = "utc")]
     pub time_zone: String,
@@ -296,6 +323,7 @@ pub struct PoolPatch {
     pub priority_class: Option<String>,
     /// `""` removes it.
     pub runtime_class: Option<String>,
+    pub end_grace_seconds: Option<i32>,
     pub time_zone: Option<String>,
     /// `true` retires the pool (no new bookings), `false` reopens it.
     pub retired: Option<bool>,

@@ -50,6 +50,8 @@ pub struct PoolForm {
     pub priority_class: String,
     /// Empty: no runtime class.
     pub runtime_class: String,
+    /// Empty: 30 s.
+    pub end_grace_seconds: String,
     pub kinds: Vec<KindForm>,
     /// Empty: no backfill queue.
     pub backfill_namespace: String,
@@ -180,6 +182,7 @@ impl PoolForm {
             tolerations: lines(&self.tolerations).map(toleration).collect(),
             priority_class: Some(self.priority_class.trim().to_string()).filter(|c| !c.is_empty()),
             runtime_class: Some(self.runtime_class.trim().to_string()).filter(|c| !c.is_empty()),
+            end_grace_seconds: optional("end_grace_seconds", &self.end_grace_seconds)?,
             time_zone: match self.time_zone.trim() {
                 "" => "UTC".into(),
                 zone => zone.to_string(),
@@ -210,6 +213,7 @@ impl PoolForm {
             tolerations: Some(new.tolerations),
             priority_class: Some(new.priority_class.unwrap_or_default()),
             runtime_class: Some(new.runtime_class.unwrap_or_default()),
+            end_grace_seconds: Some(new.end_grace_seconds.unwrap_or(crate::model::MAX_END_GRACE_SECONDS)),
             time_zone: Some(new.time_zone),
             retired: None,
             // Emptied fields remove the pool's own setting.
@@ -243,6 +247,7 @@ impl PoolForm {
             tolerations: pool.placement.tolerations.iter().map(toleration_line).collect::<Vec<_>>().join("\n"),
             priority_class: pool.placement.priority_class.clone().unwrap_or_default(),
             runtime_class: pool.placement.runtime_class.clone().unwrap_or_default(),
+            end_grace_seconds: pool.placement.end_grace_seconds.to_string(),
             kinds: pool
                 .kinds
                 .iter()

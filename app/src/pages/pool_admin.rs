@@ -256,6 +256,8 @@ fn PoolFormView(id: String, form: PoolForm, currency: String, save: ServerAction
                     "priority_class", form.priority_class.clone(), "")}
                 {text("Runtime class (the only one session pods may name, e.g. nvidia; empty: none)",
                     "runtime_class", form.runtime_class.clone(), "")}
+                {text("Seconds the workspace has to stop when the window ends (SIGTERM first; 0–30)",
+                    "end_grace_seconds", form.end_grace_seconds.clone(), "30")}
             </fieldset>
             <fieldset><legend>"Cluster schedulers"</legend>
                 <p class="hint">"Act only when the worker runs with --kueue (lending) or --scale-ahead (lead time)."</p>

@@ -163,6 +163,15 @@ pub fn validate_scheduling(scheduling: &crate::model::Scheduling, lending: bool)
 /// The pool's priority and runtime classes: object names (DNS subdomains).
 /// The `system-` priority classes are the cluster's own components'
 /// (system-node-critical preempts anything on the node): never a pool's.
+/// The workspace's grace period when the window ends: 0–30 s (no session
+/// pod may ask for more: policy berth-session-devices).
+pub fn validate_end_grace(seconds: i32) -> Result<(), FieldError> {
+    match (0..=crate::model::MAX_END_GRACE_SECONDS).contains(&seconds) {
+        true => Ok(()),
+        false => Err(FieldError::new("end_grace_seconds", "must be between 0 and 30 seconds")),
+    }
+}
+
 pub fn validate_pod_classes(priority_class: Option<&str>, runtime_class: Option<&str>) -> Result<(), FieldError> {
     for (field, name) in [("priority_class", priority_class), ("runtime_class", runtime_class)] {
         let Some(name) = name else { continue };

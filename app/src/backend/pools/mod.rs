@@ -34,6 +34,7 @@ struct PoolRow {
     tolerations: sqlx::types::Json<Vec<Toleration>>,
     priority_class: Option<String>,
     runtime_class: Option<String>,
+    end_grace_seconds: i32,
     time_zone: String,
     retired: bool,
     backfill_namespace: Option<String>,
@@ -70,8 +71,8 @@ async fn load(conn: &mut PgConnection, reader: &Principal, only: Option<Uuid>) -
     let sql = format!(
         "SELECT p.id, p.name, p.description, p.gpu_model, p.requires_approval, p.granularity_minutes,
                 p.max_booking_minutes, p.horizon_days, p.min_notice_minutes, p.price_per_gpu_hour, p.images,
-                p.node_selector, p.tolerations, p.priority_class, p.runtime_class, p.time_zone,
-                p.retired_at IS NOT NULL AS retired,
+                p.node_selector, p.tolerations, p.priority_class, p.runtime_class, p.end_grace_seconds,
+                p.time_zone, p.retired_at IS NOT NULL AS retired,
                 p.backfill_namespace, p.scale_ahead_minutes,
                 ARRAY(SELECT t.slug FROM pool_tenant pt JOIN tenant t ON t.id = pt.tenant_id
                       WHERE pt.pool_id = p.id ORDER BY t.slug) AS tenants
@@ -123,6 +124,7 @@ async fn load(conn: &mut PgConnection, reader: &Principal, only: Option<Uuid>) -
                 tolerations: p.tolerations.0,
                 priority_class: p.priority_class,
                 runtime_class: p.runtime_class,
+                end_grace_seconds: p.end_grace_seconds,
             },
             time_zone: p.time_zone,
             retired: p.retired,
@@ -227,6 +229,8 @@ pub async fn create(db: &PgPool, principal: &Principal, new: NewPool) -> Service
     }
     pool_spec::validate_placement(&new.node_selector, &new.tolerations)?;
     pool_spec::validate_pod_classes(new.priority_class.as_deref(), new.runtime_class.as_deref())?;
+    let end_grace_seconds = new.end_grace_seconds.unwrap_or(crate::model::MAX_END_GRACE_SECONDS);
+    pool_spec::validate_end_grace(end_grace_seconds)?;
     validate_time_zone(&new.time_zone)?;
     let scheduling =
         Scheduling { backfill_namespace: new.backfill_namespace.clone(), scale_ahead_minutes: new.scale_ahead_minutes };
@@ -240,8 +244,8 @@ pub async fn create(db: &PgPool, principal: &Principal, new: NewPool) -> Service
         "INSERT INTO pool (name, description, gpu_model, requires_approval, granularity_minutes,
                            max_booking_minutes, horizon_days, min_notice_minutes, price_per_gpu_hour, images,
                            node_selector, tolerations, time_zone, backfill_namespace, scale_ahead_minutes,
-                           priority_class, runtime_class)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING id",
+                           priority_class, runtime_class, end_grace_seconds)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) RETURNING id",
     )
     .bind(new.name.trim())
     .bind(&new.description)
@@ -260,6 +264,7 @@ pub async fn create(db: &PgPool, principal: &Principal, new: NewPool) -> Service
     .bind(scheduling.scale_ahead_minutes)
     .bind(&new.priority_class)
     .bind(&new.runtime_class)
+    .bind(end_grace_seconds)
     .fetch_one(&mut *tx)
     .await?;
     replace_tenants(&mut tx, id, &new.tenants).await?;
@@ -376,6 +381,8 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPat
     let priority_class = replaced(&patch.priority_class, &current.placement.priority_class);
     let runtime_class = replaced(&patch.runtime_class, &current.placement.runtime_class);
     pool_spec::validate_pod_classes(priority_class.as_deref(), runtime_class.as_deref())?;
+    let end_grace_seconds = patch.end_grace_seconds.unwrap_or(current.placement.end_grace_seconds);
+    pool_spec::validate_end_grace(end_grace_seconds)?;
     // Only a class this change names: one the cluster has since dropped does
     // not block editing the rest of the pool.
     let priority_named = patch.priority_class.as_ref().and(priority_class.as_deref());
@@ -406,7 +413,7 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPat
              price_per_gpu_hour = coalesce($10, price_per_gpu_hour), images = coalesce($11, images),
              node_selector = coalesce($12, node_selector), tolerations = coalesce($13, tolerations),
              time_zone = coalesce($14, time_zone), backfill_namespace = $16, scale_ahead_minutes = $17,
-             priority_class = $18, runtime_class = $19,
+             priority_class = $18, runtime_class = $19, end_grace_seconds = $20,
              retired_at = CASE WHEN $15::boolean IS NULL THEN retired_at WHEN $15::boolean THEN coalesce(retired_at, now()) END
          WHERE id = $1",
     )
@@ -429,6 +436,7 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPat
     .bind(scheduling.scale_ahead_minutes)
     .bind(&priority_class)
     .bind(&runtime_class)
+    .bind(end_grace_seconds)
     .execute(&mut *tx)
     .await?;
     if let Some(tenants) = &patch.tenants {
@@ -483,6 +491,7 @@ fn changed_fields(patch: &PoolPatch) -> String {
         ("tolerations", patch.tolerations.is_some()),
         ("priority_class", patch.priority_class.is_some()),
         ("runtime_class", patch.runtime_class.is_some()),
+        ("end_grace_seconds", patch.end_grace_seconds.is_some()),
         ("time_zone", patch.time_zone.is_some()),
         ("retired", patch.retired.is_some()),
         ("backfill_namespace", patch.backfill_namespace.is_some()),

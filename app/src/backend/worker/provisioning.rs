@@ -97,6 +97,7 @@ struct FactsRow {
     tolerations: sqlx::types::Json<Vec<Toleration>>,
     priority_class: Option<String>,
     runtime_class: Option<String>,
+    end_grace_seconds: i32,
     owner_id: Uuid,
     pool: String,
     ends_at: chrono::DateTime<chrono::Utc>,
@@ -127,6 +128,7 @@ impl From<FactsRow> for BookingFacts {
                 tolerations: row.tolerations.0,
                 priority_class: row.priority_class,
                 runtime_class: row.runtime_class,
+                end_grace_seconds: row.end_grace_seconds,
             },
             window: WindowFacts {
                 owner_id: row.owner_id,
@@ -162,7 +164,7 @@ async fn facts_of(db: &PgPool, ids: &[Uuid]) -> ServiceResult<Vec<BookingFacts>>
                 -- Every pool's kinds, not only this pool's: a session that booked a
                 -- MIG slice must not take whole GPUs another pool offers.
                 ARRAY(SELECT DISTINCT o.kind FROM pool_kind o WHERE o.kind <> b.kind ORDER BY o.kind) AS other_kinds,
-                p.node_selector, p.tolerations, p.priority_class, p.runtime_class,
+                p.node_selector, p.tolerations, p.priority_class, p.runtime_class, p.end_grace_seconds,
                 b.user_id AS owner_id, p.name AS pool, t.home_gib, t.cache_gib, t.cache_kept, {},
                 -- The window as the workspace should read it: to the end of the
                 -- booking its session continues into, if any.
@@ -296,6 +298,8 @@ pub async fn backfills(db: &PgPool) -> ServiceResult<Vec<Backfill>> {
                 tolerations: tolerations.0,
                 priority_class,
                 runtime_class,
+                // Backfill Jobs are Kueue's to stop, not a window's end.
+                ..Placement::default()
             },
         })
         .collect())

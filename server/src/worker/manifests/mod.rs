@@ -26,9 +26,7 @@ pub use namespace::{
 pub use network::{network_policies, proxy_config_map, PUBLISHED_PORT};
 pub use quota::{limit_range, resource_quota};
 pub use window::{session_config, KeptUntil, Volume, Window};
-pub use workspace::{
-    deployment, holders, host, ingress, persistent_volume_claims, route, service, END_GRACE_SECONDS, HOLDERS_ANNOTATION,
-};
+pub use workspace::{deployment, holders, host, ingress, persistent_volume_claims, route, service, HOLDERS_ANNOTATION};
 
 use std::collections::BTreeMap;
 use uuid::Uuid;

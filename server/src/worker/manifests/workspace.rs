@@ -14,8 +14,6 @@ const WORKSPACE_PORT: i32 = 8889;
 /// What the gate asks for (it only passes bytes on).
 const GATE_CPU_MILLIS: i64 = 50;
 const GATE_MEMORY_MIB: i64 = 64;
-/// How long the workspace has between SIGTERM and its end.
-pub const END_GRACE_SECONDS: i64 = 30;
 
 /// Who may use the workspace when it was last applied (its owner and
 /// co-owners as the cluster names them, comma-separated): when anyone drops
@@ -103,7 +101,8 @@ pub fn deployment(session: &Session, cluster: &Cluster) -> Deployment {
                     "automountServiceAccountToken": false,
                     // SIGTERM, then this long to checkpoint before the window's end
                     // takes the pod (the most berth-session-devices allows).
-                    "terminationGracePeriodSeconds": END_GRACE_SECONDS,
+                    // The pool's, between SIGTERM and the end, when the window ends.
+                    "terminationGracePeriodSeconds": session.placement.end_grace_seconds,
                     "securityContext": { "runAsNonRoot": true, "runAsUser": 1000, "fsGroup": 100, "seccompProfile": { "type": "RuntimeDefault" } },
                     "containers": [{
                         "name": WORKSPACE,
