@@ -18,6 +18,7 @@ use common::kube_stack::{run_pods, As};
 use common::world::{lab_node_labels, world, World};
 use common::MIG;
 use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolume, PersistentVolumeClaim};
+use k8s_openapi::api::storage::v1::StorageClass;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 use server::worker::manifests::{self, Cluster};
@@ -152,6 +153,38 @@ async fn a_persons_home_follows_them_from_session_to_session_and_goes_after_its_
     assert_eq!(bound_volume(&w, &World::namespace(second), &cache).await, cached, "the same model cache");
     let reserved = volumes.get(&volume).await.unwrap().spec.unwrap().claim_ref.unwrap();
     assert_eq!(reserved.namespace.as_deref(), Some(World::namespace(second).as_str()));
+
+    // Her tenant now sizes homes larger: where the class allows expansion,
+    // her home grows (the worker asks; a CSI resizer would do the rest).
+    let classes: Api<StorageClass> = Api::all(w.admin.clone());
+    let class = json!({ "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": { "name": CLASS },
+        "provisioner": "test.berth.io", "allowVolumeExpansion": false });
+    classes.create(&PostParams::default(), &serde_json::from_value(class).unwrap()).await.unwrap();
+    sqlx::query("UPDATE tenant SET home_gib = 80 WHERE slug = 'team-a'").execute(&w.f.db).await.unwrap();
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(w.admin.clone(), &World::namespace(second));
+    let requested = || async {
+        let claim = claims.get(&home).await.unwrap();
+        claim.spec.unwrap().resources.unwrap().requests.unwrap()["storage"].0.clone()
+    };
+    for _ in 0..2 {
+        let report = w.worker.repair_pass().await.unwrap();
+        assert!(report.errors.is_empty(), "{:?}", report.errors);
+    }
+    assert_eq!(requested().await, "50Gi", "a class without expansion: the home keeps its size");
+    let expands = json!({ "allowVolumeExpansion": true });
+    classes.patch(CLASS, &PatchParams::default(), &Patch::Merge(&expands)).await.unwrap();
+    for _ in 0..2 {
+        let report = w.worker.repair_pass().await.unwrap();
+        assert!(report.errors.is_empty(), "{:?}", report.errors);
+    }
+    assert_eq!(requested().await, "80Gi", "grown where the class allows");
+    let recorded: i32 = sqlx::query_scalar("SELECT size_gib FROM home WHERE volume = $1")
+        .bind(&volume)
+        .fetch_one(&w.f.db)
+        .await
+        .unwrap();
+    assert_eq!(recorded, 80, "her later sessions ask for 80 GiB");
+    assert_eq!(w.worker.repair_pass().await.unwrap().applied, 0, "converged again");
 
     // Nobody else's session binds it: someone else's session (bob's, set up
     // as the worker would), attacked as its user and as the worker.

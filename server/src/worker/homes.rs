@@ -16,6 +16,7 @@ use super::snapshot::Snapshot;
 use app::backend::worker::homes;
 use app::model::Kept;
 use k8s_openapi::api::core::v1::{Namespace, PersistentVolume};
+use k8s_openapi::api::storage::v1::StorageClass;
 use kube::api::{Api, Patch, PatchParams};
 use serde_json::json;
 use std::collections::HashMap;
@@ -181,6 +182,74 @@ impl Reconciler {
             kept += 1;
         }
         Ok(kept)
+    }
+
+    /// Grows kept volumes their tenant now sizes larger, where the storage
+    /// class allows expansion (`allowVolumeExpansion`): once the claim is
+    /// bound at the size the volume was kept with, the session's size is
+    /// recorded larger, and its next pass applies quota and claim at that
+    /// size (the cluster's resizer does the rest). Returns how many grew.
+    pub(super) async fn grow_kept(&self, sessions: &[Session], snapshot: &Snapshot) -> anyhow::Result<usize> {
+        let kept: Vec<(&Session, Kept, &str, i32)> = sessions
+            .iter()
+            .flat_map(|s| Kept::ALL.map(|purpose| (s, purpose)))
+            .filter_map(|(s, purpose)| match s.window.volume(purpose) {
+                Volume::Kept { volume, gib } => Some((s, purpose, volume.as_str(), *gib)),
+                _ => None,
+            })
+            .collect();
+        if kept.is_empty() {
+            return Ok(0);
+        }
+        let err = |e: app::backend::ServiceError| anyhow::anyhow!(e.public_message());
+        let ids: Vec<_> = kept.iter().map(|(s, ..)| s.booking_id).collect();
+        let sizes = homes::tenant_sizes(&self.db, &ids).await.map_err(err)?;
+        let mut expandable = None;
+        let mut grown = 0;
+        for (session, purpose, volume, gib) in kept {
+            let Some(&(home_gib, cache_gib)) = sizes.get(&session.booking_id) else { continue };
+            let target = if purpose == Kept::Home { home_gib } else { cache_gib };
+            if target <= gib {
+                continue;
+            }
+            // Only a claim bound at the size it was made with: a resize under way stays as it is.
+            let (name, _) = claim(session, purpose);
+            let probe = json!({ "kind": "PersistentVolumeClaim",
+                "metadata": { "namespace": session.namespace(), "name": name } });
+            let Some(bound) = snapshot.get(&probe).filter(|c| c["status"]["phase"] == "Bound") else { continue };
+            if bound["spec"]["resources"]["requests"]["storage"] != json!(format!("{gib}Gi")) {
+                continue;
+            }
+            if expandable.is_none() {
+                expandable = Some(self.class_expands().await?);
+            }
+            if expandable != Some(true) {
+                return Ok(grown);
+            }
+            homes::grow(&self.db, session.booking_id, purpose, volume, target).await.map_err(err)?;
+            grown += 1;
+        }
+        Ok(grown)
+    }
+
+    /// Whether the storage class homes are kept in allows expansion.
+    async fn class_expands(&self) -> anyhow::Result<bool> {
+        let classes: Api<StorageClass> = Api::all(self.client.clone());
+        let name = match &self.cluster.storage_class {
+            Some(name) => name.clone(),
+            None => {
+                // The cluster's default: the class annotated as such.
+                let every = kube::api::ListParams::default();
+                let all = self.retrying(|| classes.list(&every)).await?;
+                let default = all.items.into_iter().find(|c| {
+                    c.metadata.annotations.as_ref().and_then(|a| a.get("storageclass.kubernetes.io/is-default-class"))
+                        == Some(&"true".to_string())
+                });
+                return Ok(default.and_then(|c| c.allow_volume_expansion) == Some(true));
+            }
+        };
+        let class = self.retrying(|| classes.get_opt(&name)).await?;
+        Ok(class.and_then(|c| c.allow_volume_expansion) == Some(true))
     }
 
     /// Lets the cluster delete homes past their retention (or asked to go)

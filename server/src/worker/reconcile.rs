@@ -247,6 +247,10 @@ impl Reconciler {
             if let Err(err) = self.keep_new_homes(&sessions, &snapshot).await {
                 report.errors.push((Uuid::nil(), format!("keeping homes: {err}")));
             }
+            // A kept one the tenant now sizes larger grows, where its class allows.
+            if let Err(err) = self.grow_kept(&sessions, &snapshot).await {
+                report.errors.push((Uuid::nil(), format!("growing homes: {err}")));
+            }
         } else if self.cluster.kueue {
             // The backfill queues stay while their pools lend, sessions or not.
             snapshot.read_kueue(&self.client, retries, delay).await?;

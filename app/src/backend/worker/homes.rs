@@ -141,6 +141,40 @@ pub async fn record(
     Ok(inserted.rows_affected() == 1)
 }
 
+/// The sizes each of `bookings`' tenant sets for a member's home and
+/// model cache now, GiB: a kept volume smaller than that grows (where its
+/// storage class allows).
+pub async fn tenant_sizes(db: &PgPool, bookings: &[Uuid]) -> ServiceResult<HashMap<Uuid, (i32, i32)>> {
+    let rows: Vec<(Uuid, i32, i32)> = sqlx::query_as(
+        "SELECT b.id, t.home_gib, t.cache_gib FROM booking b JOIN tenant t ON t.id = b.tenant_id WHERE b.id = ANY($1)",
+    )
+    .bind(bookings)
+    .fetch_all(db)
+    .await?;
+    Ok(rows.into_iter().map(|(id, home, cache)| (id, (home, cache))).collect())
+}
+
+/// Records that `booking`'s claim of `purpose` on the kept `volume` grows
+/// to `gib`: the session's next pass asks the cluster for it (quota and
+/// claim), and the person's later sessions ask for that size.
+pub async fn grow(db: &PgPool, booking: Uuid, purpose: Kept, volume: &str, gib: i32) -> ServiceResult<()> {
+    let mut tx = db.begin().await?;
+    sqlx::query("UPDATE session_home SET size_gib = $3 WHERE booking_id = $1 AND purpose = $2 AND volume = $4")
+        .bind(booking)
+        .bind(purpose.as_str())
+        .bind(gib)
+        .bind(volume)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("UPDATE home SET size_gib = $2 WHERE volume = $1 AND gone_at IS NULL AND size_gib < $2")
+        .bind(volume)
+        .bind(gib)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
 /// Kept volumes of `class` that are to go: past their retention, or asked to go.
 pub async fn due_to_go(db: &PgPool, class: &str) -> ServiceResult<Vec<String>> {
     let rows: Vec<String> = sqlx::query_scalar(&format!(
