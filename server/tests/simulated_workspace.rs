@@ -56,3 +56,51 @@ async fn on_the_simulated_cluster_open_workspace_says_plainly_that_none_runs() {
     let location = response.headers().get(header::LOCATION).unwrap().to_str().unwrap();
     assert!(location.starts_with(&format!("https://{ns}.berth.local/.berth/open?code=")), "{location}");
 }
+
+/// `make run`'s simulated cluster keeps homes and model caches as a real
+/// one does: a person's next session binds the very volumes of the first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_the_simulated_cluster_a_persons_next_session_binds_their_kept_home_and_cache() {
+    use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
+    let f = Fixture::new().await;
+    let (cluster, _app, first) = common::portal_on_memory_cluster(&f, true).await;
+    cluster.storage.store(true, std::sync::atomic::Ordering::SeqCst);
+    let worker = Reconciler::new(f.db.clone(), cluster.client(), Cluster::default());
+    assert_eq!(worker.pass().await.unwrap().started.len(), 1);
+    let report = worker.repair_pass().await.unwrap();
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    let kept: Vec<(String, String)> =
+        sqlx::query_as("SELECT purpose, volume FROM home WHERE gone_at IS NULL ORDER BY purpose DESC")
+            .fetch_all(&f.db)
+            .await
+            .unwrap();
+    assert_eq!(kept.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>(), ["home", "cache"], "{kept:?}");
+    let volumes: kube::Api<PersistentVolume> = kube::Api::all(cluster.client());
+    for (_, volume) in &kept {
+        let pv = volumes.get(volume).await.unwrap().spec.unwrap();
+        assert_eq!(pv.persistent_volume_reclaim_policy.as_deref(), Some("Retain"));
+    }
+
+    // She ends it; the volumes stay, released; her next session binds them.
+    let (status, body) =
+        f.call(axum::http::Method::POST, &format!("/api/v1/bookings/{first}/end"), Some(&f.ada), None).await;
+    assert_eq!(status, 200, "{body}");
+    worker.pass().await.unwrap();
+    for (_, volume) in &kept {
+        let pv = volumes.get(volume).await.unwrap();
+        assert_eq!(pv.status.and_then(|s| s.phase).as_deref(), Some("Released"), "kept past the window");
+    }
+    let (status, body) = f.book(&f.ada, common::MIG, 1, common::current_slot(), common::slot(4)).await;
+    assert_eq!(status, 201, "{body}");
+    let second = body["id"].as_str().unwrap().to_string();
+    assert_eq!(worker.pass().await.unwrap().started.len(), 1);
+    let ns = format!("berth-team-a-{}", &second.replace('-', "")[..8]);
+    let claims: kube::Api<PersistentVolumeClaim> = kube::Api::namespaced(cluster.client(), &ns);
+    let ada: uuid::Uuid =
+        sqlx::query_scalar("SELECT id FROM app_user WHERE email = 'ada@a.test'").fetch_one(&f.db).await.unwrap();
+    for ((_, volume), claim) in kept.iter().zip([format!("home-{ada}"), format!("cache-{ada}")]) {
+        let bound = claims.get(&claim).await.unwrap();
+        assert_eq!(bound.spec.unwrap().volume_name.as_ref(), Some(volume), "{claim}: the same volume");
+        assert_eq!(bound.status.unwrap().phase.as_deref(), Some("Bound"));
+    }
+}

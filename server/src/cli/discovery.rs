@@ -10,7 +10,10 @@ pub(super) async fn cluster_client() -> (kube::Client, ClusterMode) {
         Ok(client) => (client, ClusterMode { simulated: false, kueue: false }),
         Err(err) => {
             tracing::warn!(error = %err, "no Kubernetes cluster found: the worker uses a simulated, in-memory one");
-            (SimulatedCluster::start(true).await.client(), ClusterMode { simulated: true, kueue: false })
+            let cluster = SimulatedCluster::start(true).await;
+            // Homes and model caches are kept there too, as `make run` shows.
+            cluster.storage.store(true, std::sync::atomic::Ordering::SeqCst);
+            (cluster.client(), ClusterMode { simulated: true, kueue: false })
         }
     }
 }

@@ -30,6 +30,9 @@ pub struct SimulatedCluster {
     inner: kube::Client,
     /// Report every applied workspace Deployment as ready, as a kubelet would.
     kubelet: bool,
+    /// Provision and bind volume claims, as a provisioner and the
+    /// PersistentVolume controller would (`simulated_storage`; `make run`).
+    pub storage: AtomicBool,
     namespaces: Mutex<BTreeMap<String, Value>>,
     /// Requests of any kind that reached the API.
     pub requests: AtomicUsize,
@@ -162,6 +165,7 @@ impl SimulatedCluster {
         Arc::new(SimulatedCluster {
             inner,
             kubelet,
+            storage: AtomicBool::default(),
             namespaces: Mutex::default(),
             requests: AtomicUsize::default(),
             writes: AtomicUsize::default(),
@@ -208,6 +212,9 @@ impl SimulatedCluster {
     pub async fn remove_namespace(&self, name: &str) -> Option<Value> {
         let removed = self.namespaces.lock().unwrap().remove(name)?;
         cascade(name, &self.inner).await;
+        if self.storage.load(Ordering::SeqCst) {
+            super::simulated_storage::release_volumes(&self.inner, name).await;
+        }
         let _ = self.events.send(json!({ "type": "DELETED", "object": removed.clone() }));
         Some(removed)
     }
@@ -273,6 +280,9 @@ impl SimulatedCluster {
             Ok(answer) => answer.map(|body| body.map_err(|e| Box::new(e) as BoxError).boxed_unsync()),
             Err(err) => status(500, "InternalError", &err.to_string()),
         };
+        if self.storage.load(Ordering::SeqCst) && method != Method::GET && answer.status().is_success() {
+            self.storage_written(&path).await;
+        }
         let workspace_applied = method == Method::PATCH && path.contains("/deployments/") && !path.ends_with("/status");
         if self.kubelet && workspace_applied && answer.status().is_success() {
             let ready = json!({ "status": { "replicas": 1, "readyReplicas": 1, "availableReplicas": 1 } });
@@ -283,6 +293,21 @@ impl SimulatedCluster {
             let _ = inner.request::<Value>(patch).await;
         }
         answer
+    }
+
+    /// What the provisioner and the PersistentVolume controller do after a
+    /// write to a claim (bind) or a volume (delete one let go).
+    async fn storage_written(&self, path: &str) {
+        let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+        match segments.as_slice() {
+            ["api", "v1", "namespaces", namespace, "persistentvolumeclaims", ..] => {
+                super::simulated_storage::bind_claims(&self.inner, namespace).await
+            }
+            ["api", "v1", "persistentvolumes", name] => {
+                super::simulated_storage::volume_changed(&self.inner, name).await
+            }
+            _ => {}
+        }
     }
 
     async fn namespace_request(&self, request: Request<Body>, name: &str) -> Answer {
