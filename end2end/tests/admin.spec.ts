@@ -270,10 +270,11 @@ for (const js of [true, false]) {
   });
 }
 
-/// How the approval queue prints a window's start ("Sun 13 Dec 2026 10:00 UTC").
+/// How the approval queue prints a window's start in this context's zone,
+/// UTC ("Sun 13 Dec 2026 10:00"; the column header names the zone).
 function time(date: string, hhmm: string): string {
   const d = new Date(`${date}T${hhmm}:00Z`);
   const weekday = d.toLocaleDateString('en-GB', { weekday: 'short', timeZone: 'UTC' });
   const month = d.toLocaleDateString('en-GB', { month: 'short', timeZone: 'UTC' });
-  return `${weekday} ${date.slice(8, 10)} ${month} ${date.slice(0, 4)} ${hhmm} UTC`;
+  return `${weekday} ${date.slice(8, 10)} ${month} ${date.slice(0, 4)} ${hhmm}`;
 }

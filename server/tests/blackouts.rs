@@ -23,7 +23,7 @@ async fn a_blackout_over_bookings_lists_them_then_cancels_them_and_closes_its_wi
     // Named by who, what and when (in UTC), not by id.
     let window = |b: &serde_json::Value| {
         let window = app::model::Window { start: at(&b["start"]), end: at(&b["end"]) };
-        format!("{} UTC", app::backend::bookings::form::local_window(window, "UTC"))
+        format!("{} UTC", app::rules::local_time::local_window(window, "UTC"))
     };
     let message = err["message"].as_str().unwrap();
     assert!(message.contains(&format!("ada@a.test's MIG 1g.24gb × 1, {}", window(&inside))), "{err}");

@@ -78,7 +78,7 @@ struct TenantRow {
 /// The homes page in the reader's zone (`tz`): one's own, or with
 /// `everyone` (admins only) every home and each tenant's settings.
 pub async fn page(db: &PgPool, principal: &Principal, tz: &str, everyone: bool) -> ServiceResult<HomesPage> {
-    let zone = crate::backend::calendar::zone(tz);
+    let zone = crate::rules::local_time::zone(tz);
     let day = |at: chrono::DateTime<chrono::Utc>| at.with_timezone(&zone).format("%a %-d %b %Y").to_string();
     let homes = list(db, principal, everyone)
         .await?

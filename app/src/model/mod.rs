@@ -7,6 +7,7 @@ mod blackout;
 mod booking;
 mod calendar;
 mod calendar_feed;
+mod clock;
 mod dashboard;
 mod home;
 mod idle_policy;
@@ -38,6 +39,7 @@ pub use calendar::{
     short_kind, BookOutcome, BookingForm, CalendarData, Cell, Day, KindLane, PoolChoice, Slot, Suggestion,
 };
 pub use calendar_feed::{CalendarFeed, PoolFeed};
+pub use clock::Clock;
 pub use dashboard::{BookingLine, BudgetLine, Dashboard, LiveSession, UpcomingLine, SPARK_MINUTES};
 pub use home::{Home, HomePrice, HomeSettings, HomesPage, Kept, SITE_RETENTION_DAYS};
 pub use idle_policy::IdlePolicy;

@@ -23,6 +23,14 @@ pub async fn remember_zone(zone: String) -> Result<(), RpcError> {
     Ok(crate::backend::accounts::time_zone::learn(&ctx.db, &principal, &zone).await?)
 }
 
+/// The clock of `tz` (the browser's zone; "" before hydration learns it:
+/// the one it reported earlier, else UTC), for `pages::reader_clock`.
+#[server(prefix = "/rpc", endpoint = "clock", output = crate::codec::JsonText)]
+pub async fn load_clock(tz: String) -> Result<crate::model::Clock, RpcError> {
+    let tz = crate::rpc::no_script::zone_or_cookie(tz);
+    Ok(crate::rules::local_time::clock(&tz, chrono::Utc::now()))
+}
+
 /// Whether the worker provisions on the simulated cluster: every page says
 /// so in its header, since nothing it shows as provisioned or measured runs.
 #[server(prefix = "/rpc", endpoint = "cluster", output = crate::codec::JsonText)]

@@ -81,9 +81,9 @@ pub fn ApprovalsPage() -> impl IntoView {
         <p class="muted">"Oldest request first. A booking still pending when its window opens is rejected automatically."</p>
         {outcome}
         <Transition fallback=|| view! { <p class="loading">"Loading the queue…"</p> }>
-            {move || queue.get().map(|result| match result {
+            {move || queue.get().zip(super::reader_clock()).map(|(result, clock)| match result {
                 Ok(list) if list.is_empty() => view! { <p class="empty" id="no-approvals">"Nothing waits for a decision."</p> }.into_any(),
-                Ok(list) => view! { <Queue list decide/> }.into_any(),
+                Ok(list) => view! { <Queue list decide clock/> }.into_any(),
                 Err(err) => super::forbidden::or_refusal(super::forbidden::ADMINS, "Could not load the queue: ", err),
             })}
         </Transition>
@@ -91,13 +91,14 @@ pub fn ApprovalsPage() -> impl IntoView {
 }
 
 #[component]
-fn Queue(list: Vec<PendingApproval>, decide: ServerAction<Decide>) -> impl IntoView {
+fn Queue(list: Vec<PendingApproval>, decide: ServerAction<Decide>, clock: crate::model::Clock) -> impl IntoView {
+    let tz = clock.tz.clone();
     view! {
         <ActionForm action=decide attr:id="approval-form">
             <table class="bookings" id="approval-list">
                 <thead><tr>
                     <th>"Choose"</th><th>"Requester"</th><th>"Tenant"</th><th>"Pool · kind × units"</th>
-                    <th>"Window"</th><th>"Busiest moment of its kind"</th>
+                    <th>"Window (" {tz} ")"</th><th>"Busiest moment of its kind"</th>
                 </tr></thead>
                 <tbody>
                     {list.into_iter().map(|p| {
@@ -105,7 +106,7 @@ fn Queue(list: Vec<PendingApproval>, decide: ServerAction<Decide>) -> impl IntoV
                             Some(_) => "extension of a booking",
                             None => "new booking",
                         };
-                        let label = format!("{} {} {}", p.user_email, p.pool, super::when(p.start));
+                        let label = format!("{} {} {}", p.user_email, p.pool, clock.when(p.start));
                         let over = p.peak_with > p.capacity;
                         view! {
                             <tr>
@@ -115,8 +116,8 @@ fn Queue(list: Vec<PendingApproval>, decide: ServerAction<Decide>) -> impl IntoV
                                 <td>{p.pool.clone()} " · " {short_kind(&p.kind)} " × " {p.quantity} <br/>
                                     <span class="muted">{what}</span>
                                     {(!p.note.is_empty()).then(|| view! { <br/> <span class="muted">"“" {p.note.clone()} "”"</span> })}</td>
-                                <td>{super::when(p.start)} <br/> "to " {super::when(p.end)} <br/>
-                                    <span class="muted">"asked " {super::when(p.requested_at)}</span></td>
+                                <td>{clock.when(p.start)} <br/> "to " {clock.when(p.end)} <br/>
+                                    <span class="muted">"asked " {clock.when(p.requested_at)}</span></td>
                                 <td class=if over { "refused" } else { "" }>
                                     {p.peak_without} " of " {p.capacity} " booked; " {p.peak_with} " with this request"
                                 </td>

@@ -99,8 +99,8 @@ pub fn AuditPage() -> impl IntoView {
             <button class="button secondary" type="submit">"Filter"</button>
         </Form>
         <Transition fallback=|| view! { <p class="loading">"Loading the log…"</p> }>
-            {move || log.get().map(|result| match (result, filter.get()) {
-                (Ok(page), Ok(filter)) => view! { <AuditTable page filter kept=kept()/> }.into_any(),
+            {move || log.get().zip(super::reader_clock()).map(|(result, clock)| match (result, filter.get()) {
+                (Ok(page), Ok(filter)) => view! { <AuditTable page filter kept=kept() clock/> }.into_any(),
                 (Err(err), _) | (_, Err(err)) => super::forbidden::refusal(super::forbidden::ADMINS)
                     .unwrap_or_else(|| view! { <p class="error" role="alert">{err}</p> }.into_any()),
             })}
@@ -109,7 +109,7 @@ pub fn AuditPage() -> impl IntoView {
 }
 
 #[component]
-fn AuditTable(page: AuditPage, filter: AuditFilter, kept: String) -> impl IntoView {
+fn AuditTable(page: AuditPage, filter: AuditFilter, kept: String, clock: crate::model::Clock) -> impl IntoView {
     let csv = csv_link(&filter);
     let link_to = move |page: u32| format!("/admin/audit?{kept}&page={page}");
     let (prev, next) = (page.page.checked_sub(1).filter(|p| *p >= 1), page.more.then_some(page.page + 1));
@@ -117,11 +117,11 @@ fn AuditTable(page: AuditPage, filter: AuditFilter, kept: String) -> impl IntoVi
         <p><a class="button secondary" id="audit-csv" href=csv download="berth-audit.csv">"Download CSV"</a></p>
         {page.entries.is_empty().then(|| view! { <p class="empty">"No entries match."</p> })}
         <table class="bookings" id="audit-list">
-            <thead><tr><th>"When"</th><th>"Who"</th><th>"Action"</th><th>"What"</th><th>"Tenant"</th><th>"Pool"</th><th>"Why"</th></tr></thead>
+            <thead><tr><th>"When (" {clock.tz.clone()} ")"</th><th>"Who"</th><th>"Action"</th><th>"What"</th><th>"Tenant"</th><th>"Pool"</th><th>"Why"</th></tr></thead>
             <tbody>
                 {page.entries.into_iter().map(|e| view! {
                     <tr>
-                        <td>{super::when(e.at)}</td>
+                        <td>{clock.when(e.at)}</td>
                         <td>{e.actor.unwrap_or_else(|| "Berth".into())}</td>
                         <td><code>{e.action}</code></td>
                         <td>{match e.link {

@@ -1,6 +1,5 @@
 use super::overview::load_overview;
-use super::when;
-use crate::model::{Booking, Overview, PoolSummary, Principal, Role};
+use crate::model::{Booking, Clock, Overview, PoolSummary, Principal, Role};
 use leptos::prelude::*;
 
 /// Anonymous visitors are asked to sign in; signed-in users without a tenant
@@ -59,8 +58,8 @@ fn PoolsOverview() -> impl IntoView {
             <button class="button" on:click=move |_| overview.refetch()>"Refresh"</button>
         </section>
         <Suspense fallback=|| view! { <p class="loading">"Loading pools…"</p> }>
-            {move || overview.get().map(|result| match result {
-                Ok(data) => view! { <OverviewView data/> }.into_any(),
+            {move || overview.get().zip(super::reader_clock()).map(|(result, clock)| match result {
+                Ok(data) => view! { <OverviewView data clock/> }.into_any(),
                 Err(err) => view! {
                     <p class="error" role="alert">"Could not load pools: " {err.to_string()}</p>
                 }.into_any(),
@@ -70,11 +69,11 @@ fn PoolsOverview() -> impl IntoView {
 }
 
 #[component]
-fn OverviewView(data: Overview) -> impl IntoView {
+fn OverviewView(data: Overview, clock: Clock) -> impl IntoView {
     let names: Vec<(uuid::Uuid, String)> = data.pools.iter().map(|p| (p.pool.id, p.pool.name.clone())).collect();
     let pool_name = move |id| names.iter().find(|(pid, _)| *pid == id).map(|(_, n)| n.clone()).unwrap_or_default();
     view! {
-        <p class="muted">"As of " {when(data.now)}</p>
+        <p class="muted">"As of " {clock.when(data.now)} " · times in " {clock.tz.clone()}</p>
         // The cards' pool names are third-level headings under this one.
         <h2 class="visually-hidden">"Pools"</h2>
         {if data.pools.is_empty() {
@@ -90,7 +89,7 @@ fn OverviewView(data: Overview) -> impl IntoView {
                 <table class="bookings">
                     <thead><tr><th>"Pool"</th><th>"Kind"</th><th>"Units"</th><th>"From"</th><th>"Until"</th><th>"State"</th></tr></thead>
                     <tbody>
-                        {data.bookings.into_iter().map(|b| view! { <BookingRow pool=pool_name(b.pool_id) booking=b/> }).collect_view()}
+                        {data.bookings.into_iter().map(|b| view! { <BookingRow pool=pool_name(b.pool_id) booking=b clock=clock.clone()/> }).collect_view()}
                     </tbody>
                 </table>
             }.into_any()
@@ -126,14 +125,14 @@ fn PoolCard(summary: PoolSummary) -> impl IntoView {
 }
 
 #[component]
-fn BookingRow(pool: String, booking: Booking) -> impl IntoView {
+fn BookingRow(pool: String, booking: Booking, clock: Clock) -> impl IntoView {
     view! {
         <tr>
             <td>{pool}</td>
             <td><code>{booking.kind}</code></td>
             <td>{booking.quantity}</td>
-            <td>{when(booking.start)}</td>
-            <td>{when(booking.end)}</td>
+            <td>{clock.when(booking.start)}</td>
+            <td>{clock.when(booking.end)}</td>
             <td><span class=format!("badge state-{}", booking.state.as_str())>{booking.state.as_str()}</span></td>
         </tr>
     }

@@ -63,6 +63,9 @@ pub struct Shared {
     /// The browser's time zone once hydration has learnt it ("" before: the
     /// server then uses the `berth_tz` cookie an earlier visit left, else UTC).
     pub zone: RwSignal<String>,
+    /// The reader's clock: times in the zone pages show them in (see
+    /// `reader_clock`).
+    pub clock: Resource<Result<crate::model::Clock, RpcError>>,
     /// Moves on whenever something the viewer's pages show has changed
     /// (`live::poll`); pages whose data should stay live depend on it.
     pub live: RwSignal<u64>,
@@ -80,6 +83,13 @@ pub fn viewer_zone(query: &Memo<leptos_router::params::ParamsMap>) -> String {
 
 pub(crate) fn when(at: DateTime<Utc>) -> String {
     at.format("%a %d %b %Y %H:%M UTC").to_string()
+}
+
+/// The reader's clock, read inside a page's Suspense or Transition (which
+/// then waits for it): every time a page writes goes through it, in the
+/// zone the calendar and My bookings use.
+pub fn reader_clock() -> Option<crate::model::Clock> {
+    shared().clock.get().map(|loaded| loaded.unwrap_or_default())
 }
 
 /// The document around the app, rendered on the server only.
@@ -129,7 +139,9 @@ pub fn App() -> impl IntoView {
     let pending_approvals = Resource::new(|| (), |_| approvals::count_approvals());
     // Only the header reads it: not shared.
     let simulated = Resource::new(|| (), |_| cluster_is_simulated());
-    provide_context(Shared { me, pending_approvals, zone, live });
+    // In the zone the page's other times use (the browser's, once learnt).
+    let clock = Resource::new(move || zone.get(), account::load_clock);
+    provide_context(Shared { me, pending_approvals, zone, clock, live });
     // Effects run only in the browser, so this flips once the WASM has hydrated
     // the page; end-to-end tests wait for it before they click.
     let (hydrated, set_hydrated) = signal(false);

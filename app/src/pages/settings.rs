@@ -3,7 +3,6 @@
 //! regenerate to cut off an old URL), and what they are notified of, by
 //! email and by their webhooks.
 
-use super::when;
 use crate::model::{CalendarFeed, NewWebhook, NotificationSettings, EVENTS};
 use crate::rpc::RpcError;
 use leptos::prelude::*;
@@ -68,8 +67,8 @@ pub fn SettingsPage() -> impl IntoView {
                 "refreshed every 15 minutes. Anyone with the address can read your bookings: keep it private, "
                 "and regenerate it if it leaked."</p>
             <Transition fallback=|| view! { <p class="loading">"Loading your feed…"</p> }>
-                {move || feed.get().map(|result| match result {
-                    Ok(feed) => view! { <FeedView feed/> }.into_any(),
+                {move || feed.get().zip(super::reader_clock()).map(|(result, clock)| match result {
+                    Ok(feed) => view! { <FeedView feed clock/> }.into_any(),
                     Err(err) => view! { <p class="error" role="alert">"Could not load your feed: " {err.to_string()}</p> }.into_any(),
                 })}
             </Transition>
@@ -186,8 +185,8 @@ fn Choices(
 }
 
 #[component]
-fn FeedView(feed: CalendarFeed) -> impl IntoView {
-    let created = when(feed.created_at);
+fn FeedView(feed: CalendarFeed, clock: crate::model::Clock) -> impl IntoView {
+    let created = format!("{} ({})", clock.when(feed.created_at), clock.tz);
     view! {
         {match feed.url {
             Some(url) => view! {

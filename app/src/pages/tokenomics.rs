@@ -42,8 +42,8 @@ pub fn TokenomicsPage() -> impl IntoView {
             and the GPUs a token demand needs."</p>
         {move || notice_view(save.value().get(), from_query.get())}
         <Transition fallback=|| view! { <p>"Loading…"</p> }>
-            {move || data.get().map(|loaded| match loaded {
-                Ok(view) => view! { <CostModelView view save/> }.into_any(),
+            {move || data.get().zip(super::reader_clock()).map(|(loaded, clock)| match loaded {
+                Ok(view) => view! { <CostModelView view save clock/> }.into_any(),
                 Err(err) => super::forbidden::or_refusal(super::forbidden::READERS, "Could not load the cost model: ", err),
             })}
         </Transition>
@@ -51,7 +51,11 @@ pub fn TokenomicsPage() -> impl IntoView {
 }
 
 #[component]
-fn CostModelView(view: TokenomicsView, save: ServerAction<SaveTokenomics>) -> impl IntoView {
+fn CostModelView(
+    view: TokenomicsView,
+    save: ServerAction<SaveTokenomics>,
+    clock: crate::model::Clock,
+) -> impl IntoView {
     let TokenomicsView { pools, pool_id, pool_name, model, gpus_available, measured, updated, currency } = view;
     let form = RwSignal::new(CostModelForm::from(&model));
     let measured_value = measured.value;
@@ -100,7 +104,7 @@ fn CostModelView(view: TokenomicsView, save: ServerAction<SaveTokenomics>) -> im
                 )}
                 {simulated}
             </p>
-            {updated.map(|(at, by)| view! { <p class="muted">"Last saved " {super::when(at)} " by " {by}</p> })}
+            {updated.map(|(at, by)| view! { <p class="muted">"Last saved " {clock.when(at)} " (" {clock.tz.clone()} ") by " {by}</p> })}
             <ActionForm action=save attr:class="pool-form" attr:id="tk-form">
                 <input type="hidden" name="pool_id" value=pool_id.to_string()/>
                 <fieldset><legend>"Cost of one GPU"</legend>

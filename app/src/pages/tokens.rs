@@ -2,8 +2,7 @@
 //! use, revoke. The same tokens `berth token create` makes.
 
 use super::account::{list_tokens, CreateToken, RevokeToken};
-use super::when;
-use crate::model::{TokenInfo, MAX_TOKEN_DAYS};
+use crate::model::{Clock, TokenInfo, MAX_TOKEN_DAYS};
 use leptos::prelude::*;
 
 #[component]
@@ -36,9 +35,9 @@ pub fn TokensPage() -> impl IntoView {
         </section>
         <h2>"Your tokens"</h2>
         <Transition fallback=|| view! { <p class="loading">"Loading tokens…"</p> }>
-            {move || tokens.get().map(|result| match result {
+            {move || tokens.get().zip(super::reader_clock()).map(|(result, clock)| match result {
                 Ok(list) if list.is_empty() => view! { <p class="empty">"No tokens yet."</p> }.into_any(),
-                Ok(list) => view! { <TokenTable list revoke/> }.into_any(),
+                Ok(list) => view! { <TokenTable list revoke clock/> }.into_any(),
                 Err(err) => view! { <p class="error" role="alert">"Could not load tokens: " {err.to_string()}</p> }.into_any(),
             })}
         </Transition>
@@ -46,8 +45,10 @@ pub fn TokensPage() -> impl IntoView {
 }
 
 #[component]
-fn TokenTable(list: Vec<TokenInfo>, revoke: ServerAction<RevokeToken>) -> impl IntoView {
+fn TokenTable(list: Vec<TokenInfo>, revoke: ServerAction<RevokeToken>, clock: Clock) -> impl IntoView {
+    let tz = clock.tz.clone();
     view! {
+        <p class="muted zone-note">"Times in " {tz}</p>
         <table class="bookings" id="token-list">
             <thead><tr><th>"Name"</th><th>"Created"</th><th>"Expires"</th><th>"Last used"</th><th>"Status"</th><th><span class="visually-hidden">"Actions"</span></th></tr></thead>
             <tbody>
@@ -56,9 +57,9 @@ fn TokenTable(list: Vec<TokenInfo>, revoke: ServerAction<RevokeToken>) -> impl I
                     view! {
                         <tr>
                             <td>{t.name.clone()}</td>
-                            <td>{when(t.created_at)}</td>
-                            <td>{when(t.expires_at)}</td>
-                            <td>{t.last_used_at.map(when).unwrap_or_else(|| "never".into())}</td>
+                            <td>{clock.when(t.created_at)}</td>
+                            <td>{clock.when(t.expires_at)}</td>
+                            <td>{t.last_used_at.map(|at| clock.when(at)).unwrap_or_else(|| "never".into())}</td>
                             <td>{if live { "active" } else { "revoked" }}</td>
                             <td>{live.then(|| view! {
                                 <ActionForm action=revoke>

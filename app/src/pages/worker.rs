@@ -2,7 +2,7 @@
 //! wake-up, sessions by state, recent failures with the cluster's answer,
 //! and what the sweep found.
 
-use crate::model::{WorkerProcess, WorkerStatus};
+use crate::model::{Clock, WorkerProcess, WorkerStatus};
 use crate::rpc::RpcError;
 use chrono::{DateTime, Utc};
 use leptos::prelude::*;
@@ -13,14 +13,14 @@ pub async fn load_worker_status() -> Result<WorkerStatus, RpcError> {
     Ok(crate::backend::worker::status::status(&ctx.db, &principal).await?)
 }
 
-fn at(value: Option<DateTime<Utc>>) -> String {
-    value.map(super::when).unwrap_or_else(|| "never".into())
+fn at(clock: &Clock, value: Option<DateTime<Utc>>) -> String {
+    value.map(|v| clock.when(v)).unwrap_or_else(|| "never".into())
 }
 
-fn pass(at_: Option<DateTime<Utc>>, ms: Option<i32>, error: Option<String>) -> impl IntoView {
+fn pass(clock: &Clock, at_: Option<DateTime<Utc>>, ms: Option<i32>, error: Option<String>) -> impl IntoView {
     let took = ms.map(|ms| format!(" in {ms} ms")).unwrap_or_default();
     view! {
-        {at(at_)} {took}
+        {at(clock, at_)} {took}
         {error.map(|e| view! { <br/> <span class="refused">{e}</span> })}
     }
 }
@@ -31,8 +31,8 @@ pub fn WorkerPage() -> impl IntoView {
     view! {
         <section class="page-head"><h1>"Worker"</h1></section>
         <Transition fallback=|| view! { <p class="loading">"Loading the worker's reports…"</p> }>
-            {move || status.get().map(|result| match result {
-                Ok(status) => view! { <StatusView status/> }.into_any(),
+            {move || status.get().zip(super::reader_clock()).map(|(result, clock)| match result {
+                Ok(status) => view! { <StatusView status clock/> }.into_any(),
                 Err(err) => super::forbidden::or_refusal(super::forbidden::ADMINS, "Could not load the worker status: ", err),
             })}
         </Transition>
@@ -40,7 +40,7 @@ pub fn WorkerPage() -> impl IntoView {
 }
 
 #[component]
-fn StatusView(status: WorkerStatus) -> impl IntoView {
+fn StatusView(status: WorkerStatus, clock: Clock) -> impl IntoView {
     let simulated = status.processes.first().is_some_and(|p| p.simulated);
     let leader = match &status.leader {
         Some(name) => format!("{name} leads"),
@@ -50,22 +50,25 @@ fn StatusView(status: WorkerStatus) -> impl IntoView {
         <p class=if status.leader.is_some() { "outcome ok" } else { "outcome refused" } id="worker-leader">
             {leader} " · cluster: " <strong id="cluster-mode">{if simulated { "simulated (in memory)" } else { "real" }}</strong>
         </p>
+        <p class="muted zone-note">"Times in " {clock.tz.clone()}</p>
         <table class="bookings" id="worker-processes">
             <thead><tr><th>"Process"</th><th>"Last start pass"</th><th>"Last repair pass"</th><th>"Next wake-up"</th><th>"Last sweep"</th></tr></thead>
             <tbody>
-                {status.processes.into_iter().map(|p: WorkerProcess| view! {
+                {status.processes.into_iter().map(|p: WorkerProcess| {
+                    let clock = &clock;
+                    view! {
                     <tr>
                         <td>{p.name.clone()} <br/> <span class="muted">{if p.leading_since.is_some() { "leading" } else { "waiting" }}
-                            " · seen " {super::when(p.heartbeat_at)}</span></td>
-                        <td>{pass(p.start_pass_at, p.start_pass_ms, p.start_pass_error)}</td>
-                        <td>{pass(p.repair_pass_at, p.repair_pass_ms, p.repair_pass_error)}</td>
-                        <td>{at(p.next_wake_at)}</td>
-                        <td>{at(p.sweep_at)} <br/>
+                            " · seen " {clock.when(p.heartbeat_at)}</span></td>
+                        <td>{pass(clock, p.start_pass_at, p.start_pass_ms, p.start_pass_error)}</td>
+                        <td>{pass(clock, p.repair_pass_at, p.repair_pass_ms, p.repair_pass_error)}</td>
+                        <td>{at(clock, p.next_wake_at)}</td>
+                        <td>{at(clock, p.sweep_at)} <br/>
                             <span class="muted">{format!("{} orphans collected", p.sweep_collected.len())}</span>
                             {(!p.sweep_stuck.is_empty()).then(|| view! { <br/> <span class="refused">"stuck terminating: " {p.sweep_stuck.join(", ")}</span> })}
                         </td>
                     </tr>
-                }).collect_view()}
+                }}).collect_view()}
             </tbody>
         </table>
         <h2>"Sessions by state"</h2>
@@ -77,7 +80,7 @@ fn StatusView(status: WorkerStatus) -> impl IntoView {
         <ul id="worker-failures">
             {if status.recent_failures.is_empty() { Some(view! { <li>"None."</li> }) } else { None }}
             {status.recent_failures.into_iter().map(|f| view! {
-                <li>{super::when(f.at)} " · booking " <code>{f.booking_id.to_string()}</code> ": " {f.reason}</li>
+                <li>{clock.when(f.at)} " · booking " <code>{f.booking_id.to_string()}</code> ": " {f.reason}</li>
             }).collect_view()}
         </ul>
     }

@@ -2,6 +2,9 @@
 //! enforce them inside one transaction; the browser may use them to preview.
 
 pub mod capacity;
+// Zones come with chrono-tz, which the browser build leaves out.
+#[cfg(any(feature = "ssr", test))]
+pub mod local_time;
 pub mod pool_spec;
 pub mod quota;
 // Zones come with chrono-tz, which the browser build leaves out.

@@ -3,9 +3,10 @@
 //! meeting does, so across a clock change the UTC instants move by an hour
 //! and the window keeps its local times.
 
+use super::local_time::resolve;
 use super::FieldError;
 use crate::model::Window;
-use chrono::{DateTime, Datelike, Duration, NaiveDate, NaiveDateTime, Offset, TimeZone, Utc, Weekday};
+use chrono::{Datelike, Duration, NaiveDate, Weekday};
 use chrono_tz::Tz;
 
 /// Most occurrences one series makes: a daily slot over a long horizon.
@@ -44,19 +45,6 @@ pub fn weekdays(names: &[String], first: Weekday) -> Result<Vec<Weekday>, FieldE
     }
     days.sort_by_key(|d| d.num_days_from_monday());
     Ok(days)
-}
-
-/// A wall-clock time in `tz` as an instant. A time a clock change repeats
-/// is the first of the two; one it skips is read with the offset in force
-/// before the change (RFC 5545, 3.3.5), so it lands as late as the gap is long.
-pub fn resolve(tz: Tz, local: NaiveDateTime) -> DateTime<Utc> {
-    match tz.from_local_datetime(&local).earliest() {
-        Some(at) => at.with_timezone(&Utc),
-        None => {
-            let before = tz.offset_from_utc_datetime(&(local - Duration::days(1))).fix();
-            Utc.from_utc_datetime(&(local - Duration::seconds(i64::from(before.local_minus_utc()))))
-        }
-    }
 }
 
 /// Every occurrence of `first` under `rule` from its day through `until`
@@ -123,7 +111,7 @@ pub fn describe(first: Window, tz: Tz, rule: &Rule, until: NaiveDate) -> String 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::NaiveDate;
+    use chrono::{DateTime, NaiveDate, TimeZone, Utc};
 
     fn at(tz: Tz, y: i32, m: u32, d: u32, h: u32, min: u32) -> DateTime<Utc> {
         tz.with_ymd_and_hms(y, m, d, h, min, 0).single().unwrap().with_timezone(&Utc)

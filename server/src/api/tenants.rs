@@ -75,7 +75,8 @@ async fn dashboard(
     Path(raw): Path<String>,
     ApiQuery(query): ApiQuery<DashboardQuery>,
 ) -> ApiResult<Json<app::model::Dashboard>> {
-    let tz = app::backend::reports::period::zone(query.tz.as_deref()).map_err(app::backend::ServiceError::from)?;
+    let tz =
+        app::rules::local_time::checked_zone("tz", query.tz.as_deref()).map_err(app::backend::ServiceError::from)?;
     Ok(Json(app::backend::reports::dashboard::load(&state.db, &principal, Some(slug(&raw)?), tz.name()).await?))
 }
 

@@ -21,7 +21,7 @@ pub fn booking_url(base: &str, due: &Due) -> String {
 }
 
 fn local(due: &Due, t: chrono::DateTime<chrono::Utc>) -> chrono::DateTime<chrono_tz::Tz> {
-    t.with_timezone(&due.time_zone.parse::<chrono_tz::Tz>().unwrap_or(chrono_tz::UTC))
+    t.with_timezone(&app::rules::local_time::zone(&due.time_zone))
 }
 
 fn at(due: &Due, t: chrono::DateTime<chrono::Utc>) -> String {
@@ -48,7 +48,7 @@ fn persistence(due: &Due) -> String {
     let ends = due.continues_until.unwrap_or(due.ends_at);
     let owner = Some(due.owner_name.as_str()).filter(|_| due.recipient_email.as_deref() != Some(&due.owner_email));
     let kept = KeptUntil { home: due.home_kept_until, cache: due.cache_kept.then_some(due.cache_kept_until) };
-    let zone = due.time_zone.parse::<chrono_tz::Tz>().unwrap_or(chrono_tz::UTC);
+    let zone = app::rules::local_time::zone(&due.time_zone);
     persistence_sentence(owner, &kept, (due.ends_at, ends), &zone)
 }
 

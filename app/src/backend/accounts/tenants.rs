@@ -4,10 +4,11 @@
 //! admins read a tenant's use against its quotas.
 
 use crate::backend::audit::{self, Subject};
-use crate::backend::bookings::quota::{tenant_usages, zone};
+use crate::backend::bookings::quota::tenant_usages;
 use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{NewTenant, Principal, QuotaEntry, QuotaUsage, Role, Tenant, TenantPatch, TenantUsage, Window};
 use crate::rules::capacity::{peak_usage, Usage};
+use crate::rules::local_time::zone;
 use crate::rules::quota::{iso_week_of, unit_minutes};
 use crate::rules::FieldError;
 use chrono::Duration;

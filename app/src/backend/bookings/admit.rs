@@ -119,7 +119,7 @@ fn shut(terms: Option<&Terms>, kind: &str) -> Option<ServiceError> {
 async fn open<'t>(tx: &mut PgConnection, terms: &'t Terms, asking: &[&Request]) -> ServiceResult<Open<'t>> {
     let capacity = terms.capacity.unwrap_or(0);
     let quotas = terms.quotas_for(asking.iter().copied());
-    let tz = quota::zone(&terms.time_zone);
+    let tz = crate::rules::local_time::zone(&terms.time_zone);
     let mut held = HashMap::new();
     if !quotas.is_empty() {
         let limited: Vec<Uuid> = quotas.keys().copied().collect();

@@ -3,13 +3,13 @@
 //! who may approve it.
 
 use crate::backend::bookings::admit::WAITLIST_REASON;
-use crate::backend::bookings::form::local_window;
-use crate::backend::calendar::zone;
 use crate::backend::error::ServiceResult;
 use crate::backend::{
     bookings, bookings::waitlist, calendar::planning, db_now, pools, worker::homes, worker::session_status,
 };
 use crate::model::{BookingCard, BookingFilter, BookingState, EndOption, MyBookings, Principal, WaitlistLine, Window};
+use crate::rules::local_time::local_window;
+use crate::rules::local_time::zone;
 use chrono::Duration;
 use sqlx::PgPool;
 

@@ -4,17 +4,13 @@
 use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{TenantQuota, Window};
 use crate::rules::capacity::Usage;
+use crate::rules::local_time::zone;
 use crate::rules::quota::{check, iso_weeks};
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use sqlx::PgConnection;
 use std::collections::HashMap;
 use uuid::Uuid;
-
-/// The pool's zone; an unparsable one (never stored: pools validate it) counts in UTC.
-pub fn zone(name: &str) -> Tz {
-    name.parse().unwrap_or(Tz::UTC)
-}
 
 /// The span of whole weeks that a weekly quota over `windows` reads.
 pub fn weeks_span(windows: &[Window], tz: &Tz) -> Option<Window> {

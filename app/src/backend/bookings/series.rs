@@ -8,15 +8,15 @@ use crate::backend::audit::{self, Subject};
 use crate::backend::bookings::admit::{admit_locked, judge, Admission, Outcome};
 use crate::backend::bookings::change::{change, settle, Change};
 use crate::backend::bookings::create::booking_tenant;
-use crate::backend::bookings::form::local_window;
 use crate::backend::bookings::locks::begin_locked;
 use crate::backend::bookings::request::Request;
 use crate::backend::bookings::row::{BookingRow, BOOKING_COLUMNS, BOOKING_FROM};
-use crate::backend::calendar::zone;
 use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{
     BookedSeries, Booking, BookingState, NewSeries, Occurrence, Principal, Repeat, SeriesPlan, TenantRef, Window,
 };
+use crate::rules::local_time::local_window;
+use crate::rules::local_time::zone;
 use crate::rules::recurrence::{self, Rule};
 use crate::rules::state_machine::Action;
 use crate::rules::window::{check_in_range, check_not_empty};

@@ -2,11 +2,10 @@
 //! become a series request in the viewer's zone; its preview comes back in
 //! the viewer's words.
 
-use crate::backend::bookings::form::{local_window, parse_time};
 use crate::backend::bookings::series;
-use crate::backend::calendar::zone;
 use crate::backend::error::ServiceResult;
 use crate::model::{BookedSeries, Mode, NewSeries, OccurrenceLine, Principal, Repeat, SeriesPreview, Window};
+use crate::rules::local_time::{local_window, parse_local, zone};
 use crate::rules::FieldError;
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use sqlx::PgPool;
@@ -45,11 +44,11 @@ fn request(form: &SeriesForm, occurrences: Option<Vec<DateTime<Utc>>>) -> Result
         _ => return Err(FieldError::new("repeat", "must be daily or weekly")),
     };
     let first = day("date", &form.date)?;
-    let start = parse_time("from", &format!("{first}T{}", form.from.trim()), &form.tz)?;
-    let end = parse_time("to", &format!("{first}T{}", form.to.trim()), &form.tz)?;
+    let start = parse_local("from", &format!("{first}T{}", form.from.trim()), &form.tz)?;
+    let end = parse_local("to", &format!("{first}T{}", form.to.trim()), &form.tz)?;
     // 22:00 to 06:00 ends the next morning.
     let end = if end <= start {
-        parse_time("to", &format!("{}T{}", first + Duration::days(1), form.to.trim()), &form.tz)?
+        parse_local("to", &format!("{}T{}", first + Duration::days(1), form.to.trim()), &form.tz)?
     } else {
         end
     };

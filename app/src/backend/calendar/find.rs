@@ -3,11 +3,11 @@
 //! API (`GET /api/v1/pools/{id}/slots`) answers from `slots`, the page from
 //! `page`, which adds its defaults and reads local times in the viewer's zone.
 
-use crate::backend::bookings::form::{local_window, parse_time};
 use crate::backend::calendar::planning::{find_windows, SlotRequest};
-use crate::backend::calendar::{zone, LOCAL_INPUT};
+use crate::backend::calendar::LOCAL_INPUT;
 use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{FindPage, FindQuery, FoundSlots, Pool, Principal, Suggestion};
+use crate::rules::local_time::{local_window, parse_local, zone};
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 use uuid::Uuid;
@@ -81,8 +81,8 @@ pub async fn page(db: &PgPool, principal: &Principal, query: FindQuery) -> Servi
             kind: &kind,
             quantity,
             duration: crate::rules::window::duration_minutes("duration_minutes", duration_minutes)?,
-            earliest: parse_time("earliest", &earliest, &tz)?,
-            latest_end: parse_time("latest", &latest, &tz)?,
+            earliest: parse_local("earliest", &earliest, &tz)?,
+            latest_end: parse_local("latest", &latest, &tz)?,
         };
         match windows_in(db, &chosen, &ask, &tz, now).await {
             Ok(found) => Some(Ok(found)),

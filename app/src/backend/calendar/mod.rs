@@ -14,9 +14,9 @@ use crate::model::{
     Window,
 };
 use crate::rules::capacity::{align_up, free_steps, Step, Usage};
+use crate::rules::local_time::{local_midnight, zone};
 use crate::rules::window::{earliest_start, granularity, horizon_end};
-use chrono::{DateTime, Duration, NaiveDate, TimeZone, Utc};
-use chrono_tz::Tz;
+use chrono::{Duration, NaiveDate};
 use sqlx::PgPool;
 use uuid::Uuid;
 
@@ -33,25 +33,6 @@ pub struct CalendarQuery {
     pub days: u32,
     /// IANA time zone; UTC when unknown.
     pub tz: String,
-}
-
-/// The zone for a name, UTC when the name is unknown.
-pub fn zone(name: &str) -> Tz {
-    name.parse().unwrap_or(Tz::UTC)
-}
-
-/// The UTC instant of a local midnight. Where a zone skips midnight (a DST
-/// change at 00:00), the day starts at the first instant that exists.
-pub fn local_midnight(tz: Tz, date: NaiveDate) -> DateTime<Utc> {
-    let midnight = date.and_hms_opt(0, 0, 0).expect("midnight exists");
-    match tz.from_local_datetime(&midnight).earliest() {
-        Some(at) => at.with_timezone(&Utc),
-        None => tz
-            .from_local_datetime(&(midnight + Duration::hours(1)))
-            .earliest()
-            .map(|at| at.with_timezone(&Utc))
-            .unwrap_or_else(|| Utc.from_utc_datetime(&midnight)),
-    }
 }
 
 /// The smallest free count among the steps that overlap `window`; `steps`
@@ -221,21 +202,7 @@ fn cells(
 #[cfg(test)]
 mod tests {
     use crate::backend::calendar::*;
-
-    #[test]
-    fn local_midnights_follow_the_zone_including_dst_days() {
-        let berlin = zone("Europe/Berlin");
-        let day = |d| NaiveDate::from_ymd_opt(2026, 3, d).unwrap();
-        assert_eq!(local_midnight(berlin, day(29)).to_rfc3339(), "2026-03-28T23:00:00+00:00");
-        // The spring-forward day is 23 hours long.
-        assert_eq!(local_midnight(berlin, day(30)) - local_midnight(berlin, day(29)), Duration::hours(23));
-        assert_eq!(zone("Not/AZone"), Tz::UTC);
-        // Chile springs forward at midnight; that day starts at 01:00.
-        let santiago = zone("America/Santiago");
-        let skipped = NaiveDate::from_ymd_opt(2024, 9, 8).unwrap();
-        let start = local_midnight(santiago, skipped);
-        assert_eq!(start.with_timezone(&santiago).format("%H:%M").to_string(), "01:00");
-    }
+    use chrono::{TimeZone, Utc};
 
     #[test]
     fn min_free_is_the_lowest_step_overlapping_the_slot() {

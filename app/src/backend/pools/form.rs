@@ -26,7 +26,7 @@ pub async fn name_the_bookings(db: &PgPool, principal: &Principal, err: ServiceE
     let mut named = Vec::new();
     for id in bookings.iter().take(20) {
         if let Ok(b) = crate::backend::bookings::get(db, principal, *id).await {
-            let window = crate::backend::bookings::form::local_window(Window { start: b.start, end: b.end }, "UTC");
+            let window = crate::rules::local_time::local_window(Window { start: b.start, end: b.end }, "UTC");
             named.push(format!("{} {window} UTC ({} × {})", b.user_email.unwrap_or_default(), b.quantity, b.id));
         }
     }

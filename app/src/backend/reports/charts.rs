@@ -161,7 +161,7 @@ pub fn bucket_name(from: DateTime<Utc>, to: DateTime<Utc>) -> &'static str {
 
 fn bucket_start(at: DateTime<Utc>, bucket: &str, tz: &Tz) -> DateTime<Utc> {
     let local = at.with_timezone(tz);
-    let day = |date: NaiveDate| crate::backend::reports::period::midnight(date, tz);
+    let day = |date: NaiveDate| crate::rules::local_time::local_midnight(*tz, date);
     match bucket {
         "hour" => at,
         "day" => day(local.date_naive()),

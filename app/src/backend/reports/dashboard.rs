@@ -3,12 +3,12 @@
 //! GPU-hours against the tenant's weekly budget, and the next bookings.
 
 use crate::backend::accounts::tenants::may_read;
-use crate::backend::bookings::form::local_window;
 use crate::backend::bookings::occupancy_id;
 use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{
     BookingLine, BudgetLine, Dashboard, IdlePolicy, LiveSession, Principal, UpcomingLine, Window, SPARK_MINUTES,
 };
+use crate::rules::local_time::local_window;
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 use std::collections::HashMap;

@@ -12,6 +12,7 @@ pub mod tokenomics;
 use crate::backend::error::ServiceResult;
 use crate::backend::reports::tokenomics::require_reader;
 use crate::model::{PeriodKind, Principal, ReportGroup, ReportPage, ReportPageQuery, ReportQuery, UtilizationReport};
+use crate::rules::local_time::local_midnight;
 use crate::rules::FieldError;
 use chrono::{DateTime, NaiveDate, Utc};
 use chrono_tz::Tz;
@@ -120,7 +121,7 @@ pub async fn for_query(
     currency: &str,
 ) -> ServiceResult<UtilizationReport> {
     require_reader(principal)?;
-    let tz = period::zone(query.tz.as_deref())?;
+    let tz = crate::rules::local_time::checked_zone("tz", query.tz.as_deref())?;
     let from = period::instant("from", &query.from, &tz)?;
     let to = period::instant("to", &query.to, &tz)?;
     utilization(db, principal, query.group, from, to, tz, currency).await
@@ -135,7 +136,7 @@ pub async fn page(
     currency: &str,
 ) -> ServiceResult<ReportPage> {
     require_reader(principal)?;
-    let tz = period::zone(Some(&query.tz))?;
+    let tz = crate::rules::local_time::checked_zone("tz", Some(&query.tz))?;
     let group = match query.group.trim() {
         "" => ReportGroup::Pool,
         text => ReportGroup::parse(text).ok_or_else(|| FieldError::new("group", "pool, tenant or user"))?,
@@ -153,7 +154,7 @@ pub async fn page(
     let date = day("date", &query.date)?.unwrap_or_else(|| Utc::now().with_timezone(&tz).date_naive());
     let until = if kind == PeriodKind::Custom { Some(day("until", &query.until)?.unwrap_or(date)) } else { None };
     let (first, after) = period::dates(kind, date, until)?;
-    let (from, to) = (period::midnight(first, &tz), period::midnight(after, &tz));
+    let (from, to) = (local_midnight(tz, first), local_midnight(tz, after));
     let report = utilization(db, principal, group, from, to, tz, currency).await?;
     let last = after.pred_opt().unwrap_or(after);
     let span = if last == first {

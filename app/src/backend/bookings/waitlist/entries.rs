@@ -226,6 +226,6 @@ pub async fn for_admins(db: &PgPool, principal: &Principal, tz: &str) -> Service
     Ok(entries(db, None)
         .await?
         .into_iter()
-        .map(|entry| WaitlistLine { when: crate::backend::bookings::form::local_window(entry.window, tz), entry })
+        .map(|entry| WaitlistLine { when: crate::rules::local_time::local_window(entry.window, tz), entry })
         .collect())
 }

@@ -82,8 +82,7 @@ pub async fn create(
             let listed: Vec<String> = overlapping
                 .iter()
                 .map(|b| {
-                    let when =
-                        crate::backend::bookings::form::local_window(Window { start: b.start, end: b.end }, "UTC");
+                    let when = crate::rules::local_time::local_window(Window { start: b.start, end: b.end }, "UTC");
                     let who = b.user_email.clone().unwrap_or_default();
                     format!("{who}'s {} × {}, {when} UTC", crate::model::short_kind(&b.kind), b.quantity)
                 })
@@ -164,12 +163,12 @@ pub fn from_form(
     reason: String,
     overlapping: &str,
 ) -> Result<crate::model::NewBlackout, crate::rules::FieldError> {
-    use crate::backend::bookings::form::parse_time;
     use crate::model::OnOverlap;
+    use crate::rules::local_time::parse_local;
     Ok(crate::model::NewBlackout {
         kind: Some(kind.trim().to_string()).filter(|k| !k.is_empty()),
-        start: parse_time("start", start, "UTC")?,
-        end: parse_time("end", end, "UTC")?,
+        start: parse_local("start", start, "UTC")?,
+        end: parse_local("end", end, "UTC")?,
         reason,
         overlapping: match overlapping {
             "keep" => Some(OnOverlap::Keep),

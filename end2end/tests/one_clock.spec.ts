@@ -1,0 +1,54 @@
+import { test, expect } from '@playwright/test';
+import { collectErrors, signIn } from './login';
+
+// One clock (issue 47): pages that wrote UTC write the reader's zone (the
+// browser's, here Europe/Berlin, an hour ahead of UTC in winter) and name it
+// once — home, tokens, approvals, audit, worker — as every role, at both widths.
+
+const berlin = (at: Date) => {
+  const parts = new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Berlin', weekday: 'short', day: '2-digit',
+    month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).formatToParts(at);
+  const get = (type: string) => parts.find((p) => p.type === type)?.value;
+  return `${get('weekday')} ${get('day')} ${get('month')} ${get('year')} ${get('hour')}:${get('minute')}`;
+};
+
+for (const width of [1440, 390]) {
+  for (const login of ['ada', 'mia', 'root']) {
+    test(`as ${login} at ${width} px, times read in the reader's zone, named once`, async ({ browser }) => {
+      const context = await browser.newContext({ timezoneId: 'Europe/Berlin', viewport: { width, height: 900 } });
+      const page = await context.newPage();
+      await signIn(page, login);
+      const errors = collectErrors(page);
+
+      // A token made now reads now, in Berlin.
+      await page.goto('/tokens');
+      await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
+      const before = new Date();
+      await page.locator('input[name="name"]').fill(`clock ${width}`);
+      await page.getByRole('button', { name: 'Create token' }).click();
+      await expect(page.locator('#new-token')).toBeVisible();
+      await expect(page.locator('.zone-note')).toHaveText('Times in Europe/Berlin');
+      const created = page.locator('#token-list tr', { hasText: `clock ${width}` }).locator('td').nth(1);
+      const text = await created.innerText();
+      const after = new Date();
+      expect([berlin(before), berlin(after)]).toContain(text);
+      expect(text).not.toContain('UTC');
+
+      await page.goto('/');
+      await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
+      await expect(page.getByText(/As of .* · times in Europe\/Berlin/)).toBeVisible();
+
+      if (login === 'root') {
+        await page.goto('/admin/audit');
+        await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
+        await expect(page.locator('#audit-list th').first()).toHaveText('When (Europe/Berlin)');
+        await page.goto('/admin/worker');
+        await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
+        await expect(page.locator('.zone-note')).toHaveText('Times in Europe/Berlin');
+        await expect(page.locator('#worker-processes')).not.toContainText('UTC');
+      }
+      expect(errors).toEqual([]);
+      await context.close();
+    });
+  }
+}
