@@ -62,3 +62,59 @@ test('a daily series: the preview says which occurrences fit, the fitting ones a
     sql(`UPDATE booking SET state = 'canceled' WHERE id = '${filler}'`);
   }
 });
+
+// The last Sunday of March after `from` (Europe's spring clock change).
+function springForward(from: Date): Date {
+  for (let year = from.getUTCFullYear(); ; year++) {
+    const last = new Date(Date.UTC(year, 2, 31));
+    last.setUTCDate(31 - last.getUTCDay());
+    if (last > from) return last;
+  }
+}
+
+test('a series booked in Europe/Berlin keeps its wall-clock time across the spring clock change', async ({ browser }) => {
+  const change = springForward(new Date());
+  const day = (offset: number) => new Date(change.getTime() + offset * 86_400_000).toISOString().slice(0, 10);
+  // The change is months ahead: the lab's horizon reaches it for this test.
+  sql(`UPDATE pool SET horizon_days = 400 WHERE name = 'lab-h100'`);
+  const context = await browser.newContext({ timezoneId: 'Europe/Berlin' });
+  const page = await context.newPage();
+  const errors = collectErrors(page);
+  try {
+    await signIn(page, 'ada');
+    await page.goto('/series');
+    await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
+    await expect(page.getByText('Times in Europe/Berlin')).toBeVisible();
+    await page.getByLabel('Pool and kind').selectOption({ label: 'lab-h100 · nvidia.com/mig-1g.24gb' });
+    await page.getByLabel('First day').fill(day(-2));
+    await page.getByLabel('From').fill('09:00');
+    await page.getByLabel('To').fill('11:00');
+    await page.getByLabel('daily').check();
+    await page.getByLabel('Last day').fill(day(2));
+    await page.getByRole('button', { name: 'Preview occurrences' }).click();
+    const rows = page.locator('#series-plan tr.occurrence');
+    await expect(rows).toHaveCount(5);
+    for (let i = 0; i < 5; i++) await expect(rows.nth(i)).toContainText('09:00–11:00');
+    await expect(page.locator('#series-plan h2')).toContainText('09:00–11:00 Europe/Berlin');
+    await page.getByRole('button', { name: 'Book the 5 that fit' }).click();
+    await expect(page.locator('#series-outcome')).toHaveText(/^Booked 5 occurrences/);
+    // 09:00 in Berlin is 08:00 UTC in winter and 07:00 UTC from the change on.
+    const starts = sql(`SELECT string_agg(to_char(b.starts_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'), ',' ORDER BY b.starts_at)
+      FROM booking b JOIN app_user u ON u.id = b.user_id
+      WHERE u.email = 'ada@example.test' AND b.series_id IS NOT NULL AND b.state = 'approved'
+        AND b.starts_at::date BETWEEN '${day(-2)}' AND '${day(2)}'`);
+    expect(starts.split(',')).toEqual([
+      `${day(-2)} 08:00`, `${day(-1)} 08:00`, `${day(0)} 07:00`, `${day(1)} 07:00`, `${day(2)} 07:00`,
+    ]);
+    expect(errors).toEqual([]);
+  } finally {
+    const ids = sql(`SELECT b.id FROM booking b JOIN app_user u ON u.id = b.user_id WHERE u.email = 'ada@example.test'
+      AND b.series_id IS NOT NULL AND b.state = 'approved' AND b.starts_at::date BETWEEN '${day(-2)}' AND '${day(2)}'`);
+    const origin = { Origin: new URL(page.url()).origin };
+    for (const id of ids.split('\n').filter(Boolean)) {
+      await page.request.post(`/api/v1/bookings/${id}/cancel`, { headers: origin });
+    }
+    sql(`UPDATE pool SET horizon_days = 28 WHERE name = 'lab-h100'`);
+    await context.close();
+  }
+});

@@ -30,6 +30,9 @@ pub async fn preview_series(
 ) -> Result<Result<SeriesPreview, String>, RpcError> {
     use crate::backend::bookings::series_form::{preview, SeriesForm};
     let (principal, ctx) = crate::rpc::ctx()?;
+    // A page rendered before the browser's zone was known sent none: the
+    // zone it has reported since, not UTC (a series an hour off).
+    let tz = crate::rpc::no_script::zone_or_cookie(tz);
     // The book form under the preview posts exactly what was previewed.
     let mut echo: Vec<(String, String)> = [
         ("pool", &pool),
@@ -75,6 +78,7 @@ pub async fn book_series(
         series_form::{book, SeriesForm},
     };
     let (principal, ctx) = crate::rpc::ctx()?;
+    let tz = crate::rpc::no_script::zone_or_cookie(tz);
     let form = SeriesForm { pool, quantity, mode, date, from, to, repeat, weekdays, until, tz };
     let key = Some(idempotency_key.as_str());
     let asked = (&form, &occurrences);
@@ -109,13 +113,16 @@ pub fn SeriesPage() -> impl IntoView {
     let pools = Resource::new(|| (), |_| series_pools());
     let preview = ServerAction::<PreviewSeries>::new();
     let book = ServerAction::<BookSeries>::new();
-    let tz = move || super::viewer_zone(&query);
     view! {
         <section class="page-head"><h1>"Book a recurring slot"</h1><a class="button secondary" href="/bookings">"My bookings"</a></section>
         <p class="muted">"The same window every day or on chosen weekdays, up to a last day within the pool's horizon. Each occurrence is admitted on its own under the normal rules: preview first, then book the ones that fit."</p>
         <Transition fallback=|| view! { <p class="loading">"Loading pools…"</p> }>
-            {move || pools.get().map(|result| match result {
-                Ok(pools) => view! { <SeriesForm pools tz=tz() preview/> }.into_any(),
+            {move || pools.get().zip(super::reader_clock()).map(|(result, clock)| match result {
+                // Wall-clock times in the reader's zone (`?tz=` names another).
+                Ok(pools) => {
+                    let tz = query.with(|q| q.get("tz")).unwrap_or(clock.tz);
+                    view! { <SeriesForm pools tz preview/> }.into_any()
+                }
                 Err(err) => view! { <p class="error" role="alert">"Could not load the pools: " {err.to_string()}</p> }.into_any(),
             })}
         </Transition>
@@ -165,8 +172,7 @@ fn SeriesForm(pools: Vec<Pool>, tz: String, preview: ServerAction<PreviewSeries>
                 <label><input type="radio" name="repeat" value="daily"/>" daily"</label>
             </fieldset>
             <label>"Last day " <input type="date" name="until" required/></label>
-            // The server reads an unknown or unlearnt zone as UTC.
-            <p class="muted">"Times in " {if tz.is_empty() { "UTC".to_string() } else { tz }} ". Weekly with no day ticked repeats on the first day's weekday."</p>
+            <p class="muted">"Times in " {tz} ", also across a clock change. Weekly with no day ticked repeats on the first day's weekday."</p>
             <button class="button" type="submit">"Preview occurrences"</button>
         </ActionForm>
     }
