@@ -52,3 +52,40 @@ for (const width of [1440, 390]) {
     });
   }
 }
+
+test('maintenance windows are typed and listed in the pool\'s zone, and one already over is refused', async ({ browser }) => {
+  const context = await browser.newContext({ timezoneId: 'America/New_York', viewport: { width: 1440, height: 900 } });
+  const page = await context.newPage();
+  await signIn(page, 'root');
+  const errors = collectErrors(page);
+  const pools = await (await page.request.get('/api/v1/pools')).json();
+  const lab = pools.find((p: { name: string }) => p.name === 'lab-h100');
+  expect(lab.time_zone).toBe('Europe/Berlin');
+  // A winter day five weeks ahead: Berlin is UTC+1 then.
+  const day = new Date(Date.now() + 35 * 86_400_000).toISOString().slice(0, 10);
+  await page.goto(`/admin/pools/${lab.id}`);
+  await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
+  await expect(page.locator('.blackouts .zone-note')).toHaveText("Times in Europe/Berlin, the pool's zone.");
+  await expect(page.getByLabel('From (Europe/Berlin)')).toBeVisible();
+  await page.fill('#blackout-start', `${day}T09:00`);
+  await page.fill('#blackout-end', `${day}T10:00`);
+  await page.fill('#blackout-reason', 'clock check');
+  await page.click('#blackout-submit');
+  await expect(page.locator('#notice')).toContainText('Maintenance window scheduled');
+  await expect(page.locator('#blackout-list')).toContainText('09:00–10:00');
+  const listed = await (await page.request.get(`/api/v1/pools/${lab.id}/blackouts`)).json();
+  const made = listed.find((b: { reason: string }) => b.reason === 'clock check');
+  expect(new Date(made.start).toISOString()).toBe(`${day}T08:00:00.000Z`);
+
+  // Yesterday's window is over before it is saved.
+  const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+  await page.fill('#blackout-start', `${yesterday}T09:00`);
+  await page.fill('#blackout-end', `${yesterday}T10:00`);
+  await page.fill('#blackout-reason', 'too late');
+  await page.click('#blackout-submit');
+  await expect(page.locator('#notice')).toContainText('has passed');
+  const origin = { Origin: new URL(page.url()).origin };
+  expect((await page.request.delete(`/api/v1/blackouts/${made.id}`, { headers: origin })).status()).toBe(204);
+  expect(errors).toEqual([]);
+  await context.close();
+});

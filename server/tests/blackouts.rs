@@ -20,10 +20,10 @@ async fn a_blackout_over_bookings_lists_them_then_cancels_them_and_closes_its_wi
     let body = |overlapping: Option<&str>| json!({"kind": MIG, "start": slot(6), "end": slot(12), "reason": "MIG reconfiguration", "overlapping": overlapping});
     let (status, err) = f.call(Method::POST, &path, Some(&f.admin), Some(body(None))).await;
     assert_eq!((status, err["error"].as_str()), (StatusCode::CONFLICT, Some("blackout_overlaps")), "{err}");
-    // Named by who, what and when (in UTC), not by id.
+    // Named by who, what and when (in the pool's zone, named), not by id.
     let window = |b: &serde_json::Value| {
         let window = app::model::Window { start: at(&b["start"]), end: at(&b["end"]) };
-        format!("{} UTC", app::rules::local_time::local_window(window, "UTC"))
+        format!("{} Europe/Berlin", app::rules::local_time::local_window(window, "Europe/Berlin"))
     };
     let message = err["message"].as_str().unwrap();
     assert!(message.contains(&format!("ada@a.test's MIG 1g.24gb × 1, {}", window(&inside))), "{err}");
@@ -110,4 +110,18 @@ async fn a_blackout_of_the_whole_pool_can_keep_the_bookings_it_overlaps() {
         let (status, err) = f.call(Method::POST, &path, Some(&f.admin), Some(body)).await;
         assert_eq!((status, err["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some(field)), "{err}");
     }
+}
+
+#[tokio::test]
+async fn a_maintenance_window_that_has_already_ended_is_refused() {
+    let f = Fixture::new().await;
+    let path = format!("/api/v1/pools/{}/blackouts", f.lab);
+    let past = json!({"start": slot(-12), "end": slot(-4), "reason": "forgot to log it"});
+    let (status, err) = f.call(Method::POST, &path, Some(&f.admin), Some(past)).await;
+    assert_eq!((status, err["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("end")), "{err}");
+    assert!(err["message"].as_str().unwrap().contains("has passed"), "{err}");
+    // One that is under way still counts: it ends in the future.
+    let now = json!({"start": slot(-2), "end": slot(2), "reason": "rack power work"});
+    let (status, created) = f.call(Method::POST, &path, Some(&f.admin), Some(now)).await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
 }

@@ -6,15 +6,26 @@ use crate::rpc::RpcError;
 use leptos::prelude::*;
 use uuid::Uuid;
 
+/// The pool's maintenance windows, each with its window in the pool's
+/// zone, and that zone: the form reads wall-clock times in it.
 #[server(prefix = "/rpc", endpoint = "admin/blackouts", output = crate::codec::JsonText)]
-pub async fn list_blackouts(pool_id: Uuid) -> Result<Vec<Blackout>, RpcError> {
+pub async fn list_blackouts(pool_id: Uuid) -> Result<(String, Vec<(Blackout, String)>), RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
     principal.require_admin("only admins schedule maintenance")?;
-    Ok(crate::backend::pools::blackouts::list(&ctx.db, &principal, pool_id).await?)
+    let tz = crate::backend::pools::get(&ctx.db, &principal, pool_id).await?.time_zone;
+    let items = crate::backend::pools::blackouts::list(&ctx.db, &principal, pool_id).await?;
+    let items = items
+        .into_iter()
+        .map(|b| {
+            let when = crate::rules::local_time::local_window(crate::model::Window { start: b.start, end: b.end }, &tz);
+            (b, when)
+        })
+        .collect();
+    Ok((tz, items))
 }
 
-/// `start`/`end` as `2026-11-23T08:00` in UTC; `kind` empty for every kind;
-/// `overlapping` empty (ask), `keep` or `cancel`.
+/// `start`/`end` as `2026-11-23T08:00` in the pool's zone; `kind` empty
+/// for every kind; `overlapping` empty (ask), `keep` or `cancel`.
 #[server(prefix = "/rpc", endpoint = "admin/blackouts/create", output = crate::codec::JsonText)]
 pub async fn create_blackout(
     pool_id: Uuid,
@@ -26,7 +37,11 @@ pub async fn create_blackout(
 ) -> Result<ActionNotice, RpcError> {
     use crate::backend::pools::blackouts;
     let (principal, ctx) = crate::rpc::ctx()?;
-    let result = match blackouts::from_form(&kind, &start, &end, reason, &overlapping) {
+    let tz = match crate::backend::pools::get(&ctx.db, &principal, pool_id).await {
+        Ok(pool) => pool.time_zone,
+        Err(err) => return crate::rpc::act(Err(err), |_: ()| String::new()),
+    };
+    let result = match blackouts::from_form((&kind, &start, &end), reason, &overlapping, &tz) {
         Ok(new) => blackouts::create(&ctx.db, &principal, pool_id, new).await,
         Err(field) => Err(field.into()),
     };
@@ -54,7 +69,9 @@ pub async fn delete_blackout(id: Uuid) -> Result<ActionNotice, RpcError> {
 pub fn BlackoutsSection(
     pool_id: Uuid,
     kinds: Vec<PoolKind>,
-    items: Vec<Blackout>,
+    items: Vec<(Blackout, String)>,
+    /// The pool's zone, which the form and the list use.
+    tz: String,
     create: ServerAction<CreateBlackout>,
     remove: ServerAction<DeleteBlackout>,
 ) -> impl IntoView {
@@ -63,9 +80,9 @@ pub fn BlackoutsSection(
     } else {
         view! {
             <ul id="blackout-list">
-                {items.into_iter().map(|b| view! {
+                {items.into_iter().map(|(b, when)| view! {
                     <li>
-                        {super::when(b.start)} " – " {super::when(b.end)} " · "
+                        {when} " · "
                         {b.kind.clone().unwrap_or_else(|| "every kind".into())} " · " {b.reason.clone()}
                         <ActionForm action=remove attr:class="inline">
                             <input type="hidden" name="id" value=b.id.to_string()/>
@@ -80,6 +97,7 @@ pub fn BlackoutsSection(
     view! {
         <section class="blackouts" aria-labelledby="blackouts-title">
             <h2 id="blackouts-title">"Maintenance windows"</h2>
+            <p class="muted zone-note">"Times in " {tz.clone()} ", the pool's zone."</p>
             {listed}
             <ActionForm action=create attr:class="inline-form" attr:id="new-blackout">
                 <input type="hidden" name="pool_id" value=pool_id.to_string()/>
@@ -89,8 +107,8 @@ pub fn BlackoutsSection(
                         {kinds.into_iter().map(|k| view! { <option value=k.kind.clone()>{k.kind.clone()}</option> }).collect_view()}
                     </select>
                 </label>
-                <label>"From (UTC) " <input type="datetime-local" name="start" id="blackout-start" required/></label>
-                <label>"To (UTC) " <input type="datetime-local" name="end" id="blackout-end" required/></label>
+                <label>{format!("From ({tz}) ")} <input type="datetime-local" name="start" id="blackout-start" required/></label>
+                <label>{format!("To ({tz}) ")} <input type="datetime-local" name="end" id="blackout-end" required/></label>
                 <label>"Reason " <input name="reason" id="blackout-reason" required maxlength="500"/></label>
                 <fieldset>
                     <legend>"Bookings it overlaps"</legend>

@@ -39,7 +39,6 @@ pub use tenants::{QuotaSummary, QuotaUse};
 
 use crate::model::{Principal, Role};
 use crate::rpc::RpcError;
-use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Title};
 use leptos_router::{
@@ -79,10 +78,6 @@ pub fn shared() -> Shared {
 /// The zone a page shows times in: `?tz=` first, else the browser's.
 pub fn viewer_zone(query: &Memo<leptos_router::params::ParamsMap>) -> String {
     query.with(|q| q.get("tz")).unwrap_or_else(|| shared().zone.get())
-}
-
-pub(crate) fn when(at: DateTime<Utc>) -> String {
-    at.format("%a %d %b %Y %H:%M UTC").to_string()
 }
 
 /// The reader's clock, read inside a page's Suspense or Transition (which

@@ -152,7 +152,8 @@ pub fn PoolAdminPage() -> impl IntoView {
                         <section class="page-head"><h1>{pool.name.clone()}
                             {pool.retired.then(|| view! { " " <span class="badge state-canceled">"retired"</span> })}</h1></section>
                         <PoolFormView id=form_id form=PoolForm::of(&pool) currency save/>
-                        <super::blackouts::BlackoutsSection pool_id=pool.id kinds=pool.kinds.clone() items=blackouts
+                        <super::blackouts::BlackoutsSection pool_id=pool.id kinds=pool.kinds.clone()
+                            items=blackouts.1 tz=blackouts.0
                             create=add_blackout remove=remove_blackout/>
                         <super::idle_policy::IdlePolicySection pool_id=pool.id policy=idle save=save_idle/>
                         <section class="danger-zone">

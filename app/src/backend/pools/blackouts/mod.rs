@@ -29,11 +29,14 @@ pub async fn list(db: &PgPool, principal: &Principal, pool_id: Uuid) -> ServiceR
     .await?)
 }
 
-fn validate(new: &NewBlackout, kinds: &[String]) -> ServiceResult<()> {
+fn validate(new: &NewBlackout, kinds: &[String], now: chrono::DateTime<chrono::Utc>) -> ServiceResult<()> {
     check_in_range("start", new.start)?;
     check_in_range("end", new.end)?;
     if new.end <= new.start {
         return Err(FieldError::new("end", "must be after start").into());
+    }
+    if new.end <= now {
+        return Err(FieldError::new("end", "has passed: a maintenance window must end in the future").into());
     }
     let reason = new.reason.trim();
     if reason.is_empty() || reason.chars().count() > 500 {
@@ -58,7 +61,7 @@ pub async fn create(
     }
     let pool = crate::backend::pools::get(db, principal, pool_id).await?;
     let mut kinds: Vec<String> = pool.kinds.iter().map(|k| k.kind.clone()).collect();
-    validate(&new, &kinds)?;
+    validate(&new, &kinds, crate::backend::db_now(db).await?)?;
     if let Some(kind) = &new.kind {
         kinds = vec![kind.clone()];
     }
@@ -82,9 +85,11 @@ pub async fn create(
             let listed: Vec<String> = overlapping
                 .iter()
                 .map(|b| {
-                    let when = crate::rules::local_time::local_window(Window { start: b.start, end: b.end }, "UTC");
+                    // In the pool's zone, as its maintenance form is.
+                    let zone = &pool.time_zone;
+                    let when = crate::rules::local_time::local_window(Window { start: b.start, end: b.end }, zone);
                     let who = b.user_email.clone().unwrap_or_default();
-                    format!("{who}'s {} × {}, {when} UTC", crate::model::short_kind(&b.kind), b.quantity)
+                    format!("{who}'s {} × {}, {when} {zone}", crate::model::short_kind(&b.kind), b.quantity)
                 })
                 .collect();
             return Err(ServiceError::Conflict {
@@ -154,21 +159,21 @@ pub async fn delete(db: &PgPool, principal: &Principal, id: Uuid) -> ServiceResu
     Ok(())
 }
 
-/// The admin page's form: `start`/`end` as `2026-11-23T08:00` in UTC,
-/// `kind` empty for every kind, `overlapping` empty (ask), `keep` or `cancel`.
+/// The admin page's form: `start`/`end` as `2026-11-23T08:00` in the
+/// pool's zone `tz`, `kind` empty for every kind, `overlapping` empty (ask),
+/// `keep` or `cancel`.
 pub fn from_form(
-    kind: &str,
-    start: &str,
-    end: &str,
+    (kind, start, end): (&str, &str, &str),
     reason: String,
     overlapping: &str,
+    tz: &str,
 ) -> Result<crate::model::NewBlackout, crate::rules::FieldError> {
     use crate::model::OnOverlap;
     use crate::rules::local_time::parse_local;
     Ok(crate::model::NewBlackout {
         kind: Some(kind.trim().to_string()).filter(|k| !k.is_empty()),
-        start: parse_local("start", start, "UTC")?,
-        end: parse_local("end", end, "UTC")?,
+        start: parse_local("start", start, tz)?,
+        end: parse_local("end", end, tz)?,
         reason,
         overlapping: match overlapping {
             "keep" => Some(OnOverlap::Keep),
