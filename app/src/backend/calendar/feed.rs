@@ -189,8 +189,11 @@ fn status(state: &str) -> EventStatus {
     }
 }
 
-/// Times are in the feed owner's zone (Settings), named by TZID; UTC (`Z`)
-/// when they have none.
+/// Times are UTC (`Z`): RFC 5545 wants a VTIMEZONE for every TZID a feed
+/// names, and clients that meet a TZID without one (Google Calendar
+/// imports among them) guess, an hour off. Every client shows a UTC time in
+/// its reader's zone; `X-WR-TIMEZONE` names the owner's (Settings), as a
+/// hint for the calendar's display.
 fn render(key: &FeedKey, entries: &[Entry], occupancy: bool, zone: Option<chrono_tz::Tz>) -> String {
     let host = key.base.split("://").nth(1).unwrap_or(&key.base).split(['/', ':']).next().unwrap_or("berth");
     // Empty, so VERSION and PRODID are ours and appear once each.
@@ -204,13 +207,7 @@ fn render(key: &FeedKey, entries: &[Entry], occupancy: bool, zone: Option<chrono
     if let Some(zone) = zone {
         calendar.timezone(zone.name());
     }
-    let at = |t: DateTime<Utc>| match zone {
-        Some(zone) => CalendarDateTime::WithTimezone {
-            date_time: t.with_timezone(&zone).naive_local(),
-            tzid: zone.name().to_string(),
-        },
-        None => CalendarDateTime::Utc(t),
-    };
+    let at = CalendarDateTime::Utc;
     for e in entries {
         let mut summary = format!("GPU: {} {} ×{}", e.pool, short_kind(&e.kind), e.quantity);
         if occupancy {
