@@ -1,5 +1,5 @@
 import { test, expect } from '@playwright/test';
-import { collectErrors, signIn } from './login';
+import { collectErrors, signIn, slot } from './login';
 
 // One clock (issue 47): pages that wrote UTC write the reader's zone (the
 // browser's, here Europe/Berlin, an hour ahead of UTC in winter) and name it
@@ -24,11 +24,12 @@ for (const width of [1440, 390]) {
       await page.goto('/tokens');
       await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
       const before = new Date();
-      await page.locator('input[name="name"]').fill(`clock ${width}`);
+      const name = `clock ${width} ${Date.now()}`;
+      await page.locator('input[name="name"]').fill(name);
       await page.getByRole('button', { name: 'Create token' }).click();
       await expect(page.locator('#new-token')).toBeVisible();
       await expect(page.locator('.zone-note')).toHaveText('Times in Europe/Berlin');
-      const created = page.locator('#token-list tr', { hasText: `clock ${width}` }).locator('td').nth(1);
+      const created = page.locator('#token-list tr', { hasText: name }).locator('td').nth(1);
       const text = await created.innerText();
       const after = new Date();
       expect([berlin(before), berlin(after)]).toContain(text);
@@ -39,9 +40,26 @@ for (const width of [1440, 390]) {
       await expect(page.getByText(/As of .* · times in Europe\/Berlin/)).toBeVisible();
 
       if (login === 'root') {
+        // An extension's recorded reason reads in the reader's zone too.
+        const ada = await (await browser.newContext()).newPage();
+        await signIn(ada, 'ada');
+        const origin = { Origin: new URL(ada.url()).origin };
+        const pools = await (await ada.request.get('/api/v1/pools')).json();
+        const lab = pools.find((p: { name: string }) => p.name === 'lab-h100');
+        const base = width === 1440 ? 300 : 310;
+        const booked = await ada.request.post('/api/v1/bookings', { headers: origin, data: { pool_id: lab.id,
+          kind: 'nvidia.com/mig-1g.24gb', quantity: 1, mode: 'interactive', start: slot(base), end: slot(base + 2) } });
+        expect(booked.status(), await booked.text()).toBe(201);
+        const later = new Date(slot(base + 3));
+        const extended = await ada.request.post(`/api/v1/bookings/${(await booked.json()).id}/extend`,
+          { headers: origin, data: { end: later.toISOString() } });
+        expect(extended.status(), await extended.text()).toBe(200);
+        await ada.context().close();
         await page.goto('/admin/audit');
         await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
         await expect(page.locator('#audit-list th').first()).toHaveText('When (Europe/Berlin)');
+        await expect(page.locator('#audit-list')).toContainText(`extended to ${berlin(later)}`);
+        await expect(page.locator('#audit-list')).not.toContainText('+00:00');
         await page.goto('/admin/worker');
         await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
         await expect(page.locator('.zone-note')).toHaveText('Times in Europe/Berlin');

@@ -40,4 +40,55 @@ impl Clock {
     pub fn when(&self, at: DateTime<Utc>) -> String {
         self.local(at).format("%a %d %b %Y %H:%M").to_string()
     }
+
+    /// `text` with every RFC 3339 instant in it written as `when` does: the
+    /// reasons Berth records ("extended to 2026-11-28T16:00:00+00:00") read
+    /// in the reader's zone.
+    pub fn localize(&self, text: &str) -> String {
+        let bytes = text.as_bytes();
+        let (mut out, mut copied, mut i) = (String::with_capacity(text.len()), 0, 0);
+        while i + 20 <= bytes.len() {
+            let looks = bytes[i..i + 4].iter().all(u8::is_ascii_digit) && bytes[i + 4] == b'-' && bytes[i + 10] == b'T';
+            let end = bytes[i..]
+                .iter()
+                .position(|b| !(b.is_ascii_digit() || b"-:T.Z+".contains(b)))
+                .map_or(bytes.len(), |n| i + n);
+            // The longest that parses: a reason may go on with ':' or '.'.
+            let found = (i + 20..=end)
+                .rev()
+                .filter(|_| looks)
+                .find_map(|to| DateTime::parse_from_rfc3339(&text[i..to]).ok().map(|at| (to, at)));
+            match found {
+                Some((to, at)) => {
+                    out.push_str(&text[copied..i]);
+                    out.push_str(&self.when(at.with_timezone(&Utc)));
+                    (copied, i) = (to, to);
+                }
+                None => i += text[i..].chars().next().map_or(1, char::len_utf8),
+            }
+        }
+        out.push_str(&text[copied..]);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recorded_instants_read_on_the_clock() {
+        let berlin = Clock { tz: "Europe/Berlin".into(), offsets: vec![(0, 3600)] };
+        assert_eq!(
+            berlin.localize("extended to 2026-11-28T16:00:00+00:00 by ada"),
+            "extended to Sat 28 Nov 2026 17:00 by ada"
+        );
+        assert_eq!(
+            berlin.localize("from 2026-11-28T16:00:00Z to 2026-11-28T17:30:00.5Z: why."),
+            "from Sat 28 Nov 2026 17:00 to Sat 28 Nov 2026 18:30: why."
+        );
+        for plain in ["no time here", "2026-11-28 is a date", "ünïcode 2026-11-28T16:00:00+0", ""] {
+            assert_eq!(berlin.localize(plain), plain);
+        }
+    }
 }

@@ -130,7 +130,7 @@ fn AuditTable(page: AuditPage, filter: AuditFilter, kept: String, clock: crate::
                         }}</td>
                         <td>{e.tenant.unwrap_or_default()}</td>
                         <td>{e.pool.unwrap_or_default()}</td>
-                        <td>{e.detail}</td>
+                        <td>{clock.localize(&e.detail)}</td>
                     </tr>
                 }).collect_view()}
             </tbody>
