@@ -152,7 +152,8 @@ pub async fn delete(db: &PgPool, principal: &Principal, user: Uuid, purpose: Opt
     Ok(())
 }
 
-/// Sets a tenant's home size and retention (admins).
+/// Sets a tenant's home and model cache sizes and retentions, and whether
+/// its caches are kept (admins).
 pub async fn set_tenant(
     db: &PgPool,
     principal: &Principal,
@@ -162,25 +163,21 @@ pub async fn set_tenant(
     if !principal.is_admin() {
         return Err(ServiceError::Forbidden("only admins set a tenant's homes"));
     }
-    if !(1..=65536).contains(&settings.home_gib) {
-        return Err(FieldError::new("home_gib", "must be between 1 and 65536 GiB").into());
+    // A home's and a cache's size and retention are checked alike.
+    for (field, gib) in [("home_gib", settings.home_gib), ("cache_gib", settings.cache_gib)] {
+        if !(1..=65536).contains(&gib) {
+            return Err(FieldError::new(field, "must be between 1 and 65536 GiB").into());
+        }
     }
-    if settings.home_retention_days.is_some_and(|d| !(1..=3650).contains(&d)) {
-        return Err(FieldError::new(
-            "home_retention_days",
-            "must be between 1 and 3650 days, or empty for the site's default",
-        )
-        .into());
-    }
-    if !(1..=65536).contains(&settings.cache_gib) {
-        return Err(FieldError::new("cache_gib", "must be between 1 and 65536 GiB").into());
-    }
-    if settings.cache_retention_days.is_some_and(|d| !(1..=3650).contains(&d)) {
-        return Err(FieldError::new(
-            "cache_retention_days",
-            "must be between 1 and 3650 days, or empty for the site's default",
-        )
-        .into());
+    let retentions = [
+        ("home_retention_days", settings.home_retention_days),
+        ("cache_retention_days", settings.cache_retention_days),
+    ];
+    for (field, days) in retentions {
+        if days.is_some_and(|d| !(1..=3650).contains(&d)) {
+            let reason = "must be between 1 and 3650 days, or empty for the site's default";
+            return Err(FieldError::new(field, reason).into());
+        }
     }
     let mut tx = db.begin().await?;
     let tenant: Option<Uuid> = sqlx::query_scalar(

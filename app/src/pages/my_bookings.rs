@@ -54,6 +54,23 @@ pub async fn extend_booking(id: Uuid, end: DateTime<Utc>) -> Result<ActionNotice
     })
 }
 
+/// What a card says of its window as `now` finds it: "ends in 40 min",
+/// "starts in 2 h", "ended 3 days ago" — and nothing of a window that will
+/// not happen (canceled, rejected or failed before its start): it does not
+/// start in 40 h.
+fn countdown_text(state: BookingState, (start, end): (DateTime<Utc>, DateTime<Utc>), now: DateTime<Utc>) -> String {
+    let off = matches!(state, BookingState::Canceled | BookingState::Rejected | BookingState::Failed);
+    if state.holds_capacity() && start <= now && now < end {
+        format!("ends {}", relative(now, end))
+    } else if off && end > now {
+        String::new()
+    } else if start > now {
+        format!("starts {}", relative(now, start))
+    } else {
+        format!("ended {}", relative(now, end))
+    }
+}
+
 /// "in 2 h 5 min", "3 days ago": how far `at` is from `now`.
 pub fn relative(now: DateTime<Utc>, at: DateTime<Utc>) -> String {
     let minutes = (at - now).num_minutes();
@@ -258,16 +275,7 @@ fn Card(
     let rendered = now.get_untracked();
     let live = state.holds_capacity() && b.start <= rendered && rendered < b.end;
     let (start, end) = (b.start, b.end);
-    let countdown = move || {
-        let now = now.get();
-        if state.holds_capacity() && start <= now && now < end {
-            format!("ends {}", relative(now, end))
-        } else if start > now {
-            format!("starts {}", relative(now, start))
-        } else {
-            format!("ended {}", relative(now, end))
-        }
-    };
+    let countdown = move || countdown_text(state, (start, end), now.get());
     let id = b.id;
     let what = format!("{} × {} on {}", b.quantity, b.kind, card.pool_name);
     // An admin opening someone else's booking acts on it as an admin.
@@ -339,6 +347,8 @@ fn Card(
                 <span class="muted countdown">{countdown}</span>
             </header>
             <p>{card.pool_name.clone()} " · " <code>{b.kind.clone()}</code> " × " {b.quantity} " · " {b.mode.as_str()}</p>
+            {b.image.clone().map(|image| view! { <p class="muted booking-image">"Workspace image " <code>{image}</code></p> })}
+            {b.note.clone().filter(|n| !n.trim().is_empty()).map(|note| view! { <p class="booking-note">"Note: " {note}</p> })}
             {held_by}
             {(!card.approvers.is_empty()).then(|| view! {
                 <p class="pending-note">"Pending: waiting for approval by " {card.approvers.join(", ")} " (admin)."</p>
@@ -420,8 +430,21 @@ fn Card(
 
 #[cfg(test)]
 mod tests {
-    use super::relative;
+    use super::{countdown_text, relative};
+    use crate::model::BookingState;
     use chrono::{Duration, TimeZone, Utc};
+
+    #[test]
+    fn a_window_that_will_not_happen_counts_nothing_down() {
+        let now = Utc::now();
+        let window = (now + Duration::hours(40), now + Duration::hours(42));
+        assert_eq!(countdown_text(BookingState::Approved, window, now), "starts in 40 h");
+        for off in [BookingState::Canceled, BookingState::Rejected, BookingState::Failed] {
+            assert_eq!(countdown_text(off, window, now), "", "{off:?}");
+        }
+        let past = (now - Duration::hours(5), now - Duration::hours(3));
+        assert_eq!(countdown_text(BookingState::Completed, past, now), "ended 3 h ago");
+    }
 
     #[test]
     fn countdowns_read_naturally() {
