@@ -395,8 +395,9 @@ async fn find_a_slot_offers_the_earliest_windows_that_fit_and_each_can_be_booked
             (minutes("start"), minutes("end"))
         })
         .collect();
-    // The kind is full from slot 4 to 8: the hour before fits, then from 8 on.
-    assert_eq!(windows, [(0, 4), (8, 12), (12, 16)]);
+    // The kind is full from slot 4 to 8: the hour before fits, then each
+    // quarter hour from 8 on.
+    assert_eq!(windows, [(0, 4), (8, 12), (9, 13), (10, 14), (11, 15), (12, 16)]);
     assert_eq!((found["tz"].as_str(), found["quantity"].as_i64()), (Some("Europe/Berlin"), Some(2)));
     assert!(found["windows"][0]["when"].as_str().is_some_and(|w| !w.is_empty()));
 

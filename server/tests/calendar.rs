@@ -118,7 +118,7 @@ async fn extensions_offer_only_ends_that_fit() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn find_a_slot_returns_the_earliest_non_overlapping_windows_that_fit() {
+async fn find_a_slot_returns_every_window_that_fits_on_the_pools_granularity() {
     let f = Fixture::new().await;
     assert_eq!(f.book(&f.bob, GPU, 1, slot(4), slot(8)).await.0, 201);
     let ada = who(&f, &f.ada).await;
@@ -128,8 +128,14 @@ async fn find_a_slot_returns_the_earliest_non_overlapping_windows_that_fit() {
         SlotRequest { kind: GPU, quantity: 1, duration: Duration::hours(1), earliest: slot(2), latest_end: slot(20) };
     let found = find_windows(&f.db, &pool, &ask, now).await.unwrap();
     let starts: Vec<_> = found.iter().map(|w| w.start).collect();
-    assert_eq!(starts, [slot(8), slot(12), slot(16)], "slots 2–4 are too short before bob's booking");
+    let every: Vec<_> = (8..=16).map(slot).collect();
+    assert_eq!(starts, every, "slots 2–4 are too short before bob's booking; then each quarter hour");
     assert!(found.iter().all(|w| w.end - w.start == Duration::hours(1) && w.end <= slot(20)));
+    // The walk's example: 2 h between 13:00 and 18:00 offers 16:00–18:00 too.
+    let span = SlotRequest { duration: Duration::hours(2), earliest: slot(40), latest_end: slot(60), ..ask };
+    let found = find_windows(&f.db, &pool, &span, now).await.unwrap();
+    assert_eq!(found.len(), 13, "13:00, 13:15, … 16:00");
+    assert_eq!((found[12].start, found[12].end), (slot(52), slot(60)));
 
     let odd = SlotRequest { duration: Duration::minutes(50), ..ask };
     assert_eq!(find_windows(&f.db, &pool, &odd, now).await.unwrap_err().status(), 422);

@@ -1,5 +1,5 @@
 //! "Find a slot": kind, quantity, duration, earliest start and latest end →
-//! the earliest windows that fit, each one click from being booked.
+//! every window that fits on the pool's granularity, each one click from being booked.
 
 use super::calendar::data::Book;
 use super::calendar::outcome::{Banner, OutcomeBanner};
@@ -70,13 +70,15 @@ fn FindView(data: FindPage, book: ServerAction<Book>, banner: Option<Banner>) ->
             <input type="hidden" name="tz" value=data.tz.clone()/>
             <label>"Pool"
                 <select name="pool">
-                    {data.pools.iter().map(|p| view! { <option value=p.id.to_string() selected=p.id == pool.id>{p.name.clone()}</option> }).collect_view()}
+                    // The attribute for the page as served; the property too, since once
+                    // someone has chosen, a re-rendered attribute no longer moves the choice.
+                    {data.pools.iter().map(|p| view! { <option value=p.id.to_string() selected=p.id == pool.id prop:selected=p.id == pool.id>{p.name.clone()}</option> }).collect_view()}
                 </select>
             </label>
             <label>"Kind"
                 <select name="kind" id="find-kind">
                     {pool.kinds.iter().map(|k| view! {
-                        <option value=k.kind.clone() selected=k.kind == data.kind>{format!("{} ({})", short_kind(&k.kind), crate::model::counted(k.capacity, "unit", "units"))}</option>
+                        <option value=k.kind.clone() selected=k.kind == data.kind prop:selected=k.kind == data.kind>{format!("{} ({})", short_kind(&k.kind), crate::model::counted(k.capacity, "unit", "units"))}</option>
                     }).collect_view()}
                 </select>
             </label>

@@ -46,8 +46,10 @@ pub async fn extension_ends(
     Ok(ends)
 }
 
-/// How many windows "find a slot" offers.
-pub const FOUND_WINDOWS: usize = 5;
+/// How many windows "find a slot" offers: every start on the pool's
+/// granularity that fits, up to this many (a 5-hour span at 15 minutes
+/// holds 13 two-hour windows).
+pub const FOUND_WINDOWS: usize = 24;
 
 /// What "find a slot" looks for.
 pub struct SlotRequest<'a> {
@@ -58,8 +60,10 @@ pub struct SlotRequest<'a> {
     pub latest_end: DateTime<Utc>,
 }
 
-/// The earliest non-overlapping windows of `duration` for `quantity` units
-/// between `earliest` and `latest_end`, within the pool's rules.
+/// The windows of `duration` for `quantity` units between `earliest` and
+/// `latest_end`, within the pool's rules, one per start on the pool's
+/// granularity (overlapping: for 13:00–18:00 and 2 h, 16:00–18:00 too, not
+/// only 13–15 and 15–17), earliest first.
 pub async fn find_windows(
     db: &PgPool,
     pool: &Pool,
@@ -93,7 +97,7 @@ pub async fn find_windows(
     let mut cursor = from;
     while found.len() < FOUND_WINDOWS {
         let Some(window) = next_free(&usages, capacity, quantity, duration, cursor, to, step) else { break };
-        cursor = window.end;
+        cursor = window.start + step;
         found.push(window);
     }
     Ok(found)
