@@ -113,6 +113,11 @@ pub fn SeriesPage() -> impl IntoView {
     let pools = Resource::new(|| (), |_| series_pools());
     let preview = ServerAction::<PreviewSeries>::new();
     let book = ServerAction::<BookSeries>::new();
+    // A new preview starts over: the last booking's outcome goes with it.
+    Effect::new(move |_| {
+        preview.version().get();
+        book.value().set(None);
+    });
     view! {
         <section class="page-head"><h1>"Book a recurring slot"</h1><a class="button secondary" href="/bookings">"My bookings"</a></section>
         <p class="muted">"The same window every day or on chosen weekdays, up to a last day within the pool's horizon. Each occurrence is admitted on its own under the normal rules: preview first, then book the ones that fit."</p>
@@ -130,7 +135,8 @@ pub fn SeriesPage() -> impl IntoView {
             Ok(n) => view! { <div class=if n.ok { "outcome ok" } else { "outcome refused" } role="status" id="series-outcome">{n.message}</div> }.into_any(),
             Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
         })}
-        {move || preview.value().get().map(|answer| match answer {
+        // Once booked, the outcome says what was; the plan it came from is done.
+        {move || preview.value().get().filter(|_| !book.value().get().is_some_and(|b| b.is_ok_and(|n| n.ok))).map(|answer| match answer {
             Ok(Ok(plan)) => view! { <Plan plan book/> }.into_any(),
             Ok(Err(message)) => view! { <div class="outcome refused" role="status" id="series-outcome">{message}</div> }.into_any(),
             Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),

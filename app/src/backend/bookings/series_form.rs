@@ -7,7 +7,7 @@ use crate::backend::error::ServiceResult;
 use crate::model::{BookedSeries, Mode, NewSeries, OccurrenceLine, Principal, Repeat, SeriesPreview, Window};
 use crate::rules::local_time::{local_window, parse_local, zone};
 use crate::rules::FieldError;
-use chrono::{DateTime, Duration, NaiveDate, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use sqlx::PgPool;
 use uuid::Uuid;
 
@@ -46,12 +46,11 @@ fn request(form: &SeriesForm, occurrences: Option<Vec<DateTime<Utc>>>) -> Result
     let first = day("date", &form.date)?;
     let start = parse_local("from", &format!("{first}T{}", form.from.trim()), &form.tz)?;
     let end = parse_local("to", &format!("{first}T{}", form.to.trim()), &form.tz)?;
-    // 22:00 to 06:00 ends the next morning.
-    let end = if end <= start {
-        parse_local("to", &format!("{}T{}", first + Duration::days(1), form.to.trim()), &form.tz)?
-    } else {
-        end
-    };
+    // Said, not guessed: an end at or before the start was once read as the
+    // next morning, and 10:00 to 09:00 became 23-hour windows.
+    if end <= start {
+        return Err(FieldError::new("to", "must be after From, on the same day"));
+    }
     Ok(NewSeries {
         pool_id,
         kind: kind.to_string(),
