@@ -235,3 +235,34 @@ async fn durations_and_dates_beyond_any_calendar_are_422_naming_the_field_never_
         assert_eq!(status, 422, "{path}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_calendar_asked_for_a_pool_by_name_shows_that_pool_or_says_there_is_none() {
+    use axum::body::Body;
+    use axum::http::{header, Request};
+    let f = Fixture::new().await;
+    let calendar = |pool: &str| {
+        Request::post("/rpc/calendar")
+            .header(header::AUTHORIZATION, format!("Bearer {}", f.ada))
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(Body::from(format!("days=7&tz=UTC&pool={pool}")))
+            .unwrap()
+    };
+    let (status, shown) = common::raw(&f.app, calendar("LAB-H100")).await;
+    assert_eq!(status, 200, "{shown}");
+    assert_eq!(shown["pool"]["id"], f.lab.to_string(), "the pool of that name, in any case");
+    // Not silently another pool: a name nobody may see is said, naming the field.
+    let (status, refused) = common::raw(&f.app, calendar("lab-h101")).await;
+    assert_eq!(status, 422, "{refused}");
+    assert!(refused.to_string().contains("no pool you may see is named “lab-h101”"), "{refused}");
+    let (status, page) = common::raw(
+        &f.app,
+        Request::get("/calendar?pool=lab-h101")
+            .header(header::AUTHORIZATION, format!("Bearer {}", f.ada))
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 422, "the page says it too");
+    assert!(page.to_string().contains("lab-h101"), "{page}");
+}

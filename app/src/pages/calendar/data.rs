@@ -6,15 +6,27 @@ use chrono::NaiveDate;
 use leptos::prelude::*;
 use uuid::Uuid;
 
+/// `pool`: its id, or its name as a person types it in `?pool=` (an
+/// unknown one is said, never swapped for another pool).
 #[server(prefix = "/rpc", endpoint = "calendar", output = crate::codec::JsonText)]
 pub async fn load_calendar(
-    pool: Option<Uuid>,
+    pool: Option<String>,
     date: Option<NaiveDate>,
     days: u32,
     tz: String,
 ) -> Result<CalendarData, RpcError> {
     use crate::backend::calendar::{load, CalendarQuery};
     let (principal, ctx) = crate::rpc::ctx()?;
+    let pool = match pool.as_deref().map(str::trim).filter(|p| !p.is_empty()) {
+        None => None,
+        Some(id) if id.parse::<Uuid>().is_ok() => id.parse::<Uuid>().ok(),
+        Some(name) => {
+            let pools = crate::backend::pools::list(&ctx.db, &principal).await?;
+            let named = pools.into_iter().find(|p| p.name.eq_ignore_ascii_case(name));
+            let unknown = || crate::rules::FieldError::new("pool", format!("no pool you may see is named “{name}”"));
+            Some(named.ok_or_else(|| crate::backend::ServiceError::from(unknown()))?.id)
+        }
+    };
     let tz = crate::rpc::no_script::zone_or_cookie(tz);
     // Without a pool, the one shown last (else the first the viewer may book);
     // a remembered pool the viewer can no longer see is forgotten.

@@ -28,7 +28,7 @@ pub fn CalendarPage() -> impl IntoView {
     let params = move || {
         query.with(|q| {
             (
-                q.get("pool").and_then(|p| p.parse().ok()),
+                q.get("pool"),
                 q.get("date").and_then(|d| d.parse().ok()),
                 if q.get("view").as_deref() == Some("day") { 1u32 } else { 7 },
             )
