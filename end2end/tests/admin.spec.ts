@@ -60,6 +60,9 @@ for (const js of [true, false]) {
       await first.getByRole('checkbox').check();
       await root.click('#decide');
       await expect(root.locator('#decisions')).toContainText('approved');
+      // Named by whose booking, where and when, not by id.
+      await expect(root.locator('#decisions')).toContainText(/Ada Lovelace's booking on .*, .* 07:00–\d\d:\d\d: approved/);
+      await expect(root.locator('#decisions')).not.toContainText(/[0-9a-f]{8}-[0-9a-f]{4}-/);
       const second = root.locator('#approval-list tr').filter({ hasText: 'ada@example.test' }).filter({ hasText: `${time(day(d), '15:00')}` });
       await second.getByRole('checkbox').check();
       await root.getByRole('radio', { name: 'Reject' }).check();

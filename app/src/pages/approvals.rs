@@ -2,7 +2,7 @@
 //! oldest first, with how busy their kind is then; approve or reject one or
 //! many at once (rejecting needs a comment, which the requester reads).
 
-use crate::model::{short_kind, Decision, PendingApproval};
+use crate::model::{short_kind, PendingApproval};
 use crate::rpc::RpcError;
 use leptos::prelude::*;
 use uuid::Uuid;
@@ -21,12 +21,14 @@ pub async fn count_approvals() -> Result<i64, RpcError> {
     Ok(crate::backend::bookings::approvals::count(&ctx.db, &principal).await?)
 }
 
+/// Each decision as a line that names what was decided ("Ada Lovelace's
+/// booking on lab-h100, Fri 27 Nov 09:00–12:00: approved"), and whether it went.
 #[server(prefix = "/rpc", endpoint = "admin/approvals/decide", output = crate::codec::JsonText)]
 pub async fn decide(
     #[server(default)] ids: Vec<Uuid>,
     decision: String,
     #[server(default)] comment: String,
-) -> Result<Vec<Decision>, RpcError> {
+) -> Result<Vec<(bool, String)>, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
     let approve = match decision.as_str() {
         "approve" => true,
@@ -34,12 +36,28 @@ pub async fn decide(
         _ => return Err(crate::model::FieldError::new("decision", "must be approve or reject").into()),
     };
     let decisions = crate::backend::bookings::approvals::decide(&ctx.db, &principal, &ids, approve, &comment).await?;
+    let tz = crate::rpc::no_script::zone_or_cookie(String::new());
+    let pools = crate::backend::pools::list(&ctx.db, &principal).await?;
+    let mut lines = Vec::with_capacity(decisions.len());
+    for d in decisions {
+        let what = match crate::backend::bookings::get(&ctx.db, &principal, d.id).await {
+            Ok(b) => {
+                let pool = pools.iter().find(|p| p.id == b.pool_id).map(|p| p.name.clone()).unwrap_or_default();
+                let whose = b.user_name.unwrap_or_default();
+                let what = if b.extends.is_some() { "extension" } else { "booking" };
+                let window = crate::model::Window { start: b.start, end: b.end };
+                format!("{whose}'s {what} on {pool}, {}", crate::rules::local_time::local_window(window, &tz))
+            }
+            Err(_) => format!("booking {}", d.id),
+        };
+        lines.push((d.ok, format!("{what}: {}", d.message)));
+    }
     // A script-less post goes back to the queue with the outcome in the query.
     crate::rpc::no_script_notice(&crate::model::ActionNotice {
-        ok: decisions.iter().all(|d| d.ok),
-        message: decisions.iter().map(|d| format!("{}: {}", d.id, d.message)).collect::<Vec<_>>().join("; "),
+        ok: lines.iter().all(|(ok, _)| *ok),
+        message: lines.iter().map(|(_, line)| line.clone()).collect::<Vec<_>>().join("; "),
     });
-    Ok(decisions)
+    Ok(lines)
 }
 
 #[component]
@@ -53,13 +71,7 @@ pub fn ApprovalsPage() -> impl IntoView {
         query.with(|q| {
             q.get("notice").map(|message| {
                 let ok = q.get("notice_ok").as_deref() == Some("1");
-                message
-                    .split("; ")
-                    .map(|line| {
-                        let (id, text) = line.split_once(": ").unwrap_or(("", line));
-                        Decision { id: id.parse().unwrap_or_default(), ok, message: text.to_string() }
-                    })
-                    .collect::<Vec<_>>()
+                message.split("; ").map(|line| (ok, line.to_string())).collect::<Vec<_>>()
             })
         })
     };
@@ -67,8 +79,8 @@ pub fn ApprovalsPage() -> impl IntoView {
         decide.value().get().or_else(|| posted().map(Ok)).map(|result| match result {
             Ok(decisions) => view! {
                 <ul class="outcome" role="status" id="decisions">
-                    {decisions.into_iter().map(|d| view! {
-                        <li class=if d.ok { "ok" } else { "refused" }><code>{d.id.to_string()}</code> ": " {d.message}</li>
+                    {decisions.into_iter().map(|(ok, line)| view! {
+                        <li class=if ok { "ok" } else { "refused" }>{line}</li>
                     }).collect_view()}
                 </ul>
             }
