@@ -173,10 +173,24 @@ async fn a_persons_home_follows_them_from_session_to_session_and_goes_after_its_
     assert_eq!(requested().await, "50Gi", "a class without expansion: the home keeps its size");
     let expands = json!({ "allowVolumeExpansion": true });
     classes.patch(CLASS, &PatchParams::default(), &Patch::Merge(&expands)).await.unwrap();
-    for _ in 0..2 {
-        let report = w.worker.repair_pass().await.unwrap();
-        assert!(report.errors.is_empty(), "{:?}", report.errors);
+    // The pass that grows it raises the quota at once; the claim asks for
+    // more on a later pass, once the controller manager counted the quota.
+    let report = w.worker.repair_pass().await.unwrap();
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert_eq!(requested().await, "50Gi", "not in the same pass as the quota");
+    let quotas: Api<k8s_openapi::api::core::v1::ResourceQuota> =
+        Api::namespaced(w.admin.clone(), &World::namespace(second));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let counted = quotas.get("berth-session").await.unwrap().status.and_then(|s| s.hard);
+        if counted.and_then(|hard| hard.get("requests.storage").cloned()).is_some_and(|q| q.0 == "280Gi") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the raised quota was not counted within 30 s");
+        tokio::time::sleep(Duration::from_millis(200)).await;
     }
+    let report = w.worker.repair_pass().await.unwrap();
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
     assert_eq!(requested().await, "80Gi", "grown where the class allows");
     let recorded: i32 = sqlx::query_scalar("SELECT size_gib FROM home WHERE volume = $1")
         .bind(&volume)

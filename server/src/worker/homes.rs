@@ -187,8 +187,11 @@ impl Reconciler {
     /// Grows kept volumes their tenant now sizes larger, where the storage
     /// class allows expansion (`allowVolumeExpansion`): once the claim is
     /// bound at the size the volume was kept with, the session's size is
-    /// recorded larger, and its next pass applies quota and claim at that
-    /// size (the cluster's resizer does the rest). Returns how many grew.
+    /// recorded larger and its quota raised at once; a later pass asks for
+    /// the claim at that size (the cluster's resizer does the rest). Not in
+    /// the same pass: the quota admits the claim only once the controller
+    /// manager has counted the raised quota, a moment later.
+    /// Returns how many grew.
     pub(super) async fn grow_kept(&self, sessions: &[Session], snapshot: &Snapshot) -> anyhow::Result<usize> {
         let kept: Vec<(&Session, Kept, &str, i32)> = sessions
             .iter()
@@ -227,6 +230,13 @@ impl Reconciler {
                 return Ok(grown);
             }
             homes::grow(&self.db, session.booking_id, purpose, volume, target).await.map_err(err)?;
+            let (mut larger, grown_to) = (session.clone(), Volume::Kept { volume: volume.to_string(), gib: target });
+            match purpose {
+                Kept::Home => larger.window.home = grown_to,
+                Kept::Cache => larger.window.cache = grown_to,
+            }
+            let quota = serde_json::to_value(super::manifests::resource_quota(&larger, &self.cluster))?;
+            self.ensure(&quota).await?;
             grown += 1;
         }
         Ok(grown)
