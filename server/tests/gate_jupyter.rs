@@ -80,25 +80,43 @@ struct Workspace {
     cookie: String,
 }
 
-/// Jupyter, the gate in front of it, and the cookie a one-time code gave.
-async fn workspace() -> Option<Workspace> {
-    let jupyter = Jupyter::start()?;
+/// Jupyter and the gate in front of it, once Jupyter answers through the
+/// gate (`None`: no jupyter-server here); `Some(None)` when Jupyter exited
+/// first (the port it was given was taken in between: this binary's other
+/// test picks free ports at the same time).
+async fn serving(http: &reqwest::Client) -> Option<Option<(Jupyter, String)>> {
+    let mut jupyter = Jupyter::start()?;
     let upstream = format!("127.0.0.1:{}", jupyter.port).parse().unwrap();
     let listen = format!("127.0.0.1:{}", free_port()).parse().unwrap();
     tokio::spawn(gate::serve(listen, Gate::new(TOKEN.into(), upstream, OWN)));
     let gate = format!("http://{listen}");
-    let http =
-        reqwest::Client::builder().redirect(redirect::Policy::none()).timeout(Duration::from_secs(30)).build().unwrap();
     // Jupyter takes a few seconds to start; the gate's probe says when.
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let ready = http.get(format!("{gate}{}", gate::READY_PATH)).send().await;
         if ready.is_ok_and(|r| r.status() == StatusCode::NO_CONTENT) {
-            break;
+            return Some(Some((jupyter, gate)));
+        }
+        if jupyter.child.try_wait().ok().flatten().is_some() {
+            return Some(None);
         }
         assert!(Instant::now() < deadline, "jupyter_server did not answer behind the gate within 60 s");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+}
+
+/// Jupyter, the gate in front of it, and the cookie a one-time code gave.
+async fn workspace() -> Option<Workspace> {
+    let http =
+        reqwest::Client::builder().redirect(redirect::Policy::none()).timeout(Duration::from_secs(30)).build().unwrap();
+    let mut started = None;
+    for _ in 0..3 {
+        started = serving(&http).await?;
+        if started.is_some() {
+            break;
+        }
+    }
+    let (jupyter, gate) = started.expect("jupyter_server kept exiting at start, on three free ports");
     let code = gate::code(TOKEN, chrono::Utc::now().timestamp());
     let opened = http.get(format!("{gate}{}?code={code}", gate::OPEN_PATH)).send().await.unwrap();
     assert_eq!(opened.status(), StatusCode::SEE_OTHER);
