@@ -179,6 +179,17 @@ for (const js of [true, false]) {
       await units.fill('0');
       await root.getByRole('button', { name: 'Set quota, b lab-h100 nvidia.com/gpu' }).click();
       await expect(root.getByLabel('Max units at once, b lab-h100 nvidia.com/gpu')).toHaveValue('0');
+      await expect(root.locator('#notice')).toContainText('Saved: b may hold 0 units of');
+      await expect(root.locator('#notice')).toContainText('on lab-h100 at once and book any GPU-hours a week.');
+      // Past the limit the page says so in plain words, naming the row.
+      const hours = root.getByLabel('GPU-hours per week, b lab-h100 nvidia.com/gpu');
+      await hours.fill('2000000');
+      await root.getByRole('button', { name: 'Set quota, b lab-h100 nvidia.com/gpu' }).click();
+      await expect(root.locator('#notice')).toContainText('at most 1 000 000 GPU-hours a week');
+      await expect(root.locator('#notice')).not.toContainText('quotas[');
+      await root.goto('/admin/tenants');
+      if (js) await hydrated(root);
+      await expect(root.getByLabel('GPU-hours per week, b lab-h100 nvidia.com/gpu')).toHaveValue('');
       await root.screenshot({ path: `${shots}/admin-tenants-${js ? 'js' : 'nojs'}.png`, fullPage: true });
 
       const h100 = await poolId(bob, 'lab-h100');
@@ -188,6 +199,13 @@ for (const js of [true, false]) {
       await bob.goto('/bookings');
       await expect(bob.locator('#quota-list')).toContainText('lab-h100 GPU: 0 of 0 units now');
 
+      // A limit above what the pool has is saved with a note that it never binds.
+      await root.goto('/admin/tenants');
+      if (js) await hydrated(root);
+      await root.getByLabel('Max units at once, b lab-h100 nvidia.com/gpu').fill('99');
+      await root.getByRole('button', { name: 'Set quota, b lab-h100 nvidia.com/gpu' }).click();
+      await expect(root.locator('#notice')).toContainText('so this limit never binds');
+      await expect(root.locator('#tenant-b .quota-unbinding')).toContainText('above the');
       // Lift it again, so other tests book freely.
       await root.goto('/admin/tenants');
       if (js) await hydrated(root);

@@ -42,3 +42,31 @@ for (const js of [true, false]) {
     await page.context().close();
   });
 }
+
+// A request too large for the server (a note pushed past the field's limit
+// by hand) is refused with 413; the page says so in words, with and without
+// JavaScript, and the form keeps what was typed.
+for (const js of [true, false]) {
+  test(`an oversized booking says why it was refused ${js ? 'hydrated' : 'without JavaScript'}`, async ({ browser }) => {
+    const page = await (await browser.newContext({ javaScriptEnabled: js })).newPage();
+    await signIn(page, 'ada', js);
+    const pools = await (await page.request.get('/api/v1/pools')).json();
+    const lab = pools.find((p: { name: string }) => p.name === 'lab-h100').id;
+    const date = day(js ? 14 : 15);
+    await page.goto(`/calendar?pool=${lab}&date=${date}&view=day&tz=UTC`);
+    if (js) await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
+    await page.fill('#book-start', `${date}T10:00`);
+    await page.fill('#book-end', `${date}T11:00`);
+    await page.locator('#book-note').evaluate((note: HTMLTextAreaElement) => {
+      note.removeAttribute('maxlength');
+      note.value = 'x'.repeat(400 * 1024);
+    });
+    await page.click('#book-submit');
+    const said = js ? page.locator('#outcome') : page.locator('body');
+    await expect(said).toContainText('Too much to send: a page may send at most 256 KB at once.');
+    if (js) expect(await page.locator('#book-start').inputValue()).toBe(`${date}T10:00`);
+    const mine = await (await page.request.get('/api/v1/bookings')).json();
+    expect(JSON.stringify(mine)).not.toContain(`${date}T10:00:00Z`);
+    await page.context().close();
+  });
+}

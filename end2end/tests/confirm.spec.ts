@@ -97,7 +97,13 @@ test("the audit log links a booking to its page, where an admin acts on someone 
   await signIn(root, 'root');
   await root.goto('/admin/audit?action=booking.create');
   await expect(root.locator('main[data-hydrated="true"]')).toBeAttached();
-  await root.locator(`#audit-list a.audit-target[href="/bookings/${booking.id}"]`).click();
+  // Named as a person reads it, in the reader's zone, not by its id.
+  const named = root.locator(`#audit-list a.audit-target[href="/bookings/${booking.id}"]`);
+  const zone = (await root.locator('#audit-list thead th').first().textContent())!.match(/\((.+)\)/)![1];
+  const local = (at: string) => new Date(at).toLocaleTimeString('en-GB', { timeZone: zone, hour: '2-digit', minute: '2-digit' });
+  await expect(named).toContainText(`Ada Lovelace's booking on lab-h100, `);
+  await expect(named).toContainText(`${local(booking.start)}–${local(booking.end)}`);
+  await named.click();
   await expect(root).toHaveURL(new RegExp(`/bookings/${booking.id}$`));
   const card = root.locator(`#booking-${booking.id}`);
   await expect(card.locator('.held-by')).toContainText('Booked by Ada');

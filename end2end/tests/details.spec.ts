@@ -48,10 +48,11 @@ test('every page says the cluster is simulated when it is: home, calendar, booki
   await page.request.post(`/api/v1/bookings/${booking.id}/cancel`, { headers: origin, data: {} });
 });
 
-test("a person's zone is learnt from their browser until they choose one in Settings", async ({ browser }) => {
+test("a person's zone is learnt from their browser until they choose one in Settings, and every page then uses it", async ({ browser }) => {
   const context = await browser.newContext({ timezoneId: 'Asia/Tokyo' });
   const page = await context.newPage();
-  await signIn(page, `tz-${Date.now()}`);
+  const login = `tz-${Date.now()}`;
+  await signIn(page, login);
   const zone = async () => (await (await page.request.get('/api/v1/me/time-zone')).json()).time_zone;
   await expect.poll(zone).toBe('Asia/Tokyo');
   await page.goto('/settings');
@@ -59,11 +60,23 @@ test("a person's zone is learnt from their browser until they choose one in Sett
   await expect(page.locator('#time-zone')).toHaveValue('Asia/Tokyo');
   await page.locator('#time-zone').selectOption('Europe/Lisbon');
   await page.getByRole('button', { name: 'Save zone' }).click();
-  await expect(page.locator('#notice')).toHaveText('Times in mails, your calendar feed and the CLI are now in Europe/Lisbon.');
+  await expect(page.locator('#notice')).toHaveText('Times on these pages, in mails, your calendar feed and the CLI are now in Europe/Lisbon.');
   expect(await zone()).toBe('Europe/Lisbon');
   // A later visit from another zone does not undo the choice.
   await page.reload();
   await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
   expect(await zone()).toBe('Europe/Lisbon');
   await context.close();
+  // A browser in yet another zone, never seen before: pages are in Lisbon
+  // from the first byte and stay so once hydrated.
+  const elsewhere = await browser.newContext({ timezoneId: 'America/New_York' });
+  const away = await elsewhere.newPage();
+  await signIn(away, login);
+  for (const path of ['/bookings', '/calendar', '/tokens', '/find']) {
+    await away.goto(path);
+    await expect(away.locator('main[data-hydrated="true"]')).toBeAttached();
+    await expect(away.locator('main'), path).toContainText('Times in Europe/Lisbon');
+    await expect(away.locator('main'), path).not.toContainText('America/New_York');
+  }
+  await elsewhere.close();
 });

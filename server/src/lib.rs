@@ -72,6 +72,7 @@ pub fn router(state: AppState) -> Router {
         // larger is refused before a byte of it is read, a streamed one as
         // soon as it passes the limit.
         .layer(tower_http::limit::RequestBodyLimitLayer::new(MAX_BODY))
+        .layer(middleware::from_fn(web::server_fn_too_large_in_words))
         .with_state(state)
 }
 

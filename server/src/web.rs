@@ -84,7 +84,7 @@ async fn unreadable_arguments_are_bad_requests(
     let (parts, body) = request.into_parts();
     // The outer body limit caps what is read here.
     let Ok(bytes) = axum::body::to_bytes(body, crate::MAX_BODY).await else {
-        return axum::http::StatusCode::PAYLOAD_TOO_LARGE.into_response();
+        return too_large(&parts.headers);
     };
     // Berth's server fns take their arguments as a query or a form body.
     let query = parts.uri.query().unwrap_or_default().as_bytes();
@@ -109,4 +109,38 @@ async fn unreadable_arguments_are_bad_requests(
         parts.status = axum::http::StatusCode::BAD_REQUEST;
     }
     axum::response::Response::from_parts(parts, axum::body::Body::from(bytes))
+}
+
+/// A page's call refused for its size says so in words the page shows (the
+/// server fn's own error format, or plain text to a browser posting a form
+/// without JavaScript), not an empty 413 the page cannot read.
+fn too_large(request: &axum::http::HeaderMap) -> axum::response::Response {
+    let message = format!(
+        "Too much to send: a page may send at most {} KB at once. Shorten the note or other long text and try again.",
+        crate::MAX_BODY / 1024
+    );
+    let browser_form = request
+        .get(axum::http::header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|accept| accept.contains("text/html"));
+    let body = match browser_form {
+        true => axum::body::Bytes::from(message),
+        false => leptos::server_fn::error::FromServerFnError::ser(&app::rpc::RpcError::refused(message)),
+    };
+    (axum::http::StatusCode::PAYLOAD_TOO_LARGE, body).into_response()
+}
+
+/// `too_large` for what the outer body limit refuses before any route runs
+/// (a body announced larger than `MAX_BODY`).
+pub async fn server_fn_too_large_in_words(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let server_fn = request.uri().path().starts_with("/rpc/");
+    let headers = server_fn.then(|| request.headers().clone());
+    let response = next.run(request).await;
+    match headers {
+        Some(headers) if response.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE => too_large(&headers),
+        _ => response,
+    }
 }

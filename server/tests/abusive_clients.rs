@@ -157,3 +157,41 @@ async fn a_body_announced_over_the_limit_is_refused_before_it_is_read() {
         assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{path}");
     }
 }
+
+/// A page's call refused for its size says why in words the page shows:
+/// the server fn's error format to a page's script, plain text to a form
+/// posted without one; announced too large or found so while read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_fn_body_over_the_limit_is_413_in_words_the_page_shows() {
+    use tower::ServiceExt;
+    let f = Fixture::new().await;
+    let note = format!("pool_id=00000000-0000-0000-0000-000000000000&note={}", "x".repeat(400 * 1024));
+    for (announced, accept, expected_start) in [
+        (true, None, "ServerError|Too much to send"),
+        (false, None, "ServerError|Too much to send"),
+        (false, Some("text/html,application/xhtml+xml"), "Too much to send"),
+    ] {
+        let mut request = Request::post("/rpc/book")
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .header(header::ORIGIN, "http://127.0.0.1:3000")
+            .header(header::AUTHORIZATION, format!("Bearer {}", f.ada));
+        if let Some(accept) = accept {
+            request = request.header(header::ACCEPT, accept);
+        }
+        let body = if announced {
+            request = request.header(header::CONTENT_LENGTH, note.len().to_string());
+            Body::from(note.clone())
+        } else {
+            // Chunked, no length: found too large only while it is read.
+            let chunks: Vec<Result<bytes::Bytes, std::io::Error>> =
+                note.as_bytes().chunks(16 * 1024).map(|c| Ok(bytes::Bytes::copy_from_slice(c))).collect();
+            Body::from_stream(futures::stream::iter(chunks))
+        };
+        let response = f.app.clone().oneshot(request.body(body).unwrap()).await.unwrap();
+        assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE, "announced {announced}, accept {accept:?}");
+        let text = http_body_util::BodyExt::collect(response.into_body()).await.unwrap().to_bytes();
+        let text = String::from_utf8_lossy(&text);
+        assert!(text.starts_with(expected_start), "announced {announced}, accept {accept:?}: {text}");
+        assert!(text.contains("at most 256 KB"), "{text}");
+    }
+}

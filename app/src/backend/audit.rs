@@ -2,7 +2,7 @@
 //! `booking_event`), and reading both as one log.
 
 use crate::backend::error::{ServiceError, ServiceResult};
-use crate::model::{AuditEntry, AuditFilter, AuditPage, Principal};
+use crate::model::{AuditBooking, AuditEntry, AuditFilter, AuditPage, Principal};
 use crate::rules::window::check_in_range;
 use crate::rules::FieldError;
 use sqlx::{PgConnection, PgPool};
@@ -58,12 +58,9 @@ const LOG: &str = "
 
 /// The portal page of what an entry names, if it still exists: a booking's
 /// own page, a pool's admin page (its blackouts and idle policy are on it),
-/// its cost model, or the tenants, users or waitlist page. The uuid cast is
-/// inside a CASE, so a target that is no uuid is never cast.
+/// its cost model, or the tenants, users or waitlist page.
 const LINK: &str = "CASE
-        WHEN l.action LIKE 'booking.%' AND EXISTS (SELECT 1 FROM booking bb WHERE bb.id = CASE
-                 WHEN l.target ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN l.target::uuid END)
-            THEN '/bookings/' || l.target
+        WHEN ob.id IS NOT NULL THEN '/bookings/' || ob.id
         WHEN l.action LIKE 'tokenomics.%' AND p.id IS NOT NULL THEN '/reports/tokenomics?pool=' || p.id
         WHEN (l.action LIKE 'pool.%' OR l.action LIKE 'blackout.%') AND p.id IS NOT NULL THEN '/admin/pools/' || p.id
         WHEN l.action LIKE 'tenant.%' OR l.action LIKE 'quota.%' THEN '/admin/tenants'
@@ -71,11 +68,57 @@ const LINK: &str = "CASE
         WHEN l.action LIKE 'waitlist.%' THEN '/admin/waitlist'
     END";
 
+/// The booking an entry names, if it still exists. The uuid cast is inside
+/// a CASE, so a target that is no uuid is never cast.
+const NAMED_BOOKING: &str = "LEFT JOIN booking ob ON l.action LIKE 'booking.%' AND ob.id = CASE
+        WHEN l.target ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN l.target::uuid END
+    LEFT JOIN app_user ou ON ou.id = ob.user_id";
+
+#[derive(sqlx::FromRow)]
+struct Row {
+    at: chrono::DateTime<chrono::Utc>,
+    actor: Option<String>,
+    action: String,
+    target: String,
+    tenant: Option<String>,
+    pool: Option<String>,
+    detail: String,
+    link: Option<String>,
+    owner: Option<String>,
+    starts_at: Option<chrono::DateTime<chrono::Utc>>,
+    ends_at: Option<chrono::DateTime<chrono::Utc>>,
+    extension: Option<bool>,
+}
+
+impl From<Row> for AuditEntry {
+    fn from(r: Row) -> Self {
+        let booking = match (r.owner, r.starts_at, r.ends_at) {
+            (Some(owner), Some(start), Some(end)) => {
+                Some(AuditBooking { owner, start, end, extension: r.extension.unwrap_or(false) })
+            }
+            _ => None,
+        };
+        AuditEntry {
+            at: r.at,
+            actor: r.actor,
+            action: r.action,
+            target: r.target,
+            tenant: r.tenant,
+            pool: r.pool,
+            detail: r.detail,
+            link: r.link,
+            booking,
+        }
+    }
+}
+
 /// The filtered log, newest first; `limit` rows from `offset`.
 async fn query(db: &PgPool, filter: &AuditFilter, limit: i64, offset: i64) -> ServiceResult<Vec<AuditEntry>> {
     let sql = format!(
-        "SELECT l.at, u.email AS actor, l.action, l.target, t.slug AS tenant, p.name AS pool, l.detail, {LINK} AS link
+        "SELECT l.at, u.email AS actor, l.action, l.target, t.slug AS tenant, p.name AS pool, l.detail, {LINK} AS link,
+                ou.name AS owner, ob.starts_at, ob.ends_at, ob.extends_id IS NOT NULL AS extension
          FROM ({LOG}) l
+         {NAMED_BOOKING}
          LEFT JOIN app_user u ON u.id = l.actor_id
          LEFT JOIN tenant t ON t.id = l.tenant_id
          LEFT JOIN pool p ON p.id = l.pool_id
@@ -88,7 +131,7 @@ async fn query(db: &PgPool, filter: &AuditFilter, limit: i64, offset: i64) -> Se
          ORDER BY l.at DESC, l.action, l.target
          LIMIT $7 OFFSET $8"
     );
-    Ok(sqlx::query_as(&sql)
+    let rows: Vec<Row> = sqlx::query_as(&sql)
         .bind(nonempty(&filter.user))
         .bind(nonempty(&filter.tenant))
         .bind(nonempty(&filter.pool))
@@ -98,7 +141,8 @@ async fn query(db: &PgPool, filter: &AuditFilter, limit: i64, offset: i64) -> Se
         .bind(limit)
         .bind(offset)
         .fetch_all(db)
-        .await?)
+        .await?;
+    Ok(rows.into_iter().map(AuditEntry::from).collect())
 }
 
 fn nonempty(value: &Option<String>) -> Option<&str> {

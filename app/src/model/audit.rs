@@ -4,7 +4,6 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(sqlx::FromRow))]
 pub struct AuditEntry {
     pub at: DateTime<Utc>,
     /// Who acted (an email); `None` is Berth itself.
@@ -21,6 +20,19 @@ pub struct AuditEntry {
     /// `/bookings/{id}`, `/admin/pools/{id}`).
     #[serde(default)]
     pub link: Option<String>,
+    /// When `target` is a booking that still exists: whose it is, its
+    /// window and whether it is an extension, so the log names it ("Ada
+    /// Lovelace's booking on lab-h100, Fri 27 Nov 09:00–12:00").
+    #[serde(default)]
+    pub booking: Option<AuditBooking>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AuditBooking {
+    pub owner: String,
+    pub start: DateTime<Utc>,
+    pub end: DateTime<Utc>,
+    pub extension: bool,
 }
 
 /// Filters of `GET /api/v1/audit` and the Audit page; all optional.

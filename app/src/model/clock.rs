@@ -13,11 +13,15 @@ pub struct Clock {
     /// From each instant (Unix seconds) on, the zone's offset from UTC in
     /// seconds, sorted; the first also covers everything before it.
     pub offsets: Vec<(i64, i32)>,
+    /// The zone is the reader's own (Settings): the browser's zone does not
+    /// replace it once the page hydrates.
+    #[serde(default)]
+    pub own: bool,
 }
 
 impl Default for Clock {
     fn default() -> Self {
-        Clock { tz: "UTC".into(), offsets: vec![(0, 0)] }
+        Clock { tz: "UTC".into(), offsets: vec![(0, 0)], own: false }
     }
 }
 
@@ -39,6 +43,12 @@ impl Clock {
     /// named once per page, `tz`).
     pub fn when(&self, at: DateTime<Utc>) -> String {
         self.local(at).format("%a %d %b %Y %H:%M").to_string()
+    }
+
+    /// A window as pages write it ("Fri 27 Nov 09:00–12:00"; see
+    /// `window_text`).
+    pub fn window(&self, window: crate::model::Window) -> String {
+        window_text(self.local(window.start), self.local(window.end))
     }
 
     /// `text` with every RFC 3339 instant in it written as `when` does: the
@@ -72,13 +82,31 @@ impl Clock {
     }
 }
 
+/// A window between two local times: "Mon 23 Nov 09:15–11:00", or with
+/// both dates when it spans midnight. The one writer of that text, for the
+/// server (`rules::local_time::local_window`) and the browser (`Clock`).
+pub fn window_text(start: DateTime<FixedOffset>, end: DateTime<FixedOffset>) -> String {
+    if start.date_naive() == end.date_naive() {
+        format!("{}–{}", start.format("%a %d %b %H:%M"), end.format("%H:%M"))
+    } else {
+        format!("{} – {}", start.format("%a %d %b %H:%M"), end.format("%a %d %b %H:%M"))
+    }
+}
+
+/// What a decision or an audit entry was about, named as a person reads it:
+/// "Ada Lovelace's booking on lab-h100, Fri 27 Nov 09:00–12:00".
+pub fn booking_phrase(owner: &str, extension: bool, pool: &str, window: &str) -> String {
+    let what = if extension { "extension" } else { "booking" };
+    format!("{owner}'s {what} on {pool}, {window}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn recorded_instants_read_on_the_clock() {
-        let berlin = Clock { tz: "Europe/Berlin".into(), offsets: vec![(0, 3600)] };
+        let berlin = Clock { tz: "Europe/Berlin".into(), offsets: vec![(0, 3600)], own: false };
         assert_eq!(
             berlin.localize("extended to 2026-11-28T16:00:00+00:00 by ada"),
             "extended to Sat 28 Nov 2026 17:00 by ada"

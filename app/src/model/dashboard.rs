@@ -65,4 +65,6 @@ pub struct Dashboard {
     pub upcoming: Vec<UpcomingLine>,
     /// Some figure came from the simulated cluster.
     pub simulated: bool,
+    /// The zone its times are in.
+    pub zone: String,
 }

@@ -32,14 +32,14 @@ pub use account::{
     ZoneChoice, MAX_TOKEN_DAYS,
 };
 pub use approval::{Decision, PendingApproval};
-pub use audit::{AuditEntry, AuditFilter, AuditPage};
+pub use audit::{AuditBooking, AuditEntry, AuditFilter, AuditPage};
 pub use blackout::{Blackout, BlackoutCreated, NewBlackout, OnOverlap};
 pub use booking::{Booking, BookingFilter, BookingState, CoOwner, Mode, NewBooking, NewCoOwner, Window};
 pub use calendar::{
     short_kind, BookOutcome, BookingForm, CalendarData, Cell, Day, KindLane, PoolChoice, Slot, Suggestion,
 };
 pub use calendar_feed::{CalendarFeed, PoolFeed};
-pub use clock::Clock;
+pub use clock::{booking_phrase, window_text, Clock};
 pub use dashboard::{BookingLine, BudgetLine, Dashboard, LiveSession, UpcomingLine, SPARK_MINUTES};
 pub use home::{Home, HomePrice, HomeSettings, HomesPage, Kept, SITE_RETENTION_DAYS};
 pub use idle_policy::IdlePolicy;

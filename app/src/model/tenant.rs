@@ -92,6 +92,8 @@ pub struct QuotaTarget {
     pub pool_id: Uuid,
     pub pool: String,
     pub kind: String,
+    /// The units the pool has of the kind: a limit above it never binds.
+    pub capacity: i32,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

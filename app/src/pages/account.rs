@@ -23,12 +23,14 @@ pub async fn remember_zone(zone: String) -> Result<(), RpcError> {
     Ok(crate::backend::accounts::time_zone::learn(&ctx.db, &principal, &zone).await?)
 }
 
-/// The clock of `tz` (the browser's zone; "" before hydration learns it:
-/// the one it reported earlier, else UTC), for `pages::reader_clock`.
+/// The reader's clock (`rpc::no_script::reader_zone`: `tz` when a page
+/// asks for one, else their Settings zone, else their browser's), for
+/// `pages::reader_clock`.
 #[server(prefix = "/rpc", endpoint = "clock", output = crate::codec::JsonText)]
 pub async fn load_clock(tz: String) -> Result<crate::model::Clock, RpcError> {
-    let tz = crate::rpc::no_script::zone_or_cookie(tz);
-    Ok(crate::rules::local_time::clock(&tz, chrono::Utc::now()))
+    let own = tz.is_empty() && crate::rpc::no_script::own_zone().await.is_some();
+    let tz = crate::rpc::no_script::reader_zone(tz).await;
+    Ok(crate::model::Clock { own, ..crate::rules::local_time::clock(&tz, chrono::Utc::now()) })
 }
 
 /// Whether the worker provisions on the simulated cluster: every page says

@@ -36,17 +36,16 @@ pub async fn decide(
         _ => return Err(crate::model::FieldError::new("decision", "must be approve or reject").into()),
     };
     let decisions = crate::backend::bookings::approvals::decide(&ctx.db, &principal, &ids, approve, &comment).await?;
-    let tz = crate::rpc::no_script::zone_or_cookie(String::new());
+    let tz = crate::rpc::no_script::reader_zone(String::new()).await;
     let pools = crate::backend::pools::list(&ctx.db, &principal).await?;
     let mut lines = Vec::with_capacity(decisions.len());
     for d in decisions {
         let what = match crate::backend::bookings::get(&ctx.db, &principal, d.id).await {
             Ok(b) => {
                 let pool = pools.iter().find(|p| p.id == b.pool_id).map(|p| p.name.clone()).unwrap_or_default();
-                let whose = b.user_name.unwrap_or_default();
-                let what = if b.extends.is_some() { "extension" } else { "booking" };
                 let window = crate::model::Window { start: b.start, end: b.end };
-                format!("{whose}'s {what} on {pool}, {}", crate::rules::local_time::local_window(window, &tz))
+                let when = crate::rules::local_time::local_window(window, &tz);
+                crate::model::booking_phrase(&b.user_name.unwrap_or_default(), b.extends.is_some(), &pool, &when)
             }
             Err(_) => format!("booking {}", d.id),
         };

@@ -1,10 +1,10 @@
 //! Admins only: every booking event and admin action, newest first,
-//! filtered by user, tenant, pool, action and dates (UTC days); paginated,
+//! filtered by user, tenant, pool, action and days (in the reader's zone); paginated,
+//! bookings named by whose they are, where and when (in the reader's zone),
 //! and the filtered view as CSV.
 
 use crate::model::{AuditFilter, AuditPage};
 use crate::rpc::RpcError;
-use chrono::{DateTime, Duration, NaiveDate, Utc};
 use leptos::prelude::*;
 use leptos_router::components::Form;
 use leptos_router::hooks::use_query_map;
@@ -12,37 +12,47 @@ use leptos_router::params::ParamsMap;
 
 const FILTER_KEYS: [&str; 6] = ["user", "tenant", "pool", "action", "from", "to"];
 
-/// The page's filters as the URL carries them (dates as `YYYY-MM-DD`).
-fn filter_from(query: &ParamsMap) -> Result<AuditFilter, String> {
+/// The page's filters as the URL carries them, and its days (`YYYY-MM-DD`,
+/// in the reader's zone: the server turns them into instants).
+fn filter_from(query: &ParamsMap) -> Result<(AuditFilter, Days), String> {
     let text = |key: &str| query.get(key).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
-    let day = |key: &str, shift: i64| -> Result<Option<DateTime<Utc>>, String> {
-        match text(key) {
-            None => Ok(None),
-            Some(v) => NaiveDate::parse_from_str(&v, "%Y-%m-%d")
-                .map(|d| Some((d + Duration::days(shift)).and_hms_opt(0, 0, 0).unwrap_or_default().and_utc()))
-                .map_err(|_| format!("{key}: a date like 2026-11-23")),
-        }
-    };
     let page = match text("page") {
         None => None,
         Some(p) => Some(p.parse::<u32>().map_err(|_| "page: a whole number".to_string())?),
     };
-    Ok(AuditFilter {
+    let filter = AuditFilter {
         user: text("user"),
         tenant: text("tenant"),
         pool: text("pool"),
         action: text("action"),
-        from: day("from", 0)?,
-        // The "to" day is included.
-        to: day("to", 1)?,
+        from: None,
+        to: None,
         page,
-    })
+    };
+    Ok((filter, (text("from").unwrap_or_default(), text("to").unwrap_or_default())))
 }
 
+/// The first and the last day the log shows ("" for open), both included.
+type Days = (String, String);
+
+/// One page of the log, and the filter with its days as the instants they
+/// begin and end in the reader's zone (for the CSV link).
 #[server(prefix = "/rpc", endpoint = "admin/audit", output = crate::codec::JsonText)]
-pub async fn load_audit(filter: AuditFilter) -> Result<AuditPage, RpcError> {
+pub async fn load_audit(filter: AuditFilter, #[server(default)] days: Days) -> Result<(AuditPage, AuditFilter), RpcError> {
+    use chrono::{DateTime, Duration, NaiveDate, Utc};
     let (principal, ctx) = crate::rpc::ctx()?;
-    Ok(crate::backend::audit::page(&ctx.db, &principal, &filter).await?)
+    let tz = crate::rules::local_time::zone(&crate::rpc::no_script::reader_zone(String::new()).await);
+    let day = |field: &str, text: &str, shift: i64| -> Result<Option<DateTime<Utc>>, crate::model::FieldError> {
+        match text {
+            "" => Ok(None),
+            text => NaiveDate::parse_from_str(text, "%Y-%m-%d")
+                .map(|d| Some(crate::rules::local_time::local_midnight(tz, d + Duration::days(shift))))
+                .map_err(|_| crate::model::FieldError::new(field, "a date like 2026-11-23")),
+        }
+    };
+    // The "to" day is included.
+    let filter = AuditFilter { from: day("from", &days.0, 0)?, to: day("to", &days.1, 1)?, ..filter };
+    Ok((crate::backend::audit::page(&ctx.db, &principal, &filter).await?, filter))
 }
 
 /// The same filters as a query string for `/api/v1/audit.csv`.
@@ -71,7 +81,7 @@ pub fn AuditPage() -> impl IntoView {
         move || filter.get(),
         |filter| async move {
             match filter {
-                Ok(filter) => load_audit(filter).await.map_err(|e| e.to_string()),
+                Ok((filter, days)) => load_audit(filter, days).await.map_err(|e| e.to_string()),
                 Err(reason) => Err(reason),
             }
         },
@@ -99,9 +109,9 @@ pub fn AuditPage() -> impl IntoView {
             <button class="button secondary" type="submit">"Filter"</button>
         </Form>
         <Transition fallback=|| view! { <p class="loading">"Loading the log…"</p> }>
-            {move || log.get().zip(super::reader_clock()).map(|(result, clock)| match (result, filter.get()) {
-                (Ok(page), Ok(filter)) => view! { <AuditTable page filter kept=kept() clock/> }.into_any(),
-                (Err(err), _) | (_, Err(err)) => super::forbidden::refusal(super::forbidden::ADMINS)
+            {move || log.get().zip(super::reader_clock()).map(|(result, clock)| match result {
+                Ok((page, filter)) => view! { <AuditTable page filter kept=kept() clock/> }.into_any(),
+                Err(err) => super::forbidden::refusal(super::forbidden::ADMINS)
                     .unwrap_or_else(|| view! { <p class="error" role="alert">{err}</p> }.into_any()),
             })}
         </Transition>
@@ -124,10 +134,18 @@ fn AuditTable(page: AuditPage, filter: AuditFilter, kept: String, clock: crate::
                         <td>{clock.when(e.at)}</td>
                         <td>{e.actor.unwrap_or_else(|| "Berth".into())}</td>
                         <td><code>{e.action}</code></td>
-                        <td>{match e.link {
-                            Some(href) => view! { <a class="audit-target" href=href>{e.target}</a> }.into_any(),
-                            None => view! { <span>{e.target}</span> }.into_any(),
-                        }}</td>
+                        <td>{
+                            let what = match &e.booking {
+                                Some(b) => crate::model::booking_phrase(
+                                    &b.owner, b.extension, e.pool.as_deref().unwrap_or_default(),
+                                    &clock.window(crate::model::Window { start: b.start, end: b.end })),
+                                None => e.target.clone(),
+                            };
+                            match e.link {
+                                Some(href) => view! { <a class="audit-target" href=href title=e.target>{what}</a> }.into_any(),
+                                None => view! { <span>{what}</span> }.into_any(),
+                            }
+                        }</td>
                         <td>{e.tenant.unwrap_or_default()}</td>
                         <td>{e.pool.unwrap_or_default()}</td>
                         <td>{clock.localize(&e.detail)}</td>

@@ -10,6 +10,7 @@ use leptos_router::hooks::use_query_map;
 #[server(prefix = "/rpc", endpoint = "dashboard", output = crate::codec::JsonText)]
 pub async fn load_dashboard(tenant: Option<String>, tz: String) -> Result<Dashboard, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
+    let tz = crate::rpc::no_script::reader_zone(tz).await;
     Ok(crate::backend::reports::dashboard::load(&ctx.db, &principal, tenant.as_deref(), &tz).await?)
 }
 
@@ -35,7 +36,7 @@ pub fn DashboardPage() -> impl IntoView {
 
 #[component]
 fn DashboardView(dashboard: Dashboard) -> impl IntoView {
-    let Dashboard { tenant, tenant_name, others, live, budget, upcoming, simulated } = dashboard;
+    let Dashboard { tenant, tenant_name, others, live, budget, upcoming, simulated, zone } = dashboard;
     view! {
         <section class="page-head">
             <h1>"Dashboard · " <span id="dashboard-tenant">{tenant_name}</span> " (" {tenant} ")"</h1>
@@ -47,6 +48,7 @@ fn DashboardView(dashboard: Dashboard) -> impl IntoView {
                 </nav>
             })}
         </section>
+        <p class="muted" id="dashboard-zone">"Times in " {zone} "."</p>
         {simulated.then(|| view! {
             <p class="warning" id="dashboard-simulated">"GPU use below is simulated: the cluster is the simulated one."</p>
         })}

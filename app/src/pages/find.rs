@@ -22,7 +22,7 @@ pub async fn load_find(
     tz: String,
 ) -> Result<FindPage, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
-    let tz = crate::rpc::no_script::zone_or_cookie(tz);
+    let tz = crate::rpc::no_script::reader_zone(tz).await;
     let query = crate::model::FindQuery { pool, kind, quantity, duration_minutes, earliest, latest, tz };
     Ok(crate::backend::calendar::find::page(&ctx.db, &principal, query).await?)
 }
@@ -47,7 +47,7 @@ pub fn FindSlotPage() -> impl IntoView {
         },
     );
     let banner =
-        move || book.value().get().and_then(|r| r.ok()).map(Banner::from).or_else(|| query.with(Banner::from_query));
+        move || book.value().get().map(Banner::answered).or_else(|| query.with(Banner::from_query));
     view! {
         <section class="page-head"><h1>"Find a slot"</h1><a class="button secondary" href="/calendar">"Calendar"</a></section>
         <Transition fallback=|| view! { <p class="loading">"Loading…"</p> }>

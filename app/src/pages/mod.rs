@@ -59,8 +59,9 @@ pub struct Shared {
     /// How many bookings and extensions await an admin's decision (0 for
     /// anyone else).
     pub pending_approvals: Resource<Result<i64, RpcError>>,
-    /// The browser's time zone once hydration has learnt it ("" before: the
-    /// server then uses the `berth_tz` cookie an earlier visit left, else UTC).
+    /// The browser's time zone when hydration has just learnt it and the
+    /// reader has none in Settings ("" otherwise: the server then takes the
+    /// Settings zone, else the `berth_tz` cookie an earlier visit left, else UTC).
     pub zone: RwSignal<String>,
     /// The reader's clock: times in the zone pages show them in (see
     /// `reader_clock`).
@@ -75,7 +76,9 @@ pub fn shared() -> Shared {
     expect_context::<Shared>()
 }
 
-/// The zone a page shows times in: `?tz=` first, else the browser's.
+/// The zone a page asks its times in: `?tz=` first, else the browser's when
+/// this visit first learnt it, else "" (the server then takes the reader's
+/// Settings zone, see `rpc::no_script::reader_zone`).
 pub fn viewer_zone(query: &Memo<leptos_router::params::ParamsMap>) -> String {
     query.with(|q| q.get("tz")).unwrap_or_else(|| shared().zone.get())
 }
@@ -134,7 +137,7 @@ pub fn App() -> impl IntoView {
     let pending_approvals = Resource::new(|| (), |_| approvals::count_approvals());
     // Only the header reads it: not shared.
     let simulated = Resource::new(|| (), |_| cluster_is_simulated());
-    // In the zone the page's other times use (the browser's, once learnt).
+    // In the zone the page's other times use (Settings', else the browser's).
     let clock = Resource::new(move || zone.get(), account::load_clock);
     provide_context(Shared { me, pending_approvals, zone, clock, live });
     // Effects run only in the browser, so this flips once the WASM has hydrated
@@ -142,7 +145,7 @@ pub fn App() -> impl IntoView {
     let (hydrated, set_hydrated) = signal(false);
     Effect::new(move |_| {
         set_hydrated.set(true);
-        learn_zone(zone);
+        learn_zone(zone, clock);
     });
     // Pages stay live for whoever is signed in (started once, in the browser).
     Effect::new(move |started: Option<bool>| {
@@ -335,9 +338,9 @@ fn Navigation(me: Option<Principal>, waiting: i64) -> impl IntoView {
 }
 
 /// Remembers the browser's zone in a cookie (so later pages render in it on
-/// the server) and, when the server did not know it yet, makes pages refetch
-/// their data in it.
-fn learn_zone(zone: RwSignal<String>) {
+/// the server) and, when the server did not know it yet and the reader has
+/// no zone of their own in Settings, makes pages refetch their data in it.
+fn learn_zone(zone: RwSignal<String>, clock: Resource<Result<crate::model::Clock, RpcError>>) {
     #[cfg(feature = "hydrate")]
     {
         use leptos::wasm_bindgen::JsCast;
@@ -347,11 +350,14 @@ fn learn_zone(zone: RwSignal<String>) {
         let known = document.cookie().unwrap_or_default().split("; ").any(|c| c == format!("berth_tz={encoded}"));
         if !browser.is_empty() && !known {
             let _ = document.set_cookie(&format!("berth_tz={encoded}; path=/; SameSite=Lax; max-age=31536000"));
-            zone.set(browser);
+            let own = clock.get_untracked().and_then(|c| c.ok()).is_some_and(|c| c.own);
+            if !own {
+                zone.set(browser);
+            }
         }
     }
     #[cfg(not(feature = "hydrate"))]
-    let _ = zone;
+    let _ = (zone, clock);
 }
 
 /// The browser's IANA zone ("" when it names none).

@@ -16,7 +16,7 @@ use uuid::Uuid;
 #[server(prefix = "/rpc", endpoint = "my_bookings", output = crate::codec::JsonText)]
 pub async fn load_my_bookings(tz: String, only: Option<Uuid>) -> Result<MyBookings, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
-    let tz = crate::rpc::no_script::zone_or_cookie(tz);
+    let tz = crate::rpc::no_script::reader_zone(tz).await;
     let mut page = match only {
         Some(id) => crate::backend::bookings::mine::one(&ctx.db, &principal, id, &tz).await?,
         None => crate::backend::bookings::mine::load(&ctx.db, &principal, &tz).await?,

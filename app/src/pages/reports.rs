@@ -12,6 +12,7 @@ use leptos_router::hooks::use_query_map;
 #[server(prefix = "/rpc", endpoint = "reports/utilization", output = crate::codec::JsonText)]
 pub async fn load_report(query: ReportPageQuery) -> Result<ReportPage, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
+    let query = ReportPageQuery { tz: crate::rpc::no_script::reader_zone(query.tz).await, ..query };
     Ok(crate::backend::reports::page(&ctx.db, &principal, &query, &ctx.currency).await?)
 }
 
@@ -29,7 +30,7 @@ pub fn ReportsPage() -> impl IntoView {
     let asked = Memo::new(move |_| {
         query.with(|q| {
             let get = |key: &str| q.get(key).unwrap_or_default();
-            let tz = q.get("tz").unwrap_or_else(|| super::viewer_zone(&query));
+            let tz = super::viewer_zone(&query);
             ReportPageQuery { group: get("group"), period: get("period"), date: get("date"), until: get("until"), tz }
         })
     });

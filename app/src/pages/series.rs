@@ -32,7 +32,7 @@ pub async fn preview_series(
     let (principal, ctx) = crate::rpc::ctx()?;
     // A page rendered before the browser's zone was known sent none: the
     // zone it has reported since, not UTC (a series an hour off).
-    let tz = crate::rpc::no_script::zone_or_cookie(tz);
+    let tz = crate::rpc::no_script::reader_zone(tz).await;
     // The book form under the preview posts exactly what was previewed.
     let mut echo: Vec<(String, String)> = [
         ("pool", &pool),
@@ -78,7 +78,7 @@ pub async fn book_series(
         series_form::{book, SeriesForm},
     };
     let (principal, ctx) = crate::rpc::ctx()?;
-    let tz = crate::rpc::no_script::zone_or_cookie(tz);
+    let tz = crate::rpc::no_script::reader_zone(tz).await;
     let form = SeriesForm { pool, quantity, mode, date, from, to, repeat, weekdays, until, tz };
     let key = Some(idempotency_key.as_str());
     let asked = (&form, &occurrences);

@@ -1,7 +1,7 @@
 //! Admins only: tenants, their members, and their quotas per pool+kind with
 //! this week's use. Every form posts without JavaScript too.
 
-use crate::model::{QuotaTarget, QuotaUsage, Tenant, TenantUsage, TenantsPage};
+use crate::model::{ActionNotice, QuotaTarget, QuotaUsage, Tenant, TenantUsage, TenantsPage};
 use crate::rpc::RpcError;
 use leptos::prelude::*;
 use uuid::Uuid;
@@ -38,6 +38,9 @@ fn limit<T: std::str::FromStr>(field: &str, text: &str) -> Result<Option<T>, cra
         .map_err(|_| crate::rules::FieldError::new(field, "must be a number, or empty for no limit").into())
 }
 
+/// Sets one quota, answering in the page's words: what was saved, a note
+/// when a limit is above what the pool has (it never binds), or which
+/// field of which row was refused and why.
 #[server(prefix = "/rpc", endpoint = "admin/tenants/quota", output = crate::codec::JsonText)]
 pub async fn set_quota(
     tenant: String,
@@ -45,15 +48,47 @@ pub async fn set_quota(
     kind: String,
     max_units: String,
     gpu_hours_per_week: String,
-) -> Result<TenantUsage, RpcError> {
+) -> Result<ActionNotice, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
+    principal.require_admin("only admins set quotas")?;
+    let row = crate::model::short_kind(&kind);
+    let label = |field: &str| match field {
+        "max_units" => format!("Max units at once ({row})"),
+        _ => format!("GPU-hours per week ({row})"),
+    };
     let entry = crate::model::QuotaEntry {
         pool_id,
-        kind,
-        max_units: limit("max_units", &max_units)?,
-        gpu_hours_per_week: limit("gpu_hours_per_week", &gpu_hours_per_week)?,
+        kind: kind.clone(),
+        max_units: limit(&label("max_units"), &max_units)?,
+        gpu_hours_per_week: limit(&label("gpu_hours_per_week"), &gpu_hours_per_week)?,
     };
-    Ok(crate::backend::accounts::tenants::set_quota(&ctx.db, &principal, &tenant, entry).await?)
+    let (units, hours) = (entry.max_units, entry.gpu_hours_per_week);
+    let saved = match crate::backend::accounts::tenants::check_entry(&entry, label) {
+        Err(refused) => Err(refused.into()),
+        Ok(()) => crate::backend::accounts::tenants::set_quota(&ctx.db, &principal, &tenant, entry).await,
+    };
+    let pools = crate::backend::pools::list(&ctx.db, &principal).await?;
+    let pool = pools.iter().find(|p| p.id == pool_id);
+    let capacity = pool.and_then(|p| p.kinds.iter().find(|k| k.kind == kind)).map_or(0, |k| k.capacity);
+    let pool = pool.map(|p| p.name.clone()).unwrap_or_default();
+    crate::rpc::act(saved, |_| quota_saved(&tenant, &pool, &row, units, hours, capacity))
+}
+
+/// "Saved: acme may hold at most 2 units of 1g.24gb on lab-h100 at once and
+/// book 40 GPU-hours a week.", with a note when the units exceed the kind's
+/// capacity.
+#[cfg(feature = "ssr")]
+fn quota_saved(tenant: &str, pool: &str, kind: &str, units: Option<i32>, hours: Option<f64>, capacity: i32) -> String {
+    let at_once = units.map_or("any number of units".to_string(), |u| crate::model::counted(u, "unit", "units"));
+    let week = hours.map_or("any GPU-hours".to_string(), |h| format!("{} GPU-hours", crate::model::figure_text(h)));
+    let mut text = format!("Saved: {tenant} may hold {at_once} of {kind} on {pool} at once and book {week} a week.");
+    if units.is_some_and(|u| u > capacity) {
+        text.push_str(&format!(
+            " Note: {pool} has {} of {kind}, so this limit never binds.",
+            crate::model::counted(capacity, "unit", "units")
+        ));
+    }
+    text
 }
 
 /// The quotas of the signed-in person's tenants and what each uses.
@@ -73,13 +108,10 @@ pub fn TenantsPage() -> impl IntoView {
         |_| load_tenants(),
     );
     let failure = move || {
-        let errors = [
-            create.value().get().and_then(|r| r.err()),
-            rename.value().get().and_then(|r| r.err()),
-            quota.value().get().and_then(|r| r.err()),
-        ];
+        let errors = [create.value().get().and_then(|r| r.err()), rename.value().get().and_then(|r| r.err())];
         errors.into_iter().flatten().next().map(|err| view! { <p class="error" role="alert">{err.to_string()}</p> })
     };
+    let from_query = super::notice::query_notice();
     view! {
         <section class="page-head"><h1>"Tenants and quotas"</h1></section>
         <p class="muted">
@@ -88,6 +120,7 @@ pub fn TenantsPage() -> impl IntoView {
             "it may book in one ISO week — Monday 00:00 to Monday 00:00 in the pool's time zone. Empty is no limit."
         </p>
         {failure}
+        {move || super::notice::notice_view(quota.value().get(), from_query.get())}
         <ActionForm action=create attr:class="inline-form" attr:id="new-tenant">
             <label>"Slug " <input name="slug" required maxlength="40" pattern="[a-z0-9]([a-z0-9\\-]*[a-z0-9])?"/></label>
             <label>"Name " <input name="name" required maxlength="100"/></label>
@@ -122,6 +155,9 @@ fn TenantSection(
                         let current: Option<&QuotaUsage> =
                             usage.quotas.iter().find(|q| q.pool_id == target.pool_id && q.kind == target.kind);
                         let (units, hours) = (current.and_then(|q| q.max_units), current.and_then(|q| q.gpu_hours_per_week));
+                        let unbinding = units.is_some_and(|u| u > target.capacity).then(|| {
+                            format!("above the {} this pool has", crate::model::counted(target.capacity, "unit", "units"))
+                        });
                         let now = current.map(|q| q.units_now.to_string()).unwrap_or_else(|| "–".into());
                         let week = current.map(|q| format!("{} GPU-h", q.hours_this_week)).unwrap_or_else(|| "–".into());
                         let slug = slug.clone();
@@ -134,7 +170,8 @@ fn TenantSection(
                                 <td>{now}</td>
                                 <td>{week}</td>
                                 <td><input form=form_id.clone() name="max_units" inputmode="numeric" size="5"
-                                    value=limit_text(units) aria-label=format!("Max units at once, {label}")/></td>
+                                    value=limit_text(units) aria-label=format!("Max units at once, {label}")/>
+                                    {unbinding.map(|note| view! { <span class="warning quota-unbinding">{note}</span> })}</td>
                                 <td><input form=form_id.clone() name="gpu_hours_per_week" inputmode="decimal" size="7"
                                     value=limit_text(hours) aria-label=format!("GPU-hours per week, {label}")/></td>
                                 <td>

@@ -1,6 +1,6 @@
-//! Settings' time zone: the zone mails, the calendar feed and the CLI write
-//! times in. Until chosen, the one the browser reports is kept (see
-//! `remember_zone`) and offered here.
+//! Settings' time zone: the zone pages, mails, the calendar feed and the CLI
+//! write times in. Until chosen, the one the browser reports first is kept
+//! (see `remember_zone`) and shown here.
 
 use crate::model::{ActionNotice, ZoneChoice};
 use crate::rpc::RpcError;
@@ -17,7 +17,7 @@ pub async fn load_time_zone() -> Result<ZoneChoice, RpcError> {
 pub async fn save_time_zone(time_zone: String) -> Result<ActionNotice, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
     let chosen = crate::backend::accounts::time_zone::choose(&ctx.db, &principal, &time_zone).await;
-    crate::rpc::act(chosen, |zone| format!("Times in mails, your calendar feed and the CLI are now in {zone}."))
+    crate::rpc::act(chosen, |zone| format!("Times on these pages, in mails, your calendar feed and the CLI are now in {zone}."))
 }
 
 #[component]
@@ -26,11 +26,17 @@ pub fn TimeZoneSection() -> impl IntoView {
     let from_query = super::notice::query_notice();
     let choice = Resource::new(move || save.version().get(), |_| load_time_zone());
     let browser = super::shared().zone;
+    // Pages already loaded show times in the zone just saved.
+    Effect::new(move |_| {
+        if save.value().get().is_some_and(|saved| saved.is_ok()) {
+            super::shared().clock.refetch();
+        }
+    });
     view! {
         <section class="panel" aria-labelledby="time-zone-title">
             <h2 id="time-zone-title">"Time zone"</h2>
-            <p class="muted">"Mails, your calendar feed and the command-line client write times in this zone, "
-                "and name it. Pages show times in your browser's zone."</p>
+            <p class="muted">"Pages, mails, your calendar feed and the command-line client write times in "
+                "this zone, and name it. Until you choose one, it is the zone your browser reported first."</p>
             {move || super::notice::notice_view(save.value().get(), from_query.get())}
             <Transition fallback=|| view! { <p class="loading">"Loading your time zone…"</p> }>
                 {move || choice.get().map(|result| match result {

@@ -20,7 +20,7 @@ pub async fn leave_waitlist(id: Uuid) -> Result<ActionNotice, RpcError> {
 #[server(prefix = "/rpc", endpoint = "admin/waitlist", output = crate::codec::JsonText)]
 pub async fn load_admin_waitlist(tz: String) -> Result<Vec<WaitlistLine>, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
-    let tz = crate::rpc::no_script::zone_or_cookie(tz);
+    let tz = crate::rpc::no_script::reader_zone(tz).await;
     Ok(crate::backend::bookings::waitlist::for_admins(&ctx.db, &principal, &tz).await?)
 }
 

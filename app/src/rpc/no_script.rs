@@ -159,11 +159,22 @@ pub const OUTCOME_KEYS: [&str; 22] = [
     "confirm",
 ];
 
-/// The zone the page sent, else the one the browser reported earlier.
-pub fn zone_or_cookie(tz: String) -> String {
-    if tz.is_empty() {
-        zone_cookie().unwrap_or_default()
-    } else {
-        tz
+/// The zone a page writes times in: the one it asked for (`?tz=`, or the
+/// browser's on the visit that first learns it), else the reader's own
+/// (Settings: chosen, or the one their browser first reported), else the
+/// one this browser reported earlier (cookie), else UTC ("").
+pub async fn reader_zone(tz: String) -> String {
+    if !tz.is_empty() {
+        return tz;
     }
+    if let Some(own) = own_zone().await {
+        return own;
+    }
+    zone_cookie().unwrap_or_default()
+}
+
+/// The signed-in reader's zone from Settings, if they have one.
+pub async fn own_zone() -> Option<String> {
+    let (Some(principal), ctx) = super::visitor().ok()? else { return None };
+    crate::backend::accounts::time_zone::of(&ctx.db, &principal).await.ok().flatten()
 }

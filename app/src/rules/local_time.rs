@@ -106,19 +106,14 @@ pub fn clock(tz: &str, now: DateTime<Utc>) -> Clock {
         }
         at = next;
     }
-    Clock { tz: zone.name().to_string(), offsets }
+    Clock { tz: zone.name().to_string(), offsets, own: false }
 }
 
 /// A window in `tz`: "Mon 23 Nov 09:15–11:00", or with both dates when it
 /// spans midnight.
 pub fn local_window(window: Window, tz: &str) -> String {
     let zone = zone(tz);
-    let (start, end) = (window.start.with_timezone(&zone), window.end.with_timezone(&zone));
-    if start.date_naive() == end.date_naive() {
-        format!("{}–{}", start.format("%a %d %b %H:%M"), end.format("%H:%M"))
-    } else {
-        format!("{} – {}", start.format("%a %d %b %H:%M"), end.format("%a %d %b %H:%M"))
-    }
+    crate::model::window_text(window.start.with_timezone(&zone).fixed_offset(), window.end.with_timezone(&zone).fixed_offset())
 }
 
 /// An instant in `tz` as a page shows it: "Sat 28 Nov 16:00".
@@ -187,7 +182,7 @@ mod tests {
         let spring = Utc.with_ymd_and_hms(2027, 3, 28, 1, 0, 0).unwrap();
         assert_eq!(berlin.when(spring - Duration::seconds(1)), "Sun 28 Mar 2027 01:59");
         assert_eq!(berlin.when(spring), "Sun 28 Mar 2027 03:00");
-        assert_eq!(clock("Nowhere", now), Clock { tz: "UTC".into(), offsets: clock("UTC", now).offsets });
+        assert_eq!(clock("Nowhere", now), Clock { tz: "UTC".into(), offsets: clock("UTC", now).offsets, own: false });
         assert_eq!(Clock::default().when(now), "Fri 27 Nov 2026 12:00");
     }
 

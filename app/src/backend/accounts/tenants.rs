@@ -79,18 +79,33 @@ pub async fn rename(db: &PgPool, principal: &Principal, slug: &str, patch: Tenan
     list(db, principal).await?.into_iter().find(|t| t.slug == slug).ok_or(ServiceError::NotFound("tenant"))
 }
 
-fn check_entry(index: usize, entry: &QuotaEntry) -> ServiceResult<()> {
+/// An entry's limits, refused in plain words ("at most 1 000 000 GPU-hours
+/// a week"); `field` names a limit where the caller's input holds it
+/// (`quotas[1].max_units` in the API, `max_units` on the page).
+pub fn check_entry(entry: &QuotaEntry, field: impl Fn(&str) -> String) -> Result<(), FieldError> {
     if entry.max_units.is_some_and(|units| units < 0) {
-        return Err(FieldError::new(format!("quotas[{index}].max_units"), "must be 0 or more, or null").into());
+        return Err(FieldError::new(field("max_units"), "0 units or more, or empty for no limit"));
     }
     if entry.gpu_hours_per_week.is_some_and(|h| !h.is_finite() || !(0.0..=MAX_HOURS_PER_WEEK).contains(&h)) {
         return Err(FieldError::new(
-            format!("quotas[{index}].gpu_hours_per_week"),
-            format!("must be between 0 and {MAX_HOURS_PER_WEEK}, or null"),
-        )
-        .into());
+            field("gpu_hours_per_week"),
+            format!("at most {} GPU-hours a week (0 or more, or empty for no limit)", grouped(MAX_HOURS_PER_WEEK as u64)),
+        ));
     }
     Ok(())
+}
+
+/// "1 000 000": digits in groups of three, as people read large limits.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(' ');
+        }
+        out.push(digit);
+    }
+    out
 }
 
 /// Refuses entries naming a pool+kind that does not exist, or one twice.
@@ -132,7 +147,7 @@ pub async fn replace_quotas(
 ) -> ServiceResult<TenantUsage> {
     principal.require_admin(ADMINS_ONLY)?;
     for (index, entry) in entries.iter().enumerate() {
-        check_entry(index, entry)?;
+        check_entry(entry, |name| format!("quotas[{index}].{name}"))?;
     }
     let mut tx = db.begin().await?;
     let id = tenant_id(&mut tx, slug).await?;
@@ -267,7 +282,12 @@ pub async fn page(db: &PgPool, principal: &Principal) -> ServiceResult<crate::mo
         .into_iter()
         .flat_map(|p| {
             let (pool_id, pool) = (p.id, p.name);
-            p.kinds.into_iter().map(move |k| crate::model::QuotaTarget { pool_id, pool: pool.clone(), kind: k.kind })
+            p.kinds.into_iter().map(move |k| crate::model::QuotaTarget {
+                pool_id,
+                pool: pool.clone(),
+                kind: k.kind,
+                capacity: k.capacity,
+            })
         })
         .collect();
     Ok(crate::model::TenantsPage { tenants: with_usage, targets })

@@ -95,6 +95,7 @@ pub async fn load(db: &PgPool, principal: &Principal, tenant: Option<&str>, tz: 
         budget: budget(db, tenant_id).await?,
         upcoming: upcoming(db, principal, tenant_id, tz).await?,
         simulated,
+        zone: crate::rules::local_time::zone(tz).name().to_string(),
     })
 }
 

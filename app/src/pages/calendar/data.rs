@@ -27,7 +27,7 @@ pub async fn load_calendar(
             Some(named.ok_or_else(|| crate::backend::ServiceError::from(unknown()))?.id)
         }
     };
-    let tz = crate::rpc::no_script::zone_or_cookie(tz);
+    let tz = crate::rpc::no_script::reader_zone(tz).await;
     // Without a pool, the one shown last (else the first the viewer may book);
     // a remembered pool the viewer can no longer see is forgotten.
     let remembered = pool.is_none().then(crate::rpc::no_script::last_pool).flatten();

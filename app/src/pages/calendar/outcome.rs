@@ -25,6 +25,11 @@ pub enum Banner {
         when: String,
         position: i64,
     },
+    /// The attempt never reached a decision: refused as a whole (too much
+    /// to send, signed out) or the server could not be asked.
+    Failed {
+        message: String,
+    },
 }
 
 impl From<BookOutcome> for Banner {
@@ -42,6 +47,15 @@ impl From<BookOutcome> for Banner {
 }
 
 impl Banner {
+    /// What the last attempt of the booking action led to, refusals of the
+    /// whole request included.
+    pub fn answered(result: Result<BookOutcome, crate::rpc::RpcError>) -> Banner {
+        match result {
+            Ok(outcome) => Banner::from(outcome),
+            Err(err) => Banner::Failed { message: err.to_string() },
+        }
+    }
+
     /// The outcome a script-less form post left in the page's query.
     pub fn from_query(query: &ParamsMap) -> Option<Banner> {
         let get = |key: &str| query.get(key).unwrap_or_default();
@@ -98,6 +112,12 @@ pub fn OutcomeBanner(banner: Banner, action: ServerAction<Book>, tz: String, key
                 <strong>"On the waitlist: "</strong> {when} " · position " {position}
                 <p>"When this window has room, it is booked for you automatically, first come first served. It leaves the list when the window starts."</p>
                 " " <a href="/bookings#waitlist">"See your waitlist"</a>
+            </div>
+        }
+        .into_any(),
+        Banner::Failed { message } => view! {
+            <div class="outcome refused" role="alert" id="outcome">
+                <strong>"Not booked: "</strong> {message}
             </div>
         }
         .into_any(),
