@@ -179,3 +179,31 @@ test('a window that starts now goes live on the simulated cluster and says so', 
   await page.locator('#live').getByRole('link', { name: 'What the worker applies' }).first().click();
   await expect(page.locator('#manifests')).toContainText('"kind": "ResourceQuota"');
 });
+
+// The calendar's chrome reads whole: the legend's empty swatches show their
+// hatching, and a week lane's kind is not cut to "MIG …".
+test('the legend shows its hatching and lanes name their kind in full, at 1440 and 390 px', async ({ browser }) => {
+  for (const width of [1440, 390]) {
+    const page = await (await browser.newContext({ timezoneId: 'Europe/Berlin', viewport: { width, height: 900 } })).newPage();
+    const errors = collectErrors(page);
+    await signIn(page, 'ada');
+    await page.goto('/calendar?pool=lab-h100&view=week');
+    await hydrated(page);
+    for (const swatch of ['.legend .swatch.blackout', '.legend .swatch.past']) {
+      const look = await page.locator(swatch).evaluate((el) => {
+        const style = getComputedStyle(el);
+        return { image: style.backgroundImage, height: el.getBoundingClientRect().height };
+      });
+      expect(look.image, swatch).toContain('repeating-linear-gradient');
+      expect(look.height, swatch).toBeGreaterThan(10);
+    }
+    const heads = page.locator('th.kind-head');
+    expect(await heads.count()).toBeGreaterThan(0);
+    for (const head of await heads.all()) {
+      const cut = await head.evaluate((el) => el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1);
+      expect(cut, await head.textContent() ?? '').toBe(false);
+    }
+    expect(errors).toEqual([]);
+    await page.context().close();
+  }
+});

@@ -72,7 +72,7 @@ test("a person's zone is learnt from their browser until they choose one in Sett
   const elsewhere = await browser.newContext({ timezoneId: 'America/New_York' });
   const away = await elsewhere.newPage();
   await signIn(away, login);
-  for (const path of ['/bookings', '/calendar', '/tokens', '/find']) {
+  for (const path of ['/bookings', '/calendar', '/series', '/find']) {
     await away.goto(path);
     await expect(away.locator('main[data-hydrated="true"]')).toBeAttached();
     await expect(away.locator('main'), path).toContainText('Times in Europe/Lisbon');

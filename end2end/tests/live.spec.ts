@@ -66,6 +66,13 @@ test('my bookings and the approvals badge change without a reload, and a workspa
   await ada.locator(`#booking-${now.id}`).getByRole('link', { name: 'Open workspace (simulated)' }).click();
   await expect(ada.getByRole('heading', { name: 'No workspace runs: this is a simulated cluster' })).toBeVisible();
   await expect(ada.locator('#simulated-workspace code')).toHaveText(/^https:\/\/berth-[a-z0-9-]+\.berth\.local\/?$/);
+  // In the site's frame: the booking's own page, with the navigation, answered 200.
+  await expect(ada).toHaveURL(new RegExp(`/bookings/${now.id}\\?opened=simulated$`));
+  await expect(ada.locator('#who-name')).toBeVisible();
+  await expect(ada.locator(`#booking-${now.id}`)).toBeVisible();
+  const opened = await ada.request.get(`/bookings/${now.id}/open`, { headers: { Accept: 'text/html' }, maxRedirects: 0 });
+  expect(opened.status()).toBe(303);
+  expect((await ada.request.get(opened.headers()['location'])).status()).toBe(200);
   await api(ada, `/api/v1/bookings/${now.id}/end`, {});
   expect(errors).toEqual([]);
 });

@@ -51,11 +51,18 @@ pub async fn open(
     if let Err(err) = crate::usage::record_workspace_open(&state.db, id).await {
         tracing::warn!(booking = %id, error = %err, "cannot record that the workspace was opened");
     }
-    // A browser on the simulated cluster gets a page that says what is going
-    // on; scripts and the CLI get the link as on a real cluster.
+    // A browser on the simulated cluster is sent to the booking's own page,
+    // which says what is going on (in the site's frame, with its navigation);
+    // scripts and the CLI get the link as on a real cluster.
     let browser = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|v| v.contains("text/html"));
     if state.mode.simulated && browser {
-        return Ok(simulated(id, &state.cluster.workspace_url(&session)));
+        let location = HeaderValue::from_str(&format!("/bookings/{id}?opened=simulated"))
+            .map_err(|_| unavailable("the booking id is not a path"))?;
+        return Ok((
+            StatusCode::SEE_OTHER,
+            [(header::LOCATION, location), (header::CACHE_CONTROL, HeaderValue::from_static("no-store"))],
+        )
+            .into_response());
     }
     let mut target = url::Url::parse(&state.cluster.workspace_url(&session))
         .and_then(|url| url.join(crate::gate::OPEN_PATH))
@@ -67,22 +74,4 @@ pub async fn open(
         [(header::LOCATION, location), (header::CACHE_CONTROL, HeaderValue::from_static("no-store"))],
     )
         .into_response())
-}
-
-/// On the simulated cluster no workspace runs: a page that says so plainly
-/// and shows what would have been opened, instead of a link that cannot be
-/// reached (the open is recorded all the same: it makes the simulated GPUs busy).
-fn simulated(id: uuid::Uuid, url: &str) -> Response {
-    let inner = format!(
-        "<section class=\"panel\" role=\"status\" id=\"simulated-workspace\"><h1>No workspace runs: this is a simulated cluster</h1>\
-         <p>The worker provisioned this booking's session in its in-memory API server, so every step is real \
-         but nothing runs. On a real cluster, <strong>Open workspace</strong> would take you to \
-         <code>{url}</code> with a one-time code for its gate.</p>\
-         <p><a class=\"button\" href=\"/bookings#booking-{id}\">Back to My bookings</a> \
-         <a class=\"button secondary\" href=\"/bookings/{id}/manifests\">What the worker applied</a></p></section>",
-        url = crate::plain_page::escape(url),
-    );
-    let mut page = crate::plain_page::page(StatusCode::OK, "Simulated workspace", &inner);
-    page.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    page
 }

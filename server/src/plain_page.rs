@@ -1,6 +1,5 @@
 //! Pages the server answers without the Leptos app (no script): sign-in
-//! failures and the simulated cluster's "Open workspace", in the portal's
-//! style with a way back.
+//! failures, in the portal's style with a way back.
 
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};

@@ -83,7 +83,7 @@ async fn unreadable_arguments_are_bad_requests(
     }
     let (parts, body) = request.into_parts();
     // The outer body limit caps what is read here.
-    let Ok(bytes) = axum::body::to_bytes(body, crate::MAX_BODY).await else {
+    let Some(bytes) = read_within(body).await else {
         return too_large(&parts.headers);
     };
     // Berth's server fns take their arguments as a query or a form body.
@@ -130,17 +130,47 @@ fn too_large(request: &axum::http::HeaderMap) -> axum::response::Response {
     (axum::http::StatusCode::PAYLOAD_TOO_LARGE, body).into_response()
 }
 
-/// `too_large` for what the outer body limit refuses before any route runs
-/// (a body announced larger than `MAX_BODY`).
+/// Past `MAX_BODY`, what a browser still sends of a too-large form is read
+/// and dropped up to this much, so it gets to see the answer: closing the
+/// connection on a browser mid-upload shows it a network error, not `too_large`.
+const DRAINED_AT_MOST: usize = 4 * 1024 * 1024;
+
+/// The body when it is at most `MAX_BODY`; `None` when it is larger (read
+/// on, and dropped, up to `DRAINED_AT_MOST`) or cannot be read.
+async fn read_within(mut body: axum::body::Body) -> Option<bytes::Bytes> {
+    use http_body_util::BodyExt;
+    let (mut kept, mut seen) = (bytes::BytesMut::new(), 0usize);
+    while let Some(frame) = body.frame().await {
+        let Ok(data) = frame.ok()?.into_data() else { continue };
+        seen += data.len();
+        if seen <= crate::MAX_BODY {
+            kept.extend_from_slice(&data);
+        } else if seen > DRAINED_AT_MOST {
+            return None;
+        }
+    }
+    (seen <= crate::MAX_BODY).then(|| kept.freeze())
+}
+
+/// A server fn's body announced larger than `MAX_BODY` (the outer limit
+/// would refuse it unread) is answered by `too_large` after `read_within`
+/// has read what it may; larger than that, or any other path, passes on.
 pub async fn server_fn_too_large_in_words(
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
+    let announced = request
+        .headers()
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
     let server_fn = request.uri().path().starts_with("/rpc/");
-    let headers = server_fn.then(|| request.headers().clone());
-    let response = next.run(request).await;
-    match headers {
-        Some(headers) if response.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE => too_large(&headers),
-        _ => response,
+    match announced {
+        Some(length) if server_fn && length > crate::MAX_BODY && length <= DRAINED_AT_MOST => {
+            let (parts, body) = request.into_parts();
+            let _ = read_within(body).await;
+            too_large(&parts.headers)
+        }
+        _ => next.run(request).await,
     }
 }

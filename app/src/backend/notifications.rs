@@ -21,8 +21,7 @@ pub async fn settings(db: &PgPool, principal: &Principal) -> ServiceResult<Notif
             .fetch_all(db)
             .await?;
     let on = |event: &str, channel: &str| !off.iter().any(|(e, c)| e == event && c == channel);
-    let preferences = EVENTS
-        .iter()
+    let preferences = crate::model::events_for(principal.role)
         .map(|(event, _)| Preference {
             event: event.to_string(),
             email: on(event, "email"),

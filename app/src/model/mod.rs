@@ -47,7 +47,7 @@ pub use my_bookings::{
     ActionNotice, BookingCard, ClusterMode, EndOption, FindPage, FindQuery, FoundSlots, MyBookings,
     KUEUE_BACKFILL_QUEUE, KUEUE_LOCAL_QUEUE,
 };
-pub use notifications::{NewWebhook, NotificationSettings, Preference, Webhook, EVENTS};
+pub use notifications::{events_for, NewWebhook, NotificationSettings, Preference, Webhook, EVENTS};
 pub use overview::{KindSummary, Overview, PoolSummary};
 pub use pool::{
     default_slices_per_gpu, mig_profile, KindSpec, NewPool, Placement, Pool, PoolKind, PoolPatch, PoolRules,

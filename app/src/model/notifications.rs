@@ -17,8 +17,17 @@ pub const EVENTS: [(&str, &str); 11] = [
     ("booking.failed", "My booking failed"),
     ("booking.idle", "My live booking's GPUs are idle"),
     ("session.stuck", "An ended session's namespace is stuck terminating (admins)"),
-    ("home.expiring", "My home is deleted in 7 days, and again 1 day before"),
+    ("home.expiring", "My home or model cache is deleted in 7 days, and again 1 day before"),
 ];
+
+/// Events only admins are ever notified of.
+const ADMIN_EVENTS: [&str; 2] = ["booking.pending", "session.stuck"];
+
+/// The events a person of `role` can be notified of: Settings lists only
+/// these (a plain user is never sent an approval request).
+pub fn events_for(role: crate::model::Role) -> impl Iterator<Item = &'static (&'static str, &'static str)> {
+    EVENTS.iter().filter(move |(event, _)| role == crate::model::Role::Admin || !ADMIN_EVENTS.contains(event))
+}
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

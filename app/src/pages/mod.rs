@@ -6,6 +6,7 @@ mod audit;
 mod blackouts;
 pub mod calendar;
 mod confirm;
+mod copy;
 mod dashboard;
 mod find;
 mod forbidden;

@@ -147,6 +147,8 @@ fn BookingsView(only: Signal<Option<Uuid>>) -> impl IntoView {
     let single = only.get_untracked().is_some();
     // Asked on a booking's page by a script-less "Cancel" (see `confirm`).
     let asked = move || query.with(|q| q.get("confirm").and_then(|a| Asked::parse(&a))).filter(|_| single);
+    // Sent here by "Open workspace" on the simulated cluster (`/bookings/{id}/open`).
+    let opened = move || single && query.with(|q| q.get("opened").is_some());
     view! {
         <section class="page-head">
             <h1>{if single { "Booking" } else { "My bookings" }}</h1>
@@ -161,7 +163,7 @@ fn BookingsView(only: Signal<Option<Uuid>>) -> impl IntoView {
         <super::QuotaSummary/>
         <Transition fallback=|| view! { <p class="loading">"Loading your bookings…"</p> }>
             {move || data.get().map(|result| match result {
-                Ok(page) if single => view! { <OneCard page actions asked=asked()/> }.into_any(),
+                Ok(page) if single => view! { <OneCard page actions asked=asked() opened=opened()/> }.into_any(),
                 Ok(page) => view! { <Sections page actions/> }.into_any(),
                 Err(err) => view! { <p class="error" role="alert">"Could not load: " {err.to_string()}</p> }.into_any(),
             })}
@@ -222,12 +224,26 @@ fn ticking(server_now: DateTime<Utc>) -> ReadSignal<DateTime<Utc>> {
 
 /// A booking's own page: its card, whatever its state.
 #[component]
-fn OneCard(page: MyBookings, actions: Actions, asked: Option<Asked>) -> impl IntoView {
+fn OneCard(page: MyBookings, actions: Actions, asked: Option<Asked>, opened: bool) -> impl IntoView {
     let now = ticking(page.now);
     let simulated = page.simulated;
     let me = page.me.clone();
     let card = page.live.into_iter().chain(page.upcoming).chain(page.past).next();
+    // What "Open workspace" would have opened, had the cluster been real.
+    let would_open = card
+        .as_ref()
+        .and_then(|c| c.session.as_ref())
+        .and_then(|s| s.workspace_url.clone())
+        .filter(|_| opened && simulated);
     view! {
+        {would_open.map(|url| view! {
+            <section class="panel" role="status" id="simulated-workspace">
+                <h2>"No workspace runs: this is a simulated cluster"</h2>
+                <p>"The worker provisioned this booking's session in its in-memory API server, so every step is real "
+                    "but nothing runs. On a real cluster, " <strong>"Open workspace"</strong> " would take you to "
+                    <code>{url}</code> " with a one-time code for its gate."</p>
+            </section>
+        })}
         <p class="muted">"Times in " {page.tz.clone()} "."</p>
         {card.map(|card| view! { <div class="cards"><Card card now actions simulated me asked/></div> })}
     }

@@ -26,13 +26,13 @@ pub async fn load_notifications() -> Result<NotificationSettings, RpcError> {
     Ok(crate::backend::notifications::settings(&ctx.db, &principal).await?)
 }
 
-/// `on` holds "<channel>:<event>" for each box ticked; every other is off.
+/// `on` holds "<channel>:<event>" for each box ticked; every other event
+/// the person can be sent is off.
 #[server(prefix = "/rpc", endpoint = "settings/notifications/save", output = crate::codec::JsonText)]
 pub async fn save_notifications(#[server(default)] on: Vec<String>) -> Result<NotificationSettings, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
     let ticked = |channel: &str, event: &str| on.iter().any(|v| *v == format!("{channel}:{event}"));
-    let preferences: Vec<crate::model::Preference> = EVENTS
-        .iter()
+    let preferences: Vec<crate::model::Preference> = crate::model::events_for(principal.role)
         .map(|(event, _)| crate::model::Preference {
             event: event.to_string(),
             email: ticked("email", event),
@@ -122,7 +122,7 @@ fn NotificationsPanel() -> impl IntoView {
                         <p>"Webhook added. Its signing secret is shown only now: each body's HMAC-SHA256 "
                             "under it is in the X-Berth-Signature header."</p>
                         <label for="webhook-secret">"Secret"</label>
-                        <input id="webhook-secret" class="feed-url" readonly value=hook.secret/>
+                        <super::copy::CopyField id="webhook-secret".to_string() value=hook.secret/>
                     </div>
                 }.into_any(),
                 Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
@@ -191,7 +191,7 @@ fn FeedView(feed: CalendarFeed, clock: crate::model::Clock) -> impl IntoView {
         {match feed.url {
             Some(url) => view! {
                 <label for="feed-url">"Your bookings"</label>
-                <input id="feed-url" class="feed-url" readonly value=url/>
+                <super::copy::CopyField id="feed-url".to_string() value=url/>
             }.into_any(),
             None => view! {
                 <p class="notice">"This server's calendar key changed since the address was made, so it cannot be "
@@ -204,7 +204,8 @@ fn FeedView(feed: CalendarFeed, clock: crate::model::Clock) -> impl IntoView {
             <ul class="pool-feeds">
                 {feed.pools.into_iter().map(|p| view! {
                     <li><span>{p.pool.clone()}</span> " "
-                        <input class="feed-url" readonly aria-label=format!("Occupancy feed of {}", p.pool) value=p.url/></li>
+                        <super::copy::CopyField id=format!("pool-feed-{}", p.pool) value=p.url
+                            label=format!("occupancy feed of {}", p.pool)/></li>
                 }).collect_view()}
             </ul>
         })}

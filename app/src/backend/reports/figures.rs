@@ -291,11 +291,15 @@ pub async fn rows(
         .collect())
 }
 
-/// The totals row: the sum of the rows, against every pool's capacity and
-/// with every pool's lent hours.
+/// The totals row: the sum of the rows as they are shown, against every
+/// pool's capacity and with every pool's lent hours. Each figure is the sum
+/// of its members' (each rounded once, in `finish`), idle hours too: taking
+/// them as "measured − busy" of the rounded sums rounded a second time and
+/// could read 0.99 beside members that add up to 1.
 pub fn total(rows: &[ReportRow], capacity: &[(Uuid, f64)], lent: &[(Uuid, f64)]) -> ReportRow {
     let sum = |f: fn(&ReportRow) -> f64| rows.iter().map(f).sum::<f64>();
-    finish(ReportRow {
+    let idle = figure(sum(|r| r.idle_booked_gpu_hours));
+    let row = finish(ReportRow {
         id: None,
         name: "All".into(),
         capacity_gpu_hours: Some(capacity.iter().map(|(_, c)| c).sum()),
@@ -310,13 +314,40 @@ pub fn total(rows: &[ReportRow], capacity: &[(Uuid, f64)], lent: &[(Uuid, f64)])
         showback_cost: sum(|r| r.showback_cost),
         simulated: rows.iter().any(|r| r.simulated),
         ..ReportRow::default()
-    })
+    });
+    ReportRow { idle_booked_gpu_hours: idle, ..row }
 }
 
 #[cfg(test)]
 mod tests {
     use crate::backend::reports::figures::*;
     use chrono::TimeZone;
+
+    #[test]
+    fn the_all_row_is_the_sum_of_its_members_as_shown() {
+        // Each member measured 1.004 h of which 0.006 busy: shown as 1 h
+        // measured, 0.01 busy, 1 idle (0.998 rounded once).
+        let member = |name: &str| {
+            finish(ReportRow {
+                name: name.into(),
+                booked_gpu_hours: 1.0625,
+                measured_gpu_hours: 1.004,
+                busy_gpu_hours: 0.006,
+                showback_cost: 3.333,
+                ..ReportRow::default()
+            })
+        };
+        let rows = [member("a"), member("b"), member("c")];
+        let all = total(&rows, &[], &[]);
+        let shown = |f: fn(&ReportRow) -> f64| figure(rows.iter().map(f).sum::<f64>());
+        assert_eq!(rows[0].idle_booked_gpu_hours, 1.0);
+        assert_eq!(all.idle_booked_gpu_hours, shown(|r| r.idle_booked_gpu_hours));
+        assert_eq!(all.idle_booked_gpu_hours, 3.0);
+        assert_eq!(all.booked_gpu_hours, shown(|r| r.booked_gpu_hours));
+        assert_eq!(all.measured_gpu_hours, shown(|r| r.measured_gpu_hours));
+        assert_eq!(all.busy_gpu_hours, shown(|r| r.busy_gpu_hours));
+        assert_eq!(all.showback_cost, shown(|r| r.showback_cost));
+    }
 
     fn at(y: i32, m: u32, d: u32, h: u32) -> DateTime<Utc> {
         Utc.with_ymd_and_hms(y, m, d, h, 0, 0).unwrap()
