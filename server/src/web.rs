@@ -123,9 +123,14 @@ fn too_large(request: &axum::http::HeaderMap) -> axum::response::Response {
         .get(axum::http::header::ACCEPT)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|accept| accept.contains("text/html"));
+    // As text (a String body is `text/plain; charset=utf-8`): bytes would be
+    // `application/octet-stream`, which a browser downloads instead of showing.
     let body = match browser_form {
-        true => axum::body::Bytes::from(message),
-        false => leptos::server_fn::error::FromServerFnError::ser(&app::rpc::RpcError::refused(message)),
+        true => message,
+        false => String::from_utf8_lossy(&leptos::server_fn::error::FromServerFnError::ser(
+            &app::rpc::RpcError::refused(message),
+        ))
+        .into_owned(),
     };
     (axum::http::StatusCode::PAYLOAD_TOO_LARGE, body).into_response()
 }

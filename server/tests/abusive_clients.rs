@@ -189,6 +189,8 @@ async fn a_server_fn_body_over_the_limit_is_413_in_words_the_page_shows() {
         };
         let response = f.app.clone().oneshot(request.body(body).unwrap()).await.unwrap();
         assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE, "announced {announced}, accept {accept:?}");
+        let shown = response.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default();
+        assert!(shown.starts_with("text/plain"), "a browser shows it, not downloads it: {shown}");
         let text = http_body_util::BodyExt::collect(response.into_body()).await.unwrap().to_bytes();
         let text = String::from_utf8_lossy(&text);
         assert!(text.starts_with(expected_start), "announced {announced}, accept {accept:?}: {text}");

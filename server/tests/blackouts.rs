@@ -125,3 +125,37 @@ async fn a_maintenance_window_that_has_already_ended_is_refused() {
     let (status, created) = f.call(Method::POST, &path, Some(&f.admin), Some(now)).await;
     assert_eq!(status, StatusCode::CREATED, "{created}");
 }
+
+/// A booking kept inside maintenance warns its owner: on its card (My
+/// bookings and its own page, in the reader's zone) and by mail, once.
+#[tokio::test]
+async fn a_booking_kept_inside_maintenance_warns_its_owner_on_the_card_and_by_mail() {
+    let f = Fixture::new().await;
+    let (_, kept) = f.book(&f.ada, GPU, 1, slot(8), slot(10)).await;
+    let (_, apart) = f.book(&f.ada, GPU, 1, slot(14), slot(16)).await;
+    let path = format!("/api/v1/pools/{}/blackouts", f.lab);
+    let body = json!({"start": slot(9), "end": slot(12), "reason": "rack move", "overlapping": "keep"});
+    assert_eq!(f.call(Method::POST, &path, Some(&f.admin), Some(body)).await.0, StatusCode::CREATED);
+
+    let ada = tokens::authenticate(&f.db, &f.ada).await.unwrap().unwrap();
+    let page = app::backend::bookings::mine::load(&f.db, &ada, "Europe/Berlin").await.unwrap();
+    let card = |id: &serde_json::Value| {
+        page.upcoming.iter().find(|c| c.booking.id.to_string() == id.as_str().unwrap()).cloned().unwrap()
+    };
+    let when = app::rules::local_time::local_window(app::model::Window { start: slot(9), end: slot(12) }, "Europe/Berlin");
+    let note = card(&kept["id"]).maintenance.expect("the kept booking's card warns");
+    assert!(note.contains(&format!("Maintenance on this pool {when} (rack move) overlaps this booking")), "{note}");
+    assert_eq!(card(&apart["id"]).maintenance, None, "a booking outside it is not warned");
+    let id: uuid::Uuid = kept["id"].as_str().unwrap().parse().unwrap();
+    let one = app::backend::bookings::mine::one(&f.db, &ada, id, "Europe/Berlin").await.unwrap();
+    assert_eq!(one.upcoming[0].maintenance.as_deref(), Some(note.as_str()), "its own page says the same");
+
+    server::notify::outbox::fan_out(&f.db, true).await.unwrap();
+    let due = server::notify::outbox::claim(&f.db, 100).await.unwrap();
+    let mails: Vec<_> = due.iter().filter(|d| d.event == "booking.maintenance" && d.channel == "email").collect();
+    assert_eq!(mails.len(), 1, "the owner, once: {due:?}");
+    assert_eq!(mails[0].booking_id, id);
+    let message = server::notify::message::render("https://berth.example.org", mails[0], false);
+    assert_eq!(message.subject, "Maintenance during your booking: lab-h100");
+    assert!(message.text.contains("(rack move) overlaps this booking. It is kept"), "{}", message.text);
+}

@@ -65,6 +65,10 @@ pub struct BookingCard {
     /// card's quick "+1 h" (labelled with the step).
     #[serde(default)]
     pub extend_by: Option<EndOption>,
+    /// Maintenance the booking was kept inside, for a booking that has not
+    /// ended: when, why, and what to do.
+    #[serde(default)]
+    pub maintenance: Option<String>,
 }
 
 /// The LocalQueue of every session when Kueue is on (`berth serve --kueue`):

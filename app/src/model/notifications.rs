@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 /// Every event, with what Settings calls it. The outbox's CHECK lists the same.
-pub const EVENTS: [(&str, &str); 11] = [
+pub const EVENTS: [(&str, &str); 12] = [
     ("booking.pending", "A booking awaits approval (admins)"),
     ("booking.approved", "My booking is approved"),
     ("booking.rejected", "My booking is rejected"),
@@ -17,6 +17,7 @@ pub const EVENTS: [(&str, &str); 11] = [
     ("booking.failed", "My booking failed"),
     ("booking.idle", "My live booking's GPUs are idle"),
     ("session.stuck", "An ended session's namespace is stuck terminating (admins)"),
+    ("booking.maintenance", "Maintenance overlaps my booking"),
     ("home.expiring", "My home or model cache is deleted in 7 days, and again 1 day before"),
 ];
 

@@ -3,6 +3,7 @@
 //! JSON. Times are in the recipient's zone (Settings; a webhook's, the
 //! pool's), named.
 
+use chrono::DateTime;
 use super::outbox::Due;
 use crate::plain_page::escape;
 use app::backend::worker::homes::{persistence_sentence, KeptUntil};
@@ -150,6 +151,22 @@ pub fn render(base: &str, due: &Due, simulated: bool) -> Message {
                 due.detail, due.detail
             ),
         ),
+        "booking.maintenance" => {
+            // The detail is "<start>|<end>|<reason>" (see `blackouts::create`).
+            let mut parts = due.detail.splitn(3, '|');
+            let instant = |text: Option<&str>| text.and_then(|t| DateTime::parse_from_rfc3339(t).ok()).map(|t| t.to_utc());
+            let (start, end) = (instant(parts.next()), instant(parts.next()));
+            let reason = parts.next().unwrap_or_default();
+            let note = match start.zip(end) {
+                Some((start, end)) => app::backend::pools::blackouts::windows::kept_inside(
+                    app::model::Window { start, end },
+                    reason,
+                    &due.time_zone,
+                ),
+                None => format!("Maintenance on this pool ({reason}) overlaps this booking."),
+            };
+            (format!("Maintenance during your booking: {}", due.pool), format!("{note}\n{what}\n\n{card}"))
+        }
         "home.expiring" => {
             let (purpose, until, retention) = expiring(due);
             let on = local(due, until).format("%a %-d %b %Y").to_string();

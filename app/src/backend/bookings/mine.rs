@@ -60,6 +60,7 @@ async fn cards(
     let mut idle = crate::backend::worker::idle_reclaim::card_notes(db, &ids, &zone).await?;
     let mut access = session_status::access_notes(db, &ids).await?;
     let kept = homes::kept_until_for(db, &ids).await?;
+    let mut maintenance = crate::backend::pools::blackouts::windows::notes(db, &ids, tz).await?;
     let next = crate::backend::worker::continuation::successors(db, &ids).await?;
     let mut apart = crate::backend::worker::continuation::cannot_continue(db, &ids).await?;
     let mut rejected = bookings::events::last_reasons(db, &ids, BookingState::Rejected).await?;
@@ -142,7 +143,10 @@ async fn cards(
                 )
             })
             .or_else(|| apart.remove(&booking.id));
+        let maintenance =
+            maintenance.remove(&booking.id).filter(|_| booking.state.holds_capacity() && booking.end > now);
         let card = BookingCard {
+            maintenance,
             continues_into,
             persistence,
             home_note,

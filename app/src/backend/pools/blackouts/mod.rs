@@ -117,6 +117,21 @@ pub async fn create(
     .fetch_one(&mut *tx)
     .await?;
     let mut changes = Vec::new();
+    if choice == OnOverlap::Keep && !overlapping.is_empty() {
+        // Their owners hear of it (`booking.maintenance`); the detail holds
+        // the window for the mail to write in each reader's zone.
+        let ids: Vec<Uuid> = overlapping.iter().map(|b| b.id).collect();
+        sqlx::query(
+            "INSERT INTO notification (event, booking_id, dedupe, detail)
+             SELECT 'booking.maintenance', b, 'maintenance:' || $1::text || ':' || b::text, $3 FROM unnest($2::uuid[]) b
+             ON CONFLICT (dedupe) DO NOTHING",
+        )
+        .bind(id)
+        .bind(&ids)
+        .bind(format!("{}|{}|{reason}", new.start.to_rfc3339(), new.end.to_rfc3339()))
+        .execute(&mut *tx)
+        .await?;
+    }
     if choice == OnOverlap::Cancel {
         let why = format!("maintenance: {reason}");
         for booking in &overlapping {
