@@ -49,6 +49,13 @@ test('a daily series: the preview says which occurrences fit, the fitting ones a
     // Once booked, the page says what was booked, not "Nothing is booked until you do".
     await expect(page.locator('#series-plan')).toHaveCount(0);
     await expect(page.getByText('Nothing is booked until you do')).toHaveCount(0);
+    // Previewed again, the two booked are shown as already yours, not offered again.
+    await page.getByRole('button', { name: 'Preview occurrences' }).click();
+    await expect(rows).toHaveCount(3);
+    await expect(rows.nth(0)).toHaveClass(/held/);
+    await expect(rows.nth(0)).toContainText('already yours');
+    await expect(rows.nth(2)).toHaveClass(/held/);
+    await expect(page.locator('#series-plan')).toContainText('Every occurrence that fits is already yours.');
 
     // An end before the start is refused, not read as the next morning.
     await page.getByLabel('From').fill('10:00');

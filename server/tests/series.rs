@@ -227,3 +227,25 @@ async fn series_racing_single_bookings_never_overbook_and_each_series_is_all_or_
         .unwrap();
     assert_eq!(stray, 0, "a refused series leaves no occurrence behind");
 }
+
+/// Previewed again once booked, a series shows its occurrences as already
+/// the booker's; "book every occurrence that fits" then books none twice.
+#[tokio::test]
+async fn previewing_a_booked_series_again_shows_what_is_already_held() {
+    let f = Fixture::new().await;
+    let body = daily(&f, 8, 10, 3, 1);
+    let (status, booked) = f.call(Method::POST, "/api/v1/series", Some(&f.ada), Some(body.clone())).await;
+    assert_eq!(status, 201, "{booked}");
+    let (status, plan) = f.call(Method::POST, "/api/v1/series/preview", Some(&f.ada), Some(body.clone())).await;
+    assert_eq!(status, 200, "{plan}");
+    let occurrences = plan["occurrences"].as_array().unwrap();
+    assert_eq!(occurrences.len(), 3);
+    assert!(occurrences.iter().all(|o| o["held"] == true && o["fits"] == false), "{plan}");
+    // Someone else previewing the same plan holds none of it.
+    let (_, theirs) = f.call(Method::POST, "/api/v1/series/preview", Some(&f.bob), Some(body.clone())).await;
+    assert!(theirs["occurrences"].as_array().unwrap().iter().all(|o| o["held"] == false), "{theirs}");
+    let before = bookings_of(&f, "ada@a.test").await;
+    let (status, again) = f.call(Method::POST, "/api/v1/series", Some(&f.ada), Some(body)).await;
+    assert_eq!(status, 409, "nothing left to book: {again}");
+    assert_eq!(bookings_of(&f, "ada@a.test").await, before, "none booked twice");
+}

@@ -54,6 +54,10 @@ pub struct Occurrence {
     /// Why it would be refused, as a single booking's refusal says it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refusal: Option<String>,
+    /// The booker already holds a booking of this pool and kind over it
+    /// (booked earlier, say from this same series): not offered again.
+    #[serde(default)]
+    pub held: bool,
 }
 
 /// What a series would book, written nowhere.
@@ -94,4 +98,7 @@ pub struct OccurrenceLine {
     pub when: String,
     pub fits: bool,
     pub refusal: Option<String>,
+    /// Already the booker's (see `Occurrence::held`).
+    #[serde(default)]
+    pub held: bool,
 }

@@ -188,22 +188,26 @@ fn SeriesForm(pools: Vec<Pool>, tz: String, preview: ServerAction<PreviewSeries>
 fn Plan(plan: SeriesPreview, book: ServerAction<BookSeries>) -> impl IntoView {
     let fitting: Vec<String> = plan.lines.iter().filter(|l| l.fits).map(|l| l.start.to_rfc3339()).collect();
     let count = fitting.len();
+    let held = plan.lines.iter().filter(|l| l.held).count();
     view! {
         <section class="series-plan" id="series-plan">
             <h2>"Occurrences: " {plan.rule.clone()}</h2>
             <table class="occurrences">
                 <thead><tr><th scope="col">"When"</th><th scope="col">"Verdict"</th></tr></thead>
                 <tbody>
-                    {plan.lines.into_iter().map(|line| view! {
-                        <tr class=if line.fits { "occurrence fits" } else { "occurrence refused" }>
-                            <td>{line.when}</td>
-                            <td>{if line.fits { "fits".to_string() } else { format!("refused: {}", line.refusal.unwrap_or_default()) }}</td>
-                        </tr>
+                    {plan.lines.into_iter().map(|line| {
+                        let (class, verdict) = match (line.held, line.fits) {
+                            (true, _) => ("occurrence held", "already yours".to_string()),
+                            (false, true) => ("occurrence fits", "fits".to_string()),
+                            (false, false) => ("occurrence refused", format!("refused: {}", line.refusal.unwrap_or_default())),
+                        };
+                        view! { <tr class=class><td>{line.when}</td><td>{verdict}</td></tr> }
                     }).collect_view()}
                 </tbody>
             </table>
             {if count == 0 {
-                view! { <p class="muted">"No occurrence fits; change the window or the days."</p> }.into_any()
+                let none = if held > 0 { "Every occurrence that fits is already yours." } else { "No occurrence fits; change the window or the days." };
+                view! { <p class="muted">{none}</p> }.into_any()
             } else {
                 view! {
                     <ActionForm action=book attr:class="inline">

@@ -123,7 +123,7 @@ fn verdict(window: Window, outcome: Outcome) -> (Occurrence, Option<Booking>) {
             (None, Some(full.public_message()))
         }
     };
-    let occurrence = Occurrence { start: window.start, end: window.end, fits: booked.is_some(), refusal };
+    let occurrence = Occurrence { start: window.start, end: window.end, fits: booked.is_some(), refusal, held: false };
     (occurrence, booked)
 }
 
@@ -137,11 +137,42 @@ pub async fn preview(db: &PgPool, principal: &Principal, new: &NewSeries) -> Ser
     let refs: Vec<&Request> = requests.iter().collect();
     let mut tx = db.begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY").await?;
     let judged = judge(&mut tx, &refs).await?;
+    let held = held(&mut tx, principal, new, &planned.windows).await?;
     tx.rollback().await?;
-    let occurrences = (planned.windows.iter().zip(judged))
-        .map(|(w, judged)| Occurrence { start: w.start, end: w.end, fits: judged.is_ok(), refusal: judged.err() })
+    let occurrences = (planned.windows.iter().zip(judged).zip(held))
+        .map(|((w, judged), held)| match held {
+            true => Occurrence { start: w.start, end: w.end, fits: false, refusal: None, held },
+            false => Occurrence { start: w.start, end: w.end, fits: judged.is_ok(), refusal: judged.err(), held },
+        })
         .collect();
     Ok(SeriesPlan { rule: planned.rule, time_zone: planned.tz.name().to_string(), occurrences })
+}
+
+/// For each of `windows`, whether the principal already holds a booking of
+/// the series' pool and kind over it: previewing a series again shows what
+/// is already theirs, and booking "every occurrence that fits" skips it.
+async fn held(
+    conn: &mut sqlx::PgConnection,
+    principal: &Principal,
+    new: &NewSeries,
+    windows: &[Window],
+) -> ServiceResult<Vec<bool>> {
+    let starts: Vec<_> = windows.iter().map(|w| w.start).collect();
+    let ends: Vec<_> = windows.iter().map(|w| w.end).collect();
+    Ok(sqlx::query_scalar(
+        "SELECT EXISTS (SELECT 1 FROM booking b
+                        WHERE b.user_id = $1 AND b.pool_id = $2 AND b.kind = $3 AND b.extends_id IS NULL
+                          AND b.state IN ('pending', 'approved', 'active')
+                          AND b.starts_at < w.ends_at AND b.ends_at > w.starts_at)
+         FROM unnest($4::timestamptz[], $5::timestamptz[]) WITH ORDINALITY AS w(starts_at, ends_at, n) ORDER BY n",
+    )
+    .bind(principal.user_id)
+    .bind(new.pool_id)
+    .bind(&new.kind)
+    .bind(&starts)
+    .bind(&ends)
+    .fetch_all(conn)
+    .await?)
 }
 
 /// Books the chosen occurrences, all or none (a `409` lists those that no
@@ -149,7 +180,12 @@ pub async fn preview(db: &PgPool, principal: &Principal, new: &NewSeries) -> Ser
 pub async fn book(db: &PgPool, principal: &Principal, new: &NewSeries) -> ServiceResult<BookedSeries> {
     let planned = plan(db, principal, new).await?;
     let windows: Vec<Window> = match &new.occurrences {
-        None => planned.windows.clone(),
+        // Every occurrence that fits, less those already the booker's.
+        None => {
+            let mut conn = db.acquire().await?;
+            let held = held(&mut conn, principal, new, &planned.windows).await?;
+            planned.windows.iter().zip(held).filter(|(_, held)| !held).map(|(w, _)| *w).collect()
+        }
         Some(chosen) if chosen.is_empty() => {
             return Err(FieldError::new("occurrences", "choose at least one occurrence").into());
         }

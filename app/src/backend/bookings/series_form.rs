@@ -80,6 +80,7 @@ pub async fn preview(db: &PgPool, principal: &Principal, form: &SeriesForm) -> S
             when: local_window(Window { start: o.start, end: o.end }, &form.tz),
             fits: o.fits,
             refusal: o.refusal,
+            held: o.held,
         })
         .collect();
     Ok(SeriesPreview { rule: plan.rule, lines, form: Vec::new() })
