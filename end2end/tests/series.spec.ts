@@ -132,3 +132,31 @@ test('a series booked in Europe/Berlin keeps its wall-clock time across the spri
     await context.close();
   }
 });
+
+// Each of the recurring form's labels sits over its field, at both widths
+// (they once ran together on one line).
+for (const width of [1440, 390]) {
+  test(`at ${width} px the recurring form's labels and fields do not run together`, async ({ browser }) => {
+    const page = await (await browser.newContext({ timezoneId: 'Europe/Berlin', viewport: { width, height: 900 } })).newPage();
+    const errors = collectErrors(page);
+    await signIn(page, 'ada');
+    await page.goto('/series');
+    await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
+    const labels = page.locator('.series-form > label');
+    expect(await labels.count()).toBeGreaterThanOrEqual(6);
+    for (const label of await labels.all()) {
+      const [text, field] = await label.evaluate((el) => {
+        const control = el.querySelector('input, select')!;
+        const range = document.createRange();
+        range.selectNodeContents(el.firstChild!);
+        const words = range.getBoundingClientRect();
+        const box = control.getBoundingClientRect();
+        return [{ bottom: words.bottom, right: words.right }, { top: box.top, left: box.left, right: box.right }];
+      });
+      expect(field.top, await label.innerText()).toBeGreaterThanOrEqual(text.bottom - 1);
+      expect(field.right).toBeLessThanOrEqual(width);
+    }
+    expect(errors).toEqual([]);
+    await page.context().close();
+  });
+}

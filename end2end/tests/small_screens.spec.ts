@@ -66,3 +66,50 @@ test("the admin's navigation is one line at 1440 px", async ({ browser }) => {
   expect(Math.max(...middles) - Math.min(...middles), `middles ${middles}`).toBeLessThan(8);
   await context.close();
 });
+
+// On a phone, My bookings is a compact list (each booking's steps, sharing
+// and actions on its own page), and Approvals shows each request's pool,
+// window and busiest moment on screen, not in columns off to the side.
+test('on a phone My bookings is a compact list and Approvals shows pool, window and peak', async ({ browser }) => {
+  const phone = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, timezoneId: 'Europe/Berlin' };
+  const ada = await (await browser.newContext(phone)).newPage();
+  await signIn(ada, 'ada');
+  const origin = { Origin: new URL(ada.url()).origin };
+  const root = await (await browser.newContext(phone)).newPage();
+  await signIn(root, 'root');
+  const pool = await (await root.request.post('/api/v1/pools', { headers: { Origin: origin.Origin },
+    data: { name: `phone-${Date.now()}`, requires_approval: true, kinds: [{ kind: 'nvidia.com/gpu', capacity: 1 }] } })).json();
+  const start = new Date(Math.ceil(Date.now() / 3_600_000) * 3_600_000 + 50 * 3_600_000);
+  for (const [id, hours] of [[pool.id, 2], [null, 1]] as const) {
+    const lab = (await (await ada.request.get('/api/v1/pools')).json()).find((p: { name: string }) => p.name === 'lab-h100');
+    const made = await ada.request.post('/api/v1/bookings', { headers: origin, data: { pool_id: id ?? lab.id,
+      kind: id ? 'nvidia.com/gpu' : 'nvidia.com/mig-1g.24gb', quantity: 1, mode: 'interactive',
+      start: start.toISOString(), end: new Date(start.getTime() + hours * 3_600_000).toISOString() } });
+    expect(made.status(), await made.text()).toBe(201);
+  }
+
+  await ada.goto('/bookings');
+  await expect(ada.locator('main[data-hydrated="true"]')).toBeAttached();
+  const card = ada.locator('.cards.compact article.booking-card').first();
+  await expect(card.locator('.card-open')).toBeVisible();
+  await expect(card.locator('.card-actions')).toBeHidden();
+  await card.locator('.card-open').click();
+  await expect(ada).toHaveURL(/\/bookings\/[0-9a-f-]{36}$/);
+  await expect(ada.locator('article.booking-card .card-actions')).toBeVisible();
+  await expect(ada.locator('article.booking-card .card-open')).toBeHidden();
+
+  await root.goto('/admin/approvals');
+  await expect(root.locator('main[data-hydrated="true"]')).toBeAttached();
+  const request = root.locator('#approval-list tbody tr', { hasText: pool.name });
+  for (const label of ['Pool', 'Window', 'Busiest moment']) {
+    const cell = request.locator(`td[data-label^="${label}"]`);
+    await expect(cell).toBeInViewport({ ratio: 0.5 });
+    const box = (await cell.boundingBox())!;
+    expect(box.x + box.width, label).toBeLessThanOrEqual(390);
+  }
+  await expect(request.locator('td[data-label="Pool"]')).toContainText(pool.name);
+  await expect(request.locator('td[data-label^="Busiest moment"]')).toContainText('with this request');
+  await root.request.delete(`/api/v1/pools/${pool.id}`, { headers: origin }).catch(() => undefined);
+  await ada.context().close();
+  await root.context().close();
+});

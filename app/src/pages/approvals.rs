@@ -106,7 +106,7 @@ fn Queue(list: Vec<PendingApproval>, decide: ServerAction<Decide>, clock: crate:
     let tz = clock.tz.clone();
     view! {
         <ActionForm action=decide attr:id="approval-form">
-            <table class="bookings" id="approval-list">
+            <table class="bookings stacked" id="approval-list">
                 <thead><tr>
                     <th>"Choose"</th><th>"Requester"</th><th>"Tenant"</th><th>"Pool · kind × units"</th>
                     <th>"Window (" {tz} ")"</th><th>"Busiest moment of its kind"</th>
@@ -122,14 +122,14 @@ fn Queue(list: Vec<PendingApproval>, decide: ServerAction<Decide>, clock: crate:
                         view! {
                             <tr>
                                 <td><input type="checkbox" name="ids[]" value=p.id.to_string() aria-label=format!("Choose {label}")/></td>
-                                <td>{p.user_name.clone()} <br/> <span class="muted">{p.user_email.clone()}</span></td>
-                                <td><code>{p.tenant.clone()}</code></td>
-                                <td>{p.pool.clone()} " · " {short_kind(&p.kind)} " × " {p.quantity} <br/>
+                                <td data-label="Requester">{p.user_name.clone()} <br/> <span class="muted">{p.user_email.clone()}</span></td>
+                                <td data-label="Tenant"><code>{p.tenant.clone()}</code></td>
+                                <td data-label="Pool">{p.pool.clone()} " · " {short_kind(&p.kind)} " × " {p.quantity} <br/>
                                     <span class="muted">{what}</span>
                                     {(!p.note.is_empty()).then(|| view! { <br/> <span class="muted">"“" {p.note.clone()} "”"</span> })}</td>
-                                <td>{clock.when(p.start)} <br/> "to " {clock.when(p.end)} <br/>
+                                <td data-label=format!("Window ({})", clock.tz)>{clock.when(p.start)} <br/> "to " {clock.when(p.end)} <br/>
                                     <span class="muted">"asked " {clock.when(p.requested_at)}</span></td>
-                                <td class=if over { "refused" } else { "" }>
+                                <td class=if over { "refused" } else { "" } data-label="Busiest moment">
                                     {p.peak_without} " of " {p.capacity} " booked; " {p.peak_with} " with this request"
                                 </td>
                             </tr>

@@ -262,7 +262,7 @@ fn Sections(page: MyBookings, actions: Actions) -> impl IntoView {
                 {if cards.is_empty() {
                     view! { <p class="empty">{empty}</p> }.into_any()
                 } else {
-                    view! { <div class="cards">{cards.into_iter().map(|card| view! { <Card card now actions simulated me=me.clone() asked=None/> }).collect_view()}</div> }.into_any()
+                    view! { <div class="cards compact">{cards.into_iter().map(|card| view! { <Card card now actions simulated me=me.clone() asked=None/> }).collect_view()}</div> }.into_any()
                 }}
             </section>
         }
@@ -377,10 +377,14 @@ fn Card(
             {card.maintenance.clone().map(|text| view! { <p class="maintenance-note warning" role="note">{text}</p> })}
             {card.series_rule.clone().map(|rule| view! { <p class="series">"Repeats " {rule} "."</p> })}
             <p class="workspace muted">{workspace}</p>
+            {open}
+            // In the list on a phone, this opens the booking's page, where
+            // what follows (its steps, sharing and actions) is shown instead.
+            <a class="card-open" href=format!("/bookings/{id}")>"Details and actions ›"</a>
+            <div class="card-more">
             {card.continues_into.clone().map(|text| view! { <p class="continues-into">{text}</p> })}
             {card.persistence.clone().map(|text| view! { <p class="persistence">{text}</p> })}
             {steps}
-            {open}
             {card.batch_queue.clone().filter(|_| live).map(|queue| view! {
                 <p class="batch-queue">"Batch Jobs run on what you booked: label them "
                     <code>{format!("kueue.x-k8s.io/queue-name: {queue}")}</code>
@@ -440,6 +444,7 @@ fn Card(
                         <button class="button secondary" type="submit">"Extend"</button>
                     </ActionForm>
                 })}
+            </div>
             </div>
         </article>
     }

@@ -1,6 +1,6 @@
 //! Settings' time zone: the zone pages, mails, the calendar feed and the CLI
-//! write times in. Until chosen, the one the browser reports first is kept
-//! (see `remember_zone`) and shown here.
+//! write times in. Until chosen, pages follow the browser, and the rest the
+//! zone the browser reported first (see `remember_zone`), shown here.
 
 use crate::model::{ActionNotice, ZoneChoice};
 use crate::rpc::RpcError;
@@ -36,7 +36,8 @@ pub fn TimeZoneSection() -> impl IntoView {
         <section class="panel" aria-labelledby="time-zone-title">
             <h2 id="time-zone-title">"Time zone"</h2>
             <p class="muted">"Pages, mails, your calendar feed and the command-line client write times in "
-                "this zone, and name it. Until you choose one, it is the zone your browser reported first."</p>
+                "this zone, and name it. Until you choose one, pages follow your browser's zone and the rest "
+                "the zone your browser reported first."</p>
             {move || super::notice::notice_view(save.value().get(), from_query.get())}
             <Transition fallback=|| view! { <p class="loading">"Loading your time zone…"</p> }>
                 {move || choice.get().map(|result| match result {

@@ -160,9 +160,9 @@ pub const OUTCOME_KEYS: [&str; 22] = [
 ];
 
 /// The zone a page writes times in: the one it asked for (`?tz=`, or the
-/// browser's on the visit that first learns it), else the reader's own
-/// (Settings: chosen, or the one their browser first reported), else the
-/// one this browser reported earlier (cookie), else UTC ("").
+/// browser's on the visit that first learns it), else the one the reader
+/// chose in Settings, else the one this browser reported earlier (cookie),
+/// else UTC ("").
 pub async fn reader_zone(tz: String) -> String {
     if !tz.is_empty() {
         return tz;
@@ -173,8 +173,8 @@ pub async fn reader_zone(tz: String) -> String {
     zone_cookie().unwrap_or_default()
 }
 
-/// The signed-in reader's zone from Settings, if they have one.
+/// The zone the signed-in reader chose in Settings, if they did.
 pub async fn own_zone() -> Option<String> {
     let (Some(principal), ctx) = super::visitor().ok()? else { return None };
-    crate::backend::accounts::time_zone::of(&ctx.db, &principal).await.ok().flatten()
+    crate::backend::accounts::time_zone::chosen(&ctx.db, &principal).await.ok().flatten()
 }

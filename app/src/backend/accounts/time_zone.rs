@@ -24,10 +24,20 @@ pub async fn of(db: &PgPool, principal: &Principal) -> ServiceResult<Option<Stri
         .flatten())
 }
 
+/// The principal's zone when they chose it in Settings (pages then use it
+/// whatever the browser's); `None` when never chosen, only learnt.
+pub async fn chosen(db: &PgPool, principal: &Principal) -> ServiceResult<Option<String>> {
+    Ok(sqlx::query_scalar("SELECT time_zone FROM app_user WHERE id = $1 AND time_zone_chosen")
+        .bind(principal.user_id)
+        .fetch_optional(db)
+        .await?
+        .flatten())
+}
+
 /// Chooses the principal's zone.
 pub async fn choose(db: &PgPool, principal: &Principal, zone: &str) -> ServiceResult<String> {
     let zone = checked("time_zone", zone)?;
-    sqlx::query("UPDATE app_user SET time_zone = $2 WHERE id = $1")
+    sqlx::query("UPDATE app_user SET time_zone = $2, time_zone_chosen = true WHERE id = $1")
         .bind(principal.user_id)
         .bind(&zone)
         .execute(db)
