@@ -124,3 +124,31 @@ test('a user has no Reports link and is refused the report', async ({ browser })
   await expect(page.getByRole('heading', { level: 1 })).toHaveText('Not for your role');
   await expect(page.locator('#forbidden')).toContainText('This page is for managers and admins.');
 });
+
+// Tokenomics' presets name the hardware they assume and follow the pool's
+// GPU: on a 48 GB L40S the 8B model is scaled by memory bandwidth and the
+// 70B FP8 one is said not to fit, with and without JavaScript.
+for (const js of [true, false]) {
+  test(`the presets follow the pool's GPU and say when a model does not fit it ${js ? 'hydrated' : 'without JavaScript'}`, async ({ browser }) => {
+    const root = await as(browser, 'root', true);
+    const origin = { Origin: new URL(root.url()).origin };
+    const made = await root.request.post('/api/v1/pools', { headers: origin, data: {
+      name: `l40s-${js ? 'js' : 'nojs'}-${Date.now()}`, gpu_model: 'NVIDIA L40S', kinds: [{ kind: 'nvidia.com/gpu', capacity: 4 }] } });
+    expect(made.status(), await made.text()).toBe(201);
+    const pool = await made.json();
+    const page = await as(browser, 'mia', js);
+    const errors = collectErrors(page);
+    await page.goto(`/reports/tokenomics?pool=${pool.id}`);
+    if (js) await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
+    await expect(page.locator('#tk-hardware')).toContainText("Presets assume this pool's GPU, L40S 48 GB (NVIDIA L40S): 48 GB at 0.864 TB/s.");
+    await expect(page.locator('#tk-hardware')).toContainText('does not fit one L40S 48 GB: its weights alone are 70 GB');
+    await expect(page.locator('#tk-preset option[value="llama-3.1-8b"]')).toHaveText('Llama 3.1 8B Instruct BF16 (8B class) — 2068 tokens/s');
+    const large = page.locator('#tk-preset option[value="llama-3.3-70b"]');
+    await expect(large).toHaveText("Llama 3.3 70B Instruct FP8 (70B class) — does not fit this pool's GPU");
+    await expect(large).toBeDisabled();
+    await expect(page.locator('#tk-tokens_per_second')).toHaveValue('2068');
+    expect(errors).toEqual([]);
+    await page.context().close();
+    await root.context().close();
+  });
+}

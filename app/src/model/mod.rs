@@ -22,6 +22,7 @@ mod series;
 mod session;
 mod site;
 mod tenant;
+mod gpu_presets;
 mod tokenomics;
 mod units;
 mod waitlist;
@@ -68,8 +69,9 @@ pub use tenant::{
     NewTenant, QuotaEntry, QuotaLimit, QuotaTarget, QuotaUsage, Tenant, TenantPatch, TenantQuota, TenantUsage,
     TenantsPage,
 };
+pub use gpu_presets::{gpu_of, preset, GpuSpec, PresetOnGpu, ThroughputPreset, GPUS, PRESETS, REFERENCE_GPU};
 pub use tokenomics::{
-    preset, CostModel, CostModelForm, MeasuredUtilization, ThroughputPreset, TokenomicsInputs, TokenomicsView, PRESETS,
+    CostModel, CostModelForm, MeasuredUtilization, TokenomicsInputs, TokenomicsView,
 };
 pub use units::{currency_code, figure, figure_text, DEFAULT_CURRENCY, GPU_HOURS};
 pub use waitlist::{WaitlistEntry, WaitlistLine, WaitlistState};

@@ -45,8 +45,8 @@ impl Default for CostModel {
             electricity_per_kwh: 0.083,
             maintenance_pct_per_year: 10.0,
             rent_per_gpu_hour: None,
-            preset: PRESETS[0].id.to_string(),
-            tokens_per_second: PRESETS[0].tokens_per_second,
+            preset: super::PRESETS[0].id.to_string(),
+            tokens_per_second: super::PRESETS[0].tokens_per_second,
             utilization: None,
             price_per_million_tokens: Some(0.10),
             tokens_per_day: None,
@@ -156,12 +156,16 @@ impl From<&CostModel> for CostModelForm {
 
 impl CostModelForm {
     /// The typed model, or the first field that is not a number. An empty
-    /// throughput takes the chosen preset's (so a script-less form can pick
-    /// a preset); ranges are checked by `rules::tokenomics::validate`.
-    pub fn parse(&self) -> Result<CostModel, FieldError> {
-        let chosen = preset(self.preset.trim());
+    /// throughput takes the chosen preset's on the pool's `gpu` (so a
+    /// script-less form can pick a preset), refused when the model does not
+    /// fit that GPU; ranges are checked by `rules::tokenomics::validate`.
+    pub fn parse(&self, gpu: Option<&super::GpuSpec>) -> Result<CostModel, FieldError> {
+        let chosen = super::preset(self.preset.trim());
         let tokens_per_second = match (self.tokens_per_second.trim(), chosen) {
-            ("", Some(p)) => p.tokens_per_second,
+            ("", Some(p)) => {
+                let on = p.on(gpu);
+                on.tokens_per_second.ok_or_else(|| FieldError::new("preset", format!("{} {}", p.label, on.note)))?
+            }
             (typed, _) => number("tokens_per_second", typed)?,
         };
         Ok(CostModel {
@@ -212,6 +216,10 @@ pub struct TokenomicsView {
     /// The ISO 4217 code the model's amounts are in (the site's).
     #[serde(default)]
     pub currency: String,
+    /// The pool's GPU model as its admin wrote it ("NVIDIA L40S"); the
+    /// presets are given on the GPU it names (`gpu_of`).
+    #[serde(default)]
+    pub gpu_model: String,
 }
 
 /// The inputs, as the API body names them; optional ones may be absent.
@@ -241,36 +249,3 @@ pub struct TokenomicsInputs {
     pub gpus_available: Option<f64>,
 }
 
-/// A published throughput for a model class, as a starting point to edit.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ThroughputPreset {
-    pub id: &'static str,
-    pub label: &'static str,
-    /// Output tokens per second per GPU.
-    pub tokens_per_second: f64,
-    pub source: &'static str,
-}
-
-/// NVIDIA's published NIM (vLLM/TensorRT-LLM based) serving figures; per GPU
-/// where the run used several.
-pub const PRESETS: &[ThroughputPreset] = &[
-    ThroughputPreset {
-        id: "llama-3.1-8b",
-        label: "Llama 3.1 8B Instruct (8B class)",
-        tokens_per_second: 8_018.0,
-        source: "NVIDIA NIM for LLMs benchmarking, Performance: Llama-3.1-8b-instruct, NIM 1.8.0, concurrency 50 \
-                 (https://docs.nvidia.com/nim/benchmarking/llm/1.0.0/performance)",
-    },
-    ThroughputPreset {
-        id: "llama-3.3-70b",
-        label: "Llama 3.3 70B Instruct FP8 (70B class)",
-        tokens_per_second: 458.0,
-        source: "NVIDIA NIM for LLMs benchmarking, Performance: Llama-3.3-70b-instruct, NIM 1.8.0, 2 × H100 80GB \
-                 FP8 TP2, 5 000 in / 500 out, concurrency 100: 917 tokens/s, i.e. 458 per GPU \
-                 (https://docs.nvidia.com/nim/benchmarking/llm/1.0.0/performance)",
-    },
-];
-
-pub fn preset(id: &str) -> Option<&'static ThroughputPreset> {
-    PRESETS.iter().find(|p| p.id == id)
-}

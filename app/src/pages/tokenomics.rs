@@ -20,7 +20,9 @@ pub async fn load_tokenomics(pool: Option<Uuid>) -> Result<TokenomicsView, RpcEr
 #[server(prefix = "/rpc", endpoint = "reports/tokenomics/save", output = crate::codec::JsonText)]
 pub async fn save_tokenomics(pool_id: Uuid, form: CostModelForm) -> Result<ActionNotice, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
-    let saved = match form.parse() {
+    crate::backend::reports::tokenomics::require_reader(&principal)?;
+    let gpu_model = crate::backend::reports::tokenomics::gpu_model(&ctx.db, pool_id).await?;
+    let saved = match form.parse(crate::model::gpu_of(&gpu_model)) {
         Ok(model) => crate::backend::reports::tokenomics::save(&ctx.db, &principal, pool_id, model).await,
         Err(field) => Err(field.into()),
     };
@@ -56,11 +58,12 @@ fn CostModelView(
     save: ServerAction<SaveTokenomics>,
     clock: crate::model::Clock,
 ) -> impl IntoView {
-    let TokenomicsView { pools, pool_id, pool_name, model, gpus_available, measured, updated, currency } = view;
+    let TokenomicsView { pools, pool_id, pool_name, model, gpus_available, measured, updated, currency, gpu_model } = view;
+    let gpu = crate::model::gpu_of(&gpu_model);
     let form = RwSignal::new(CostModelForm::from(&model));
     let measured_value = measured.value;
     let result = Memo::new(move |_| {
-        form.with(|f| f.parse()).and_then(|m| evaluate(&m.inputs(measured_value, gpus_available))).map_err(|e| {
+        form.with(|f| f.parse(gpu)).and_then(|m| evaluate(&m.inputs(measured_value, gpus_available))).map_err(|e| {
             if e.field == "utilization" {
                 "utilization_pct: must be between 0 and 100 %".to_string()
             } else {
@@ -121,18 +124,32 @@ fn CostModelView(
                         <select name="form[preset]" id="tk-preset" on:change=move |ev| {
                             let id = event_target_value(&ev);
                             form.update(|f| {
-                                if let Some(p) = crate::rules::tokenomics::preset(&id) {
-                                    f.tokens_per_second = p.tokens_per_second.to_string();
+                                if let Some(tokens) = crate::rules::tokenomics::preset(&id).and_then(|p| p.on(gpu).tokens_per_second) {
+                                    f.tokens_per_second = tokens.to_string();
                                 }
                                 f.preset = id;
                             });
                         }>
                             <option value="" selected=model.preset.is_empty()>"Typed in"</option>
-                            {PRESETS.iter().map(|p| view! {
-                                <option value=p.id selected=model.preset == p.id>{format!("{} — {} tokens/s", p.label, p.tokens_per_second)}</option>
+                            {PRESETS.iter().map(|p| {
+                                let on = p.on(gpu);
+                                // A model that does not fit the pool's GPU is listed, not offered.
+                                let text = match on.tokens_per_second {
+                                    Some(tokens) => format!("{} — {tokens} tokens/s", p.label),
+                                    None => format!("{} — does not fit this pool's GPU", p.label),
+                                };
+                                view! { <option value=p.id selected=model.preset == p.id disabled=on.tokens_per_second.is_none()>{text}</option> }
                             }).collect_view()}
                         </select>
                     </label>
+                    <div class="muted" id="tk-hardware">
+                        <p>{match gpu {
+                            Some(g) => format!("Presets assume this pool's GPU, {} ({gpu_model}): {:.0} GB at {} TB/s.", g.name, g.memory_gb, g.bandwidth_tb_s),
+                            None => format!("This pool's GPU model ({}) is not one the presets know: they give the figures as measured on {}.",
+                                if gpu_model.trim().is_empty() { "not named" } else { gpu_model.as_str() }, crate::model::REFERENCE_GPU.name),
+                        }}</p>
+                        <ul>{PRESETS.iter().map(|p| view! { <li>{p.label} ": " {p.on(gpu).note}</li> }).collect_view()}</ul>
+                    </div>
                     // Hydrated, the preset fills the field; without JavaScript an empty field takes the preset's figure.
                     <label>"Output tokens/s per GPU"
                         <input name="form[tokens_per_second]" id="tk-tokens_per_second" inputmode="decimal"
@@ -149,7 +166,10 @@ fn CostModelView(
             <Results result/>
             <details class="muted">
                 <summary>"Sources of the presets"</summary>
-                <ul>{PRESETS.iter().map(|p| view! { <li>{p.label} ": " {p.source}</li> }).collect_view()}</ul>
+                <ul>
+                    {PRESETS.iter().map(|p| view! { <li>{p.label} ": " {p.source}</li> }).collect_view()}
+                    {crate::model::GPUS.iter().map(|g| view! { <li>{g.name} ": " {g.source}</li> }).collect_view()}
+                </ul>
             </details>
         </section>
     }

@@ -73,12 +73,13 @@ pub async fn view(
     currency: &str,
 ) -> ServiceResult<TokenomicsView> {
     require_reader(principal)?;
-    let pools: Vec<(Uuid, String)> =
-        sqlx::query_as("SELECT id, name FROM pool ORDER BY retired_at IS NOT NULL, name").fetch_all(db).await?;
-    let (pool_id, pool_name) = match pool {
-        Some(id) => pools.iter().find(|(p, _)| *p == id).cloned().ok_or(ServiceError::NotFound("pool"))?,
-        None => pools.first().cloned().ok_or(ServiceError::NotFound("pool"))?,
+    let listed: Vec<(Uuid, String, String)> =
+        sqlx::query_as("SELECT id, name, gpu_model FROM pool ORDER BY retired_at IS NOT NULL, name").fetch_all(db).await?;
+    let (pool_id, pool_name, gpu_model) = match pool {
+        Some(id) => listed.iter().find(|(p, _, _)| *p == id).cloned().ok_or(ServiceError::NotFound("pool"))?,
+        None => listed.first().cloned().ok_or(ServiceError::NotFound("pool"))?,
     };
+    let pools = listed.into_iter().map(|(id, name, _)| (id, name)).collect();
     let stored: Option<(sqlx::types::Json<CostModel>, chrono::DateTime<chrono::Utc>, Option<String>)> = sqlx::query_as(
         "SELECT m.model, m.updated_at, u.name FROM pool_cost_model m LEFT JOIN app_user u ON u.id = m.updated_by
          WHERE m.pool_id = $1",
@@ -89,11 +90,26 @@ pub async fn view(
     let (measured, gpus_available) = measured_utilization(db, pool_id).await?;
     let (model, updated) = match stored {
         Some((model, at, by)) => (model.0, Some((at, by.unwrap_or_else(|| "a removed user".into())))),
-        None => (CostModel::default(), None),
+        // The 8B preset on the pool's own GPU, as the form's list offers it.
+        None => {
+            let first = &crate::model::PRESETS[0];
+            let tokens = first.on(crate::model::gpu_of(&gpu_model)).tokens_per_second;
+            let default = CostModel::default();
+            (CostModel { tokens_per_second: tokens.unwrap_or(default.tokens_per_second), ..default }, None)
+        }
     };
     let gpus_available = crate::model::figure(gpus_available);
     let currency = currency.to_string();
-    Ok(TokenomicsView { pools, pool_id, pool_name, model, gpus_available, measured, updated, currency })
+    Ok(TokenomicsView { pools, pool_id, pool_name, model, gpus_available, measured, updated, currency, gpu_model })
+}
+
+/// The GPU model a pool's admin wrote, for its presets (`model::gpu_of`).
+pub async fn gpu_model(db: &PgPool, pool_id: Uuid) -> ServiceResult<String> {
+    sqlx::query_scalar("SELECT gpu_model FROM pool WHERE id = $1")
+        .bind(pool_id)
+        .fetch_optional(db)
+        .await?
+        .ok_or(ServiceError::NotFound("pool"))
 }
 
 /// Stores a pool's model after checking it evaluates; returns the result.
