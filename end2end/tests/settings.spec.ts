@@ -52,3 +52,31 @@ test('a user switches a notification off and adds and removes a webhook', async 
   await expect(page.getByText('https://hooks.example.org/berth-e2e')).toHaveCount(0);
   expect(errors).toEqual([]);
 });
+
+// The feed address has a Copy button that puts it on the clipboard; a plain
+// user sees only the notifications that can reach them (not an admin's).
+test('Copy puts the feed address on the clipboard, and a user sees only their notification rows', async ({ browser }) => {
+  const context = await browser.newContext({ permissions: ['clipboard-read', 'clipboard-write'] });
+  const page = await context.newPage();
+  const errors = collectErrors(page);
+  await signIn(page, 'ada');
+  await page.goto('/settings');
+  await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
+  const address = await page.locator('#feed-url').inputValue();
+  const copy = page.locator('#feed-url + button.copy');
+  await copy.click();
+  await expect(copy).toHaveText('Copied');
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(address);
+  const rows = page.locator('table.notification-choices tbody th');
+  await expect(rows.filter({ hasText: 'My booking is approved' })).toHaveCount(1);
+  await expect(rows.filter({ hasText: '(admins)' })).toHaveCount(0);
+  await expect(rows.filter({ hasText: 'Maintenance overlaps my booking' })).toHaveCount(1);
+  // An admin has theirs.
+  const root = await (await browser.newContext()).newPage();
+  await signIn(root, 'root');
+  await root.goto('/settings');
+  await expect(root.locator('table.notification-choices tbody th').filter({ hasText: 'A booking awaits approval (admins)' })).toHaveCount(1);
+  expect(errors).toEqual([]);
+  await root.context().close();
+  await context.close();
+});

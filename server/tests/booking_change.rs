@@ -330,3 +330,26 @@ async fn a_change_the_state_machine_refuses_writes_nothing() {
         .unwrap();
     assert_eq!(events, 0);
 }
+
+/// A state Berth does not know (written past the CHECK by hand, or by a
+/// newer version) is a decode error: the booking is not shown as failed,
+/// approved or anything else, and nothing is done to it as if it were.
+#[tokio::test]
+async fn an_unknown_booking_state_is_a_decode_error_not_another_state() {
+    let f = common::Fixture::new().await;
+    let (status, booked) = f.book(&f.ada, common::MIG, 1, common::slot(8), common::slot(10)).await;
+    assert_eq!(status, 201, "{booked}");
+    let id: uuid::Uuid = booked["id"].as_str().unwrap().parse().unwrap();
+    sqlx::query("ALTER TABLE booking DROP CONSTRAINT booking_state_known").execute(&f.db).await.unwrap();
+    sqlx::query("UPDATE booking SET state = 'paused' WHERE id = $1").bind(id).execute(&f.db).await.unwrap();
+    let ada = app::backend::accounts::tokens::authenticate(&f.db, &f.ada).await.unwrap().unwrap();
+    let read = app::backend::bookings::get(&f.db, &ada, id).await;
+    assert!(read.is_err(), "read as {:?}", read.map(|b| b.state));
+    let (status, body) = f.call(axum::http::Method::GET, &format!("/api/v1/bookings/{id}"), Some(&f.ada), None).await;
+    assert_eq!(status, 500, "{body}");
+    assert!(!body.to_string().contains("paused"), "database text never reaches a client: {body}");
+    let canceled = app::backend::bookings::cancel(&f.db, &ada, id, "test").await;
+    assert!(canceled.is_err(), "not canceled as if it were approved");
+    let state: String = sqlx::query_scalar("SELECT state FROM booking WHERE id = $1").bind(id).fetch_one(&f.db).await.unwrap();
+    assert_eq!(state, "paused");
+}

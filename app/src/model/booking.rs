@@ -41,6 +41,11 @@ impl BookingState {
     }
 }
 
+// A booking's state as PostgreSQL's text holds it, decoded checked: a state
+// Berth does not know is a decode error, never read as some other state.
+#[cfg(feature = "ssr")]
+crate::model::checked_text_decode!(BookingState, "booking state");
+
 /// `interactive`: the workspace itself gets a GPU. `inference`: the workspace has
 /// none and every time-sliced slot is free for the user's own serving pods.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -77,6 +77,33 @@ pub use units::{currency_code, figure, figure_text, DEFAULT_CURRENCY, GPU_HOURS}
 pub use waitlist::{WaitlistEntry, WaitlistLine, WaitlistState};
 pub use worker::{WorkerFailure, WorkerProcess, WorkerStatus};
 
+/// A text column read as one of an enum's states (`$ty::parse`): a value the
+/// enum does not know is a decode error naming it (`what`), never a silent
+/// fallback to some other state.
+#[cfg(feature = "ssr")]
+macro_rules! checked_text_decode {
+    ($ty:ty, $what:literal) => {
+        impl sqlx::Type<sqlx::Postgres> for $ty {
+            fn type_info() -> sqlx::postgres::PgTypeInfo {
+                <&str as sqlx::Type<sqlx::Postgres>>::type_info()
+            }
+
+            fn compatible(ty: &sqlx::postgres::PgTypeInfo) -> bool {
+                <&str as sqlx::Type<sqlx::Postgres>>::compatible(ty)
+            }
+        }
+
+        impl<'r> sqlx::Decode<'r, sqlx::Postgres> for $ty {
+            fn decode(value: sqlx::postgres::PgValueRef<'r>) -> Result<Self, sqlx::error::BoxDynError> {
+                let text = <&str as sqlx::Decode<sqlx::Postgres>>::decode(value)?;
+                <$ty>::parse(text).ok_or_else(|| format!(concat!("unknown ", $what, " `{}`"), text).into())
+            }
+        }
+    };
+}
+#[cfg(feature = "ssr")]
+pub(crate) use checked_text_decode;
+
 /// A request field that broke a rule, and why; becomes a 422 naming the field.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{field}: {reason}")]

@@ -39,6 +39,10 @@ impl WaitlistState {
     }
 }
 
+// Decoded checked, like a booking's state.
+#[cfg(feature = "ssr")]
+crate::model::checked_text_decode!(WaitlistState, "waitlist state");
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WaitlistEntry {
     pub id: Uuid,

@@ -69,7 +69,7 @@ pub struct Changed {
 /// The booking as `change` locks it, with the database's "now".
 #[derive(sqlx::FromRow)]
 struct Locked {
-    state: String,
+    state: BookingState,
     pool_id: Uuid,
     kind: String,
     ends_at: DateTime<Utc>,
@@ -89,8 +89,7 @@ pub async fn change(conn: &mut PgConnection, id: Uuid, change: Change<'_>) -> Se
             .bind(id)
             .fetch_optional(&mut *conn)
             .await?;
-    let Locked { state, pool_id, kind, ends_at, now } = row.ok_or(ServiceError::NotFound("booking"))?;
-    let from = BookingState::parse(&state).unwrap_or(BookingState::Failed);
+    let Locked { state: from, pool_id, kind, ends_at, now } = row.ok_or(ServiceError::NotFound("booking"))?;
     let to = transition(from, change.action)?;
     let new_end = match change.end {
         End::Keep => None,

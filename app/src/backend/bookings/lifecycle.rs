@@ -40,7 +40,7 @@ async fn change_as(
     let row = locked_row(&mut tx, principal, id, need).await?;
     let changed = change(&mut tx, id, Change::new(action, Some(principal.user_id), reason)).await?;
     tx.commit().await?;
-    let booking = BookingRow { state: changed.to.as_str().into(), ..row }.view_for(principal);
+    let booking = BookingRow { state: changed.to, ..row }.view_for(principal);
     changed.settle(db).await;
     Ok(booking)
 }
@@ -98,7 +98,7 @@ pub async fn end_early(db: &sqlx::PgPool, principal: &Principal, id: Uuid) -> Se
     let early = Change::new(Action::Complete, Some(principal.user_id), "ended early");
     let changed = change(&mut tx, id, early.ending(End::At(now), Some("ended_early"))).await?;
     tx.commit().await?;
-    let booking = BookingRow { state: changed.to.as_str().into(), ends_at: changed.ends_at, ..row }.view_for(principal);
+    let booking = BookingRow { state: changed.to, ends_at: changed.ends_at, ..row }.view_for(principal);
     changed.settle(db).await;
     Ok(booking)
 }

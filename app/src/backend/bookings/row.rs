@@ -35,7 +35,7 @@ pub struct BookingRow {
     pub note: String,
     pub starts_at: DateTime<Utc>,
     pub ends_at: DateTime<Utc>,
-    pub state: String,
+    pub state: BookingState,
     pub created_at: DateTime<Utc>,
     pub extends_id: Option<Uuid>,
     pub series_id: Option<Uuid>,
@@ -64,8 +64,7 @@ pub enum Need {
 
 impl BookingRow {
     pub fn state(&self) -> BookingState {
-        // The column's CHECK constraint admits only known states.
-        BookingState::parse(&self.state).unwrap_or(BookingState::Failed)
+        self.state
     }
 
     /// The owner or one of its co-owners, while a member of the booking's

@@ -297,6 +297,6 @@ pub async fn cancel_rest(
     settle(db, changes).await;
     Ok(rows
         .into_iter()
-        .map(|row| BookingRow { state: BookingState::Canceled.as_str().into(), ..row }.view_for(principal))
+        .map(|row| BookingRow { state: BookingState::Canceled, ..row }.view_for(principal))
         .collect())
 }

@@ -202,7 +202,7 @@ pub struct Due {
 }
 
 pub async fn due(db: &PgPool) -> ServiceResult<Due> {
-    let rows: Vec<(Uuid, String, bool)> = sqlx::query_as(
+    let rows: Vec<(Uuid, crate::model::BookingState, bool)> = sqlx::query_as(
         "SELECT id, state, ends_at <= now() AS ended FROM booking
          WHERE state IN ('approved', 'active') AND starts_at <= now()
          ORDER BY starts_at, id",
@@ -215,8 +215,7 @@ pub async fn due(db: &PgPool) -> ServiceResult<Due> {
         if ended {
             due.ended.push(id);
         } else {
-            running
-                .push((id, crate::model::BookingState::parse(&state).unwrap_or(crate::model::BookingState::Approved)));
+            running.push((id, state));
         }
     }
     let ids: Vec<Uuid> = running.iter().map(|(id, _)| *id).collect();
