@@ -21,22 +21,54 @@ fn points(trend: &[TrendPoint], value: fn(&TrendPoint) -> f64, top: f64) -> Stri
         .join(" ")
 }
 
-/// At most six dates under the x-axis, the first and the last among them,
-/// each under its point.
+/// A tick's text width in the chart's units (10-unit type: about 6 a character).
+fn label_width(label: &str) -> f64 {
+    label.chars().count() as f64 * 6.0
+}
+
+/// Which points get a date under the x-axis: at most six, evenly spaced,
+/// the first and the last among them, and none whose text would run into
+/// the next one's (the last label ends at its point, the first starts at
+/// its point, the others are centred).
+fn tick_indices(labels: &[String], step: f64) -> Vec<usize> {
+    let n = labels.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    let every = n.div_ceil(6).max(1);
+    let extent = |i: usize| {
+        let (x, w) = (step * i as f64, label_width(&labels[i]));
+        match i {
+            0 => (x, x + w),
+            i if i + 1 == n => (x - w, x),
+            _ => (x - w / 2.0, x + w / 2.0),
+        }
+    };
+    let mut chosen: Vec<usize> = (0..n).step_by(every).collect();
+    if chosen.last() != Some(&(n - 1)) {
+        chosen.push(n - 1);
+    }
+    // Keep the last; drop any earlier one that would touch the one kept after it.
+    let mut kept: Vec<usize> = Vec::new();
+    for i in chosen.into_iter().rev() {
+        if kept.last().is_none_or(|&next| extent(i).1 + 8.0 <= extent(next).0) {
+            kept.push(i);
+        }
+    }
+    kept.reverse();
+    kept
+}
+
 fn date_ticks(trend: &[TrendPoint]) -> impl IntoView {
     let n = trend.len();
     let step = if n > 1 { (WIDTH - 2.0 * PAD) / (n - 1) as f64 } else { 0.0 };
-    let every = n.div_ceil(6).max(1);
-    trend
-        .iter()
-        .enumerate()
-        // Evenly spaced, and none so close to the last that they overlap.
-        .filter(|(i, _)| (i % every == 0 && (n - 1 - i) * 2 >= every) || *i + 1 == n)
-        .map(|(i, p)| {
+    let labels: Vec<String> = trend.iter().map(|p| p.label.clone()).collect();
+    tick_indices(&labels, step)
+        .into_iter()
+        .map(|i| {
             let x = PAD + step * i as f64;
-            // The last label ends at its point so it stays inside the chart.
             let anchor = if i + 1 == n && n > 1 { "end" } else if i == 0 { "start" } else { "middle" };
-            view! { <text x=format!("{x:.1}") y=HEIGHT - 8.0 class="tick date" text-anchor=anchor>{p.label.clone()}</text> }
+            view! { <text x=format!("{x:.1}") y=HEIGHT - 8.0 class="tick date" text-anchor=anchor>{labels[i].clone()}</text> }
         })
         .collect_view()
 }
@@ -121,5 +153,34 @@ pub fn HeatMap(cells: Vec<HeatCell>, zone: String) -> impl IntoView {
             </svg>
             <figcaption>"Share of capacity booked, by weekday and hour (" {zone} "); darker is fuller."</figcaption>
         </figure>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_years_weekly_dates_do_not_run_into_each_other() {
+        // 53 weeks: every 9th point, and the last, Mon 28 Dec, 7 steps after
+        // Mon 09 Nov; both would overlap, so the earlier one goes.
+        let labels: Vec<String> = (0..53).map(|i| if i == 0 { "Thu 01 Jan".into() } else { format!("Mon {:02} Xxx", i % 28) }).collect();
+        let step = (WIDTH - 2.0 * PAD) / 52.0;
+        let ticks = tick_indices(&labels, step);
+        assert_eq!(ticks.first(), Some(&0));
+        assert_eq!(ticks.last(), Some(&52));
+        assert!(!ticks.contains(&45), "{ticks:?}");
+        for pair in ticks.windows(2) {
+            let gap = step * (pair[1] - pair[0]) as f64;
+            assert!(gap >= 60.0, "{ticks:?}");
+        }
+        assert!(ticks.len() >= 5, "{ticks:?}");
+    }
+
+    #[test]
+    fn a_months_days_keep_six_dates() {
+        let labels: Vec<String> = (1..=30).map(|d| format!("Mon {d:02} Nov")).collect();
+        let ticks = tick_indices(&labels, (WIDTH - 2.0 * PAD) / 29.0);
+        assert_eq!(ticks, vec![0, 5, 10, 15, 20, 29]);
     }
 }
