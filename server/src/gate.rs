@@ -148,7 +148,7 @@ impl Gate {
 }
 
 /// Serves the gate on `listen` until the process ends.
-pub async fn serve(listen: SocketAddr, gate: Gate) -> anyhow::Result<()> {
+pub async fn serve(listen: SocketAddr, gate: Gate) -> std::io::Result<()> {
     let app = axum::Router::new().fallback(handle).with_state(Arc::new(gate));
     let listener = tokio::net::TcpListener::bind(listen).await?;
     tracing::info!("workspace gate on {listen}");

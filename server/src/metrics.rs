@@ -48,6 +48,7 @@ fn describe() {
     describe_histogram!("berth_admission_batch_size", "Booking requests decided together under one kind's lock.");
     describe_histogram!("berth_worker_pass_duration_seconds", Unit::Seconds, "Worker passes, by pass (start, repair).");
     describe_counter!("berth_worker_passes_total", "Worker passes, by pass and outcome.");
+    describe_counter!("berth_worker_pass_errors_total", "Worker passes that failed outright, by pass and error kind.");
     describe_histogram!("berth_usage_round_duration_seconds", Unit::Seconds, "GPU usage sampling rounds.");
     describe_counter!("berth_usage_queries_total", "PromQL queries the usage sampler sent.");
     describe_counter!("berth_usage_rounds_total", "GPU usage sampling rounds, by outcome (ok, gap).");
@@ -76,7 +77,7 @@ fn describe() {
 /// Serves `GET /metrics` on `addr` until the process ends.
 /// With the simulated cluster it also serves that cluster's DCGM exporter
 /// at `/simulated-dcgm/metrics`, for the Prometheus of `make run` to scrape.
-pub async fn serve(addr: std::net::SocketAddr, db: PgPool, simulated: bool) -> anyhow::Result<()> {
+pub async fn serve(addr: std::net::SocketAddr, db: PgPool, simulated: bool) -> std::io::Result<()> {
     handle();
     let mut app = axum::Router::new().route("/metrics", axum::routing::get(scrape));
     if simulated {
@@ -231,6 +232,12 @@ pub fn worker_pass(pass: &'static str, took: Duration, failed: bool) {
     histogram!("berth_worker_pass_duration_seconds", "pass" => pass).record(took.as_secs_f64());
     counter!("berth_worker_passes_total", "pass" => pass, "outcome" => if failed { "failed" } else { "ok" })
         .increment(1);
+}
+
+/// A pass that failed outright, by what failed (`WorkerError::metric_label`:
+/// kube, database, service, serialize).
+pub fn worker_pass_error(pass: &'static str, error: &'static str) {
+    counter!("berth_worker_pass_errors_total", "pass" => pass, "error" => error).increment(1);
 }
 
 /// One request to the Kubernetes API, by verb and answer.

@@ -74,7 +74,7 @@ pub enum LoginError {
 }
 
 impl Oidc {
-    pub fn new(settings: OidcSettings, redirect: Url) -> anyhow::Result<Self> {
+    pub fn new(settings: OidcSettings, redirect: Url) -> Result<Self, openidconnect::reqwest::Error> {
         let http = openidconnect::reqwest::ClientBuilder::new()
             // Following redirects would let a provider point us anywhere (SSRF).
             .redirect(openidconnect::reqwest::redirect::Policy::none())

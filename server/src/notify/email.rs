@@ -35,13 +35,14 @@ impl Header for DeliveryHeader {
 }
 
 impl Mail {
-    pub fn new(url: &str, from: &str, host: &str) -> anyhow::Result<Self> {
+    /// Refused with the flag at fault and why.
+    pub fn new(url: &str, from: &str, host: &str) -> Result<Self, String> {
         let transport = AsyncSmtpTransport::<Tokio1Executor>::from_url(url)
-            .map_err(|e| anyhow::anyhow!("--smtp-url: {e}"))?
+            .map_err(|e| format!("--smtp-url: {e}"))?
             .timeout(Some(std::time::Duration::from_secs(20)))
             .build();
         let from: Mailbox =
-            from.parse().map_err(|e| anyhow::anyhow!("--smtp-from: `{from}` is not an address: {e}"))?;
+            from.parse().map_err(|e| format!("--smtp-from: `{from}` is not an address: {e}"))?;
         Ok(Self { transport, from, host: host.to_string() })
     }
 

@@ -40,7 +40,7 @@ pub struct Round {
 }
 
 impl Notifier {
-    pub async fn round(&self, db: &PgPool) -> anyhow::Result<Round> {
+    pub async fn round(&self, db: &PgPool) -> sqlx::Result<Round> {
         let mut round = Round {
             scheduled: outbox::schedule_timed(db).await?,
             fanned_out: outbox::fan_out(db, self.mail.is_some()).await?,

@@ -109,7 +109,7 @@ fn causes(err: &dyn std::error::Error) -> String {
 }
 
 impl Webhooks {
-    pub fn new(allow_private: bool) -> anyhow::Result<Self> {
+    pub fn new(allow_private: bool) -> reqwest::Result<Self> {
         let mut builder = reqwest::Client::builder()
             // Never through a proxy from the environment (HTTP(S)_PROXY): it
             // would see every hook's URL and body, and reach for the worker

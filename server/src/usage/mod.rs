@@ -52,7 +52,7 @@ pub fn minute_of(at: DateTime<Utc>) -> DateTime<Utc> {
 
 impl Sampler {
     /// Measures `minute` (the DCGM averages over it, read at its end).
-    pub async fn round(&self, db: &PgPool, minute: DateTime<Utc>) -> anyhow::Result<Round> {
+    pub async fn round(&self, db: &PgPool, minute: DateTime<Utc>) -> sqlx::Result<Round> {
         let minute = minute_of(minute);
         let live = live_bookings(db, minute).await?;
         let mut round = Round { minute, live: live.len(), ..Round::default() };

@@ -43,8 +43,23 @@ struct Sample {
     value: (f64, String),
 }
 
+/// Why a query's answer could not be had.
+#[derive(Debug, thiserror::Error)]
+pub enum PrometheusError {
+    #[error("the query's address: {0}")]
+    Url(#[from] url::ParseError),
+    #[error("Prometheus could not be asked: {0}")]
+    Http(#[from] reqwest::Error),
+    #[error("Prometheus refused the query: {0}")]
+    Refused(String),
+    #[error("Prometheus answered without data")]
+    NoData,
+    #[error("Prometheus answered a {0} instead of a vector")]
+    NotAVector(String),
+}
+
 impl Prometheus {
-    pub fn new(base: url::Url, token: Option<String>) -> anyhow::Result<Self> {
+    pub fn new(base: url::Url, token: Option<String>) -> reqwest::Result<Self> {
         // A sampling round must finish well inside its minute.
         let http = reqwest::Client::builder().timeout(Duration::from_secs(10)).build()?;
         Ok(Self { base, token, http })
@@ -52,7 +67,7 @@ impl Prometheus {
 
     /// `query` evaluated at `at`. NaN and infinite values (a counter reset,
     /// a division by zero in the exporter) are dropped, never stored.
-    pub async fn vector(&self, query: &str, at: DateTime<Utc>) -> anyhow::Result<Vec<Series>> {
+    pub async fn vector(&self, query: &str, at: DateTime<Utc>) -> Result<Vec<Series>, PrometheusError> {
         let url = self.base.join("api/v1/query")?;
         let mut request = self.http.get(url).query(&[("query", query), ("time", &at.timestamp().to_string())]);
         if let Some(token) = &self.token {
@@ -60,11 +75,11 @@ impl Prometheus {
         }
         let answer: Answer = request.send().await?.json().await?;
         if answer.status != "success" {
-            anyhow::bail!("Prometheus refused the query: {}", answer.error.unwrap_or_default());
+            return Err(PrometheusError::Refused(answer.error.unwrap_or_default()));
         }
-        let data = answer.data.ok_or_else(|| anyhow::anyhow!("Prometheus answered without data"))?;
+        let data = answer.data.ok_or(PrometheusError::NoData)?;
         if data.result_type != "vector" {
-            anyhow::bail!("Prometheus answered a {} instead of a vector", data.result_type);
+            return Err(PrometheusError::NotAVector(data.result_type));
         }
         Ok(data
             .result

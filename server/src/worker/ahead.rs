@@ -14,7 +14,7 @@ use std::collections::{HashMap, HashSet};
 
 impl Reconciler {
     /// Converges the room held ahead; returns the objects written and deleted.
-    pub(super) async fn hold_room_ahead(&self) -> anyhow::Result<(usize, Vec<String>)> {
+    pub(super) async fn hold_room_ahead(&self) -> crate::worker::error::WorkerResult<(usize, Vec<String>)> {
         let Some(scale) = &self.cluster.scale_ahead else { return Ok((0, Vec::new())) };
         let wanted: Vec<Session> =
             provisioning::ahead(&self.db, scale.lead).await?.into_iter().map(Session::of).collect();

@@ -46,7 +46,7 @@ impl Reconciler {
         starting: bool,
         mut decided: HashMap<Kept, Volume>,
         managed: &[Namespace],
-    ) -> anyhow::Result<Result<(Volume, Volume), HomeBusy>> {
+    ) -> crate::worker::error::WorkerResult<Result<(Volume, Volume), HomeBusy>> {
         let mut chosen = Vec::new();
         for purpose in Kept::ALL {
             let volume = match decided.remove(&purpose) {
@@ -79,8 +79,8 @@ impl Reconciler {
         session: &Session,
         purpose: Kept,
         managed: &[Namespace],
-    ) -> anyhow::Result<Result<Volume, HomeBusy>> {
-        let err = |e: app::backend::ServiceError| anyhow::anyhow!(e.public_message());
+    ) -> crate::worker::error::WorkerResult<Result<Volume, HomeBusy>> {
+        let err = crate::worker::error::WorkerError::from;
         let mut choice = session.window.volume(purpose).clone();
         if let Volume::New { .. } = choice {
             let owner = session.window.owner_id;
@@ -108,7 +108,7 @@ impl Reconciler {
         purpose: Kept,
         volume: &str,
         managed: &[Namespace],
-    ) -> anyhow::Result<Reserved> {
+    ) -> crate::worker::error::WorkerResult<Reserved> {
         let volumes = self.volumes();
         let Some(pv) = self.retrying(|| volumes.get_opt(volume)).await? else { return Ok(Reserved::Gone) };
         let namespace = session.namespace();
@@ -145,7 +145,7 @@ impl Reconciler {
     /// owners' (one per person, purpose and storage class: a second
     /// session's new volume goes with it). Reads the claims from the pass's
     /// snapshot.
-    pub(super) async fn keep_new_homes(&self, sessions: &[Session], snapshot: &Snapshot) -> anyhow::Result<usize> {
+    pub(super) async fn keep_new_homes(&self, sessions: &[Session], snapshot: &Snapshot) -> crate::worker::error::WorkerResult<usize> {
         let new: Vec<(&Session, Kept)> = sessions
             .iter()
             .flat_map(|s| Kept::ALL.map(|purpose| (s, purpose)))
@@ -154,7 +154,7 @@ impl Reconciler {
         if new.is_empty() {
             return Ok(0);
         }
-        let err = |e: app::backend::ServiceError| anyhow::anyhow!(e.public_message());
+        let err = crate::worker::error::WorkerError::from;
         let (class, volumes) = (self.home_class(), self.volumes());
         let mut recorded = homes::volumes(&self.db, &class).await.map_err(err)?;
         let mut kept = 0;
@@ -192,7 +192,7 @@ impl Reconciler {
     /// the same pass: the quota admits the claim only once the controller
     /// manager has counted the raised quota, a moment later.
     /// Returns how many grew.
-    pub(super) async fn grow_kept(&self, sessions: &[Session], snapshot: &Snapshot) -> anyhow::Result<usize> {
+    pub(super) async fn grow_kept(&self, sessions: &[Session], snapshot: &Snapshot) -> crate::worker::error::WorkerResult<usize> {
         let kept: Vec<(&Session, Kept, &str, i32)> = sessions
             .iter()
             .flat_map(|s| Kept::ALL.map(|purpose| (s, purpose)))
@@ -204,7 +204,7 @@ impl Reconciler {
         if kept.is_empty() {
             return Ok(0);
         }
-        let err = |e: app::backend::ServiceError| anyhow::anyhow!(e.public_message());
+        let err = crate::worker::error::WorkerError::from;
         let ids: Vec<_> = kept.iter().map(|(s, ..)| s.booking_id).collect();
         let sizes = homes::tenant_sizes(&self.db, &ids).await.map_err(err)?;
         let mut expandable = None;
@@ -243,7 +243,7 @@ impl Reconciler {
     }
 
     /// Whether the storage class homes are kept in allows expansion.
-    async fn class_expands(&self) -> anyhow::Result<bool> {
+    async fn class_expands(&self) -> crate::worker::error::WorkerResult<bool> {
         let classes: Api<StorageClass> = Api::all(self.client.clone());
         let name = match &self.cluster.storage_class {
             Some(name) => name.clone(),
@@ -265,8 +265,8 @@ impl Reconciler {
     /// Lets the cluster delete homes past their retention (or asked to go)
     /// that no session holds: reclaim policy back to `Delete`, which has the
     /// provisioner delete the volume. Returns the volumes let go.
-    pub async fn let_homes_go(&self) -> anyhow::Result<Vec<String>> {
-        let err = |e: app::backend::ServiceError| anyhow::anyhow!(e.public_message());
+    pub async fn let_homes_go(&self) -> crate::worker::error::WorkerResult<Vec<String>> {
+        let err = crate::worker::error::WorkerError::from;
         let (mut gone, volumes) = (Vec::new(), self.volumes());
         for volume in homes::due_to_go(&self.db, &self.home_class()).await.map_err(err)? {
             let found = self.retrying(|| volumes.get_opt(&volume)).await?;

@@ -109,7 +109,7 @@ impl Reconciler {
     /// The bookings whose namespaces no pass or sweep may collect: the live
     /// ones, and those whose session a booking that has not ended took over
     /// (their namespace names them until that booking's session converges).
-    pub(super) async fn keep(&self, due: &provisioning::Due) -> anyhow::Result<HashSet<Uuid>> {
+    pub(super) async fn keep(&self, due: &provisioning::Due) -> crate::worker::error::WorkerResult<HashSet<Uuid>> {
         let mut keep = live_bookings(due);
         keep.extend(continuation::continued(&self.db).await?);
         Ok(keep)
@@ -138,7 +138,7 @@ impl Reconciler {
     }
 
     /// A whole pass: the start pass, then the repair pass.
-    pub async fn pass(&self) -> anyhow::Result<PassReport> {
+    pub async fn pass(&self) -> crate::worker::error::WorkerResult<PassReport> {
         let mut report = self.start_pass().await?;
         report.absorb(self.repair_pass().await?);
         Ok(report)
@@ -148,7 +148,7 @@ impl Reconciler {
     /// namespaces whose booking no longer runs, start sessions not yet
     /// active (each object read by name). Its cost does not grow with the
     /// number of running sessions, so a new window never waits for them.
-    pub async fn start_pass(&self) -> anyhow::Result<PassReport> {
+    pub async fn start_pass(&self) -> crate::worker::error::WorkerResult<PassReport> {
         let mut report =
             PassReport { expired: provisioning::reject_unapproved(&self.db).await?, ..PassReport::default() };
         let due = provisioning::due(&self.db).await?;
@@ -219,7 +219,7 @@ impl Reconciler {
 
     /// Drift repair: every active session against one snapshot of Berth's
     /// objects (13 requests however many sessions run), and the image cache.
-    pub async fn repair_pass(&self) -> anyhow::Result<PassReport> {
+    pub async fn repair_pass(&self) -> crate::worker::error::WorkerResult<PassReport> {
         let mut report = PassReport::default();
         let due = provisioning::due(&self.db).await?;
         let active: Vec<_> = due.running.into_iter().filter(|(_, state)| *state == BookingState::Active).collect();
@@ -294,7 +294,7 @@ impl Reconciler {
 
     /// Deletes the managed namespaces whose booking is not in `keep`; ones
     /// already terminating are left to finish. Returns the deleted names.
-    pub(super) async fn collect(&self, managed: &[Namespace], keep: &HashSet<Uuid>) -> anyhow::Result<Vec<String>> {
+    pub(super) async fn collect(&self, managed: &[Namespace], keep: &HashSet<Uuid>) -> crate::worker::error::WorkerResult<Vec<String>> {
         let mut collected = Vec::new();
         for ns in managed {
             let Some(id) = owned_by(ns, None) else { continue };
@@ -306,7 +306,7 @@ impl Reconciler {
         Ok(collected)
     }
 
-    async fn delete_namespace(&self, ns: &Namespace) -> anyhow::Result<()> {
+    async fn delete_namespace(&self, ns: &Namespace) -> crate::worker::error::WorkerResult<()> {
         if ns.metadata.deletion_timestamp.is_some() {
             return Ok(()); // already on its way out; asking again would be a write per pass
         }
@@ -335,7 +335,7 @@ impl Reconciler {
         (before, home): (Stored, HashMap<Kept, Volume>),
         (managed, snapshot): (&[Namespace], Option<&Snapshot>),
         report: &mut PassReport,
-    ) -> anyhow::Result<Option<Session>> {
+    ) -> crate::worker::error::WorkerResult<Option<Session>> {
         let id = facts.booking_id;
         let mut session = Session::of(facts);
         let converged = match self.volumes_for(&session, state == BookingState::Approved, home, managed).await? {

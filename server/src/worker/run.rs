@@ -34,7 +34,7 @@ pub const STANDBY_POLL: Duration = Duration::from_secs(1);
 /// Leads (or waits to) until `shutdown`. Losing the database — a restart, a
 /// failover — ends the lead, since the advisory lock went with the
 /// connection; the worker then waits to lead again like any standby.
-pub async fn run(worker: Reconciler, shutdown: tokio::sync::watch::Receiver<bool>) -> anyhow::Result<()> {
+pub async fn run(worker: Reconciler, shutdown: tokio::sync::watch::Receiver<bool>) -> crate::worker::error::WorkerResult<()> {
     let mut shutdown = shutdown;
     let name = Arc::new(status::process_name());
     if let Err(err) = status::register(&worker.db, &name, worker.simulated).await {
@@ -59,7 +59,7 @@ async fn lead(
     worker: &Arc<Reconciler>,
     name: &Arc<String>,
     mut shutdown: tokio::sync::watch::Receiver<bool>,
-) -> anyhow::Result<()> {
+) -> crate::worker::error::WorkerResult<()> {
     // Become the active worker; standbys retry every STANDBY_POLL. The lock's
     // connection is detached from the pool, so it (and the lock) ends with
     // this worker instead of going back to the pool still holding it.
@@ -87,7 +87,7 @@ async fn work(
     name: &Arc<String>,
     lock_conn: &mut sqlx::PgConnection,
     mut shutdown: tokio::sync::watch::Receiver<bool>,
-) -> anyhow::Result<()> {
+) -> crate::worker::error::WorkerResult<()> {
     if let Err(err) = status::took_lead(&worker.db, name).await {
         tracing::warn!(error = %err.public_message(), "cannot record that this worker leads");
     }
@@ -197,7 +197,7 @@ async fn repair_loop(worker: Arc<Reconciler>, wake: Arc<Notify>, name: Arc<Strin
 
 /// Logs a pass and counts failed passes in a row (a pass that left a
 /// session unconverged counts as failed: it wants an early retry).
-fn next_failures(failed: u32, outcome: &anyhow::Result<PassReport>) -> u32 {
+fn next_failures(failed: u32, outcome: &crate::worker::error::WorkerResult<PassReport>) -> u32 {
     match outcome {
         Ok(report) => {
             let changed = report.applied > 0
@@ -230,7 +230,7 @@ async fn report(
     name: &str,
     pass: Pass,
     started: Instant,
-    outcome: &anyhow::Result<PassReport>,
+    outcome: &crate::worker::error::WorkerResult<PassReport>,
     pause: Duration,
 ) {
     let error = match outcome {
@@ -242,6 +242,9 @@ async fn report(
         Pass::Repair => "repair",
     };
     crate::metrics::worker_pass(label, started.elapsed(), error.is_some());
+    if let Err(err) = outcome {
+        crate::metrics::worker_pass_error(label, err.metric_label());
+    }
     if let Err(err) = status::record_pass(&worker.db, name, pass, started.elapsed(), error.as_deref(), pause).await {
         tracing::warn!(error = %err.public_message(), "cannot record the pass");
     }

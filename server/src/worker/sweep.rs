@@ -44,7 +44,7 @@ impl Reconciler {
     /// (every resync): the `berth_session_namespaces_stuck` gauge, a
     /// `session.stuck` notification per booking (once), and the worker page.
     /// Returns the names.
-    pub async fn report_stuck(&self) -> anyhow::Result<Vec<String>> {
+    pub async fn report_stuck(&self) -> crate::worker::error::WorkerResult<Vec<String>> {
         let managed = self.managed_namespaces().await?;
         let stuck = self.stuck(&managed);
         metrics::gauge!("berth_session_namespaces_stuck").set(stuck.len() as f64);
@@ -54,7 +54,7 @@ impl Reconciler {
         Ok(stuck.into_iter().map(|(name, _)| name).collect())
     }
 
-    pub async fn sweep(&self) -> anyhow::Result<SweepReport> {
+    pub async fn sweep(&self) -> crate::worker::error::WorkerResult<SweepReport> {
         let due = app::backend::worker::provisioning::due(&self.db).await?;
         let managed = self.managed_namespaces().await?;
         let collected = self.collect(&managed, &self.keep(&due).await?).await?;
@@ -76,7 +76,7 @@ impl Reconciler {
 
     /// Records the names of the cluster's PriorityClasses and RuntimeClasses
     /// (two list requests, names only), which a pool may name.
-    pub async fn read_classes(&self) -> anyhow::Result<()> {
+    pub async fn read_classes(&self) -> crate::worker::error::WorkerResult<()> {
         use k8s_openapi::api::node::v1::RuntimeClass;
         use k8s_openapi::api::scheduling::v1::PriorityClass;
         use kube::api::{Api, ListParams};
@@ -89,7 +89,7 @@ impl Reconciler {
         let runtime: Vec<String> = runtime.into_iter().filter_map(|item| item.metadata.name).collect();
         app::backend::pools::classes::record(&self.db, &priority, &runtime)
             .await
-            .map_err(|e| anyhow::anyhow!(e.public_message()))?;
+            .map_err(crate::worker::error::WorkerError::from)?;
         Ok(())
     }
 }
