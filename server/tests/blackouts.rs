@@ -142,7 +142,8 @@ async fn a_booking_kept_inside_maintenance_warns_its_owner_on_the_card_and_by_ma
     let card = |id: &serde_json::Value| {
         page.upcoming.iter().find(|c| c.booking.id.to_string() == id.as_str().unwrap()).cloned().unwrap()
     };
-    let when = app::rules::local_time::local_window(app::model::Window { start: slot(9), end: slot(12) }, "Europe/Berlin");
+    let when =
+        app::rules::local_time::local_window(app::model::Window { start: slot(9), end: slot(12) }, "Europe/Berlin");
     let note = card(&kept["id"]).maintenance.expect("the kept booking's card warns");
     assert!(note.contains(&format!("Maintenance on this pool {when} (rack move) overlaps this booking")), "{note}");
     assert_eq!(card(&apart["id"]).maintenance, None, "a booking outside it is not warned");

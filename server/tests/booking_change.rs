@@ -350,6 +350,7 @@ async fn an_unknown_booking_state_is_a_decode_error_not_another_state() {
     assert!(!body.to_string().contains("paused"), "database text never reaches a client: {body}");
     let canceled = app::backend::bookings::cancel(&f.db, &ada, id, "test").await;
     assert!(canceled.is_err(), "not canceled as if it were approved");
-    let state: String = sqlx::query_scalar("SELECT state FROM booking WHERE id = $1").bind(id).fetch_one(&f.db).await.unwrap();
+    let state: String =
+        sqlx::query_scalar("SELECT state FROM booking WHERE id = $1").bind(id).fetch_one(&f.db).await.unwrap();
     assert_eq!(state, "paused");
 }

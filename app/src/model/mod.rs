@@ -9,6 +9,7 @@ mod calendar;
 mod calendar_feed;
 mod clock;
 mod dashboard;
+mod gpu_presets;
 mod home;
 mod idle_policy;
 mod my_bookings;
@@ -22,7 +23,6 @@ mod series;
 mod session;
 mod site;
 mod tenant;
-mod gpu_presets;
 mod tokenomics;
 mod units;
 mod waitlist;
@@ -42,6 +42,7 @@ pub use calendar::{
 pub use calendar_feed::{CalendarFeed, PoolFeed};
 pub use clock::{booking_phrase, window_text, Clock};
 pub use dashboard::{BookingLine, BudgetLine, Dashboard, LiveSession, UpcomingLine, SPARK_MINUTES};
+pub use gpu_presets::{gpu_of, preset, GpuSpec, PresetOnGpu, ThroughputPreset, GPUS, PRESETS, REFERENCE_GPU};
 pub use home::{Home, HomePrice, HomeSettings, HomesPage, Kept, SITE_RETENTION_DAYS};
 pub use idle_policy::IdlePolicy;
 pub use my_bookings::{
@@ -69,10 +70,7 @@ pub use tenant::{
     NewTenant, QuotaEntry, QuotaLimit, QuotaTarget, QuotaUsage, Tenant, TenantPatch, TenantQuota, TenantUsage,
     TenantsPage,
 };
-pub use gpu_presets::{gpu_of, preset, GpuSpec, PresetOnGpu, ThroughputPreset, GPUS, PRESETS, REFERENCE_GPU};
-pub use tokenomics::{
-    CostModel, CostModelForm, MeasuredUtilization, TokenomicsInputs, TokenomicsView,
-};
+pub use tokenomics::{CostModel, CostModelForm, MeasuredUtilization, TokenomicsInputs, TokenomicsView};
 pub use units::{currency_code, figure, figure_text, DEFAULT_CURRENCY, GPU_HOURS};
 pub use waitlist::{WaitlistEntry, WaitlistLine, WaitlistState};
 pub use worker::{WorkerFailure, WorkerProcess, WorkerStatus};

@@ -248,4 +248,3 @@ pub struct TokenomicsInputs {
     #[serde(default)]
     pub gpus_available: Option<f64>,
 }
-

@@ -38,7 +38,10 @@ type Days = (String, String);
 /// One page of the log, and the filter with its days as the instants they
 /// begin and end in the reader's zone (for the CSV link).
 #[server(prefix = "/rpc", endpoint = "admin/audit", output = crate::codec::JsonText)]
-pub async fn load_audit(filter: AuditFilter, #[server(default)] days: Days) -> Result<(AuditPage, AuditFilter), RpcError> {
+pub async fn load_audit(
+    filter: AuditFilter,
+    #[server(default)] days: Days,
+) -> Result<(AuditPage, AuditFilter), RpcError> {
     use chrono::{DateTime, Duration, NaiveDate, Utc};
     let (principal, ctx) = crate::rpc::ctx()?;
     let tz = crate::rules::local_time::zone(&crate::rpc::no_script::reader_zone(String::new()).await);

@@ -46,8 +46,7 @@ pub fn FindSlotPage() -> impl IntoView {
             )
         },
     );
-    let banner =
-        move || book.value().get().map(Banner::answered).or_else(|| query.with(Banner::from_query));
+    let banner = move || book.value().get().map(Banner::answered).or_else(|| query.with(Banner::from_query));
     view! {
         <section class="page-head"><h1>"Find a slot"</h1><a class="button secondary" href="/calendar">"Calendar"</a></section>
         <Transition fallback=|| view! { <p class="loading">"Loading…"</p> }>

@@ -200,65 +200,71 @@ pub fn App() -> impl IntoView {
                 </Suspense>
             </header>
             <main data-hydrated=move || hydrated.get().to_string()>
-                // Async: the server waits for the data, so every page is complete
-                // without JavaScript; hydration then only adds behaviour.
-                <Routes fallback=|| view! { <h1>"Page not found"</h1> <p class="empty">"No page has this address."</p> }>
-                    <Route path=path!("") view=HomePage ssr=SsrMode::Async/>
-                    <Route path=path!("signin") view=signin::SignInPage ssr=SsrMode::Async/>
-                    <Route path=path!("calendar") view=calendar::CalendarPage ssr=SsrMode::Async/>
-                    <Route path=path!("bookings") view=my_bookings::MyBookingsPage ssr=SsrMode::Async/>
-                    <Route path=path!("find") view=find::FindSlotPage ssr=SsrMode::Async/>
-                    <Route path=path!("series") view=series::SeriesPage ssr=SsrMode::Async/>
-                    <Route path=path!("bookings/:id") view=my_bookings::BookingPage ssr=SsrMode::Async/>
-                    <Route path=path!("bookings/:id/manifests") view=manifests::ManifestsPage ssr=SsrMode::Async/>
-                    <Route path=path!("tokens") view=tokens::TokensPage ssr=SsrMode::Async/>
-                    <Route path=path!("settings") view=settings::SettingsPage ssr=SsrMode::Async/>
-                    <Route path=path!("dashboard") view=dashboard::DashboardPage ssr=SsrMode::Async/>
-                    <Route path=path!("reports") view=reports::ReportsPage ssr=SsrMode::Async/>
-                    <Route path=path!("reports/tokenomics") view=tokenomics::TokenomicsPage ssr=SsrMode::Async/>
-                    <Route path=path!("admin/users") view=users::UsersPage ssr=SsrMode::Async/>
-                    <Route path=path!("admin/pools") view=pool_admin::PoolsAdminPage ssr=SsrMode::Async/>
-                    <Route path=path!("admin/pools/:id") view=pool_admin::PoolAdminPage ssr=SsrMode::Async/>
-                    <Route path=path!("admin/tenants") view=tenants::TenantsPage ssr=SsrMode::Async/>
-                    <Route path=path!("admin/homes") view=homes::AdminHomesPage ssr=SsrMode::Async/>
-                    <Route path=path!("admin/approvals") view=approvals::ApprovalsPage ssr=SsrMode::Async/>
-                    <Route path=path!("admin/waitlist") view=waitlist::AdminWaitlistPage ssr=SsrMode::Async/>
-                    <Route path=path!("admin/audit") view=audit::AuditPage ssr=SsrMode::Async/>
-                    <Route path=path!("admin/worker") view=worker::WorkerPage ssr=SsrMode::Async/>
-                </Routes>
+                <PageRoutes/>
             </main>
         </Router>
     }
 }
 
-/// Each page's own `<title>`: screen readers announce it first, and tabs,
-/// history and bookmarks tell pages apart by it.
+/// Every page once: its path as the router matches it, the component that
+/// renders it and its `<title>` (screen readers announce that first; tabs,
+/// history and bookmarks tell pages apart by it). The router and
+/// `page_title` both read this one table.
+macro_rules! pages {
+    ($( $path:tt => $view:expr, $title:literal; )*) => {
+        /// Each page's path pattern and title, as `page_title` reads them.
+        const PAGES: &[(&str, &str)] = &[$(($path, $title)),*];
+
+        /// The router's table of pages. Async: the server waits for the data,
+        /// so every page is complete without JavaScript; hydration then only
+        /// adds behaviour.
+        #[component]
+        fn PageRoutes() -> impl IntoView {
+            view! {
+                <Routes fallback=|| view! { <h1>"Page not found"</h1> <p class="empty">"No page has this address."</p> }>
+                    $( <Route path=path!($path) view=$view ssr=SsrMode::Async/> )*
+                </Routes>
+            }
+        }
+    };
+}
+
+pages! {
+    "" => HomePage, "Pools and bookings";
+    "signin" => signin::SignInPage, "Sign in";
+    "calendar" => calendar::CalendarPage, "Calendar";
+    "bookings" => my_bookings::MyBookingsPage, "My bookings";
+    "find" => find::FindSlotPage, "Find a slot";
+    "series" => series::SeriesPage, "Book a recurring slot";
+    "bookings/:id" => my_bookings::BookingPage, "Booking";
+    "bookings/:id/manifests" => manifests::ManifestsPage, "What the worker applies";
+    "tokens" => tokens::TokensPage, "API tokens";
+    "settings" => settings::SettingsPage, "Settings";
+    "dashboard" => dashboard::DashboardPage, "Dashboard";
+    "reports" => reports::ReportsPage, "Reports";
+    "reports/tokenomics" => tokenomics::TokenomicsPage, "Tokenomics";
+    "admin/users" => users::UsersPage, "Users";
+    "admin/pools" => pool_admin::PoolsAdminPage, "Manage pools";
+    "admin/pools/:id" => pool_admin::PoolAdminPage, "Pool settings";
+    "admin/tenants" => tenants::TenantsPage, "Tenants and quotas";
+    "admin/homes" => homes::AdminHomesPage, "Homes";
+    "admin/approvals" => approvals::ApprovalsPage, "Approvals";
+    "admin/waitlist" => waitlist::AdminWaitlistPage, "Waitlist";
+    "admin/audit" => audit::AuditPage, "Audit log";
+    "admin/worker" => worker::WorkerPage, "Worker";
+}
+
+/// The title of the page at `path`: the `PAGES` row whose pattern it
+/// matches (`:id` stands for one segment), else "Page not found".
 fn page_title(path: &str) -> &'static str {
-    match path.trim_end_matches('/') {
-        "" => "Pools and bookings",
-        "/signin" => "Sign in",
-        "/calendar" => "Calendar",
-        "/bookings" => "My bookings",
-        "/find" => "Find a slot",
-        "/series" => "Book a recurring slot",
-        "/tokens" => "API tokens",
-        "/settings" => "Settings",
-        "/dashboard" => "Dashboard",
-        "/reports" => "Reports",
-        "/reports/tokenomics" => "Tokenomics",
-        "/admin/users" => "Users",
-        "/admin/pools" => "Manage pools",
-        "/admin/tenants" => "Tenants and quotas",
-        "/admin/homes" => "Homes",
-        "/admin/approvals" => "Approvals",
-        "/admin/waitlist" => "Waitlist",
-        "/admin/audit" => "Audit log",
-        "/admin/worker" => "Worker",
-        path if path.starts_with("/bookings/") && path.ends_with("/manifests") => "What the worker applies",
-        path if path.starts_with("/bookings/") && path.matches('/').count() == 2 => "Booking",
-        path if path.starts_with("/admin/pools/") && path.matches('/').count() == 3 => "Pool settings",
-        _ => "Page not found",
-    }
+    let segments: Vec<&str> = path.trim_matches('/').split('/').filter(|s| !s.is_empty()).collect();
+    PAGES
+        .iter()
+        .find(|(pattern, _)| {
+            let wanted: Vec<&str> = pattern.split('/').filter(|s| !s.is_empty()).collect();
+            wanted.len() == segments.len() && wanted.iter().zip(&segments).all(|(w, s)| w.starts_with(':') || w == s)
+        })
+        .map_or("Page not found", |(_, title)| title)
 }
 
 #[component]
@@ -366,4 +372,25 @@ fn learn_zone(zone: RwSignal<String>, clock: Resource<Result<crate::model::Clock
 fn browser_zone() -> String {
     let options = js_sys::Intl::DateTimeFormat::new(&js_sys::Array::new(), &js_sys::Object::new()).resolved_options();
     js_sys::Reflect::get(&options, &"timeZone".into()).ok().and_then(|v| v.as_string()).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{page_title, PAGES};
+
+    #[test]
+    fn every_page_of_the_router_has_its_title_from_the_same_table() {
+        assert_eq!(page_title("/"), "Pools and bookings");
+        assert_eq!(page_title("/calendar"), "Calendar");
+        assert_eq!(page_title("/bookings/"), "My bookings");
+        assert_eq!(page_title("/bookings/7b0c"), "Booking");
+        assert_eq!(page_title("/bookings/7b0c/manifests"), "What the worker applies");
+        assert_eq!(page_title("/admin/pools/7b0c"), "Pool settings");
+        assert_eq!(page_title("/admin/pools/7b0c/more"), "Page not found");
+        assert_eq!(page_title("/nowhere"), "Page not found");
+        // Each pattern finds its own row (none is shadowed by an earlier one).
+        for (pattern, title) in PAGES {
+            assert_eq!(page_title(&format!("/{}", pattern.replace(":id", "x"))), *title, "{pattern}");
+        }
+    }
 }

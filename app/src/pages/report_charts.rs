@@ -164,7 +164,8 @@ mod tests {
     fn a_years_weekly_dates_do_not_run_into_each_other() {
         // 53 weeks: every 9th point, and the last, Mon 28 Dec, 7 steps after
         // Mon 09 Nov; both would overlap, so the earlier one goes.
-        let labels: Vec<String> = (0..53).map(|i| if i == 0 { "Thu 01 Jan".into() } else { format!("Mon {:02} Xxx", i % 28) }).collect();
+        let labels: Vec<String> =
+            (0..53).map(|i| if i == 0 { "Thu 01 Jan".into() } else { format!("Mon {:02} Xxx", i % 28) }).collect();
         let step = (WIDTH - 2.0 * PAD) / 52.0;
         let ticks = tick_indices(&labels, step);
         assert_eq!(ticks.first(), Some(&0));

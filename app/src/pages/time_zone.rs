@@ -17,7 +17,9 @@ pub async fn load_time_zone() -> Result<ZoneChoice, RpcError> {
 pub async fn save_time_zone(time_zone: String) -> Result<ActionNotice, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
     let chosen = crate::backend::accounts::time_zone::choose(&ctx.db, &principal, &time_zone).await;
-    crate::rpc::act(chosen, |zone| format!("Times on these pages, in mails, your calendar feed and the CLI are now in {zone}."))
+    crate::rpc::act(chosen, |zone| {
+        format!("Times on these pages, in mails, your calendar feed and the CLI are now in {zone}.")
+    })
 }
 
 #[component]

@@ -58,7 +58,8 @@ fn CostModelView(
     save: ServerAction<SaveTokenomics>,
     clock: crate::model::Clock,
 ) -> impl IntoView {
-    let TokenomicsView { pools, pool_id, pool_name, model, gpus_available, measured, updated, currency, gpu_model } = view;
+    let TokenomicsView { pools, pool_id, pool_name, model, gpus_available, measured, updated, currency, gpu_model } =
+        view;
     let gpu = crate::model::gpu_of(&gpu_model);
     let form = RwSignal::new(CostModelForm::from(&model));
     let measured_value = measured.value;

@@ -113,7 +113,10 @@ pub fn clock(tz: &str, now: DateTime<Utc>) -> Clock {
 /// spans midnight.
 pub fn local_window(window: Window, tz: &str) -> String {
     let zone = zone(tz);
-    crate::model::window_text(window.start.with_timezone(&zone).fixed_offset(), window.end.with_timezone(&zone).fixed_offset())
+    crate::model::window_text(
+        window.start.with_timezone(&zone).fixed_offset(),
+        window.end.with_timezone(&zone).fixed_offset(),
+    )
 }
 
 /// An instant in `tz` as a page shows it: "Sat 28 Nov 16:00".

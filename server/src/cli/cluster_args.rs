@@ -140,9 +140,10 @@ impl ClusterArgs {
         }
         let mut worker = Reconciler::new(db, client, self.cluster());
         let mail = match &self.smtp_url {
-            Some(smtp) => {
-                Some(crate::notify::email::Mail::new(smtp, &self.smtp_from, portal_url.host_str().unwrap_or("berth")).map_err(anyhow::Error::msg)?)
-            }
+            Some(smtp) => Some(
+                crate::notify::email::Mail::new(smtp, &self.smtp_from, portal_url.host_str().unwrap_or("berth"))
+                    .map_err(anyhow::Error::msg)?,
+            ),
             None => None,
         };
         worker.notifier = Some(crate::notify::Notifier {

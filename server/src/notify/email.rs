@@ -41,8 +41,7 @@ impl Mail {
             .map_err(|e| format!("--smtp-url: {e}"))?
             .timeout(Some(std::time::Duration::from_secs(20)))
             .build();
-        let from: Mailbox =
-            from.parse().map_err(|e| format!("--smtp-from: `{from}` is not an address: {e}"))?;
+        let from: Mailbox = from.parse().map_err(|e| format!("--smtp-from: `{from}` is not an address: {e}"))?;
         Ok(Self { transport, from, host: host.to_string() })
     }
 

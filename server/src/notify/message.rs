@@ -3,11 +3,11 @@
 //! JSON. Times are in the recipient's zone (Settings; a webhook's, the
 //! pool's), named.
 
-use chrono::DateTime;
 use super::outbox::Due;
 use crate::plain_page::escape;
 use app::backend::worker::homes::{persistence_sentence, KeptUntil};
 use app::model::{short_kind, Kept};
+use chrono::DateTime;
 use serde_json::{json, Value};
 
 pub struct Message {
@@ -154,7 +154,8 @@ pub fn render(base: &str, due: &Due, simulated: bool) -> Message {
         "booking.maintenance" => {
             // The detail is "<start>|<end>|<reason>" (see `blackouts::create`).
             let mut parts = due.detail.splitn(3, '|');
-            let instant = |text: Option<&str>| text.and_then(|t| DateTime::parse_from_rfc3339(t).ok()).map(|t| t.to_utc());
+            let instant =
+                |text: Option<&str>| text.and_then(|t| DateTime::parse_from_rfc3339(t).ok()).map(|t| t.to_utc());
             let (start, end) = (instant(parts.next()), instant(parts.next()));
             let reason = parts.next().unwrap_or_default();
             let note = match start.zip(end) {

@@ -83,7 +83,11 @@ impl Reconciler {
     /// Converges the backfill queues against `snapshot` (read with
     /// `read_kueue`). A pool whose queue the cluster refuses (its namespace
     /// missing, say) is reported and does not stop the pass.
-    pub(super) async fn keep_backfill(&self, snapshot: &Snapshot, report: &mut PassReport) -> crate::worker::error::WorkerResult<()> {
+    pub(super) async fn keep_backfill(
+        &self,
+        snapshot: &Snapshot,
+        report: &mut PassReport,
+    ) -> crate::worker::error::WorkerResult<()> {
         let pools = provisioning::backfills(&self.db).await?;
         let mut keep = HashSet::new();
         let mut readings = Vec::new();

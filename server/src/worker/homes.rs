@@ -145,7 +145,11 @@ impl Reconciler {
     /// owners' (one per person, purpose and storage class: a second
     /// session's new volume goes with it). Reads the claims from the pass's
     /// snapshot.
-    pub(super) async fn keep_new_homes(&self, sessions: &[Session], snapshot: &Snapshot) -> crate::worker::error::WorkerResult<usize> {
+    pub(super) async fn keep_new_homes(
+        &self,
+        sessions: &[Session],
+        snapshot: &Snapshot,
+    ) -> crate::worker::error::WorkerResult<usize> {
         let new: Vec<(&Session, Kept)> = sessions
             .iter()
             .flat_map(|s| Kept::ALL.map(|purpose| (s, purpose)))
@@ -192,7 +196,11 @@ impl Reconciler {
     /// the same pass: the quota admits the claim only once the controller
     /// manager has counted the raised quota, a moment later.
     /// Returns how many grew.
-    pub(super) async fn grow_kept(&self, sessions: &[Session], snapshot: &Snapshot) -> crate::worker::error::WorkerResult<usize> {
+    pub(super) async fn grow_kept(
+        &self,
+        sessions: &[Session],
+        snapshot: &Snapshot,
+    ) -> crate::worker::error::WorkerResult<usize> {
         let kept: Vec<(&Session, Kept, &str, i32)> = sessions
             .iter()
             .flat_map(|s| Kept::ALL.map(|purpose| (s, purpose)))

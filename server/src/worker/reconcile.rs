@@ -294,7 +294,11 @@ impl Reconciler {
 
     /// Deletes the managed namespaces whose booking is not in `keep`; ones
     /// already terminating are left to finish. Returns the deleted names.
-    pub(super) async fn collect(&self, managed: &[Namespace], keep: &HashSet<Uuid>) -> crate::worker::error::WorkerResult<Vec<String>> {
+    pub(super) async fn collect(
+        &self,
+        managed: &[Namespace],
+        keep: &HashSet<Uuid>,
+    ) -> crate::worker::error::WorkerResult<Vec<String>> {
         let mut collected = Vec::new();
         for ns in managed {
             let Some(id) = owned_by(ns, None) else { continue };

@@ -34,7 +34,10 @@ pub const STANDBY_POLL: Duration = Duration::from_secs(1);
 /// Leads (or waits to) until `shutdown`. Losing the database — a restart, a
 /// failover — ends the lead, since the advisory lock went with the
 /// connection; the worker then waits to lead again like any standby.
-pub async fn run(worker: Reconciler, shutdown: tokio::sync::watch::Receiver<bool>) -> crate::worker::error::WorkerResult<()> {
+pub async fn run(
+    worker: Reconciler,
+    shutdown: tokio::sync::watch::Receiver<bool>,
+) -> crate::worker::error::WorkerResult<()> {
     let mut shutdown = shutdown;
     let name = Arc::new(status::process_name());
     if let Err(err) = status::register(&worker.db, &name, worker.simulated).await {

@@ -89,7 +89,10 @@ pub fn check_entry(entry: &QuotaEntry, field: impl Fn(&str) -> String) -> Result
     if entry.gpu_hours_per_week.is_some_and(|h| !h.is_finite() || !(0.0..=MAX_HOURS_PER_WEEK).contains(&h)) {
         return Err(FieldError::new(
             field("gpu_hours_per_week"),
-            format!("at most {} GPU-hours a week (0 or more, or empty for no limit)", grouped(MAX_HOURS_PER_WEEK as u64)),
+            format!(
+                "at most {} GPU-hours a week (0 or more, or empty for no limit)",
+                grouped(MAX_HOURS_PER_WEEK as u64)
+            ),
         ));
     }
     Ok(())
@@ -100,7 +103,7 @@ fn grouped(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, digit) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(' ');
         }
         out.push(digit);

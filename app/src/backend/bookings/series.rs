@@ -295,8 +295,5 @@ pub async fn cancel_rest(
     audit::record(&mut tx, principal, "booking.series_cancel", subject, &format!("{} occurrences", rows.len())).await?;
     tx.commit().await?;
     settle(db, changes).await;
-    Ok(rows
-        .into_iter()
-        .map(|row| BookingRow { state: BookingState::Canceled, ..row }.view_for(principal))
-        .collect())
+    Ok(rows.into_iter().map(|row| BookingRow { state: BookingState::Canceled, ..row }.view_for(principal)).collect())
 }

@@ -74,7 +74,9 @@ pub async fn view(
 ) -> ServiceResult<TokenomicsView> {
     require_reader(principal)?;
     let listed: Vec<(Uuid, String, String)> =
-        sqlx::query_as("SELECT id, name, gpu_model FROM pool ORDER BY retired_at IS NOT NULL, name").fetch_all(db).await?;
+        sqlx::query_as("SELECT id, name, gpu_model FROM pool ORDER BY retired_at IS NOT NULL, name")
+            .fetch_all(db)
+            .await?;
     let (pool_id, pool_name, gpu_model) = match pool {
         Some(id) => listed.iter().find(|(p, _, _)| *p == id).cloned().ok_or(ServiceError::NotFound("pool"))?,
         None => listed.first().cloned().ok_or(ServiceError::NotFound("pool"))?,

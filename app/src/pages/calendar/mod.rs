@@ -41,8 +41,7 @@ pub fn CalendarPage() -> impl IntoView {
         move || (params(), super::viewer_zone(&query), book.version().get()),
         |((pool, date, days), tz, _)| load_calendar(pool, date, days, tz),
     );
-    let banner =
-        move || book.value().get().map(Banner::answered).or_else(|| query.with(Banner::from_query));
+    let banner = move || book.value().get().map(Banner::answered).or_else(|| query.with(Banner::from_query));
     // Created with the page, not inside the calendar's view (see
     // `approvals::Waiting`); the booking panel shows this pool's lines.
     provide_context(crate::pages::QuotaUse::tracking(move || book.version().get()));
