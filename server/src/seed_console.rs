@@ -3,7 +3,7 @@
 //! quota for the demo tenant.
 //! Separate from `seed::demo` (which tests share) and, like it, idempotent.
 
-use app::backend::{accounts::tenants, accounts::users, bookings::Admissions, pools, ServiceError};
+use app::backend::{accounts::tenants, accounts::users, bookings::AdmissionQueue, pools, ServiceError};
 use app::model::{KindSpec, Mode, NewBlackout, NewBooking, NewPool, OnOverlap, Principal, QuotaEntry};
 use chrono::{Duration, DurationRound, Utc};
 use sqlx::PgPool;
@@ -84,7 +84,7 @@ pub async fn console(db: &PgPool) -> Result<String, ServiceError> {
         tenant: None,
         waitlist: false,
     };
-    app::backend::bookings::create(&Admissions::new(db.clone()), &ada, request).await?;
+    app::backend::bookings::create(&AdmissionQueue::new(db.clone()), &ada, request).await?;
     // A maintenance window the day after, so the calendar shows one hatched.
     let maintenance = NewBlackout {
         kind: None,

@@ -1,7 +1,7 @@
 use crate::auth::Auth;
 use crate::worker::manifests::Cluster;
 use app::backend::accounts::tokens::TokenCache;
-use app::backend::bookings::Admissions;
+use app::backend::bookings::AdmissionQueue;
 use app::backend::calendar::feed::FeedKey;
 use app::model::ClusterMode;
 use axum::extract::FromRef;
@@ -22,7 +22,7 @@ pub struct AppState {
     /// The built site's `/pkg` files (names, caching, compression).
     pub site: crate::site_files::SiteFiles,
     pub tokens: Arc<TokenCache>,
-    pub admissions: Admissions,
+    pub admissions: AdmissionQueue,
     pub auth: Arc<Auth>,
     /// How the cluster that runs workspaces is set up.
     pub cluster: Arc<Cluster>,
@@ -61,7 +61,7 @@ impl AppState {
         };
         Self {
             feed_key,
-            admissions: Admissions::new(db.clone()),
+            admissions: AdmissionQueue::new(db.clone()),
             tokens: Arc::new(TokenCache::new(TOKEN_CACHE_TTL)),
             db,
             leptos,

@@ -9,7 +9,7 @@ mod common;
 use app::backend::accounts::tokens;
 use app::backend::bookings::admit::{admit_batch, Admission, Outcome};
 use app::backend::bookings::request::Request;
-use app::backend::bookings::Admissions;
+use app::backend::bookings::AdmissionQueue;
 use app::backend::error::ServiceError;
 use app::model::{Mode, Principal, Window};
 use axum::http::{Method, StatusCode};
@@ -133,7 +133,7 @@ async fn a_batch_across_pools_and_kinds_decides_each_request_as_if_alone() {
 #[tokio::test(flavor = "current_thread")]
 async fn one_kinds_failure_is_not_every_kinds() {
     let Setup { db, principal, pools, .. } = setup(&["alpha", "beta"]).await;
-    let admissions = Admissions::new(db.clone());
+    let admissions = AdmissionQueue::new(db.clone());
     let good = request(&principal, pools[0], GPU, 1, 4, 8);
     let bad = Request { note: "bad\0note".into(), ..request(&principal, pools[1], GPU, 1, 4, 8) };
     let also_good = request(&principal, pools[0], GPU, 1, 8, 12);

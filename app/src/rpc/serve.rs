@@ -4,7 +4,7 @@
 use super::RpcError;
 use crate::backend::accounts::identity::{Identity, Via};
 use crate::backend::accounts::tokens::TokenCache;
-use crate::backend::bookings::Admissions;
+use crate::backend::bookings::AdmissionQueue;
 use crate::backend::calendar::feed::FeedKey;
 use crate::backend::error::{ServiceError, ServiceResult};
 use crate::backend::worker::provisioning::ManifestRenderer;
@@ -18,7 +18,7 @@ use std::sync::Arc;
 pub struct Ctx {
     pub db: sqlx::PgPool,
     pub tokens: Arc<TokenCache>,
-    pub admissions: Admissions,
+    pub admissions: AdmissionQueue,
     pub renderer: ManifestRenderer,
     pub mode: ClusterMode,
     pub sign_in: SignInOptions,

@@ -2,7 +2,7 @@
 //! its pool+kind's admission queue (see `queue.rs`) and waits for the verdict.
 
 use crate::backend::bookings::admit::Admission;
-use crate::backend::bookings::queue::Admissions;
+use crate::backend::bookings::queue::AdmissionQueue;
 use crate::backend::bookings::request::Request;
 use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{NewBooking, Principal, TenantRef, Window};
@@ -24,7 +24,7 @@ pub(super) fn booking_tenant<'p>(principal: &'p Principal, asked: Option<&str>) 
 
 /// Books the window, or with `waitlist` set and no room for it (capacity or
 /// the tenant's quota), puts the request on the waitlist.
-pub async fn create(admissions: &Admissions, principal: &Principal, new: NewBooking) -> ServiceResult<Admission> {
+pub async fn create(admissions: &AdmissionQueue, principal: &Principal, new: NewBooking) -> ServiceResult<Admission> {
     if new.note.chars().count() > 1000 {
         return Err(FieldError::new("note", "must be at most 1000 characters").into());
     }

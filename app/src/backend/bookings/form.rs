@@ -28,7 +28,7 @@ fn new_booking(form: &BookingForm) -> Result<NewBooking, FieldError> {
 /// capacity) come back as `BookOutcome::Refused`; sign-in, permission,
 /// unknown pools and server failures are errors.
 pub async fn book(
-    admissions: &bookings::Admissions,
+    admissions: &bookings::AdmissionQueue,
     principal: &Principal,
     form: &BookingForm,
 ) -> ServiceResult<BookOutcome> {

@@ -29,5 +29,5 @@ pub use admit::Admission;
 pub use create::create;
 pub use lifecycle::{approve, cancel, end_early, extend, reject};
 pub use query::{extension_requests, get, list, occupancy};
-pub use queue::Admissions;
+pub use queue::AdmissionQueue;
 pub use row::occupancy_id;

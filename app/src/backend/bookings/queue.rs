@@ -27,12 +27,12 @@ struct Job {
 }
 
 #[derive(Clone)]
-pub struct Admissions {
+pub struct AdmissionQueue {
     db: PgPool,
     queue: Arc<Mutex<Option<mpsc::UnboundedSender<Job>>>>,
 }
 
-impl Admissions {
+impl AdmissionQueue {
     pub fn new(db: PgPool) -> Self {
         Self { db, queue: Arc::default() }
     }
@@ -59,7 +59,7 @@ impl Admissions {
     }
 }
 
-async fn run_queue(admissions: Admissions, mut jobs: mpsc::UnboundedReceiver<Job>) {
+async fn run_queue(admissions: AdmissionQueue, mut jobs: mpsc::UnboundedReceiver<Job>) {
     loop {
         let first = match tokio::time::timeout(IDLE, jobs.recv()).await {
             Ok(Some(job)) => job,
