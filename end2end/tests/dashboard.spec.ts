@@ -44,3 +44,30 @@ test('a member sees live sessions with sparklines and an idle badge', async ({ p
     sql(`UPDATE booking SET state = 'completed', ends_at = now() WHERE id = '${id}'`);
   }
 });
+
+// The dashboard's times are in the reader's zone and say which (it used to
+// write UTC without saying so).
+test("the dashboard's live window is in the reader's zone, named once", async ({ browser }) => {
+  const page = await (await browser.newContext({ timezoneId: 'Europe/Berlin' })).newPage();
+  const errors = collectErrors(page);
+  await signIn(page, 'ada');
+  const id = sql(`
+    INSERT INTO booking (pool_id, kind, user_id, tenant_id, quantity, mode, starts_at, ends_at, state, note)
+    SELECT k.pool_id, k.kind, u.id, m.tenant_id, 1, 'interactive', date_trunc('hour', now()) - interval '1 hour',
+           date_trunc('hour', now()) + interval '2 hours', 'approved', 'dashboard zone e2e'
+    FROM pool_kind k, app_user u JOIN membership m ON m.user_id = u.id
+    WHERE k.kind LIKE 'nvidia.com/mig-%' AND u.name = 'Ada Lovelace' LIMIT 1
+    RETURNING id`).split('\n')[0];
+  try {
+    await page.goto('/dashboard');
+    await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
+    await expect(page.locator('#dashboard-zone')).toHaveText('Times in Europe/Berlin.');
+    const start = new Date(sql(`SELECT to_char(starts_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') FROM booking WHERE id = '${id}'`));
+    const berlin = start.toLocaleTimeString('en-GB', { timeZone: 'Europe/Berlin', hour: '2-digit', minute: '2-digit' });
+    await expect(page.locator(`tr.live-session[data-booking="${id}"]`)).toContainText(berlin);
+    expect(errors).toEqual([]);
+  } finally {
+    sql(`UPDATE booking SET state = 'canceled' WHERE id = '${id}'`);
+  }
+  await page.context().close();
+});

@@ -133,7 +133,7 @@ for (const js of [true, false]) {
     const root = await as(browser, 'root', true);
     const origin = { Origin: new URL(root.url()).origin };
     const made = await root.request.post('/api/v1/pools', { headers: origin, data: {
-      name: `l40s-${js ? 'js' : 'nojs'}-${Date.now()}`, gpu_model: 'NVIDIA L40S', kinds: [{ kind: 'nvidia.com/gpu', capacity: 4 }] } });
+      name: `l40s-${js ? 'js' : 'nojs'}-${Date.now()}`, gpu_model: 'NVIDIA L40S', kinds: [{ kind: 'nvidia.com/gpu', capacity: 2 }] } });
     expect(made.status(), await made.text()).toBe(201);
     const pool = await made.json();
     const page = await as(browser, 'mia', js);
