@@ -47,6 +47,11 @@ async fn a_blackout_over_bookings_lists_them_then_cancels_them_and_closes_its_wi
     let (status, err) = f.book(&f.bob, MIG, 1, slot(11), slot(14)).await;
     assert_eq!((status, err["error"].as_str()), (StatusCode::CONFLICT, Some("blackout")), "{err}");
     assert!(err["message"].as_str().unwrap().contains("MIG reconfiguration"));
+    // In the pool's zone, named, not in UTC.
+    let closed = app::rules::local_time::local_window(app::model::Window { start: slot(6), end: slot(12) }, "Europe/Berlin");
+    let message = err["message"].as_str().unwrap();
+    assert!(message.contains(&format!("closed for maintenance {closed} (Europe/Berlin)")), "{err}");
+    assert!(!message.contains("UTC"), "{err}");
     assert_eq!(f.book(&f.bob, GPU, 1, slot(8), slot(10)).await.0, StatusCode::CREATED);
     let extend = format!("/api/v1/bookings/{}/extend", before["id"].as_str().unwrap());
     let (status, err) = f.call(Method::POST, &extend, Some(&f.ada), Some(json!({"end": slot(8)}))).await;

@@ -21,6 +21,9 @@ pub struct QuotaRefusal {
     pub left: f64,
     /// The week that would overflow (weekly limit only).
     pub week: Option<Window>,
+    /// When that week starts, in the pool's zone as a person reads it
+    /// ("Mon 23 Nov 2026 00:00 CET").
+    pub week_starts: Option<String>,
 }
 
 /// Unit-minutes the usages hold inside `window`.
@@ -83,7 +86,10 @@ pub fn check<Tz: TimeZone>(
     tenant_usages: &[Usage],
     request: Usage,
     tz: &Tz,
-) -> Result<(), QuotaRefusal> {
+) -> Result<(), QuotaRefusal>
+where
+    Tz::Offset: std::fmt::Display,
+{
     let window = Window { start: request.start, end: request.end };
     if let Some(max_units) = quota.max_units {
         let used = peak_usage(tenant_usages, window);
@@ -94,6 +100,7 @@ pub fn check<Tz: TimeZone>(
                 used: f64::from(used),
                 left: f64::from((max_units - used).max(0)),
                 week: None,
+                week_starts: None,
             });
         }
     }
@@ -109,6 +116,7 @@ pub fn check<Tz: TimeZone>(
                     used: gpu_hours(used, slices_per_gpu),
                     left: gpu_hours((allowed_minutes - used).max(0), slices_per_gpu),
                     week: Some(week),
+                    week_starts: Some(week.start.with_timezone(tz).format("%a %d %b %Y %H:%M %Z").to_string()),
                 });
             }
         }
@@ -127,10 +135,28 @@ impl QuotaRefusal {
             QuotaLimit::GpuHoursPerWeek => format!(
                 "your tenant's quota allows {} GPU-hours (whole-GPU equivalent) in the week from {}; {} are booked, {} left",
                 self.allowed,
-                self.week.map(|w| w.start.format("%Y-%m-%d %H:%M UTC").to_string()).unwrap_or_default(),
+                self.week_starts.clone().unwrap_or_default(),
                 self.used,
                 self.left
             ),
         }
+    }
+}
+
+#[cfg(test)]
+mod week_in_words {
+    use super::*;
+
+    #[test]
+    fn a_weekly_refusal_names_its_week_in_the_pools_zone() {
+        let berlin: chrono_tz::Tz = "Europe/Berlin".parse().unwrap();
+        let at = |d: u32, h: u32| Utc.with_ymd_and_hms(2026, 11, d, h, 0, 0).unwrap();
+        let quota = TenantQuota { max_units: None, gpu_hours_per_week: Some(2.0) };
+        let held = [Usage { start: at(24, 8), end: at(24, 10), quantity: 1 }];
+        let asked = Usage { start: at(25, 8), end: at(25, 9), quantity: 1 };
+        let refusal = check(&quota, 1, &held, asked, &berlin).unwrap_err();
+        // Monday 23 November, 00:00 in Berlin (23:00 UTC the day before).
+        assert!(refusal.explain().contains("in the week from Mon 23 Nov 2026 00:00 CET;"), "{}", refusal.explain());
+        assert!(!refusal.explain().contains("UTC"));
     }
 }

@@ -110,6 +110,7 @@ struct ExtensionTerms {
     requires_approval: bool,
     capacity: i32,
     now: DateTime<Utc>,
+    time_zone: String,
 }
 
 /// Moves the end later if the extra time fits under the same capacity rule;
@@ -148,21 +149,21 @@ pub async fn extend(
     crate::backend::bookings::extension::refuse_if_open(&mut tx, row.id).await?;
     let terms: ExtensionTerms = sqlx::query_as(
         "SELECT p.granularity_minutes, p.max_booking_minutes, p.horizon_days, p.min_notice_minutes,
-                p.requires_approval, k.capacity, now() AS now
+                p.requires_approval, k.capacity, now() AS now, p.time_zone
          FROM pool p JOIN pool_kind k ON k.pool_id = p.id AND k.kind = $2 WHERE p.id = $1",
     )
     .bind(row.pool_id)
     .bind(&row.kind)
     .fetch_one(&mut *tx)
     .await?;
-    let ExtensionTerms { rules, requires_approval, capacity, now } = terms;
+    let ExtensionTerms { rules, requires_approval, capacity, now, time_zone } = terms;
     let current = Window { start: row.starts_at, end: row.ends_at };
     validate_extension(&rules, now, current, new_end)?;
     let added = Window { start: current.end, end: new_end };
     if let Some(blackout) =
         crate::backend::pools::blackouts::windows::overlapping(&mut tx, row.pool_id, &row.kind, added).await?.first()
     {
-        return Err(crate::backend::pools::blackouts::windows::closed(blackout));
+        return Err(crate::backend::pools::blackouts::windows::closed(blackout, &time_zone));
     }
     let others: Vec<Usage> = live_usages(&mut tx, row.pool_id, &row.kind, added.start, added.end)
         .await?

@@ -64,14 +64,17 @@ impl Terms {
         (self.blackout_starts.iter().zip(&self.blackout_ends).zip(&self.blackout_reasons))
             .find(|((&start, &end), _)| start < window.end && window.start < end)
             .map(|((&start, &end), reason)| {
-                crate::backend::pools::blackouts::windows::closed(&crate::model::Blackout {
-                    id: Uuid::nil(),
-                    pool_id: self.pool_id,
-                    kind: None,
-                    start,
-                    end,
-                    reason: reason.clone(),
-                })
+                crate::backend::pools::blackouts::windows::closed(
+                    &crate::model::Blackout {
+                        id: Uuid::nil(),
+                        pool_id: self.pool_id,
+                        kind: None,
+                        start,
+                        end,
+                        reason: reason.clone(),
+                    },
+                    &self.time_zone,
+                )
             })
     }
 

@@ -20,14 +20,20 @@ pub async fn save(db: &PgPool, principal: &Principal, id: &str, form: &PoolForm)
 }
 
 /// A capacity refusal with its bookings named ("ada@example.test Mon 23
-/// Nov 10:00–12:00 UTC (1 × …)", at most 20); any other error unchanged.
+/// Nov 10:00–12:00 Europe/Berlin (1 × …)", in the pool's zone, at most 20);
+/// any other error unchanged.
 pub async fn name_the_bookings(db: &PgPool, principal: &Principal, err: ServiceError) -> ServiceError {
     let ServiceError::CapacityBelowBooked { kind, capacity, booked, bookings } = err else { return err };
     let mut named = Vec::new();
+    let mut zone: Option<String> = None;
     for id in bookings.iter().take(20) {
         if let Ok(b) = crate::backend::bookings::get(db, principal, *id).await {
-            let window = crate::rules::local_time::local_window(Window { start: b.start, end: b.end }, "UTC");
-            named.push(format!("{} {window} UTC ({} × {})", b.user_email.unwrap_or_default(), b.quantity, b.id));
+            if zone.is_none() {
+                zone = crate::backend::pools::get(db, principal, b.pool_id).await.ok().map(|p| p.time_zone);
+            }
+            let tz = zone.as_deref().unwrap_or("UTC");
+            let window = crate::rules::local_time::local_window(Window { start: b.start, end: b.end }, tz);
+            named.push(format!("{} {window} {tz} ({} × {})", b.user_email.unwrap_or_default(), b.quantity, b.id));
         }
     }
     ServiceError::Conflict {

@@ -62,16 +62,14 @@ pub fn kept_inside(maintenance: Window, reason: &str, tz: &str) -> String {
     )
 }
 
-/// The refusal of a request that overlaps a blackout.
-pub fn closed(blackout: &Blackout) -> ServiceError {
+/// The refusal of a request that overlaps a blackout, its window in the
+/// pool's zone `tz` (named).
+pub fn closed(blackout: &Blackout, tz: &str) -> ServiceError {
+    let when = crate::rules::local_time::local_window(Window { start: blackout.start, end: blackout.end }, tz);
+    let zone = crate::rules::local_time::zone(tz);
     ServiceError::Conflict {
         code: "blackout",
         field: None,
-        reason: format!(
-            "the pool is closed for maintenance from {} to {}: {}",
-            blackout.start.format("%a %d %b %H:%M UTC"),
-            blackout.end.format("%a %d %b %H:%M UTC"),
-            blackout.reason
-        ),
+        reason: format!("the pool is closed for maintenance {when} ({}): {}", zone.name(), blackout.reason),
     }
 }
