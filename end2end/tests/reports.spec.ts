@@ -154,3 +154,37 @@ for (const js of [true, false]) {
     await root.context().close();
   });
 }
+
+// At 1440 px the whole table is on screen, Showback included, by pool and by
+// user; a year's trend writes its dates apart; the All row adds up its members.
+test('at 1440 px the report fits, its dates do not overlap and All adds up its members', async ({ browser }) => {
+  const page = await (await browser.newContext({ viewport: { width: 1440, height: 900 } })).newPage();
+  const errors = collectErrors(page);
+  await signIn(page, 'mia');
+  const year = new Date().getUTCFullYear();
+  for (const group of ['pool', 'user']) {
+    await page.goto(`/reports?group=${group}&period=custom&date=${year}-01-01&until=${year}-12-31`);
+    await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
+    const scroll = await page.locator('.table-scroll').evaluate((el) => el.scrollWidth - el.clientWidth);
+    expect(scroll, `${group}: the table scrolls sideways`).toBeLessThanOrEqual(0);
+    const showback = await page.locator('#report-table thead th').last().boundingBox();
+    expect(showback!.x + showback!.width, group).toBeLessThanOrEqual(1440);
+    // Every figure column of All is the sum of the rows above, as shown.
+    const figures = async (row: string) => (await page.locator(`${row} td`).allTextContents()).map((t) => parseFloat(t));
+    const rows = await page.locator('#report-table tbody tr').count();
+    const total = await figures('#report-table tfoot tr');
+    for (const column of [1, 5, 11]) { // booked, idle booked, showback
+      let sum = 0;
+      for (let i = 0; i < rows; i++) sum += (await figures(`#report-table tbody tr >> nth=${i}`))[column] || 0;
+      expect(Math.abs(sum - total[column]), `${group} column ${column}`).toBeLessThan(0.011);
+    }
+  }
+  const boxes = await page.locator('#trend-chart text.date').evaluateAll((els) => els.map((e) => {
+    const b = e.getBoundingClientRect();
+    return [b.left, b.right];
+  }));
+  expect(boxes.length).toBeGreaterThanOrEqual(4);
+  for (let i = 1; i < boxes.length; i++) expect(boxes[i][0], `date ${i}`).toBeGreaterThan(boxes[i - 1][1]);
+  expect(errors).toEqual([]);
+  await page.context().close();
+});
