@@ -187,6 +187,7 @@ const OPERATIONS: &[(&str, &str)] = &[
     ("delete", "/homes/{id}"),
     ("put", "/tenants/{slug}/homes"),
     ("put", "/homes/price"),
+    ("get", "/fit"),
 ];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -41,6 +41,8 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     (Send::Put(r#"{"per_gib_month":0.05}"#), "/api/v1/homes/price", [401, 403, 403, 403, 200]),
     (Send::Get, "/api/v1/me/time-zone", [401, 200, 200, 200, 200]),
     (Send::Put(r#"{"time_zone":"Europe/Berlin"}"#), "/api/v1/me/time-zone", [401, 200, 200, 200, 200]),
+    // Which kind holds a model: anyone signed in, over the pools they may book.
+    (Send::Get, "/api/v1/fit?model=llama-3.1-8b&context=8192&sequences=4", [401, 200, 200, 200, 200]),
     (Send::Get, "/api/v1/pools", [401, 200, 200, 200, 200]),
     (
         Send::Json(r#"{"name":"p-{uniq}","kinds":[{"kind":"nvidia.com/gpu","capacity":1}]}"#),

@@ -48,7 +48,8 @@ async fn a_blackout_over_bookings_lists_them_then_cancels_them_and_closes_its_wi
     assert_eq!((status, err["error"].as_str()), (StatusCode::CONFLICT, Some("blackout")), "{err}");
     assert!(err["message"].as_str().unwrap().contains("MIG reconfiguration"));
     // In the pool's zone, named, not in UTC.
-    let closed = app::rules::local_time::local_window(app::model::Window { start: slot(6), end: slot(12) }, "Europe/Berlin");
+    let closed =
+        app::rules::local_time::local_window(app::model::Window { start: slot(6), end: slot(12) }, "Europe/Berlin");
     let message = err["message"].as_str().unwrap();
     assert!(message.contains(&format!("closed for maintenance {closed} (Europe/Berlin)")), "{err}");
     assert!(!message.contains("UTC"), "{err}");

@@ -11,6 +11,7 @@ pub mod audit;
 pub mod bookings;
 pub mod calendar;
 pub mod error;
+pub mod fit;
 pub mod homes;
 pub mod notifications;
 pub mod pools;

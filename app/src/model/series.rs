@@ -55,7 +55,8 @@ pub struct Occurrence {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refusal: Option<String>,
     /// The booker already holds a booking of this pool and kind over it
-    /// (booked earlier, say from this same series): not offered again.
+    /// (booked earlier, say from this same series): the page does not offer
+    /// it again.
     #[serde(default)]
     pub held: bool,
 }

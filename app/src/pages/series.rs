@@ -186,7 +186,8 @@ fn SeriesForm(pools: Vec<Pool>, tz: String, preview: ServerAction<PreviewSeries>
 
 #[component]
 fn Plan(plan: SeriesPreview, book: ServerAction<BookSeries>) -> impl IntoView {
-    let fitting: Vec<String> = plan.lines.iter().filter(|l| l.fits).map(|l| l.start.to_rfc3339()).collect();
+    // What is already the booker's is not offered again.
+    let fitting: Vec<String> = plan.lines.iter().filter(|l| l.fits && !l.held).map(|l| l.start.to_rfc3339()).collect();
     let count = fitting.len();
     let held = plan.lines.iter().filter(|l| l.held).count();
     view! {

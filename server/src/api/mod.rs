@@ -8,6 +8,7 @@ mod bookings;
 mod calendar_feed;
 mod csv_body;
 pub(crate) mod error;
+mod fit;
 mod homes;
 mod idle_policy;
 pub(crate) mod input;
@@ -50,6 +51,7 @@ pub fn router() -> Router<AppState> {
         .merge(notifications::router())
         .merge(series::router())
         .merge(time_zone::router())
+        .merge(fit::router())
         .fallback(|| async { ApiError::not_found("route") })
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
 }

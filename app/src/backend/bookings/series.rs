@@ -140,9 +140,12 @@ pub async fn preview(db: &PgPool, principal: &Principal, new: &NewSeries) -> Ser
     let held = held(&mut tx, principal, new, &planned.windows).await?;
     tx.rollback().await?;
     let occurrences = (planned.windows.iter().zip(judged).zip(held))
-        .map(|((w, judged), held)| match held {
-            true => Occurrence { start: w.start, end: w.end, fits: false, refusal: None, held },
-            false => Occurrence { start: w.start, end: w.end, fits: judged.is_ok(), refusal: judged.err(), held },
+        .map(|((w, judged), held)| Occurrence {
+            start: w.start,
+            end: w.end,
+            fits: judged.is_ok(),
+            refusal: judged.err(),
+            held,
         })
         .collect();
     Ok(SeriesPlan { rule: planned.rule, time_zone: planned.tz.name().to_string(), occurrences })
@@ -150,7 +153,8 @@ pub async fn preview(db: &PgPool, principal: &Principal, new: &NewSeries) -> Ser
 
 /// For each of `windows`, whether the principal already holds a booking of
 /// the series' pool and kind over it: previewing a series again shows what
-/// is already theirs, and booking "every occurrence that fits" skips it.
+/// is already theirs (the page then offers only the others; the API books
+/// what it is asked, a second unit in the same window included).
 async fn held(
     conn: &mut sqlx::PgConnection,
     principal: &Principal,
@@ -180,12 +184,7 @@ async fn held(
 pub async fn book(db: &PgPool, principal: &Principal, new: &NewSeries) -> ServiceResult<BookedSeries> {
     let planned = plan(db, principal, new).await?;
     let windows: Vec<Window> = match &new.occurrences {
-        // Every occurrence that fits, less those already the booker's.
-        None => {
-            let mut conn = db.acquire().await?;
-            let held = held(&mut conn, principal, new, &planned.windows).await?;
-            planned.windows.iter().zip(held).filter(|(_, held)| !held).map(|(w, _)| *w).collect()
-        }
+        None => planned.windows.clone(),
         Some(chosen) if chosen.is_empty() => {
             return Err(FieldError::new("occurrences", "choose at least one occurrence").into());
         }
