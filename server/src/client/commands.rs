@@ -3,7 +3,7 @@
 
 use super::print::{at, booking_line, full_kind, pool_names, print_json, show_booking, table, BOOKING_HEADER};
 use super::when::Zone;
-use super::{config, Api, BookArgs, FreeArgs};
+use super::{config, Api, BookArgs, FitArgs, FreeArgs};
 use anyhow::Context;
 use app::model::short_kind;
 use chrono::Utc;
@@ -243,4 +243,44 @@ async fn zone(api: &Api, tz: Option<&str>) -> anyhow::Result<Zone> {
     }
     let chosen = api.get("/api/v1/me/time-zone").await?;
     Zone::of(chosen["time_zone"].as_str())
+}
+
+pub(super) async fn fit(api: &Api, args: FitArgs) -> anyhow::Result<i32> {
+    let FitArgs { model, params_b, layers, kv_heads, head_dim, precision, workload, context, sequences, json } = args;
+    let mut query = url::form_urlencoded::Serializer::new(String::new());
+    query.append_pair("precision", &precision).append_pair("workload", &workload);
+    query.append_pair("context", &context.to_string()).append_pair("sequences", &sequences.to_string());
+    if let Some(model) = &model {
+        query.append_pair("model", model);
+    }
+    let numbers = [("layers", layers), ("kv_heads", kv_heads), ("head_dim", head_dim)];
+    for (name, value) in numbers.into_iter().filter_map(|(n, v)| v.map(|v| (n, v.to_string()))) {
+        query.append_pair(name, &value);
+    }
+    if let Some(params) = params_b {
+        query.append_pair("params_b", &params.to_string());
+    }
+    let answer = api.get(&format!("/api/v1/fit?{}", query.finish())).await?;
+    if json {
+        print_json(&answer);
+        return Ok(0);
+    }
+    println!("{}", answer["verdict"].as_str().unwrap_or_default());
+    for line in answer["estimate"]["arithmetic"].as_array().into_iter().flatten() {
+        println!("  {}", line.as_str().unwrap_or_default());
+    }
+    let rows: Vec<Vec<String>> = answer["kinds"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|k| {
+            let units = k["units"].as_i64().map_or_else(|| "-".to_string(), |n| n.to_string());
+            let kind = short_kind(k["kind"].as_str().unwrap_or_default());
+            vec![k["pool"].as_str().unwrap_or_default().to_string(), kind, units, k["note"].as_str().unwrap_or_default().to_string()]
+        })
+        .collect();
+    if !rows.is_empty() {
+        println!("{}", table(&["POOL", "KIND", "UNITS", "WHY"], &rows));
+    }
+    Ok(0)
 }

@@ -77,6 +77,41 @@ pub enum Command {
     },
     /// Print your calendar feed's address (subscribe to it in a calendar app).
     Ics,
+    /// Which kind holds a model: the memory the run needs, with its
+    /// arithmetic, and each kind you may book, the smallest that holds it first.
+    Fit(FitArgs),
+}
+
+/// Which kind holds a model (`GET /api/v1/fit`).
+#[derive(clap::Args)]
+pub struct FitArgs {
+    /// A catalogue model, e.g. llama-3.1-8b, qwen2.5-72b, mixtral-8x7b.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Or a custom model: billions of parameters…
+    #[arg(long)]
+    pub params_b: Option<f64>,
+    /// …and, for inference, its layers, KV heads and head dimension (config.json).
+    #[arg(long)]
+    pub layers: Option<u32>,
+    #[arg(long)]
+    pub kv_heads: Option<u32>,
+    #[arg(long)]
+    pub head_dim: Option<u32>,
+    /// bf16, fp8, int8 or int4.
+    #[arg(long, default_value = "bf16")]
+    pub precision: String,
+    /// inference, lora or full.
+    #[arg(long, default_value = "inference")]
+    pub workload: String,
+    /// Tokens per sequence.
+    #[arg(long, default_value_t = 8192)]
+    pub context: u32,
+    /// Sequences at once.
+    #[arg(long, default_value_t = 1)]
+    pub sequences: u32,
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Free units of a pool's kind over the next days, one line per change.
@@ -157,5 +192,6 @@ async fn dispatch(command: Command) -> anyhow::Result<i32> {
         Command::Cancel { id, json } => commands::cancel(&api, id, json).await,
         Command::Open { id, browser } => commands::open(&api, id, browser).await,
         Command::Ics => commands::ics(&api).await,
+        Command::Fit(args) => commands::fit(&api, args).await,
     }
 }
