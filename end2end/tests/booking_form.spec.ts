@@ -25,6 +25,9 @@ for (const js of [true, false]) {
     await page.goto(`/calendar?pool=${lab}&date=${date}&view=day&tz=UTC`);
     if (js) await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
     const mig = 'nvidia.com/mig-1g.24gb';
+    // Each kind says its memory and what fits it (issue 48).
+    await expect(page.locator(`#book-kind option[value="${mig}"]`))
+      .toHaveText('MIG 1g.24gb — 24 GB · inference of an 8B model in BF16 at 8k context');
     await page.selectOption('#book-kind', mig);
     await page.selectOption('#book-quantity', '1');
     await page.fill('#book-start', `${date}T10:00`);

@@ -75,6 +75,11 @@ pub struct KindLane {
     pub capacity: i32,
     /// "GPU" or "MIG 1g.24gb", for column headers.
     pub short: String,
+    /// Its memory and one line of what fits ("24 GB · inference of an 8B
+    /// model in BF16 at 8k context", `rules::fit::kind_line`); empty when
+    /// the pool does not say how much memory a unit has.
+    #[serde(default)]
+    pub fits: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -112,7 +112,14 @@ pub async fn load(db: &PgPool, principal: &Principal, query: &CalendarQuery) -> 
         kinds: pool
             .kinds
             .iter()
-            .map(|k| KindLane { kind: k.kind.clone(), capacity: k.capacity, short: short_kind(&k.kind) })
+            .map(|k| KindLane {
+                kind: k.kind.clone(),
+                capacity: k.capacity,
+                short: short_kind(&k.kind),
+                fits: (k.vram_gb_per_unit > 0)
+                    .then(|| crate::rules::fit::kind_line(f64::from(k.vram_gb_per_unit)))
+                    .unwrap_or_default(),
+            })
             .collect(),
         pool,
         tz: tz.name().to_string(),

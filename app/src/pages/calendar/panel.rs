@@ -128,7 +128,12 @@ pub fn BookingPanel(
                         {data.kinds.iter().map(|k| {
                             let value = k.kind.clone();
                             let selected = kind.get_untracked() == value;
-                            view! { <option value=value.clone() selected=selected>{format!("{} ({})", k.short, k.kind)}</option> }
+                            // What a unit holds, so nobody books a whole GPU "to be safe".
+                            let label = match k.fits.as_str() {
+                                "" => format!("{} ({})", k.short, k.kind),
+                                fits => format!("{} — {fits}", k.short),
+                            };
+                            view! { <option value=value.clone() selected=selected>{label}</option> }
                         }).collect_view()}
                     </select>
                 </label>
