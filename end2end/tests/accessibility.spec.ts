@@ -12,6 +12,7 @@ const everyone: [string, string][] = [
   ['/calendar', 'Calendar'],
   ['/bookings', 'My bookings'],
   ['/find', 'Find a slot'],
+  ['/fit', 'Which kind fits my model?'],
   ['/series', 'Book a recurring slot'],
   ['/tokens', 'API tokens'],
   ['/settings', 'Settings'],

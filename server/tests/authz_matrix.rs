@@ -43,6 +43,8 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     (Send::Put(r#"{"time_zone":"Europe/Berlin"}"#), "/api/v1/me/time-zone", [401, 200, 200, 200, 200]),
     // Which kind holds a model: anyone signed in, over the pools they may book.
     (Send::Get, "/api/v1/fit?model=llama-3.1-8b&context=8192&sequences=4", [401, 200, 200, 200, 200]),
+    (Send::Form("form%5Bmodel%5D=llama-3.1-8b&form%5Bparams_b%5D=&form%5Blayers%5D=&form%5Bkv_heads%5D=&form%5Bhead_dim%5D=&form%5Bprecision%5D=bf16&form%5Bworkload%5D=inference&form%5Bcontext%5D=8192&form%5Bsequences%5D=4&tz=UTC"), "/rpc/fit", [401, 200, 200, 200, 200]),
+    (Send::Get, "/fit?model=llama-3.1-8b", [401, 200, 200, 200, 200]),
     (Send::Get, "/api/v1/pools", [401, 200, 200, 200, 200]),
     (
         Send::Json(r#"{"name":"p-{uniq}","kinds":[{"kind":"nvidia.com/gpu","capacity":1}]}"#),

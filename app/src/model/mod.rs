@@ -9,6 +9,7 @@ mod calendar;
 mod calendar_feed;
 mod clock;
 mod dashboard;
+mod fit;
 mod gpu_presets;
 mod home;
 mod idle_policy;
@@ -42,6 +43,7 @@ pub use calendar::{
 pub use calendar_feed::{CalendarFeed, PoolFeed};
 pub use clock::{booking_phrase, window_text, Clock};
 pub use dashboard::{BookingLine, BudgetLine, Dashboard, LiveSession, UpcomingLine, SPARK_MINUTES};
+pub use fit::FitPage;
 pub use gpu_presets::{gpu_of, preset, GpuSpec, PresetOnGpu, ThroughputPreset, GPUS, PRESETS, REFERENCE_GPU};
 pub use home::{Home, HomePrice, HomeSettings, HomesPage, Kept, SITE_RETENTION_DAYS};
 pub use idle_policy::IdlePolicy;

@@ -48,7 +48,9 @@ pub fn FindSlotPage() -> impl IntoView {
     );
     let banner = move || book.value().get().map(Banner::answered).or_else(|| query.with(Banner::from_query));
     view! {
-        <section class="page-head"><h1>"Find a slot"</h1><a class="button secondary" href="/calendar">"Calendar"</a></section>
+        <section class="page-head"><h1>"Find a slot"</h1>
+            <a class="button secondary" href="/fit" id="fit-link">"Which kind fits my model?"</a>
+            <a class="button secondary" href="/calendar">"Calendar"</a></section>
         <Transition fallback=|| view! { <p class="loading">"Loading…"</p> }>
             {move || page.get().map(|result| match result {
                 Ok(data) => view! { <FindView data book banner=banner()/> }.into_any(),
@@ -100,7 +102,7 @@ fn FindView(data: FindPage, book: ServerAction<Book>, banner: Option<Banner>) ->
 }
 
 #[component]
-fn FoundList(slots: FoundSlots, book: ServerAction<Book>, key: String) -> impl IntoView {
+pub(super) fn FoundList(slots: FoundSlots, book: ServerAction<Book>, key: String) -> impl IntoView {
     let FoundSlots { pool_id, kind, quantity, tz, windows, .. } = slots;
     let label = format!("Book {} × {}", quantity, short_kind(&kind));
     view! {

@@ -9,6 +9,7 @@ mod confirm;
 mod copy;
 mod dashboard;
 mod find;
+mod fit;
 mod forbidden;
 mod home;
 mod homes;
@@ -235,6 +236,7 @@ pages! {
     "calendar" => calendar::CalendarPage, "Calendar";
     "bookings" => my_bookings::MyBookingsPage, "My bookings";
     "find" => find::FindSlotPage, "Find a slot";
+    "fit" => fit::FitHelperPage, "Which kind fits my model?";
     "series" => series::SeriesPage, "Book a recurring slot";
     "bookings/:id" => my_bookings::BookingPage, "Booking";
     "bookings/:id/manifests" => manifests::ManifestsPage, "What the worker applies";

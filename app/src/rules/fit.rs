@@ -185,6 +185,50 @@ pub struct FitQuery {
     pub sequences: Option<u32>,
 }
 
+/// The question as the portal's form sends it: every field text, empty
+/// for "not given".
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FitForm {
+    pub model: String,
+    pub params_b: String,
+    pub layers: String,
+    pub kv_heads: String,
+    pub head_dim: String,
+    pub precision: String,
+    pub workload: String,
+    pub context: String,
+    pub sequences: String,
+}
+
+impl FitForm {
+    /// Whether anything was asked (a first visit shows the form only).
+    pub fn asked(&self) -> bool {
+        !(self.model.trim().is_empty() && self.params_b.trim().is_empty())
+    }
+
+    /// The typed query, or the field that is not a number.
+    pub fn query(&self) -> Result<FitQuery, FieldError> {
+        fn number<T: std::str::FromStr>(field: &str, text: &str) -> Result<Option<T>, FieldError> {
+            match text.trim() {
+                "" => Ok(None),
+                text => text.parse().map(Some).map_err(|_| FieldError::new(field, "must be a number")),
+            }
+        }
+        let text = |t: &str| Some(t.trim().to_string()).filter(|t| !t.is_empty());
+        Ok(FitQuery {
+            model: text(&self.model),
+            params_b: number("params_b", &self.params_b)?,
+            layers: number("layers", &self.layers)?,
+            kv_heads: number("kv_heads", &self.kv_heads)?,
+            head_dim: number("head_dim", &self.head_dim)?,
+            precision: text(&self.precision),
+            workload: text(&self.workload),
+            context: number("context", &self.context)?,
+            sequences: number("sequences", &self.sequences)?,
+        })
+    }
+}
+
 impl FitQuery {
     /// The question it asks, or the field at fault and why.
     pub fn question(&self) -> Result<FitQuestion, FieldError> {
@@ -342,6 +386,7 @@ pub fn estimate(question: &FitQuestion) -> MemoryEstimate {
 /// A kind a person may book, as the fit reads it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct KindOffer {
+    pub pool_id: String,
     pub pool: String,
     pub kind: String,
     /// GPU memory of one unit.
@@ -357,6 +402,7 @@ pub struct KindOffer {
 /// How a kind answers: the units that hold the run, or why none do.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct KindFit {
+    pub pool_id: String,
     pub pool: String,
     pub kind: String,
     /// Units that hold it (several whole GPUs: tensor parallel); `None`:
@@ -407,7 +453,7 @@ pub fn fit(question: &FitQuestion, offers: &[KindOffer]) -> FitAnswer {
                 }
             };
             let booked = units.map_or(f64::INFINITY, |n| f64::from(n) * o.vram_gb);
-            (booked, KindFit { pool: o.pool.clone(), kind: o.kind.clone(), units, note })
+            (booked, KindFit { pool_id: o.pool_id.clone(), pool: o.pool.clone(), kind: o.kind.clone(), units, note })
         })
         .collect();
     kinds.sort_by(|(a, x), (b, y)| a.total_cmp(b).then(x.units.cmp(&y.units)));
@@ -474,6 +520,7 @@ mod tests {
 
     fn offer(kind: &str, vram_gb: f64, capacity: i32, slices: i32) -> KindOffer {
         KindOffer {
+            pool_id: "p".into(),
             pool: "lab".into(),
             kind: kind.into(),
             vram_gb,

@@ -137,6 +137,7 @@ pub fn BookingPanel(
                         }).collect_view()}
                     </select>
                 </label>
+                <a href="/fit" id="panel-fit-link">"Which kind fits my model? ›"</a>
                 <label>"Units"
                     <select name="quantity" id="book-quantity" prop:value=move || quantity.get().to_string()
                         on:change=move |ev| quantity.set(event_target_value(&ev).parse().unwrap_or(1))>

@@ -1,0 +1,154 @@
+//! `/fit`, "Which kind fits my model?": pick a model (or type a custom
+//! one), its precision, what you will do, the context and the sequences;
+//! the page shows the memory it needs with the arithmetic, each kind of the
+//! pools you may book, the smallest that holds it first, and that kind's
+//! next free windows, one click from booked. A plain GET form: it works
+//! without JavaScript. Linked from the booking panel and Find a slot.
+
+use super::calendar::data::Book;
+use super::calendar::outcome::{Banner, OutcomeBanner};
+use crate::model::{short_kind, FitPage};
+use crate::rpc::RpcError;
+use crate::rules::fit::{FitAnswer, FitForm, CATALOG};
+use leptos::prelude::*;
+use leptos_router::components::Form;
+use leptos_router::hooks::use_query_map;
+
+#[server(prefix = "/rpc", endpoint = "fit", output = crate::codec::JsonText)]
+pub async fn load_fit(form: FitForm, tz: String) -> Result<FitPage, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
+    let tz = crate::rpc::no_script::reader_zone(tz).await;
+    Ok(crate::backend::fit::page(&ctx.db, &principal, form, &tz).await?)
+}
+
+#[component]
+pub fn FitHelperPage() -> impl IntoView {
+    let query = use_query_map();
+    let book = ServerAction::<Book>::new();
+    let page = Resource::new(
+        move || (query.get(), super::viewer_zone(&query)),
+        |(q, tz)| {
+            let text = |key: &str| q.get(key).unwrap_or_default();
+            let form = FitForm {
+                model: text("model"),
+                params_b: text("params_b"),
+                layers: text("layers"),
+                kv_heads: text("kv_heads"),
+                head_dim: text("head_dim"),
+                precision: text("precision"),
+                workload: text("workload"),
+                context: text("context"),
+                sequences: text("sequences"),
+            };
+            load_fit(form, tz)
+        },
+    );
+    let banner = move || book.value().get().map(Banner::answered).or_else(|| query.with(Banner::from_query));
+    view! {
+        <section class="page-head"><h1>"Which kind fits my model?"</h1>
+            <a class="button secondary" href="/find">"Find a slot"</a></section>
+        <Transition fallback=|| view! { <p class="loading">"Loading…"</p> }>
+            {move || page.get().map(|result| match result {
+                Ok(data) => view! { <FitView data book banner=banner()/> }.into_any(),
+                Err(err) => view! { <p class="error" role="alert">"Could not answer: " {err.to_string()}</p> }.into_any(),
+            })}
+        </Transition>
+    }
+}
+
+#[component]
+fn FitView(data: FitPage, book: ServerAction<Book>, banner: Option<Banner>) -> impl IntoView {
+    let FitPage { form, answer, next, form_key, tz } = data;
+    let option = |value: &'static str, label: &'static str, current: &str, default: bool| {
+        let selected = value == current || (current.is_empty() && default);
+        view! { <option value=value selected=selected>{label}</option> }
+    };
+    let number = |name: &'static str, label: &'static str, value: String, hint: &'static str| {
+        view! { <label>{label} <input name=name id=format!("fit-{name}") inputmode="numeric" value=value placeholder=hint/></label> }
+    };
+    view! {
+        {banner.map(|banner| view! { <OutcomeBanner banner action=book tz=tz.clone() key=form_key.clone()/> })}
+        <Form method="GET" action="/fit" attr:class="panel fit-form" attr:id="fit-form">
+            <label>"Model"
+                <select name="model" id="fit-model">
+                    <option value="" selected=form.model.is_empty()>"Custom (type its parameters below)"</option>
+                    {CATALOG.iter().map(|m| view! {
+                        <option value=m.id selected=form.model == m.id>{format!("{} ({}B parameters)", m.name, m.shape.params_b)}</option>
+                    }).collect_view()}
+                </select>
+            </label>
+            {number("params_b", "Custom: billions of parameters", form.params_b.clone(), "13")}
+            {number("layers", "Custom: layers", form.layers.clone(), "40")}
+            {number("kv_heads", "Custom: KV heads", form.kv_heads.clone(), "8")}
+            {number("head_dim", "Custom: head dimension", form.head_dim.clone(), "128")}
+            <label>"Precision"
+                <select name="precision" id="fit-precision">
+                    {option("bf16", "BF16", &form.precision, true)}
+                    {option("fp8", "FP8 / INT8", &form.precision, false)}
+                    {option("int4", "INT4", &form.precision, false)}
+                </select>
+            </label>
+            <label>"What you will do"
+                <select name="workload" id="fit-workload">
+                    {option("inference", "Inference", &form.workload, true)}
+                    {option("lora", "LoRA fine-tuning", &form.workload, false)}
+                    {option("full", "Full fine-tuning", &form.workload, false)}
+                </select>
+            </label>
+            {number("context", "Context (tokens)", form.context.clone(), "8192")}
+            {number("sequences", "Sequences at once", form.sequences.clone(), "1")}
+            <input type="hidden" name="tz" value=tz.clone()/>
+            <button class="button" type="submit" id="fit-submit">"Estimate"</button>
+        </Form>
+        {answer.map(|answer| match answer {
+            Err(reason) => view! { <p class="error" role="alert" id="fit-error">{reason}</p> }.into_any(),
+            Ok(answer) => view! { <Answer answer/> }.into_any(),
+        })}
+        {next.map(|slots| view! {
+            <h2>"Next free for 2 hours"</h2>
+            {if slots.windows.is_empty() {
+                view! { <p class="empty" id="fit-none">"No two hours are free in the next week; try Find a slot."</p> }.into_any()
+            } else {
+                view! { <super::find::FoundList slots book key=form_key.clone()/> }.into_any()
+            }}
+        })}
+        <details class="muted">
+            <summary>"How this is worked out, and its limits"</summary>
+            <p>"Weights are the parameters times the bytes each takes (2 in BF16, 1 in FP8 or INT8, 0.5 in INT4). \
+                The KV cache is 2 × layers × KV heads × head dimension × bytes × context × sequences. 20 % is added \
+                for what a serving engine holds besides (the EleutherAI figure Hugging Face's accelerate \
+                estimate-memory quotes). Full fine-tuning counts 16 bytes per parameter (mixed-precision Adam); \
+                LoRA the frozen weights and 1 % of the parameters trained. A GPU's usable memory is 90 % of it \
+                (vLLM's gpu_memory_utilization). Whole GPUs add up with tensor parallelism; MIG slices and \
+                time-sliced shares do not. Training activations are not counted: leave room."</p>
+        </details>
+    }
+}
+
+#[component]
+fn Answer(answer: FitAnswer) -> impl IntoView {
+    let FitAnswer { estimate, kinds, verdict } = answer;
+    view! {
+        <section class="panel" id="fit-answer" aria-labelledby="fit-verdict">
+            <h2 id="fit-verdict">{verdict}</h2>
+            <ul id="fit-arithmetic">{estimate.arithmetic.into_iter().map(|line| view! { <li><code>{line}</code></li> }).collect_view()}</ul>
+            <table class="bookings stacked" id="fit-kinds">
+                <thead><tr><th scope="col">"Pool"</th><th scope="col">"Kind"</th><th scope="col">"Units"</th><th scope="col">"Why"</th></tr></thead>
+                <tbody>
+                    {kinds.into_iter().map(|k| {
+                        let find = k.units.map(|n| format!("/find?pool={}&kind={}&quantity={n}", k.pool_id, super::calendar::urlencode(&k.kind)));
+                        view! {
+                            <tr class=if k.units.is_some() { "fits" } else { "no-fit" }>
+                                <td data-label="Pool">{k.pool}</td>
+                                <td data-label="Kind">{short_kind(&k.kind)}</td>
+                                <td data-label="Units">{k.units.map_or_else(|| "—".to_string(), |n| n.to_string())}</td>
+                                <td data-label="Why">{k.note} " "
+                                    {find.map(|href| view! { <a href=href>"Find a window ›"</a> })}</td>
+                            </tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </section>
+    }
+}
