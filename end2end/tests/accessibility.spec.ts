@@ -13,6 +13,7 @@ const everyone: [string, string][] = [
   ['/bookings', 'My bookings'],
   ['/find', 'Find a slot'],
   ['/fit', 'Which kind fits my model?'],
+  ['/free', 'What is free then'],
   ['/series', 'Book a recurring slot'],
   ['/tokens', 'API tokens'],
   ['/settings', 'Settings'],

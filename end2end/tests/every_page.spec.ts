@@ -5,7 +5,7 @@ import { bookLab, collectErrors, signIn, slot } from './login';
 // while a booking waits for approval (the admin menu then carries a count):
 // no console error, no hydration warning, nothing wider than the screen.
 
-const user = ['/', '/calendar', '/bookings', '/find', '/fit', '/series', '/tokens', '/settings', '/dashboard'];
+const user = ['/', '/calendar', '/bookings', '/find', '/fit', '/free', '/series', '/tokens', '/settings', '/dashboard'];
 const manager = [...user, '/reports', '/reports/tokenomics'];
 const admin = [
   ...manager, '/admin/users', '/admin/pools', '/admin/tenants', '/admin/homes', '/admin/approvals',

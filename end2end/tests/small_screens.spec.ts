@@ -10,7 +10,7 @@ async function pages(page: Page): Promise<string[]> {
   const lab = pools.find((p: { name: string }) => p.name === 'lab-h100');
   const mine = await (await page.request.get('/api/v1/bookings')).json();
   const paths = [
-    '/', '/calendar', '/bookings', '/find', '/fit', '/series', '/tokens', '/settings', '/dashboard', '/reports',
+    '/', '/calendar', '/bookings', '/find', '/fit', '/free', '/series', '/tokens', '/settings', '/dashboard', '/reports',
     '/reports/tokenomics', '/admin/users', '/admin/pools', `/admin/pools/${lab.id}`, '/admin/tenants',
     '/admin/homes', '/admin/approvals', '/admin/waitlist', '/admin/audit', '/admin/worker',
   ];

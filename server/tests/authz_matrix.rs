@@ -45,6 +45,8 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     (Send::Get, "/api/v1/fit?model=llama-3.1-8b&context=8192&sequences=4", [401, 200, 200, 200, 200]),
     (Send::Form("form%5Bmodel%5D=llama-3.1-8b&form%5Bparams_b%5D=&form%5Blayers%5D=&form%5Bkv_heads%5D=&form%5Bhead_dim%5D=&form%5Bprecision%5D=bf16&form%5Bworkload%5D=inference&form%5Bcontext%5D=8192&form%5Bsequences%5D=4&tz=UTC"), "/rpc/fit", [401, 200, 200, 200, 200]),
     (Send::Get, "/fit?model=llama-3.1-8b", [401, 200, 200, 200, 200]),
+    (Send::Form("form%5Bfrom%5D=2030-01-07T13%3A00&form%5Bto%5D=2030-01-07T18%3A00&form%5Bat_least%5D=120&form%5Bunits%5D=1&form%5Bmemory_gb%5D=&tz=UTC"), "/rpc/free_then", [401, 200, 200, 200, 200]),
+    (Send::Get, "/free?from=2030-01-07T13%3A00&to=2030-01-07T18%3A00", [401, 200, 200, 200, 200]),
     (Send::Get, "/api/v1/pools", [401, 200, 200, 200, 200]),
     (
         Send::Json(r#"{"name":"p-{uniq}","kinds":[{"kind":"nvidia.com/gpu","capacity":1}]}"#),

@@ -11,12 +11,9 @@ use sqlx::PgPool;
 /// one of theirs (admins: every pool), whose units name their memory.
 pub async fn offers(db: &PgPool, principal: &Principal) -> ServiceResult<Vec<KindOffer>> {
     let pools = crate::backend::pools::list(db, principal).await?;
-    let mine = |tenants: &[String]| {
-        tenants.is_empty() || principal.is_admin() || principal.tenants.iter().any(|t| tenants.contains(&t.slug))
-    };
     Ok(pools
         .into_iter()
-        .filter(|p| mine(&p.tenants))
+        .filter(|p| crate::backend::pools::may_book(principal, p))
         .flat_map(|p| {
             let (pool_id, pool) = (p.id.to_string(), p.name);
             p.kinds.into_iter().filter(|k| k.vram_gb_per_unit > 0).map(move |k| KindOffer {

@@ -50,6 +50,7 @@ pub fn FindSlotPage() -> impl IntoView {
     view! {
         <section class="page-head"><h1>"Find a slot"</h1>
             <a class="button secondary" href="/fit" id="fit-link">"Which kind fits my model?"</a>
+            <a class="button secondary" href="/free" id="free-link">"What is free then?"</a>
             <a class="button secondary" href="/calendar">"Calendar"</a></section>
         <Transition fallback=|| view! { <p class="loading">"Loading…"</p> }>
             {move || page.get().map(|result| match result {

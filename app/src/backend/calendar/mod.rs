@@ -4,6 +4,7 @@
 
 pub mod feed;
 pub mod find;
+pub mod free_then;
 pub mod overview;
 pub mod planning;
 

@@ -526,6 +526,12 @@ pub async fn delete(db: &PgPool, principal: &Principal, id: Uuid) -> ServiceResu
     Ok(())
 }
 
+/// Whether the principal may book `pool`: it is open to every tenant or to
+/// one of theirs (admins may book any).
+pub fn may_book(principal: &Principal, pool: &crate::model::Pool) -> bool {
+    pool.tenants.is_empty() || principal.is_admin() || principal.tenants.iter().any(|t| pool.tenants.contains(&t.slug))
+}
+
 /// Free units of `kind` over `[from, to)`; by default the coming week from the current slot.
 pub async fn availability(
     db: &PgPool,
