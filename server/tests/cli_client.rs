@@ -92,7 +92,10 @@ async fn a_data_scientist_books_from_the_shell() {
     let fit = shell.ok(&["fit", "--model", "llama-3.1-8b", "--context", "8192", "--sequences", "4"]);
     assert!(fit.starts_with("Needs about 24 GB: 1 × nvidia.com/gpu on lab-l40s holds it.\n"), "{fit}");
     assert!(fit.contains("time-sliced share is not isolated memory"), "{fit}");
-    assert!(fit.contains("  KV cache = 2 × 32 layers × 8 KV heads × 128 head dim × 2 bytes × 8192 tokens × 4 sequences"), "{fit}");
+    assert!(
+        fit.contains("  KV cache = 2 × 32 layers × 8 KV heads × 128 head dim × 2 bytes × 8192 tokens × 4 sequences"),
+        "{fit}"
+    );
     assert!(fit.contains("MIG 1g.24gb  -"), "the 24 GB slice does not hold it: {fit}");
     let refused = shell.fails(&["fit", "--model", "llama-3.1-8b", "--precision", "fp4"]);
     assert!(refused.contains("precision"), "{refused}");

@@ -474,6 +474,15 @@ pub fn fit(question: &FitQuestion, offers: &[KindOffer]) -> FitAnswer {
     FitAnswer { estimate, kinds: kinds.into_iter().map(|(_, k)| k).collect(), verdict }
 }
 
+/// `kind_line` for a unit of `vram_gb` GB; "" when the pool does not say.
+pub fn kind_line_of(vram_gb: i32) -> String {
+    if vram_gb > 0 {
+        kind_line(f64::from(vram_gb))
+    } else {
+        String::new()
+    }
+}
+
 /// One line of what a kind holds, for the kind list: "24 GB · inference of
 /// an 8B model in BF16 at 8k context" (the largest catalogue model that
 /// fits one unit at 8k context, one sequence).

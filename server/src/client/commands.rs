@@ -276,7 +276,12 @@ pub(super) async fn fit(api: &Api, args: FitArgs) -> anyhow::Result<i32> {
         .map(|k| {
             let units = k["units"].as_i64().map_or_else(|| "-".to_string(), |n| n.to_string());
             let kind = short_kind(k["kind"].as_str().unwrap_or_default());
-            vec![k["pool"].as_str().unwrap_or_default().to_string(), kind, units, k["note"].as_str().unwrap_or_default().to_string()]
+            vec![
+                k["pool"].as_str().unwrap_or_default().to_string(),
+                kind,
+                units,
+                k["note"].as_str().unwrap_or_default().to_string(),
+            ]
         })
         .collect();
     if !rows.is_empty() {

@@ -99,9 +99,7 @@ async fn rows(db: &PgPool, principal: &Principal, form: &FreeThenForm, tz: &str)
                 window: free,
                 when: local_window(free, tz),
                 whole: free == window,
-                fits: (kind.vram_gb_per_unit > 0)
-                    .then(|| crate::rules::fit::kind_line(f64::from(kind.vram_gb_per_unit)))
-                    .unwrap_or_default(),
+                fits: crate::rules::fit::kind_line_of(kind.vram_gb_per_unit),
             });
         }
     }

@@ -117,9 +117,7 @@ pub async fn load(db: &PgPool, principal: &Principal, query: &CalendarQuery) -> 
                 kind: k.kind.clone(),
                 capacity: k.capacity,
                 short: short_kind(&k.kind),
-                fits: (k.vram_gb_per_unit > 0)
-                    .then(|| crate::rules::fit::kind_line(f64::from(k.vram_gb_per_unit)))
-                    .unwrap_or_default(),
+                fits: crate::rules::fit::kind_line_of(k.vram_gb_per_unit),
             })
             .collect(),
         pool,
