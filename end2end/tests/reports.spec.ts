@@ -169,14 +169,15 @@ test('at 1440 px the report fits, its dates do not overlap and All adds up its m
     expect(scroll, `${group}: the table scrolls sideways`).toBeLessThanOrEqual(0);
     const showback = await page.locator('#report-table thead th').last().boundingBox();
     expect(showback!.x + showback!.width, group).toBeLessThanOrEqual(1440);
-    // Every figure column of All is the sum of the rows above, as shown.
-    const figures = async (row: string) => (await page.locator(`${row} td`).allTextContents()).map((t) => parseFloat(t));
-    const rows = await page.locator('#report-table tbody tr').count();
-    const total = await figures('#report-table tfoot tr');
+    // Every figure column of All is the sum of the rows above, as shown (read
+    // in one go: the page stays live and may redraw between two reads).
+    const table = await page.locator('#report-table').evaluate((t: HTMLTableElement) => {
+      const figures = (row: HTMLTableRowElement) => [...row.cells].slice(1).map((c) => parseFloat(c.textContent ?? '') || 0);
+      return { rows: [...t.tBodies[0].rows].map(figures), total: figures(t.tFoot!.rows[0]) };
+    });
     for (const column of [1, 5, 11]) { // booked, idle booked, showback
-      let sum = 0;
-      for (let i = 0; i < rows; i++) sum += (await figures(`#report-table tbody tr >> nth=${i}`))[column] || 0;
-      expect(Math.abs(sum - total[column]), `${group} column ${column}`).toBeLessThan(0.011);
+      const sum = table.rows.reduce((s, row) => s + row[column], 0);
+      expect(Math.abs(sum - table.total[column]), `${group} column ${column}`).toBeLessThan(0.011);
     }
   }
   const boxes = await page.locator('#trend-chart text.date').evaluateAll((els) => els.map((e) => {
