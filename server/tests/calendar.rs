@@ -266,3 +266,26 @@ async fn a_calendar_asked_for_a_pool_by_name_shows_that_pool_or_says_there_is_no
     assert_eq!(status, 422, "the page says it too");
     assert!(page.to_string().contains("lab-h101"), "{page}");
 }
+
+/// A person's own booking shows its note as the block's title, as a
+/// calendar's event does; a teammate sees the same slots as occupancy only.
+#[tokio::test]
+async fn ones_own_note_is_the_blocks_title() {
+    let f = Fixture::new().await;
+    let body = serde_json::json!({"pool_id": f.lab, "kind": MIG, "quantity": 1, "mode": "interactive",
+        "start": slot(40), "end": slot(44), "note": "LoRA on the 8B"});
+    let (status, booked) = f.call(axum::http::Method::POST, "/api/v1/bookings", Some(&f.ada), Some(body)).await;
+    assert_eq!(status, 201, "{booked}");
+    let query = CalendarQuery { pool: None, date: Some(slot(40).date_naive()), days: 1, tz: "UTC".into() };
+    let cell = |data: &app::model::CalendarData| {
+        let i = data.days[0].slots.iter().position(|s| s.start == slot(40)).unwrap();
+        data.cells[0][1][i].clone()
+    };
+    let ada = who(&f, &f.ada).await;
+    let mine = load(&f.db, &ada, &query).await.unwrap();
+    assert_eq!(cell(&mine).block_label.as_deref(), Some("LoRA on the 8B — You ×1 · approved"));
+    let carol = who(&f, &f.carol).await;
+    let theirs = load(&f.db, &carol, &query).await.unwrap();
+    assert_eq!(cell(&theirs).block_label, None);
+    assert!(!format!("{:?}", theirs).contains("LoRA"), "a teammate never reads the note");
+}

@@ -189,7 +189,12 @@ fn cells(
                                     cell.mine += b.quantity;
                                     let first_in_view = b.start >= slot.start || i == 0;
                                     if first_in_view && cell.block_label.is_none() {
-                                        cell.block_label = Some(format!("You ×{} · {}", b.quantity, b.state.as_str()));
+                                        // The note is the block's title, as a calendar's event title.
+                                        let what = format!("You ×{} · {}", b.quantity, b.state.as_str());
+                                        cell.block_label = Some(match b.note.as_deref().map(str::trim) {
+                                            Some(note) if !note.is_empty() => format!("{note} — {what}"),
+                                            _ => what,
+                                        });
                                         cell.booking = Some(b.id);
                                     }
                                 } else if let Some(name) = &b.user_name {
