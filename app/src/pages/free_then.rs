@@ -20,7 +20,7 @@ pub async fn load_free_then(form: FreeThenForm, tz: String) -> Result<FreeThenPa
 }
 
 #[component]
-pub fn FreeThenPage() -> impl IntoView {
+pub fn WhatIsFreePage() -> impl IntoView {
     let query = use_query_map();
     let book = ServerAction::<Book>::new();
     let page = Resource::new(

@@ -238,7 +238,7 @@ pages! {
     "bookings" => my_bookings::MyBookingsPage, "My bookings";
     "find" => find::FindSlotPage, "Find a slot";
     "fit" => fit::FitHelperPage, "Which kind fits my model?";
-    "free" => free_then::FreeThenPage, "What is free then";
+    "free" => free_then::WhatIsFreePage, "What is free then";
     "series" => series::SeriesPage, "Book a recurring slot";
     "bookings/:id" => my_bookings::BookingPage, "Booking";
     "bookings/:id/manifests" => manifests::ManifestsPage, "What the worker applies";
