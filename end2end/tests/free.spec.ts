@@ -8,7 +8,7 @@ import { collectErrors, signIn } from './login';
 
 const day = (ahead: number) => new Date(Date.now() + ahead * 86_400_000).toISOString().slice(0, 10);
 
-for (const [width, js, ahead] of [[1440, true, 30], [390, true, 31], [390, false, 32]] as const) {
+for (const [width, js, ahead] of [[1440, true, 24], [390, true, 25], [390, false, 26]] as const) {
   test(`at ${width} px ${js ? 'hydrated' : 'without JavaScript'} a window shows what is free and books in one click`, async ({ browser }) => {
     const context = await browser.newContext({ timezoneId: 'Europe/Berlin', viewport: { width, height: 900 }, javaScriptEnabled: js });
     const page = await context.newPage();

@@ -43,6 +43,15 @@ async fn a_window_lists_what_is_free_for_all_of_it_and_for_its_longest_part() {
     let big = free_then::page(&f.db, &ada, form("60", "48"), "UTC").await.unwrap().rows.unwrap().unwrap();
     assert!(big.iter().all(|r| r.kind == GPU), "{big:?}");
 
+    // Beyond the pool's horizon nothing is offered: it could not be booked.
+    let far = FreeThenForm {
+        from: local(slot(100) + chrono::Duration::days(60)),
+        to: local(slot(120) + chrono::Duration::days(60)),
+        ..form("60", "")
+    };
+    let none = free_then::page(&f.db, &ada, far, "UTC").await.unwrap().rows.unwrap().unwrap();
+    assert!(none.is_empty(), "{none:?}");
+
     // Bad input says which field and why, beside the form.
     let bad = FreeThenForm { to: local(slot(99)), ..form("60", "") };
     let refused = free_then::page(&f.db, &ada, bad, "UTC").await.unwrap().rows.unwrap().unwrap_err();

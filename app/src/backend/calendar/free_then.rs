@@ -4,9 +4,11 @@
 
 use crate::backend::error::ServiceResult;
 use crate::model::{FreeRow, FreeThenForm, FreeThenPage, Principal, Window};
+use crate::rules::capacity::{align_down, align_up};
 use crate::rules::local_time::{local_window, parse_local, zone};
+use crate::rules::window as window_rules;
 use crate::rules::FieldError;
-use chrono::{DateTime, Duration, Utc};
+use chrono::Duration;
 use sqlx::PgPool;
 
 /// The form's numbers, or the field at fault.
@@ -19,20 +21,6 @@ fn number(field: &str, text: &str, default: i64, range: std::ops::RangeInclusive
         return Err(FieldError::new(field, format!("must be between {} and {}", range.start(), range.end())));
     }
     Ok(value)
-}
-
-/// The start of the first step of `granularity` at or after `at`.
-fn ceil_to(at: DateTime<Utc>, step: Duration) -> DateTime<Utc> {
-    let seconds = step.num_seconds().max(60);
-    let t = at.timestamp();
-    let up = t.div_euclid(seconds) * seconds + if t.rem_euclid(seconds) == 0 { 0 } else { seconds };
-    DateTime::from_timestamp(up, 0).unwrap_or(at)
-}
-
-/// The end of the last step of `granularity` at or before `at`.
-fn floor_to(at: DateTime<Utc>, step: Duration) -> DateTime<Utc> {
-    let seconds = step.num_seconds().max(60);
-    DateTime::from_timestamp(at.timestamp().div_euclid(seconds) * seconds, 0).unwrap_or(at)
 }
 
 pub async fn page(db: &PgPool, principal: &Principal, form: FreeThenForm, tz: &str) -> ServiceResult<FreeThenPage> {
@@ -66,16 +54,35 @@ async fn rows(db: &PgPool, principal: &Principal, form: &FreeThenForm, tz: &str)
     let units = number("units", &form.units, 1, 1..=64)? as i32;
     let memory = number("memory_gb", &form.memory_gb, 0, 0..=10_000)? as i32;
     let window = Window { start, end };
+    let now = crate::backend::db_now(db).await?;
     let mut found = Vec::new();
     for pool in crate::backend::pools::list(db, principal).await? {
         if !crate::backend::pools::may_book(principal, &pool) {
             continue;
         }
-        let step = Duration::minutes(i64::from(pool.rules.granularity_minutes));
+        // Only what the pool's rules let be booked: from its notice, within
+        // its horizon, at most its longest booking, on its steps.
+        let rules = &pool.rules;
+        let step = window_rules::granularity(rules);
+        let open = Window {
+            start: start.max(window_rules::earliest_start(rules, now)),
+            end: end.min(window_rules::horizon_end(rules, now)),
+        };
+        if open.end <= open.start {
+            continue;
+        }
+        let longest = Duration::minutes(i64::from(rules.max_booking_minutes));
         for kind in pool.kinds.iter().filter(|k| k.capacity >= units && k.vram_gb_per_unit >= memory) {
-            let steps =
-                crate::backend::pools::availability(db, principal, pool.id, &kind.kind, Some(start), Some(end)).await?;
-            // The longest run of steps with the units free, on the pool's granularity.
+            let steps = crate::backend::pools::availability(
+                db,
+                principal,
+                pool.id,
+                &kind.kind,
+                Some(open.start),
+                Some(open.end),
+            )
+            .await?;
+            // The longest run of steps with the units free, on the pool's steps.
             let (mut best, mut run): (Option<Window>, Option<Window>) = (None, None);
             for s in &steps {
                 run = match (s.free >= units, run) {
@@ -84,13 +91,17 @@ async fn rows(db: &PgPool, principal: &Principal, form: &FreeThenForm, tz: &str)
                     (false, _) => None,
                 };
                 if let Some(r) = run {
-                    let r = Window { start: ceil_to(r.start, step), end: floor_to(r.end, step) };
+                    let start = align_up(r.start, step);
+                    let r = Window { start, end: align_down(r.end, step).min(start + longest) };
                     if r.end > r.start && best.is_none_or(|b| r.end - r.start > b.end - b.start) {
                         best = Some(r);
                     }
                 }
             }
             let Some(free) = best.filter(|b| b.end - b.start >= at_least) else { continue };
+            if window_rules::validate_new(rules, kind.capacity, now, free, units).is_err() {
+                continue;
+            }
             found.push(FreeRow {
                 pool_id: pool.id,
                 pool: pool.name.clone(),
@@ -111,15 +122,9 @@ async fn rows(db: &PgPool, principal: &Principal, form: &FreeThenForm, tz: &str)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::TimeZone;
 
     #[test]
-    fn parts_of_a_window_keep_to_the_pools_steps() {
-        let at = |h, m| Utc.with_ymd_and_hms(2026, 11, 27, h, m, 0).unwrap();
-        let quarter = Duration::minutes(15);
-        assert_eq!(ceil_to(at(13, 5), quarter), at(13, 15));
-        assert_eq!(ceil_to(at(13, 15), quarter), at(13, 15));
-        assert_eq!(floor_to(at(17, 59), quarter), at(17, 45));
+    fn the_forms_numbers_name_their_field() {
         assert_eq!(number("units", "", 1, 1..=64), Ok(1));
         assert_eq!(number("units", "0", 1, 1..=64).unwrap_err().field, "units");
         assert_eq!(number("at_least", "two hours", 60, 15..=20_160).unwrap_err().field, "at_least");
