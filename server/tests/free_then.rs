@@ -43,6 +43,17 @@ async fn a_window_lists_what_is_free_for_all_of_it_and_for_its_longest_part() {
     let big = free_then::page(&f.db, &ada, form("60", "48"), "UTC").await.unwrap().rows.unwrap().unwrap();
     assert!(big.iter().all(|r| r.kind == GPU), "{big:?}");
 
+    // A pool of another tenant's is never offered.
+    let body = serde_json::json!({"name": "team-b-only", "tenants": ["team-b"],
+        "kinds": [{"kind": GPU, "capacity": 2, "vram_gb_per_unit": 48}]});
+    let (status, made) = f.call(axum::http::Method::POST, "/api/v1/pools", Some(&f.admin), Some(body)).await;
+    assert_eq!(status, 201, "{made}");
+    let seen = free_then::page(&f.db, &ada, form("60", ""), "UTC").await.unwrap().rows.unwrap().unwrap();
+    assert!(seen.iter().all(|r| r.pool != "team-b-only"), "{seen:?}");
+    let bob = tokens::authenticate(&f.db, &f.bob).await.unwrap().unwrap();
+    let theirs = free_then::page(&f.db, &bob, form("60", ""), "UTC").await.unwrap().rows.unwrap().unwrap();
+    assert!(theirs.iter().any(|r| r.pool == "team-b-only"), "{theirs:?}");
+
     // Beyond the pool's horizon nothing is offered: it could not be booked.
     let far = FreeThenForm {
         from: local(slot(100) + chrono::Duration::days(60)),
