@@ -1,6 +1,6 @@
-//! On the simulated cluster, "Open workspace" leads to a page that says
-//! plainly that no workspace runs and shows what would have been opened,
-//! not to a host that does not exist.
+//! On the simulated cluster, "Open workspace" leads to the booking's own
+//! page, which says plainly that no workspace runs and shows what would
+//! have been opened, not to a host that does not exist.
 
 mod common;
 
@@ -29,15 +29,25 @@ async fn on_the_simulated_cluster_open_workspace_says_plainly_that_none_runs() {
     let worker = Reconciler::new(f.db.clone(), cluster.client(), Cluster::default());
     assert_eq!(worker.pass().await.unwrap().started.len(), 1);
 
+    // The booking's own page, in the site's frame with its navigation, says so.
     let response = open(&app, &id, &f.ada).await;
-    assert_eq!(response.status(), 200, "a page, not a redirect to a host that does not exist");
-    assert!(response.headers().get(header::LOCATION).is_none());
+    assert_eq!(response.status(), 303, "to the booking's page, not to a host that does not exist");
+    let location = response.headers().get(header::LOCATION).unwrap().to_str().unwrap().to_string();
+    assert_eq!(location, format!("/bookings/{id}?opened=simulated"));
+    assert_eq!(response.headers().get(header::CACHE_CONTROL).unwrap(), "no-store");
+    let request = Request::get(&location)
+        .header(header::AUTHORIZATION, format!("Bearer {}", f.ada))
+        .header(header::ACCEPT, "text/html")
+        .body(Body::empty())
+        .unwrap();
+    let page = app.clone().oneshot(request).await.unwrap();
+    assert_eq!(page.status(), 200);
     let html =
-        String::from_utf8(http_body_util::BodyExt::collect(response.into_body()).await.unwrap().to_bytes().to_vec())
-            .unwrap();
+        String::from_utf8(http_body_util::BodyExt::collect(page.into_body()).await.unwrap().to_bytes().to_vec()).unwrap();
     let ns = format!("berth-team-a-{}", &id.replace('-', "")[..8]);
     assert!(html.contains("No workspace runs: this is a simulated cluster"), "{html}");
     assert!(html.contains(&format!("https://{ns}.berth.local")), "what would have been opened: {html}");
+    assert!(html.contains(r#"id="who-name""#), "the site's navigation: {html}");
     assert!(!html.contains("code="), "no one-time code is minted for nothing");
     let opened: i64 = sqlx::query_scalar("SELECT count(*) FROM workspace_open WHERE booking_id = $1::uuid")
         .bind(&id)
