@@ -42,8 +42,8 @@ async fn on_the_simulated_cluster_open_workspace_says_plainly_that_none_runs() {
         .unwrap();
     let page = app.clone().oneshot(request).await.unwrap();
     assert_eq!(page.status(), 200);
-    let html =
-        String::from_utf8(http_body_util::BodyExt::collect(page.into_body()).await.unwrap().to_bytes().to_vec()).unwrap();
+    let html = String::from_utf8(http_body_util::BodyExt::collect(page.into_body()).await.unwrap().to_bytes().to_vec())
+        .unwrap();
     let ns = format!("berth-team-a-{}", &id.replace('-', "")[..8]);
     assert!(html.contains("No workspace runs: this is a simulated cluster"), "{html}");
     assert!(html.contains(&format!("https://{ns}.berth.local")), "what would have been opened: {html}");
