@@ -76,6 +76,11 @@ test('a manager reads the report, changes the period and downloads the CSV', asy
   // The table names its units: whole-GPU equivalents, and the showback's currency.
   await expect(page.locator('#report-table caption')).toContainText('GPU-hours (whole-GPU equivalent)');
   await expect(page.locator('#report-table thead')).toContainText('Showback (USD)');
+  // Three tiers: reserved, held by a pod, really busy; idle booked is booked less active.
+  for (const tier of ['Booked', 'Occupied', 'Active', 'Active % of booked', 'Idle booked']) {
+    await expect(page.locator('#report-table thead')).toContainText(tier);
+  }
+  await expect(page.locator('#report-table caption')).toContainText('Idle booked: booked but not active');
   await expect(page.locator('#trend-chart polyline')).toHaveCount(3);
   // The week's trend names its days under the axis, Monday first.
   const dates = await page.locator('#trend-chart text.date').allTextContents();
@@ -98,9 +103,9 @@ test('a manager reads the report, changes the period and downloads the CSV', asy
   const body = await (await download.createReadStream()).toArray();
   const csv = Buffer.concat(body).toString('utf8');
   expect(csv.split('\n')[0]).toBe(
-    'id,name,capacity_gpu_hours,booked_gpu_hours,booking_utilization_pct,measured_gpu_hours,busy_gpu_hours,' +
-    'busy_utilization_pct,idle_booked_gpu_hours,lent_gpu_hours,no_shows,returned_gpu_hours,refused_gpu_hours,' +
-    'waitlisted_gpu_hours,showback_cost,currency,simulated');
+    'id,name,capacity_gpu_hours,booked_gpu_hours,booking_utilization_pct,occupied_gpu_hours,active_gpu_hours,' +
+    'active_utilization_pct,busy_gpu_hours,busy_utilization_pct,idle_booked_gpu_hours,device_level_only,' +
+    'lent_gpu_hours,no_shows,returned_gpu_hours,refused_gpu_hours,waitlisted_gpu_hours,showback_cost,currency,simulated');
   expect(csv).toContain(',All,');
   expect(errors).toEqual([]);
 });

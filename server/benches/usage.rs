@@ -209,7 +209,8 @@ async fn sampler(db: &PgPool) {
     );
     let prometheus = processes::PrometheusProcess::start(&dir, &scrape);
     let client = Prometheus::new(prometheus.url.parse().unwrap(), None).unwrap();
-    let sampler = Sampler { prometheus: client, selector: Default::default(), simulated: true };
+    let sampler =
+        Sampler { prometheus: client, selector: Default::default(), threshold: Default::default(), simulated: true };
     println!("\nsampler against a real Prometheus scraping the simulated DCGM exporter");
     println!("{:<14} {:>8} {:>10} {:>12} {:>12}", "live sessions", "queries", "rows", "round p50 ms", "round max ms");
     for sessions in [1, 1000] {

@@ -289,3 +289,64 @@ async fn ones_own_note_is_the_blocks_title() {
     assert_eq!(cell(&theirs).block_label, None);
     assert!(!format!("{:?}", theirs).contains("LoRA"), "a teammate never reads the note");
 }
+
+/// The used-time bar: a person's own live booking says how much of its
+/// booked time so far was active and how many units sit idle now; a
+/// teammate sees neither; an admin sees it on every booking, named.
+#[tokio::test]
+async fn a_live_booking_shows_how_much_of_its_time_was_used_to_its_owner_and_admins() {
+    let f = Fixture::new().await;
+    let now = db_now(&f.db).await.unwrap();
+    let start = now - Duration::hours(2);
+    let live = f.place(MIG, 2, (start, now + Duration::hours(2)), "active").await;
+    // Two hours in: 2 units × 120 min booked; 120 active unit-minutes (50 %),
+    // and in the last minute one of the two slices was idle.
+    sqlx::query(
+        "INSERT INTO usage_hour (booking_id, hour, pool_id, tenant_id, user_id, samples, busy_unit_minutes,
+                                 active_unit_minutes, memory_max_mib, energy_wh, simulated)
+         SELECT id, date_trunc('hour', starts_at), pool_id, tenant_id, user_id, 120, 100, 120, 0, 0, false
+         FROM booking WHERE id = $1 ON CONFLICT DO NOTHING",
+    )
+    .bind(live)
+    .execute(&f.db)
+    .await
+    .unwrap();
+    sqlx::query(
+        "INSERT INTO usage_minute (booking_id, minute, busy, memory_used_mib, devices, active_devices, simulated)
+         VALUES ($1, date_trunc('minute', now()) - interval '1 minute', 0.4, 100, 2, 1, false) ON CONFLICT DO NOTHING",
+    )
+    .bind(live)
+    .execute(&f.db)
+    .await
+    .unwrap();
+    let query = CalendarQuery { pool: None, date: Some(start.date_naive()), days: 7, tz: "UTC".into() };
+    let bars = |data: &app::model::CalendarData| -> Vec<app::model::UsedBar> {
+        data.cells.iter().flatten().flatten().flat_map(|c| c.used.clone()).collect()
+    };
+    let ada = who(&f, &f.ada).await;
+    let mine = bars(&load(&f.db, &ada, &query).await.unwrap());
+    assert_eq!(mine.len(), 1, "{mine:?}");
+    assert_eq!((mine[0].pct, mine[0].idle_units, mine[0].who.as_deref()), (50, 1, None));
+    assert_eq!(mine[0].text(), "50 % of the booked time so far was used · 1 booked unit idle now");
+    // Where the block starts: the slot holding the booking's start, in the MIG lane.
+    let data = load(&f.db, &ada, &query).await.unwrap();
+    let (d, i) = data
+        .days
+        .iter()
+        .enumerate()
+        .find_map(|(d, day)| {
+            day.slots.iter().position(|s| s.start <= start && start < s.start + Duration::minutes(15)).map(|i| (d, i))
+        })
+        .unwrap();
+    assert_eq!(data.cells[d][1][i].used.len(), 1, "under the block's first slot");
+    let carol = who(&f, &f.carol).await;
+    assert!(bars(&load(&f.db, &carol, &query).await.unwrap()).is_empty(), "a teammate sees occupancy only");
+    let admin = who(&f, &f.admin).await;
+    let all = bars(&load(&f.db, &admin, &query).await.unwrap());
+    assert_eq!(all.len(), 1);
+    assert_eq!((all[0].pct, all[0].idle_units), (50, 1));
+    assert!(all[0].who.as_deref().is_some_and(|w| w.starts_with("ada")), "{all:?}");
+    // A future booking has no bar: nothing of it was used yet, nor unused.
+    f.place(MIG, 1, (now + Duration::hours(30), now + Duration::hours(31)), "approved").await;
+    assert_eq!(bars(&load(&f.db, &ada, &query).await.unwrap()).len(), 1);
+}

@@ -86,11 +86,12 @@ async fn fixtures(db: &PgPool) -> Uuid {
     exec(db, &sql).await;
     exec(
         db,
-        "-- Booking 1 measured for the hour 23:00Z at half busy; the hour before the day does not count.
-         INSERT INTO usage_hour (booking_id, hour, pool_id, tenant_id, user_id, samples, busy_unit_minutes, memory_max_mib, energy_wh, simulated)
-           SELECT id, '2026-10-24T23:00Z', pool_id, tenant_id, user_id, 60, 30, 1000, 300, false FROM booking WHERE note = '' AND quantity = 1 AND starts_at = '2026-10-24T20:00Z';
-         INSERT INTO usage_hour (booking_id, hour, pool_id, tenant_id, user_id, samples, busy_unit_minutes, memory_max_mib, energy_wh, simulated)
-           SELECT id, '2026-10-24T21:00Z', pool_id, tenant_id, user_id, 60, 60, 1000, 300, false FROM booking WHERE starts_at = '2026-10-24T20:00Z';
+        "-- Booking 1 occupied for the hour 23:00Z at half busy, active for 40 of its
+         -- minutes; the hour before the day does not count.
+         INSERT INTO usage_hour (booking_id, hour, pool_id, tenant_id, user_id, samples, busy_unit_minutes, active_unit_minutes, memory_max_mib, energy_wh, simulated)
+           SELECT id, '2026-10-24T23:00Z', pool_id, tenant_id, user_id, 60, 30, 40, 1000, 300, false FROM booking WHERE note = '' AND quantity = 1 AND starts_at = '2026-10-24T20:00Z';
+         INSERT INTO usage_hour (booking_id, hour, pool_id, tenant_id, user_id, samples, busy_unit_minutes, active_unit_minutes, memory_max_mib, energy_wh, simulated)
+           SELECT id, '2026-10-24T21:00Z', pool_id, tenant_id, user_id, 60, 60, 60, 1000, 300, false FROM booking WHERE starts_at = '2026-10-24T20:00Z';
          -- Refused for capacity: 2 GPUs x 2 h; waitlisted: 7 slices x 1 h (one more, admitted, is a booking).
          INSERT INTO booking_refusal (pool_id, kind, tenant_id, user_id, quantity, starts_at, ends_at, reason)
            SELECT p.id, 'nvidia.com/gpu', m.tenant_id, u.id, 2, '2026-10-25T15:00Z', '2026-10-25T17:00Z', 'capacity'
@@ -100,17 +101,20 @@ async fn fixtures(db: &PgPool) -> Uuid {
            FROM pool p, app_user u JOIN membership m ON m.user_id = u.id, unnest(ARRAY['waiting', 'admitted']) s
            WHERE p.name = 'fx' AND u.email = 'bob@b.test';
          -- The sampler's roll-ups of the same hours, as it writes them.
-         INSERT INTO usage_pool_hour (pool_id, hour, busy_gpu_minutes, sampled_gpu_minutes, simulated)
-           SELECT u.pool_id, u.hour, sum(u.busy_unit_minutes * gpu_share(b.pool_id, b.kind)), sum(u.samples * b.quantity * gpu_share(b.pool_id, b.kind)), false
+         INSERT INTO usage_pool_hour (pool_id, hour, busy_gpu_minutes, sampled_gpu_minutes, active_gpu_minutes, simulated)
+           SELECT u.pool_id, u.hour, sum(u.busy_unit_minutes * gpu_share(b.pool_id, b.kind)), sum(u.samples * b.quantity * gpu_share(b.pool_id, b.kind)),
+                  sum(u.active_unit_minutes * gpu_share(b.pool_id, b.kind)), false
            FROM usage_hour u JOIN booking b ON b.id = u.booking_id GROUP BY 1, 2;
-         INSERT INTO usage_day (day, pool_id, tenant_id, user_id, busy_gpu_minutes, sampled_gpu_minutes, simulated)
+         INSERT INTO usage_day (day, pool_id, tenant_id, user_id, busy_gpu_minutes, sampled_gpu_minutes, active_gpu_minutes, simulated)
            SELECT (u.hour AT TIME ZONE 'UTC')::date, u.pool_id, u.tenant_id, u.user_id,
-                  sum(u.busy_unit_minutes * gpu_share(b.pool_id, b.kind)), sum(u.samples * b.quantity * gpu_share(b.pool_id, b.kind)), false
+                  sum(u.busy_unit_minutes * gpu_share(b.pool_id, b.kind)), sum(u.samples * b.quantity * gpu_share(b.pool_id, b.kind)),
+                  sum(u.active_unit_minutes * gpu_share(b.pool_id, b.kind)), false
            FROM usage_hour u JOIN booking b ON b.id = u.booking_id GROUP BY 1, 2, 3, 4;
-         INSERT INTO usage_month (month, pool_id, tenant_id, user_id, busy_gpu_minutes, sampled_gpu_minutes, simulated)
+         INSERT INTO usage_month (month, pool_id, tenant_id, user_id, busy_gpu_minutes, sampled_gpu_minutes, active_gpu_minutes, simulated)
            SELECT date_trunc('month', day::timestamp)::date, pool_id, tenant_id, user_id,
-                  sum(busy_gpu_minutes), sum(sampled_gpu_minutes), false
+                  sum(busy_gpu_minutes), sum(sampled_gpu_minutes), sum(active_gpu_minutes), false
            FROM usage_day GROUP BY 1, 2, 3, 4;
+         INSERT INTO usage_policy (active_threshold) VALUES (0.15);
          INSERT INTO usage_gap (minute, reason) VALUES
            ('2026-10-25T03:00Z', 'down'), ('2026-10-25T03:01Z', 'down'), ('2026-10-26T03:00Z', 'after');",
     )
@@ -153,11 +157,15 @@ async fn a_dst_day_by_pool_matches_the_hand_computed_figures() {
             ("capacity_gpu_hours", 3.0 * 25.0 - 2.0 * 3.0 - 1.0 * 2.0),
             ("booked_gpu_hours", booked),
             ("booking_utilization_pct", booked / 67.0 * 100.0),
-            ("measured_gpu_hours", 1.0),
+            // Three tiers: booked, occupied (an hour), active (40 minutes of it).
+            ("occupied_gpu_hours", 1.0),
+            ("active_gpu_hours", 40.0 / 60.0),
+            ("active_utilization_pct", 40.0 / 60.0 / booked * 100.0),
             ("busy_gpu_hours", 0.5),
             // Busy % of booked: of the booked GPU-hours, not only the measured ones.
             ("busy_utilization_pct", 0.5 / booked * 100.0),
-            ("idle_booked_gpu_hours", 0.5),
+            // Idle booked: booked but not active, whether occupied or not.
+            ("idle_booked_gpu_hours", booked - 40.0 / 60.0),
             ("no_shows", 1.0),
             ("returned_gpu_hours", 2.5 + 1.5),
             ("refused_gpu_hours", 4.0),
@@ -171,6 +179,8 @@ async fn a_dst_day_by_pool_matches_the_hand_computed_figures() {
     assert_figures(demo, &[("booked_gpu_hours", 0.0), ("capacity_gpu_hours", 0.0)]);
     assert_eq!(demo["busy_utilization_pct"], Value::Null, "nothing measured is not 0 %");
     assert_eq!(report["gap_minutes"], 2);
+    assert_eq!(report["active_threshold_pct"], 15.0, "the threshold the sampler judged by");
+    assert_eq!(row(&report, "fx")["device_level_only"], false, "whole GPUs and MIG slices are measured each");
     assert_eq!(report["total"]["name"], "All");
     assert!(close(&report["total"]["booked_gpu_hours"], booked));
 
@@ -223,11 +233,17 @@ async fn by_tenant_and_by_user_split_the_same_figures() {
     // Two whole UTC days: measured use comes from the daily roll-up, both of booking 1's hours.
     let two_days = "/api/v1/reports/utilization?from=2026-10-24&to=2026-10-26&group=user";
     let (_, report) = f.call(Method::GET, two_days, Some(&f.mia), None).await;
-    assert_figures(row(&report, "ada@a.test"), &[("busy_gpu_hours", 1.5), ("measured_gpu_hours", 2.0)]);
+    assert_figures(
+        row(&report, "ada@a.test"),
+        &[("busy_gpu_hours", 1.5), ("occupied_gpu_hours", 2.0), ("active_gpu_hours", 1.0 + 40.0 / 60.0)],
+    );
     // Half a day each side of a whole one: the edges from the hours, the middle from the days.
     let edges = "/api/v1/reports/utilization?from=2026-10-23T22:30:00Z&to=2026-10-25T00:30:00Z&group=pool";
     let (_, report) = f.call(Method::GET, edges, Some(&f.mia), None).await;
-    assert_figures(row(&report, "fx"), &[("busy_gpu_hours", 1.5), ("measured_gpu_hours", 2.0)]);
+    assert_figures(
+        row(&report, "fx"),
+        &[("busy_gpu_hours", 1.5), ("occupied_gpu_hours", 2.0), ("active_gpu_hours", 1.0 + 40.0 / 60.0)],
+    );
     // A whole month from the monthly roll-up; a period across a month's edge
     // from the month, the days beside it and the hours at its ends: each
     // measured hour counted once, and the bookings' hours the same as the day's.
@@ -238,12 +254,41 @@ async fn by_tenant_and_by_user_split_the_same_figures() {
         assert_eq!(status, StatusCode::OK, "{report}");
         assert_figures(
             row(&report, "ada@a.test"),
-            &[("busy_gpu_hours", 1.5), ("measured_gpu_hours", 2.0), ("refused_gpu_hours", 4.0)],
+            &[
+                ("busy_gpu_hours", 1.5),
+                ("occupied_gpu_hours", 2.0),
+                ("active_gpu_hours", 1.0 + 40.0 / 60.0),
+                ("refused_gpu_hours", 4.0),
+            ],
         );
         assert_figures(row(&report, "carol@a.test"), &[("no_shows", 1.0)]);
         booked.push(report["total"]["booked_gpu_hours"].as_f64().unwrap());
     }
     assert!(booked[0] > 0.0 && (booked[0] - booked[1]).abs() < 1e-9, "{booked:?}");
+}
+
+#[tokio::test]
+async fn time_sliced_shares_are_said_to_be_measured_at_the_device() {
+    let f = Fixture::new().await;
+    fixtures(&f.db).await;
+    exec(
+        &f.db,
+        "INSERT INTO pool (name, time_zone) VALUES ('ts', 'Europe/Berlin');
+         INSERT INTO pool_kind (pool_id, kind, capacity, replicas_per_unit, slices_per_gpu, created_at)
+           SELECT id, 'nvidia.com/gpu', 1, 4, 1, '2026-01-01Z' FROM pool WHERE name = 'ts';
+         INSERT INTO booking (pool_id, kind, user_id, tenant_id, quantity, mode, starts_at, ends_at, state)
+           SELECT p.id, 'nvidia.com/gpu', u.id, m.tenant_id, 1, 'interactive', '2026-10-25T08:00Z', '2026-10-25T09:00Z', 'completed'
+           FROM pool p, app_user u JOIN membership m ON m.user_id = u.id WHERE p.name = 'ts' AND u.email = 'ada@a.test';",
+    )
+    .await;
+    let (status, report) = f.call(Method::GET, &format!("{DAY}&group=pool"), Some(&f.mia), None).await;
+    assert_eq!(status, StatusCode::OK, "{report}");
+    assert_eq!(row(&report, "ts")["device_level_only"], true);
+    assert_eq!(row(&report, "fx")["device_level_only"], false);
+    assert_eq!(report["total"]["device_level_only"], true);
+    let (_, report) = f.call(Method::GET, &format!("{DAY}&group=user"), Some(&f.mia), None).await;
+    assert_eq!(row(&report, "ada@a.test")["device_level_only"], true, "the user booked a share");
+    assert_eq!(row(&report, "bob@b.test")["device_level_only"], false);
 }
 
 #[tokio::test]

@@ -129,7 +129,8 @@ async fn measured_through_a_real_prometheus_with_history_and_a_gap() {
         );
         format!("DCGM_FI_PROF_GR_ENGINE_ACTIVE{{{labels}}} {active}\nDCGM_FI_DEV_FB_USED{{{labels}}} {memory}\nDCGM_FI_DEV_POWER_USAGE{{{labels}}} 400\n")
     };
-    let mig_port = dcgm_endpoint(mig_series("1", 0.2, 1000.0) + &mig_series("2", 0.4, 3000.0)).await;
+    // One instance idles below the 10 % threshold, the other works.
+    let mig_port = dcgm_endpoint(mig_series("1", 0.05, 1000.0) + &mig_series("2", 0.4, 3000.0)).await;
     // A hostile tenant's pod in the whole GPU's namespace, scraped by
     // annotation, imitates idle devices in the MIG session's namespace: once
     // renamed (its target is a session namespace; the job name even passes
@@ -150,6 +151,7 @@ async fn measured_through_a_real_prometheus_with_history_and_a_gap() {
     let sampler = Sampler {
         prometheus: Prometheus::new(prometheus.url.parse().unwrap(), None).unwrap(),
         selector: r#"job=~"dcgm-.+""#.parse().unwrap(),
+        threshold: Default::default(),
         simulated: false,
     };
 
@@ -177,17 +179,23 @@ async fn measured_through_a_real_prometheus_with_history_and_a_gap() {
         minute_row(&f, whole, minute).await.expect("the whole GPU measured");
     assert_eq!((busy, memory, power, devices, simulated), (0.6, 30000.0, Some(350.0), 1, false));
     let (busy, memory, power, devices, _) = minute_row(&f, mig, minute).await.expect("the MIG slices measured");
-    assert!((busy - 0.3).abs() < 1e-6, "mean GR_ENGINE_ACTIVE of the two instances: {busy}");
+    assert!((busy - 0.225).abs() < 1e-6, "mean GR_ENGINE_ACTIVE of the two instances: {busy}");
     assert_eq!((memory, power, devices), (4000.0, None, 2), "a MIG instance's power is its GPU's, not summed");
-    // The hour's roll-up counts busy unit-minutes: 0.3 × 2 units.
-    let (samples, busy_unit_minutes): (i32, f64) =
-        sqlx::query_as("SELECT samples, busy_unit_minutes FROM usage_hour WHERE booking_id = $1")
+    // The hour's roll-up counts busy unit-minutes (0.225 × 2 units) and
+    // active ones: one of the two instances reached the threshold, so one
+    // of the two units was active.
+    let (samples, busy_unit_minutes, active_unit_minutes): (i32, f64, f64) =
+        sqlx::query_as("SELECT samples, busy_unit_minutes, active_unit_minutes FROM usage_hour WHERE booking_id = $1")
             .bind(mig)
             .fetch_one(&f.db)
             .await
             .unwrap();
     assert_eq!(samples, 1);
-    assert!((busy_unit_minutes - 0.6).abs() < 1e-6, "{busy_unit_minutes}");
+    assert!((busy_unit_minutes - 0.45).abs() < 1e-6, "{busy_unit_minutes}");
+    assert!((active_unit_minutes - 1.0).abs() < 1e-6, "{active_unit_minutes}");
+    let threshold: f32 =
+        sqlx::query_scalar("SELECT active_threshold FROM usage_policy").fetch_one(&f.db).await.unwrap();
+    assert!((threshold - 0.1).abs() < 1e-6, "the threshold judged by is recorded for reports: {threshold}");
     // The same minute again (a worker hand-over) is stored and counted once.
     sampler.round(&f.db, minute).await.unwrap();
     let samples: i32 = sqlx::query_scalar("SELECT samples FROM usage_hour WHERE booking_id = $1")
@@ -206,11 +214,22 @@ async fn measured_through_a_real_prometheus_with_history_and_a_gap() {
     .fetch_one(&f.db)
     .await
     .unwrap();
-    assert!((by_booking - (0.6 + 0.6 / 4.0)).abs() < 1e-6, "{by_booking}");
+    assert!((by_booking - (0.6 + 0.45 / 4.0)).abs() < 1e-6, "{by_booking}");
     assert!(
         [by_pool, by_day, by_month].iter().all(|rolled| (rolled - by_booking).abs() < 1e-9),
         "{by_pool} {by_day} {by_month}"
     );
+    // Active GPU-minutes: the whole GPU (60 %) and one of the two slices.
+    let (pool_active, day_active, month_active): (f64, f64, f64) = sqlx::query_as(
+        "SELECT (SELECT sum(active_gpu_minutes) FROM usage_pool_hour), (SELECT sum(active_gpu_minutes) FROM usage_day),
+                (SELECT sum(active_gpu_minutes) FROM usage_month)",
+    )
+    .fetch_one(&f.db)
+    .await
+    .unwrap();
+    for rolled in [pool_active, day_active, month_active] {
+        assert!((rolled - (1.0 + 1.0 / 4.0)).abs() < 1e-9, "{pool_active} {day_active} {month_active}");
+    }
 
     // The backfilled past: only the whole GPU was live then.
     let round = sampler.round(&f.db, past).await.unwrap();
@@ -294,6 +313,7 @@ async fn the_simulated_clusters_dcgm_exporter_is_busy_while_the_workspace_is_ope
     let sampler = Sampler {
         prometheus: Prometheus::new(prometheus.url.parse().unwrap(), None).unwrap(),
         selector: Default::default(),
+        threshold: Default::default(),
         simulated: true,
     };
     // Generous: under the full test run Prometheus may take a while to start and scrape.

@@ -63,6 +63,43 @@ pub struct Cell {
     /// The reason of a maintenance window covering this slot (nothing is free).
     #[serde(rename = "b", default, skip_serializing_if = "Option::is_none")]
     pub blackout: Option<String>,
+    /// How much of the booked time bookings that start in this cell really
+    /// used so far: the viewer's own live and past bookings (every
+    /// booking's, for admins).
+    #[serde(rename = "u", default, skip_serializing_if = "Vec::is_empty")]
+    pub used: Vec<UsedBar>,
+}
+
+/// One booking's used time, drawn as a thin bar under its block.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct UsedBar {
+    /// Active unit-minutes / booked unit-minutes so far, 0–100.
+    #[serde(rename = "p")]
+    pub pct: u8,
+    /// Booked units idle in the last sampled minute of a live booking:
+    /// the ones lending or reclaim could give back (admins are shown them).
+    #[serde(rename = "i", default, skip_serializing_if = "is_zero")]
+    pub idle_units: i32,
+    /// Whose booking, when it is not the viewer's (admins).
+    #[serde(rename = "w", default, skip_serializing_if = "Option::is_none")]
+    pub who: Option<String>,
+    /// The measurements came from the simulated cluster.
+    #[serde(rename = "s", default, skip_serializing_if = "std::ops::Not::not")]
+    pub simulated: bool,
+}
+
+impl UsedBar {
+    /// What the bar says in words (its accessible name and tooltip).
+    pub fn text(&self) -> String {
+        let whose = self.who.as_ref().map(|w| format!("{w}: ")).unwrap_or_default();
+        let idle = match self.idle_units {
+            0 => String::new(),
+            1 => " · 1 booked unit idle now".to_string(),
+            n => format!(" · {n} booked units idle now"),
+        };
+        let simulated = if self.simulated { " (simulated)" } else { "" };
+        format!("{whose}{} % of the booked time so far was used{idle}{simulated}", self.pct)
+    }
 }
 
 fn is_zero(n: &i32) -> bool {

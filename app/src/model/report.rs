@@ -82,14 +82,28 @@ pub struct ReportRow {
     pub booked_gpu_hours: f64,
     /// Booked / capacity, in %.
     pub booking_utilization_pct: Option<f64>,
-    /// Booked GPU-hours the sampler measured (gaps and unsampled hours excluded).
-    pub measured_gpu_hours: f64,
-    /// GPU busy fraction x GPUs over the measured hours.
+    /// Occupied: booked GPU-hours in which a pod of the session held the
+    /// device (the DCGM exporter attributed it to the session; minutes
+    /// Prometheus could not be read are left out).
+    pub occupied_gpu_hours: f64,
+    /// Active: occupied GPU-hours in which the device's engine was busy at
+    /// or above the site's threshold (`UtilizationReport::active_threshold_pct`).
+    #[serde(default)]
+    pub active_gpu_hours: f64,
+    /// Active / booked GPU-hours, in %; `None` when nothing was booked.
+    #[serde(default)]
+    pub active_utilization_pct: Option<f64>,
+    /// GPU busy fraction x GPUs over the occupied hours.
     pub busy_gpu_hours: f64,
     /// Busy / booked GPU-hours, in %; `None` when nothing was booked.
     pub busy_utilization_pct: Option<f64>,
-    /// Measured booked GPU-hours in which the GPUs were not busy.
+    /// Booked GPU-hours that were not active: booked − active.
     pub idle_booked_gpu_hours: f64,
+    /// Some hours were time-sliced shares, whose occupied and active
+    /// figures are the whole device's: the exporter cannot tell the shares
+    /// apart ("device-level only").
+    #[serde(default)]
+    pub device_level_only: bool,
     /// Booked GPU-hours the pool lent to its backfill queue, which ran
     /// Jobs on them (`--kueue`, kinds with `lend_idle`); only for pools
     /// (and the totals).
@@ -145,6 +159,11 @@ pub struct UtilizationReport {
     pub heatmap: Vec<HeatCell>,
     /// Minutes in the period the sampler could not read Prometheus.
     pub gap_minutes: i64,
+    /// The engine activity, in %, at or above which a device's minute is
+    /// active (the worker's `--active-threshold`); `None` before anything
+    /// was sampled.
+    #[serde(default)]
+    pub active_threshold_pct: Option<f64>,
     pub simulated: bool,
     /// The ISO 4217 code showback costs are in.
     #[serde(default)]
@@ -168,16 +187,19 @@ pub struct StorageLine {
 
 /// The column names of the report's CSV, in order (the JSON field names of
 /// `ReportRow`, and the report's currency after the showback cost).
-pub const REPORT_CSV_COLUMNS: [&str; 17] = [
+pub const REPORT_CSV_COLUMNS: [&str; 20] = [
     "id",
     "name",
     "capacity_gpu_hours",
     "booked_gpu_hours",
     "booking_utilization_pct",
-    "measured_gpu_hours",
+    "occupied_gpu_hours",
+    "active_gpu_hours",
+    "active_utilization_pct",
     "busy_gpu_hours",
     "busy_utilization_pct",
     "idle_booked_gpu_hours",
+    "device_level_only",
     "lent_gpu_hours",
     "no_shows",
     "returned_gpu_hours",

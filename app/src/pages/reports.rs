@@ -131,16 +131,21 @@ fn Report(page: ReportPage) -> impl IntoView {
         <table class="bookings report" id="report-table">
             <caption>{format!(
                 "In {}: a unit-hour of a kind counts 1 / its pool's slices per GPU (four 1g.24gb slices of an \
-                 RTX PRO 6000 make one GPU). Showback in {}, at each kind's price per unit-hour.",
-                crate::model::GPU_HOURS, report.currency
+                 RTX PRO 6000 make one GPU). Booked: reserved. Occupied: a workspace or the session's pods held \
+                 the device. Active: its engine was busy {} of the time or more. Idle booked: booked but not \
+                 active, what lending or reclaim can give back. Showback in {}, at each kind's price per unit-hour.",
+                crate::model::GPU_HOURS,
+                report.active_threshold_pct.map_or_else(|| "above the site's threshold".to_string(), |t| format!("{t} %")),
+                report.currency
             )}</caption>
             <thead><tr>
                 <th scope="col">{name_header}</th>
                 <th scope="col">"Capacity"</th>
                 <th scope="col">"Booked"</th>
                 <th scope="col">"Booked %"</th>
-                <th scope="col">"Busy"</th>
-                <th scope="col">"Busy % of booked"</th>
+                <th scope="col">"Occupied"</th>
+                <th scope="col">"Active"</th>
+                <th scope="col">"Active % of booked"</th>
                 <th scope="col">"Idle booked"</th>
                 <th scope="col"><abbr title="Booked GPU-hours lent to the pool's backfill queue and used by its Jobs">"Lent to backfill"</abbr></th>
                 <th scope="col">"No-shows"</th>
@@ -193,8 +198,17 @@ fn ReportLine(row: ReportRow) -> impl IntoView {
             <td>{row.capacity_gpu_hours.map_or_else(|| "—".into(), hours)}</td>
             <td>{hours(row.booked_gpu_hours)}</td>
             <td>{percent(row.booking_utilization_pct)}</td>
-            <td>{hours(row.busy_gpu_hours)}{simulated}</td>
-            <td>{percent(row.busy_utilization_pct)}</td>
+            <td>{hours(row.occupied_gpu_hours)}{simulated}</td>
+            <td>
+                {hours(row.active_gpu_hours)}{simulated}
+                // The exporter reports a time-sliced device as a whole.
+                {row.device_level_only.then(|| view! {
+                    <span class="device-level" title="Time-sliced shares: the exporter reports the whole device, not each share">
+                        "device-level only"
+                    </span>
+                })}
+            </td>
+            <td>{percent(row.active_utilization_pct)}</td>
             <td>{hours(row.idle_booked_gpu_hours)}</td>
             <td>{row.lent_gpu_hours.map_or_else(|| "—".into(), hours)}</td>
             <td>{row.no_shows}</td>

@@ -93,6 +93,10 @@ pub struct ClusterArgs {
     /// publish under the same names are then ignored.
     #[arg(long, env = "BERTH_DCGM_SELECTOR", default_value = "", requires = "prometheus_url")]
     pub dcgm_selector: crate::usage::DcgmSelector,
+    /// How busy a device's engine must be, in percent, for a minute to count
+    /// as active in reports (booked, occupied, active) and on the calendar.
+    #[arg(long, env = "BERTH_ACTIVE_THRESHOLD", default_value = "10")]
+    pub active_threshold: crate::usage::ActiveThreshold,
     /// Keep audit events (booking state changes) this many days.
     #[arg(long, env = "BERTH_AUDIT_RETENTION_DAYS", default_value_t = 400, value_parser = clap::value_parser!(i32).range(1..))]
     pub audit_retention_days: i32,
@@ -155,7 +159,11 @@ impl ClusterArgs {
         worker.policy.audit_retention_days = self.audit_retention_days;
         worker.usage = self.prometheus_url.as_ref().and_then(|url| {
             match crate::usage::prometheus::Prometheus::new(url.clone(), self.prometheus_token.clone()) {
-                Ok(prometheus) => Some(crate::usage::UsageSource { prometheus, selector: self.dcgm_selector.clone() }),
+                Ok(prometheus) => Some(crate::usage::UsageSource {
+                    prometheus,
+                    selector: self.dcgm_selector.clone(),
+                    threshold: self.active_threshold,
+                }),
                 Err(err) => {
                     tracing::error!(error = %err, "cannot build the Prometheus client; GPU use is not measured");
                     None

@@ -125,6 +125,41 @@ pub struct MinuteUsage {
     /// Absent when only MIG instances were seen.
     pub power_w: Option<f64>,
     pub devices: i32,
+    /// Devices whose engine was busy at or above the site's threshold.
+    pub active_devices: i32,
+}
+
+/// How busy a device's engine must be for its minute to count as *active*
+/// (`--active-threshold`, a percentage; 10 % by default): a notebook
+/// kernel that holds the GPU but waits for its user stays below it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ActiveThreshold(f64);
+
+impl ActiveThreshold {
+    /// The fraction of engine time, 0–1.
+    pub fn fraction(self) -> f64 {
+        self.0
+    }
+}
+
+impl Default for ActiveThreshold {
+    fn default() -> Self {
+        Self(0.10)
+    }
+}
+
+impl std::str::FromStr for ActiveThreshold {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let pct: f64 =
+            text.trim().trim_end_matches('%').trim().parse().map_err(|_| format!("`{text}` is not a percentage"))?;
+        if pct > 0.0 && pct <= 100.0 {
+            Ok(Self(pct / 100.0))
+        } else {
+            Err(format!("the active threshold is a percentage above 0 and at most 100, not {text}"))
+        }
+    }
 }
 
 fn label<'a>(series: &'a Series, name: &str) -> Option<&'a str> {
@@ -151,8 +186,14 @@ struct Device {
 }
 
 /// One row per booking that has at least one device with a busy figure;
-/// a booking without series gets no row (unknown is not idle).
-pub fn per_booking(results: &HashMap<Metric, Vec<Series>>, bookings: &[LiveBooking]) -> Vec<MinuteUsage> {
+/// a booking without series gets no row (unknown is not idle). A device is
+/// active when its engine (`GR_ENGINE_ACTIVE`, else `GPU_UTIL`) reached
+/// `threshold`.
+pub fn per_booking(
+    results: &HashMap<Metric, Vec<Series>>,
+    bookings: &[LiveBooking],
+    threshold: ActiveThreshold,
+) -> Vec<MinuteUsage> {
     let by_namespace: HashMap<&str, &LiveBooking> = bookings.iter().map(|b| (b.namespace.as_str(), b)).collect();
     let mut devices: BTreeMap<(Uuid, (String, String)), Device> = BTreeMap::new();
     for (metric, series) in results {
@@ -169,29 +210,30 @@ pub fn per_booking(results: &HashMap<Metric, Vec<Series>>, bookings: &[LiveBooki
             *slot = Some(s.value);
         }
     }
-    let mut rows: BTreeMap<Uuid, (f64, i32, f64, Option<f64>)> = BTreeMap::new();
-    for ((booking, _), d) in devices {
+    let mut rows: BTreeMap<Uuid, MinuteUsage> = BTreeMap::new();
+    for ((booking_id, _), d) in devices {
         let busy = if d.mig { d.engine } else { d.util.map(|u| u / 100.0).or(d.engine) };
         let Some(busy) = busy else { continue };
-        let row = rows.entry(booking).or_insert((0.0, 0, 0.0, None));
-        row.0 += busy.clamp(0.0, 1.0);
-        row.1 += 1;
-        row.2 += d.memory.unwrap_or(0.0).max(0.0);
+        let engine = d.engine.or(d.util.map(|u| u / 100.0)).unwrap_or(busy);
+        let row = rows.entry(booking_id).or_insert(MinuteUsage {
+            booking_id,
+            busy: 0.0,
+            memory_used_mib: 0.0,
+            power_w: None,
+            devices: 0,
+            active_devices: 0,
+        });
+        row.busy += busy.clamp(0.0, 1.0);
+        row.devices += 1;
+        row.active_devices += i32::from(engine >= threshold.fraction());
+        row.memory_used_mib += d.memory.unwrap_or(0.0).max(0.0);
         if !d.mig {
             if let Some(power) = d.power {
-                row.3 = Some(row.3.unwrap_or(0.0) + power.max(0.0));
+                row.power_w = Some(row.power_w.unwrap_or(0.0) + power.max(0.0));
             }
         }
     }
-    rows.into_iter()
-        .map(|(booking_id, (busy, devices, memory, power))| MinuteUsage {
-            booking_id,
-            busy: busy / f64::from(devices),
-            memory_used_mib: memory,
-            power_w: power,
-            devices,
-        })
-        .collect()
+    rows.into_values().map(|row| MinuteUsage { busy: row.busy / f64::from(row.devices), ..row }).collect()
 }
 
 #[cfg(test)]
@@ -276,14 +318,44 @@ mod tests {
                 ],
             ),
         ]);
-        let rows = per_booking(&results, &[whole.clone(), mig.clone()]);
+        let rows = per_booking(&results, &[whole.clone(), mig.clone()], ActiveThreshold::default());
         let of = |b: &LiveBooking| rows.iter().find(|r| r.booking_id == b.id).unwrap().clone();
         let w = of(&whole);
         assert_eq!((w.devices, w.memory_used_mib, w.power_w), (2, 1500.0, Some(500.0)));
         assert!((w.busy - 0.6).abs() < 1e-9);
+        assert_eq!(w.active_devices, 2, "80 % and 40 % both reach 10 %");
         let m = of(&mig);
         assert_eq!((m.devices, m.busy, m.memory_used_mib, m.power_w), (1, 0.25, 2048.0, None));
+        assert_eq!(m.active_devices, 1);
         assert_eq!(rows.len(), 2);
+        // At 50 %, only the GPU at 80 % is active; the slice at 25 % is not.
+        let strict: ActiveThreshold = "50%".parse().unwrap();
+        let rows = per_booking(&results, &[whole.clone(), mig.clone()], strict);
+        let active = |b: &LiveBooking| rows.iter().find(|r| r.booking_id == b.id).unwrap().active_devices;
+        assert_eq!((active(&whole), active(&mig)), (1, 0));
+    }
+
+    #[test]
+    fn the_engine_decides_activity_where_the_exporter_reports_it() {
+        // A whole GPU whose utilisation counter says 30 % but whose engine
+        // was active 5 % of the time (short kernels): not active at 10 %.
+        let b = booking("berth-team-a-66666666");
+        let results = HashMap::from([
+            (Metric::GpuUtil, vec![series(&[("namespace", &b.namespace), ("UUID", "GPU-f")], 30.0)]),
+            (Metric::EngineActive, vec![series(&[("namespace", &b.namespace), ("UUID", "GPU-f")], 0.05)]),
+        ]);
+        let row = &per_booking(&results, &[b], ActiveThreshold::default())[0];
+        assert_eq!((row.devices, row.active_devices), (1, 0));
+        assert!((row.busy - 0.3).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_threshold_is_a_percentage() {
+        assert_eq!("25".parse::<ActiveThreshold>().unwrap().fraction(), 0.25);
+        assert_eq!(" 5 % ".parse::<ActiveThreshold>().unwrap().fraction(), 0.05);
+        for bad in ["0", "-3", "101", "ten", ""] {
+            assert!(bad.parse::<ActiveThreshold>().is_err(), "{bad}");
+        }
     }
 
     #[test]
@@ -294,7 +366,7 @@ mod tests {
             Metric::MemoryUsed,
             vec![series(&[("namespace", &memory_only.namespace), ("UUID", "GPU-e")], 10.0)],
         )]);
-        assert!(per_booking(&results, &[silent, memory_only]).is_empty());
+        assert!(per_booking(&results, &[silent, memory_only], ActiveThreshold::default()).is_empty());
     }
 
     #[test]

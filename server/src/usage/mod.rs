@@ -9,7 +9,7 @@ pub mod aggregate;
 pub mod prometheus;
 pub mod simulated;
 
-pub use aggregate::DcgmSelector;
+pub use aggregate::{ActiveThreshold, DcgmSelector};
 use aggregate::{LiveBooking, Metric, MinuteUsage};
 use chrono::{DateTime, Duration, DurationRound, Utc};
 use prometheus::Prometheus;
@@ -23,6 +23,8 @@ pub struct Sampler {
     pub prometheus: Prometheus,
     /// Matchers that pick the DCGM exporter's own series.
     pub selector: DcgmSelector,
+    /// When a device's minute counts as active.
+    pub threshold: ActiveThreshold,
     /// The metrics come from the simulated cluster's DCGM endpoint.
     pub simulated: bool,
 }
@@ -32,6 +34,7 @@ pub struct Sampler {
 pub struct UsageSource {
     pub prometheus: Prometheus,
     pub selector: DcgmSelector,
+    pub threshold: ActiveThreshold,
 }
 
 /// What one round did, for logs, metrics and the benchmark.
@@ -74,9 +77,10 @@ impl Sampler {
                 }
             }
         }
-        let rows = aggregate::per_booking(&results, &live);
+        let rows = aggregate::per_booking(&results, &live, self.threshold);
         round.rows = rows.len();
         store(db, minute, &rows, self.simulated).await?;
+        record_threshold(db, self.threshold).await?;
         Ok(round)
     }
 }
@@ -101,6 +105,20 @@ async fn live_bookings(db: &PgPool, minute: DateTime<Utc>) -> sqlx::Result<Vec<L
         .collect())
 }
 
+/// Writes the threshold the minutes were judged by, for reports to name
+/// (one row; rewritten only when it changed).
+async fn record_threshold(db: &PgPool, threshold: ActiveThreshold) -> sqlx::Result<()> {
+    sqlx::query(
+        "INSERT INTO usage_policy (active_threshold) VALUES ($1)
+         ON CONFLICT (only_row) DO UPDATE SET active_threshold = excluded.active_threshold, updated_at = now()
+         WHERE usage_policy.active_threshold <> excluded.active_threshold",
+    )
+    .bind(threshold.fraction() as f32)
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
 async fn record_gap(db: &PgPool, minute: DateTime<Utc>, reason: &str) -> sqlx::Result<()> {
     sqlx::query("INSERT INTO usage_gap (minute, reason) VALUES ($1, $2) ON CONFLICT (minute) DO NOTHING")
         .bind(minute)
@@ -118,52 +136,62 @@ async fn store(db: &PgPool, minute: DateTime<Utc>, rows: &[MinuteUsage], simulat
     let memory: Vec<f64> = rows.iter().map(|r| r.memory_used_mib).collect();
     let power: Vec<Option<f64>> = rows.iter().map(|r| r.power_w).collect();
     let devices: Vec<i32> = rows.iter().map(|r| r.devices).collect();
+    let active: Vec<i32> = rows.iter().map(|r| r.active_devices).collect();
     sqlx::query(
         "WITH measured AS (
-             SELECT * FROM unnest($2::uuid[], $3::float8[], $4::float8[], $5::float8[], $6::int4[])
-                 AS m(booking_id, busy, memory, power, devices)),
+             SELECT * FROM unnest($2::uuid[], $3::float8[], $4::float8[], $5::float8[], $6::int4[], $8::int4[])
+                 AS m(booking_id, busy, memory, power, devices, active)),
          inserted AS (
-             INSERT INTO usage_minute (booking_id, minute, busy, memory_used_mib, power_w, devices, simulated)
-             SELECT booking_id, $1, busy, memory, power, devices, $7 FROM measured
+             INSERT INTO usage_minute (booking_id, minute, busy, memory_used_mib, power_w, devices, active_devices,
+                                       simulated)
+             SELECT booking_id, $1, busy, memory, power, devices, active, $7 FROM measured
              ON CONFLICT (booking_id, minute) DO NOTHING
-             RETURNING booking_id, busy, memory_used_mib, power_w),
+             RETURNING booking_id, busy, memory_used_mib, power_w, active_devices::float8 / devices AS active),
          weighted AS (
              SELECT b.pool_id, b.tenant_id, b.user_id, i.busy * b.quantity / k.slices_per_gpu AS busy,
-                    b.quantity / k.slices_per_gpu::float8 AS sampled
+                    i.active * b.quantity / k.slices_per_gpu AS active, b.quantity / k.slices_per_gpu::float8 AS sampled
              FROM inserted i JOIN booking b ON b.id = i.booking_id
              JOIN pool_kind k ON k.pool_id = b.pool_id AND k.kind = b.kind),
          pool_hours AS (
-             INSERT INTO usage_pool_hour AS p (pool_id, hour, busy_gpu_minutes, sampled_gpu_minutes, simulated)
-             SELECT pool_id, date_trunc('hour', $1, 'UTC'), sum(busy), sum(sampled), $7 FROM weighted GROUP BY pool_id
+             INSERT INTO usage_pool_hour AS p (pool_id, hour, busy_gpu_minutes, sampled_gpu_minutes, active_gpu_minutes,
+                                               simulated)
+             SELECT pool_id, date_trunc('hour', $1, 'UTC'), sum(busy), sum(sampled), sum(active), $7
+             FROM weighted GROUP BY pool_id
              ON CONFLICT (pool_id, hour) DO UPDATE SET
                  busy_gpu_minutes = p.busy_gpu_minutes + excluded.busy_gpu_minutes,
                  sampled_gpu_minutes = p.sampled_gpu_minutes + excluded.sampled_gpu_minutes,
+                 active_gpu_minutes = p.active_gpu_minutes + excluded.active_gpu_minutes,
                  simulated = p.simulated OR excluded.simulated),
          days AS (
-             INSERT INTO usage_day AS d (day, pool_id, tenant_id, user_id, busy_gpu_minutes, sampled_gpu_minutes, simulated)
-             SELECT ($1 AT TIME ZONE 'UTC')::date, pool_id, tenant_id, user_id, sum(busy), sum(sampled), $7
+             INSERT INTO usage_day AS d (day, pool_id, tenant_id, user_id, busy_gpu_minutes, sampled_gpu_minutes,
+                                         active_gpu_minutes, simulated)
+             SELECT ($1 AT TIME ZONE 'UTC')::date, pool_id, tenant_id, user_id, sum(busy), sum(sampled), sum(active), $7
              FROM weighted GROUP BY pool_id, tenant_id, user_id
              ON CONFLICT (day, pool_id, tenant_id, user_id) DO UPDATE SET
                  busy_gpu_minutes = d.busy_gpu_minutes + excluded.busy_gpu_minutes,
                  sampled_gpu_minutes = d.sampled_gpu_minutes + excluded.sampled_gpu_minutes,
+                 active_gpu_minutes = d.active_gpu_minutes + excluded.active_gpu_minutes,
                  simulated = d.simulated OR excluded.simulated),
          months AS (
              INSERT INTO usage_month AS m (month, pool_id, tenant_id, user_id, busy_gpu_minutes, sampled_gpu_minutes,
-                                           simulated)
-             SELECT date_trunc('month', $1 AT TIME ZONE 'UTC')::date, pool_id, tenant_id, user_id, sum(busy), sum(sampled), $7
+                                           active_gpu_minutes, simulated)
+             SELECT date_trunc('month', $1 AT TIME ZONE 'UTC')::date, pool_id, tenant_id, user_id, sum(busy), sum(sampled),
+                    sum(active), $7
              FROM weighted GROUP BY pool_id, tenant_id, user_id
              ON CONFLICT (month, pool_id, tenant_id, user_id) DO UPDATE SET
                  busy_gpu_minutes = m.busy_gpu_minutes + excluded.busy_gpu_minutes,
                  sampled_gpu_minutes = m.sampled_gpu_minutes + excluded.sampled_gpu_minutes,
+                 active_gpu_minutes = m.active_gpu_minutes + excluded.active_gpu_minutes,
                  simulated = m.simulated OR excluded.simulated)
          INSERT INTO usage_hour AS h (booking_id, hour, pool_id, tenant_id, user_id, samples, busy_unit_minutes,
-                                      memory_max_mib, energy_wh, simulated)
+                                      active_unit_minutes, memory_max_mib, energy_wh, simulated)
          SELECT i.booking_id, date_trunc('hour', $1, 'UTC'), b.pool_id, b.tenant_id, b.user_id, 1,
-                i.busy * b.quantity, i.memory_used_mib, coalesce(i.power_w, 0) / 60, $7
+                i.busy * b.quantity, i.active * b.quantity, i.memory_used_mib, coalesce(i.power_w, 0) / 60, $7
          FROM inserted i JOIN booking b ON b.id = i.booking_id
          ON CONFLICT (booking_id, hour) DO UPDATE SET
              samples = h.samples + 1,
              busy_unit_minutes = h.busy_unit_minutes + excluded.busy_unit_minutes,
+             active_unit_minutes = h.active_unit_minutes + excluded.active_unit_minutes,
              memory_max_mib = greatest(h.memory_max_mib, excluded.memory_max_mib),
              energy_wh = h.energy_wh + excluded.energy_wh",
     )
@@ -174,6 +202,7 @@ async fn store(db: &PgPool, minute: DateTime<Utc>, rows: &[MinuteUsage], simulat
     .bind(&power)
     .bind(&devices)
     .bind(simulated)
+    .bind(&active)
     .execute(db)
     .await?;
     // Retention once an hour is enough: a few extra hours of minutes harm nothing.

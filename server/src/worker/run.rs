@@ -105,8 +105,8 @@ async fn work(
     let _workspaces = AbortOnDrop(tokio::spawn(workspaces));
     let _repair = AbortOnDrop(tokio::spawn(repair_loop(worker.clone(), wake_repair, name.clone())));
     let _usage = worker.usage.clone().map(|source| {
-        let crate::usage::UsageSource { prometheus, selector } = source;
-        let sampler = crate::usage::Sampler { prometheus, selector, simulated: worker.simulated };
+        let crate::usage::UsageSource { prometheus, selector, threshold } = source;
+        let sampler = crate::usage::Sampler { prometheus, selector, threshold, simulated: worker.simulated };
         AbortOnDrop(tokio::spawn(crate::usage::run(sampler, worker.db.clone())))
     });
     let _notify = worker

@@ -7,6 +7,7 @@ pub mod find;
 pub mod free_then;
 pub mod overview;
 pub mod planning;
+mod used;
 
 use crate::backend::error::{ServiceError, ServiceResult};
 use crate::backend::{bookings, db_now, pools};
@@ -105,7 +106,9 @@ pub async fn load(db: &PgPool, principal: &Principal, query: &CalendarQuery) -> 
             Day { date, label: date.format("%a %d %b").to_string(), slots }
         })
         .collect();
+    let used = used::bars(db, &bookings, now).await?;
     let mut cells = cells(&day_list, &free, &pool.kinds, &bookings, step);
+    mark_used(&mut cells, &day_list, &pool.kinds, &bookings, &used, step);
     let blackouts = crate::backend::pools::blackouts::list(db, principal, pool.id).await?;
     mark_blackouts(&mut cells, &day_list, &pool.kinds, &blackouts, step);
     Ok(CalendarData {
@@ -156,6 +159,28 @@ fn mark_blackouts(
                     }
                 }
             }
+        }
+    }
+}
+
+/// Each used-time bar goes in the cell where its booking's block begins in
+/// view (under its label, for one's own).
+fn mark_used(
+    cells: &mut [Vec<Vec<Cell>>],
+    days: &[Day],
+    kinds: &[PoolKind],
+    bookings: &[Booking],
+    used: &std::collections::HashMap<Uuid, crate::model::UsedBar>,
+    step: Duration,
+) {
+    for b in bookings {
+        let Some(bar) = used.get(&b.id) else { continue };
+        let Some(k) = kinds.iter().position(|k| k.kind == b.kind) else { continue };
+        let first = days.iter().enumerate().find_map(|(d, day)| {
+            day.slots.iter().position(|s| b.start < s.start + step && s.start < b.end).map(|i| (d, i))
+        });
+        if let Some((d, i)) = first {
+            cells[d][k][i].used.push(bar.clone());
         }
     }
 }

@@ -80,19 +80,23 @@ fn statement(group: ReportGroup) -> String {
          booked AS (
             SELECT g.key, sum(g.unit_hours * gpu_share(g.pool_id, g.kind)) AS gpu_hours,
                    sum(g.unit_hours * unit_price(g.pool_id, g.kind)) AS cost,
-                   sum(g.returned_unit_hours * gpu_share(g.pool_id, g.kind)) AS returned, sum(g.no_shows) AS no_shows
+                   sum(g.returned_unit_hours * gpu_share(g.pool_id, g.kind)) AS returned, sum(g.no_shows) AS no_shows,
+                   bool_or(g.unit_hours > 0 AND EXISTS (SELECT 1 FROM pool_kind k WHERE k.pool_id = g.pool_id
+                                                        AND k.kind = g.kind AND k.replicas_per_unit > 1)) AS shared
             FROM per_kind g
             GROUP BY g.key),
          measured AS (
-            SELECT key, sum(busy) / 60 AS busy, sum(sampled) / 60 AS sampled, bool_or(simulated) AS simulated
-            FROM (SELECT m.{key} AS key, m.busy_gpu_minutes AS busy, m.sampled_gpu_minutes AS sampled, m.simulated
+            SELECT key, sum(busy) / 60 AS busy, sum(sampled) / 60 AS sampled, sum(active) / 60 AS active,
+                   bool_or(simulated) AS simulated
+            FROM (SELECT m.{key} AS key, m.busy_gpu_minutes AS busy, m.sampled_gpu_minutes AS sampled,
+                         m.active_gpu_minutes AS active, m.simulated
                   FROM usage_month m WHERE m.month >= $7 AND m.month < $8
                   UNION ALL
-                  SELECT d.{key}, d.busy_gpu_minutes, d.sampled_gpu_minutes, d.simulated
+                  SELECT d.{key}, d.busy_gpu_minutes, d.sampled_gpu_minutes, d.active_gpu_minutes, d.simulated
                   FROM usage_day d WHERE (d.day >= $5 AND d.day < $7) OR (d.day >= $8 AND d.day < $6)
                   UNION ALL
                   SELECT u.{key}, u.busy_unit_minutes / k.slices_per_gpu, u.samples * b.quantity / k.slices_per_gpu::float8,
-                         u.simulated
+                         u.active_unit_minutes / k.slices_per_gpu, u.simulated
                   FROM usage_hour u JOIN booking b ON b.id = u.booking_id
                   JOIN pool_kind k ON k.pool_id = b.pool_id AND k.kind = b.kind
                   WHERE (u.hour >= $1 AND u.hour < $3) OR (u.hour >= $4 AND u.hour < $2)) used
@@ -106,7 +110,8 @@ fn statement(group: ReportGroup) -> String {
          SELECT k.key AS id, coalesce({name}, 'removed') AS name,
                 coalesce(bk.gpu_hours, 0)::float8 AS booked_gpu_hours, coalesce(bk.cost, 0)::float8 AS showback_cost,
                 coalesce(bk.returned, 0)::float8 AS returned_gpu_hours, coalesce(bk.no_shows, 0)::int8 AS no_shows,
-                coalesce(m.busy, 0)::float8 AS busy_gpu_hours, coalesce(m.sampled, 0)::float8 AS measured_gpu_hours,
+                coalesce(m.busy, 0)::float8 AS busy_gpu_hours, coalesce(m.sampled, 0)::float8 AS occupied_gpu_hours,
+                coalesce(m.active, 0)::float8 AS active_gpu_hours, coalesce(bk.shared, false) AS device_level_only,
                 coalesce(m.simulated, false) AS simulated,
                 coalesce(rf.gpu_hours, 0)::float8 AS refused_gpu_hours,
                 coalesce(w.gpu_hours, 0)::float8 AS waitlisted_gpu_hours
@@ -156,7 +161,9 @@ struct Summed {
     returned_gpu_hours: f64,
     no_shows: i64,
     busy_gpu_hours: f64,
-    measured_gpu_hours: f64,
+    occupied_gpu_hours: f64,
+    active_gpu_hours: f64,
+    device_level_only: bool,
     simulated: bool,
     refused_gpu_hours: f64,
     waitlisted_gpu_hours: f64,
@@ -211,18 +218,20 @@ fn pct(part: f64, whole: f64) -> Option<f64> {
     (whole > 0.0).then(|| part / whole * 100.0)
 }
 
-/// Fills in the shares once the sums are known ("busy % of booked" is of
-/// the booked hours, measured or not), then rounds every figure as it is
+/// Fills in the shares once the sums are known ("active % of booked" is of
+/// the booked hours, occupied or not), then rounds every figure as it is
 /// shown and served, never below zero.
 pub fn finish(mut row: ReportRow) -> ReportRow {
     row.booking_utilization_pct = row.capacity_gpu_hours.and_then(|c| pct(row.booked_gpu_hours, c)).map(figure);
     row.busy_utilization_pct = pct(row.busy_gpu_hours, row.booked_gpu_hours).map(figure);
-    row.idle_booked_gpu_hours = figure(row.measured_gpu_hours - row.busy_gpu_hours);
+    row.active_utilization_pct = pct(row.active_gpu_hours, row.booked_gpu_hours).map(figure);
+    row.idle_booked_gpu_hours = figure(row.booked_gpu_hours - row.active_gpu_hours);
     row.capacity_gpu_hours = row.capacity_gpu_hours.map(figure);
     row.lent_gpu_hours = row.lent_gpu_hours.map(figure);
     for value in [
         &mut row.booked_gpu_hours,
-        &mut row.measured_gpu_hours,
+        &mut row.occupied_gpu_hours,
+        &mut row.active_gpu_hours,
         &mut row.busy_gpu_hours,
         &mut row.returned_gpu_hours,
         &mut row.refused_gpu_hours,
@@ -277,7 +286,9 @@ pub async fn rows(
                 capacity_gpu_hours,
                 lent_gpu_hours,
                 booked_gpu_hours: s.booked_gpu_hours,
-                measured_gpu_hours: s.measured_gpu_hours,
+                occupied_gpu_hours: s.occupied_gpu_hours,
+                active_gpu_hours: s.active_gpu_hours,
+                device_level_only: s.device_level_only,
                 busy_gpu_hours: s.busy_gpu_hours,
                 no_shows: s.no_shows,
                 returned_gpu_hours: s.returned_gpu_hours,
@@ -305,7 +316,9 @@ pub fn total(rows: &[ReportRow], capacity: &[(Uuid, f64)], lent: &[(Uuid, f64)])
         capacity_gpu_hours: Some(capacity.iter().map(|(_, c)| c).sum()),
         lent_gpu_hours: Some(lent.iter().map(|(_, l)| l).sum()),
         booked_gpu_hours: sum(|r| r.booked_gpu_hours),
-        measured_gpu_hours: sum(|r| r.measured_gpu_hours),
+        occupied_gpu_hours: sum(|r| r.occupied_gpu_hours),
+        active_gpu_hours: sum(|r| r.active_gpu_hours),
+        device_level_only: rows.iter().any(|r| r.device_level_only),
         busy_gpu_hours: sum(|r| r.busy_gpu_hours),
         no_shows: rows.iter().map(|r| r.no_shows).sum(),
         returned_gpu_hours: sum(|r| r.returned_gpu_hours),
@@ -325,13 +338,14 @@ mod tests {
 
     #[test]
     fn the_all_row_is_the_sum_of_its_members_as_shown() {
-        // Each member measured 1.004 h of which 0.006 busy: shown as 1 h
-        // measured, 0.01 busy, 1 idle (0.998 rounded once).
+        // Each member booked 1.0625 h of which 0.066 active: shown as 1.06
+        // booked, 0.07 active, 1 idle (0.9965 rounded once).
         let member = |name: &str| {
             finish(ReportRow {
                 name: name.into(),
                 booked_gpu_hours: 1.0625,
-                measured_gpu_hours: 1.004,
+                occupied_gpu_hours: 1.004,
+                active_gpu_hours: 0.066,
                 busy_gpu_hours: 0.006,
                 showback_cost: 3.333,
                 ..ReportRow::default()
@@ -344,7 +358,8 @@ mod tests {
         assert_eq!(all.idle_booked_gpu_hours, shown(|r| r.idle_booked_gpu_hours));
         assert_eq!(all.idle_booked_gpu_hours, 3.0);
         assert_eq!(all.booked_gpu_hours, shown(|r| r.booked_gpu_hours));
-        assert_eq!(all.measured_gpu_hours, shown(|r| r.measured_gpu_hours));
+        assert_eq!(all.occupied_gpu_hours, shown(|r| r.occupied_gpu_hours));
+        assert_eq!(all.active_gpu_hours, shown(|r| r.active_gpu_hours));
         assert_eq!(all.busy_gpu_hours, shown(|r| r.busy_gpu_hours));
         assert_eq!(all.showback_cost, shown(|r| r.showback_cost));
     }

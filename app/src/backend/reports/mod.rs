@@ -11,7 +11,9 @@ pub mod tokenomics;
 
 use crate::backend::error::ServiceResult;
 use crate::backend::reports::tokenomics::require_reader;
-use crate::model::{PeriodKind, Principal, ReportGroup, ReportPage, ReportPageQuery, ReportQuery, UtilizationReport};
+use crate::model::{
+    figure, PeriodKind, Principal, ReportGroup, ReportPage, ReportPageQuery, ReportQuery, UtilizationReport,
+};
 use crate::rules::local_time::local_midnight;
 use crate::rules::FieldError;
 use chrono::{DateTime, NaiveDate, Utc};
@@ -53,28 +55,34 @@ pub async fn utilization(
         let capacity = figures::capacities(&mut table, from, to).await?;
         let lent = figures::lent(&mut table, from, to).await?;
         let rows = figures::rows(&mut table, group, from, to, &settled, (&capacity, &lent)).await?;
-        let gaps: i64 = sqlx::query_scalar("SELECT count(*) FROM usage_gap WHERE minute >= $1 AND minute < $2")
-            .bind(from)
-            .bind(to)
-            .fetch_one(&mut *table)
-            .await?;
+        // One statement for the two small facts beside the table.
+        let (gaps, threshold): (i64, Option<f32>) = sqlx::query_as(
+            "SELECT (SELECT count(*) FROM usage_gap WHERE minute >= $1 AND minute < $2),
+                    (SELECT active_threshold FROM usage_policy)",
+        )
+        .bind(from)
+        .bind(to)
+        .fetch_one(&mut *table)
+        .await?;
+        let gaps = (gaps, threshold.map(|t| figure(f64::from(t) * 100.0)));
         let price = storage::price(&mut table).await?;
         let held = storage::held(&mut table, from, to, price).await?;
         ServiceResult::Ok(((capacity, lent), rows, (gaps, held, price)))
     };
-    let ((capacity, rows, (gap_minutes, storage, storage_price_per_gib_month)), charts) = match second {
-        Some(mut charts_tx) => {
-            let (table_side, charts) =
-                tokio::join!(table_side, charts::charts(&mut charts_tx, from, to, &settled, &tz));
-            let answer = (table_side?, charts?);
-            charts_tx.commit().await?;
-            answer
-        }
-        None => {
-            let table_side = table_side.await?;
-            (table_side, charts::charts(&mut table, from, to, &settled, &tz).await?)
-        }
-    };
+    let ((capacity, rows, ((gap_minutes, active_threshold_pct), storage, storage_price_per_gib_month)), charts) =
+        match second {
+            Some(mut charts_tx) => {
+                let (table_side, charts) =
+                    tokio::join!(table_side, charts::charts(&mut charts_tx, from, to, &settled, &tz));
+                let answer = (table_side?, charts?);
+                charts_tx.commit().await?;
+                answer
+            }
+            None => {
+                let table_side = table_side.await?;
+                (table_side, charts::charts(&mut table, from, to, &settled, &tz).await?)
+            }
+        };
     table.commit().await?;
     let total = figures::total(&rows, &capacity.0, &capacity.1);
     Ok(UtilizationReport {
@@ -89,6 +97,7 @@ pub async fn utilization(
         trend: charts.trend,
         heatmap: charts.heatmap,
         gap_minutes,
+        active_threshold_pct,
         currency: currency.to_string(),
         storage,
         storage_price_per_gib_month,

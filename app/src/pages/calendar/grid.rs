@@ -88,12 +88,10 @@ pub fn Grid(
                                 let slot = day.slots[i].clone();
                                 let capacity = data.kinds[k].capacity;
                                 let now_at = now_line(slot.start, step, data.now);
-                                let aria = format!(
-                                    "{} {}, {}: {} of {} free{}{}",
-                                    day.label,
-                                    slot.label,
-                                    data.kinds[k].short,
-                                    cell.free,
+                                // The cell's name, around its visible free count.
+                                let named = format!("{} {}, {}: ", day.label, slot.label, data.kinds[k].short);
+                                let after = format!(
+                                    " of {} free{}{}{}",
                                     capacity,
                                     match (&cell.blackout, cell.mine > 0) {
                                         (Some(reason), _) => format!(", closed for maintenance: {reason}"),
@@ -101,7 +99,14 @@ pub fn Grid(
                                         (None, false) => String::new(),
                                     },
                                     if now_at.is_some() { ", now" } else { "" },
+                                    // The used-time bars say in the cell's name what they draw.
+                                    cell.used.iter().map(|bar| format!("; {}", bar.text())).collect::<String>(),
                                 );
+                                // A cell with a block's label is named by its content, the
+                                // label included (an aria-label would hide the visible
+                                // label from its name); the others by an aria-label.
+                                let labelled = cell.block_label.is_some();
+                                let aria = (!labelled).then(|| format!("{named}{}{after}", cell.free));
                                 // A tooltip only where it adds something: who else booked (admins).
                                 let title = match &cell.blackout {
                                     Some(reason) => Some(format!("maintenance: {reason}")),
@@ -154,12 +159,17 @@ pub fn Grid(
                         }
                         on:keydown=move |ev| on_key(ev, (d, k, i), focus, selection, on_choose)
                     >
+                        {labelled.then(|| view! { <span class="visually-hidden">{named}</span> })}
                         <span class="free">{cell.free}</span>
+                        {labelled.then(|| view! { <span class="visually-hidden">{after}", "</span> })}
                         {match (cell.block_label, cell.booking) {
                             (Some(label), Some(id)) => Some(view! { <a class="block-label" href=format!("/bookings/{id}")>{label}</a> }.into_any()),
                             (Some(label), None) => Some(view! { <span class="block-label">{label}</span> }.into_any()),
                             (None, _) => None,
                         }}
+                        {(!cell.used.is_empty()).then(|| view! {
+                            <span class="used-bars">{cell.used.iter().map(used_bar).collect_view()}</span>
+                        })}
                     </td>
                 }.into_any()
                             })
@@ -191,6 +201,24 @@ pub fn Grid(
                 <tbody>{body}</tbody>
             </table>
         </div>
+    }
+}
+
+/// A thin bar: the share of the booked time really used, in 5 % steps as
+/// a class (the site's CSP refuses inline styles), marked when booked
+/// units sit idle now. Its words are in the cell's name; the bar itself is
+/// hidden from assistive technology rather than said twice.
+fn used_bar(bar: &crate::model::UsedBar) -> impl IntoView {
+    let text = bar.text();
+    let class = format!(
+        "used-bar{}{}",
+        if bar.idle_units > 0 { " idle" } else { "" },
+        if bar.who.is_some() { " others" } else { "" }
+    );
+    view! {
+        <span class=class aria-hidden="true" title=text>
+            <span class=format!("used-fill used-{}", u32::from(bar.pct) / 5 * 5)></span>
+        </span>
     }
 }
 

@@ -146,7 +146,9 @@ fn Legend() -> impl IntoView {
             <span class="swatch mine">"You"</span>" your booking (its label opens it) · "
             <span class="swatch blackout">" "</span>" maintenance · "
             <span class="swatch past">" "</span>" cannot be booked (past or beyond the horizon) · "
-            <span class="swatch now-mark" aria-hidden="true"></span>" now · drag across free slots, or focus one and use shift+arrows, then Enter"
+            <span class="swatch now-mark" aria-hidden="true"></span>" now · "
+            <span class="used-bar swatch-bar" aria-hidden="true"><span class="used-fill used-50"></span></span>
+            " the share of a booking's time really used (amber: units idle now) · drag across free slots, or focus one and use shift+arrows, then Enter"
         </p>
     }
 }
