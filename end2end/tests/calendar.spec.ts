@@ -61,6 +61,33 @@ test.describe('hydrated', () => {
     expect(errors).toEqual([]);
   });
 
+  test("a click on a free slot takes the pool's default length there; so does Enter", async ({ page }) => {
+    const errors = collectErrors(page);
+    await signIn(page, 'ada');
+    await page.goto(dayView(5));
+    await hydrated(page);
+    // The demo pool books an hour on a click, as a calendar's quick event.
+    await cell(page, MIG, 9).scrollIntoViewIfNeeded();
+    await cell(page, MIG, 9).click();
+    await expect(page.locator('#book-start')).toHaveValue(`${day(5)}T09:00`);
+    await expect(page.locator('#book-end')).toHaveValue(`${day(5)}T10:00`);
+    await expect(cell(page, MIG, 9, 45)).toHaveAttribute('aria-selected', 'true');
+    await expect(cell(page, MIG, 10)).toHaveAttribute('aria-selected', 'false');
+    await expect(page.locator('#book-submit')).toBeFocused();
+    await page.keyboard.press('Enter');
+    await expect(page.locator('#outcome')).toContainText('Booked');
+    await expect(page.locator('#outcome')).toContainText('09:00–10:00');
+    // The keyboard's way: Enter on a focused slot, then Enter on "Book".
+    await cell(page, MIG, 15).focus();
+    await page.keyboard.press('Enter');
+    await expect(page.locator('#book-start')).toHaveValue(`${day(5)}T15:00`);
+    await expect(page.locator('#book-end')).toHaveValue(`${day(5)}T16:00`);
+    await page.keyboard.press('Enter');
+    await expect(page.locator('#outcome')).toContainText('15:00–16:00');
+    await expect(cell(page, MIG, 15, 45)).toHaveClass(/mine/);
+    expect(errors).toEqual([]);
+  });
+
   test('keyboard only: focus a slot, shift+arrows, Enter, Enter', async ({ page }) => {
     await signIn(page, 'ada');
     await page.goto(dayView(3));

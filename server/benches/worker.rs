@@ -57,6 +57,7 @@ impl Bench {
             max_booking_minutes: None,
             horizon_days: None,
             min_notice_minutes: None,
+            default_booking_minutes: None,
             price_per_gpu_hour: 0.0,
             images: vec!["quay.io/jupyter/pytorch-notebook:cuda12-latest".into()],
             tenants: vec![],

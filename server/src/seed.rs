@@ -19,6 +19,7 @@ fn demo_pool() -> NewPool {
         max_booking_minutes: None,
         horizon_days: None,
         min_notice_minutes: None,
+        default_booking_minutes: None,
         price_per_gpu_hour: 2.5,
         images: vec!["quay.io/jupyter/pytorch-notebook:cuda12-latest".into(), "codercom/code-server:latest".into()],
         tenants: vec![],

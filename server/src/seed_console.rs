@@ -20,6 +20,7 @@ fn approval_pool() -> NewPool {
         max_booking_minutes: None,
         horizon_days: None,
         min_notice_minutes: None,
+        default_booking_minutes: None,
         price_per_gpu_hour: 1.2,
         images: vec!["quay.io/jupyter/pytorch-notebook:cuda12-latest".into()],
         tenants: vec![],

@@ -446,3 +446,38 @@ async fn a_pool_sets_its_workspaces_grace_at_the_end_of_the_window_up_to_30_seco
     .unwrap();
     assert_eq!(workspace["spec"]["template"]["spec"]["terminationGracePeriodSeconds"], 10);
 }
+
+/// What a click on the calendar books: an hour unless the admin says
+/// otherwise, a whole number of the pool's slots up to its longest booking;
+/// a grid change the old length no longer fits takes one that does.
+#[tokio::test]
+async fn a_pools_default_booking_length_fits_its_slots_and_longest_booking() {
+    let f = Fixture::new().await;
+    let create = |body: Value| f.call(Method::POST, "/api/v1/pools", Some(&f.admin), Some(body));
+    let (status, pool) = create(json!({"name": "clicky", "kinds": [{"kind": GPU, "capacity": 1}]})).await;
+    assert_eq!((status, pool["default_booking_minutes"].as_i64()), (StatusCode::CREATED, Some(60)), "{pool}");
+    let (status, pool2) = create(json!({"name": "short", "granularity_minutes": 45, "max_booking_minutes": 90,
+        "kinds": [{"kind": GPU, "capacity": 1}]}))
+    .await;
+    assert_eq!((status, pool2["default_booking_minutes"].as_i64()), (StatusCode::CREATED, Some(45)), "one slot");
+    let path = format!("/api/v1/pools/{}", pool["id"].as_str().unwrap());
+    for minutes in [0, 50, 24 * 60 * 8] {
+        let (status, err) =
+            f.call(Method::PATCH, &path, Some(&f.admin), Some(json!({"default_booking_minutes": minutes}))).await;
+        assert_eq!(
+            (status, err["field"].as_str()),
+            (StatusCode::UNPROCESSABLE_ENTITY, Some("default_booking_minutes")),
+            "{minutes}: {err}"
+        );
+        assert!(err["message"].as_str().unwrap().contains("15-minute slots"), "{err}");
+    }
+    let (status, set) =
+        f.call(Method::PATCH, &path, Some(&f.admin), Some(json!({"default_booking_minutes": 120}))).await;
+    assert_eq!((status, set["default_booking_minutes"].as_i64()), (StatusCode::OK, Some(120)), "{set}");
+    // Slots of 45 minutes: neither two hours nor one fit them, so the length becomes one slot.
+    let (status, set) = f.call(Method::PATCH, &path, Some(&f.admin), Some(json!({"granularity_minutes": 45}))).await;
+    assert_eq!((status, set["default_booking_minutes"].as_i64()), (StatusCode::OK, Some(45)), "{set}");
+    // A user reads it with the pool (the calendar takes it from there).
+    let (_, pools) = f.call(Method::GET, "/api/v1/pools", Some(&f.ada), None).await;
+    assert!(pools.as_array().unwrap().iter().all(|p| p["default_booking_minutes"].as_i64().is_some()), "{pools}");
+}

@@ -299,6 +299,7 @@ fn big_pool(name: &str, requires_approval: bool) -> NewPool {
         max_booking_minutes: None,
         horizon_days: None,
         min_notice_minutes: None,
+        default_booking_minutes: None,
         price_per_gpu_hour: 0.0,
         images: vec![],
         tenants: vec![],

@@ -56,8 +56,8 @@ pub use my_bookings::{
 pub use notifications::{events_for, NewWebhook, NotificationSettings, Preference, Webhook, EVENTS};
 pub use overview::{KindSummary, Overview, PoolSummary};
 pub use pool::{
-    default_slices_per_gpu, mig_profile, KindSpec, NewPool, Placement, Pool, PoolKind, PoolPatch, PoolRules,
-    Scheduling, Toleration, MAX_END_GRACE_SECONDS,
+    default_booking_minutes, default_slices_per_gpu, mig_profile, KindSpec, NewPool, Placement, Pool, PoolKind,
+    PoolPatch, PoolRules, Scheduling, Toleration, MAX_END_GRACE_SECONDS,
 };
 pub use pool_form::{KindForm, PoolForm};
 pub use principal::{Principal, Role, TenantRef};

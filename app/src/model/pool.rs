@@ -128,6 +128,9 @@ pub struct Pool {
     pub requires_approval: bool,
     #[serde(flatten)]
     pub rules: PoolRules,
+    /// What clicking a free slot on the calendar books there, in minutes.
+    #[serde(default = "default_booking_minutes")]
+    pub default_booking_minutes: i32,
     /// Showback price of one whole GPU for an hour, in the site's currency;
     /// a kind without its own price pays its share of it.
     pub price_per_gpu_hour: f64,
@@ -265,6 +268,9 @@ pub struct NewPool {
     pub max_booking_minutes: Option<i32>,
     pub horizon_days: Option<i32>,
     pub min_notice_minutes: Option<i32>,
+    /// See `Pool` (an hour, or one slot where an hour does not fit).
+    #[serde(default)]
+    pub default_booking_minutes: Option<i32>,
     #[serde(default)]
     pub price_per_gpu_hour: f64,
     #[serde(default)]
@@ -298,6 +304,11 @@ fn utc() -> String {
     "UTC".into()
 }
 
+/// An hour: what a pool books on a click unless its admin says otherwise.
+pub fn default_booking_minutes() -> i32 {
+    60
+}
+
 /// `PATCH /pools/{id}`: only what is present changes. `kinds` adds new kinds
 /// and updates listed ones; `tenants` replaces the list.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -311,6 +322,7 @@ pub struct PoolPatch {
     pub max_booking_minutes: Option<i32>,
     pub horizon_days: Option<i32>,
     pub min_notice_minutes: Option<i32>,
+    pub default_booking_minutes: Option<i32>,
     pub price_per_gpu_hour: Option<f64>,
     pub images: Option<Vec<String>>,
     pub tenants: Option<Vec<String>>,

@@ -40,6 +40,8 @@ pub struct PoolForm {
     pub max_booking_minutes: String,
     pub horizon_days: String,
     pub min_notice_minutes: String,
+    /// Empty: an hour (or one slot where an hour does not fit).
+    pub default_booking_minutes: String,
     pub price_per_gpu_hour: String,
     pub images: String,
     /// Tenant slugs separated by commas or spaces; empty = every tenant.
@@ -174,6 +176,7 @@ impl PoolForm {
             max_booking_minutes: optional("max_booking_minutes", &self.max_booking_minutes)?,
             horizon_days: optional("horizon_days", &self.horizon_days)?,
             min_notice_minutes: optional("min_notice_minutes", &self.min_notice_minutes)?,
+            default_booking_minutes: optional("default_booking_minutes", &self.default_booking_minutes)?,
             price_per_gpu_hour: optional("price_per_gpu_hour", &self.price_per_gpu_hour)?.unwrap_or(0.0),
             images: Self::list(&self.images),
             tenants: self.tenant_slugs(),
@@ -205,6 +208,7 @@ impl PoolForm {
             max_booking_minutes: new.max_booking_minutes,
             horizon_days: new.horizon_days,
             min_notice_minutes: new.min_notice_minutes,
+            default_booking_minutes: new.default_booking_minutes,
             price_per_gpu_hour: Some(new.price_per_gpu_hour),
             images: Some(new.images),
             tenants: Some(new.tenants),
@@ -234,6 +238,7 @@ impl PoolForm {
             max_booking_minutes: pool.rules.max_booking_minutes.to_string(),
             horizon_days: pool.rules.horizon_days.to_string(),
             min_notice_minutes: pool.rules.min_notice_minutes.to_string(),
+            default_booking_minutes: pool.default_booking_minutes.to_string(),
             price_per_gpu_hour: pool.price_per_gpu_hour.to_string(),
             images: pool.images.join("\n"),
             tenants: pool.tenants.join(", "),

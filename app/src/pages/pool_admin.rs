@@ -243,6 +243,7 @@ fn PoolFormView(id: String, form: PoolForm, currency: String, save: ServerAction
                 {text("Longest booking (minutes)", "max_booking_minutes", form.max_booking_minutes.clone(), "10080")}
                 {text("Horizon (days ahead)", "horizon_days", form.horizon_days.clone(), "28")}
                 {text("Minimum notice (minutes)", "min_notice_minutes", form.min_notice_minutes.clone(), "0")}
+                {text("A click on the calendar books (minutes)", "default_booking_minutes", form.default_booking_minutes.clone(), "60")}
                 <label>{format!("Price per GPU-hour ({currency}, showback; a kind without its own price pays its share)")}
                     <input name="form[price_per_gpu_hour]" value=form.price_per_gpu_hour.clone() placeholder="0"/></label>
             </fieldset>

@@ -34,6 +34,32 @@ pub fn validate_rules(rules: &PoolRules) -> Result<(), FieldError> {
     Ok(())
 }
 
+/// What a click on the calendar books: a whole number of slots, at most
+/// the longest booking.
+pub fn validate_default_booking(minutes: i32, rules: &PoolRules) -> Result<(), FieldError> {
+    let g = rules.granularity_minutes.max(1);
+    if minutes < g || minutes % g != 0 || minutes > rules.max_booking_minutes {
+        return Err(FieldError::new(
+            "default_booking_minutes",
+            format!(
+                "must be a multiple of the pool's {g}-minute slots, at most its longest booking ({} minutes)",
+                rules.max_booking_minutes
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// An hour where the pool's slots and longest booking allow it, else one slot.
+pub fn default_booking(rules: &PoolRules) -> i32 {
+    let hour = crate::model::default_booking_minutes();
+    if validate_default_booking(hour, rules).is_ok() {
+        hour
+    } else {
+        rules.granularity_minutes
+    }
+}
+
 /// A price (the pool's per GPU-hour, or a kind's per unit-hour) named by `field`.
 pub fn validate_price(field: &str, price: f64) -> Result<(), FieldError> {
     if !price.is_finite() || price < 0.0 {

@@ -27,6 +27,7 @@ struct PoolRow {
     requires_approval: bool,
     #[sqlx(flatten)]
     rules: PoolRules,
+    default_booking_minutes: i32,
     price_per_gpu_hour: f64,
     images: Vec<String>,
     tenants: Vec<String>,
@@ -70,8 +71,8 @@ async fn load(conn: &mut PgConnection, reader: &Principal, only: Option<Uuid>) -
     let (sees_all, tenants) = (reader.is_admin(), tenant_ids(reader));
     let sql = format!(
         "SELECT p.id, p.name, p.description, p.gpu_model, p.requires_approval, p.granularity_minutes,
-                p.max_booking_minutes, p.horizon_days, p.min_notice_minutes, p.price_per_gpu_hour, p.images,
-                p.node_selector, p.tolerations, p.priority_class, p.runtime_class, p.end_grace_seconds,
+                p.max_booking_minutes, p.horizon_days, p.min_notice_minutes, p.default_booking_minutes,
+                p.price_per_gpu_hour, p.images, p.node_selector, p.tolerations, p.priority_class, p.runtime_class, p.end_grace_seconds,
                 p.time_zone, p.retired_at IS NOT NULL AS retired,
                 p.backfill_namespace, p.scale_ahead_minutes,
                 ARRAY(SELECT t.slug FROM pool_tenant pt JOIN tenant t ON t.id = pt.tenant_id
@@ -116,6 +117,7 @@ async fn load(conn: &mut PgConnection, reader: &Principal, only: Option<Uuid>) -
             gpu_model: p.gpu_model,
             requires_approval: p.requires_approval,
             rules: p.rules,
+            default_booking_minutes: p.default_booking_minutes,
             price_per_gpu_hour: p.price_per_gpu_hour,
             images: p.images,
             tenants: p.tenants,
@@ -220,6 +222,8 @@ pub async fn create(db: &PgPool, principal: &Principal, new: NewPool) -> Service
     };
     pool_spec::validate_name(&new.name)?;
     pool_spec::validate_rules(&rules)?;
+    let default_booking_minutes = new.default_booking_minutes.unwrap_or_else(|| pool_spec::default_booking(&rules));
+    pool_spec::validate_default_booking(default_booking_minutes, &rules)?;
     pool_spec::validate_price("price_per_gpu_hour", new.price_per_gpu_hour)?;
     pool_spec::validate_images(&new.images)?;
     pool_spec::validate_kinds(&new.kinds, true)?;
@@ -244,8 +248,8 @@ pub async fn create(db: &PgPool, principal: &Principal, new: NewPool) -> Service
         "INSERT INTO pool (name, description, gpu_model, requires_approval, granularity_minutes,
                            max_booking_minutes, horizon_days, min_notice_minutes, price_per_gpu_hour, images,
                            node_selector, tolerations, time_zone, backfill_namespace, scale_ahead_minutes,
-                           priority_class, runtime_class, end_grace_seconds)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) RETURNING id",
+                           priority_class, runtime_class, end_grace_seconds, default_booking_minutes)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) RETURNING id",
     )
     .bind(new.name.trim())
     .bind(&new.description)
@@ -265,6 +269,7 @@ pub async fn create(db: &PgPool, principal: &Principal, new: NewPool) -> Service
     .bind(&new.priority_class)
     .bind(&new.runtime_class)
     .bind(end_grace_seconds)
+    .bind(default_booking_minutes)
     .fetch_one(&mut *tx)
     .await?;
     replace_tenants(&mut tx, id, &new.tenants).await?;
@@ -367,6 +372,16 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPat
         pool_spec::validate_name(name)?;
     }
     pool_spec::validate_rules(&rules)?;
+    // A length not asked for follows a new grid or longest booking that
+    // the current one no longer fits; one asked for must fit.
+    let default_booking_minutes = match patch.default_booking_minutes {
+        Some(minutes) => minutes,
+        None if pool_spec::validate_default_booking(current.default_booking_minutes, &rules).is_ok() => {
+            current.default_booking_minutes
+        }
+        None => pool_spec::default_booking(&rules),
+    };
+    pool_spec::validate_default_booking(default_booking_minutes, &rules)?;
     pool_spec::validate_price("price_per_gpu_hour", patch.price_per_gpu_hour.unwrap_or(current.price_per_gpu_hour))?;
     if let Some(images) = &patch.images {
         pool_spec::validate_images(images)?;
@@ -413,7 +428,7 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPat
              price_per_gpu_hour = coalesce($10, price_per_gpu_hour), images = coalesce($11, images),
              node_selector = coalesce($12, node_selector), tolerations = coalesce($13, tolerations),
              time_zone = coalesce($14, time_zone), backfill_namespace = $16, scale_ahead_minutes = $17,
-             priority_class = $18, runtime_class = $19, end_grace_seconds = $20,
+             priority_class = $18, runtime_class = $19, end_grace_seconds = $20, default_booking_minutes = $21,
              retired_at = CASE WHEN $15::boolean IS NULL THEN retired_at WHEN $15::boolean THEN coalesce(retired_at, now()) END
          WHERE id = $1",
     )
@@ -437,6 +452,7 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPat
     .bind(&priority_class)
     .bind(&runtime_class)
     .bind(end_grace_seconds)
+    .bind(default_booking_minutes)
     .execute(&mut *tx)
     .await?;
     if let Some(tenants) = &patch.tenants {
@@ -484,6 +500,7 @@ fn changed_fields(patch: &PoolPatch) -> String {
         ("max_booking_minutes", patch.max_booking_minutes.is_some()),
         ("horizon_days", patch.horizon_days.is_some()),
         ("min_notice_minutes", patch.min_notice_minutes.is_some()),
+        ("default_booking_minutes", patch.default_booking_minutes.is_some()),
         ("price_per_gpu_hour", patch.price_per_gpu_hour.is_some()),
         ("images", patch.images.is_some()),
         ("tenants", patch.tenants.is_some()),

@@ -21,6 +21,18 @@ pub fn Grid(
     on_choose: Callback<Selection>,
 ) -> impl IntoView {
     let dragging = RwSignal::new(false);
+    // A click (no drag) books the pool's default length from where it fell.
+    let click_slots = (data.pool.default_booking_minutes / data.pool.rules.granularity_minutes.max(1)).max(1) as usize;
+    let spread = {
+        let data = data.clone();
+        Callback::new(move |s: Selection| {
+            let (Some(column), Some(day)) = (data.cells.get(s.day).and_then(|d| d.get(s.kind)), data.days.get(s.day))
+            else {
+                return s;
+            };
+            s.spread(click_slots, column, &day.slots)
+        })
+    };
     let start = first_bookable(&data).unwrap_or((0, 0, 0));
     let focus = RwSignal::new(start);
     // Open at the first slot that can still be booked rather than at midnight.
@@ -42,6 +54,8 @@ pub fn Grid(
             if dragging.get_untracked() {
                 dragging.set(false);
                 if let Some(s) = selection.get_untracked() {
+                    let s = spread.run(s);
+                    selection.set(Some(s));
                     on_choose.run(s);
                 }
             }
@@ -157,7 +171,7 @@ pub fn Grid(
                                 });
                             }
                         }
-                        on:keydown=move |ev| on_key(ev, (d, k, i), focus, selection, on_choose)
+                        on:keydown=move |ev| on_key(ev, (d, k, i), focus, selection, (spread, on_choose))
                     >
                         {labelled.then(|| view! { <span class="visually-hidden">{named}</span> })}
                         <span class="free">{cell.free}</span>
@@ -254,13 +268,14 @@ pub fn level(free: i32, capacity: i32) -> &'static str {
 }
 
 /// Arrows move the focus; shift+up/down grow or shrink the selection in the
-/// focused column; Enter books the selection (or the focused slot).
+/// focused column; Enter books the selection, or the pool's default length
+/// from the focused slot (as a click does).
 fn on_key(
     ev: leptos::ev::KeyboardEvent,
     (d, k, i): Focus,
     focus: RwSignal<Focus>,
     selection: RwSignal<Option<Selection>>,
-    on_choose: Callback<Selection>,
+    (spread, on_choose): (Callback<Selection, Selection>, Callback<Selection>),
 ) {
     let target = match ev.key().as_str() {
         "ArrowUp" => Some((d, k, i.saturating_sub(1))),
@@ -269,7 +284,10 @@ fn on_key(
         "ArrowRight" => Some((d, k + 1, i)),
         "Enter" | " " => {
             ev.prevent_default();
-            let chosen = selection.get_untracked().filter(|s| s.contains(d, k, i)).unwrap_or(Selection::at(d, k, i));
+            let chosen = selection
+                .get_untracked()
+                .filter(|s| s.contains(d, k, i) && s.anchor != s.head)
+                .unwrap_or_else(|| spread.run(Selection::at(d, k, i)));
             selection.set(Some(chosen));
             on_choose.run(chosen);
             None

@@ -31,6 +31,18 @@ impl Selection {
         Self { head: slot, ..self }
     }
 
+    /// A click's window: from a single slot on, up to `slots` slots (the
+    /// pool's default length), cut short where the column stops being free
+    /// and bookable, as a calendar's quick event. A drawn selection stays.
+    pub fn spread(self, slots: usize, column: &[Cell], times: &[Slot]) -> Self {
+        if self.anchor != self.head {
+            return self;
+        }
+        let open = |i: usize| column.get(i).is_some_and(|c| c.free > 0) && times.get(i).is_some_and(|s| s.bookable);
+        let last = (self.anchor..self.anchor + slots.max(1)).take_while(|&i| open(i)).last().unwrap_or(self.anchor);
+        self.extend_to(last)
+    }
+
     /// The most units free in every selected slot, or 0 when any selected
     /// slot cannot be booked.
     pub fn max_quantity(&self, column: &[Cell], slots: &[Slot]) -> i32 {
@@ -65,6 +77,18 @@ mod tests {
         assert_eq!(s.range(), (7, 10));
         assert!(s.contains(2, 1, 7) && s.contains(2, 1, 10));
         assert!(!s.contains(2, 0, 8) && !s.contains(3, 1, 8) && !s.contains(2, 1, 11));
+    }
+
+    #[test]
+    fn a_click_spreads_to_the_default_length_within_what_is_free() {
+        let (cells, slots) = column(&[(1, false), (2, true), (2, true), (2, true), (2, true), (2, true), (0, true)]);
+        // An hour of 15-minute slots from slot 1.
+        assert_eq!(Selection::at(0, 0, 1).spread(4, &cells, &slots).range(), (1, 4));
+        // Cut short where nothing is free, and at the column's end.
+        assert_eq!(Selection::at(0, 0, 3).spread(4, &cells, &slots).range(), (3, 5));
+        assert_eq!(Selection::at(0, 0, 5).spread(8, &cells[..6], &slots[..6]).range(), (5, 5));
+        // A drawn window is kept as drawn.
+        assert_eq!(Selection::at(0, 0, 1).extend_to(2).spread(4, &cells, &slots).range(), (1, 2));
     }
 
     #[test]
