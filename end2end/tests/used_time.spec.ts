@@ -62,7 +62,7 @@ test('a live booking shows its used time to its owner and to admins, at both wid
       await expect(page.getByRole('gridcell', { name: new RegExp(`yours: 2; ${words.replace(/[()]/g, '\\$&')}`) }))
         .toHaveCount(1);
       await expect(bar).toHaveClass(/idle/);
-      await expect(bar.locator('.used-fill')).toHaveClass(/used-50/);
+      await expect(bar.locator('.used-fill')).toHaveClass(/fill-50/);
       const box = await bar.boundingBox();
       expect(box?.height).toBeGreaterThan(2);
       expect(box?.width).toBeGreaterThan(10);

@@ -212,6 +212,8 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     (Send::Form("ids%5B%5D={pending}&decision=approve"), "/rpc/admin/approvals/decide", [401, 403, 403, 403, 200]),
     (Send::Form("filter%5Baction%5D=booking"), "/rpc/admin/audit", [401, 403, 403, 403, 200]),
     (Send::Form("days=7&tz=Europe%2FBerlin"), "/rpc/calendar", [401, 200, 200, 200, 200]),
+    (Send::Form("view=agenda&tz=Europe%2FBerlin"), "/rpc/calendar_span", [401, 200, 200, 200, 200]),
+    (Send::Form("view=month&tz=Europe%2FBerlin"), "/rpc/calendar_span", [401, 200, 200, 200, 200]),
     (
         Send::Form(
             "pool_id={pool}&kind=nvidia.com%2Fmig-1g.24gb&quantity=1&start={start}&end={end}&tz=UTC&mode=inference",

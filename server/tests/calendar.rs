@@ -350,3 +350,70 @@ async fn a_live_booking_shows_how_much_of_its_time_was_used_to_its_owner_and_adm
     f.place(MIG, 1, (now + Duration::hours(30), now + Duration::hours(31)), "approved").await;
     assert_eq!(bars(&load(&f.db, &ada, &query).await.unwrap()).len(), 1);
 }
+
+/// The agenda lists the coming bookings, one's own in full and linked,
+/// others' as occupancy only (named for admins); the month gives each day
+/// its share booked and one's own bookings, Monday first.
+#[tokio::test]
+async fn the_agenda_and_the_month_show_what_is_booked_as_the_viewer_may_see_it() {
+    use app::backend::calendar::span;
+    use app::model::SpanKind;
+    let f = Fixture::new().await;
+    // Two days ahead at 10:00 UTC: inside one day whatever the time the test runs.
+    let at = (chrono::Utc::now() + Duration::days(2)).date_naive().and_hms_opt(10, 0, 0).unwrap().and_utc();
+    let body = serde_json::json!({"pool_id": f.lab, "kind": MIG, "quantity": 2, "mode": "interactive",
+        "start": at, "end": at + Duration::hours(1), "note": "LoRA on the 8B"});
+    let (status, booked) = f.call(axum::http::Method::POST, "/api/v1/bookings", Some(&f.ada), Some(body)).await;
+    assert_eq!(status, 201, "{booked}");
+    assert_eq!(f.book(&f.bob, GPU, 1, at, at + Duration::hours(2)).await.0, 201);
+    let date = Some(at.date_naive());
+    let (ada, bob, admin) = (who(&f, &f.ada).await, who(&f, &f.bob).await, who(&f, &f.admin).await);
+
+    let agenda = span::load(&f.db, &ada, None, date, SpanKind::Agenda, "UTC").await.unwrap();
+    let entries: Vec<_> = agenda.agenda.iter().flat_map(|d| d.entries.clone()).collect();
+    assert_eq!(entries.len(), 2, "{entries:?}");
+    let mine = entries.iter().find(|e| e.mine).unwrap();
+    assert_eq!((mine.title.as_str(), mine.what.as_str()), ("LoRA on the 8B", "MIG 1g.24gb ×2"));
+    assert_eq!(mine.when, "10:00–11:00");
+    assert_eq!(mine.booking, booked["id"].as_str().and_then(|id| id.parse().ok()));
+    let theirs = entries.iter().find(|e| !e.mine).unwrap();
+    assert_eq!((theirs.title.as_str(), theirs.booking), ("Booked", None), "another tenant's booking is occupancy");
+    let bobs = span::load(&f.db, &bob, None, date, SpanKind::Agenda, "UTC").await.unwrap();
+    assert!(!format!("{bobs:?}").contains("LoRA"), "nobody else reads the note");
+    let admins = span::load(&f.db, &admin, None, date, SpanKind::Agenda, "UTC").await.unwrap();
+    let named: Vec<String> = admins.agenda.iter().flat_map(|d| d.entries.iter().map(|e| e.title.clone())).collect();
+    assert!(
+        named.iter().any(|t| t.starts_with("Booked by ada")) && named.iter().any(|t| t.starts_with("Booked by bob")),
+        "{named:?}"
+    );
+
+    let month = span::load(&f.db, &ada, None, date, SpanKind::Month, "UTC").await.unwrap();
+    assert!(month.weeks.iter().all(|w| w.len() == 7) && (4..=6).contains(&month.weeks.len()));
+    assert_eq!(chrono::Datelike::weekday(&month.weeks[0][0].date), chrono::Weekday::Mon);
+    let day = month.weeks.iter().flatten().find(|d| d.date == at.date_naive()).unwrap();
+    assert_eq!(day.mine, ["10:00 LoRA on the 8B"]);
+    // 2 slices (half a GPU) for an hour and a GPU for two, of 2 GPUs all day.
+    let expected = ((0.5 * 1.0 + 1.0 * 2.0) / (2.0 * 24.0) * 100.0_f64).round() as u8;
+    assert_eq!(day.booked_pct, expected);
+    assert!(month
+        .weeks
+        .iter()
+        .flatten()
+        .filter(|d| d.date != day.date)
+        .all(|d| d.mine.is_empty() || d.date == day.date));
+
+    // Bad views and dates are named.
+    let form = |body: &str| {
+        Request::post("/rpc/calendar_span")
+            .header(header::AUTHORIZATION, format!("Bearer {}", f.ada))
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(Body::from(body.to_string()))
+            .unwrap()
+    };
+    let (status, body) = common::raw(&f.app, form("view=year&tz=UTC")).await;
+    assert_eq!(status, 422, "{body}");
+    assert!(body.to_string().contains("view"), "{body}");
+    let (status, body) = common::raw(&f.app, form("view=month&tz=UTC&date=0001-01-01")).await;
+    assert_eq!(status, 422, "{body}");
+    assert!(body.to_string().contains("date"), "{body}");
+}

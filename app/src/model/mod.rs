@@ -7,6 +7,7 @@ mod blackout;
 mod booking;
 mod calendar;
 mod calendar_feed;
+mod calendar_span;
 mod clock;
 mod dashboard;
 mod fit;
@@ -42,6 +43,7 @@ pub use calendar::{
     short_kind, BookOutcome, BookingForm, CalendarData, Cell, Day, KindLane, PoolChoice, Slot, Suggestion, UsedBar,
 };
 pub use calendar_feed::{CalendarFeed, PoolFeed};
+pub use calendar_span::{AgendaDay, AgendaEntry, CalendarSpan, MonthDay, SpanKind};
 pub use clock::{booking_phrase, window_text, Clock};
 pub use dashboard::{BookingLine, BudgetLine, Dashboard, LiveSession, UpcomingLine, SPARK_MINUTES};
 pub use fit::FitPage;

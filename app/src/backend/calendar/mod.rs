@@ -7,6 +7,7 @@ pub mod find;
 pub mod free_then;
 pub mod overview;
 pub mod planning;
+pub mod span;
 mod used;
 
 use crate::backend::error::{ServiceError, ServiceResult};

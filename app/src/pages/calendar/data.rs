@@ -1,6 +1,7 @@
-//! The calendar's server fns: load a week or day, and book from the form.
+//! The calendar's server fns: load a week or day, an agenda or a month,
+//! and book from the form.
 
-use crate::model::{BookOutcome, CalendarData};
+use crate::model::{BookOutcome, CalendarData, CalendarSpan};
 use crate::rpc::RpcError;
 use chrono::NaiveDate;
 use leptos::prelude::*;
@@ -17,29 +18,72 @@ pub async fn load_calendar(
 ) -> Result<CalendarData, RpcError> {
     use crate::backend::calendar::{load, CalendarQuery};
     let (principal, ctx) = crate::rpc::ctx()?;
-    let pool = match pool.as_deref().map(str::trim).filter(|p| !p.is_empty()) {
+    let pool = pool_asked(&ctx.db, &principal, pool).await?;
+    let tz = crate::rpc::no_script::reader_zone(tz).await;
+    let (db, principal) = (&ctx.db, &principal);
+    let data = remembering(pool, |pool| {
+        let query = CalendarQuery { pool, date, days, tz: tz.clone() };
+        async move { load(db, principal, &query).await }
+    })
+    .await?;
+    crate::rpc::no_script::remember_pool(data.pool.id);
+    Ok(data)
+}
+
+/// Loads a view of the `asked` pool; without one, of the pool shown last
+/// (else the first the viewer may book). A remembered pool the viewer can
+/// no longer see is forgotten.
+#[cfg(feature = "ssr")]
+async fn remembering<T, F, Fut>(asked: Option<Uuid>, load: F) -> Result<T, RpcError>
+where
+    F: Fn(Option<Uuid>) -> Fut,
+    Fut: std::future::Future<Output = crate::backend::error::ServiceResult<T>>,
+{
+    let remembered = asked.is_none().then(crate::rpc::no_script::last_pool).flatten();
+    Ok(match load(asked.or(remembered)).await {
+        Err(crate::backend::ServiceError::NotFound(_)) if remembered.is_some() => load(None).await?,
+        loaded => loaded?,
+    })
+}
+
+/// The pool a calendar asks for, by id or by name (any case).
+#[cfg(feature = "ssr")]
+async fn pool_asked(
+    db: &sqlx::PgPool,
+    principal: &crate::model::Principal,
+    pool: Option<String>,
+) -> Result<Option<Uuid>, RpcError> {
+    Ok(match pool.as_deref().map(str::trim).filter(|p| !p.is_empty()) {
         None => None,
         Some(id) if id.parse::<Uuid>().is_ok() => id.parse::<Uuid>().ok(),
         Some(name) => {
-            let pools = crate::backend::pools::list(&ctx.db, &principal).await?;
+            let pools = crate::backend::pools::list(db, principal).await?;
             let named = pools.into_iter().find(|p| p.name.eq_ignore_ascii_case(name));
             let unknown = || crate::rules::FieldError::new("pool", format!("no pool you may see is named “{name}”"));
             Some(named.ok_or_else(|| crate::backend::ServiceError::from(unknown()))?.id)
         }
-    };
+    })
+}
+
+/// The agenda or the month of a pool (`view=agenda|month`), as the grid's
+/// `load_calendar` picks and remembers its pool.
+#[server(prefix = "/rpc", endpoint = "calendar_span", output = crate::codec::JsonText)]
+pub async fn load_span(
+    pool: Option<String>,
+    date: Option<NaiveDate>,
+    view: String,
+    tz: String,
+) -> Result<CalendarSpan, RpcError> {
+    use crate::backend::calendar::span::load;
+    let (principal, ctx) = crate::rpc::ctx()?;
+    let kind = crate::model::SpanKind::parse(&view).ok_or_else(|| {
+        crate::backend::ServiceError::from(crate::rules::FieldError::new("view", "must be agenda or month"))
+    })?;
+    let pool = pool_asked(&ctx.db, &principal, pool).await?;
     let tz = crate::rpc::no_script::reader_zone(tz).await;
-    // Without a pool, the one shown last (else the first the viewer may book);
-    // a remembered pool the viewer can no longer see is forgotten.
-    let remembered = pool.is_none().then(crate::rpc::no_script::last_pool).flatten();
-    let query = CalendarQuery { pool: pool.or(remembered), date, days, tz };
-    let data = match load(&ctx.db, &principal, &query).await {
-        Err(crate::backend::ServiceError::NotFound(_)) if remembered.is_some() => {
-            load(&ctx.db, &principal, &CalendarQuery { pool: None, ..query }).await?
-        }
-        loaded => loaded?,
-    };
-    crate::rpc::no_script::remember_pool(data.pool.id);
-    Ok(data)
+    let span = remembering(pool, |pool| load(&ctx.db, &principal, pool, date, kind, &tz)).await?;
+    crate::rpc::no_script::remember_pool(span.pool.id);
+    Ok(span)
 }
 
 #[allow(clippy::too_many_arguments)] // one argument per form field

@@ -231,7 +231,7 @@ fn used_bar(bar: &crate::model::UsedBar) -> impl IntoView {
     );
     view! {
         <span class=class aria-hidden="true" title=text>
-            <span class=format!("used-fill used-{}", u32::from(bar.pct) / 5 * 5)></span>
+            <span class=format!("used-fill fill-{}", u32::from(bar.pct) / 5 * 5)></span>
         </span>
     }
 }

@@ -9,8 +9,9 @@ mod grid;
 pub mod outcome;
 mod panel;
 mod selection;
+mod span;
 
-use crate::model::CalendarData;
+use crate::model::{CalendarData, PoolChoice, SpanKind};
 use data::{load_calendar, Book};
 use grid::Grid;
 use leptos::prelude::*;
@@ -21,8 +22,80 @@ use panel::{BookingPanel, Prefill, Typed};
 use selection::Selection;
 use std::sync::Arc;
 
+/// The calendar: the week or day grid, the agenda or the month
+/// (`?view=`). A phone opens it as its agenda, since a week of slots is
+/// too wide to read there: its browser says it is one (`Sec-CH-UA-Mobile`,
+/// or "Mobi" in its user agent), decided on the server and kept by
+/// hydration.
 #[component]
 pub fn CalendarPage() -> impl IntoView {
+    let query = use_query_map();
+    let phone = *SharedValue::new(on_a_phone);
+    let span = Memo::new(move |_| {
+        query.with(|q| match q.get("view").as_deref() {
+            Some(view) => SpanKind::parse(view),
+            None if phone => Some(SpanKind::Agenda),
+            None => None,
+        })
+    });
+    move || match span.get() {
+        Some(kind) => view! { <span::SpanPage kind/> }.into_any(),
+        None => view! { <GridPage/> }.into_any(),
+    }
+}
+
+fn on_a_phone() -> bool {
+    #[cfg(feature = "ssr")]
+    {
+        use_context::<http::request::Parts>().is_some_and(|parts| {
+            let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or_default();
+            header("sec-ch-ua-mobile") == "?1" || header("user-agent").contains("Mobi")
+        })
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        leptos::prelude::window().navigator().user_agent().is_ok_and(|agent| agent.contains("Mobi"))
+    }
+}
+
+/// Day, week, month or agenda of the same pool and date.
+#[component]
+fn ViewSwitch(pool: uuid::Uuid, date: chrono::NaiveDate, tz: String, current: &'static str) -> impl IntoView {
+    let views = [("day", "Day"), ("week", "Week"), ("month", "Month"), ("agenda", "Agenda")];
+    view! {
+        <nav class="view-switch" id="view-switch" aria-label="Calendar views">
+            {views.map(|(view, label)| {
+                let href = format!("/calendar?pool={pool}&date={date}&view={view}&tz={}", urlencode(&tz));
+                view! {
+                    <a class="button secondary" id=format!("view-{view}") href=href
+                        aria-current=(view == current).then_some("page")>{label}</a>
+                }
+            }).collect_view()}
+        </nav>
+    }
+}
+
+/// Another pool, in the same view.
+#[component]
+fn PoolPicker(pools: Vec<PoolChoice>, current: uuid::Uuid, view: &'static str, tz: String) -> impl IntoView {
+    let find = format!("/find?pool={current}");
+    view! {
+        <Form method="GET" action="/calendar" attr:class="inline-form pool-picker">
+            <label>"Pool "
+                <select name="pool" id="pool-picker">
+                    {pools.iter().map(|p| view! { <option value=p.id.to_string() selected=p.id == current>{p.name.clone()}</option> }).collect_view()}
+                </select>
+            </label>
+            <input type="hidden" name="view" value=view/>
+            <input type="hidden" name="tz" value=tz.clone()/>
+            <button class="button secondary" type="submit">"Show"</button>
+            <span class="muted">"Times in " {tz} " · " <a href=find>"Find a slot"</a></span>
+        </Form>
+    }
+}
+
+#[component]
+fn GridPage() -> impl IntoView {
     let query = use_query_map();
     let book = ServerAction::<Book>::new();
     let params = move || {
@@ -101,8 +174,7 @@ fn CalendarView(
     };
     let first_date = data.days.first().map(|d| d.date).unwrap_or(data.today);
     let (prev, today, next, tz) = (data.prev, data.today, data.next, data.tz.clone());
-    let pools: Vec<_> = data.pools.clone();
-    let (tz_label, tz_banner) = (tz.clone(), tz.clone());
+    let tz_banner = tz.clone();
     view! {
         <section class="page-head calendar-head">
             <h1>{pool.name.clone()} <span class="muted">" · " {shown}</span></h1>
@@ -110,22 +182,10 @@ fn CalendarView(
                 <a class="button secondary" id="prev" href=link(prev, view_name)>"‹ Previous"</a>
                 <a class="button secondary" id="today" href=link(today, view_name)>"Today"</a>
                 <a class="button secondary" id="next" href=link(next, view_name)>"Next ›"</a>
-                <a class="button secondary" id="view-switch" href=link(first_date, if days == 1 { "week" } else { "day" })>
-                    {if days == 1 { "Week view" } else { "Day view" }}
-                </a>
             </nav>
         </section>
-        <Form method="GET" action="/calendar" attr:class="inline-form pool-picker">
-            <label>"Pool "
-                <select name="pool" id="pool-picker">
-                    {pools.iter().map(|p| view! { <option value=p.id.to_string() selected=p.id == pool.id>{p.name.clone()}</option> }).collect_view()}
-                </select>
-            </label>
-            <input type="hidden" name="view" value=view_name/>
-            <input type="hidden" name="tz" value=tz/>
-            <button class="button secondary" type="submit">"Show"</button>
-            <span class="muted">"Times in " {tz_label} " · " <a href=format!("/find?pool={}", pool.id)>"Find a slot"</a></span>
-        </Form>
+        <ViewSwitch pool=pool.id date=first_date tz=tz.clone() current=view_name/>
+        <PoolPicker pools=data.pools.clone() current=pool.id view=view_name tz/>
         {banner.map(|banner| view! { <OutcomeBanner banner action=book tz=tz_banner key=data.form_key.clone()/> })}
         <Legend/>
         <div class="calendar-layout">
@@ -147,7 +207,7 @@ fn Legend() -> impl IntoView {
             <span class="swatch blackout">" "</span>" maintenance · "
             <span class="swatch past">" "</span>" cannot be booked (past or beyond the horizon) · "
             <span class="swatch now-mark" aria-hidden="true"></span>" now · "
-            <span class="used-bar swatch-bar" aria-hidden="true"><span class="used-fill used-50"></span></span>
+            <span class="used-bar swatch-bar" aria-hidden="true"><span class="used-fill fill-50"></span></span>
             " the share of a booking's time really used (amber: units idle now) · drag across free slots, or focus one and use shift+arrows, then Enter"
         </p>
     }
