@@ -1,5 +1,6 @@
 import { test, expect, Page } from '@playwright/test';
 import { readFileSync, mkdirSync } from 'node:fs';
+import AxeBuilder from '@axe-core/playwright';
 import { collectErrors, signIn, confirmOnCard } from './login';
 
 // Day views in UTC of days ahead, one day per test so tests never share capacity.
@@ -85,6 +86,65 @@ test.describe('hydrated', () => {
     await page.keyboard.press('Enter');
     await expect(page.locator('#outcome')).toContainText('15:00–16:00');
     await expect(cell(page, MIG, 15, 45)).toHaveClass(/mine/);
+    expect(errors).toEqual([]);
+  });
+
+  test('drag one\'s booking to move it, its edge to resize it, alt+arrows by keyboard; a full window offers the next', async ({ page, request }) => {
+    const errors = collectErrors(page);
+    await signIn(page, 'ada');
+    const d = 7;
+    await page.goto(dayView(d));
+    await hydrated(page);
+    await bookWithPanel(page, 'nvidia.com/mig-1g.24gb', 1, `${day(d)}T10:00`, `${day(d)}T11:00`);
+    await expect(page.locator('#outcome')).toContainText('Booked');
+    const drag = async (from: ReturnType<typeof cell>, to: ReturnType<typeof cell>, handle = false) => {
+      // Both ends on screen: a pointer beyond the viewport is over nothing.
+      await from.evaluate((el) => el.scrollIntoView({ block: 'center' }));
+      const grip = handle ? from.locator('.resize-handle') : from;
+      const a = (await grip.boundingBox())!;
+      const b = (await to.boundingBox())!;
+      await page.mouse.move(a.x + a.width / 2, a.y + a.height / 2);
+      await page.mouse.down();
+      await page.mouse.move(b.x + b.width / 2, b.y + b.height / 2, { steps: 8 });
+      await page.mouse.up();
+    };
+    // Grabbed a slot below its start, dropped a slot below 12:00: it starts at 12:00.
+    await expect(cell(page, MIG, 10, 15)).toHaveClass(/movable/);
+    await drag(cell(page, MIG, 10, 15), cell(page, MIG, 12, 15));
+    await expect(page.locator('#outcome')).toContainText('Moved:');
+    await expect(page.locator('#outcome')).toContainText('12:00–13:00');
+    await expect(cell(page, MIG, 12)).toHaveClass(/mine/);
+    await expect(cell(page, MIG, 10)).not.toHaveClass(/mine/);
+    // Its lower edge, dragged to 13:30, ends it at 13:45.
+    await drag(cell(page, MIG, 12, 45), cell(page, MIG, 13, 30), true);
+    await expect(page.locator('#outcome')).toContainText('12:00–13:45');
+    // The keyboard: alt+down moves it a slot later, and the focus follows it.
+    await cell(page, MIG, 12, 30).focus();
+    await page.keyboard.press('Alt+ArrowDown');
+    await expect(page.locator('#outcome')).toContainText('12:15–14:00');
+    await expect(cell(page, MIG, 12, 15)).toBeFocused();
+    await page.keyboard.press('Alt+Shift+ArrowUp');
+    await expect(page.locator('#outcome')).toContainText('12:15–13:45');
+    // Someone else takes every slice from 16:00 to 17:00: dropped there, it is
+    // refused with the earliest window of its length that fits, which moves it.
+    const token = readFileSync('test-results-token.txt', 'utf8').trim();
+    const pools = await (await request.get('/api/v1/pools', { headers: { Authorization: `Bearer ${token}` } })).json();
+    const blocker = await request.post('/api/v1/bookings', {
+      headers: { Authorization: `Bearer ${token}` },
+      data: { pool_id: pools[0].id, kind: 'nvidia.com/mig-1g.24gb', quantity: 4,
+              start: `${day(d)}T16:00:00Z`, end: `${day(d)}T17:00:00Z`, mode: 'inference' },
+    });
+    expect(blocker.status()).toBe(201);
+    await page.reload();
+    await hydrated(page);
+    await drag(cell(page, MIG, 12, 30), cell(page, MIG, 16, 15));
+    await expect(page.locator('#outcome')).toContainText('Not moved');
+    await expect(page.locator('#move-suggestion')).toContainText('17:00–18:30');
+    await page.locator('#move-suggestion').click();
+    await expect(page.locator('#outcome')).toContainText('Moved:');
+    await expect(cell(page, MIG, 17)).toHaveClass(/mine/);
+    const axe = await new AxeBuilder({ page }).include('.calendar').analyze();
+    expect(axe.violations).toEqual([]);
     expect(errors).toEqual([]);
   });
 

@@ -69,6 +69,7 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     (Send::Get, "/api/v1/bookings/{booking}", [401, 200, 404, 200, 200]),
     (Send::Json("{}"), "/api/v1/bookings/{booking}/cancel", [401, 200, 404, 403, 200]),
     (Send::Json(r#"{"end":"{later}"}"#), "/api/v1/bookings/{booking}/extend", [401, 200, 404, 403, 200]),
+    (Send::Json(r#"{"start":"{start}","end":"{later}"}"#), "/api/v1/bookings/{booking}/move", [401, 200, 404, 403, 200]),
     (Send::Json("{}"), "/api/v1/bookings/{live}/end", [401, 200, 404, 403, 200]),
     (Send::Json("{}"), "/api/v1/bookings/{pending}/approve", [401, 403, 404, 403, 200]),
     (Send::Json(r#"{"comment":"no room"}"#), "/api/v1/bookings/{pending}/reject", [401, 403, 404, 403, 200]),
@@ -227,6 +228,7 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     (Send::Form("id={entry}"), "/rpc/waitlist/leave", [401, 200, 404, 404, 200]),
     (Send::Form("id={booking}"), "/rpc/bookings/cancel", [401, 200, 404, 403, 200]),
     (Send::Form("id={booking}&end={later}"), "/rpc/bookings/extend", [401, 200, 404, 403, 200]),
+    (Send::Form("id={booking}&start={start}&end={later}&tz=UTC"), "/rpc/bookings/move", [401, 200, 404, 403, 200]),
     (Send::Form("id={live}"), "/rpc/bookings/end", [401, 200, 404, 403, 200]),
     (
         Send::Form("tz=UTC&kind=nvidia.com%2Fmig-1g.24gb&quantity=1&duration_minutes=60"),

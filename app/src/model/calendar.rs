@@ -148,6 +148,30 @@ pub struct CalendarData {
     /// (`bookings::once`): submitting the same form twice books once.
     #[serde(default)]
     pub form_key: String,
+    /// The viewer's own bookings in view that may still move (not begun,
+    /// holding their window): the grid drags them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub movable: Vec<Movable>,
+}
+
+/// One of the viewer's bookings the grid may move or resize.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Movable {
+    pub id: Uuid,
+    /// Its lane: the index of its kind.
+    pub kind: usize,
+    pub start: DateTime<Utc>,
+    pub end: DateTime<Utc>,
+}
+
+/// What moving or resizing a booking from the calendar led to.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum MoveOutcome {
+    /// `when`: the new window in the viewer's zone.
+    Moved { when: String },
+    /// Refused, and for capacity the earliest window of the new length
+    /// that fits, to move to instead.
+    Refused { booking: Uuid, message: String, suggestion: Option<Suggestion> },
 }
 
 /// The fields of the booking form, as posted.

@@ -40,7 +40,8 @@ pub use audit::{AuditBooking, AuditEntry, AuditFilter, AuditPage};
 pub use blackout::{Blackout, BlackoutCreated, NewBlackout, OnOverlap};
 pub use booking::{Booking, BookingFilter, BookingState, CoOwner, Mode, NewBooking, NewCoOwner, Window};
 pub use calendar::{
-    short_kind, BookOutcome, BookingForm, CalendarData, Cell, Day, KindLane, PoolChoice, Slot, Suggestion, UsedBar,
+    short_kind, BookOutcome, BookingForm, CalendarData, Cell, Day, KindLane, Movable, MoveOutcome, PoolChoice, Slot,
+    Suggestion, UsedBar,
 };
 pub use calendar_feed::{CalendarFeed, PoolFeed};
 pub use calendar_span::{AgendaDay, AgendaEntry, CalendarSpan, MonthDay, SpanKind};

@@ -18,6 +18,7 @@ pub fn router() -> Router<AppState> {
         .route("/bookings/{id}", get(show))
         .route("/bookings/{id}/cancel", post(cancel))
         .route("/bookings/{id}/extend", post(extend))
+        .route("/bookings/{id}/move", post(move_window))
         .route("/bookings/{id}/end", post(end))
         .route("/bookings/{id}/approve", post(approve))
         .route("/bookings/{id}/reject", post(reject))
@@ -99,6 +100,23 @@ async fn extend(
     // A request awaiting approval (the pending booking that holds the extra time).
     let status = if booking.extends.is_some() { StatusCode::ACCEPTED } else { StatusCode::OK };
     Ok((status, Json(booking)))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewWindow {
+    start: DateTime<Utc>,
+    end: DateTime<Utc>,
+}
+
+async fn move_window(
+    State(state): State<AppState>,
+    Caller(principal): Caller,
+    PathId(id): PathId,
+    ApiJson(body): ApiJson<NewWindow>,
+) -> ApiResult<Json<Booking>> {
+    let window = app::model::Window { start: body.start, end: body.end };
+    Ok(Json(bookings::reschedule(&state.db, &principal, id, window).await?))
 }
 
 async fn end(State(state): State<AppState>, Caller(principal): Caller, PathId(id): PathId) -> ApiResult<Json<Booking>> {

@@ -242,7 +242,7 @@ pub async fn usage(db: &PgPool, principal: &Principal, slug: &str) -> ServiceRes
     for row in rows {
         let tz = zone(&row.time_zone);
         let week = iso_week_of(now, &tz);
-        let mut held = tenant_usages(&mut conn, row.pool_id, &row.kind, &[id], week).await?;
+        let mut held = tenant_usages(&mut conn, row.pool_id, &row.kind, &[id], (week, None)).await?;
         let held: Vec<Usage> = held.remove(&id).unwrap_or_default();
         let this_instant = Window { start: now, end: now + Duration::seconds(1) };
         quotas.push(QuotaUsage {

@@ -126,7 +126,7 @@ async fn open<'t>(tx: &mut PgConnection, terms: &'t Terms, asking: &[&Request]) 
         let windows: Vec<Window> =
             asking.iter().filter(|r| quotas.contains_key(&r.tenant.id)).map(|r| r.window).collect();
         if let Some(span) = quota::weeks_span(&windows, &tz) {
-            held = quota::tenant_usages(tx, terms.pool_id, &terms.kind, &limited, span).await?;
+            held = quota::tenant_usages(tx, terms.pool_id, &terms.kind, &limited, (span, None)).await?;
         }
     }
     Ok(Open {

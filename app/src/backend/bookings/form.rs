@@ -51,6 +51,40 @@ pub async fn book(
     }
 }
 
+/// Moves one's booking to the window the calendar's drag (or keyboard)
+/// chose, RFC 3339 or as `tz` reads a `datetime-local`; refusals the user
+/// can act on come back as `MoveOutcome::Refused`, with the next free window
+/// for capacity.
+pub async fn move_to(
+    db: &sqlx::PgPool,
+    principal: &Principal,
+    id: uuid::Uuid,
+    (start, end, tz): (&str, &str, &str),
+) -> ServiceResult<crate::model::MoveOutcome> {
+    use crate::model::MoveOutcome;
+    let window = crate::rules::local_time::parse_local("start", start, tz)
+        .and_then(|start| Ok(Window { start, end: crate::rules::local_time::parse_local("end", end, tz)? }));
+    let moved = match window {
+        Ok(window) => bookings::reschedule(db, principal, id, window).await,
+        Err(field) => Err(field.into()),
+    };
+    match moved {
+        Ok(booking) => {
+            Ok(MoveOutcome::Moved { when: local_window(Window { start: booking.start, end: booking.end }, tz) })
+        }
+        Err(err) if matches!(err.status(), 401 | 403 | 404) || err.status() >= 500 => Err(err),
+        Err(err) => {
+            let message = err.public_message();
+            let suggestion = match err {
+                ServiceError::CapacityExceeded { next_free, .. } => next_free,
+                _ => None,
+            };
+            let suggestion = suggestion.map(|window| Suggestion { window, when: local_window(window, tz) });
+            Ok(MoveOutcome::Refused { booking: id, message, suggestion })
+        }
+    }
+}
+
 fn refused(err: ServiceError, form: &BookingForm) -> BookOutcome {
     let message = err.public_message();
     let can_wait = matches!(err, ServiceError::CapacityExceeded { .. } | ServiceError::QuotaExceeded(_));

@@ -15,7 +15,7 @@ use chrono::{DateTime, Utc};
 use sqlx::{Postgres, Transaction};
 use uuid::Uuid;
 
-async fn locked_row(
+pub(super) async fn locked_row(
     tx: &mut Transaction<'_, Postgres>,
     principal: &Principal,
     id: Uuid,
@@ -103,14 +103,28 @@ pub async fn end_early(db: &sqlx::PgPool, principal: &Principal, id: Uuid) -> Se
     Ok(booking)
 }
 
+/// What changing a booking's window answers to: its pool's rules and
+/// approval, its kind's capacity, the database's now and the pool's zone.
 #[derive(sqlx::FromRow)]
-struct ExtensionTerms {
+pub(super) struct KindTerms {
     #[sqlx(flatten)]
-    rules: PoolRules,
-    requires_approval: bool,
-    capacity: i32,
-    now: DateTime<Utc>,
-    time_zone: String,
+    pub rules: PoolRules,
+    pub requires_approval: bool,
+    pub capacity: i32,
+    pub now: DateTime<Utc>,
+    pub time_zone: String,
+}
+
+pub(super) async fn kind_terms(tx: &mut Transaction<'_, Postgres>, row: &BookingRow) -> ServiceResult<KindTerms> {
+    Ok(sqlx::query_as(
+        "SELECT p.granularity_minutes, p.max_booking_minutes, p.horizon_days, p.min_notice_minutes,
+                p.requires_approval, k.capacity, now() AS now, p.time_zone
+         FROM pool p JOIN pool_kind k ON k.pool_id = p.id AND k.kind = $2 WHERE p.id = $1",
+    )
+    .bind(row.pool_id)
+    .bind(&row.kind)
+    .fetch_one(&mut **tx)
+    .await?)
 }
 
 /// Moves the end later if the extra time fits under the same capacity rule;
@@ -147,16 +161,7 @@ pub async fn extend(
         });
     }
     crate::backend::bookings::extension::refuse_if_open(&mut tx, row.id).await?;
-    let terms: ExtensionTerms = sqlx::query_as(
-        "SELECT p.granularity_minutes, p.max_booking_minutes, p.horizon_days, p.min_notice_minutes,
-                p.requires_approval, k.capacity, now() AS now, p.time_zone
-         FROM pool p JOIN pool_kind k ON k.pool_id = p.id AND k.kind = $2 WHERE p.id = $1",
-    )
-    .bind(row.pool_id)
-    .bind(&row.kind)
-    .fetch_one(&mut *tx)
-    .await?;
-    let ExtensionTerms { rules, requires_approval, capacity, now, time_zone } = terms;
+    let KindTerms { rules, requires_approval, capacity, now, time_zone } = kind_terms(&mut tx, &row).await?;
     let current = Window { start: row.starts_at, end: row.ends_at };
     validate_extension(&rules, now, current, new_end)?;
     let added = Window { start: current.end, end: new_end };
@@ -176,7 +181,8 @@ pub async fn extend(
         return Err(ServiceError::CapacityExceeded { peak_used, capacity, next_free: None });
     }
     let added_units = Usage { start: added.start, end: added.end, quantity: row.quantity };
-    crate::backend::bookings::quota::check_added(&mut tx, row.tenant_id, row.pool_id, &row.kind, added_units).await?;
+    crate::backend::bookings::quota::check_added(&mut tx, row.tenant_id, (row.pool_id, &row.kind), added_units, None)
+        .await?;
     if requires_approval && !principal.is_admin() {
         return crate::backend::bookings::extension::request(tx, principal, &row, new_end).await;
     }

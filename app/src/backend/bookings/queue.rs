@@ -125,7 +125,7 @@ fn answer(db: &PgPool, batch: Vec<Job>, outcomes: Vec<Outcome>) {
             Outcome::Crowded(crowded) => {
                 let db = db.clone();
                 tokio::spawn(async move {
-                    let _ = job.reply.send(Err(crowded.refusal(&db, &job.request).await));
+                    let _ = job.reply.send(Err(crowded.refusal(&db, (&job.request).into()).await));
                 });
             }
         }

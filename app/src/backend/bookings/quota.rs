@@ -21,25 +21,27 @@ pub fn weeks_span(windows: &[Window], tz: &Tz) -> Option<Window> {
 }
 
 /// Per tenant: their bookings of the pool+kind that hold or held capacity
-/// (completed ones count toward the week) overlapping `span`.
+/// (completed ones count toward the week) overlapping `span`, but `except`
+/// (a booking being moved).
 pub async fn tenant_usages(
     conn: &mut PgConnection,
     pool_id: Uuid,
     kind: &str,
     tenants: &[Uuid],
-    span: Window,
+    (span, except): (Window, Option<Uuid>),
 ) -> ServiceResult<HashMap<Uuid, Vec<Usage>>> {
     let rows: Vec<(Uuid, DateTime<Utc>, DateTime<Utc>, i32)> = sqlx::query_as(
         "SELECT tenant_id, starts_at, ends_at, quantity FROM booking
          WHERE tenant_id = ANY($3) AND pool_id = $1 AND kind = $2
            AND state IN ('pending', 'approved', 'active', 'completed')
-           AND ends_at > $4 AND starts_at < $5",
+           AND ends_at > $4 AND starts_at < $5 AND ($6::uuid IS NULL OR id <> $6)",
     )
     .bind(pool_id)
     .bind(kind)
     .bind(tenants)
     .bind(span.start)
     .bind(span.end)
+    .bind(except)
     .fetch_all(conn)
     .await?;
     let mut by_tenant: HashMap<Uuid, Vec<Usage>> = HashMap::new();
@@ -73,13 +75,14 @@ async fn quota_of(
     }))
 }
 
-/// Whether `added` more of a tenant's units fit its quota; the caller holds the kind's lock.
+/// Whether `added` more of a tenant's units fit its quota, `except` one
+/// booking's (the one being moved); the caller holds the kind's lock.
 pub async fn check_added(
     conn: &mut PgConnection,
     tenant: Uuid,
-    pool_id: Uuid,
-    kind: &str,
+    (pool_id, kind): (Uuid, &str),
     added: Usage,
+    except: Option<Uuid>,
 ) -> ServiceResult<()> {
     let Some((quota, slices_per_gpu, zone_name)) = quota_of(conn, tenant, pool_id, kind).await? else {
         return Ok(());
@@ -87,7 +90,7 @@ pub async fn check_added(
     let tz = zone(&zone_name);
     let window = Window { start: added.start, end: added.end };
     let Some(span) = weeks_span(&[window], &tz) else { return Ok(()) };
-    let mut usages = tenant_usages(conn, pool_id, kind, &[tenant], span).await?;
+    let mut usages = tenant_usages(conn, pool_id, kind, &[tenant], (span, except)).await?;
     let held = usages.remove(&tenant).unwrap_or_default();
     check(&quota, slices_per_gpu, &held, added, &tz).map_err(ServiceError::QuotaExceeded)
 }

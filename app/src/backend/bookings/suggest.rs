@@ -19,10 +19,32 @@ pub struct Crowded {
     pub now: DateTime<Utc>,
 }
 
+/// What a refused window asked for: its pool, kind, units and window, and
+/// the booking it would replace (a move), whose own units do not count.
+pub struct Wanted<'a> {
+    pub pool_id: Uuid,
+    pub kind: &'a str,
+    pub quantity: i32,
+    pub window: Window,
+    pub except: Option<Uuid>,
+}
+
+impl<'a> From<&'a Request> for Wanted<'a> {
+    fn from(request: &'a Request) -> Self {
+        Wanted {
+            pool_id: request.pool_id,
+            kind: &request.kind,
+            quantity: request.quantity,
+            window: request.window,
+            except: None,
+        }
+    }
+}
+
 impl Crowded {
     /// The capacity refusal, with the earliest window that fits if there is one.
-    pub async fn refusal(self, db: &PgPool, request: &Request) -> ServiceError {
-        match suggest(db, request, &self.rules, self.capacity, self.now).await {
+    pub async fn refusal(self, db: &PgPool, wanted: Wanted<'_>) -> ServiceError {
+        match suggest(db, &wanted, &self.rules, self.capacity, self.now).await {
             Ok(next_free) => {
                 ServiceError::CapacityExceeded { peak_used: self.peak_used, capacity: self.capacity, next_free }
             }
@@ -36,7 +58,7 @@ impl Crowded {
 /// hint, read without the lock: it can be taken by someone else before use.
 async fn suggest(
     db: &PgPool,
-    request: &Request,
+    request: &Wanted<'_>,
     rules: &PoolRules,
     capacity: i32,
     now: DateTime<Utc>,
@@ -56,8 +78,11 @@ async fn suggest(
         if to <= from {
             return Ok(None);
         }
-        known.extend(live_usages(&mut conn, request.pool_id, &request.kind, read_to, to).await?);
+        known.extend(live_usages(&mut conn, request.pool_id, request.kind, read_to, to).await?);
         read_to = to;
+        if let Some(moved) = request.except {
+            known.remove(&moved);
+        }
         let usages: Vec<Usage> = known.values().copied().collect();
         let found = next_free(&usages, capacity, request.quantity, duration, from, to, granularity(rules));
         if found.is_some() || to >= horizon {

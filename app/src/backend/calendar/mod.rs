@@ -108,6 +108,15 @@ pub async fn load(db: &PgPool, principal: &Principal, query: &CalendarQuery) -> 
         })
         .collect();
     let used = used::bars(db, &bookings, now).await?;
+    let movable = bookings
+        .iter()
+        .filter(|b| b.mine && b.start > now && b.extends.is_none())
+        .filter(|b| matches!(b.state, crate::model::BookingState::Pending | crate::model::BookingState::Approved))
+        .filter_map(|b| {
+            let kind = pool.kinds.iter().position(|k| k.kind == b.kind)?;
+            Some(crate::model::Movable { id: b.id, kind, start: b.start, end: b.end })
+        })
+        .collect();
     let mut cells = cells(&day_list, &free, &pool.kinds, &bookings, step);
     mark_used(&mut cells, &day_list, &pool.kinds, &bookings, &used, step);
     let blackouts = crate::backend::pools::blackouts::list(db, principal, pool.id).await?;
@@ -134,6 +143,7 @@ pub async fn load(db: &PgPool, principal: &Principal, query: &CalendarQuery) -> 
         prev: first - Duration::days(days),
         next: first + Duration::days(days),
         form_key: uuid::Uuid::new_v4().to_string(),
+        movable,
     })
 }
 

@@ -1,7 +1,7 @@
 //! The calendar's server fns: load a week or day, an agenda or a month,
 //! and book from the form.
 
-use crate::model::{BookOutcome, CalendarData, CalendarSpan};
+use crate::model::{BookOutcome, CalendarData, CalendarSpan, MoveOutcome};
 use crate::rpc::RpcError;
 use chrono::NaiveDate;
 use leptos::prelude::*;
@@ -84,6 +84,14 @@ pub async fn load_span(
     let span = remembering(pool, |pool| load(&ctx.db, &principal, pool, date, kind, &tz)).await?;
     crate::rpc::no_script::remember_pool(span.pool.id);
     Ok(span)
+}
+
+/// Moves or resizes one's booking to `start`–`end` (the calendar's drag).
+#[server(prefix = "/rpc", endpoint = "bookings/move", output = crate::codec::JsonText)]
+pub async fn move_booking(id: Uuid, start: String, end: String, tz: String) -> Result<MoveOutcome, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
+    let tz = crate::rpc::no_script::reader_zone(tz).await;
+    Ok(crate::backend::bookings::form::move_to(&ctx.db, &principal, id, (&start, &end, &tz)).await?)
 }
 
 #[allow(clippy::too_many_arguments)] // one argument per form field

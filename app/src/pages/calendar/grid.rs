@@ -1,14 +1,51 @@
 //! The week (or day) grid: time down, days across, one lane per kind inside
 //! each day. Each cell shows the free units (number and colour). Pressing a
 //! free cell and dragging selects a window; so do shift+arrows from a
-//! focused cell, and Enter opens the booking panel with it. A red line
-//! marks now; the label of one's own booking opens its page.
+//! focused cell, and Enter opens the booking panel with it. One's own
+//! booking that has not begun drags to another time (its lower edge
+//! resizes it), or moves with alt+arrows (alt+shift+arrows resize): the
+//! server checks each change as it checks a booking. A red line marks now;
+//! the label of one's own booking opens its page.
 
+use super::data::MoveBooking;
 use super::selection::Selection;
-use crate::model::CalendarData;
+use crate::model::{CalendarData, Movable};
 use chrono::{DateTime, Duration, Utc};
 use leptos::prelude::*;
 use std::sync::Arc;
+
+/// A drag of one's own booking: where it was grabbed, and where it would go.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Drag {
+    block: Movable,
+    /// From the booking's start to the grabbed slot's.
+    grab: Duration,
+    /// Grabbed by its lower edge: the end moves, the start stays.
+    resize: bool,
+    to: Option<(DateTime<Utc>, DateTime<Utc>)>,
+}
+
+impl Drag {
+    /// Where the booking would go with the pointer over the slot at `at`.
+    fn over(self, at: DateTime<Utc>, step: Duration) -> Self {
+        let b = self.block;
+        let to = if self.resize {
+            (at + step > b.start).then_some((b.start, at + step))
+        } else {
+            let start = at - self.grab;
+            Some((start, start + (b.end - b.start)))
+        };
+        Self { to, ..self }
+    }
+}
+
+/// One's booking and the window it is asked to move to.
+type MoveTo = (Movable, (DateTime<Utc>, DateTime<Utc>));
+
+/// The cell (kind, slot start) a keyboard move left its booking at: the
+/// grid, rebuilt with the moved booking, gives it the focus back.
+#[derive(Clone, Copy)]
+pub struct Refocus(pub RwSignal<Option<(usize, DateTime<Utc>)>>);
 
 /// Where keyboard focus sits: (day, kind, slot).
 pub type Focus = (usize, usize, usize);
@@ -19,8 +56,19 @@ pub fn Grid(
     selection: RwSignal<Option<Selection>>,
     /// Called with the final selection when a drag ends or Enter is pressed.
     on_choose: Callback<Selection>,
+    /// Moves or resizes one of the viewer's bookings.
+    moving: ServerAction<MoveBooking>,
 ) -> impl IntoView {
     let dragging = RwSignal::new(false);
+    let drag = RwSignal::new(None::<Drag>);
+    let tz = data.tz.clone();
+    let send_move = Callback::new(move |(block, (start, end)): MoveTo| {
+        if (start, end) != (block.start, block.end) {
+            let (start, end) = (start.to_rfc3339(), end.to_rfc3339());
+            moving.dispatch(MoveBooking { id: block.id, start, end, tz: tz.clone() });
+        }
+    });
+    let refocus = use_context::<Refocus>();
     // A click (no drag) books the pool's default length from where it fell.
     let click_slots = (data.pool.default_booking_minutes / data.pool.rules.granularity_minutes.max(1)).max(1) as usize;
     let spread = {
@@ -33,15 +81,28 @@ pub fn Grid(
             s.spread(click_slots, column, &day.slots)
         })
     };
-    let start = first_bookable(&data).unwrap_or((0, 0, 0));
+    // Back where a keyboard move left the booking, else at the first slot
+    // that can still be booked rather than at midnight.
+    let moved_to = refocus.and_then(|r| r.0.get_untracked()).and_then(|(k, at)| {
+        data.days
+            .iter()
+            .enumerate()
+            .find_map(|(d, day)| day.slots.iter().position(|s| s.start == at).map(|i| (d, k, i)))
+    });
+    let start = moved_to.or_else(|| first_bookable(&data)).unwrap_or((0, 0, 0));
     let focus = RwSignal::new(start);
-    // Open at the first slot that can still be booked rather than at midnight.
     #[cfg(feature = "hydrate")]
     Effect::new(move |_| {
         if let Some(cell) = leptos::tachys::dom::document().get_element_by_id(&cell_id(start.0, start.1, start.2)) {
             let options = leptos::web_sys::ScrollIntoViewOptions::new();
             options.set_block(leptos::web_sys::ScrollLogicalPosition::Center);
             cell.scroll_into_view_with_scroll_into_view_options(&options);
+            if moved_to.is_some() {
+                use leptos::wasm_bindgen::JsCast;
+                if let Ok(cell) = cell.dyn_into::<leptos::web_sys::HtmlElement>() {
+                    let _ = cell.focus();
+                }
+            }
         }
     });
     let rows = data.days.iter().map(|d| d.slots.len()).max().unwrap_or(0);
@@ -51,6 +112,13 @@ pub fn Grid(
     #[cfg(feature = "hydrate")]
     {
         let finish_drag = move || {
+            if let Some(moved) = drag.get_untracked() {
+                drag.set(None);
+                if let Some(to) = moved.to {
+                    send_move.run((moved.block, to));
+                }
+                return;
+            }
             if dragging.get_untracked() {
                 dragging.set(false);
                 if let Some(s) = selection.get_untracked() {
@@ -139,13 +207,21 @@ pub fn Grid(
                                     now_at.map(|at| format!(" now now-at-{}", at / 5 * 5)).unwrap_or_default(),
                                 );
                                 let bookable = slot.bookable && cell.free > 0;
+                                // One's own booking under this slot that may still move, and
+                                // whether its lower edge (the resize handle) is here.
+                                let at = slot.start;
+                                let own = data.movable.iter().find(|m| m.kind == k && m.start <= at && at < m.end).copied();
+                                let edge = own.is_some_and(|m| m.end <= at + step);
                                 let class = move || {
                                     let selected = selection.get().is_some_and(|s| s.contains(d, k, i));
-                                    if selected {
-                                        format!("{base} selected")
-                                    } else {
-                                        base.clone()
-                                    }
+                                    let target = drag.get().and_then(|g| g.to.filter(|_| g.block.kind == k))
+                                        .is_some_and(|(from, to)| from <= at && at < to);
+                                    format!(
+                                        "{base}{}{}{}",
+                                        if own.is_some() { " movable" } else { "" },
+                                        if selected { " selected" } else { "" },
+                                        if target { " move-target" } else { "" }
+                                    )
                                 };
                                 view! {
                     <td
@@ -158,20 +234,38 @@ pub fn Grid(
                         tabindex=move || if focus.get() == (d, k, i) { "0" } else { "-1" }
                         on:pointerdown=move |ev| {
                             // A press on a booking's link opens it; it starts no selection.
-                            if !bookable || on_link(&ev) { return; }
+                            if on_link(&ev) { return; }
+                            if let Some(block) = own {
+                                ev.prevent_default();
+                                focus.set((d, k, i));
+                                let resize = on_class(&ev, "resize-handle");
+                                drag.set(Some(Drag { block, grab: at - block.start, resize, to: None }));
+                                return;
+                            }
+                            if !bookable { return; }
                             ev.prevent_default();
                             focus.set((d, k, i));
                             selection.set(Some(Selection::at(d, k, i)));
                             dragging.set(true);
                         }
                         on:pointerover=move |_| {
+                            if let Some(moving) = drag.get_untracked().filter(|g| g.block.kind == k) {
+                                drag.set(Some(moving.over(at, step)));
+                                return;
+                            }
                             if dragging.get_untracked() {
                                 selection.update(|s| if let Some(s) = s.as_mut() {
                                     if s.day == d && s.kind == k { *s = s.extend_to(i); }
                                 });
                             }
                         }
-                        on:keydown=move |ev| on_key(ev, (d, k, i), focus, selection, (spread, on_choose))
+                        on:keydown=move |ev| {
+                            if let Some(block) = own.filter(|_| ev.alt_key()) {
+                                move_by_key(&ev, block, step, send_move, refocus);
+                                return;
+                            }
+                            on_key(ev, (d, k, i), focus, selection, (spread, on_choose))
+                        }
                     >
                         {labelled.then(|| view! { <span class="visually-hidden">{named}</span> })}
                         <span class="free">{cell.free}</span>
@@ -181,6 +275,7 @@ pub fn Grid(
                             (Some(label), None) => Some(view! { <span class="block-label">{label}</span> }.into_any()),
                             (None, _) => None,
                         }}
+                        {edge.then(|| view! { <span class="resize-handle" title="Drag to change the end" aria-hidden="true"></span> })}
                         {(!cell.used.is_empty()).then(|| view! {
                             <span class="used-bars">{cell.used.iter().map(used_bar).collect_view()}</span>
                         })}
@@ -239,6 +334,38 @@ fn used_bar(bar: &crate::model::UsedBar) -> impl IntoView {
 fn on_link(ev: &leptos::ev::PointerEvent) -> bool {
     use leptos::wasm_bindgen::JsCast;
     ev.target().and_then(|t| t.dyn_into::<leptos::web_sys::Element>().ok()).is_some_and(|e| e.tag_name() == "A")
+}
+
+fn on_class(ev: &leptos::ev::PointerEvent, class: &str) -> bool {
+    use leptos::wasm_bindgen::JsCast;
+    ev.target()
+        .and_then(|t| t.dyn_into::<leptos::web_sys::Element>().ok())
+        .is_some_and(|e| e.class_list().contains(class))
+}
+
+/// Alt+up/down moves one's booking a slot earlier or later; with shift, its
+/// end only (a slot shorter or longer). The focus follows the booking.
+fn move_by_key(
+    ev: &leptos::ev::KeyboardEvent,
+    block: Movable,
+    step: Duration,
+    send_move: Callback<MoveTo>,
+    refocus: Option<Refocus>,
+) {
+    let delta = match ev.key().as_str() {
+        "ArrowUp" => -step,
+        "ArrowDown" => step,
+        _ => return,
+    };
+    ev.prevent_default();
+    let to = if ev.shift_key() { (block.start, block.end + delta) } else { (block.start + delta, block.end + delta) };
+    if to.1 <= to.0 {
+        return;
+    }
+    if let Some(refocus) = refocus {
+        refocus.0.set(Some((block.kind, to.0)));
+    }
+    send_move.run((block, to));
 }
 
 /// Where "now" falls inside a slot starting at `start`, in percent of its

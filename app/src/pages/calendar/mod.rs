@@ -12,12 +12,12 @@ mod selection;
 mod span;
 
 use crate::model::{CalendarData, PoolChoice, SpanKind};
-use data::{load_calendar, Book};
+use data::{load_calendar, Book, MoveBooking};
 use grid::Grid;
 use leptos::prelude::*;
 use leptos_router::components::Form;
 use leptos_router::hooks::use_query_map;
-use outcome::{Banner, OutcomeBanner};
+use outcome::{Banner, MoveBanner, OutcomeBanner};
 use panel::{BookingPanel, Prefill, Typed};
 use selection::Selection;
 use std::sync::Arc;
@@ -98,6 +98,8 @@ fn PoolPicker(pools: Vec<PoolChoice>, current: uuid::Uuid, view: &'static str, t
 fn GridPage() -> impl IntoView {
     let query = use_query_map();
     let book = ServerAction::<Book>::new();
+    let moving = ServerAction::<MoveBooking>::new();
+    provide_context(grid::Refocus(RwSignal::new(None)));
     let params = move || {
         query.with(|q| {
             (
@@ -111,17 +113,30 @@ fn GridPage() -> impl IntoView {
     // survives a booking's reload (and a script-less post's redirect).
     let typed = Typed::new(&query.with_untracked(Prefill::from_query));
     let calendar = Resource::new(
-        move || (params(), super::viewer_zone(&query), book.version().get()),
+        move || (params(), super::viewer_zone(&query), book.version().get() + moving.version().get()),
         |((pool, date, days), tz, _)| load_calendar(pool, date, days, tz),
     );
     let banner = move || book.value().get().map(Banner::answered).or_else(|| query.with(Banner::from_query));
+    // The newer of the two answers is shown: a booking clears a move's, and
+    // a move a booking's.
+    Effect::new(move |_| {
+        if book.version().get() > 0 {
+            moving.value().set(None);
+        }
+    });
+    Effect::new(move |_| {
+        if moving.version().get() > 0 {
+            book.value().set(None);
+        }
+    });
+    let moved = move || moving.value().get().and_then(Result::ok);
     // Created with the page, not inside the calendar's view (see
     // `approvals::Waiting`); the booking panel shows this pool's lines.
     provide_context(crate::pages::QuotaUse::tracking(move || book.version().get()));
     view! {
         <Transition fallback=|| view! { <p class="loading">"Loading the calendar…"</p> }>
             {move || calendar.get().map(|result| match result {
-                Ok(data) => view! { <CalendarView data=Arc::new(data) book banner=banner() typed/> }.into_any(),
+                Ok(data) => view! { <CalendarView data=Arc::new(data) book banner=banner() typed moving moved=moved()/> }.into_any(),
                 Err(err) => view! { <p class="error" role="alert">"Could not load the calendar: " {err.to_string()}</p> }.into_any(),
             })}
         </Transition>
@@ -134,6 +149,8 @@ fn CalendarView(
     book: ServerAction<Book>,
     banner: Option<Banner>,
     typed: Typed,
+    moving: ServerAction<MoveBooking>,
+    moved: Option<crate::model::MoveOutcome>,
 ) -> impl IntoView {
     let selection = RwSignal::new(None::<Selection>);
     let on_choose = Callback::new(move |_s: Selection| {
@@ -186,10 +203,11 @@ fn CalendarView(
         </section>
         <ViewSwitch pool=pool.id date=first_date tz=tz.clone() current=view_name/>
         <PoolPicker pools=data.pools.clone() current=pool.id view=view_name tz/>
-        {banner.map(|banner| view! { <OutcomeBanner banner action=book tz=tz_banner key=data.form_key.clone()/> })}
+        {banner.map(|banner| view! { <OutcomeBanner banner action=book tz=tz_banner.clone() key=data.form_key.clone()/> })}
+        {moved.map(|outcome| view! { <MoveBanner outcome action=moving tz=tz_banner/> })}
         <Legend/>
         <div class="calendar-layout">
-            <Grid data=data.clone() selection on_choose/>
+            <Grid data=data.clone() selection on_choose moving/>
             <BookingPanel data=data.clone() selection action=book prefill typed/>
         </div>
     }
@@ -208,7 +226,8 @@ fn Legend() -> impl IntoView {
             <span class="swatch past">" "</span>" cannot be booked (past or beyond the horizon) · "
             <span class="swatch now-mark" aria-hidden="true"></span>" now · "
             <span class="used-bar swatch-bar" aria-hidden="true"><span class="used-fill fill-50"></span></span>
-            " the share of a booking's time really used (amber: units idle now) · drag across free slots, or focus one and use shift+arrows, then Enter"
+            " the share of a booking's time really used (amber: units idle now) · drag across free slots, or focus one and use shift+arrows, then Enter · "
+            "drag your booking to move it, its lower edge to resize it (alt+arrows and alt+shift+arrows)"
         </p>
     }
 }

@@ -2,8 +2,8 @@
 //! booked window (and, when it waits for approval, who must approve), or why
 //! it was refused with the next free window as a one-click alternative.
 
-use super::data::Book;
-use crate::model::{BookOutcome, BookingForm, BookingState, Suggestion, Window};
+use super::data::{Book, MoveBooking};
+use crate::model::{BookOutcome, BookingForm, BookingState, MoveOutcome, Suggestion, Window};
 use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 use leptos_router::params::ParamsMap;
@@ -174,5 +174,35 @@ fn JoinWaitlist(action: ServerAction<Book>, form: BookingForm, tz: String, key: 
                 <button class="button secondary" type="submit" id="join-waitlist">"Join the waitlist"</button>
             </ActionForm>
         </div>
+    }
+}
+
+/// What moving or resizing a booking on the grid led to; a refusal for
+/// capacity offers the earliest window of the new length that fits.
+#[component]
+pub fn MoveBanner(outcome: MoveOutcome, action: ServerAction<MoveBooking>, tz: String) -> impl IntoView {
+    match outcome {
+        MoveOutcome::Moved { when } => view! {
+            <div class="outcome ok" role="status" id="outcome"><strong>"Moved: "</strong> {when}</div>
+        }
+        .into_any(),
+        MoveOutcome::Refused { booking, message, suggestion } => view! {
+            <div class="outcome refused" role="alert" id="outcome">
+                <strong>"Not moved: "</strong> {message}
+                {suggestion.map(|s| view! {
+                    <div class="suggestion">
+                        "The earliest window of that length that fits is " <strong>{s.when.clone()}</strong> "."
+                        <ActionForm action attr:class="inline">
+                            <input type="hidden" name="id" value=booking.to_string()/>
+                            <input type="hidden" name="start" value=s.window.start.to_rfc3339()/>
+                            <input type="hidden" name="end" value=s.window.end.to_rfc3339()/>
+                            <input type="hidden" name="tz" value=tz.clone()/>
+                            <button class="button" type="submit" id="move-suggestion">{format!("Move to {} instead", s.when)}</button>
+                        </ActionForm>
+                    </div>
+                })}
+            </div>
+        }
+        .into_any(),
     }
 }
