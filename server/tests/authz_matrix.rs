@@ -229,6 +229,8 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     (Send::Form("id={booking}"), "/rpc/bookings/cancel", [401, 200, 404, 403, 200]),
     (Send::Form("id={booking}&end={later}"), "/rpc/bookings/extend", [401, 200, 404, 403, 200]),
     (Send::Form("id={booking}&start={start}&end={later}&tz=UTC"), "/rpc/bookings/move", [401, 200, 404, 403, 200]),
+    // A teammate is answered with no charts (null): the dashboard is theirs.
+    (Send::Form("id={live}&range=6h&tz=UTC"), "/rpc/bookings/charts", [401, 200, 404, 200, 200]),
     (Send::Form("id={live}"), "/rpc/bookings/end", [401, 200, 404, 403, 200]),
     (
         Send::Form("tz=UTC&kind=nvidia.com%2Fmig-1g.24gb&quantity=1&duration_minutes=60"),

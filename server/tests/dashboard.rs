@@ -57,6 +57,53 @@ async fn members_see_live_use_idle_badges_budget_and_upcoming() {
     assert_eq!(d["live"][0]["booking_id"], live.to_string(), "her own, she reads as it is");
     assert_eq!(d["live"][0]["idle"], "Idle for 15 min (below 5 %)", "{}", d["live"][0]);
 
+    // The device charts: two MIG instances measured for the last three hours,
+    // the second at twice the first's memory; over 6 hours each has one
+    // point per 6 minutes measured (30), on an axis in the reader's zone.
+    sqlx::query(
+        "INSERT INTO usage_device_minute (booking_id, device, minute, busy, memory_used_mib)
+         SELECT $1, 'GPU 0 · MIG 1g.24gb #' || d, date_trunc('minute', now()) - make_interval(mins => k),
+                CASE WHEN d = 1 THEN 0.5 ELSE 0.25 END, 1024 * d
+         FROM generate_series(1, 180) k, generate_series(1, 2) d",
+    )
+    .bind(live)
+    .execute(&f.db)
+    .await
+    .unwrap();
+    let path = "/api/v1/tenants/team-a/dashboard?range=6h&tz=Europe%2FBerlin";
+    let (status, d) = f.call(Method::GET, path, Some(&f.ada), None).await;
+    assert_eq!(status, StatusCode::OK, "{d}");
+    assert_eq!((d["axis"]["range"].as_str(), d["axis"]["zone"].as_str()), (Some("6h"), Some("Europe/Berlin")));
+    assert!((6..=7).contains(&d["axis"]["ticks"].as_array().unwrap().len()), "hourly ticks: {}", d["axis"]);
+    let devices = d["live"][0]["devices"].as_array().unwrap();
+    assert_eq!(devices.len(), 2, "{devices:?}");
+    assert_eq!(devices[0]["device"], "GPU 0 · MIG 1g.24gb #1");
+    let points = devices[0]["points"].as_array().unwrap();
+    assert!((30..=31).contains(&points.len()), "{}", points.len());
+    assert!(points.iter().all(|p| p["busy_pct"] == 50.0 && p["memory_gib"] == 1.0), "{points:?}");
+    assert!(devices[1]["points"].as_array().unwrap().iter().all(|p| p["memory_gib"] == 2.0));
+    // The booking's own page draws the same charts for its holder, none for a teammate.
+    let charts = |token: &str| {
+        axum::http::Request::post("/rpc/bookings/charts")
+            .header(axum::http::header::AUTHORIZATION, format!("Bearer {token}"))
+            .header(axum::http::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(axum::body::Body::from(format!("id={live}&range=24h&tz=UTC")))
+            .unwrap()
+    };
+    let (status, own) = common::raw(&f.app, charts(&f.ada)).await;
+    assert_eq!(status, StatusCode::OK, "{own}");
+    assert_eq!((own["axis"]["range"].as_str(), own["devices"].as_array().map(Vec::len)), (Some("24h"), Some(2)));
+    let (status, theirs) = common::raw(&f.app, charts(&f.carol)).await;
+    assert_eq!(
+        (status, theirs),
+        (StatusCode::OK, Value::Null),
+        "a teammate reads the dashboard, not the booking's charts"
+    );
+    let (status, _) = common::raw(&f.app, charts(&f.bob)).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, err) = f.call(Method::GET, "/api/v1/tenants/team-a/dashboard?range=1y", Some(&f.ada), None).await;
+    assert_eq!((status, err["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("range")), "{err}");
+
     // This week: Ada's 1 slice x 1 h (4 quarter-hours) + Carol's 2 x 30 min = 2 unit-hours, against 40
     // (unless the week turns between the two bookings, which the test cannot rule out at Sunday midnight).
     let line = &d["budget"][0];

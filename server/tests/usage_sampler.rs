@@ -193,6 +193,19 @@ async fn measured_through_a_real_prometheus_with_history_and_a_gap() {
     assert_eq!(samples, 1);
     assert!((busy_unit_minutes - 0.45).abs() < 1e-6, "{busy_unit_minutes}");
     assert!((active_unit_minutes - 1.0).abs() < 1e-6, "{active_unit_minutes}");
+    // Each device's own minute, named as people name it, for the charts.
+    let devices: Vec<(String, f32, f32)> = sqlx::query_as(
+        "SELECT device, busy, memory_used_mib FROM usage_device_minute WHERE booking_id = $1 AND minute = $2 ORDER BY device",
+    )
+    .bind(mig)
+    .bind(minute)
+    .fetch_all(&f.db)
+    .await
+    .unwrap();
+    assert_eq!(
+        devices,
+        [("GPU 1 · MIG 1g.24gb #1".to_string(), 0.05, 1000.0), ("GPU 1 · MIG 1g.24gb #2".to_string(), 0.4, 3000.0)]
+    );
     let threshold: f32 =
         sqlx::query_scalar("SELECT active_threshold FROM usage_policy").fetch_one(&f.db).await.unwrap();
     assert!((threshold - 0.1).abs() < 1e-6, "the threshold judged by is recorded for reports: {threshold}");

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-/// Minutes the sparklines cover.
+/// Minutes of each live session's busy and memory series (the API's last hour).
 pub const SPARK_MINUTES: usize = 60;
 
 /// A booking as the dashboard lists it, live or upcoming.
@@ -31,6 +31,9 @@ pub struct LiveSession {
     /// threshold for its idle minutes.
     pub idle: Option<String>,
     pub simulated: bool,
+    /// Each device's engine busy and memory over the dashboard's range.
+    #[serde(default)]
+    pub devices: Vec<super::DeviceChart>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -67,4 +70,7 @@ pub struct Dashboard {
     pub simulated: bool,
     /// The zone its times are in.
     pub zone: String,
+    /// The time axis of the live sessions' device charts.
+    #[serde(default)]
+    pub axis: super::ChartAxis,
 }

@@ -8,6 +8,7 @@ pub mod calendar;
 mod confirm;
 mod copy;
 mod dashboard;
+mod device_chart;
 mod find;
 mod fit;
 mod forbidden;

@@ -163,7 +163,10 @@ fn BookingsView(only: Signal<Option<Uuid>>) -> impl IntoView {
         <super::QuotaSummary/>
         <Transition fallback=|| view! { <p class="loading">"Loading your bookings…"</p> }>
             {move || data.get().map(|result| match result {
-                Ok(page) if single => view! { <OneCard page actions asked=asked() opened=opened()/> }.into_any(),
+                Ok(page) if single => view! {
+                    <OneCard page actions asked=asked() opened=opened()/>
+                    {only.get_untracked().map(|id| view! { <super::device_chart::SessionChartsPanel id/> })}
+                }.into_any(),
                 Ok(page) => view! { <Sections page actions/> }.into_any(),
                 Err(err) => view! { <p class="error" role="alert">"Could not load: " {err.to_string()}</p> }.into_any(),
             })}

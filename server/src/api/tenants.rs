@@ -67,6 +67,9 @@ struct DashboardQuery {
     /// The zone the windows are written in; UTC by default.
     #[serde(default)]
     tz: Option<String>,
+    /// The device charts' range: 1h (default), 6h, 24h or 7d.
+    #[serde(default)]
+    range: Option<String>,
 }
 
 async fn dashboard(
@@ -77,7 +80,14 @@ async fn dashboard(
 ) -> ApiResult<Json<app::model::Dashboard>> {
     let tz =
         app::rules::local_time::checked_zone("tz", query.tz.as_deref()).map_err(app::backend::ServiceError::from)?;
-    Ok(Json(app::backend::reports::dashboard::load(&state.db, &principal, Some(slug(&raw)?), tz.name()).await?))
+    let range = match query.range.as_deref() {
+        None => app::model::ChartRange::default(),
+        Some(text) => app::model::ChartRange::ALL.into_iter().find(|r| r.as_str() == text).ok_or_else(|| {
+            app::backend::ServiceError::from(app::rules::FieldError::new("range", "must be 1h, 6h, 24h or 7d"))
+        })?,
+    };
+    let asked = (Some(slug(&raw)?), range);
+    Ok(Json(app::backend::reports::dashboard::load(&state.db, &principal, asked, tz.name()).await?))
 }
 
 async fn usage(

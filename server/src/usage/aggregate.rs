@@ -127,6 +127,18 @@ pub struct MinuteUsage {
     pub devices: i32,
     /// Devices whose engine was busy at or above the site's threshold.
     pub active_devices: i32,
+    /// Each device's own minute, for the charts.
+    pub per_device: Vec<DeviceMinute>,
+}
+
+/// One GPU's or MIG instance's minute.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceMinute {
+    /// "GPU 0", "GPU 1 · MIG 1g.24gb #3": what the charts call it.
+    pub device: String,
+    /// Engine busy, 0–1.
+    pub busy: f64,
+    pub memory_used_mib: f64,
 }
 
 /// How busy a device's engine must be for its minute to count as *active*
@@ -171,6 +183,16 @@ fn pod_namespace(series: &Series) -> Option<&str> {
 }
 
 /// (GPU, MIG instance or "") — the device a series measures.
+/// "GPU 0" (its index, else its UUID), and for a MIG instance " · MIG 1g.24gb #3".
+fn device_name(series: &Series) -> String {
+    let gpu = label(series, "gpu").or_else(|| label(series, "UUID")).unwrap_or("?");
+    match (label(series, "GPU_I_PROFILE"), label(series, "GPU_I_ID")) {
+        (Some(profile), Some(id)) => format!("GPU {gpu} · MIG {profile} #{id}"),
+        (None, Some(id)) => format!("GPU {gpu} · MIG #{id}"),
+        _ => format!("GPU {gpu}"),
+    }
+}
+
 fn device(series: &Series) -> (String, String) {
     let gpu = label(series, "UUID").or_else(|| label(series, "gpu")).unwrap_or("?");
     (gpu.to_string(), label(series, "GPU_I_ID").unwrap_or("").to_string())
@@ -183,6 +205,8 @@ struct Device {
     memory: Option<f64>,
     power: Option<f64>,
     mig: bool,
+    /// The GPU's index and the MIG profile, as people name the device.
+    name: String,
 }
 
 /// One row per booking that has at least one device with a busy figure;
@@ -201,6 +225,9 @@ pub fn per_booking(
             let Some(booking) = pod_namespace(s).and_then(|ns| by_namespace.get(ns)) else { continue };
             let d = devices.entry((booking.id, device(s))).or_default();
             d.mig |= label(s, "GPU_I_PROFILE").is_some() || label(s, "GPU_I_ID").is_some();
+            if d.name.is_empty() {
+                d.name = device_name(s);
+            }
             let slot = match metric {
                 Metric::GpuUtil => &mut d.util,
                 Metric::EngineActive => &mut d.engine,
@@ -211,7 +238,7 @@ pub fn per_booking(
         }
     }
     let mut rows: BTreeMap<Uuid, MinuteUsage> = BTreeMap::new();
-    for ((booking_id, _), d) in devices {
+    for ((booking_id, _), mut d) in devices {
         let busy = if d.mig { d.engine } else { d.util.map(|u| u / 100.0).or(d.engine) };
         let Some(busy) = busy else { continue };
         let engine = d.engine.or(d.util.map(|u| u / 100.0)).unwrap_or(busy);
@@ -222,11 +249,17 @@ pub fn per_booking(
             power_w: None,
             devices: 0,
             active_devices: 0,
+            per_device: Vec::new(),
         });
         row.busy += busy.clamp(0.0, 1.0);
         row.devices += 1;
         row.active_devices += i32::from(engine >= threshold.fraction());
         row.memory_used_mib += d.memory.unwrap_or(0.0).max(0.0);
+        row.per_device.push(DeviceMinute {
+            device: std::mem::take(&mut d.name),
+            busy: engine.clamp(0.0, 1.0),
+            memory_used_mib: d.memory.unwrap_or(0.0).max(0.0),
+        });
         if !d.mig {
             if let Some(power) = d.power {
                 row.power_w = Some(row.power_w.unwrap_or(0.0) + power.max(0.0));

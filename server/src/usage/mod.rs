@@ -205,14 +205,42 @@ async fn store(db: &PgPool, minute: DateTime<Utc>, rows: &[MinuteUsage], simulat
     .bind(&active)
     .execute(db)
     .await?;
+    store_devices(db, minute, rows).await?;
     // Retention once an hour is enough: a few extra hours of minutes harm nothing.
     if minute == minute.duration_trunc(Duration::hours(1)).unwrap_or(minute) {
-        sqlx::query("DELETE FROM usage_minute WHERE minute < $1 - make_interval(days => $2)")
-            .bind(minute)
-            .bind(MINUTE_RETENTION_DAYS)
-            .execute(db)
-            .await?;
+        for table in ["usage_minute", "usage_device_minute"] {
+            sqlx::query(&format!("DELETE FROM {table} WHERE minute < $1 - make_interval(days => $2)"))
+                .bind(minute)
+                .bind(MINUTE_RETENTION_DAYS)
+                .execute(db)
+                .await?;
+        }
     }
+    Ok(())
+}
+
+/// Each device's minute, for the charts; a minute measured twice is kept once.
+async fn store_devices(db: &PgPool, minute: DateTime<Utc>, rows: &[MinuteUsage]) -> sqlx::Result<()> {
+    let devices = rows.iter().flat_map(|r| r.per_device.iter().map(move |d| (r.booking_id, d)));
+    let (mut ids, mut names, mut busy, mut memory) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (booking, device) in devices {
+        ids.push(booking);
+        names.push(device.device.clone());
+        busy.push(device.busy);
+        memory.push(device.memory_used_mib);
+    }
+    sqlx::query(
+        "INSERT INTO usage_device_minute (booking_id, device, minute, busy, memory_used_mib)
+         SELECT b, d, $1, busy, memory FROM unnest($2::uuid[], $3::text[], $4::float8[], $5::float8[]) AS m(b, d, busy, memory)
+         ON CONFLICT DO NOTHING",
+    )
+    .bind(minute)
+    .bind(&ids)
+    .bind(&names)
+    .bind(&busy)
+    .bind(&memory)
+    .execute(db)
+    .await?;
     Ok(())
 }
 

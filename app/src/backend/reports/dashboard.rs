@@ -78,7 +78,12 @@ fn chosen(principal: &Principal, asked: Option<&str>, all: &[(String, String)]) 
     }
 }
 
-pub async fn load(db: &PgPool, principal: &Principal, tenant: Option<&str>, tz: &str) -> ServiceResult<Dashboard> {
+pub async fn load(
+    db: &PgPool,
+    principal: &Principal,
+    (tenant, range): (Option<&str>, crate::model::ChartRange),
+    tz: &str,
+) -> ServiceResult<Dashboard> {
     let all: Vec<(String, String)> =
         sqlx::query_as("SELECT slug, name FROM tenant ORDER BY slug").fetch_all(db).await?;
     let slug = chosen(principal, tenant, &all)?;
@@ -86,7 +91,13 @@ pub async fn load(db: &PgPool, principal: &Principal, tenant: Option<&str>, tz: 
         return Err(ServiceError::NotFound("tenant"));
     };
     let tenant_id: Uuid = sqlx::query_scalar("SELECT id FROM tenant WHERE slug = $1").bind(&slug).fetch_one(db).await?;
-    let (live, simulated) = live_sessions(db, principal, tenant_id, tz).await?;
+    let axis = super::device_charts::axis(range, crate::backend::db_now(db).await?, tz);
+    let (mut live, simulated) = live_sessions(db, principal, tenant_id, tz).await?;
+    let ids: Vec<Uuid> = live.iter().map(|s| s.booking.booking_id).collect();
+    let mut charts = super::device_charts::charts(db, &ids, &axis).await?;
+    for session in &mut live {
+        session.devices = charts.remove(&session.booking.booking_id).unwrap_or_default();
+    }
     Ok(Dashboard {
         others: all.iter().map(|(s, _)| s.clone()).filter(|s| *s != slug && may_read(principal, s)).collect(),
         tenant: slug.clone(),
@@ -96,6 +107,7 @@ pub async fn load(db: &PgPool, principal: &Principal, tenant: Option<&str>, tz: 
         upcoming: upcoming(db, principal, tenant_id, tz).await?,
         simulated,
         zone: crate::rules::local_time::zone(tz).name().to_string(),
+        axis,
     })
 }
 
@@ -157,6 +169,7 @@ async fn live_sessions(
                 idle: (idle_run >= b.policy.idle_minutes as usize)
                     .then(|| format!("Idle for {idle_run} min (below {} %)", b.policy.threshold_pct)),
                 simulated: session_simulated,
+                devices: Vec::new(),
             }
         })
         .collect();

@@ -3,6 +3,7 @@
 
 mod charts;
 pub mod dashboard;
+pub mod device_charts;
 mod figures;
 pub mod period;
 pub mod rollups;
