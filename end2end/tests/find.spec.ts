@@ -16,6 +16,9 @@ for (const width of [1440, 390]) {
     await page.goto('/find');
     await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
     const d = day(width === 1440 ? 20 : 21);
+    // Each kind says its memory and what fits it, as the booking panel does.
+    await expect(page.locator('#find-kind option[value="nvidia.com/mig-1g.24gb"]'))
+      .toHaveText('MIG 1g.24gb (4 units) · 24 GB · inference of an 8B model in BF16 at 8k context');
     await page.selectOption('#find-kind', 'nvidia.com/mig-1g.24gb');
     await page.fill('#find-quantity', '1');
     await page.fill('#find-duration', '120');

@@ -80,7 +80,7 @@ fn FindView(data: FindPage, book: ServerAction<Book>, banner: Option<Banner>) ->
             <label>"Kind"
                 <select name="kind" id="find-kind">
                     {pool.kinds.iter().map(|k| view! {
-                        <option value=k.kind.clone() selected=k.kind == data.kind prop:selected=k.kind == data.kind>{format!("{} ({})", short_kind(&k.kind), crate::model::counted(k.capacity, "unit", "units"))}</option>
+                        <option value=k.kind.clone() selected=k.kind == data.kind prop:selected=k.kind == data.kind>{kind_option(k)}</option>
                     }).collect_view()}
                 </select>
             </label>
@@ -128,5 +128,15 @@ pub(super) fn FoundList(slots: FoundSlots, book: ServerAction<Book>, key: String
                 </li>
             }}).collect_view()}
         </ol>
+    }
+}
+
+/// A kind as Find a slot lists it: its name, units, memory and one line of
+/// what fits ("MIG 1g.24gb (4 units) · 24 GB · inference of an 8B model …").
+fn kind_option(k: &crate::model::PoolKind) -> String {
+    let name = format!("{} ({})", short_kind(&k.kind), crate::model::counted(k.capacity, "unit", "units"));
+    match crate::rules::fit::kind_line_of(k.vram_gb_per_unit) {
+        fits if fits.is_empty() => name,
+        fits => format!("{name} · {fits}"),
     }
 }
