@@ -37,17 +37,34 @@ export DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/berth_calbench"
 $berth seed-demo >/dev/null
 token="$($berth token create --email ada@berth.local 2>/dev/null)"
 
-say "500 bookings in the coming week of one pool (two kinds), a fifth of them ada's"
+say "500 bookings in the week from yesterday of one pool (two kinds), a fifth of them ada's; 100 of them yesterday's, measured (the used-time bars)"
 psql "$DATABASE_URL" -qv ON_ERROR_STOP=1 <<'SQL'
 -- Room for every booking: the calendar's cost, not admission, is measured.
 UPDATE pool_kind SET capacity = 1000 WHERE pool_id = (SELECT id FROM pool WHERE name = 'lab-h100');
+-- Yesterday's 100, completed, each with an hour of measured use: the week
+-- view draws a used-time bar under ada's (and, for admins, everyone's).
 INSERT INTO booking (pool_id, kind, user_id, tenant_id, quantity, mode, starts_at, ends_at, state)
 SELECT p.id, CASE WHEN i % 3 = 0 THEN 'nvidia.com/gpu' ELSE 'nvidia.com/mig-1g.24gb' END,
        CASE WHEN i % 5 = 0 THEN ada.id ELSE adm.id END, t.id, 1 + i % 3, 'interactive',
-       date_trunc('hour', now()) + (i % 160) * interval '1 hour' + (i % 4) * interval '15 minutes',
-       date_trunc('hour', now()) + (i % 160) * interval '1 hour' + (1 + i % 8) * interval '45 minutes',
+       date_trunc('day', now()) - interval '1 day' + (i % 22) * interval '1 hour',
+       date_trunc('day', now()) - interval '1 day' + (i % 22) * interval '1 hour' + interval '90 minutes',
+       'completed'
+FROM generate_series(1, 100) AS i,
+     (SELECT id FROM pool WHERE name = 'lab-h100') AS p,
+     (SELECT id FROM app_user WHERE email = 'ada@berth.local') AS ada,
+     (SELECT id FROM app_user WHERE email = 'admin@berth.local') AS adm,
+     (SELECT id FROM tenant WHERE slug = 'demo') AS t;
+INSERT INTO usage_hour (booking_id, hour, pool_id, tenant_id, user_id, samples, busy_unit_minutes,
+                        active_unit_minutes, memory_max_mib, energy_wh, simulated)
+SELECT id, date_trunc('hour', starts_at), pool_id, tenant_id, user_id, 60, 30 * quantity, 40 * quantity, 1000, 0, true
+FROM booking;
+INSERT INTO booking (pool_id, kind, user_id, tenant_id, quantity, mode, starts_at, ends_at, state)
+SELECT p.id, CASE WHEN i % 3 = 0 THEN 'nvidia.com/gpu' ELSE 'nvidia.com/mig-1g.24gb' END,
+       CASE WHEN i % 5 = 0 THEN ada.id ELSE adm.id END, t.id, 1 + i % 3, 'interactive',
+       date_trunc('hour', now()) + (i % 120) * interval '1 hour' + (i % 4) * interval '15 minutes',
+       date_trunc('hour', now()) + (i % 120) * interval '1 hour' + (1 + i % 8) * interval '45 minutes',
        'approved'
-FROM generate_series(1, 500) AS i,
+FROM generate_series(1, 400) AS i,
      (SELECT id FROM pool WHERE name = 'lab-h100') AS p,
      (SELECT id FROM app_user WHERE email = 'ada@berth.local') AS ada,
      (SELECT id FROM app_user WHERE email = 'admin@berth.local') AS adm,
@@ -59,7 +76,10 @@ PORT=$((PG_PORT + 1))
 $berth serve --listen "127.0.0.1:$PORT" --site-root target/site --dev-login 2>/dev/null &
 SERVER_PID=$!
 for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.1; done
-url="http://127.0.0.1:$PORT/calendar?pool=$pool&tz=UTC"
+yesterday=$(date -u -d yesterday +%F)
+url="http://127.0.0.1:$PORT/calendar?pool=$pool&tz=UTC&date=$yesterday"
+bars=$(curl -sf -H "Authorization: Bearer $token" "$url" | grep -o 'class="used-bar' | wc -l)
+say "the week from $yesterday draws $bars used-time bars"
 bytes=$(curl -sf -H "Authorization: Bearer $token" "$url" | wc -c)
 visible=$(curl -sf -H "Authorization: Bearer $token" "$url" | grep -o 'class="slot' | wc -l)
 say "server render of the week view ($((bytes / 1024)) KB of HTML, $visible slot cells), 1 connection, ${SECONDS_PER_RUN}s"
@@ -71,4 +91,4 @@ wrk -t2 -c32 -d"${SECONDS_PER_RUN}s" --timeout 10s --latency -H "Authorization: 
   grep -E 'Latency|50%|99%|requests in|Requests/sec|Socket errors|Non-2xx' || true
 
 say "the calendar in Chromium: bytes on the wire, time until interactive (navigation start → hydrated)"
-BERTH_URL="http://127.0.0.1:$PORT" BERTH_POOL="$pool" node end2end/bench/interactive.mjs
+BERTH_URL="http://127.0.0.1:$PORT" BERTH_POOL="$pool" BERTH_DATE="$yesterday" node end2end/bench/interactive.mjs

@@ -7,7 +7,7 @@ import { chromium } from 'playwright-core';
 
 const base = process.env.BERTH_URL;
 const pool = process.env.BERTH_POOL;
-const url = `${base}/calendar?pool=${pool}&tz=UTC`;
+const url = `${base}/calendar?pool=${pool}&tz=UTC${process.env.BERTH_DATE ? `&date=${process.env.BERTH_DATE}` : ''}`;
 const LOADS = 10;
 const browser = await chromium.launch({
   executablePath: '/usr/bin/chromium',

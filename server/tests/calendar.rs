@@ -346,9 +346,23 @@ async fn a_live_booking_shows_how_much_of_its_time_was_used_to_its_owner_and_adm
     assert_eq!(all.len(), 1);
     assert_eq!((all[0].pct, all[0].idle_units), (50, 1));
     assert!(all[0].who.as_deref().is_some_and(|w| w.starts_with("ada")), "{all:?}");
+    // A past one keeps its block and its bar: all of its hour was active.
+    let past = f.place(MIG, 1, (start - Duration::hours(1), start), "completed").await;
+    sqlx::query(
+        "INSERT INTO usage_hour (booking_id, hour, pool_id, tenant_id, user_id, samples, busy_unit_minutes,
+                                 active_unit_minutes, memory_max_mib, energy_wh, simulated)
+         SELECT id, date_trunc('hour', starts_at), pool_id, tenant_id, user_id, 60, 60, 60, 0, 0, false
+         FROM booking WHERE id = $1",
+    )
+    .bind(past)
+    .execute(&f.db)
+    .await
+    .unwrap();
+    let mine = bars(&load(&f.db, &ada, &query).await.unwrap());
+    assert_eq!(mine.iter().map(|b| (b.pct, b.idle_units)).collect::<Vec<_>>(), [(100, 0), (50, 1)], "{mine:?}");
     // A future booking has no bar: nothing of it was used yet, nor unused.
     f.place(MIG, 1, (now + Duration::hours(30), now + Duration::hours(31)), "approved").await;
-    assert_eq!(bars(&load(&f.db, &ada, &query).await.unwrap()).len(), 1);
+    assert_eq!(bars(&load(&f.db, &ada, &query).await.unwrap()).len(), 2);
 }
 
 /// The agenda lists the coming bookings, one's own in full and linked,

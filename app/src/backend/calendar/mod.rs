@@ -65,8 +65,13 @@ pub async fn load(db: &PgPool, principal: &Principal, query: &CalendarQuery) -> 
     let range = Window { start: local_midnight(tz, first), end: local_midnight(tz, first + Duration::days(days)) };
 
     let filter = BookingFilter { pool_id: Some(pool.id), from: Some(range.start), to: Some(range.end), mine: false };
-    let bookings: Vec<Booking> =
-        bookings::list(db, principal, &filter).await?.into_iter().filter(|b| b.state.holds_capacity()).collect();
+    // What holds capacity, and what held it: a past booking stays on the
+    // calendar as it was used, under its used-time bar.
+    let bookings: Vec<Booking> = bookings::list(db, principal, &filter)
+        .await?
+        .into_iter()
+        .filter(|b| b.state.holds_capacity() || b.state == crate::model::BookingState::Completed)
+        .collect();
 
     let rules = pool.rules;
     let step = granularity(&rules);

@@ -43,8 +43,12 @@ pub async fn load(
     // The agenda lists what is still to come; the month shows every day.
     let from = if kind == SpanKind::Agenda { range.start.max(now) } else { range.start };
     let filter = BookingFilter { pool_id: Some(pool.id), from: Some(from), to: Some(range.end), mine: false };
-    let mut shown: Vec<Booking> =
-        bookings::list(db, principal, &filter).await?.into_iter().filter(|b| b.state.holds_capacity()).collect();
+    // As the grid does: what holds capacity and what held it (past days).
+    let mut shown: Vec<Booking> = bookings::list(db, principal, &filter)
+        .await?
+        .into_iter()
+        .filter(|b| b.state.holds_capacity() || b.state == crate::model::BookingState::Completed)
+        .collect();
     shown.sort_by_key(|b| (b.start, b.end, !b.mine));
     let days: Vec<NaiveDate> = first.iter_days().take_while(|d| *d <= last).collect();
     let (title, prev, next, agenda, weeks) = match kind {
