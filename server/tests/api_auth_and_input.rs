@@ -143,6 +143,7 @@ const OPERATIONS: &[(&str, &str)] = &[
     ("get", "/bookings/{id}"),
     ("post", "/bookings/{id}/cancel"),
     ("post", "/bookings/{id}/extend"),
+    ("post", "/bookings/{id}/move"),
     ("post", "/bookings/{id}/end"),
     ("post", "/bookings/{id}/approve"),
     ("post", "/bookings/{id}/reject"),
