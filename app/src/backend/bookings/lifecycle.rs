@@ -3,12 +3,12 @@
 //! event in one transaction.
 
 use crate::backend::bookings::change::{change, Change, End};
-use crate::backend::bookings::locks::{live_usages, lock_kind};
+use crate::backend::bookings::locks::{lock_kind, peak_of_others};
 use crate::backend::bookings::query::fetch_row;
 use crate::backend::bookings::row::{BookingRow, Need};
 use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{Booking, PoolRules, Principal, Window};
-use crate::rules::capacity::{peak_usage, Usage};
+use crate::rules::capacity::Usage;
 use crate::rules::state_machine::{transition, Action};
 use crate::rules::window::{check_in_range, validate_extension};
 use chrono::{DateTime, Utc};
@@ -170,13 +170,7 @@ pub async fn extend(
     {
         return Err(crate::backend::pools::blackouts::windows::closed(blackout, &time_zone));
     }
-    let others: Vec<Usage> = live_usages(&mut tx, row.pool_id, &row.kind, added.start, added.end)
-        .await?
-        .into_iter()
-        .filter(|(other, _)| *other != row.id)
-        .map(|(_, u)| u)
-        .collect();
-    let peak_used = peak_usage(&others, added);
+    let peak_used = peak_of_others(&mut tx, (row.pool_id, &row.kind), row.id, added).await?;
     if peak_used + row.quantity > capacity {
         return Err(ServiceError::CapacityExceeded { peak_used, capacity, next_free: None });
     }

@@ -68,3 +68,21 @@ pub async fn live_usages(
     .await?;
     Ok(rows.into_iter().map(|(id, start, end, quantity)| (id, Usage { start, end, quantity })).collect())
 }
+
+/// The most units the kind's bookings other than `booking` hold at once in
+/// `window` (a booking growing or moving is not its own neighbour); the
+/// caller holds the kind's lock.
+pub async fn peak_of_others(
+    conn: &mut PgConnection,
+    (pool_id, kind): (Uuid, &str),
+    booking: Uuid,
+    window: crate::model::Window,
+) -> ServiceResult<i32> {
+    let others: Vec<Usage> = live_usages(conn, pool_id, kind, window.start, window.end)
+        .await?
+        .into_iter()
+        .filter(|(other, _)| *other != booking)
+        .map(|(_, u)| u)
+        .collect();
+    Ok(crate::rules::capacity::peak_usage(&others, window))
+}

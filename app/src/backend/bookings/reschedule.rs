@@ -8,14 +8,14 @@
 //! or ending it early are its ways to change.
 
 use crate::backend::bookings::lifecycle::{kind_terms, locked_row, KindTerms};
-use crate::backend::bookings::locks::{live_usages, lock_kind};
+use crate::backend::bookings::locks::{lock_kind, peak_of_others};
 use crate::backend::bookings::query::fetch_row;
 use crate::backend::bookings::row::{BookingRow, Need};
 use crate::backend::bookings::suggest::{Crowded, Wanted};
 use crate::backend::bookings::waitlist::{after_freeing, Freed};
 use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{Booking, BookingState, Principal, Window};
-use crate::rules::capacity::{peak_usage, Usage};
+use crate::rules::capacity::Usage;
 use crate::rules::window::{check_in_range, check_not_empty, validate_new};
 use sqlx::PgPool;
 use uuid::Uuid;
@@ -48,13 +48,7 @@ pub async fn reschedule(db: &PgPool, principal: &Principal, id: Uuid, window: Wi
     if let Some(blackout) = closed.first() {
         return Err(crate::backend::pools::blackouts::windows::closed(blackout, &time_zone));
     }
-    let others: Vec<Usage> = live_usages(&mut tx, row.pool_id, &row.kind, window.start, window.end)
-        .await?
-        .into_iter()
-        .filter(|(other, _)| *other != row.id)
-        .map(|(_, u)| u)
-        .collect();
-    let peak_used = peak_usage(&others, window);
+    let peak_used = peak_of_others(&mut tx, (row.pool_id, &row.kind), row.id, window).await?;
     if peak_used + row.quantity > capacity {
         tx.rollback().await?;
         let wanted =
