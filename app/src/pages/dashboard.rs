@@ -3,7 +3,7 @@
 //! picks, an idle badge, the week's GPU-hours against its budget, and the
 //! next bookings. Server-rendered SVG: no JavaScript needed.
 
-use super::device_chart::{DeviceChartView, RangePicker};
+use super::device_chart::{DeviceCharts, RangePicker};
 use crate::model::{BudgetLine, ChartAxis, ChartRange, Dashboard, LiveSession};
 use crate::rpc::RpcError;
 use leptos::prelude::*;
@@ -112,17 +112,7 @@ fn LiveSessionView(session: LiveSession, axis: ChartAxis) -> impl IntoView {
                     None => view! { <span class="muted">"in use"</span> }.into_any(),
                 }}
             </p>
-            {if session.devices.is_empty() {
-                view! { <p class="muted">{format!("No GPU use measured in {}.", axis.range.phrase())}</p> }.into_any()
-            } else {
-                view! {
-                    <div class="device-charts">
-                        {session.devices.into_iter().map(|chart| view! {
-                            <DeviceChartView chart axis=axis.clone() simulated/>
-                        }).collect_view()}
-                    </div>
-                }.into_any()
-            }}
+            <DeviceCharts devices=session.devices axis simulated/>
         </section>
     }
 }

@@ -89,6 +89,20 @@ pub fn DeviceChartView(chart: DeviceChart, axis: ChartAxis, simulated: bool) -> 
     }
 }
 
+/// A session's charts, one per device, or that nothing was measured in the range.
+#[component]
+pub fn DeviceCharts(devices: Vec<DeviceChart>, axis: ChartAxis, simulated: bool) -> impl IntoView {
+    if devices.is_empty() {
+        return view! { <p class="muted">{format!("No GPU use measured in {}.", axis.range.phrase())}</p> }.into_any();
+    }
+    view! {
+        <div class="device-charts">
+            {devices.into_iter().map(|chart| view! { <DeviceChartView chart axis=axis.clone() simulated/> }).collect_view()}
+        </div>
+    }
+    .into_any()
+}
+
 /// The range picker: links that keep the rest of the page's query.
 #[component]
 pub fn RangePicker(current: ChartRange, href: Callback<ChartRange, String>) -> impl IntoView {
@@ -139,19 +153,8 @@ pub fn SessionChartsPanel(id: uuid::Uuid) -> impl IntoView {
                 <section class="session-charts" id="session-charts" aria-labelledby="session-charts-head">
                     <h2 id="session-charts-head">"GPU use"</h2>
                     <RangePicker current=c.axis.range href/>
-                    {if c.devices.is_empty() {
-                        view! { <p class="muted">{format!("No GPU use measured in {}.", c.axis.range.phrase())}</p> }.into_any()
-                    } else {
-                        let (axis, simulated) = (c.axis.clone(), c.simulated);
-                        view! {
-                            <p class="muted">"Times in " {c.axis.zone.clone()} "."</p>
-                            <div class="device-charts">
-                                {c.devices.into_iter().map(|chart| view! {
-                                    <DeviceChartView chart axis=axis.clone() simulated/>
-                                }).collect_view()}
-                            </div>
-                        }.into_any()
-                    }}
+                    {(!c.devices.is_empty()).then(|| view! { <p class="muted">"Times in " {c.axis.zone.clone()} "."</p> })}
+                    <DeviceCharts devices=c.devices axis=c.axis simulated=c.simulated/>
                 </section>
             })}
         </Transition>
