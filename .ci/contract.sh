@@ -47,6 +47,10 @@ export CONTRACT_POOL
 load_pools "$url" "$admin" contract >"$WORK/pools"
 CONTRACT_POOL="$(head -1 "$WORK/pools")"
 start="$(date -u -d 'tomorrow 10:00' +%Y-%m-%dT%H:%M:%SZ)"; end="$(date -u -d 'tomorrow 12:00' +%Y-%m-%dT%H:%M:%SZ)"
+export CONTRACT_CLUSTER
+CONTRACT_CLUSTER="$(curl -sf -X POST "$url/api/v1/clusters" -H "Authorization: Bearer $admin" \
+  -H 'Content-Type: application/json' -d '{"name":"contract","access":"simulated"}' |
+  python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')"
 export CONTRACT_BOOKING
 CONTRACT_BOOKING="$(curl -sf -X POST "$url/api/v1/bookings" -H "Authorization: Bearer $user" \
   -H 'Content-Type: application/json' \

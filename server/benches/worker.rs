@@ -69,6 +69,7 @@ impl Bench {
             end_grace_seconds: None,
             backfill_namespace: None,
             scale_ahead_minutes: None,
+            cluster: None,
             kinds: vec![KindSpec {
                 kind: KIND.into(),
                 capacity: 5000,

@@ -37,6 +37,7 @@ fn demo_pool() -> NewPool {
         end_grace_seconds: None,
         backfill_namespace: None,
         scale_ahead_minutes: None,
+        cluster: None,
         kinds: vec![
             KindSpec {
                 kind: "nvidia.com/gpu".into(),

@@ -44,6 +44,7 @@ fn approval_pool() -> NewPool {
         end_grace_seconds: None,
         backfill_namespace: None,
         scale_ahead_minutes: None,
+        cluster: None,
     }
 }
 

@@ -189,6 +189,11 @@ const OPERATIONS: &[(&str, &str)] = &[
     ("put", "/tenants/{slug}/homes"),
     ("put", "/homes/price"),
     ("get", "/fit"),
+    ("get", "/clusters"),
+    ("post", "/clusters"),
+    ("get", "/clusters/{id}"),
+    ("put", "/clusters/{id}"),
+    ("delete", "/clusters/{id}"),
 ];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -56,6 +56,12 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     (Send::Get, "/api/v1/pools/{pool}", [401, 200, 200, 200, 200]),
     (Send::Patch(r#"{"description":"x"}"#), "/api/v1/pools/{pool}", [401, 403, 403, 403, 200]),
     (Send::Delete, "/api/v1/pools/{empty_pool}", [401, 403, 403, 403, 204]),
+    // Clusters: how Berth reaches each is for admins alone, reading included.
+    (Send::Get, "/api/v1/clusters", [401, 403, 403, 403, 200]),
+    (Send::Json(r#"{"name":"c-{uniq}","access":"simulated"}"#), "/api/v1/clusters", [401, 403, 403, 403, 201]),
+    (Send::Get, "/api/v1/clusters/{cluster}", [401, 403, 403, 403, 200]),
+    (Send::Put(r#"{"access":"simulated","kueue":true}"#), "/api/v1/clusters/{cluster}", [401, 403, 403, 403, 200]),
+    (Send::Delete, "/api/v1/clusters/{cluster}", [401, 403, 403, 403, 204]),
     (Send::Get, "/api/v1/pools/{pool}/availability?kind=nvidia.com%2Fmig-1g.24gb", [401, 200, 200, 200, 200]),
     (Send::Get, "/api/v1/pools/{pool}/slots?kind=nvidia.com%2Fmig-1g.24gb&duration_minutes=60", [401, 200, 200, 200, 200]),
     (Send::Get, "/api/v1/bookings", [401, 200, 200, 200, 200]),
@@ -317,6 +323,7 @@ fn big_pool(name: &str, requires_approval: bool) -> NewPool {
         end_grace_seconds: None,
         backfill_namespace: None,
         scale_ahead_minutes: None,
+        cluster: None,
         kinds: vec![KindSpec {
             kind: MIG.into(),
             capacity: 1000,
@@ -378,7 +385,7 @@ impl World {
     async fn fill(&self, template: &str) -> String {
         let mut text =
             template.replace("{pool}", &self.pool.to_string()).replace("{uniq}", &Uuid::new_v4().simple().to_string());
-        let replacements: [(&str, Option<String>); 18] = [
+        let replacements: [(&str, Option<String>); 19] = [
             ("{booking}", None),
             ("{series}", None),
             ("{until}", Some((slot(20) + Duration::days(1)).date_naive().to_string())),
@@ -388,6 +395,7 @@ impl World {
             ("{far}", Some(slot(400).to_rfc3339_opts(SecondsFormat::Secs, true))),
             ("{farther}", Some(slot(404).to_rfc3339_opts(SecondsFormat::Secs, true))),
             ("{empty_pool}", None),
+            ("{cluster}", None),
             ("{live}", None),
             ("{pending}", None),
             ("{token}", None),
@@ -440,6 +448,20 @@ impl World {
                 ("{empty_pool}", None) => {
                     let name = format!("empty-{}", Uuid::new_v4().simple());
                     pools::create(&self.f.db, &self.admin, big_pool(&name, false)).await.unwrap().id.to_string()
+                }
+                ("{cluster}", None) => {
+                    let spec = app::model::ClusterSpec {
+                        name: Some(format!("c-{}", Uuid::new_v4().simple())),
+                        access: app::model::ClusterAccess::Simulated,
+                        kubeconfig_secret: None,
+                        workspace_domain: None,
+                        expose: None,
+                        kueue: None,
+                        scale_ahead_mode: None,
+                        scale_ahead_minutes: None,
+                        image_cache: None,
+                    };
+                    app::backend::clusters::create(&self.f.db, &self.admin, spec).await.unwrap().id.to_string()
                 }
                 ("{token}", None) => tokens::issue(&self.f.db, self.ada.user_id, "victim", Duration::days(1))
                     .await

@@ -65,6 +65,7 @@ const LINK: &str = "CASE
         WHEN (l.action LIKE 'pool.%' OR l.action LIKE 'blackout.%') AND p.id IS NOT NULL THEN '/admin/pools/' || p.id
         WHEN l.action LIKE 'tenant.%' OR l.action LIKE 'quota.%' THEN '/admin/tenants'
         WHEN l.action LIKE 'user.%' THEN '/admin/users'
+        WHEN l.action LIKE 'cluster.%' THEN '/admin/clusters'
         WHEN l.action LIKE 'waitlist.%' THEN '/admin/waitlist'
     END";
 

@@ -54,6 +54,13 @@ impl From<sqlx::Error> for ServiceError {
                         reason: "a pool with this name exists".into(),
                     }
                 }
+                Some("cluster_name_key") => {
+                    return Self::Conflict {
+                        code: "duplicate",
+                        field: Some("name".into()),
+                        reason: "a cluster with this name exists".into(),
+                    }
+                }
                 Some("booking_one_open_extension") => {
                     return Self::Conflict {
                         code: "extension_pending",

@@ -10,6 +10,7 @@ pub mod accounts;
 pub mod audit;
 pub mod bookings;
 pub mod calendar;
+pub mod clusters;
 pub mod error;
 pub mod fit;
 pub mod homes;

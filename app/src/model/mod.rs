@@ -9,6 +9,7 @@ mod calendar;
 mod calendar_feed;
 mod calendar_span;
 mod clock;
+mod cluster;
 mod dashboard;
 mod device_chart;
 mod fit;
@@ -47,6 +48,7 @@ pub use calendar::{
 pub use calendar_feed::{CalendarFeed, PoolFeed};
 pub use calendar_span::{AgendaDay, AgendaEntry, CalendarSpan, MonthDay, SpanKind};
 pub use clock::{booking_phrase, window_text, Clock};
+pub use cluster::{Cluster, ClusterAccess, ClusterSpec, ClusterSwitches, DEFAULT_CLUSTER};
 pub use dashboard::{BookingLine, BudgetLine, Dashboard, LiveSession, UpcomingLine, SPARK_MINUTES};
 pub use device_chart::{ChartAxis, ChartPoint, ChartRange, DeviceChart, SessionCharts};
 pub use fit::FitPage;

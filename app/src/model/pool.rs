@@ -148,6 +148,9 @@ pub struct Pool {
     pub retired: bool,
     #[serde(flatten)]
     pub scheduling: Scheduling,
+    /// The cluster its sessions run on, by name.
+    #[serde(default)]
+    pub cluster: String,
 }
 
 /// What the pool tells the cluster's own schedulers (acting only with the
@@ -298,6 +301,10 @@ pub struct NewPool {
     pub backfill_namespace: Option<String>,
     #[serde(default)]
     pub scale_ahead_minutes: Option<i32>,
+    /// The cluster its sessions run on, by name; may be left out while
+    /// Berth has one cluster.
+    #[serde(default)]
+    pub cluster: Option<String>,
 }
 
 fn utc() -> String {
@@ -343,6 +350,9 @@ pub struct PoolPatch {
     pub backfill_namespace: Option<String>,
     /// `-1` removes the pool's own lead time (the site's applies again).
     pub scale_ahead_minutes: Option<i32>,
+    /// Moves the pool to another cluster (only while it holds no live or
+    /// future bookings).
+    pub cluster: Option<String>,
 }
 
 #[cfg(test)]

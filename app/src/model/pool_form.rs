@@ -59,6 +59,8 @@ pub struct PoolForm {
     pub backfill_namespace: String,
     /// Empty: the site's `--scale-ahead`.
     pub scale_ahead_minutes: String,
+    /// The cluster's name; empty: the only cluster (new pools) or where it is.
+    pub cluster: String,
 }
 
 fn number<T: std::str::FromStr>(field: &str, text: &str) -> Result<T, FieldError> {
@@ -192,6 +194,7 @@ impl PoolForm {
             },
             backfill_namespace: Some(self.backfill_namespace.trim().to_string()).filter(|n| !n.is_empty()),
             scale_ahead_minutes: optional("scale_ahead_minutes", &self.scale_ahead_minutes)?,
+            cluster: Some(self.cluster.trim().to_string()).filter(|c| !c.is_empty()),
         })
     }
 
@@ -223,6 +226,8 @@ impl PoolForm {
             // Emptied fields remove the pool's own setting.
             backfill_namespace: Some(new.backfill_namespace.unwrap_or_default()),
             scale_ahead_minutes: Some(new.scale_ahead_minutes.unwrap_or(-1)),
+            // Empty leaves the pool where it is.
+            cluster: new.cluster,
         })
     }
 
@@ -271,6 +276,7 @@ impl PoolForm {
                 .collect(),
             backfill_namespace: pool.scheduling.backfill_namespace.clone().unwrap_or_default(),
             scale_ahead_minutes: pool.scheduling.scale_ahead_minutes.map(|m| m.to_string()).unwrap_or_default(),
+            cluster: pool.cluster.clone(),
         }
     }
 }

@@ -2,6 +2,7 @@
 //! enforce them inside one transaction; the browser may use them to preview.
 
 pub mod capacity;
+pub mod cluster_spec;
 pub mod fit;
 // Zones come with chrono-tz, which the browser build leaves out.
 #[cfg(any(feature = "ssr", test))]

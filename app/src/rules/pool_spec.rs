@@ -228,7 +228,7 @@ fn is_label_name(name: &str) -> bool {
 }
 
 /// A DNS subdomain (the optional prefix of a label key): lower-case labels joined by dots.
-fn is_dns_subdomain(prefix: &str) -> bool {
+pub(crate) fn is_dns_subdomain(prefix: &str) -> bool {
     prefix.len() <= 253
         && prefix.split('.').all(|part| {
             let b = part.as_bytes();

@@ -6,6 +6,7 @@ pub(crate) mod auth;
 mod blackouts;
 mod bookings;
 mod calendar_feed;
+mod clusters;
 mod csv_body;
 pub(crate) mod error;
 mod fit;
@@ -37,6 +38,7 @@ pub fn router() -> Router<AppState> {
         .route("/openapi.json", get(|| async { Json(openapi::document()) }))
         .route("/me", get(auth::me))
         .merge(pools::router())
+        .merge(clusters::router())
         .merge(bookings::router())
         .merge(tenants::router())
         .merge(homes::router())

@@ -38,6 +38,7 @@ struct PoolRow {
     end_grace_seconds: i32,
     time_zone: String,
     retired: bool,
+    cluster: String,
     backfill_namespace: Option<String>,
     scale_ahead_minutes: Option<i32>,
 }
@@ -75,6 +76,7 @@ async fn load(conn: &mut PgConnection, reader: &Principal, only: Option<Uuid>) -
                 p.price_per_gpu_hour, p.images, p.node_selector, p.tolerations, p.priority_class, p.runtime_class, p.end_grace_seconds,
                 p.time_zone, p.retired_at IS NOT NULL AS retired,
                 p.backfill_namespace, p.scale_ahead_minutes,
+                (SELECT c.name FROM cluster c WHERE c.id = p.cluster_id) AS cluster,
                 ARRAY(SELECT t.slug FROM pool_tenant pt JOIN tenant t ON t.id = pt.tenant_id
                       WHERE pt.pool_id = p.id ORDER BY t.slug) AS tenants
          FROM pool p
@@ -134,6 +136,7 @@ async fn load(conn: &mut PgConnection, reader: &Principal, only: Option<Uuid>) -
                 backfill_namespace: p.backfill_namespace,
                 scale_ahead_minutes: p.scale_ahead_minutes,
             },
+            cluster: p.cluster,
         })
         .collect())
 }
@@ -244,12 +247,14 @@ pub async fn create(db: &PgPool, principal: &Principal, new: NewPool) -> Service
     classes::check(&mut tx, new.priority_class.as_deref(), new.runtime_class.as_deref()).await?;
     check_separate(&mut tx, None, &new.node_selector).await?;
     check_backfill_namespace(&mut tx, None, &scheduling).await?;
+    let cluster_id = crate::backend::clusters::for_new_pool(&mut tx, new.cluster.as_deref()).await?;
     let id: Uuid = sqlx::query_scalar(
         "INSERT INTO pool (name, description, gpu_model, requires_approval, granularity_minutes,
                            max_booking_minutes, horizon_days, min_notice_minutes, price_per_gpu_hour, images,
                            node_selector, tolerations, time_zone, backfill_namespace, scale_ahead_minutes,
-                           priority_class, runtime_class, end_grace_seconds, default_booking_minutes)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) RETURNING id",
+                           priority_class, runtime_class, end_grace_seconds, default_booking_minutes, cluster_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
+         RETURNING id",
     )
     .bind(new.name.trim())
     .bind(&new.description)
@@ -270,6 +275,7 @@ pub async fn create(db: &PgPool, principal: &Principal, new: NewPool) -> Service
     .bind(&new.runtime_class)
     .bind(end_grace_seconds)
     .bind(default_booking_minutes)
+    .bind(cluster_id)
     .fetch_one(&mut *tx)
     .await?;
     replace_tenants(&mut tx, id, &new.tenants).await?;
@@ -460,6 +466,18 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPat
     }
     // Lock kinds in name order, the same order everywhere, so two admins never deadlock.
     kinds.sort_by(|a, b| a.kind.cmp(&b.kind));
+    if let Some(cluster) = &patch.cluster {
+        // Every kind, so no booking lands on the pool while it moves (the
+        // loop below takes some of them again, which a session may).
+        let mut all: Vec<&str> = current.kinds.iter().map(|k| k.kind.as_str()).collect();
+        all.extend(kinds.iter().map(|k| k.kind.as_str()));
+        all.sort_unstable();
+        all.dedup();
+        for kind in all {
+            lock_kind(&mut tx, id, kind).await?;
+        }
+        crate::backend::clusters::move_pool(&mut tx, id, cluster).await?;
+    }
     for spec in &kinds {
         lock_kind(&mut tx, id, &spec.kind).await?;
         let lowered = current.kinds.iter().any(|k| k.kind == spec.kind && spec.capacity < k.capacity);
@@ -513,6 +531,7 @@ fn changed_fields(patch: &PoolPatch) -> String {
         ("retired", patch.retired.is_some()),
         ("backfill_namespace", patch.backfill_namespace.is_some()),
         ("scale_ahead_minutes", patch.scale_ahead_minutes.is_some()),
+        ("cluster", patch.cluster.is_some()),
     ];
     let names: Vec<&str> = set.iter().filter(|(_, present)| *present).map(|(name, _)| *name).collect();
     format!("changed: {}", if names.is_empty() { "nothing".to_string() } else { names.join(", ") })
