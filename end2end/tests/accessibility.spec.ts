@@ -27,6 +27,7 @@ const readers: [string, string][] = [
 const admins: [string, string][] = [
   ['/admin/users', 'Users'],
   ['/admin/pools', 'Manage pools'],
+  ['/admin/clusters', 'Clusters'],
   ['/admin/tenants', 'Tenants and quotas'],
   ['/admin/approvals', 'Approvals'],
   ['/admin/audit', 'Audit log'],

@@ -8,7 +8,7 @@ import { bookLab, collectErrors, signIn, slot } from './login';
 const user = ['/', '/calendar', '/bookings', '/find', '/fit', '/free', '/series', '/tokens', '/settings', '/dashboard'];
 const manager = [...user, '/reports', '/reports/tokenomics'];
 const admin = [
-  ...manager, '/admin/users', '/admin/pools', '/admin/tenants', '/admin/homes', '/admin/approvals',
+  ...manager, '/admin/users', '/admin/pools', '/admin/clusters', '/admin/tenants', '/admin/homes', '/admin/approvals',
   '/admin/waitlist', '/admin/audit', '/admin/worker',
 ];
 const roles: [string, string[]][] = [['ada', user], ['mia', manager], ['root', admin]];

@@ -169,6 +169,10 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     (Send::Form("user_id={victim}&tenant=team-a"), "/rpc/users/remove_tenant", [401, 403, 403, 403, 200]),
     (Send::Form("user_id={victim}&reason=left"), "/rpc/users/disable", [401, 403, 403, 403, 200]),
     (Send::Form("user_id={victim}"), "/rpc/users/enable", [401, 403, 403, 403, 200]),
+    (Send::Form(""), "/rpc/admin/clusters", [401, 403, 403, 403, 200]),
+    (Send::Form("form%5Bname%5D=f-{uniq}&form%5Baccess%5D=simulated"), "/rpc/admin/clusters/save", [401, 403, 403, 403, 200]),
+    (Send::Form("form%5Bid%5D={cluster}&form%5Baccess%5D=simulated&form%5Bkueue%5D=on"), "/rpc/admin/clusters/save", [401, 403, 403, 403, 200]),
+    (Send::Form("id={cluster}"), "/rpc/admin/clusters/delete", [401, 403, 403, 403, 200]),
     (Send::Form(""), "/rpc/admin/pools", [401, 403, 403, 403, 200]),
     (Send::Form("id={pool}"), "/rpc/admin/pools/get", [401, 403, 403, 403, 200]),
     (
@@ -271,6 +275,7 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     (Send::Get, "/admin/tenants", [401, 403, 403, 403, 200]),
     (Send::Get, "/admin/homes", [401, 403, 403, 403, 200]),
     (Send::Get, "/admin/pools", [401, 403, 403, 403, 200]),
+    (Send::Get, "/admin/clusters", [401, 403, 403, 403, 200]),
     (Send::Get, "/admin/worker", [401, 403, 403, 403, 200]),
     (Send::Get, "/admin/pools/{pool}", [401, 403, 403, 403, 200]),
     (Send::Get, "/admin/approvals", [401, 403, 403, 403, 200]),

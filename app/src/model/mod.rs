@@ -48,7 +48,7 @@ pub use calendar::{
 pub use calendar_feed::{CalendarFeed, PoolFeed};
 pub use calendar_span::{AgendaDay, AgendaEntry, CalendarSpan, MonthDay, SpanKind};
 pub use clock::{booking_phrase, window_text, Clock};
-pub use cluster::{Cluster, ClusterAccess, ClusterSpec, ClusterSwitches, DEFAULT_CLUSTER};
+pub use cluster::{Cluster, ClusterAccess, ClusterForm, ClusterSpec, ClusterSwitches, DEFAULT_CLUSTER};
 pub use dashboard::{BookingLine, BudgetLine, Dashboard, LiveSession, UpcomingLine, SPARK_MINUTES};
 pub use device_chart::{ChartAxis, ChartPoint, ChartRange, DeviceChart, SessionCharts};
 pub use fit::FitPage;

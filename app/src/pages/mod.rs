@@ -5,6 +5,7 @@ mod approvals;
 mod audit;
 mod blackouts;
 pub mod calendar;
+mod clusters;
 mod confirm;
 mod copy;
 mod dashboard;
@@ -251,6 +252,7 @@ pages! {
     "admin/users" => users::UsersPage, "Users";
     "admin/pools" => pool_admin::PoolsAdminPage, "Manage pools";
     "admin/pools/:id" => pool_admin::PoolAdminPage, "Pool settings";
+    "admin/clusters" => clusters::ClustersPage, "Clusters";
     "admin/tenants" => tenants::TenantsPage, "Tenants and quotas";
     "admin/homes" => homes::AdminHomesPage, "Homes";
     "admin/approvals" => approvals::ApprovalsPage, "Approvals";
@@ -327,6 +329,7 @@ fn Navigation(me: Option<Principal>, waiting: i64) -> impl IntoView {
                     <div class="dropdown">
                         <a href="/admin/users" id="admin-nav">"Users"</a>
                         <a href="/admin/pools" id="pools-admin-nav">"Manage pools"</a>
+                        <a href="/admin/clusters">"Clusters"</a>
                         <a href="/admin/tenants">"Tenants"</a>
                         <a href="/admin/homes">"Homes"</a>
                         <approvals::ApprovalsLink waiting/>

@@ -237,6 +237,7 @@ fn PoolFormView(id: String, form: PoolForm, currency: String, save: ServerAction
                 <label class="check"><input type="checkbox" name="form[requires_approval]" checked=form.requires_approval.is_some()/>
                     " Bookings need an admin's approval"</label>
                 {text("Tenants allowed (empty = all)", "tenants", form.tenants.clone(), "team-a, team-b")}
+                {text("Cluster its sessions run on (empty: default)", "cluster", form.cluster.clone(), "default")}
             </fieldset>
             <fieldset><legend>"Booking rules"</legend>
                 {text("Slot granularity (minutes)", "granularity_minutes", form.granularity_minutes.clone(), "15")}
