@@ -29,3 +29,25 @@ ALTER TABLE pool ADD COLUMN cluster_id uuid REFERENCES cluster (id) ON DELETE RE
 UPDATE pool SET cluster_id = (SELECT id FROM cluster WHERE name = 'default');
 ALTER TABLE pool ALTER COLUMN cluster_id SET NOT NULL;
 CREATE INDEX pool_cluster ON pool (cluster_id);
+
+-- Each cluster's worker lease: a PostgreSQL advisory lock on this key
+-- (provisioning::try_lead). The default cluster keeps the key the single
+-- worker took before, so an older worker and a newer one never both drive it.
+CREATE SEQUENCE cluster_lease_key START 7243815063;
+ALTER TABLE cluster ADD COLUMN lease_key bigint NOT NULL UNIQUE DEFAULT nextval('cluster_lease_key');
+UPDATE cluster SET lease_key = 7243815062 WHERE name = 'default';
+
+-- How each cluster's worker is doing, one row per cluster, written by the
+-- worker that holds its lease: the worker page lists it, and sessions and
+-- pools on a cluster that fails say so ("cluster aws unreachable since …").
+CREATE TABLE cluster_status (
+    cluster_id uuid PRIMARY KEY REFERENCES cluster (id) ON DELETE CASCADE,
+    worker text NOT NULL,
+    leading_since timestamptz NOT NULL DEFAULT now(),
+    pass_at timestamptz,
+    pass_ms integer,
+    last_success_at timestamptz,
+    error text,
+    -- The first failed pass of a run of failures talking to the cluster.
+    unreachable_since timestamptz
+);

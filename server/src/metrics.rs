@@ -48,6 +48,12 @@ fn describe() {
     describe_histogram!("berth_admission_batch_size", "Booking requests decided together under one kind's lock.");
     describe_histogram!("berth_worker_pass_duration_seconds", Unit::Seconds, "Worker passes, by pass (start, repair).");
     describe_counter!("berth_worker_passes_total", "Worker passes, by pass and outcome.");
+    describe_histogram!(
+        "berth_cluster_pass_duration_seconds",
+        Unit::Seconds,
+        "Worker passes over each cluster this process drives, by cluster and pass."
+    );
+    describe_gauge!("berth_cluster_up", "1 when the cluster's API server answered this process's last pass over it.");
     describe_counter!("berth_worker_pass_errors_total", "Worker passes that failed outright, by pass and error kind.");
     describe_histogram!("berth_usage_round_duration_seconds", Unit::Seconds, "GPU usage sampling rounds.");
     describe_counter!("berth_usage_queries_total", "PromQL queries the usage sampler sent.");
@@ -232,6 +238,14 @@ pub fn worker_pass(pass: &'static str, took: Duration, failed: bool) {
     histogram!("berth_worker_pass_duration_seconds", "pass" => pass).record(took.as_secs_f64());
     counter!("berth_worker_passes_total", "pass" => pass, "outcome" => if failed { "failed" } else { "ok" })
         .increment(1);
+}
+
+/// One pass over one cluster (`berth worker` may drive several): how long,
+/// and whether the cluster's API server answered it (`berth_cluster_up`).
+pub fn cluster_pass(cluster: &str, pass: &'static str, took: Duration, reached: bool) {
+    histogram!("berth_cluster_pass_duration_seconds", "cluster" => cluster.to_owned(), "pass" => pass)
+        .record(took.as_secs_f64());
+    gauge!("berth_cluster_up", "cluster" => cluster.to_owned()).set(if reached { 1.0 } else { 0.0 });
 }
 
 /// A pass that failed outright, by what failed (`WorkerError::metric_label`:

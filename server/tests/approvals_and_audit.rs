@@ -92,8 +92,8 @@ async fn a_booking_whose_window_opens_unapproved_is_rejected_with_that_reason() 
         .execute(&f.db)
         .await
         .unwrap();
-    assert_eq!(provisioning::reject_unapproved(&f.db).await.unwrap(), 1);
-    assert_eq!(provisioning::reject_unapproved(&f.db).await.unwrap(), 0, "once");
+    assert_eq!(provisioning::reject_unapproved(&f.db, None).await.unwrap(), 1);
+    assert_eq!(provisioning::reject_unapproved(&f.db, None).await.unwrap(), 0, "once");
     let states: Vec<(Uuid, String)> =
         sqlx::query_as("SELECT id, state FROM booking ORDER BY starts_at").fetch_all(&f.db).await.unwrap();
     assert_eq!(states, [(id_of(&late), "rejected".into()), (id_of(&future), "pending".into())]);

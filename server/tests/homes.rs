@@ -202,7 +202,7 @@ async fn no_room_is_held_ahead_for_a_booking_that_takes_over_a_running_session()
     f.place(MIG, 1, (now - minutes(60), boundary), "active").await;
     let next = f.place(MIG, 1, (boundary, boundary + minutes(60)), "approved").await;
     let other = f.place(common::GPU, 1, (boundary, boundary + minutes(60)), "approved").await;
-    let ahead = app::backend::worker::provisioning::ahead(&f.db, minutes(30)).await.unwrap();
+    let ahead = app::backend::worker::provisioning::ahead(&f.db, None, minutes(30)).await.unwrap();
     let ids: Vec<Uuid> = ahead.iter().map(|facts| facts.booking_id).collect();
     assert!(!ids.contains(&next), "its session runs on: {ids:?}");
     assert!(ids.contains(&other), "another kind starts a session of its own: {ids:?}");

@@ -34,6 +34,7 @@ async fn world() -> World {
     let worker = Reconciler {
         db: f.db.clone(),
         client,
+        drives: None,
         cluster: Cluster::default(),
         policy: quick(),
         simulated: false,
@@ -278,7 +279,7 @@ async fn the_loop_wakes_on_a_booking_change_and_only_the_leader_works() {
     let World { f, fake, worker } = world().await;
     // Another worker is active: this one waits.
     let mut leader = f.db.acquire().await.unwrap().detach();
-    assert!(app::backend::worker::provisioning::try_lead(&mut leader).await.unwrap());
+    assert!(app::backend::worker::provisioning::try_lead(&mut leader, None).await.unwrap());
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let task = tokio::spawn(server::worker::run::run(worker, stopped));
     let (status, body) = f.book(&f.ada, MIG, 1, common::current_slot(), slot(4)).await;
@@ -367,6 +368,7 @@ async fn a_worker_stopped_after_any_single_step_converges_on_restart_with_no_dup
         let restarted = Reconciler {
             db: w.f.db.clone(),
             client: w.fake.client(),
+            drives: None,
             cluster: Cluster::default(),
             policy: quick(),
             simulated: false,
@@ -780,7 +782,7 @@ async fn a_booking_the_worker_completes_withdraws_its_open_extension_request() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_next_boundary_is_the_nearest_approved_start_or_running_end() {
     let w = world().await;
-    let next = || app::backend::worker::provisioning::next_boundary(&w.f.db);
+    let next = || app::backend::worker::provisioning::next_boundary(&w.f.db, None);
     assert_eq!(next().await.unwrap(), None, "nothing booked, no timer");
     let open = w.open_booking().await;
     assert_eq!(next().await.unwrap(), Some(slot(4)), "the open window's end");

@@ -70,6 +70,12 @@ pub async fn list(db: &PgPool, principal: &Principal) -> ServiceResult<Vec<Clust
     load(&mut *db.acquire().await?, None).await
 }
 
+/// Every cluster, as the worker reads them to know which to drive (the
+/// worker is Berth itself: no caller to check).
+pub async fn for_worker(db: &PgPool) -> ServiceResult<Vec<Cluster>> {
+    load(&mut *db.acquire().await?, None).await
+}
+
 pub async fn get(db: &PgPool, principal: &Principal, id: Uuid) -> ServiceResult<Cluster> {
     principal.require_admin(ADMINS_ONLY)?;
     load(&mut *db.acquire().await?, Some(id)).await?.pop().ok_or(ServiceError::NotFound("cluster"))

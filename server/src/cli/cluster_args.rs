@@ -1,6 +1,8 @@
 //! How the cluster that runs workspaces is set up, as flags: the worker
 //! and the `Cluster` its manifests are built for.
 
+use crate::worker::fleet::Fleet;
+use crate::worker::manifests::ahead::{AheadMode, ScaleAhead};
 use crate::worker::manifests::{self, Cluster, Expose, ImageCache, Proxy};
 use crate::worker::reconcile::Reconciler;
 use clap::Args;
@@ -9,6 +11,14 @@ use sqlx::PgPool;
 /// How the cluster that runs workspaces is set up.
 #[derive(Args, Clone)]
 pub struct ClusterArgs {
+    /// The cluster this process's own credentials reach (its ServiceAccount
+    /// in the cluster, or its kubeconfig), by its name on the Clusters page.
+    #[arg(long = "cluster", env = "BERTH_CLUSTER", default_value = app::model::DEFAULT_CLUSTER)]
+    pub own_cluster: String,
+    /// Also drive every cluster reached through a kubeconfig Secret in
+    /// Berth's namespace: the hub of several clusters.
+    #[arg(long, env = "BERTH_HUB")]
+    pub hub: bool,
     /// Each session also gets Kueue quota (kueue.x-k8s.io/v1beta2, Kueue ≥ v0.15):
     /// a ClusterQueue of its own holding what was booked, in the pool's
     /// cohort, and the LocalQueue `session` in its namespace.
@@ -171,6 +181,84 @@ impl ClusterArgs {
             }
         });
         Ok(worker)
+    }
+
+    /// The fleet of clusters this process drives (see `worker::fleet`):
+    /// its own through `client`, and others as the flags and rows say. Its
+    /// own cluster's worker carries the site's duties (notifications, GPU
+    /// use); the outbox and the usage minutes are safe to share between
+    /// processes, each row taken once.
+    pub fn fleet(
+        &self,
+        db: PgPool,
+        client: kube::Client,
+        portal_url: &url::Url,
+        simulated: bool,
+    ) -> anyhow::Result<Fleet> {
+        // Checked once here: the flags cannot change while the process runs.
+        let site = self.worker(db.clone(), client.clone(), portal_url)?;
+        let (notifier, usage) = (site.notifier, site.usage);
+        let args = self.clone();
+        let build_db = db.clone();
+        let build = move |client: kube::Client, row: &app::model::Cluster, own: bool| {
+            let mut worker = Reconciler::new(build_db.clone(), client, args.cluster_with(row));
+            worker.policy.audit_retention_days = args.audit_retention_days;
+            worker.simulated = simulated;
+            if own {
+                worker.notifier = notifier.clone().map(|mut n| {
+                    n.simulated = simulated;
+                    n
+                });
+                worker.usage = usage.clone();
+            }
+            worker
+        };
+        Ok(Fleet {
+            db,
+            own: self.own_cluster.clone(),
+            own_client: client,
+            hub: self.hub,
+            namespace: self.berth_namespace.clone(),
+            simulated,
+            build: std::sync::Arc::new(build),
+        })
+    }
+
+    /// The flags' settings with what `row` sets itself in their place.
+    pub fn cluster_with(&self, row: &app::model::Cluster) -> Cluster {
+        let mut cluster = self.cluster();
+        let switches = &row.switches;
+        if let Some(domain) = &switches.workspace_domain {
+            cluster.domain = domain.clone();
+        }
+        match switches.expose.as_deref() {
+            Some("route") => cluster.expose = Expose::Route,
+            Some("ingress") => cluster.expose = Expose::Ingress,
+            _ => {}
+        }
+        if let Some(kueue) = switches.kueue {
+            cluster.kueue = kueue;
+        }
+        let mode = match switches.scale_ahead_mode.as_deref() {
+            Some("placeholder") => AheadMode::Placeholder,
+            Some("capacity-buffer") => AheadMode::CapacityBuffer,
+            _ => self.scale_ahead_mode,
+        };
+        let lead = switches.scale_ahead_minutes.map(|m| chrono::Duration::minutes(i64::from(m))).or(self.scale_ahead);
+        cluster.scale_ahead = lead.map(|lead| ScaleAhead { lead, mode, pause_image: self.pause_image.clone() });
+        match switches.image_cache {
+            Some(false) => cluster.image_cache = None,
+            Some(true) if cluster.image_cache.is_none() => {
+                cluster.image_cache = Some(ImageCache {
+                    images: self.cache_images.clone(),
+                    registries: self.cache_registries.clone(),
+                    node_selector: [self.gpu_node_selector.clone()].into_iter().collect(),
+                    pause_image: self.pause_image.clone(),
+                })
+            }
+            _ => {}
+        }
+        cluster
     }
 
     pub fn cluster(&self) -> Cluster {

@@ -5,7 +5,6 @@ use super::signals::{stop_on_signal, stopped, DRAIN};
 use super::{AuthArgs, Cli, ClusterArgs, Command, Database, TokenCommand, UserCommand};
 use crate::auth::Auth;
 use crate::worker::manifests::{self, Cluster, Session};
-use crate::worker::run::run as run_worker;
 use crate::{router, seed, AppState};
 use app::backend::{accounts::tokens, accounts::users, MIGRATOR};
 use app::model::ClusterMode;
@@ -87,7 +86,7 @@ async fn worker(
     let client = real_cluster()
         .await
         .map_err(|e| anyhow::anyhow!("no Kubernetes cluster found (kubeconfig or in-cluster): {e}"))?;
-    run_worker(cluster.worker(pool, client, &public_url)?, stop_on_signal()).await?;
+    cluster.fleet(pool, client, &public_url, false)?.run(stop_on_signal()).await?;
     Ok(())
 }
 
@@ -117,11 +116,7 @@ async fn serve(db: Database, serving: Serving, auth: Box<AuthArgs>, cluster: Box
     if let Some(addr) = serving.metrics_listen {
         crate::metrics::serve(addr, pool.clone(), mode.simulated).await?;
     }
-    let mut worker = cluster.worker(pool.clone(), client.clone(), &config.public_url)?;
-    worker.simulated = mode.simulated;
-    if let Some(notifier) = worker.notifier.as_mut() {
-        notifier.simulated = mode.simulated;
-    }
+    let fleet = cluster.fleet(pool.clone(), client.clone(), &config.public_url, mode.simulated)?;
     let mode = ClusterMode { kueue: cluster.kueue, ..mode };
     let mut state = AppState::new(pool.clone(), &serving.site_root, Auth::new(config)?).with_cluster(
         cluster.cluster(),
@@ -130,7 +125,7 @@ async fn serve(db: Database, serving: Serving, auth: Box<AuthArgs>, cluster: Box
     );
     state.currency = serving.currency;
     let stop = stop_on_signal();
-    let worker = (!serving.no_worker).then(|| tokio::spawn(run_worker(worker, stop.clone())));
+    let worker = (!serving.no_worker).then(|| tokio::spawn(fleet.run(stop.clone())));
     let listener = tokio::net::TcpListener::bind(listen).await?;
     tracing::info!("serving on http://{listen}");
     let server = crate::http_server::serve(

@@ -17,7 +17,7 @@ impl Reconciler {
     pub(super) async fn hold_room_ahead(&self) -> crate::worker::error::WorkerResult<(usize, Vec<String>)> {
         let Some(scale) = &self.cluster.scale_ahead else { return Ok((0, Vec::new())) };
         let wanted: Vec<Session> =
-            provisioning::ahead(&self.db, scale.lead).await?.into_iter().map(Session::of).collect();
+            provisioning::ahead(&self.db, self.cluster_id(), scale.lead).await?.into_iter().map(Session::of).collect();
         let params = ListParams::default().labels(&manifests::managed_selector());
         // What holds a booking's room now, by (kind, name) (the image cache
         // is Berth's too, and carries no booking label).

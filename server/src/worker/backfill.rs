@@ -88,7 +88,7 @@ impl Reconciler {
         snapshot: &Snapshot,
         report: &mut PassReport,
     ) -> crate::worker::error::WorkerResult<()> {
-        let pools = provisioning::backfills(&self.db).await?;
+        let pools = provisioning::backfills(&self.db, self.cluster_id()).await?;
         let mut keep = HashSet::new();
         let mut readings = Vec::new();
         for pool in &pools {

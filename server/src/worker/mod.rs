@@ -9,6 +9,7 @@ pub mod ahead;
 pub mod backfill;
 pub mod converge;
 pub mod error;
+pub mod fleet;
 pub mod homes;
 pub mod manifests;
 pub mod progress;

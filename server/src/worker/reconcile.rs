@@ -88,6 +88,10 @@ impl Default for Policy {
 pub struct Reconciler {
     pub db: PgPool,
     pub client: kube::Client,
+    /// The cluster this worker drives: the pools on it are its to converge,
+    /// and its lease is this cluster's. `None`: every pool, on the one
+    /// cluster `client` reaches (a worker as it was before clusters were data).
+    pub drives: Option<ClusterRef>,
     pub cluster: Cluster,
     pub policy: Policy,
     /// Talks to the in-memory simulated cluster (shown on the worker page).
@@ -96,6 +100,25 @@ pub struct Reconciler {
     pub usage: Option<crate::usage::UsageSource>,
     /// Sends the outbox's notifications while this worker leads.
     pub notifier: Option<crate::notify::Notifier>,
+}
+
+/// A cluster by id (for the database) and name (for logs and metrics).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClusterRef {
+    pub id: Uuid,
+    pub name: String,
+}
+
+impl Reconciler {
+    /// The cluster whose pools this worker converges (`None`: every pool).
+    pub fn cluster_id(&self) -> Option<Uuid> {
+        self.drives.as_ref().map(|c| c.id)
+    }
+
+    /// The cluster's name as metrics and logs label it.
+    pub fn cluster_name(&self) -> &str {
+        self.drives.as_ref().map_or(app::model::DEFAULT_CLUSTER, |c| c.name.as_str())
+    }
 }
 
 /// The bookings whose namespaces stay: open windows, and closed ones the
@@ -128,7 +151,16 @@ impl Reconciler {
 
     /// A worker with the default policy.
     pub fn new(db: PgPool, client: kube::Client, cluster: Cluster) -> Self {
-        Reconciler { db, client, cluster, policy: Policy::default(), simulated: false, usage: None, notifier: None }
+        Reconciler {
+            db,
+            client,
+            drives: None,
+            cluster,
+            policy: Policy::default(),
+            simulated: false,
+            usage: None,
+            notifier: None,
+        }
     }
 
     pub(super) async fn managed_namespaces(&self) -> Result<Vec<Namespace>, kube::Error> {
@@ -149,9 +181,11 @@ impl Reconciler {
     /// active (each object read by name). Its cost does not grow with the
     /// number of running sessions, so a new window never waits for them.
     pub async fn start_pass(&self) -> crate::worker::error::WorkerResult<PassReport> {
-        let mut report =
-            PassReport { expired: provisioning::reject_unapproved(&self.db).await?, ..PassReport::default() };
-        let due = provisioning::due(&self.db).await?;
+        let mut report = PassReport {
+            expired: provisioning::reject_unapproved(&self.db, self.cluster_id()).await?,
+            ..PassReport::default()
+        };
+        let due = provisioning::due(&self.db, self.cluster_id()).await?;
         let managed = self.managed_namespaces().await?;
         // Windows that have closed whose owner's next booking takes the
         // session over (see `continuation`), and sessions already taken over.
@@ -221,7 +255,7 @@ impl Reconciler {
     /// objects (13 requests however many sessions run), and the image cache.
     pub async fn repair_pass(&self) -> crate::worker::error::WorkerResult<PassReport> {
         let mut report = PassReport::default();
-        let due = provisioning::due(&self.db).await?;
+        let due = provisioning::due(&self.db, self.cluster_id()).await?;
         let active: Vec<_> = due.running.into_iter().filter(|(_, state)| *state == BookingState::Active).collect();
         let (retries, delay) = (self.policy.retries, self.policy.retry_delay);
         let mut snapshot = Snapshot::default();
@@ -259,7 +293,7 @@ impl Reconciler {
             self.keep_backfill(&snapshot, &mut report).await?;
         }
         if let Some(cache) = &self.cluster.image_cache {
-            let mut images = provisioning::pool_images(&self.db).await?;
+            let mut images = provisioning::pool_images(&self.db, self.cluster_id()).await?;
             images.extend(cache.images.iter().cloned());
             images.sort();
             images.dedup();

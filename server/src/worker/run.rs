@@ -67,7 +67,7 @@ async fn lead(
     // connection is detached from the pool, so it (and the lock) ends with
     // this worker instead of going back to the pool still holding it.
     let mut lock_conn = worker.db.acquire().await?.detach();
-    while !provisioning::try_lead(&mut lock_conn).await? {
+    while !provisioning::try_lead(&mut lock_conn, worker.cluster_id()).await? {
         tokio::select! {
             _ = tokio::time::sleep(STANDBY_POLL) => {}
             _ = shutdown.changed() => return Ok(()),
@@ -91,9 +91,16 @@ async fn work(
     lock_conn: &mut sqlx::PgConnection,
     mut shutdown: tokio::sync::watch::Receiver<bool>,
 ) -> crate::worker::error::WorkerResult<()> {
+    if let Some(cluster) = worker.cluster_id() {
+        if let Err(err) = app::backend::worker::cluster_status::took_lead(&worker.db, cluster, name).await {
+            tracing::warn!(error = %err.public_message(), "cannot record that this worker leads its cluster");
+        }
+    }
+    // The process's own row: it leads (some cluster) from now on.
     if let Err(err) = status::took_lead(&worker.db, name).await {
         tracing::warn!(error = %err.public_message(), "cannot record that this worker leads");
     }
+    tracing::info!(cluster = worker.cluster_name(), "leading the cluster");
     let mut listener = PgListener::connect_with(&worker.db).await?;
     listener.listen("berth_bookings").await?;
     let (wake_start, wake_repair) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
@@ -248,6 +255,22 @@ async fn report(
     if let Err(err) = outcome {
         crate::metrics::worker_pass_error(label, err.metric_label());
     }
+    if let Some(cluster) = worker.cluster_id() {
+        use app::backend::worker::cluster_status::{self, Outcome};
+        // Only the API server failing the pass makes the cluster "unreachable";
+        // a session not converged yet is that session's to say.
+        let text = outcome.as_ref().err().map(ToString::to_string);
+        let said = match (outcome, text.as_deref()) {
+            (Err(crate::worker::error::WorkerError::Kube(_)), Some(text)) => Outcome::ClusterFailed(text),
+            (Err(_), Some(text)) => Outcome::Failed(text),
+            _ => Outcome::Done,
+        };
+        let reached = !matches!(said, Outcome::ClusterFailed(_));
+        crate::metrics::cluster_pass(worker.cluster_name(), label, started.elapsed(), reached);
+        if let Err(err) = cluster_status::record_pass(&worker.db, cluster, started.elapsed(), said).await {
+            tracing::warn!(error = %err.public_message(), "cannot record the cluster's pass");
+        }
+    }
     if let Err(err) = status::record_pass(&worker.db, name, pass, started.elapsed(), error.as_deref(), pause).await {
         tracing::warn!(error = %err.public_message(), "cannot record the pass");
     }
@@ -266,7 +289,7 @@ impl Drop for AbortOnDrop {
 }
 
 async fn until_next_boundary(worker: &Reconciler) -> Duration {
-    match provisioning::next_boundary(&worker.db).await {
+    match provisioning::next_boundary(&worker.db, worker.cluster_id()).await {
         Ok(Some(at)) => (at - chrono::Utc::now()).to_std().unwrap_or_default().min(RESYNC) + Duration::from_millis(50),
         _ => RESYNC,
     }

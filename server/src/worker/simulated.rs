@@ -52,6 +52,9 @@ pub struct SimulatedCluster {
     /// When set to n: the writes after the next n fail with 503, as if the
     /// worker had been stopped right after its n-th step.
     pub stop_after: Mutex<Option<usize>>,
+    /// Every request fails with 503, as an API server that is down (or
+    /// behind a load balancer with no backend) answers.
+    pub down: AtomicBool,
 }
 
 /// OpenShift's Route, which the in-memory API server must be told about
@@ -175,6 +178,7 @@ impl SimulatedCluster {
             write_log: Mutex::default(),
             fail_next: Mutex::default(),
             stop_after: Mutex::default(),
+            down: AtomicBool::default(),
         })
     }
 
@@ -246,6 +250,9 @@ impl SimulatedCluster {
         let path = request.uri().path().to_string();
         let method = request.method().clone();
         self.requests.fetch_add(1, Ordering::SeqCst);
+        if self.down.load(Ordering::SeqCst) {
+            return status(503, "ServiceUnavailable", "the API server is down");
+        }
         if method != Method::GET {
             self.writes.fetch_add(1, Ordering::SeqCst);
             if let Some(code) = self.fail_next.lock().unwrap().pop_front() {

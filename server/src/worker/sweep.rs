@@ -55,7 +55,7 @@ impl Reconciler {
     }
 
     pub async fn sweep(&self) -> crate::worker::error::WorkerResult<SweepReport> {
-        let due = app::backend::worker::provisioning::due(&self.db).await?;
+        let due = app::backend::worker::provisioning::due(&self.db, self.cluster_id()).await?;
         let managed = self.managed_namespaces().await?;
         let collected = self.collect(&managed, &self.keep(&due).await?).await?;
         let stuck = self.stuck(&managed).into_iter().map(|(name, _)| name).collect();

@@ -3,6 +3,7 @@
 //! idle reclaim, what the backfill borrowed (`lending`) and the periodic
 //! maintenance. The Kubernetes side lives in the `server` crate's `worker`.
 
+pub mod cluster_status;
 pub mod continuation;
 pub mod homes;
 pub mod idle_reclaim;

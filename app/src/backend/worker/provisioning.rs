@@ -201,12 +201,17 @@ pub struct Due {
     pub ended: Vec<Uuid>,
 }
 
-pub async fn due(db: &PgPool) -> ServiceResult<Due> {
-    let rows: Vec<(Uuid, crate::model::BookingState, bool)> = sqlx::query_as(
+/// Bookings of pools on `cluster` (every pool's when `None`), as a
+/// condition on `booking.pool_id` with the cluster's id bound as `$1`.
+const ON_CLUSTER: &str = "($1::uuid IS NULL OR pool_id IN (SELECT id FROM pool WHERE cluster_id = $1))";
+
+pub async fn due(db: &PgPool, cluster: Option<Uuid>) -> ServiceResult<Due> {
+    let rows: Vec<(Uuid, crate::model::BookingState, bool)> = sqlx::query_as(&format!(
         "SELECT id, state, ends_at <= now() AS ended FROM booking
-         WHERE state IN ('approved', 'active') AND starts_at <= now()
-         ORDER BY starts_at, id",
-    )
+         WHERE state IN ('approved', 'active') AND starts_at <= now() AND {ON_CLUSTER}
+         ORDER BY starts_at, id"
+    ))
+    .bind(cluster)
     .fetch_all(db)
     .await?;
     let mut due = Due::default();
@@ -234,10 +239,11 @@ pub const AHEAD_GRACE_MINUTES: i32 = 5;
 /// less than `AHEAD_GRACE_MINUTES` ago, and whose session does not run yet:
 /// the ones room is held for (`--scale-ahead`). Pending ones are not: an
 /// admin may still say no.
-pub async fn ahead(db: &PgPool, lead: chrono::Duration) -> ServiceResult<Vec<BookingFacts>> {
+pub async fn ahead(db: &PgPool, cluster: Option<Uuid>, lead: chrono::Duration) -> ServiceResult<Vec<BookingFacts>> {
     let ids: Vec<Uuid> = sqlx::query_scalar(&format!(
         "SELECT b.id FROM booking b JOIN pool p ON p.id = b.pool_id
          WHERE b.state = 'approved' AND b.extends_id IS NULL
+           AND ($3::uuid IS NULL OR p.cluster_id = $3)
            AND coalesce(p.scale_ahead_minutes * 60.0, $1) > 0
            -- A booking that will take over its owner's running session
            -- needs no room: that session holds it.
@@ -249,6 +255,7 @@ pub async fn ahead(db: &PgPool, lead: chrono::Duration) -> ServiceResult<Vec<Boo
     ))
     .bind(lead.num_seconds() as f64)
     .bind(AHEAD_GRACE_MINUTES)
+    .bind(cluster)
     .fetch_all(db)
     .await?;
     facts_of(db, &ids).await
@@ -264,8 +271,8 @@ pub struct Backfill {
     pub placement: Placement,
 }
 
-/// Every pool in service with a backfill namespace and a lending kind.
-pub async fn backfills(db: &PgPool) -> ServiceResult<Vec<Backfill>> {
+/// Every pool in service on `cluster` with a backfill namespace and a lending kind.
+pub async fn backfills(db: &PgPool, cluster: Option<Uuid>) -> ServiceResult<Vec<Backfill>> {
     type Row = (
         Uuid,
         String,
@@ -281,9 +288,11 @@ pub async fn backfills(db: &PgPool) -> ServiceResult<Vec<Backfill>> {
                 p.node_selector, p.tolerations, p.priority_class, p.runtime_class
          FROM pool p
          WHERE p.retired_at IS NULL AND p.backfill_namespace IS NOT NULL
+           AND ($1::uuid IS NULL OR p.cluster_id = $1)
            AND EXISTS (SELECT 1 FROM pool_kind k WHERE k.pool_id = p.id AND k.lend_idle)
          ORDER BY p.id",
     )
+    .bind(cluster)
     .fetch_all(db)
     .await?;
     Ok(rows
@@ -323,14 +332,16 @@ pub async fn system_transition(
 /// Why the worker rejects a pending booking whose window opened unapproved.
 pub const NOT_APPROVED_IN_TIME: &str = "not approved before its window started";
 
-/// Rejects every pending booking (or extension request) whose window has
-/// opened, as the system, with its audit event; returns how many. A pass
-/// that finds none costs one query.
-pub async fn reject_unapproved(db: &PgPool) -> ServiceResult<u64> {
-    let expired: Vec<Uuid> =
-        sqlx::query_scalar("SELECT id FROM booking WHERE state = 'pending' AND starts_at <= now()")
-            .fetch_all(db)
-            .await?;
+/// Rejects every pending booking (or extension request) of `cluster`'s
+/// pools whose window has opened, as the system, with its audit event;
+/// returns how many. A pass that finds none costs one query.
+pub async fn reject_unapproved(db: &PgPool, cluster: Option<Uuid>) -> ServiceResult<u64> {
+    let expired: Vec<Uuid> = sqlx::query_scalar(&format!(
+        "SELECT id FROM booking WHERE state = 'pending' AND starts_at <= now() AND {ON_CLUSTER}"
+    ))
+    .bind(cluster)
+    .fetch_all(db)
+    .await?;
     if expired.is_empty() {
         return Ok(0);
     }
@@ -353,31 +364,47 @@ pub async fn reject_unapproved(db: &PgPool) -> ServiceResult<u64> {
     Ok(rejected)
 }
 
-/// The next instant a window opens or closes, for the worker's timer.
-pub async fn next_boundary(db: &PgPool) -> ServiceResult<Option<chrono::DateTime<chrono::Utc>>> {
-    // Two separate minimums, so that each is the first entry of an index
+/// The next instant a window of `cluster`'s pools opens or closes, for the
+/// worker's timer.
+pub async fn next_boundary(db: &PgPool, cluster: Option<Uuid>) -> ServiceResult<Option<chrono::DateTime<chrono::Utc>>> {
+    // Separate minimums, so that each is the first entry of an index
     // (booking_running_by_start, booking_by_window) instead of a min over a
     // union of every matching row.
-    Ok(sqlx::query_scalar(
+    Ok(sqlx::query_scalar(&format!(
         "SELECT least(
-             (SELECT min(starts_at) FROM booking WHERE state = 'approved' AND starts_at > now()),
-             (SELECT min(ends_at) FROM booking WHERE state IN ('approved', 'active') AND ends_at > now()),
-             (SELECT min(starts_at) FROM booking WHERE state = 'pending' AND starts_at > now())
-         )",
-    )
+             (SELECT min(starts_at) FROM booking WHERE state = 'approved' AND starts_at > now() AND {ON_CLUSTER}),
+             (SELECT min(ends_at) FROM booking WHERE state IN ('approved', 'active') AND ends_at > now() AND {ON_CLUSTER}),
+             (SELECT min(starts_at) FROM booking WHERE state = 'pending' AND starts_at > now() AND {ON_CLUSTER})
+         )"
+    ))
+    .bind(cluster)
     .fetch_one(db)
     .await?)
 }
 
-/// Session-level advisory lock that makes one worker the active one; held
-/// as long as `conn` lives. The key is fixed (not user input).
-pub async fn try_lead(conn: &mut sqlx::PgConnection) -> ServiceResult<bool> {
-    Ok(sqlx::query_scalar("SELECT pg_try_advisory_lock(7243815062)").fetch_one(conn).await?)
+/// The lease of a cluster's worker: a session-level advisory lock on the
+/// cluster's own key, held as long as `conn` lives, so exactly one worker
+/// drives a cluster at a time whichever shape it runs in. `None` (a worker
+/// over every pool, as before clusters were data) takes the default
+/// cluster's key, the one every worker took then: an older worker and a
+/// newer one never drive the same cluster during an upgrade.
+pub async fn try_lead(conn: &mut sqlx::PgConnection, cluster: Option<Uuid>) -> ServiceResult<bool> {
+    Ok(sqlx::query_scalar(
+        "SELECT pg_try_advisory_lock(coalesce((SELECT lease_key FROM cluster WHERE id = $1), 7243815062))",
+    )
+    .bind(cluster)
+    .fetch_one(conn)
+    .await?)
 }
 
-/// Every workspace image any pool offers, for the image cache.
-pub async fn pool_images(db: &PgPool) -> ServiceResult<Vec<String>> {
-    Ok(sqlx::query_scalar("SELECT DISTINCT unnest(images) AS image FROM pool ORDER BY image").fetch_all(db).await?)
+/// Every workspace image a pool on `cluster` offers, for its image cache.
+pub async fn pool_images(db: &PgPool, cluster: Option<Uuid>) -> ServiceResult<Vec<String>> {
+    Ok(sqlx::query_scalar(
+        "SELECT DISTINCT unnest(images) AS image FROM pool WHERE $1::uuid IS NULL OR cluster_id = $1 ORDER BY image",
+    )
+    .bind(cluster)
+    .fetch_all(db)
+    .await?)
 }
 
 /// The booking whose workspace `principal` wants to open: only its owner

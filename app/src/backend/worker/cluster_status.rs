@@ -1,0 +1,56 @@
+//! Each cluster's worker, as the worker page and the sessions on it read it:
+//! who leads it, its last pass and last success, and since when it has been
+//! unreachable. One writer: the worker holding the cluster's lease.
+
+use crate::backend::error::ServiceResult;
+use sqlx::PgPool;
+use std::time::Duration;
+use uuid::Uuid;
+
+/// `worker` took the lease of `cluster`.
+pub async fn took_lead(db: &PgPool, cluster: Uuid, worker: &str) -> ServiceResult<()> {
+    sqlx::query(
+        "INSERT INTO cluster_status (cluster_id, worker) VALUES ($1, $2)
+         ON CONFLICT (cluster_id) DO UPDATE SET worker = $2, leading_since = now()",
+    )
+    .bind(cluster)
+    .bind(worker)
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+/// How a pass over a cluster ended.
+pub enum Outcome<'a> {
+    /// It ran to its end (sessions it could not converge yet are theirs to say).
+    Done,
+    /// The cluster failed it: unreachable, or refusing the worker.
+    ClusterFailed(&'a str),
+    /// Something else did (the database, Berth's own data).
+    Failed(&'a str),
+}
+
+/// Records a pass: a success clears the cluster's trouble; the cluster
+/// failing it starts (or continues) an unreachable spell.
+pub async fn record_pass(db: &PgPool, cluster: Uuid, took: Duration, outcome: Outcome<'_>) -> ServiceResult<()> {
+    let (error, success, unreachable) = match outcome {
+        Outcome::Done => (None, true, false),
+        Outcome::ClusterFailed(error) => (Some(error), false, true),
+        Outcome::Failed(error) => (Some(error), false, false),
+    };
+    sqlx::query(
+        "UPDATE cluster_status SET pass_at = now(), pass_ms = $2, error = $3,
+             last_success_at = CASE WHEN $4 THEN now() ELSE last_success_at END,
+             unreachable_since = CASE WHEN $5 THEN coalesce(unreachable_since, now()) WHEN $4 THEN NULL
+                                      ELSE unreachable_since END
+         WHERE cluster_id = $1",
+    )
+    .bind(cluster)
+    .bind(i32::try_from(took.as_millis()).unwrap_or(i32::MAX))
+    .bind(error)
+    .bind(success)
+    .bind(unreachable)
+    .execute(db)
+    .await?;
+    Ok(())
+}

@@ -1,0 +1,160 @@
+//! One Berth, several clusters (issue 49), each an in-memory API server
+//! (`SimulatedCluster`) with bookings in a real PostgreSQL: each cluster's
+//! worker leads behind that cluster's lease, a cluster that goes down fails
+//! alone, and a cluster's lease moves between workers without a double start.
+//! The same claims on real API servers are the real-server suite's.
+
+mod common;
+
+use axum::http::Method;
+use common::{current_slot, slot, Fixture, MIG};
+use serde_json::json;
+use server::worker::manifests::Cluster;
+use server::worker::reconcile::{ClusterRef, Policy, Reconciler};
+use server::worker::simulated::SimulatedCluster;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+use uuid::Uuid;
+
+fn quick() -> Policy {
+    Policy { retry_delay: Duration::from_millis(1), ..Policy::default() }
+}
+
+async fn eventually(what: &str, mut check: impl AsyncFnMut() -> bool, within: Duration) {
+    let deadline = std::time::Instant::now() + within;
+    while !check().await {
+        assert!(std::time::Instant::now() < deadline, "timed out waiting for: {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A worker for `cluster` (by name) talking to `api`.
+async fn worker_for(f: &Fixture, cluster: &str, api: &Arc<SimulatedCluster>) -> Reconciler {
+    let id: Uuid =
+        sqlx::query_scalar("SELECT id FROM cluster WHERE name = $1").bind(cluster).fetch_one(&f.db).await.unwrap();
+    let mut worker = Reconciler::new(f.db.clone(), api.client(), Cluster::default());
+    worker.policy = quick();
+    worker.drives = Some(ClusterRef { id, name: cluster.into() });
+    worker
+}
+
+/// A second cluster, `east`, with a pool of four MIG slices on it.
+async fn east(f: &Fixture) -> Uuid {
+    let (status, cluster) = f
+        .call(Method::POST, "/api/v1/clusters", Some(&f.admin), Some(json!({"name": "east", "access": "simulated"})))
+        .await;
+    assert_eq!(status, 201, "{cluster}");
+    let pool = json!({"name": "east-mig", "cluster": "east", "kinds": [{"kind": MIG, "capacity": 4}]});
+    let (status, pool) = f.call(Method::POST, "/api/v1/pools", Some(&f.admin), Some(pool)).await;
+    assert_eq!(status, 201, "{pool}");
+    pool["id"].as_str().unwrap().parse().unwrap()
+}
+
+async fn book_on(f: &Fixture, pool: Uuid) -> Uuid {
+    let body = json!({"pool_id": pool, "kind": MIG, "quantity": 1, "start": current_slot(), "end": slot(4), "mode": "interactive"});
+    let (status, booking) = f.call(Method::POST, "/api/v1/bookings", Some(&f.ada), Some(body)).await;
+    assert_eq!(status, 201, "{booking}");
+    booking["id"].as_str().unwrap().parse().unwrap()
+}
+
+async fn state(f: &Fixture, booking: Uuid) -> String {
+    sqlx::query_scalar("SELECT state::text FROM booking WHERE id = $1").bind(booking).fetch_one(&f.db).await.unwrap()
+}
+
+async fn unreachable_since(f: &Fixture, cluster: &str) -> Option<chrono::DateTime<chrono::Utc>> {
+    sqlx::query_scalar(
+        "SELECT s.unreachable_since FROM cluster_status s JOIN cluster c ON c.id = s.cluster_id WHERE c.name = $1",
+    )
+    .bind(cluster)
+    .fetch_optional(&f.db)
+    .await
+    .unwrap()
+    .flatten()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_clusters_converge_together_and_one_that_goes_down_fails_alone() {
+    let f = Fixture::new().await;
+    let east_pool = east(&f).await;
+    let (west_api, east_api) = (SimulatedCluster::start(true).await, SimulatedCluster::start(true).await);
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let west = tokio::spawn(server::worker::run::run(worker_for(&f, "default", &west_api).await, stopped.clone()));
+    let east = tokio::spawn(server::worker::run::run(worker_for(&f, "east", &east_api).await, stopped));
+
+    // A session on each cluster, each on its own API server only.
+    let (on_west, on_east) = (book_on(&f, f.lab).await, book_on(&f, east_pool).await);
+    eventually(
+        "both sessions are active",
+        async || state(&f, on_west).await == "active" && state(&f, on_east).await == "active",
+        Duration::from_secs(20),
+    )
+    .await;
+    assert_eq!((west_api.namespace_names().len(), east_api.namespace_names().len()), (1, 1));
+
+    // East's API server goes down mid-window: west keeps starting sessions,
+    // and east is marked unreachable within a pass; its session waits.
+    east_api.down.store(true, Ordering::SeqCst);
+    let (second_west, second_east) = (book_on(&f, f.lab).await, book_on(&f, east_pool).await);
+    eventually("east is unreachable", async || unreachable_since(&f, "east").await.is_some(), Duration::from_secs(10))
+        .await;
+    eventually(
+        "west starts its second session",
+        async || state(&f, second_west).await == "active",
+        Duration::from_secs(20),
+    )
+    .await;
+    assert_eq!(unreachable_since(&f, "default").await, None, "west is fine");
+    assert_eq!(state(&f, second_east).await, "approved", "east's new session waits for east");
+    let error: Option<String> = sqlx::query_scalar(
+        "SELECT s.error FROM cluster_status s JOIN cluster c ON c.id = s.cluster_id WHERE c.name = 'east'",
+    )
+    .fetch_one(&f.db)
+    .await
+    .unwrap();
+    assert!(error.as_deref().is_some_and(|e| e.contains("the cluster")), "{error:?}");
+
+    // Back up: east's session converges, once, and east is reachable again.
+    east_api.down.store(false, Ordering::SeqCst);
+    eventually("east converges again", async || state(&f, second_east).await == "active", Duration::from_secs(40))
+        .await;
+    eventually("east is reachable", async || unreachable_since(&f, "east").await.is_none(), Duration::from_secs(40))
+        .await;
+    assert_eq!((west_api.namespace_names().len(), east_api.namespace_names().len()), (2, 2), "no duplicates");
+    stop.send(true).unwrap();
+    west.await.unwrap().unwrap();
+    east.await.unwrap().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clusters_lease_moves_between_workers_without_a_double_start() {
+    let f = Fixture::new().await;
+    let api = SimulatedCluster::start(true).await;
+    // The hub drives the cluster; a worker inside it (the member shape) waits
+    // on the same cluster's lease.
+    let (stop_hub, hub_stopped) = tokio::sync::watch::channel(false);
+    let hub = tokio::spawn(server::worker::run::run(worker_for(&f, "default", &api).await, hub_stopped));
+    let first = book_on(&f, f.lab).await;
+    eventually("the hub starts the session", async || state(&f, first).await == "active", Duration::from_secs(20))
+        .await;
+    let (stop_member, member_stopped) = tokio::sync::watch::channel(false);
+    let member = tokio::spawn(server::worker::run::run(worker_for(&f, "default", &api).await, member_stopped));
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let writes_for_one = api.writes();
+
+    // The hub lets go; the member takes the lease and starts the next one.
+    stop_hub.send(true).unwrap();
+    hub.await.unwrap().unwrap();
+    let second = book_on(&f, f.lab).await;
+    eventually(
+        "the member starts the next session",
+        async || state(&f, second).await == "active",
+        Duration::from_secs(20),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(api.namespace_names().len(), 2);
+    assert_eq!(api.writes(), 2 * writes_for_one, "each session's objects applied once: no double start");
+    stop_member.send(true).unwrap();
+    member.await.unwrap().unwrap();
+}
