@@ -261,6 +261,11 @@ for (const js of [true, false]) {
       const leader = root.locator('#worker-processes tbody tr').first();
       await expect(leader).toContainText('leading');
       await expect(leader.locator('td').nth(1)).toContainText(/ in \d+ ms/);
+      // Each cluster with its own leader and last success; the default one answers.
+      const cluster = root.locator('#worker-cluster-default');
+      await expect(cluster.locator('td[data-label="Led by"]')).not.toHaveText('no worker yet');
+      await expect(cluster.locator('td[data-label="Last success"]')).toContainText(/ behind\)/);
+      await expect(cluster).not.toContainText('unreachable');
       await root.screenshot({ path: `${shots}/admin-worker-${js ? 'js' : 'nojs'}.png`, fullPage: true });
       expect(errors).toEqual([]);
       await root.context().close();

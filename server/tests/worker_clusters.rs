@@ -113,6 +113,26 @@ async fn two_clusters_converge_together_and_one_that_goes_down_fails_alone() {
     .await
     .unwrap();
     assert!(error.as_deref().is_some_and(|e| e.contains("the cluster")), "{error:?}");
+    // Its cards say so, in the reader's zone; west's do not.
+    let ada = app::backend::accounts::tokens::authenticate(&f.db, &f.ada).await.unwrap().unwrap();
+    let cards = app::backend::bookings::mine::load(&f.db, &ada, "Europe/Berlin").await.unwrap();
+    let note = |id: Uuid| cards.live.iter().find(|c| c.booking.id == id).and_then(|c| c.cluster_down.clone());
+    assert!(
+        note(second_east).is_some_and(|n| n.starts_with("Cluster east unreachable since ")),
+        "{:?}",
+        note(second_east)
+    );
+    assert!(note(on_east).is_some(), "the running session's card too");
+    assert_eq!((note(on_west), note(second_west)), (None, None));
+    // The worker page lists each cluster: east unreachable, west fine.
+    let admin = app::backend::accounts::tokens::authenticate(&f.db, &f.admin).await.unwrap().unwrap();
+    let status = app::backend::worker::status::status(&f.db, &admin).await.unwrap();
+    let health: Vec<(&str, bool, bool)> = status
+        .clusters
+        .iter()
+        .map(|c| (c.name.as_str(), c.unreachable_since.is_some(), c.last_success_at.is_some()))
+        .collect();
+    assert_eq!(health, [("default", false, true), ("east", true, true)]);
 
     // Back up: east's session converges, once, and east is reachable again.
     east_api.down.store(false, Ordering::SeqCst);

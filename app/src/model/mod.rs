@@ -84,7 +84,7 @@ pub use tenant::{
 pub use tokenomics::{CostModel, CostModelForm, MeasuredUtilization, TokenomicsInputs, TokenomicsView};
 pub use units::{currency_code, figure, figure_text, DEFAULT_CURRENCY, GPU_HOURS};
 pub use waitlist::{WaitlistEntry, WaitlistLine, WaitlistState};
-pub use worker::{WorkerFailure, WorkerProcess, WorkerStatus};
+pub use worker::{ClusterHealth, WorkerFailure, WorkerProcess, WorkerStatus};
 
 /// A text column read as one of an enum's states (`$ty::parse`): a value the
 /// enum does not know is a decode error naming it (`what`), never a silent

@@ -69,6 +69,10 @@ pub struct BookingCard {
     /// ended: when, why, and what to do.
     #[serde(default)]
     pub maintenance: Option<String>,
+    /// Its cluster's API server has failed the worker since some time:
+    /// "Cluster east unreachable since …".
+    #[serde(default)]
+    pub cluster_down: Option<String>,
 }
 
 /// The LocalQueue of every session when Kueue is on (`berth serve --kueue`):

@@ -38,6 +38,23 @@ pub struct WorkerFailure {
     pub reason: String,
 }
 
+/// One cluster as its worker last reported it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(sqlx::FromRow))]
+pub struct ClusterHealth {
+    pub name: String,
+    /// The process holding its lease (or that last held it); `None`: no
+    /// worker has led it yet.
+    pub worker: Option<String>,
+    pub pass_at: Option<DateTime<Utc>>,
+    pub pass_ms: Option<i32>,
+    /// The last pass that ran to its end; the lag is the time since.
+    pub last_success_at: Option<DateTime<Utc>>,
+    pub error: Option<String>,
+    /// Since when its API server has failed every pass.
+    pub unreachable_since: Option<DateTime<Utc>>,
+}
+
 /// `GET /api/v1/worker/status`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WorkerStatus {
@@ -49,4 +66,7 @@ pub struct WorkerStatus {
     /// Sessions by their current step's state: (state, count).
     pub sessions: Vec<(String, i64)>,
     pub recent_failures: Vec<WorkerFailure>,
+    /// Every cluster, by name.
+    #[serde(default)]
+    pub clusters: Vec<ClusterHealth>,
 }

@@ -378,6 +378,7 @@ fn Card(
             {card.idle.clone().map(|text| view! { <p class="idle-warning warning" role="status">{text}</p> })}
             {card.access_note.clone().map(|text| view! { <p class="access-note warning">{text}</p> })}
             {card.maintenance.clone().map(|text| view! { <p class="maintenance-note warning" role="note">{text}</p> })}
+            {card.cluster_down.clone().map(|text| view! { <p class="cluster-note warning" role="note">{text}</p> })}
             {card.series_rule.clone().map(|rule| view! { <p class="series">"Repeats " {rule} "."</p> })}
             <p class="workspace muted">{workspace}</p>
             {open}

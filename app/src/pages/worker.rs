@@ -2,7 +2,7 @@
 //! wake-up, sessions by state, recent failures with the cluster's answer,
 //! and what the sweep found.
 
-use crate::model::{Clock, WorkerProcess, WorkerStatus};
+use crate::model::{Clock, ClusterHealth, WorkerProcess, WorkerStatus};
 use crate::rpc::RpcError;
 use chrono::{DateTime, Utc};
 use leptos::prelude::*;
@@ -22,6 +22,15 @@ fn pass(clock: &Clock, at_: Option<DateTime<Utc>>, ms: Option<i32>, error: Optio
     view! {
         {at(clock, at_)} {took}
         {error.map(|e| view! { <br/> <span class="refused">{e}</span> })}
+    }
+}
+
+/// How far behind a cluster's worker is, in words.
+fn lag(behind: chrono::Duration) -> String {
+    match behind.num_seconds().max(0) {
+        s if s < 120 => format!("{s} s"),
+        s if s < 7200 => format!("{} min", s / 60),
+        s => format!("{} h", s / 3600),
     }
 }
 
@@ -69,6 +78,26 @@ fn StatusView(status: WorkerStatus, clock: Clock) -> impl IntoView {
                         </td>
                     </tr>
                 }}).collect_view()}
+            </tbody>
+        </table>
+        <h2>"Clusters"</h2>
+        <table class="bookings stacked" id="worker-clusters">
+            <thead><tr><th>"Cluster"</th><th>"Led by"</th><th>"Last pass"</th><th>"Last success"</th></tr></thead>
+            <tbody>
+                {status.clusters.into_iter().map(|c: ClusterHealth| {
+                    let lag = c.last_success_at.map(|at| format!(" ({} behind)", lag(status.now - at)));
+                    view! {
+                        <tr id=format!("worker-cluster-{}", c.name)>
+                            <td data-label="Cluster"><strong>{c.name.clone()}</strong>
+                                {c.unreachable_since.map(|since| view! {
+                                    <br/> <span class="refused">"unreachable since " {clock.when(since)}</span>
+                                })}</td>
+                            <td data-label="Led by">{c.worker.unwrap_or_else(|| "no worker yet".into())}</td>
+                            <td data-label="Last pass">{pass(&clock, c.pass_at, c.pass_ms, c.error)}</td>
+                            <td data-label="Last success">{at(&clock, c.last_success_at)} {lag}</td>
+                        </tr>
+                    }
+                }).collect_view()}
             </tbody>
         </table>
         <h2>"Sessions by state"</h2>

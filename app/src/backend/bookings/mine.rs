@@ -61,6 +61,7 @@ async fn cards(
     let mut access = session_status::access_notes(db, &ids).await?;
     let kept = homes::kept_until_for(db, &ids).await?;
     let mut maintenance = crate::backend::pools::blackouts::windows::notes(db, &ids, tz).await?;
+    let mut cluster_down = crate::backend::worker::cluster_status::card_notes(db, &ids, &zone).await?;
     let next = crate::backend::worker::continuation::successors(db, &ids).await?;
     let mut apart = crate::backend::worker::continuation::cannot_continue(db, &ids).await?;
     let mut rejected = bookings::events::last_reasons(db, &ids, BookingState::Rejected).await?;
@@ -147,6 +148,7 @@ async fn cards(
             maintenance.remove(&booking.id).filter(|_| booking.state.holds_capacity() && booking.end > now);
         let card = BookingCard {
             maintenance,
+            cluster_down: cluster_down.remove(&booking.id),
             continues_into,
             persistence,
             home_note,

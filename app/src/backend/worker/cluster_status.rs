@@ -54,3 +54,34 @@ pub async fn record_pass(db: &PgPool, cluster: Uuid, took: Duration, outcome: Ou
     .await?;
     Ok(())
 }
+
+/// For each of `bookings` that holds room and has not ended, on a cluster
+/// whose API server has failed every pass since some time: what its card
+/// says, in the reader's `zone`.
+pub async fn card_notes(
+    db: &PgPool,
+    bookings: &[Uuid],
+    zone: &chrono_tz::Tz,
+) -> ServiceResult<std::collections::HashMap<Uuid, String>> {
+    let rows: Vec<(Uuid, String, chrono::DateTime<chrono::Utc>)> = sqlx::query_as(
+        "SELECT b.id, c.name, s.unreachable_since FROM booking b
+         JOIN pool p ON p.id = b.pool_id JOIN cluster c ON c.id = p.cluster_id
+         JOIN cluster_status s ON s.cluster_id = c.id
+         WHERE b.id = ANY($1) AND s.unreachable_since IS NOT NULL
+           AND b.state IN ('pending', 'approved', 'active') AND b.ends_at > now()",
+    )
+    .bind(bookings)
+    .fetch_all(db)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, cluster, since)| {
+            let since = since.with_timezone(zone).format("%a %d %b %H:%M");
+            let note = format!(
+                "Cluster {cluster} unreachable since {since}: Berth cannot start, repair or end this session there \
+                 until it answers again; it catches up then."
+            );
+            (id, note)
+        })
+        .collect())
+}

@@ -146,5 +146,11 @@ pub async fn status(db: &PgPool, principal: &Principal) -> ServiceResult<WorkerS
         failures.into_iter().map(|(booking_id, at, reason)| WorkerFailure { booking_id, at, reason }).collect();
     recent_failures.sort_by_key(|f| std::cmp::Reverse(f.at));
     recent_failures.truncate(20);
-    Ok(WorkerStatus { now, leader, processes, sessions, recent_failures })
+    let clusters: Vec<crate::model::ClusterHealth> = sqlx::query_as(
+        "SELECT c.name, s.worker, s.pass_at, s.pass_ms, s.last_success_at, s.error, s.unreachable_since
+         FROM cluster c LEFT JOIN cluster_status s ON s.cluster_id = c.id ORDER BY c.name",
+    )
+    .fetch_all(db)
+    .await?;
+    Ok(WorkerStatus { now, leader, processes, sessions, recent_failures, clusters })
 }
