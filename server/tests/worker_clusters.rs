@@ -7,7 +7,7 @@
 mod common;
 
 use axum::http::Method;
-use common::{current_slot, slot, Fixture, MIG};
+use common::{Fixture, MIG};
 use serde_json::json;
 use server::worker::manifests::Cluster;
 use server::worker::reconcile::{ClusterRef, Policy, Reconciler};
@@ -52,10 +52,7 @@ async fn east(f: &Fixture) -> Uuid {
 }
 
 async fn book_on(f: &Fixture, pool: Uuid) -> Uuid {
-    let body = json!({"pool_id": pool, "kind": MIG, "quantity": 1, "start": current_slot(), "end": slot(4), "mode": "interactive"});
-    let (status, booking) = f.call(Method::POST, "/api/v1/bookings", Some(&f.ada), Some(body)).await;
-    assert_eq!(status, 201, "{booking}");
-    booking["id"].as_str().unwrap().parse().unwrap()
+    common::world::book_now(f, MIG, 1, "interactive", pool).await
 }
 
 async fn state(f: &Fixture, booking: Uuid) -> String {

@@ -33,11 +33,18 @@ pub enum As<'a> {
 }
 
 static STACK: OnceLock<Option<Stack>> = OnceLock::new();
+static SECOND: OnceLock<Option<Stack>> = OnceLock::new();
 
 /// The stack of this test binary, started on first use; `None` (the test
 /// skips) on a machine without the binaries, except under `CI=true`.
 pub fn stack() -> Option<&'static Stack> {
     STACK.get_or_init(start).as_ref()
+}
+
+/// A second, separate cluster for the tests of several clusters (another
+/// etcd, API server and controller manager, deploy/ applied the same way).
+pub fn second_stack() -> Option<&'static Stack> {
+    SECOND.get_or_init(start).as_ref()
 }
 
 fn start() -> Option<Stack> {
@@ -68,6 +75,11 @@ impl Stack {
             As::Portal => "portal.kubeconfig",
             As::Admin | As::User(_) => "admin.kubeconfig",
         })
+    }
+
+    /// The API server's port on 127.0.0.1.
+    pub fn api_port(&self) -> u16 {
+        std::fs::read_to_string(self.dir.join("api-port")).expect("the stack's port").trim().parse().expect("a port")
     }
 
     /// A client of the current test's runtime (a kube client's connection

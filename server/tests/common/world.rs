@@ -17,6 +17,30 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 use uuid::Uuid;
 
+/// Ada books `quantity` of `kind` on `pool` from the slot running now to
+/// `slot(4)`.
+pub async fn book_now(f: &Fixture, kind: &str, quantity: i32, mode: &str, pool: Uuid) -> Uuid {
+    // The slot running now is in the past once the next one begins: a
+    // request made a moment before a boundary waits for it.
+    let into_slot = (chrono::Utc::now() - super::current_slot()).num_milliseconds();
+    if into_slot > 15 * 60 * 1000 - 3000 {
+        tokio::time::sleep(Duration::from_millis((15 * 60 * 1000 - into_slot + 200) as u64)).await;
+    }
+    // A loaded machine may still cross it before the server decides: then
+    // the slot that has just begun is booked instead.
+    for attempt in 0..2 {
+        let body = json!({ "pool_id": pool, "kind": kind, "quantity": quantity,
+            "start": super::current_slot(), "end": slot(4), "mode": mode });
+        let (status, body) = f.call(Method::POST, "/api/v1/bookings", Some(&f.ada), Some(body)).await;
+        let crossed = status == 422 && body["field"] == "start" && attempt == 0;
+        if !crossed {
+            assert_eq!(status, 201, "{body}");
+            return body["id"].as_str().unwrap().parse().unwrap();
+        }
+    }
+    unreachable!("the second attempt returns or fails its assertion")
+}
+
 static TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// The demo pool's nodes (its node selector).
@@ -48,25 +72,7 @@ pub async fn world(cluster: Cluster) -> Option<(World, tokio::sync::MutexGuard<'
 
 impl World {
     pub async fn book(&self, kind: &str, quantity: i32, mode: &str, pool: Uuid) -> Uuid {
-        // The slot running now is in the past once the next one begins: a
-        // request made a moment before a boundary waits for it.
-        let into_slot = (chrono::Utc::now() - super::current_slot()).num_milliseconds();
-        if into_slot > 15 * 60 * 1000 - 3000 {
-            tokio::time::sleep(Duration::from_millis((15 * 60 * 1000 - into_slot + 200) as u64)).await;
-        }
-        // A loaded machine may still cross it before the server decides: then
-        // the slot that has just begun is booked instead.
-        for attempt in 0..2 {
-            let body = json!({ "pool_id": pool, "kind": kind, "quantity": quantity,
-                "start": super::current_slot(), "end": slot(4), "mode": mode });
-            let (status, body) = self.f.call(Method::POST, "/api/v1/bookings", Some(&self.f.ada), Some(body)).await;
-            let crossed = status == 422 && body["field"] == "start" && attempt == 0;
-            if !crossed {
-                assert_eq!(status, 201, "{body}");
-                return body["id"].as_str().unwrap().parse().unwrap();
-            }
-        }
-        unreachable!("the second attempt returns or fails its assertion")
+        book_now(&self.f, kind, quantity, mode, pool).await
     }
 
     pub async fn state(&self, id: Uuid) -> String {
