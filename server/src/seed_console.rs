@@ -1,14 +1,17 @@
 //! What the admin console shows on a fresh `make run`: a pool that requires
-//! approval with a booking waiting in it and a maintenance window, and a
-//! quota for the demo tenant.
+//! approval with a booking waiting in it and a maintenance window, a quota
+//! for the demo tenant, and a second (simulated) cluster.
 //! Separate from `seed::demo` (which tests share) and, like it, idempotent.
 
 use app::backend::{accounts::tenants, accounts::users, bookings::AdmissionQueue, pools, ServiceError};
-use app::model::{KindSpec, Mode, NewBlackout, NewBooking, NewPool, OnOverlap, Principal, QuotaEntry};
+use app::model::{
+    ClusterAccess, ClusterSpec, KindSpec, Mode, NewBlackout, NewBooking, NewPool, OnOverlap, Principal, QuotaEntry,
+};
 use chrono::{Duration, DurationRound, Utc};
 use sqlx::PgPool;
 
 pub const APPROVAL_POOL: &str = "lab-l40s";
+pub const SECOND_CLUSTER: &str = "lab-east";
 
 fn approval_pool() -> NewPool {
     NewPool {
@@ -96,5 +99,22 @@ pub async fn console(db: &PgPool) -> Result<String, ServiceError> {
         overlapping: Some(OnOverlap::Keep),
     };
     app::backend::pools::blackouts::create(db, &admin, pool.id, maintenance).await?;
-    Ok(format!("created {APPROVAL_POOL} with a pending booking and a maintenance window, and a quota for tenant demo"))
+    // A second cluster, so the Clusters and Worker pages show the shape of
+    // several: `berth serve` drives it with an in-memory API server of its own.
+    let east = ClusterSpec {
+        name: Some(SECOND_CLUSTER.into()),
+        access: ClusterAccess::Simulated,
+        kubeconfig_secret: None,
+        workspace_domain: Some("east.berth.local".into()),
+        expose: None,
+        kueue: None,
+        scale_ahead_mode: None,
+        scale_ahead_minutes: None,
+        image_cache: None,
+    };
+    app::backend::clusters::create(db, &admin, east).await?;
+    Ok(format!(
+        "created {APPROVAL_POOL} with a pending booking and a maintenance window, a quota for tenant demo, \
+         and a second simulated cluster, {SECOND_CLUSTER}"
+    ))
 }

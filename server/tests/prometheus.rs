@@ -46,7 +46,7 @@ fn every_alert_rule_is_valid_and_fires_exactly_when_its_test_says() {
     let dir = temp_dir("rules");
     let rules = rules_file(&dir);
     let checked = promtool(&["check", "rules", rules.to_str().unwrap()], &dir);
-    assert!(checked.contains("SUCCESS: 8 rules found"), "{checked}");
+    assert!(checked.contains("SUCCESS: 9 rules found"), "{checked}");
     std::fs::copy(repo_root().join("server/tests/prometheus/alerts-test.yaml"), dir.join("alerts-test.yaml")).unwrap();
     let tested = promtool(&["test", "rules", "alerts-test.yaml"], &dir);
     assert!(tested.contains("SUCCESS"), "{tested}");
@@ -54,6 +54,7 @@ fn every_alert_rule_is_valid_and_fires_exactly_when_its_test_says() {
     for alert in [
         "BerthNoWorkerLeading",
         "BerthWorkerPassesFailing",
+        "BerthClusterUnreachable",
         "BerthAdmissionErrors",
         "BerthDatabaseUnreachable",
         "BerthSessionNamespaceStuck",

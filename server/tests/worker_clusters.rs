@@ -121,6 +121,17 @@ async fn two_clusters_converge_together_and_one_that_goes_down_fails_alone() {
     );
     assert!(note(on_east).is_some(), "the running session's card too");
     assert_eq!((note(on_west), note(second_west)), (None, None));
+    // East's calendar warns whoever is about to book there; west's does not.
+    let calendar = |pool: Uuid| app::backend::calendar::CalendarQuery {
+        pool: Some(pool),
+        date: None,
+        days: 1,
+        tz: "Europe/Berlin".into(),
+    };
+    let east_calendar = app::backend::calendar::load(&f.db, &ada, &calendar(east_pool)).await.unwrap();
+    assert!(east_calendar.cluster_down.is_some_and(|n| n.contains("bookings here are still taken")));
+    let west_calendar = app::backend::calendar::load(&f.db, &ada, &calendar(f.lab)).await.unwrap();
+    assert_eq!(west_calendar.cluster_down, None);
     // The worker page lists each cluster: east unreachable, west fine.
     let admin = app::backend::accounts::tokens::authenticate(&f.db, &f.admin).await.unwrap().unwrap();
     let status = app::backend::worker::status::status(&f.db, &admin).await.unwrap();

@@ -152,6 +152,10 @@ pub struct CalendarData {
     /// holding their window): the grid drags them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub movable: Vec<Movable>,
+    /// The pool's cluster has failed the worker since some time: new
+    /// bookings are taken, their sessions wait for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_down: Option<String>,
 }
 
 /// One of the viewer's bookings the grid may move or resize.

@@ -85,3 +85,22 @@ pub async fn card_notes(
         })
         .collect())
 }
+
+/// What the calendar of `pool` says while the pool's cluster is
+/// unreachable, for whoever is about to book there.
+pub async fn pool_note(db: &PgPool, pool: Uuid, zone: &chrono_tz::Tz) -> ServiceResult<Option<String>> {
+    let row: Option<(String, chrono::DateTime<chrono::Utc>)> = sqlx::query_as(
+        "SELECT c.name, s.unreachable_since FROM pool p JOIN cluster c ON c.id = p.cluster_id
+         JOIN cluster_status s ON s.cluster_id = c.id WHERE p.id = $1 AND s.unreachable_since IS NOT NULL",
+    )
+    .bind(pool)
+    .fetch_optional(db)
+    .await?;
+    Ok(row.map(|(cluster, since)| {
+        format!(
+            "Cluster {cluster} unreachable since {}: bookings here are still taken, but their sessions start \
+             (and running ones end) only once Berth reaches it again.",
+            since.with_timezone(zone).format("%a %d %b %H:%M")
+        )
+    }))
+}

@@ -203,6 +203,7 @@ fn CalendarView(
         </section>
         <ViewSwitch pool=pool.id date=first_date tz=tz.clone() current=view_name/>
         <PoolPicker pools=data.pools.clone() current=pool.id view=view_name tz/>
+        {data.cluster_down.clone().map(|text| view! { <p class="cluster-note warning" role="note" id="cluster-down">{text}</p> })}
         {banner.map(|banner| view! { <OutcomeBanner banner action=book tz=tz_banner.clone() key=data.form_key.clone()/> })}
         {moved.map(|outcome| view! { <MoveBanner outcome action=moving tz=tz_banner/> })}
         <Legend/>
