@@ -129,3 +129,45 @@ fn the_openshift_overlay_renders_validates_and_leaves_the_uid_to_the_scc_with_a_
     assert_eq!(route["spec"]["to"]["name"], "berth-portal");
     assert_eq!(route["spec"]["tls"]["termination"], "edge");
 }
+
+#[test]
+fn the_hub_and_member_overlays_split_one_berth_over_several_clusters() {
+    let (hub_text, hub) = render("hub");
+    validate("hub", &hub_text);
+    let (member_text, member) = render("member");
+    validate("member", &member_text);
+    let (_, single) = render("kubernetes");
+    let kinds = |objects: &[Value], kind: &str| objects.iter().filter(|o| o["kind"] == kind).count();
+
+    // The hub: the whole portal and its worker, driving the kubeconfig clusters
+    // too, with read access to those Secrets and no other.
+    assert_eq!(find(&hub, "ConfigMap", "berth-config")["data"]["BERTH_HUB"], "true");
+    check_deployment(&hub, "berth-worker", &["worker"], "berth-worker", true);
+    let role = find(&hub, "Role", "berth-worker-kubeconfigs");
+    assert_eq!(role["metadata"]["namespace"], "berth-clusters");
+    let rules = role["rules"].as_sequence().unwrap();
+    assert_eq!(rules.len(), 1);
+    assert_eq!((strings(&rules[0]["resources"]), strings(&rules[0]["verbs"])), (vec!["secrets"], vec!["get"]));
+    let binding = find(&hub, "RoleBinding", "berth-worker-kubeconfigs");
+    assert_eq!(binding["subjects"][0]["name"], "berth-worker");
+    assert_eq!(binding["subjects"][0]["namespace"], "berth");
+    for object in &single {
+        let (kind, name) = (&object["kind"], &object["metadata"]["name"]);
+        assert!(
+            hub.iter().any(|o| &o["kind"] == kind && &o["metadata"]["name"] == name),
+            "hub lacks {kind:?} {name:?}"
+        );
+    }
+
+    // A member: the worker's namespace, account, rights and the same
+    // policies; nothing that runs.
+    find(&member, "Namespace", "berth");
+    find(&member, "ServiceAccount", "berth-worker");
+    find(&member, "ClusterRole", "berth-worker");
+    assert_eq!(kinds(&member, "Deployment"), 0);
+    assert_eq!(kinds(&member, "Cluster"), 0, "no database");
+    for kind in ["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"] {
+        assert!(kinds(&member, kind) > 0, "{kind}");
+        assert_eq!(kinds(&member, kind), kinds(&single, kind), "{kind}: the policies are unchanged per member");
+    }
+}

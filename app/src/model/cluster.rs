@@ -15,8 +15,8 @@ pub enum ClusterAccess {
     /// The worker's own credentials: its ServiceAccount when it runs in
     /// the cluster (`berth worker --cluster NAME`), else its kubeconfig.
     InCluster,
-    /// A kubeconfig in a Secret (key `kubeconfig`) in Berth's namespace,
-    /// which a hub worker reads by name.
+    /// A kubeconfig in a Secret (key `kubeconfig`) in the hub's
+    /// `berth-clusters` namespace, which a hub worker reads by name.
     Kubeconfig,
     /// The in-memory cluster of `make run` (`berth run --simulated`).
     Simulated,

@@ -172,7 +172,7 @@ fn ClusterFormView(form: ClusterForm, save: ServerAction<SaveCluster>) -> impl I
                     view! { <input type="hidden" name="form[name]" value=form.name.clone()/> }.into_any()
                 }}
                 {choice("Reached through", "access", form.access.clone(), ACCESS)}
-                {text("Kubeconfig Secret (in Berth's namespace, key kubeconfig)", "kubeconfig_secret", form.kubeconfig_secret.clone(), "aws-east-kubeconfig")}
+                {text("Kubeconfig Secret (in berth-clusters, key kubeconfig)", "kubeconfig_secret", form.kubeconfig_secret.clone(), "aws-east-kubeconfig")}
             </fieldset>
             <fieldset><legend>"Settings (empty: the worker's flag)"</legend>
                 {text("Workspace domain", "workspace_domain", form.workspace_domain.clone(), "gpu.example.com")}

@@ -19,6 +19,10 @@ pub struct ClusterArgs {
     /// Berth's namespace: the hub of several clusters.
     #[arg(long, env = "BERTH_HUB")]
     pub hub: bool,
+    /// Where the hub reads the member clusters' kubeconfig Secrets: a
+    /// namespace of their own, so the worker may read no other Secret.
+    #[arg(long, env = "BERTH_KUBECONFIG_NAMESPACE", default_value = "berth-clusters")]
+    pub kubeconfig_namespace: String,
     /// Each session also gets Kueue quota (kueue.x-k8s.io/v1beta2, Kueue ≥ v0.15):
     /// a ClusterQueue of its own holding what was booked, in the pool's
     /// cohort, and the LocalQueue `session` in its namespace.
@@ -218,7 +222,7 @@ impl ClusterArgs {
             own: self.own_cluster.clone(),
             own_client: client,
             hub: self.hub,
-            namespace: self.berth_namespace.clone(),
+            namespace: self.kubeconfig_namespace.clone(),
             simulated,
             build: std::sync::Arc::new(build),
         })

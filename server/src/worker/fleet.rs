@@ -32,7 +32,7 @@ pub struct Fleet {
     pub own_client: kube::Client,
     /// Also drive every cluster reached through a kubeconfig Secret.
     pub hub: bool,
-    /// Berth's namespace, where kubeconfig Secrets are read.
+    /// Where kubeconfig Secrets are read (`--kubeconfig-namespace`).
     pub namespace: String,
     /// Drive simulated clusters (`make run`), each its own in-memory one.
     pub simulated: bool,
@@ -151,7 +151,7 @@ impl Fleet {
     }
 
     /// A client from the kubeconfig in the Secret `name` (key `kubeconfig`)
-    /// in Berth's namespace, read with the process's own credentials.
+    /// of the kubeconfigs' namespace, read with the process's own credentials.
     async fn kubeconfig_client(&self, name: &str) -> Result<kube::Client, String> {
         let secrets: Api<Secret> = Api::namespaced(self.own_client.clone(), &self.namespace);
         let secret = secrets.get(name).await.map_err(|e| format!("reading Secret {name}: {e}"))?;
