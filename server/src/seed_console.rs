@@ -102,15 +102,8 @@ pub async fn console(db: &PgPool) -> Result<String, ServiceError> {
     // A second cluster, so the Clusters and Worker pages show the shape of
     // several: `berth serve` drives it with an in-memory API server of its own.
     let east = ClusterSpec {
-        name: Some(SECOND_CLUSTER.into()),
-        access: ClusterAccess::Simulated,
-        kubeconfig_secret: None,
         workspace_domain: Some("east.berth.local".into()),
-        expose: None,
-        kueue: None,
-        scale_ahead_mode: None,
-        scale_ahead_minutes: None,
-        image_cache: None,
+        ..ClusterSpec::reached(SECOND_CLUSTER, ClusterAccess::Simulated)
     };
     app::backend::clusters::create(db, &admin, east).await?;
     Ok(format!(

@@ -455,17 +455,8 @@ impl World {
                     pools::create(&self.f.db, &self.admin, big_pool(&name, false)).await.unwrap().id.to_string()
                 }
                 ("{cluster}", None) => {
-                    let spec = app::model::ClusterSpec {
-                        name: Some(format!("c-{}", Uuid::new_v4().simple())),
-                        access: app::model::ClusterAccess::Simulated,
-                        kubeconfig_secret: None,
-                        workspace_domain: None,
-                        expose: None,
-                        kueue: None,
-                        scale_ahead_mode: None,
-                        scale_ahead_minutes: None,
-                        image_cache: None,
-                    };
+                    let name = format!("c-{}", Uuid::new_v4().simple());
+                    let spec = app::model::ClusterSpec::reached(&name, app::model::ClusterAccess::Simulated);
                     app::backend::clusters::create(&self.f.db, &self.admin, spec).await.unwrap().id.to_string()
                 }
                 ("{token}", None) => tokens::issue(&self.f.db, self.ada.user_id, "victim", Duration::days(1))

@@ -87,22 +87,7 @@ pub async fn create(db: &PgPool, principal: &Principal, spec: ClusterSpec) -> Se
     cluster_spec::validate_name(name)?;
     cluster_spec::validate(&spec)?;
     let mut tx = db.begin().await?;
-    let id: Uuid = sqlx::query_scalar(
-        "INSERT INTO cluster (name, access, kubeconfig_secret, workspace_domain, expose, kueue,
-                              scale_ahead_mode, scale_ahead_minutes, image_cache)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id",
-    )
-    .bind(name)
-    .bind(spec.access.as_str())
-    .bind(&spec.kubeconfig_secret)
-    .bind(&spec.workspace_domain)
-    .bind(&spec.expose)
-    .bind(spec.kueue)
-    .bind(&spec.scale_ahead_mode)
-    .bind(spec.scale_ahead_minutes)
-    .bind(spec.image_cache)
-    .fetch_one(&mut *tx)
-    .await?;
+    let id = store(&mut tx, None, name, &spec).await?;
     let cluster = load(&mut tx, Some(id)).await?.pop().ok_or(ServiceError::NotFound("cluster"))?;
     audit::record(&mut tx, principal, "cluster.create", subject(&cluster.name), &describe(&spec)).await?;
     tx.commit().await?;
@@ -126,12 +111,28 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, spec: ClusterS
         )
         .into());
     }
-    sqlx::query(
-        "UPDATE cluster SET access = $2, kubeconfig_secret = $3, workspace_domain = $4, expose = $5, kueue = $6,
-                scale_ahead_mode = $7, scale_ahead_minutes = $8, image_cache = $9
-         WHERE id = $1",
+    store(&mut tx, Some(id), &current, &spec).await?;
+    let cluster = load(&mut tx, Some(id)).await?.pop().ok_or(ServiceError::NotFound("cluster"))?;
+    audit::record(&mut tx, principal, "cluster.update", subject(&cluster.name), &describe(&spec)).await?;
+    tx.commit().await?;
+    Ok(cluster)
+}
+
+/// Writes a new cluster (`id` none) or replaces an existing one's access
+/// and switches (its name stays); one statement, one list of columns.
+async fn store(conn: &mut PgConnection, id: Option<Uuid>, name: &str, spec: &ClusterSpec) -> ServiceResult<Uuid> {
+    Ok(sqlx::query_scalar(
+        "INSERT INTO cluster (id, name, access, kubeconfig_secret, workspace_domain, expose, kueue,
+                              scale_ahead_mode, scale_ahead_minutes, image_cache)
+         VALUES (coalesce($1, gen_random_uuid()), $2, $3, $4, $5, $6, $7, $8, $9, $10)
+         ON CONFLICT (id) DO UPDATE SET access = EXCLUDED.access, kubeconfig_secret = EXCLUDED.kubeconfig_secret,
+             workspace_domain = EXCLUDED.workspace_domain, expose = EXCLUDED.expose, kueue = EXCLUDED.kueue,
+             scale_ahead_mode = EXCLUDED.scale_ahead_mode, scale_ahead_minutes = EXCLUDED.scale_ahead_minutes,
+             image_cache = EXCLUDED.image_cache
+         RETURNING id",
     )
     .bind(id)
+    .bind(name)
     .bind(spec.access.as_str())
     .bind(&spec.kubeconfig_secret)
     .bind(&spec.workspace_domain)
@@ -140,12 +141,8 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, spec: ClusterS
     .bind(&spec.scale_ahead_mode)
     .bind(spec.scale_ahead_minutes)
     .bind(spec.image_cache)
-    .execute(&mut *tx)
-    .await?;
-    let cluster = load(&mut tx, Some(id)).await?.pop().ok_or(ServiceError::NotFound("cluster"))?;
-    audit::record(&mut tx, principal, "cluster.update", subject(&cluster.name), &describe(&spec)).await?;
-    tx.commit().await?;
-    Ok(cluster)
+    .fetch_one(conn)
+    .await?)
 }
 
 /// Removes a cluster no pool belongs to any more. Its pools' live or future

@@ -98,6 +98,21 @@ pub struct ClusterSpec {
 }
 
 impl ClusterSpec {
+    /// A cluster reached by `access` whose switches all follow the worker.
+    pub fn reached(name: &str, access: ClusterAccess) -> ClusterSpec {
+        ClusterSpec {
+            name: Some(name.to_string()),
+            access,
+            kubeconfig_secret: None,
+            workspace_domain: None,
+            expose: None,
+            kueue: None,
+            scale_ahead_mode: None,
+            scale_ahead_minutes: None,
+            image_cache: None,
+        }
+    }
+
     pub fn switches(&self) -> ClusterSwitches {
         ClusterSwitches {
             workspace_domain: self.workspace_domain.clone(),

@@ -74,17 +74,7 @@ mod tests {
     use super::*;
 
     fn spec(access: ClusterAccess, secret: Option<&str>) -> ClusterSpec {
-        ClusterSpec {
-            name: None,
-            access,
-            kubeconfig_secret: secret.map(str::to_string),
-            workspace_domain: None,
-            expose: None,
-            kueue: None,
-            scale_ahead_mode: None,
-            scale_ahead_minutes: None,
-            image_cache: None,
-        }
+        ClusterSpec { kubeconfig_secret: secret.map(str::to_string), ..ClusterSpec::reached("x", access) }
     }
 
     #[test]
