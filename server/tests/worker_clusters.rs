@@ -186,3 +186,47 @@ async fn a_clusters_lease_moves_between_workers_without_a_double_start() {
     stop_member.send(true).unwrap();
     member.await.unwrap().unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fleet_drives_its_own_cluster_and_each_simulated_one_each_behind_its_lease() {
+    let f = Fixture::new().await;
+    let east_pool = east(&f).await;
+    let own = SimulatedCluster::start(true).await;
+    let db = f.db.clone();
+    let build: server::worker::fleet::Build = Arc::new(move |client, _row, _own| {
+        let mut worker = Reconciler::new(db.clone(), client, Cluster::default());
+        worker.policy = quick();
+        worker
+    });
+    // `make run`'s shape: its own cluster, and every simulated one.
+    let fleet = server::worker::fleet::Fleet {
+        db: f.db.clone(),
+        own: "default".into(),
+        own_client: own.client(),
+        hub: false,
+        namespace: "berth-clusters".into(),
+        simulated: true,
+        build,
+    };
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let running = tokio::spawn(fleet.run(stopped));
+    let (on_own, on_east) = (book_on(&f, f.lab).await, book_on(&f, east_pool).await);
+    eventually(
+        "both sessions are active",
+        async || state(&f, on_own).await == "active" && state(&f, on_east).await == "active",
+        Duration::from_secs(20),
+    )
+    .await;
+    // East's session is on east's own in-memory API server, not this one.
+    assert_eq!(own.namespace_names().len(), 1);
+    let led: Vec<(String, bool)> = sqlx::query_as(
+        "SELECT c.name, s.last_success_at IS NOT NULL FROM cluster c JOIN cluster_status s ON s.cluster_id = c.id
+         ORDER BY c.name",
+    )
+    .fetch_all(&f.db)
+    .await
+    .unwrap();
+    assert_eq!(led, [("default".to_string(), true), ("east".to_string(), true)]);
+    stop.send(true).unwrap();
+    running.await.unwrap().unwrap();
+}

@@ -52,6 +52,11 @@ impl Drop for Lead {
     }
 }
 
+/// Whether a lead built from `before` still drives `now` as it is set up.
+fn driven_alike(now: &ClusterRecord, before: &ClusterRecord) -> bool {
+    now.access == before.access && now.kubeconfig_secret == before.kubeconfig_secret && now.switches == before.switches
+}
+
 impl Fleet {
     /// Leads (or waits to lead) each cluster this process drives, until `shutdown`.
     pub async fn run(self, mut shutdown: tokio::sync::watch::Receiver<bool>) -> crate::worker::error::WorkerResult<()> {
@@ -87,8 +92,10 @@ impl Fleet {
             tracing::warn!(cluster = %self.own, "no cluster has this worker's --cluster name: add it on the Clusters page");
         }
         let wanted: Vec<&ClusterRecord> = clusters.iter().filter(|c| self.drives(c)).collect();
+        // A lead stays while its cluster is wanted and set up as when it
+        // started (its pools may change: each pass reads them).
         leads.retain(|id, lead| {
-            wanted.iter().any(|c| c.id == *id && **c == lead.built_from) && !lead.task.is_finished()
+            wanted.iter().any(|c| c.id == *id && driven_alike(c, &lead.built_from)) && !lead.task.is_finished()
         });
         simulated.retain(|id, _| wanted.iter().any(|c| c.id == *id));
         for cluster in wanted {
