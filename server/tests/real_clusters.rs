@@ -321,3 +321,72 @@ async fn the_lease_moves_from_a_hub_worker_to_one_inside_the_cluster_without_a_d
     member.await.unwrap().unwrap();
     kubelet.abort();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hub_worker_drives_a_member_through_its_kubeconfig_secret_and_reads_no_other() {
+    let (Some(west), Some(east)) = (stack(), second_stack()) else { return };
+    let _turn = TURN.lock().await;
+    let (west_admin, east_admin) = (west.client(As::Admin).await, east.client(As::Admin).await);
+    clean(&east_admin).await;
+    // The hub's side (deploy/overlays/hub), and east's berth-worker kubeconfig in it.
+    let applied = west.kubectl(&["apply", "-f", "deploy/overlays/hub/kubeconfigs.yaml"]);
+    assert!(applied.status.success(), "{}", String::from_utf8_lossy(&applied.stderr));
+    let _ = west.kubectl(&["-n", "berth-clusters", "delete", "secret", "east-kubeconfig", "--ignore-not-found"]);
+    let kubeconfig = format!("kubeconfig={}", east.kubeconfig(&As::Worker).display());
+    let created = west.kubectl(&[
+        "-n",
+        "berth-clusters",
+        "create",
+        "secret",
+        "generic",
+        "east-kubeconfig",
+        "--from-file",
+        &kubeconfig,
+    ]);
+    assert!(created.status.success(), "{}", String::from_utf8_lossy(&created.stderr));
+    // The hub's worker reads that Secret, and no Secret of Berth's own namespace.
+    let hub_client = worker_client(west, None).await;
+    let secrets: Api<k8s_openapi::api::core::v1::Secret> = Api::namespaced(hub_client.clone(), "berth");
+    let refused = secrets.list(&ListParams::default()).await.unwrap_err();
+    assert!(matches!(&refused, kube::Error::Api(s) if s.code == 403), "{refused}");
+
+    let f = Fixture::new().await;
+    let east_mig = east_pool(&f).await;
+    let body = json!({"access": "kubeconfig", "kubeconfig_secret": "east-kubeconfig"});
+    let (_, list) = f.call(Method::GET, "/api/v1/clusters", Some(&f.admin), None).await;
+    let east_id =
+        list.as_array().unwrap().iter().find(|c| c["name"] == "east").unwrap()["id"].as_str().unwrap().to_string();
+    let (status, changed) =
+        f.call(Method::PUT, &format!("/api/v1/clusters/{east_id}"), Some(&f.admin), Some(body)).await;
+    assert_eq!(status, 200, "{changed}");
+    let db = f.db.clone();
+    let build: server::worker::fleet::Build = Arc::new(move |client, _row, _own| Reconciler {
+        policy: Policy { retry_delay: Duration::from_millis(50), ..Policy::default() },
+        ..Reconciler::new(db.clone(), client, Cluster::default())
+    });
+    let fleet = server::worker::fleet::Fleet {
+        db: f.db.clone(),
+        own: "default".into(),
+        own_client: hub_client,
+        hub: true,
+        namespace: "berth-clusters".into(),
+        simulated: false,
+        build,
+    };
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let running = tokio::spawn(fleet.run(stopped));
+    let kubelet = kubelets(vec![(east_admin.clone(), east_nodes())]);
+    let on_east = book(&f, east_mig).await;
+    eventually(
+        &f,
+        "the hub starts the member's session",
+        async || state(&f, on_east).await == "active",
+        Duration::from_secs(90),
+    )
+    .await;
+    assert_eq!(sessions(&east_admin).await.len(), 1, "on east");
+    assert!(sessions(&west_admin).await.is_empty(), "not on the hub's own cluster");
+    stop.send(true).unwrap();
+    running.await.unwrap().unwrap();
+    kubelet.abort();
+}
