@@ -51,3 +51,10 @@ CREATE TABLE cluster_status (
     -- The first failed pass of a run of failures talking to the cluster.
     unreachable_since timestamptz
 );
+
+-- A pool written without naming its cluster (by hand, or an older script)
+-- lands on the default cluster, as every pool did before; the portal
+-- always names one (clusters::for_new_pool).
+CREATE FUNCTION default_cluster_id() RETURNS uuid LANGUAGE sql STABLE
+    AS $$ SELECT id FROM cluster WHERE name = 'default' $$;
+ALTER TABLE pool ALTER COLUMN cluster_id SET DEFAULT default_cluster_id();

@@ -10,7 +10,7 @@ use axum::body::Body;
 use axum::http::{header, Method, Request, StatusCode};
 use common::Fixture;
 use http_body_util::BodyExt;
-use serde_json::Value;
+use serde_json::{json, Value};
 use sqlx::PgPool;
 use tower::ServiceExt;
 use uuid::Uuid;
@@ -199,6 +199,39 @@ async fn a_dst_day_by_pool_matches_the_hand_computed_figures() {
     let gpus = 3.0;
     let cell = report["heatmap"].as_array().unwrap().iter().find(|c| c["weekday"] == 6 && c["hour"] == 2).unwrap();
     assert!(close(&cell["occupancy_pct"], 1.0 / (2.0 * gpus) * 100.0), "{cell}");
+}
+
+#[tokio::test]
+async fn by_cluster_a_cluster_holds_its_pools_figures_and_capacity() {
+    let f = Fixture::new().await;
+    fixtures(&f.db).await;
+    let (status, _) = f
+        .call(Method::POST, "/api/v1/clusters", Some(&f.admin), Some(json!({"name": "east", "access": "simulated"})))
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let (_, by_pool) = f.call(Method::GET, &format!("{DAY}&group=pool"), Some(&f.mia), None).await;
+    let (status, report) = f.call(Method::GET, &format!("{DAY}&group=cluster"), Some(&f.mia), None).await;
+    assert_eq!(status, StatusCode::OK, "{report}");
+    let names: Vec<&str> = report["rows"].as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["default", "east"], "every cluster, the empty one too");
+    // Every pool is on the default cluster: it holds all of their figures.
+    let default = row(&report, "default");
+    for field in [
+        "capacity_gpu_hours",
+        "booked_gpu_hours",
+        "occupied_gpu_hours",
+        "active_gpu_hours",
+        "showback_cost",
+        "refused_gpu_hours",
+    ] {
+        assert!(
+            close(&default[field], by_pool["total"][field].as_f64().unwrap()),
+            "{field}: {default} vs {}",
+            by_pool["total"]
+        );
+    }
+    assert_figures(row(&report, "east"), &[("booked_gpu_hours", 0.0), ("capacity_gpu_hours", 0.0)]);
+    assert!(close(&report["total"]["booked_gpu_hours"], by_pool["total"]["booked_gpu_hours"].as_f64().unwrap()));
 }
 
 #[tokio::test]

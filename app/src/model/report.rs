@@ -13,6 +13,8 @@ use uuid::Uuid;
 pub enum ReportGroup {
     #[default]
     Pool,
+    /// The cluster each pool is on now.
+    Cluster,
     Tenant,
     User,
 }
@@ -21,13 +23,14 @@ impl ReportGroup {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Pool => "pool",
+            Self::Cluster => "cluster",
             Self::Tenant => "tenant",
             Self::User => "user",
         }
     }
 
     pub fn parse(text: &str) -> Option<Self> {
-        [Self::Pool, Self::Tenant, Self::User].into_iter().find(|g| g.as_str() == text)
+        [Self::Pool, Self::Cluster, Self::Tenant, Self::User].into_iter().find(|g| g.as_str() == text)
     }
 }
 
@@ -73,7 +76,7 @@ impl PeriodKind {
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ReportRow {
-    /// The pool, tenant or user; `None` on the totals row.
+    /// The pool, cluster, tenant or user; `None` on the totals row.
     pub id: Option<Uuid>,
     pub name: String,
     /// Capacity GPU-hours less blackouts; only for pools (and the totals).

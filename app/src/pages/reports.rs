@@ -1,4 +1,4 @@
-//! `/reports` (managers and admins): utilisation by pool, tenant or user
+//! `/reports` (managers and admins): utilisation by pool, cluster, tenant or user
 //! over a day, week, month or custom period, with its trend, its occupancy
 //! heat map and the table as CSV. A plain GET form: works without JavaScript.
 
@@ -59,6 +59,7 @@ fn PeriodForm(group: ReportGroup, period: PeriodKind, date: String, until: Strin
             <label>"By "
                 <select name="group" id="report-group">
                     {option("pool", "pool", group == ReportGroup::Pool)}
+                    {option("cluster", "cluster", group == ReportGroup::Cluster)}
                     {option("tenant", "tenant", group == ReportGroup::Tenant)}
                     {option("user", "user", group == ReportGroup::User)}
                 </select>
@@ -107,6 +108,7 @@ fn Report(page: ReportPage) -> impl IntoView {
     );
     let name_header = match group {
         ReportGroup::Pool => "Pool",
+        ReportGroup::Cluster => "Cluster",
         ReportGroup::Tenant => "Tenant",
         ReportGroup::User => "User",
     };

@@ -1,5 +1,5 @@
-//! The report's table: one SQL statement per report, grouped by pool, tenant
-//! or user. Every figure is cut to the period `[$1, $2)`.
+//! The report's table: one SQL statement per report, grouped by pool,
+//! cluster, tenant or user. Every figure is cut to the period `[$1, $2)`.
 
 use crate::backend::error::ServiceResult;
 use crate::backend::reports::period::{epoch_hours, Settled};
@@ -47,27 +47,38 @@ pub(super) fn booking_figures(columns: &[&str], lo: &str, hi: &str, lo_h: &str, 
 /// `usage_month` for the whole months, `usage_day` for the other whole days
 /// and `usage_hour` for the rest.
 fn statement(group: ReportGroup) -> String {
-    let (key, name, every_pool) = match group {
+    let (key, name, every_key) = match group {
         ReportGroup::Pool => ("pool_id", "(SELECT name FROM pool WHERE id = k.key)", "UNION SELECT id FROM pool"),
+        // Read through each row's pool: a cluster's figures are its pools' now.
+        ReportGroup::Cluster => {
+            ("pool_id", "(SELECT name FROM cluster WHERE id = k.key)", "UNION SELECT id FROM cluster")
+        }
         ReportGroup::Tenant => ("tenant_id", "(SELECT slug FROM tenant WHERE id = k.key)", ""),
         ReportGroup::User => ("user_id", "(SELECT email FROM app_user WHERE id = k.key)", ""),
     };
-    let key_column = format!("b.{key} AS key");
+    // The group's key of a source table's row (`alias`: "b." or ""), never from input.
+    let key_of = |alias: &str| match group {
+        ReportGroup::Cluster => format!("(SELECT cluster_id FROM pool WHERE id = {alias}{key})"),
+        _ => format!("{alias}{key}"),
+    };
+    let key_column = format!("{} AS key", key_of("b."));
     let columns = [key_column.as_str(), "b.kind", "b.pool_id"];
     let before = booking_figures(&columns, "$1", "$11", "$9", "$13");
     let after = booking_figures(&columns, "$12", "$2", "$14", "$10");
     // The smaller tables of requests keep plain timestamps.
     let asked_hours = "date_part('epoch', least(b.ends_at, $2) - greatest(b.starts_at, $1)) / 3600";
     // Unit-hours of a table's rows overlapping the period, per key and kind, in GPU-hours.
+    let b_key = key_of("b.");
     let asked = |table: &str, filter: &str| {
         format!(
             "SELECT key, sum(unit_hours * gpu_share(pool_id, kind)) AS gpu_hours FROM (
-                 SELECT b.{key} AS key, b.pool_id, b.kind, sum(b.quantity * {asked_hours}) AS unit_hours
+                 SELECT {b_key} AS key, b.pool_id, b.kind, sum(b.quantity * {asked_hours}) AS unit_hours
                  FROM {table} b WHERE {filter} b.ends_at > $1 AND b.starts_at < $2 GROUP BY 1, 2, 3) per_kind
              GROUP BY key"
         )
     };
     let refused = asked("booking_refusal", "");
+    let (month_key, m_key, d_key, u_key) = (key_of(""), key_of("m."), key_of("d."), key_of("u."));
     let waitlisted = asked("waitlist_entry", "b.state <> 'admitted' AND");
     format!(
         "WITH per_kind AS (
@@ -75,7 +86,7 @@ fn statement(group: ReportGroup) -> String {
             UNION ALL
             {after}
             UNION ALL
-            SELECT {key}, kind, pool_id, booked_unit_hours, returned_unit_hours, no_shows
+            SELECT {month_key}, kind, pool_id, booked_unit_hours, returned_unit_hours, no_shows
             FROM booking_month WHERE month >= $15 AND month < $16),
          booked AS (
             SELECT g.key, sum(g.unit_hours * gpu_share(g.pool_id, g.kind)) AS gpu_hours,
@@ -88,14 +99,14 @@ fn statement(group: ReportGroup) -> String {
          measured AS (
             SELECT key, sum(busy) / 60 AS busy, sum(sampled) / 60 AS sampled, sum(active) / 60 AS active,
                    bool_or(simulated) AS simulated
-            FROM (SELECT m.{key} AS key, m.busy_gpu_minutes AS busy, m.sampled_gpu_minutes AS sampled,
+            FROM (SELECT {m_key} AS key, m.busy_gpu_minutes AS busy, m.sampled_gpu_minutes AS sampled,
                          m.active_gpu_minutes AS active, m.simulated
                   FROM usage_month m WHERE m.month >= $7 AND m.month < $8
                   UNION ALL
-                  SELECT d.{key}, d.busy_gpu_minutes, d.sampled_gpu_minutes, d.active_gpu_minutes, d.simulated
+                  SELECT {d_key}, d.busy_gpu_minutes, d.sampled_gpu_minutes, d.active_gpu_minutes, d.simulated
                   FROM usage_day d WHERE (d.day >= $5 AND d.day < $7) OR (d.day >= $8 AND d.day < $6)
                   UNION ALL
-                  SELECT u.{key}, u.busy_unit_minutes / k.slices_per_gpu, u.samples * b.quantity / k.slices_per_gpu::float8,
+                  SELECT {u_key}, u.busy_unit_minutes / k.slices_per_gpu, u.samples * b.quantity / k.slices_per_gpu::float8,
                          u.active_unit_minutes / k.slices_per_gpu, u.simulated
                   FROM usage_hour u JOIN booking b ON b.id = u.booking_id
                   JOIN pool_kind k ON k.pool_id = b.pool_id AND k.kind = b.kind
@@ -106,7 +117,7 @@ fn statement(group: ReportGroup) -> String {
          keys AS (
             SELECT key FROM booked WHERE gpu_hours > 0 OR returned > 0 OR no_shows > 0
             UNION SELECT key FROM measured UNION SELECT key FROM refused UNION SELECT key FROM waitlisted
-            {every_pool})
+            {every_key})
          SELECT k.key AS id, coalesce({name}, 'removed') AS name,
                 coalesce(bk.gpu_hours, 0)::float8 AS booked_gpu_hours, coalesce(bk.cost, 0)::float8 AS showback_cost,
                 coalesce(bk.returned, 0)::float8 AS returned_gpu_hours, coalesce(bk.no_shows, 0)::int8 AS no_shows,
@@ -272,14 +283,24 @@ pub async fn rows(
         .bind(settled_end)
         .fetch_all(&mut *db)
         .await?;
+    // A cluster's capacity is its pools' (those on it now).
+    let cluster_of: std::collections::HashMap<Uuid, Uuid> = match group {
+        ReportGroup::Cluster => {
+            sqlx::query_as("SELECT id, cluster_id FROM pool").fetch_all(&mut *db).await?.into_iter().collect()
+        }
+        _ => Default::default(),
+    };
     Ok(summed
         .into_iter()
         .map(|s| {
-            let of_pool = |figures: &[(Uuid, f64)]| {
-                (group == ReportGroup::Pool)
-                    .then(|| figures.iter().find(|(pool, _)| *pool == s.id).map_or(0.0, |(_, c)| *c))
+            let of_group = |figures: &[(Uuid, f64)]| match group {
+                ReportGroup::Pool => Some(figures.iter().find(|(pool, _)| *pool == s.id).map_or(0.0, |(_, c)| *c)),
+                ReportGroup::Cluster => {
+                    Some(figures.iter().filter(|(pool, _)| cluster_of.get(pool) == Some(&s.id)).map(|(_, c)| *c).sum())
+                }
+                ReportGroup::Tenant | ReportGroup::User => None,
             };
-            let (capacity_gpu_hours, lent_gpu_hours) = (of_pool(capacity), of_pool(lent));
+            let (capacity_gpu_hours, lent_gpu_hours) = (of_group(capacity), of_group(lent));
             finish(ReportRow {
                 id: Some(s.id),
                 name: s.name,

@@ -149,7 +149,7 @@ pub async fn page(
     let tz = crate::rules::local_time::checked_zone("tz", Some(&query.tz))?;
     let group = match query.group.trim() {
         "" => ReportGroup::Pool,
-        text => ReportGroup::parse(text).ok_or_else(|| FieldError::new("group", "pool, tenant or user"))?,
+        text => ReportGroup::parse(text).ok_or_else(|| FieldError::new("group", "pool, cluster, tenant or user"))?,
     };
     let kind = match query.period.trim() {
         "" => PeriodKind::Week,
