@@ -9,7 +9,9 @@
 //!    polling design.
 //! 3. 200 sessions whose windows open in the same minute: time from the
 //!    window's start until all are applied and all are active.
-//! 4. The same worker on a real API server (`real.rs`).
+//! 4. Two clusters, each with its own worker lead: requests of a converged
+//!    pass per cluster, and 25 + 25 sessions opening at once.
+//! 5. The same worker on a real API server (`real.rs`).
 
 #[path = "../tests/common/kube_stack.rs"]
 #[allow(dead_code)]
@@ -38,6 +40,7 @@ struct Bench {
     pool: Uuid,
     user: Uuid,
     tenant: Uuid,
+    admin: app::model::Principal,
 }
 
 impl Bench {
@@ -85,7 +88,7 @@ impl Bench {
         };
         let pool = pools::create(&db, &principal, new).await.unwrap().id;
         let tenant = sqlx::query_scalar("SELECT id FROM tenant WHERE slug = 'bench'").fetch_one(&db).await.unwrap();
-        Bench { db, pool, user: admin, tenant }
+        Bench { db, pool, user: admin, tenant, admin: principal }
     }
 
     /// `n` approved bookings whose window opens `opens_in` from now, in one
@@ -102,13 +105,18 @@ impl Bench {
 
     /// `n` approved bookings of `person` whose window opens `opens_in` from now.
     async fn book_for(&self, person: Uuid, n: i32, opens_in: chrono::Duration) -> Vec<Uuid> {
+        self.book_in(self.pool, person, n, opens_in).await
+    }
+
+    /// The same on `pool`.
+    async fn book_in(&self, pool: Uuid, person: Uuid, n: i32, opens_in: chrono::Duration) -> Vec<Uuid> {
         sqlx::query_scalar(
             "INSERT INTO booking (pool_id, kind, user_id, tenant_id, quantity, mode, image, starts_at, ends_at, state)
              SELECT $1, $2, $3, $4, 1, 'interactive', 'quay.io/jupyter/pytorch-notebook:cuda12-latest',
                     now() + $5, now() + $5 + interval '2 hours', 'approved'
              FROM generate_series(1, $6) RETURNING id",
         )
-        .bind(self.pool)
+        .bind(pool)
         .bind(KIND)
         .bind(person)
         .bind(self.tenant)
@@ -291,6 +299,130 @@ async fn same_minute(bench: &Bench, n: i32) {
     bench.end_all().await;
 }
 
+/// A second cluster, `bench-east`, with a pool like the bench's; the
+/// workers of both clusters as their leads would be.
+async fn two_cluster_workers(bench: &Bench) -> (Uuid, [(Reconciler, Arc<SimulatedCluster>); 2]) {
+    let east = app::backend::clusters::create(
+        &bench.db,
+        &bench.admin,
+        app::model::ClusterSpec::reached("bench-east", app::model::ClusterAccess::Simulated),
+    )
+    .await
+    .unwrap();
+    let pool: Uuid = sqlx::query_scalar(
+        "INSERT INTO pool (name, images, cluster_id) VALUES ('bench-east', ARRAY['quay.io/jupyter/pytorch-notebook:cuda12-latest'], $1)
+         RETURNING id",
+    )
+    .bind(east.id)
+    .fetch_one(&bench.db)
+    .await
+    .unwrap();
+    sqlx::query(
+        "INSERT INTO pool_kind (pool_id, kind, capacity, replicas_per_unit, vram_gb_per_unit, cpu_millis_per_unit,
+                                memory_mib_per_unit, storage_gib_per_unit, slices_per_gpu)
+         SELECT $1, kind, capacity, replicas_per_unit, vram_gb_per_unit, cpu_millis_per_unit, memory_mib_per_unit,
+                storage_gib_per_unit, slices_per_gpu FROM pool_kind WHERE pool_id = $2",
+    )
+    .bind(pool)
+    .bind(bench.pool)
+    .execute(&bench.db)
+    .await
+    .unwrap();
+    let west: Uuid =
+        sqlx::query_scalar("SELECT id FROM cluster WHERE name = 'default'").fetch_one(&bench.db).await.unwrap();
+    let worker = |id: Uuid, name: &str, api: Arc<SimulatedCluster>| {
+        let mut worker = Reconciler::new(bench.db.clone(), api.client(), Cluster::default());
+        worker.drives = Some(server::worker::reconcile::ClusterRef { id, name: name.into() });
+        (worker, api)
+    };
+    let (west_api, east_api) = (SimulatedCluster::start(true).await, SimulatedCluster::start(true).await);
+    (pool, [worker(west, "default", west_api), worker(east.id, "bench-east", east_api)])
+}
+
+/// Two clusters with 100 sessions each: each cluster's converged pass costs
+/// what one cluster's does; then 25 + 25 windows opening at once, each
+/// cluster's lead running.
+async fn two_clusters(bench: &Bench) {
+    bench.end_all().await;
+    let (east_pool, workers) = two_cluster_workers(bench).await;
+    bench.book(100, chrono::Duration::minutes(-1)).await;
+    bench.book_in(east_pool, bench.user, 100, chrono::Duration::minutes(-1)).await;
+    let mut per_cluster = Vec::new();
+    for (worker, api) in &workers {
+        while {
+            let report = worker.pass().await.unwrap();
+            report.applied > 0 || !report.started.is_empty()
+        } {}
+        let requests = api.requests();
+        for _ in 0..5 {
+            worker.pass().await.unwrap();
+        }
+        per_cluster.push((api.requests() - requests) as f64 / 5.0);
+    }
+    println!(
+        "
+## Two clusters, each driven by its own lead
+"
+    );
+    println!("| measure | default | bench-east |");
+    println!("| --- | ---: | ---: |");
+    println!("| requests / converged pass, 100 sessions on each | {} | {} |", per_cluster[0], per_cluster[1]);
+    bench.end_all().await;
+
+    // 25 + 25 windows opening together, both leads running.
+    let mut leads = Vec::new();
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let mut apis = Vec::new();
+    for (worker, api) in workers {
+        *api.write_log.lock().unwrap() = Some(Vec::new());
+        apis.push(api);
+        let stopped = stopped.clone();
+        leads.push(tokio::spawn(async move { server::worker::run::run(worker, stopped).await.unwrap() }));
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let opens_in = chrono::Duration::seconds(3);
+    let ids = [bench.book(25, opens_in).await, bench.book_in(east_pool, bench.user, 25, opens_in).await];
+    let opens: chrono::DateTime<chrono::Utc> =
+        sqlx::query_scalar("SELECT min(starts_at) FROM booking WHERE id = ANY($1) OR id = ANY($2)")
+            .bind(&ids[0])
+            .bind(&ids[1])
+            .fetch_one(&bench.db)
+            .await
+            .unwrap();
+    let opens_at = Instant::now() + (opens - chrono::Utc::now()).to_std().unwrap_or_default();
+    let mut applied = Vec::new();
+    for (api, ids) in apis.iter().zip(&ids) {
+        let paths: Vec<String> = ids.iter().map(|id| quota_path(*id)).collect();
+        wait_for("all applied", || paths.iter().all(|p| applied_at(api, p).is_some())).await;
+        applied.push(paths.iter().filter_map(|p| applied_at(api, p)).max().unwrap());
+    }
+    let all: Vec<Uuid> = ids.concat();
+    loop {
+        let active: i64 = sqlx::query_scalar("SELECT count(*) FROM booking WHERE id = ANY($1) AND state = 'active'")
+            .bind(&all)
+            .fetch_one(&bench.db)
+            .await
+            .unwrap();
+        if active == all.len() as i64 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let active = Instant::now();
+    stop.send(true).unwrap();
+    for lead in leads {
+        lead.await.unwrap();
+    }
+    let since = |at: Instant| ms(at.saturating_duration_since(opens_at));
+    println!(
+        "| 25 + 25 windows opening at once: every namespace + quota applied | {} | {} |",
+        since(applied[0]),
+        since(applied[1])
+    );
+    println!("| the same: all 50 sessions `active` | {} (both) | |", since(active));
+    bench.end_all().await;
+}
+
 #[tokio::main]
 async fn main() {
     let bench = Bench::setup().await;
@@ -301,6 +433,7 @@ async fn main() {
         start_latency(&bench, samples, 10).await;
         start_latency(&bench, samples / 4, 1000).await;
         same_minute(&bench, 200).await;
+        two_clusters(&bench).await;
     }
     real::rows(&bench).await;
 }

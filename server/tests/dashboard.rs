@@ -128,3 +128,40 @@ async fn members_see_live_use_idle_badges_budget_and_upcoming() {
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{d}");
     assert!(d.to_string().contains("tz"), "{d}");
 }
+
+#[tokio::test]
+async fn the_dashboard_shows_one_clusters_pools_when_asked() {
+    let f = Fixture::new().await;
+    let (status, _) = f
+        .call(Method::POST, "/api/v1/clusters", Some(&f.admin), Some(json!({"name": "east", "access": "simulated"})))
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let pool = json!({"name": "east-mig", "cluster": "east", "kinds": [{"kind": MIG, "capacity": 4}]});
+    let (status, pool) = f.call(Method::POST, "/api/v1/pools", Some(&f.admin), Some(pool)).await;
+    assert_eq!(status, StatusCode::CREATED, "{pool}");
+    let (status, _) = f.book(&f.ada, MIG, 1, common::current_slot(), slot(3)).await;
+    assert_eq!(status, StatusCode::CREATED);
+    let on_east = json!({"pool_id": pool["id"], "kind": MIG, "quantity": 1, "start": slot(8), "end": slot(10), "mode": "interactive"});
+    let (status, body) = f.call(Method::POST, "/api/v1/bookings", Some(&f.ada), Some(on_east)).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+
+    let pools = |d: &Value, list: &str| -> Vec<String> {
+        d[list].as_array().unwrap().iter().map(|l| l["pool"].as_str().unwrap().to_string()).collect()
+    };
+    let (_, all) = f.call(Method::GET, "/api/v1/tenants/team-a/dashboard", Some(&f.ada), None).await;
+    assert_eq!(
+        (pools(&all, "live"), pools(&all, "upcoming")),
+        (vec!["lab-h100".to_string()], vec!["east-mig".to_string()])
+    );
+    assert_eq!(all["clusters"], json!(["default", "east"]));
+    assert_eq!(all["cluster"], Value::Null);
+    let (status, east) = f.call(Method::GET, "/api/v1/tenants/team-a/dashboard?cluster=east", Some(&f.ada), None).await;
+    assert_eq!(status, StatusCode::OK, "{east}");
+    assert_eq!((pools(&east, "live"), pools(&east, "upcoming")), (vec![], vec!["east-mig".to_string()]));
+    assert!(pools(&east, "budget").iter().all(|p| p == "east-mig"), "{east}");
+    assert_eq!(east["cluster"], "east");
+    let (_, home) = f.call(Method::GET, "/api/v1/tenants/team-a/dashboard?cluster=default", Some(&f.ada), None).await;
+    assert_eq!((pools(&home, "live"), pools(&home, "upcoming")), (vec!["lab-h100".to_string()], vec![]));
+    let (status, err) = f.call(Method::GET, "/api/v1/tenants/team-a/dashboard?cluster=mars", Some(&f.ada), None).await;
+    assert_eq!((status, err["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("cluster")), "{err}");
+}

@@ -386,6 +386,13 @@ async fn a_hub_worker_drives_a_member_through_its_kubeconfig_secret_and_reads_no
     .await;
     assert_eq!(sessions(&east_admin).await.len(), 1, "on east");
     assert!(sessions(&west_admin).await.is_empty(), "not on the hub's own cluster");
+    // The session's owner, on either cluster, reads no member's kubeconfig.
+    for stack in [west, east] {
+        let ada: Api<k8s_openapi::api::core::v1::Secret> =
+            Api::namespaced(stack.client(As::User("ada@a.test")).await, "berth-clusters");
+        let refused = ada.get("east-kubeconfig").await.unwrap_err();
+        assert!(matches!(&refused, kube::Error::Api(s) if s.code == 403 || s.code == 404), "{refused}");
+    }
     stop.send(true).unwrap();
     running.await.unwrap().unwrap();
     kubelet.abort();

@@ -73,4 +73,10 @@ pub struct Dashboard {
     /// The time axis of the live sessions' device charts.
     #[serde(default)]
     pub axis: super::ChartAxis,
+    /// The one cluster whose pools it shows, if the reader chose one.
+    #[serde(default)]
+    pub cluster: Option<String>,
+    /// Every cluster, to choose from.
+    #[serde(default)]
+    pub clusters: Vec<String>,
 }

@@ -14,10 +14,11 @@ pub async fn load_dashboard(
     tenant: Option<String>,
     tz: String,
     #[server(default)] range: String,
+    #[server(default)] cluster: String,
 ) -> Result<Dashboard, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
     let tz = crate::rpc::no_script::reader_zone(tz).await;
-    let asked = (tenant.as_deref(), ChartRange::parse(&range));
+    let asked = (tenant.as_deref(), ChartRange::parse(&range), Some(cluster.as_str()));
     Ok(crate::backend::reports::dashboard::load(&ctx.db, &principal, asked, &tz).await?)
 }
 
@@ -26,10 +27,11 @@ pub fn DashboardPage() -> impl IntoView {
     let query = use_query_map();
     let data = Resource::new(
         move || {
-            let (tenant, range) = query.with(|q| (q.get("tenant"), q.get("range").unwrap_or_default()));
-            (tenant, super::viewer_zone(&query), range)
+            let (tenant, range, cluster) = query
+                .with(|q| (q.get("tenant"), q.get("range").unwrap_or_default(), q.get("cluster").unwrap_or_default()));
+            (tenant, super::viewer_zone(&query), range, cluster)
         },
-        |(tenant, tz, range)| load_dashboard(tenant, tz, range),
+        |(tenant, tz, range, cluster)| load_dashboard(tenant, tz, range, cluster),
     );
     view! {
         <Transition fallback=|| view! { <p class="loading">"Loading the dashboard…"</p> }>
@@ -46,11 +48,29 @@ pub fn DashboardPage() -> impl IntoView {
 
 #[component]
 fn DashboardView(dashboard: Dashboard) -> impl IntoView {
-    let Dashboard { tenant, tenant_name, others, live, budget, upcoming, simulated, zone, axis } = dashboard;
+    let Dashboard { tenant, tenant_name, others, live, budget, upcoming, simulated, zone, axis, cluster, clusters } =
+        dashboard;
+    // The cluster chosen stays through the range's links, and the range through the cluster's.
+    let only = cluster.as_deref().map(|c| format!("&cluster={c}")).unwrap_or_default();
     let range_link = {
-        let tenant = tenant.clone();
-        Callback::new(move |range: ChartRange| format!("/dashboard?tenant={tenant}&range={}", range.as_str()))
+        let (tenant, only) = (tenant.clone(), only.clone());
+        Callback::new(move |range: ChartRange| format!("/dashboard?tenant={tenant}&range={}{only}", range.as_str()))
     };
+    let cluster_link = |name: Option<&str>| {
+        let only = name.map(|c| format!("&cluster={c}")).unwrap_or_default();
+        format!("/dashboard?tenant={tenant}&range={}{only}", axis.range.as_str())
+    };
+    let cluster_picker = (clusters.len() > 1).then(|| {
+        let current = cluster.clone();
+        view! {
+            <nav class="cal-nav" aria-label="Clusters" id="dashboard-clusters">
+                <a href=cluster_link(None) aria-current=current.is_none().then_some("page")>"All clusters"</a>
+                {clusters.iter().map(|name| view! {
+                    <a href=cluster_link(Some(name)) aria-current=(current.as_deref() == Some(name.as_str())).then_some("page")>{name.clone()}</a>
+                }).collect_view()}
+            </nav>
+        }
+    });
     let current = axis.range;
     view! {
         <section class="page-head">
@@ -63,7 +83,9 @@ fn DashboardView(dashboard: Dashboard) -> impl IntoView {
                 </nav>
             })}
         </section>
-        <p class="muted" id="dashboard-zone">"Times in " {zone} "."</p>
+        {cluster_picker}
+        <p class="muted" id="dashboard-zone">"Times in " {zone} "."
+            {cluster.map(|c| view! { " Only cluster " <strong id="dashboard-cluster">{c}</strong> "." })}</p>
         {simulated.then(|| view! {
             <p class="warning" id="dashboard-simulated">"GPU use below is simulated: the cluster is the simulated one."</p>
         })}

@@ -70,6 +70,9 @@ struct DashboardQuery {
     /// The device charts' range: 1h (default), 6h, 24h or 7d.
     #[serde(default)]
     range: Option<String>,
+    /// Only the pools of this cluster.
+    #[serde(default)]
+    cluster: Option<String>,
 }
 
 async fn dashboard(
@@ -86,7 +89,7 @@ async fn dashboard(
             app::backend::ServiceError::from(app::rules::FieldError::new("range", "must be 1h, 6h, 24h or 7d"))
         })?,
     };
-    let asked = (Some(slug(&raw)?), range);
+    let asked = (Some(slug(&raw)?), range, query.cluster.as_deref());
     Ok(Json(app::backend::reports::dashboard::load(&state.db, &principal, asked, tz.name()).await?))
 }
 

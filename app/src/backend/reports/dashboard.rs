@@ -81,7 +81,7 @@ fn chosen(principal: &Principal, asked: Option<&str>, all: &[(String, String)]) 
 pub async fn load(
     db: &PgPool,
     principal: &Principal,
-    (tenant, range): (Option<&str>, crate::model::ChartRange),
+    (tenant, range, cluster): (Option<&str>, crate::model::ChartRange, Option<&str>),
     tz: &str,
 ) -> ServiceResult<Dashboard> {
     let all: Vec<(String, String)> =
@@ -92,7 +92,20 @@ pub async fn load(
     };
     let tenant_id: Uuid = sqlx::query_scalar("SELECT id FROM tenant WHERE slug = $1").bind(&slug).fetch_one(db).await?;
     let axis = super::device_charts::axis(range, crate::backend::db_now(db).await?, tz);
-    let (mut live, simulated) = live_sessions(db, principal, tenant_id, tz).await?;
+    // Only the pools of one cluster, when asked.
+    let clusters: Vec<(Uuid, String)> =
+        sqlx::query_as("SELECT id, name FROM cluster ORDER BY name").fetch_all(db).await?;
+    let on = match cluster {
+        None | Some("") => None,
+        Some(name) => Some(
+            clusters
+                .iter()
+                .find(|(_, n)| n == name)
+                .map(|(id, _)| *id)
+                .ok_or_else(|| crate::rules::FieldError::new("cluster", "names no cluster"))?,
+        ),
+    };
+    let (mut live, simulated) = live_sessions(db, principal, (tenant_id, on), tz).await?;
     let ids: Vec<Uuid> = live.iter().map(|s| s.booking.booking_id).collect();
     let mut charts = super::device_charts::charts(db, &ids, &axis).await?;
     for session in &mut live {
@@ -103,18 +116,20 @@ pub async fn load(
         tenant: slug.clone(),
         tenant_name: tenant_name.clone(),
         live,
-        budget: budget(db, tenant_id).await?,
-        upcoming: upcoming(db, principal, tenant_id, tz).await?,
+        budget: budget(db, (tenant_id, on)).await?,
+        upcoming: upcoming(db, principal, (tenant_id, on), tz).await?,
         simulated,
         zone: crate::rules::local_time::zone(tz).name().to_string(),
         axis,
+        cluster: on.and(cluster).map(str::to_string),
+        clusters: clusters.into_iter().map(|(_, name)| name).collect(),
     })
 }
 
 async fn live_sessions(
     db: &PgPool,
     principal: &Principal,
-    tenant_id: Uuid,
+    (tenant_id, cluster): (Uuid, Option<Uuid>),
     tz: &str,
 ) -> ServiceResult<(Vec<LiveSession>, bool)> {
     let live: Vec<Live> = sqlx::query_as(&format!(
@@ -123,10 +138,11 @@ async fn live_sessions(
          FROM booking b JOIN pool p ON p.id = b.pool_id JOIN app_user u ON u.id = b.user_id
          LEFT JOIN pool_idle_policy i ON i.pool_id = b.pool_id
          WHERE b.tenant_id = $1 AND b.state IN ('approved', 'active') AND b.starts_at <= now() AND b.ends_at > now()
-           AND b.extends_id IS NULL
+           AND b.extends_id IS NULL AND ($2::uuid IS NULL OR p.cluster_id = $2)
          ORDER BY b.starts_at, b.id"
     ))
     .bind(tenant_id)
+    .bind(cluster)
     .fetch_all(db)
     .await?;
     let ids: Vec<Uuid> = live.iter().map(|b| b.line.id).collect();
@@ -179,13 +195,13 @@ async fn live_sessions(
 /// Per pool and kind the tenant booked this week or has a budget for: this
 /// ISO week (in the pool's zone) booked and measured-busy GPU-hours (whole-GPU
 /// equivalents, as the weekly quota counts them), and that quota if any.
-async fn budget(db: &PgPool, tenant_id: Uuid) -> ServiceResult<Vec<BudgetLine>> {
+async fn budget(db: &PgPool, (tenant_id, cluster): (Uuid, Option<Uuid>)) -> ServiceResult<Vec<BudgetLine>> {
     let rows: Vec<(String, String, f64, f64, Option<f64>)> = sqlx::query_as(
         "WITH week AS (
              SELECT id AS pool_id, name,
                     date_trunc('week', now() AT TIME ZONE time_zone) AT TIME ZONE time_zone AS starts,
                     (date_trunc('week', now() AT TIME ZONE time_zone) + interval '7 days') AT TIME ZONE time_zone AS ends
-             FROM pool),
+             FROM pool WHERE $2::uuid IS NULL OR cluster_id = $2),
          keys AS (
              SELECT pool_id, kind FROM tenant_quota WHERE tenant_id = $1 AND gpu_hours_per_week IS NOT NULL
              UNION
@@ -208,6 +224,7 @@ async fn budget(db: &PgPool, tenant_id: Uuid) -> ServiceResult<Vec<BudgetLine>> 
          ORDER BY w.name, k.kind",
     )
     .bind(tenant_id)
+    .bind(cluster)
     .fetch_all(db)
     .await?;
     Ok(rows
@@ -222,7 +239,12 @@ async fn budget(db: &PgPool, tenant_id: Uuid) -> ServiceResult<Vec<BudgetLine>> 
         .collect())
 }
 
-async fn upcoming(db: &PgPool, principal: &Principal, tenant_id: Uuid, tz: &str) -> ServiceResult<Vec<UpcomingLine>> {
+async fn upcoming(
+    db: &PgPool,
+    principal: &Principal,
+    (tenant_id, cluster): (Uuid, Option<Uuid>),
+    tz: &str,
+) -> ServiceResult<Vec<UpcomingLine>> {
     #[derive(sqlx::FromRow)]
     struct Next {
         #[sqlx(flatten)]
@@ -233,9 +255,11 @@ async fn upcoming(db: &PgPool, principal: &Principal, tenant_id: Uuid, tz: &str)
         "SELECT {LINE_COLUMNS}, b.state
          FROM booking b JOIN pool p ON p.id = b.pool_id JOIN app_user u ON u.id = b.user_id
          WHERE b.tenant_id = $1 AND b.state IN ('pending', 'approved') AND b.starts_at > now() AND b.extends_id IS NULL
+           AND ($2::uuid IS NULL OR p.cluster_id = $2)
          ORDER BY b.starts_at, b.id LIMIT 10"
     ))
     .bind(tenant_id)
+    .bind(cluster)
     .fetch_all(db)
     .await?;
     Ok(rows.into_iter().map(|n| UpcomingLine { booking: n.line.shown(tz, principal), state: n.state }).collect())
