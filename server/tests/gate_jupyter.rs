@@ -105,8 +105,14 @@ async fn serving(http: &reqwest::Client) -> Option<Option<(Jupyter, String)>> {
     }
 }
 
+/// Workspaces start one at a time: a free port picked by one test's
+/// Jupyter or gate is not taken by the other's before it is bound (a probe
+/// could then be answered by the other test's gate).
+static STARTING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// Jupyter, the gate in front of it, and the cookie a one-time code gave.
 async fn workspace() -> Option<Workspace> {
+    let _one_at_a_time = STARTING.lock().await;
     let http =
         reqwest::Client::builder().redirect(redirect::Policy::none()).timeout(Duration::from_secs(30)).build().unwrap();
     let mut started = None;
