@@ -167,6 +167,8 @@ start() {
 fail_start() {
   echo "the test Kubernetes stack did not start: $1 (logs in $DIR/logs)" >&2
   tail -n 20 "$DIR"/logs/*.log >&2 || true
+  # A full disk stops etcd before it logs a word (CI saw exactly that).
+  df -h "$DIR" >&2 || true
   stop "$DIR"
   exit 1
 }

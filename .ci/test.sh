@@ -13,6 +13,9 @@ ensure_prometheus
 # target/ (7.5 of 16 GB): CI once ran out of disk in its Prometheus test.
 if [ "${CI:-}" = true ]; then export CARGO_INCREMENTAL=0; fi
 bash .ci/build-site.sh dev
+# A clean build needs ~12 GB and the tests a few more; a full disk shows up
+# later as a stack that "did not start", so say up front how much there is.
+say "free disk: $(df -h --output=avail "$ROOT" /tmp | tail -n +2 | xargs)"
 
 PG_DIR="$(mktemp -d /tmp/berth-test-pg.XXXXXX)"
 PG_PORT="${BERTH_TEST_PG_PORT:-$((20000 + RANDOM % 20000))}"
