@@ -3,14 +3,17 @@
 //! (`crate::gate`), made from the access token read from the session's
 //! Secret in the cluster at that moment. The token itself never leaves the
 //! portal, is never stored in the database or logged, and the redirect is
-//! marked not to be cached.
+//! marked not to be cached. The session's cluster is its pool's: the
+//! portal's own, or another reached through the portal's kubeconfig of it
+//! (`crate::worker::reach`); the gate's address is the one the worker that
+//! drives that cluster recorded when the workspace became ready.
 
 use crate::api::auth::Caller;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::input::PathId;
 use crate::state::AppState;
 use crate::worker::manifests::{Session, ACCESS_SECRET};
-use app::backend::worker::provisioning;
+use app::backend::worker::{provisioning, session_status};
 use axum::extract::State;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -26,7 +29,12 @@ pub async fn open(
     let facts = provisioning::openable(&state.db, &principal, id).await?;
     let session = Session::of(facts);
     let unavailable = |message: &str| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "cluster_unavailable", message);
-    let client = state.kube.clone().ok_or_else(|| unavailable("this portal has no connection to the cluster"))?;
+    let reach = state.reach.clone().ok_or_else(|| unavailable("this portal has no connection to the cluster"))?;
+    let cluster = app::backend::clusters::of_booking(&state.db, id).await?;
+    let client = reach.for_portal(&cluster).await.map_err(|why| {
+        tracing::warn!(booking = %id, cluster = %cluster.name, %why, "cannot reach the cluster to open a workspace");
+        unavailable(&format!("cluster {} cannot be reached from this portal; try again in a moment", cluster.name))
+    })?;
     let secrets: Api<Secret> = Api::namespaced(client, &session.namespace());
     let secret = match secrets.get_opt(ACCESS_SECRET).await {
         Ok(secret) => secret,
@@ -37,15 +45,15 @@ pub async fn open(
     };
     // A real API server turns the applied `stringData` into `data`; the
     // in-memory one keeps it as sent.
+    let not_ready =
+        || ApiError::new(StatusCode::CONFLICT, "workspace_not_running", "the workspace is still being prepared");
     let token = secret
         .and_then(|s| {
             let data = s.data.and_then(|d| d.get("token").map(|t| String::from_utf8_lossy(&t.0).into_owned()));
             data.or_else(|| s.string_data.and_then(|d| d.get("token").cloned()))
         })
         .filter(|t| !t.is_empty())
-        .ok_or_else(|| {
-            ApiError::new(StatusCode::CONFLICT, "workspace_not_running", "the workspace is still being prepared")
-        })?;
+        .ok_or_else(not_ready)?;
     // Measured use decides idleness; this only tells a no-show from a
     // session that was used (and makes the simulated GPUs busy).
     if let Err(err) = crate::usage::record_workspace_open(&state.db, id).await {
@@ -64,7 +72,9 @@ pub async fn open(
         )
             .into_response());
     }
-    let mut target = url::Url::parse(&state.cluster.workspace_url(&session))
+    let recorded = session_status::load(&state.db, &[id]).await?.remove(&id);
+    let workspace_url = recorded.and_then(|stored| stored.status.workspace_url).ok_or_else(not_ready)?;
+    let mut target = url::Url::parse(&workspace_url)
         .and_then(|url| url.join(crate::gate::OPEN_PATH))
         .map_err(|_| unavailable("the workspace domain is misconfigured"))?;
     target.query_pairs_mut().append_pair("code", &crate::gate::code(&token, chrono::Utc::now().timestamp()));

@@ -28,9 +28,9 @@ pub struct AppState {
     pub cluster: Arc<Cluster>,
     /// Whether the worker provisions on the in-memory simulated cluster.
     pub mode: ClusterMode,
-    /// The cluster, read only to open a workspace for its owner (the worker
+    /// The clusters, read only to open a workspace for its owner (the worker
     /// does everything else). `None`: the portal cannot open workspaces.
-    pub kube: Option<kube::Client>,
+    pub reach: Option<Arc<crate::worker::reach::Reach>>,
     /// Calendar-feed URLs are derived from it.
     pub feed_key: FeedKey,
     /// The ISO 4217 code prices are in (`--currency`).
@@ -69,15 +69,20 @@ impl AppState {
             auth: Arc::new(auth),
             cluster: Arc::new(Cluster::default()),
             mode: ClusterMode::default(),
-            kube: None,
+            reach: None,
             currency: app::model::DEFAULT_CURRENCY.into(),
         }
     }
 
-    pub fn with_cluster(mut self, cluster: Cluster, mode: ClusterMode, client: kube::Client) -> Self {
+    pub fn with_cluster(
+        mut self,
+        cluster: Cluster,
+        mode: ClusterMode,
+        reach: Arc<crate::worker::reach::Reach>,
+    ) -> Self {
         self.cluster = Arc::new(cluster);
         self.mode = mode;
-        self.kube = Some(client);
+        self.reach = Some(reach);
         self
     }
 }

@@ -151,6 +151,16 @@ fn the_hub_and_member_overlays_split_one_berth_over_several_clusters() {
     let binding = find(&hub, "RoleBinding", "berth-worker-kubeconfigs");
     assert_eq!(binding["subjects"][0]["name"], "berth-worker");
     assert_eq!(binding["subjects"][0]["namespace"], "berth");
+    // The portal's kubeconfigs of the members: its own namespace, its alone.
+    let role = find(&hub, "Role", "berth-portal-kubeconfigs");
+    assert_eq!(role["metadata"]["namespace"], "berth-portal-clusters");
+    let rules = role["rules"].as_sequence().unwrap();
+    assert_eq!((strings(&rules[0]["resources"]), strings(&rules[0]["verbs"])), (vec!["secrets"], vec!["get"]));
+    let binding = find(&hub, "RoleBinding", "berth-portal-kubeconfigs");
+    assert_eq!(
+        (&binding["subjects"][0]["name"], binding["subjects"].as_sequence().unwrap().len()),
+        (&"berth-portal".into(), 1)
+    );
     for object in &single {
         let (kind, name) = (&object["kind"], &object["metadata"]["name"]);
         assert!(
@@ -164,6 +174,9 @@ fn the_hub_and_member_overlays_split_one_berth_over_several_clusters() {
     find(&member, "Namespace", "berth");
     find(&member, "ServiceAccount", "berth-worker");
     find(&member, "ClusterRole", "berth-worker");
+    // …and the portal's account the hub opens workspaces with (access Secrets only).
+    find(&member, "ServiceAccount", "berth-portal");
+    find(&member, "ClusterRole", "berth-portal");
     assert_eq!(kinds(&member, "Deployment"), 0);
     assert_eq!(kinds(&member, "Cluster"), 0, "no database");
     for kind in ["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"] {

@@ -28,7 +28,13 @@ async fn an_owner_removed_from_the_bookings_tenant_can_no_longer_open_extend_end
     app::backend::accounts::users::remove_tenant(&f.db, &admin, ada, "team-a").await.unwrap();
     // A fresh portal: API tokens' principals are cached for a few seconds.
     let mode = app::model::ClusterMode { simulated: false, kueue: false };
-    let portal = || server::router(test_state(f.db.clone()).with_cluster(Cluster::default(), mode, cluster.client()));
+    let portal = || {
+        server::router(test_state(f.db.clone()).with_cluster(
+            Cluster::default(),
+            mode,
+            server::worker::reach::Reach::single(cluster.client()),
+        ))
+    };
     let after = portal();
     assert_eq!(call(&after, Method::GET, &open, Some(&f.ada), None).await.0, 404, "no code for who left");
     let booking = format!("/api/v1/bookings/{id}");

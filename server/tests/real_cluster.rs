@@ -189,7 +189,11 @@ async fn a_mig_interactive_session_lives_its_whole_life_on_the_real_server() {
     // Open workspace: the portal reads the access Secret as berth-portal.
     let portal = w.stack.client(As::Portal).await;
     let mode = app::model::ClusterMode { simulated: false, kueue: false };
-    let app = server::router(common::test_state(w.f.db.clone()).with_cluster(Cluster::default(), mode, portal.clone()));
+    let app = server::router(common::test_state(w.f.db.clone()).with_cluster(
+        Cluster::default(),
+        mode,
+        server::worker::reach::Reach::single(portal.clone()),
+    ));
     let request = axum::http::Request::get(format!("/bookings/{id}/open"))
         .header("authorization", format!("Bearer {}", w.f.ada))
         .body(axum::body::Body::empty())

@@ -87,8 +87,11 @@ async fn each_session_is_a_cluster_queue_of_its_own_that_the_user_reads_and_that
 
     // The session's card tells how to submit batch Jobs to it.
     let mode = app::model::ClusterMode { simulated: false, kueue: true };
-    let portal =
-        server::router(common::test_state(w.f.db.clone()).with_cluster(Cluster::default(), mode, w.admin.clone()));
+    let portal = server::router(common::test_state(w.f.db.clone()).with_cluster(
+        Cluster::default(),
+        mode,
+        server::worker::reach::Reach::single(w.admin.clone()),
+    ));
     let request = axum::http::Request::get("/bookings?tz=UTC")
         .header(axum::http::header::AUTHORIZATION, format!("Bearer {}", w.f.ada))
         .body(axum::body::Body::empty())

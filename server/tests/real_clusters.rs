@@ -10,7 +10,7 @@ mod common;
 use axum::http::Method;
 use common::kube_stack::{reap_pods, run_pods, second_stack, stack, As, Stack};
 use common::{Fixture, MIG};
-use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::api::{Api, DynamicObject, ListParams};
 use serde_json::json;
 use server::worker::manifests::{self, owned_by, Cluster};
@@ -21,6 +21,58 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use uuid::Uuid;
+
+/// The hub's portal opens ada's workspace on east through its own kubeconfig
+/// of east (east's berth-portal, which reads access Secrets only), kept
+/// apart from the worker's: neither hub identity reads the other's.
+async fn opens_on_east(f: &Fixture, west: &Stack, east: &Stack, id: Uuid) {
+    let _ = west.kubectl(&["-n", "berth-portal-clusters", "delete", "secret", "east", "--ignore-not-found"]);
+    let kubeconfig = format!("kubeconfig={}", east.kubeconfig(&As::Portal).display());
+    let created = west.kubectl(&[
+        "-n",
+        "berth-portal-clusters",
+        "create",
+        "secret",
+        "generic",
+        "east",
+        "--from-file",
+        &kubeconfig,
+    ]);
+    assert!(created.status.success(), "{}", String::from_utf8_lossy(&created.stderr));
+    let reach = server::worker::reach::Reach::new("default", west.client(As::Portal).await)
+        .kubeconfigs("berth-clusters", "berth-portal-clusters");
+    let mode = app::model::ClusterMode { simulated: false, kueue: false };
+    let portal =
+        server::router(common::test_state(f.db.clone()).with_cluster(Cluster::default(), mode, Arc::new(reach)));
+    let request = axum::http::Request::get(format!("/bookings/{id}/open"))
+        .header("authorization", format!("Bearer {}", f.ada))
+        .body(axum::body::Body::empty())
+        .unwrap();
+    let response = tower::ServiceExt::oneshot(portal, request).await.unwrap();
+    assert_eq!(response.status(), 303);
+    let location = response.headers()["location"].to_str().unwrap().to_string();
+    // The address east's worker recorded, and a code only east's token redeems.
+    let recorded: String = sqlx::query_scalar("SELECT workspace_url FROM session_status WHERE booking_id = $1")
+        .bind(id)
+        .fetch_one(&f.db)
+        .await
+        .unwrap();
+    assert!(location.starts_with(&recorded), "{location} is not under {recorded}");
+    let east_secrets: Api<Secret> =
+        Api::namespaced(east.client(As::Admin).await, &manifests::namespace_name("team-a", id));
+    let token = east_secrets.get(manifests::ACCESS_SECRET).await.unwrap().data.unwrap()["token"].clone();
+    let gate =
+        server::gate::Gate::new(String::from_utf8(token.0).unwrap(), "127.0.0.1:9".parse().unwrap(), "https://x");
+    let code = location.split("/.berth/open?code=").nth(1).expect(&location);
+    assert_eq!(gate.redeem(code, chrono::Utc::now().timestamp()), Ok(()), "{location}");
+    // Neither hub identity reads the other's kubeconfigs.
+    let hub_portal: Api<Secret> = Api::namespaced(west.client(As::Portal).await, "berth-clusters");
+    let refused = hub_portal.get("east-kubeconfig").await.unwrap_err();
+    assert!(matches!(&refused, kube::Error::Api(s) if s.code == 403), "{refused}");
+    let hub_worker: Api<Secret> = Api::namespaced(worker_client(west, None).await, "berth-portal-clusters");
+    let refused = hub_worker.get("east").await.unwrap_err();
+    assert!(matches!(&refused, kube::Error::Api(s) if s.code == 403), "{refused}");
+}
 
 /// The tests of this binary share the two API servers: they take turns.
 static TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -346,7 +398,7 @@ async fn a_hub_worker_drives_a_member_through_its_kubeconfig_secret_and_reads_no
     assert!(created.status.success(), "{}", String::from_utf8_lossy(&created.stderr));
     // The hub's worker reads that Secret, and no Secret of Berth's own namespace.
     let hub_client = worker_client(west, None).await;
-    let secrets: Api<k8s_openapi::api::core::v1::Secret> = Api::namespaced(hub_client.clone(), "berth");
+    let secrets: Api<Secret> = Api::namespaced(hub_client.clone(), "berth");
     let refused = secrets.list(&ListParams::default()).await.unwrap_err();
     assert!(matches!(&refused, kube::Error::Api(s) if s.code == 403), "{refused}");
 
@@ -364,15 +416,8 @@ async fn a_hub_worker_drives_a_member_through_its_kubeconfig_secret_and_reads_no
         policy: Policy { retry_delay: Duration::from_millis(50), ..Policy::default() },
         ..Reconciler::new(db.clone(), client, Cluster::default())
     });
-    let fleet = server::worker::fleet::Fleet {
-        db: f.db.clone(),
-        own: "default".into(),
-        own_client: hub_client,
-        hub: true,
-        namespace: "berth-clusters".into(),
-        simulated: false,
-        build,
-    };
+    let reach = Arc::new(server::worker::reach::Reach::new("default", hub_client));
+    let fleet = server::worker::fleet::Fleet { db: f.db.clone(), reach, hub: true, build };
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let running = tokio::spawn(fleet.run(stopped));
     let kubelet = kubelets(vec![(east_admin.clone(), east_nodes())]);
@@ -386,12 +431,15 @@ async fn a_hub_worker_drives_a_member_through_its_kubeconfig_secret_and_reads_no
     .await;
     assert_eq!(sessions(&east_admin).await.len(), 1, "on east");
     assert!(sessions(&west_admin).await.is_empty(), "not on the hub's own cluster");
+    opens_on_east(&f, west, east, on_east).await;
     // The session's owner, on either cluster, reads no member's kubeconfig.
     for stack in [west, east] {
-        let ada: Api<k8s_openapi::api::core::v1::Secret> =
-            Api::namespaced(stack.client(As::User("ada@a.test")).await, "berth-clusters");
-        let refused = ada.get("east-kubeconfig").await.unwrap_err();
-        assert!(matches!(&refused, kube::Error::Api(s) if s.code == 403 || s.code == 404), "{refused}");
+        let ada = stack.client(As::User("ada@a.test")).await;
+        for (namespace, name) in [("berth-clusters", "east-kubeconfig"), ("berth-portal-clusters", "east")] {
+            let secrets: Api<Secret> = Api::namespaced(ada.clone(), namespace);
+            let refused = secrets.get(name).await.unwrap_err();
+            assert!(matches!(&refused, kube::Error::Api(s) if s.code == 403 || s.code == 404), "{refused}");
+        }
     }
     stop.send(true).unwrap();
     running.await.unwrap().unwrap();

@@ -199,15 +199,8 @@ async fn a_fleet_drives_its_own_cluster_and_each_simulated_one_each_behind_its_l
         worker
     });
     // `make run`'s shape: its own cluster, and every simulated one.
-    let fleet = server::worker::fleet::Fleet {
-        db: f.db.clone(),
-        own: "default".into(),
-        own_client: own.client(),
-        hub: false,
-        namespace: "berth-clusters".into(),
-        simulated: true,
-        build,
-    };
+    let reach = Arc::new(server::worker::reach::Reach::new("default", own.client()).simulating());
+    let fleet = server::worker::fleet::Fleet { db: f.db.clone(), reach: reach.clone(), hub: false, build };
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let running = tokio::spawn(fleet.run(stopped));
     let (on_own, on_east) = (book_on(&f, f.lab).await, book_on(&f, east_pool).await);
@@ -227,6 +220,26 @@ async fn a_fleet_drives_its_own_cluster_and_each_simulated_one_each_behind_its_l
     .await
     .unwrap();
     assert_eq!(led, [("default".to_string(), true), ("east".to_string(), true)]);
+    // The portal of the same process opens each workspace on its own
+    // cluster (east's in-memory one is the fleet's), at the address the
+    // worker driving it recorded.
+    let mode = app::model::ClusterMode { simulated: true, kueue: false };
+    let portal = server::router(common::test_state(f.db.clone()).with_cluster(Cluster::default(), mode, reach));
+    for id in [on_own, on_east] {
+        let request = axum::http::Request::get(format!("/bookings/{id}/open"))
+            .header("authorization", format!("Bearer {}", f.ada))
+            .body(axum::body::Body::empty())
+            .unwrap();
+        let response = tower::ServiceExt::oneshot(portal.clone(), request).await.unwrap();
+        assert_eq!(response.status(), 303);
+        let location = response.headers()["location"].to_str().unwrap();
+        let recorded: String = sqlx::query_scalar("SELECT workspace_url FROM session_status WHERE booking_id = $1")
+            .bind(id)
+            .fetch_one(&f.db)
+            .await
+            .unwrap();
+        assert!(location.starts_with(&recorded) && location.contains("code="), "{location}");
+    }
     stop.send(true).unwrap();
     running.await.unwrap().unwrap();
 }

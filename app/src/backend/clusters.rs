@@ -81,6 +81,19 @@ pub async fn get(db: &PgPool, principal: &Principal, id: Uuid) -> ServiceResult<
     load(&mut *db.acquire().await?, Some(id)).await?.pop().ok_or(ServiceError::NotFound("cluster"))
 }
 
+/// The cluster a booking's session runs on (its pool's), for the portal
+/// opening its workspace; the caller has checked that the caller may.
+pub async fn of_booking(db: &PgPool, booking_id: Uuid) -> ServiceResult<Cluster> {
+    let mut conn = db.acquire().await?;
+    let id: Option<Uuid> =
+        sqlx::query_scalar("SELECT p.cluster_id FROM booking b JOIN pool p ON p.id = b.pool_id WHERE b.id = $1")
+            .bind(booking_id)
+            .fetch_optional(&mut *conn)
+            .await?;
+    let id = id.ok_or(ServiceError::NotFound("booking"))?;
+    load(&mut conn, Some(id)).await?.pop().ok_or(ServiceError::NotFound("cluster"))
+}
+
 pub async fn create(db: &PgPool, principal: &Principal, spec: ClusterSpec) -> ServiceResult<Cluster> {
     principal.require_admin(ADMINS_ONLY)?;
     let name = spec.name.as_deref().ok_or_else(|| FieldError::new("name", "is required"))?;

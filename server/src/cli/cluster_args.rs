@@ -4,9 +4,11 @@
 use crate::worker::fleet::Fleet;
 use crate::worker::manifests::ahead::{AheadMode, ScaleAhead};
 use crate::worker::manifests::{self, Cluster, Expose, ImageCache, Proxy};
+use crate::worker::reach::{self, Reach};
 use crate::worker::reconcile::Reconciler;
 use clap::Args;
 use sqlx::PgPool;
+use std::sync::Arc;
 
 /// How the cluster that runs workspaces is set up.
 #[derive(Args, Clone)]
@@ -21,8 +23,14 @@ pub struct ClusterArgs {
     pub hub: bool,
     /// Where the hub reads the member clusters' kubeconfig Secrets: a
     /// namespace of their own, so the worker may read no other Secret.
-    #[arg(long, env = "BERTH_KUBECONFIG_NAMESPACE", default_value = "berth-clusters")]
+    #[arg(long, env = "BERTH_KUBECONFIG_NAMESPACE", default_value = reach::WORKER_KUBECONFIGS)]
     pub kubeconfig_namespace: String,
+    /// Where the portal reads its kubeconfig of each other cluster (a
+    /// Secret named after the cluster, key `kubeconfig`, of that cluster's
+    /// berth-portal ServiceAccount) to open workspaces there; apart from the
+    /// worker's, so neither identity can read the other's.
+    #[arg(long, env = "BERTH_PORTAL_KUBECONFIG_NAMESPACE", default_value = reach::PORTAL_KUBECONFIGS)]
+    pub portal_kubeconfig_namespace: String,
     /// Each session also gets Kueue quota (kueue.x-k8s.io/v1beta2, Kueue ≥ v0.15):
     /// a ClusterQueue of its own holding what was booked, in the pool's
     /// cohort, and the LocalQueue `session` in its namespace.
@@ -192,15 +200,10 @@ impl ClusterArgs {
     /// own cluster's worker carries the site's duties (notifications, GPU
     /// use); the outbox and the usage minutes are safe to share between
     /// processes, each row taken once.
-    pub fn fleet(
-        &self,
-        db: PgPool,
-        client: kube::Client,
-        portal_url: &url::Url,
-        simulated: bool,
-    ) -> anyhow::Result<Fleet> {
+    pub fn fleet(&self, db: PgPool, reach: Arc<Reach>, portal_url: &url::Url) -> anyhow::Result<Fleet> {
         // Checked once here: the flags cannot change while the process runs.
-        let site = self.worker(db.clone(), client.clone(), portal_url)?;
+        let site = self.worker(db.clone(), reach.own_client(), portal_url)?;
+        let simulated = reach.simulates();
         let (notifier, usage) = (site.notifier, site.usage);
         let args = self.clone();
         let build_db = db.clone();
@@ -217,15 +220,15 @@ impl ClusterArgs {
             }
             worker
         };
-        Ok(Fleet {
-            db,
-            own: self.own_cluster.clone(),
-            own_client: client,
-            hub: self.hub,
-            namespace: self.kubeconfig_namespace.clone(),
-            simulated,
-            build: std::sync::Arc::new(build),
-        })
+        Ok(Fleet { db, reach, hub: self.hub, build: Arc::new(build) })
+    }
+
+    /// How this process reaches each cluster: its own through `client`,
+    /// others as the flags say, simulated ones too when `simulated`.
+    pub fn reach(&self, client: kube::Client, simulated: bool) -> Arc<Reach> {
+        let reach = Reach::new(&self.own_cluster, client)
+            .kubeconfigs(&self.kubeconfig_namespace, &self.portal_kubeconfig_namespace);
+        Arc::new(if simulated { reach.simulating() } else { reach })
     }
 
     /// The flags' settings with what `row` sets itself in their place.

@@ -86,7 +86,7 @@ async fn worker(
     let client = real_cluster()
         .await
         .map_err(|e| anyhow::anyhow!("no Kubernetes cluster found (kubeconfig or in-cluster): {e}"))?;
-    cluster.fleet(pool, client, &public_url, false)?.run(stop_on_signal()).await?;
+    cluster.fleet(pool, cluster.reach(client, false), &public_url)?.run(stop_on_signal()).await?;
     Ok(())
 }
 
@@ -116,12 +116,13 @@ async fn serve(db: Database, serving: Serving, auth: Box<AuthArgs>, cluster: Box
     if let Some(addr) = serving.metrics_listen {
         crate::metrics::serve(addr, pool.clone(), mode.simulated).await?;
     }
-    let fleet = cluster.fleet(pool.clone(), client.clone(), &config.public_url, mode.simulated)?;
+    let reach = cluster.reach(client, mode.simulated);
+    let fleet = cluster.fleet(pool.clone(), reach.clone(), &config.public_url)?;
     let mode = ClusterMode { kueue: cluster.kueue, ..mode };
     let mut state = AppState::new(pool.clone(), &serving.site_root, Auth::new(config)?).with_cluster(
         cluster.cluster(),
         mode,
-        client.clone(),
+        reach,
     );
     state.currency = serving.currency;
     let stop = stop_on_signal();

@@ -14,6 +14,7 @@ pub mod homes;
 pub mod manifests;
 pub mod progress;
 pub mod queues;
+pub mod reach;
 pub mod reconcile;
 pub mod retry;
 pub mod rotate;

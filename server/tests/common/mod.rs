@@ -263,7 +263,11 @@ pub async fn portal_on_memory_cluster(
     let cluster = server::worker::simulated::SimulatedCluster::start(true).await;
     let mode = app::model::ClusterMode { simulated, kueue: false };
     let cluster_config = server::worker::manifests::Cluster::default();
-    let app = router(test_state(f.db.clone()).with_cluster(cluster_config, mode, cluster.client()));
+    let app = router(test_state(f.db.clone()).with_cluster(
+        cluster_config,
+        mode,
+        server::worker::reach::Reach::single(cluster.client()),
+    ));
     let (mut status, mut body) = f.book(&f.ada, MIG, 1, current_slot(), slot(4)).await;
     if status == 422 && body["field"] == "start" {
         // A slot boundary passed mid-request (a loaded machine): book the one that began.
