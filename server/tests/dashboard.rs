@@ -132,16 +132,12 @@ async fn members_see_live_use_idle_badges_budget_and_upcoming() {
 #[tokio::test]
 async fn the_dashboard_shows_one_clusters_pools_when_asked() {
     let f = Fixture::new().await;
-    let (status, _) = f
-        .call(Method::POST, "/api/v1/clusters", Some(&f.admin), Some(json!({"name": "east", "access": "simulated"})))
-        .await;
-    assert_eq!(status, StatusCode::CREATED);
-    let pool = json!({"name": "east-mig", "cluster": "east", "kinds": [{"kind": MIG, "capacity": 4}]});
-    let (status, pool) = f.call(Method::POST, "/api/v1/pools", Some(&f.admin), Some(pool)).await;
-    assert_eq!(status, StatusCode::CREATED, "{pool}");
+    let east = json!({"name": "east-mig", "kinds": [{"kind": MIG, "capacity": 4}]});
+    let pool = f.pool_on_new_cluster("east", "simulated", east).await;
     let (status, _) = f.book(&f.ada, MIG, 1, common::current_slot(), slot(3)).await;
     assert_eq!(status, StatusCode::CREATED);
-    let on_east = json!({"pool_id": pool["id"], "kind": MIG, "quantity": 1, "start": slot(8), "end": slot(10), "mode": "interactive"});
+    let on_east =
+        json!({"pool_id": pool, "kind": MIG, "quantity": 1, "start": slot(8), "end": slot(10), "mode": "interactive"});
     let (status, body) = f.call(Method::POST, "/api/v1/bookings", Some(&f.ada), Some(on_east)).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
 

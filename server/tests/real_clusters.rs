@@ -147,24 +147,15 @@ fn east_nodes() -> BTreeMap<String, String> {
 
 /// Cluster `east` (its own worker's credentials) with a pool of MIG slices.
 async fn east_pool(f: &Fixture) -> Uuid {
-    let body = json!({"name": "east", "access": "in-cluster"});
-    let (status, cluster) = f.call(Method::POST, "/api/v1/clusters", Some(&f.admin), Some(body)).await;
-    assert_eq!(status, 201, "{cluster}");
-    let pool = json!({"name": "east-mig", "cluster": "east", "node_selector": {"berth.io/pool": "east-mig"},
+    let pool = json!({"name": "east-mig", "node_selector": {"berth.io/pool": "east-mig"},
         "images": ["quay.io/jupyter/minimal-notebook:latest"],
         "kinds": [{"kind": MIG, "capacity": 4, "vram_gb_per_unit": 24, "cpu_millis_per_unit": 1000,
                    "memory_mib_per_unit": 4096, "storage_gib_per_unit": 10}]});
-    let (status, pool) = f.call(Method::POST, "/api/v1/pools", Some(&f.admin), Some(pool)).await;
-    assert_eq!(status, 201, "{pool}");
-    pool["id"].as_str().unwrap().parse().unwrap()
+    f.pool_on_new_cluster("east", "in-cluster", pool).await
 }
 
 async fn book(f: &Fixture, pool: Uuid) -> Uuid {
     common::world::book_now(f, MIG, 1, "interactive", pool).await
-}
-
-async fn state(f: &Fixture, id: Uuid) -> String {
-    sqlx::query_scalar("SELECT state::text FROM booking WHERE id = $1").bind(id).fetch_one(&f.db).await.unwrap()
 }
 
 async fn sessions(admin: &kube::Client) -> Vec<String> {
@@ -259,7 +250,7 @@ async fn two_real_clusters_converge_together_and_one_stopped_mid_window_fails_al
     eventually(
         &f,
         "both sessions are active",
-        async || state(&f, on_west).await == "active" && state(&f, on_east).await == "active",
+        async || f.booking_state(on_west).await == "active" && f.booking_state(on_east).await == "active",
         Duration::from_secs(90),
     )
     .await;
@@ -277,7 +268,7 @@ async fn two_real_clusters_converge_together_and_one_stopped_mid_window_fails_al
     eventually(
         &f,
         "west starts its next session",
-        async || state(&f, second_west).await == "active",
+        async || f.booking_state(second_west).await == "active",
         Duration::from_secs(90),
     )
     .await;
@@ -287,12 +278,17 @@ async fn two_real_clusters_converge_together_and_one_stopped_mid_window_fails_al
     eventually(&f, "west ends a session", async || sessions(&west_admin).await.len() == 1, Duration::from_secs(60))
         .await;
     assert!(!unreachable(&f, "default").await);
-    assert_eq!(state(&f, second_east).await, "approved", "east's new session waits for east");
+    assert_eq!(f.booking_state(second_east).await, "approved", "east's new session waits for east");
 
     // East is back: its session converges, once.
     door.reopen();
-    eventually(&f, "east converges again", async || state(&f, second_east).await == "active", Duration::from_secs(90))
-        .await;
+    eventually(
+        &f,
+        "east converges again",
+        async || f.booking_state(second_east).await == "active",
+        Duration::from_secs(90),
+    )
+    .await;
     eventually(&f, "east is reachable", async || !unreachable(&f, "east").await, Duration::from_secs(30)).await;
     assert_eq!(sessions(&east_admin).await.len(), 2, "no duplicate on east");
     stop.send(true).unwrap();
@@ -336,8 +332,13 @@ async fn the_lease_moves_from_a_hub_worker_to_one_inside_the_cluster_without_a_d
     let hub =
         tokio::spawn(server::worker::run::run(worker(&f, "east", worker_client(east, None).await).await, hub_stopped));
     let first = book(&f, east_mig).await;
-    eventually(&f, "the hub starts the session", async || state(&f, first).await == "active", Duration::from_secs(90))
-        .await;
+    eventually(
+        &f,
+        "the hub starts the session",
+        async || f.booking_state(first).await == "active",
+        Duration::from_secs(90),
+    )
+    .await;
     let (stop_member, member_stopped) = tokio::sync::watch::channel(false);
     let member = tokio::spawn(server::worker::run::run(
         worker(&f, "east", worker_client(east, None).await).await,
@@ -354,7 +355,7 @@ async fn the_lease_moves_from_a_hub_worker_to_one_inside_the_cluster_without_a_d
     eventually(
         &f,
         "the member starts the next session",
-        async || state(&f, second).await == "active",
+        async || f.booking_state(second).await == "active",
         Duration::from_secs(90),
     )
     .await;
@@ -425,7 +426,7 @@ async fn a_hub_worker_drives_a_member_through_its_kubeconfig_secret_and_reads_no
     eventually(
         &f,
         "the hub starts the member's session",
-        async || state(&f, on_east).await == "active",
+        async || f.booking_state(on_east).await == "active",
         Duration::from_secs(90),
     )
     .await;

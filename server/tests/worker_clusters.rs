@@ -6,7 +6,6 @@
 
 mod common;
 
-use axum::http::Method;
 use common::{Fixture, MIG};
 use serde_json::json;
 use server::worker::manifests::Cluster;
@@ -41,22 +40,12 @@ async fn worker_for(f: &Fixture, cluster: &str, api: &Arc<SimulatedCluster>) -> 
 
 /// A second cluster, `east`, with a pool of four MIG slices on it.
 async fn east(f: &Fixture) -> Uuid {
-    let (status, cluster) = f
-        .call(Method::POST, "/api/v1/clusters", Some(&f.admin), Some(json!({"name": "east", "access": "simulated"})))
-        .await;
-    assert_eq!(status, 201, "{cluster}");
-    let pool = json!({"name": "east-mig", "cluster": "east", "kinds": [{"kind": MIG, "capacity": 4}]});
-    let (status, pool) = f.call(Method::POST, "/api/v1/pools", Some(&f.admin), Some(pool)).await;
-    assert_eq!(status, 201, "{pool}");
-    pool["id"].as_str().unwrap().parse().unwrap()
+    f.pool_on_new_cluster("east", "simulated", json!({"name": "east-mig", "kinds": [{"kind": MIG, "capacity": 4}]}))
+        .await
 }
 
 async fn book_on(f: &Fixture, pool: Uuid) -> Uuid {
     common::world::book_now(f, MIG, 1, "interactive", pool).await
-}
-
-async fn state(f: &Fixture, booking: Uuid) -> String {
-    sqlx::query_scalar("SELECT state::text FROM booking WHERE id = $1").bind(booking).fetch_one(&f.db).await.unwrap()
 }
 
 async fn unreachable_since(f: &Fixture, cluster: &str) -> Option<chrono::DateTime<chrono::Utc>> {
@@ -83,7 +72,7 @@ async fn two_clusters_converge_together_and_one_that_goes_down_fails_alone() {
     let (on_west, on_east) = (book_on(&f, f.lab).await, book_on(&f, east_pool).await);
     eventually(
         "both sessions are active",
-        async || state(&f, on_west).await == "active" && state(&f, on_east).await == "active",
+        async || f.booking_state(on_west).await == "active" && f.booking_state(on_east).await == "active",
         Duration::from_secs(20),
     )
     .await;
@@ -97,12 +86,12 @@ async fn two_clusters_converge_together_and_one_that_goes_down_fails_alone() {
         .await;
     eventually(
         "west starts its second session",
-        async || state(&f, second_west).await == "active",
+        async || f.booking_state(second_west).await == "active",
         Duration::from_secs(20),
     )
     .await;
     assert_eq!(unreachable_since(&f, "default").await, None, "west is fine");
-    assert_eq!(state(&f, second_east).await, "approved", "east's new session waits for east");
+    assert_eq!(f.booking_state(second_east).await, "approved", "east's new session waits for east");
     let error: Option<String> = sqlx::query_scalar(
         "SELECT s.error FROM cluster_status s JOIN cluster c ON c.id = s.cluster_id WHERE c.name = 'east'",
     )
@@ -144,8 +133,12 @@ async fn two_clusters_converge_together_and_one_that_goes_down_fails_alone() {
 
     // Back up: east's session converges, once, and east is reachable again.
     east_api.down.store(false, Ordering::SeqCst);
-    eventually("east converges again", async || state(&f, second_east).await == "active", Duration::from_secs(40))
-        .await;
+    eventually(
+        "east converges again",
+        async || f.booking_state(second_east).await == "active",
+        Duration::from_secs(40),
+    )
+    .await;
     eventually("east is reachable", async || unreachable_since(&f, "east").await.is_none(), Duration::from_secs(40))
         .await;
     assert_eq!((west_api.namespace_names().len(), east_api.namespace_names().len()), (2, 2), "no duplicates");
@@ -163,8 +156,12 @@ async fn a_clusters_lease_moves_between_workers_without_a_double_start() {
     let (stop_hub, hub_stopped) = tokio::sync::watch::channel(false);
     let hub = tokio::spawn(server::worker::run::run(worker_for(&f, "default", &api).await, hub_stopped));
     let first = book_on(&f, f.lab).await;
-    eventually("the hub starts the session", async || state(&f, first).await == "active", Duration::from_secs(20))
-        .await;
+    eventually(
+        "the hub starts the session",
+        async || f.booking_state(first).await == "active",
+        Duration::from_secs(20),
+    )
+    .await;
     let (stop_member, member_stopped) = tokio::sync::watch::channel(false);
     let member = tokio::spawn(server::worker::run::run(worker_for(&f, "default", &api).await, member_stopped));
     tokio::time::sleep(Duration::from_millis(1500)).await;
@@ -176,7 +173,7 @@ async fn a_clusters_lease_moves_between_workers_without_a_double_start() {
     let second = book_on(&f, f.lab).await;
     eventually(
         "the member starts the next session",
-        async || state(&f, second).await == "active",
+        async || f.booking_state(second).await == "active",
         Duration::from_secs(20),
     )
     .await;
@@ -206,7 +203,7 @@ async fn a_fleet_drives_its_own_cluster_and_each_simulated_one_each_behind_its_l
     let (on_own, on_east) = (book_on(&f, f.lab).await, book_on(&f, east_pool).await);
     eventually(
         "both sessions are active",
-        async || state(&f, on_own).await == "active" && state(&f, on_east).await == "active",
+        async || f.booking_state(on_own).await == "active" && f.booking_state(on_east).await == "active",
         Duration::from_secs(20),
     )
     .await;

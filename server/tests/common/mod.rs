@@ -3,6 +3,7 @@
 
 #![allow(dead_code)] // each test binary uses a different part of this module
 
+pub mod clusters;
 pub mod kube_stack;
 pub mod processes;
 pub mod provider;

@@ -76,11 +76,7 @@ impl World {
     }
 
     pub async fn state(&self, id: Uuid) -> String {
-        sqlx::query_scalar("SELECT state::text FROM booking WHERE id = $1")
-            .bind(id)
-            .fetch_one(&self.f.db)
-            .await
-            .unwrap()
+        self.f.booking_state(id).await
     }
 
     pub fn namespace(id: Uuid) -> String {
