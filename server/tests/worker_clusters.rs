@@ -121,6 +121,21 @@ async fn two_clusters_converge_together_and_one_that_goes_down_fails_alone() {
     assert!(east_calendar.cluster_down.is_some_and(|n| n.contains("bookings here are still taken")));
     let west_calendar = app::backend::calendar::load(&f.db, &ada, &calendar(f.lab)).await.unwrap();
     assert_eq!(west_calendar.cluster_down, None);
+    // So does the API's answer to a booking there (the CLI prints it); not west's.
+    let later = |pool: Uuid| {
+        json!({"pool_id": pool, "kind": MIG, "quantity": 1, "start": common::slot(8),
+        "end": common::slot(9), "mode": "interactive"})
+    };
+    let (status, there) =
+        f.call(axum::http::Method::POST, "/api/v1/bookings", Some(&f.ada), Some(later(east_pool))).await;
+    assert_eq!(status, 201, "{there}");
+    let warning = there["warning"].as_str().unwrap_or_default();
+    assert!(
+        warning.starts_with("cluster east unreachable since 20") && warning.contains("session starts only once"),
+        "{there}"
+    );
+    let (status, here) = f.call(axum::http::Method::POST, "/api/v1/bookings", Some(&f.ada), Some(later(f.lab))).await;
+    assert_eq!((status.as_u16(), here.get("warning")), (201, None), "{here}");
     // The worker page lists each cluster: east unreachable, west fine.
     let admin = app::backend::accounts::tokens::authenticate(&f.db, &f.admin).await.unwrap().unwrap();
     let status = app::backend::worker::status::status(&f.db, &admin).await.unwrap();

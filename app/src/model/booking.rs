@@ -117,6 +117,10 @@ pub struct Booking {
     /// The recurring series the booking is an occurrence of.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub series: Option<Uuid>,
+    /// Only in the answer to booking: what stands between the booking and
+    /// its session as things are, such as its cluster being unreachable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
 }
 
 /// A user the owner shares a booking with.

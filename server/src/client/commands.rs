@@ -108,6 +108,9 @@ pub(super) async fn book(api: &Api, args: BookArgs) -> anyhow::Result<i32> {
                 zone.show(at(&b["end"])?),
                 b["state"].as_str().unwrap_or_default()
             );
+            if let Some(warning) = b["warning"].as_str() {
+                eprintln!("warning: {warning}");
+            }
         }
         StatusCode::ACCEPTED => {
             let e = &answer.body;

@@ -447,5 +447,6 @@ fn view(request: &Request, admitted: Accepted, now: DateTime<Utc>) -> Booking {
         co_owners: Vec::new(),
         co_owned: false,
         series: None,
+        warning: None,
     }
 }

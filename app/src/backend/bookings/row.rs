@@ -145,6 +145,7 @@ impl BookingRow {
             co_owners,
             co_owned,
             series: full.then_some(self.series_id).flatten(),
+            warning: None,
         }
     }
 }

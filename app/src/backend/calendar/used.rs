@@ -90,6 +90,7 @@ mod tests {
             co_owners: Vec::new(),
             co_owned: false,
             series: None,
+            warning: None,
         }
     }
 

@@ -89,18 +89,38 @@ pub async fn card_notes(
 /// What the calendar of `pool` says while the pool's cluster is
 /// unreachable, for whoever is about to book there.
 pub async fn pool_note(db: &PgPool, pool: Uuid, zone: &chrono_tz::Tz) -> ServiceResult<Option<String>> {
-    let row: Option<(String, chrono::DateTime<chrono::Utc>)> = sqlx::query_as(
-        "SELECT c.name, s.unreachable_since FROM pool p JOIN cluster c ON c.id = p.cluster_id
-         JOIN cluster_status s ON s.cluster_id = c.id WHERE p.id = $1 AND s.unreachable_since IS NOT NULL",
-    )
-    .bind(pool)
-    .fetch_optional(db)
-    .await?;
-    Ok(row.map(|(cluster, since)| {
+    Ok(unreachable_cluster_of(db, pool).await?.map(|(cluster, since)| {
         format!(
             "Cluster {cluster} unreachable since {}: bookings here are still taken, but their sessions start \
              (and running ones end) only once Berth reaches it again.",
             since.with_timezone(zone).format("%a %d %b %H:%M")
         )
     }))
+}
+
+/// What the answer to a new booking on `pool` says while the pool's cluster
+/// is unreachable (an API caller has no calendar to read it on; the time in
+/// RFC 3339, as every time of the API).
+pub async fn booking_warning(db: &PgPool, pool: Uuid) -> ServiceResult<Option<String>> {
+    Ok(unreachable_cluster_of(db, pool).await?.map(|(cluster, since)| {
+        format!(
+            "cluster {cluster} unreachable since {}: the booking is taken, but its session starts only once \
+             Berth reaches the cluster again",
+            since.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        )
+    }))
+}
+
+/// The name of `pool`'s cluster and since when it has been unreachable, if it is.
+async fn unreachable_cluster_of(
+    db: &PgPool,
+    pool: Uuid,
+) -> ServiceResult<Option<(String, chrono::DateTime<chrono::Utc>)>> {
+    Ok(sqlx::query_as(
+        "SELECT c.name, s.unreachable_since FROM pool p JOIN cluster c ON c.id = p.cluster_id
+         JOIN cluster_status s ON s.cluster_id = c.id WHERE p.id = $1 AND s.unreachable_since IS NOT NULL",
+    )
+    .bind(pool)
+    .fetch_optional(db)
+    .await?)
 }
