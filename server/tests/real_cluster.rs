@@ -92,7 +92,7 @@ async fn a_mig_interactive_session_lives_its_whole_life_on_the_real_server() {
     let report = w.worker.pass().await.unwrap();
     assert!(report.errors.is_empty(), "the real server refused: {:?}", report.errors);
     assert_eq!(report.applied, 16, "namespace and 15 objects in it");
-    let facts = app::backend::worker::provisioning::due(&w.f.db, None).await.unwrap().running.remove(0).0;
+    let facts = app::backend::worker::provisioning::facts(&w.f.db, id).await.unwrap();
     let expected = manifests::all(&manifests::Session::of(facts), &Cluster::default(), "");
     assert_applied_once(&w.objects(id).await, &expected);
 
@@ -463,7 +463,7 @@ async fn a_worker_killed_mid_provisioning_is_finished_by_the_next_without_duplic
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
     drop(second);
-    let facts = app::backend::worker::provisioning::due(&w.f.db, None).await.unwrap().running.remove(0).0;
+    let facts = app::backend::worker::provisioning::facts(&w.f.db, id).await.unwrap();
     let expected = manifests::all(&manifests::Session::of(facts), &Cluster::default(), "");
     let objects = w.objects(id).await;
     assert_eq!(partial + 3, objects.len(), "killed before the workspace, its Service and Ingress");

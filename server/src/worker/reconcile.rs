@@ -124,7 +124,7 @@ impl Reconciler {
 /// The bookings whose namespaces stay: open windows, and closed ones the
 /// pass is about to complete (it deletes their namespaces itself).
 fn live_bookings(due: &provisioning::Due) -> HashSet<Uuid> {
-    let running = due.running.iter().map(|(facts, _)| facts.booking_id);
+    let running = due.running.iter().map(|(id, _)| *id);
     running.chain(due.ended.iter().copied()).collect()
 }
 
@@ -193,7 +193,7 @@ impl Reconciler {
         let keep = self.keep(&due).await?;
         // Kueue's queues of sessions that no longer run go before their
         // namespaces (a session another booking continues runs on).
-        let mut running: HashSet<Uuid> = due.running.iter().map(|(facts, _)| facts.booking_id).collect();
+        let mut running: HashSet<Uuid> = due.running.iter().map(|(id, _)| *id).collect();
         running.extend(keep.iter().copied().filter(|id| !due.ended.contains(id)));
         running.extend(successors.keys());
         report.collected.extend(self.collect_queues(&running).await?);
@@ -224,17 +224,18 @@ impl Reconciler {
         // Start, a few sessions at a time: each start mostly waits on the
         // API server, so fifty windows opening together wait for the slowest
         // of a few, not for the sum of all.
-        let starting: Vec<_> = due.running.into_iter().filter(|(_, state)| *state == BookingState::Approved).collect();
-        let ids: Vec<Uuid> = starting.iter().map(|(facts, _)| facts.booking_id).collect();
+        let ids = due.in_state(BookingState::Approved);
+        let starting = provisioning::facts_in_order(&self.db, &ids).await?;
         let mut stored = session_status::load(&self.db, &ids).await?;
         let mut homes = decided_by_booking(app::backend::worker::homes::decided(&self.db, &ids).await?);
         let managed = &managed;
-        let starts = starting.into_iter().map(|(facts, state)| {
+        let starts = starting.into_iter().map(|facts| {
             let before = stored.remove(&facts.booking_id).unwrap_or_default();
             let home = homes.remove(&facts.booking_id).unwrap_or_default();
             async move {
                 let mut one = PassReport::default();
-                let outcome = self.run_session(facts, state, (before, home), (managed, None), &mut one).await;
+                let outcome =
+                    self.run_session(facts, BookingState::Approved, (before, home), (managed, None), &mut one).await;
                 (one, outcome)
             }
         });
@@ -256,25 +257,25 @@ impl Reconciler {
     pub async fn repair_pass(&self) -> crate::worker::error::WorkerResult<PassReport> {
         let mut report = PassReport::default();
         let due = provisioning::due(&self.db, self.cluster_id()).await?;
-        let active: Vec<_> = due.running.into_iter().filter(|(_, state)| *state == BookingState::Active).collect();
+        let active = provisioning::facts_in_order(&self.db, &due.in_state(BookingState::Active)).await?;
         let (retries, delay) = (self.policy.retries, self.policy.retry_delay);
         let mut snapshot = Snapshot::default();
         if !active.is_empty() {
             let managed = self.managed_namespaces().await?;
             let namespaces =
-                active.iter().map(|(facts, _)| manifests::namespace_name(&facts.tenant, facts.session_id()));
+                active.iter().map(|facts| manifests::namespace_name(&facts.tenant, facts.session_id()));
             snapshot = Snapshot::read(&self.client, &namespaces.collect(), retries, delay).await?;
             if self.cluster.kueue {
                 snapshot.read_kueue(&self.client, retries, delay).await?;
             }
-            let ids: Vec<Uuid> = active.iter().map(|(facts, _)| facts.booking_id).collect();
+            let ids: Vec<Uuid> = active.iter().map(|facts| facts.booking_id).collect();
             let mut stored = session_status::load(&self.db, &ids).await?;
             let mut homes = decided_by_booking(app::backend::worker::homes::decided(&self.db, &ids).await?);
             let mut sessions = Vec::new();
-            for (facts, state) in active {
+            for facts in active {
                 let decided = homes.remove(&facts.booking_id).unwrap_or_default();
                 let before = (stored.remove(&facts.booking_id).unwrap_or_default(), decided);
-                let session = self.run_session(facts, state, before, (&managed, Some(&snapshot)), &mut report).await?;
+                let session = self.run_session(facts, BookingState::Active, before, (&managed, Some(&snapshot)), &mut report).await?;
                 sessions.extend(session);
             }
             // A first session's home, once its claim is bound, stays for the next.

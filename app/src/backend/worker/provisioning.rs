@@ -192,13 +192,23 @@ pub async fn facts(db: &PgPool, booking_id: Uuid) -> ServiceResult<BookingFacts>
 }
 
 /// What the worker must converge: sessions whose window is open, and
-/// bookings whose window has closed while they still hold capacity.
+/// bookings whose window has closed while they still hold capacity. Ids
+/// only: a start pass needs the facts of the sessions it starts, not of the
+/// thousand already running (`facts_in_order`).
 #[derive(Clone, Debug, Default)]
 pub struct Due {
-    /// Approved or active bookings inside their window, with their state.
-    pub running: Vec<(BookingFacts, crate::model::BookingState)>,
+    /// Approved or active bookings inside their window, with their state,
+    /// the earliest window first.
+    pub running: Vec<(Uuid, crate::model::BookingState)>,
     /// Approved or active bookings whose window has ended.
     pub ended: Vec<Uuid>,
+}
+
+impl Due {
+    /// The running bookings in `state`, in the order of `running`.
+    pub fn in_state(&self, state: crate::model::BookingState) -> Vec<Uuid> {
+        self.running.iter().filter(|(_, s)| *s == state).map(|(id, _)| *id).collect()
+    }
 }
 
 /// Bookings of pools on `cluster` (every pool's when `None`), as a
@@ -215,19 +225,21 @@ pub async fn due(db: &PgPool, cluster: Option<Uuid>) -> ServiceResult<Due> {
     .fetch_all(db)
     .await?;
     let mut due = Due::default();
-    let mut running = Vec::new();
     for (id, state, ended) in rows {
         if ended {
             due.ended.push(id);
         } else {
-            running.push((id, state));
+            due.running.push((id, state));
         }
     }
-    let ids: Vec<Uuid> = running.iter().map(|(id, _)| *id).collect();
-    let mut facts: std::collections::HashMap<Uuid, BookingFacts> =
-        facts_of(db, &ids).await?.into_iter().map(|f| (f.booking_id, f)).collect();
-    due.running = running.into_iter().filter_map(|(id, state)| Some((facts.remove(&id)?, state))).collect();
     Ok(due)
+}
+
+/// The facts of these bookings, in the order given (one gone meanwhile is left out).
+pub async fn facts_in_order(db: &PgPool, ids: &[Uuid]) -> ServiceResult<Vec<BookingFacts>> {
+    let mut facts: std::collections::HashMap<Uuid, BookingFacts> =
+        facts_of(db, ids).await?.into_iter().map(|f| (f.booking_id, f)).collect();
+    Ok(ids.iter().filter_map(|id| facts.remove(id)).collect())
 }
 
 /// How long after a window opens the room held ahead of it stays, if its
