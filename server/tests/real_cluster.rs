@@ -184,7 +184,7 @@ async fn a_mig_interactive_session_lives_its_whole_life_on_the_real_server() {
     let deployments: Api<Deployment> = Api::namespaced(w.admin.clone(), &ns);
     let template = deployments.get("workspace").await.unwrap().spec.unwrap().template.metadata.unwrap();
     assert!(template.annotations.unwrap().contains_key(server::worker::rotate::ROTATED_ANNOTATION));
-    w.until_active(id, &lab_node_labels()).await;
+    w.until_ready(id, &lab_node_labels()).await;
 
     // Open workspace: the portal reads the access Secret as berth-portal.
     let portal = w.stack.client(As::Portal).await;

@@ -262,8 +262,7 @@ impl Reconciler {
         let mut snapshot = Snapshot::default();
         if !active.is_empty() {
             let managed = self.managed_namespaces().await?;
-            let namespaces =
-                active.iter().map(|facts| manifests::namespace_name(&facts.tenant, facts.session_id()));
+            let namespaces = active.iter().map(|facts| manifests::namespace_name(&facts.tenant, facts.session_id()));
             snapshot = Snapshot::read(&self.client, &namespaces.collect(), retries, delay).await?;
             if self.cluster.kueue {
                 snapshot.read_kueue(&self.client, retries, delay).await?;
@@ -275,7 +274,9 @@ impl Reconciler {
             for facts in active {
                 let decided = homes.remove(&facts.booking_id).unwrap_or_default();
                 let before = (stored.remove(&facts.booking_id).unwrap_or_default(), decided);
-                let session = self.run_session(facts, BookingState::Active, before, (&managed, Some(&snapshot)), &mut report).await?;
+                let session = self
+                    .run_session(facts, BookingState::Active, before, (&managed, Some(&snapshot)), &mut report)
+                    .await?;
                 sessions.extend(session);
             }
             // A first session's home, once its claim is bound, stays for the next.

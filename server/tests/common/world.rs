@@ -99,6 +99,25 @@ impl World {
         }
     }
 
+    /// Passes (playing the kubelet) until the worker records the session's
+    /// workspace ready, as after a restart: its card then offers Open.
+    pub async fn until_ready(&self, id: Uuid, node_labels: &BTreeMap<String, String>) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let report = self.worker.pass().await.expect("a pass");
+            assert!(report.errors.is_empty(), "the real server refused: {:?}", report.errors);
+            let stored = app::backend::worker::session_status::load(&self.f.db, &[id]).await.unwrap();
+            if stored.get(&id).is_some_and(|s| s.status.workspace_url.is_some()) {
+                return;
+            }
+            // A restart replaces the pod: the old one goes once "its containers stop".
+            reap_pods(&self.admin).await;
+            run_pods(&self.admin, "gpu-node-1", node_labels, &Self::namespace(id)).await;
+            assert!(Instant::now() < deadline, "{id} not ready within 60 s: {:?}", self.steps(id).await);
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+    }
+
     pub async fn steps(&self, id: Uuid) -> Vec<(String, String, String)> {
         let stored = app::backend::worker::session_status::load(&self.f.db, &[id]).await.unwrap();
         let status = stored.get(&id).map(|s| s.status.clone()).unwrap_or_default();
