@@ -63,7 +63,7 @@ fn describe() {
         "Notification delivery attempts, by channel (email, webhook) and outcome (sent, failed)."
     );
     describe_counter!("berth_kubernetes_requests_total", "Requests to the Kubernetes API, by verb and status.");
-    describe_gauge!("berth_worker_leader", "1 while this process's worker is the active one.");
+    describe_gauge!("berth_worker_leader", "1 while this process's worker leads the cluster.");
     describe_gauge!("berth_bookings", "Bookings by state.");
     describe_gauge!("berth_waitlist_waiting", "Waitlist entries waiting for room.");
     describe_gauge!("berth_notifications_undelivered", "Notification deliveries not yet sent (the outbox's depth).");
@@ -228,9 +228,10 @@ pub async fn track_http(request: Request, next: Next) -> Response {
     response
 }
 
-/// 1 while this process's worker leads.
-pub fn leader(leading: bool) {
-    gauge!("berth_worker_leader").set(if leading { 1.0 } else { 0.0 });
+/// 1 while this process's worker leads `cluster` (a hub leads several:
+/// one series each, so one lead ending does not hide the others).
+pub fn leader(cluster: &str, leading: bool) {
+    gauge!("berth_worker_leader", "cluster" => cluster.to_string()).set(if leading { 1.0 } else { 0.0 });
 }
 
 /// One worker pass: its duration, and whether it failed.

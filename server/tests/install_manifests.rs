@@ -90,7 +90,7 @@ fn check_overlay(overlay: &str, expose: &str, pinned_uid: bool) -> Vec<Value> {
     assert_eq!(find(&objects, "ConfigMap", "berth-config")["data"]["BERTH_EXPOSE"], expose);
     assert_eq!(find(&objects, "Cluster", "berth-db")["spec"]["instances"], 3);
     let rules = &find(&objects, "PrometheusRule", "berth")["spec"]["groups"][0]["rules"];
-    assert_eq!(rules.as_sequence().unwrap().len(), 6);
+    assert_eq!(rules.as_sequence().unwrap().len(), 7);
     let policy = find(&objects, "NetworkPolicy", "berth");
     assert_eq!(strings(&policy["spec"]["policyTypes"]), ["Ingress", "Egress"]);
     // Any other pod of Berth's namespace (the image cache's) reaches nothing

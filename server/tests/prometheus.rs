@@ -46,7 +46,7 @@ fn every_alert_rule_is_valid_and_fires_exactly_when_its_test_says() {
     let dir = temp_dir("rules");
     let rules = rules_file(&dir);
     let checked = promtool(&["check", "rules", rules.to_str().unwrap()], &dir);
-    assert!(checked.contains("SUCCESS: 9 rules found"), "{checked}");
+    assert!(checked.contains("SUCCESS: 10 rules found"), "{checked}");
     std::fs::copy(repo_root().join("server/tests/prometheus/alerts-test.yaml"), dir.join("alerts-test.yaml")).unwrap();
     let tested = promtool(&["test", "rules", "alerts-test.yaml"], &dir);
     assert!(tested.contains("SUCCESS"), "{tested}");
@@ -109,7 +109,7 @@ async fn a_real_prometheus_scrapes_berth_and_promtool_accepts_the_exposition() {
         "berth_bookings{state=\"pending\"}",
         "berth_waitlist_waiting",
         "berth_sessions{step_state=\"done\"}",
-        "berth_worker_leader 1",
+        "berth_worker_leader{cluster=\"default\"} 1",
         "berth_worker_pass_duration_seconds_bucket{pass=\"start\"",
         "berth_kubernetes_requests_total{verb=\"get\"",
         "berth_database_up 1",

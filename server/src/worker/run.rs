@@ -74,9 +74,9 @@ async fn lead(
         }
     }
     tracing::info!("this worker is the active one");
-    crate::metrics::leader(true);
+    crate::metrics::leader(worker.cluster_name(), true);
     let outcome = work(worker, name, &mut lock_conn, shutdown).await;
-    crate::metrics::leader(false);
+    crate::metrics::leader(worker.cluster_name(), false);
     // Closing the connection releases the lock now, so a standby takes over
     // at its next poll rather than when PostgreSQL notices a dead socket.
     if let Err(err) = sqlx::Connection::close(lock_conn).await {

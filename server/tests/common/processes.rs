@@ -121,10 +121,10 @@ impl Server {
         assert!(status.is_ok_and(|s| s.success()), "kill -{signal}");
     }
 
-    /// This process's `berth_worker_leader` gauge (None: no answer).
+    /// This process's `berth_worker_leader` gauge of the default cluster (None: no answer).
     pub async fn leads(&self, client: &reqwest::Client) -> Option<bool> {
         let text = client.get(&self.metrics_url).send().await.ok()?.text().await.ok()?;
-        Some(text.lines().any(|line| line == "berth_worker_leader 1"))
+        Some(text.lines().any(|line| line == "berth_worker_leader{cluster=\"default\"} 1"))
     }
 }
 
