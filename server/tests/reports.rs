@@ -234,6 +234,86 @@ async fn by_cluster_a_cluster_holds_its_pools_figures_and_capacity() {
     assert!(close(&report["total"]["booked_gpu_hours"], by_pool["total"]["booked_gpu_hours"].as_f64().unwrap()));
 }
 
+/// Sums a trend's field.
+fn trend_sum(report: &Value, field: &str) -> f64 {
+    report["trend"].as_array().unwrap().iter().map(|p| p[field].as_f64().unwrap()).sum()
+}
+
+#[tokio::test]
+async fn one_clusters_report_counts_its_pools_alone_from_bookings_and_roll_ups() {
+    let f = Fixture::new().await;
+    fixtures(&f.db).await;
+    let (status, _) = f
+        .call(Method::POST, "/api/v1/clusters", Some(&f.admin), Some(json!({"name": "east", "access": "simulated"})))
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    // fx, with every figure of the fixtures, runs on east; the default
+    // cluster's pools get an October booking of their own (3 GPU-h).
+    exec(
+        &f.db,
+        "UPDATE pool SET cluster_id = (SELECT id FROM cluster WHERE name = 'east') WHERE name = 'fx';
+         INSERT INTO booking (pool_id, kind, user_id, tenant_id, quantity, mode, starts_at, ends_at, state)
+           SELECT p.id, 'nvidia.com/gpu', u.id, m.tenant_id, 1, 'interactive', '2026-10-25T05:00Z', '2026-10-25T08:00Z', 'completed'
+           FROM pool p, app_user u JOIN membership m ON m.user_id = u.id
+           WHERE p.name = 'lab-h100' AND u.email = 'ada@a.test';
+         INSERT INTO pool_kind (pool_id, kind, capacity, slices_per_gpu, created_at)
+           SELECT id, 'nvidia.com/gpu', 1, 1, '2026-01-01Z' FROM pool WHERE name = 'lab-h100'
+           ON CONFLICT DO NOTHING;",
+    )
+    .await;
+    let get = async |query: &str| {
+        let (status, report) = f.call(Method::GET, &format!("{DAY}&group=pool{query}"), Some(&f.mia), None).await;
+        assert_eq!(status, StatusCode::OK, "{report}");
+        report
+    };
+    let (all, east, default) = (get("").await, get("&cluster=east").await, get("&cluster=default").await);
+    let names = |r: &Value| -> Vec<String> {
+        r["rows"].as_array().unwrap().iter().map(|row| row["name"].as_str().unwrap().to_string()).collect()
+    };
+    assert_eq!(names(&east), ["fx"]);
+    assert!(!names(&default).contains(&"fx".to_string()) && names(&default).contains(&"lab-h100".to_string()));
+    assert_eq!((&east["cluster"], &east["clusters"]), (&json!("east"), &json!(["default", "east"])));
+    assert_eq!(all.get("cluster"), None);
+    // East's row is fx's row of the whole report, and its total is that row.
+    assert_eq!(row(&east, "fx"), row(&all, "fx"));
+    for field in ["booked_gpu_hours", "capacity_gpu_hours", "active_gpu_hours", "refused_gpu_hours", "showback_cost"] {
+        assert!(close(&east["total"][field], row(&all, "fx")[field].as_f64().unwrap()), "{field}: {}", east["total"]);
+    }
+    // The charts keep to it too, and the two clusters add up to the whole.
+    for (field, total) in [("booked_gpu_hours", "booked_gpu_hours"), ("capacity_gpu_hours", "capacity_gpu_hours")] {
+        assert!(close(&east["total"][total], trend_sum(&east, field)), "{field}: {}", east["trend"]);
+        let both = trend_sum(&east, field) + trend_sum(&default, field);
+        assert!((both - trend_sum(&all, field)).abs() < 0.02, "{field}: {both} vs {}", trend_sum(&all, field));
+    }
+    assert!(trend_sum(&default, "booked_gpu_hours") > 2.9, "the default cluster's own booking: {}", default["trend"]);
+
+    // Over settled months, the trend of one cluster is read from its pools'
+    // bookings: the roll-up of every pool's hours would count the other's.
+    assert!(app::backend::reports::rollups::settle_due(&f.db).await.unwrap() > 0);
+    let months = "/api/v1/reports/utilization?from=2026-09-15&to=2026-11-20&tz=Europe/Berlin&group=pool&cluster=east";
+    let (status, settled) = f.call(Method::GET, months, Some(&f.mia), None).await;
+    assert_eq!(status, StatusCode::OK, "{settled}");
+    assert!(close(&settled["total"]["booked_gpu_hours"], trend_sum(&settled, "booked_gpu_hours")), "{settled}");
+    let (_, every) = f.call(Method::GET, &months.replace("&cluster=east", ""), Some(&f.mia), None).await;
+    assert_eq!(row(&settled, "fx"), row(&every, "fx"));
+    assert!(trend_sum(&every, "booked_gpu_hours") > trend_sum(&settled, "booked_gpu_hours") + 2.9, "{every}");
+
+    // A name no cluster has is refused naming the field; the CSV keeps to the cluster.
+    let (status, refused) = f.call(Method::GET, &format!("{DAY}&cluster=nowhere"), Some(&f.mia), None).await;
+    assert_eq!((status, &refused["field"]), (StatusCode::UNPROCESSABLE_ENTITY, &json!("cluster")), "{refused}");
+    let csv = Request::get(DAY.replace("utilization?", "utilization.csv?") + "&group=pool&cluster=east")
+        .header(header::AUTHORIZATION, format!("Bearer {}", f.mia))
+        .body(Body::empty())
+        .unwrap();
+    let response = f.app.clone().oneshot(csv).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    let mut reader = csv::Reader::from_reader(bytes.as_ref());
+    let name = reader.headers().unwrap().iter().position(|c| c == "name").unwrap();
+    let pools: Vec<String> = reader.records().map(|r| r.unwrap()[name].to_string()).collect();
+    assert_eq!(pools, ["fx", "All"]);
+}
+
 #[tokio::test]
 async fn by_tenant_and_by_user_split_the_same_figures() {
     let f = Fixture::new().await;
@@ -392,6 +472,7 @@ async fn a_pool_with_one_connection_gives_the_same_report_one_statement_after_th
         to: "2026-10-26".into(),
         group: app::model::ReportGroup::Tenant,
         tz: Some("Europe/Berlin".into()),
+        cluster: None,
     };
     let side_by_side = app::backend::reports::for_query(&f.db, &mia, &query, "USD").await.unwrap();
     let options = (*f.db.connect_options()).clone();

@@ -81,6 +81,25 @@ pub async fn get(db: &PgPool, principal: &Principal, id: Uuid) -> ServiceResult<
     load(&mut *db.acquire().await?, Some(id)).await?.pop().ok_or(ServiceError::NotFound("cluster"))
 }
 
+/// The cluster a reader asked a view to keep to (by name; none or empty:
+/// every cluster), and every cluster's name to choose from. Reading names
+/// needs no admin: they are on pools and cards anyway.
+pub async fn pick(db: &PgPool, asked: Option<&str>) -> ServiceResult<(Option<Uuid>, Vec<String>)> {
+    let clusters: Vec<(Uuid, String)> =
+        sqlx::query_as("SELECT id, name FROM cluster ORDER BY name").fetch_all(db).await?;
+    let chosen = match asked {
+        None | Some("") => None,
+        Some(name) => Some(
+            clusters
+                .iter()
+                .find(|(_, n)| n == name)
+                .map(|(id, _)| *id)
+                .ok_or_else(|| FieldError::new("cluster", "names no cluster"))?,
+        ),
+    };
+    Ok((chosen, clusters.into_iter().map(|(_, name)| name).collect()))
+}
+
 /// The cluster a booking's session runs on (its pool's), for the portal
 /// opening its workspace; the caller has checked that the caller may.
 pub async fn of_booking(db: &PgPool, booking_id: Uuid) -> ServiceResult<Cluster> {

@@ -46,6 +46,9 @@ pub struct ReportQuery {
     /// An IANA zone for dates, the trend's days and the heat map's hours; UTC by default.
     #[serde(default)]
     pub tz: Option<String>,
+    /// Only the pools of this cluster (by name).
+    #[serde(default)]
+    pub cluster: Option<String>,
 }
 
 /// The page's choice of period: one anchored on `date`, or `custom` from `date` to `until` (inclusive).
@@ -177,6 +180,13 @@ pub struct UtilizationReport {
     /// What a GiB of home storage costs per month (30 days), in `currency`.
     #[serde(default)]
     pub storage_price_per_gib_month: f64,
+    /// The one cluster whose pools it counts, if the reader chose one (the
+    /// storage of homes, which are not per cluster, stays every cluster's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<String>,
+    /// Every cluster, to choose from.
+    #[serde(default)]
+    pub clusters: Vec<String>,
 }
 
 /// Home storage one tenant's members held in the period: GiB × days, and
@@ -235,4 +245,8 @@ pub struct ReportPageQuery {
     pub date: String,
     pub until: String,
     pub tz: String,
+    /// Only the pools of this cluster (by name); empty: every cluster.
+    /// Optional, so a page loaded before clusters were a choice still asks.
+    #[serde(default)]
+    pub cluster: String,
 }

@@ -31,7 +31,9 @@ pub fn ReportsPage() -> impl IntoView {
         query.with(|q| {
             let get = |key: &str| q.get(key).unwrap_or_default();
             let tz = super::viewer_zone(&query);
-            ReportPageQuery { group: get("group"), period: get("period"), date: get("date"), until: get("until"), tz }
+            let (group, period, date, until, cluster) =
+                (get("group"), get("period"), get("date"), get("until"), get("cluster"));
+            ReportPageQuery { group, period, date, until, tz, cluster }
         })
     });
     let data = Resource::new(move || asked.get(), load_report);
@@ -41,7 +43,8 @@ pub fn ReportsPage() -> impl IntoView {
             {move || data.get().map(|loaded| match loaded {
                 Ok(page) => view! { <Report page/> }.into_any(),
                 Err(err) => super::forbidden::refusal(super::forbidden::READERS).unwrap_or_else(|| view! {
-                    <PeriodForm group=ReportGroup::Pool period=PeriodKind::Week date=String::new() until=String::new()/>
+                    <PeriodForm group=ReportGroup::Pool period=PeriodKind::Week date=String::new() until=String::new()
+                        clusters=(None, Vec::new())/>
                     <p class="error" role="alert">{err.to_string()}</p>
                 }.into_any()),
             })}
@@ -50,10 +53,31 @@ pub fn ReportsPage() -> impl IntoView {
 }
 
 #[component]
-fn PeriodForm(group: ReportGroup, period: PeriodKind, date: String, until: String) -> impl IntoView {
+fn PeriodForm(
+    group: ReportGroup,
+    period: PeriodKind,
+    date: String,
+    until: String,
+    /// The cluster chosen, and every cluster (a choice only with two or more).
+    clusters: (Option<String>, Vec<String>),
+) -> impl IntoView {
     let option = |value: &'static str, label: &'static str, chosen: bool| {
         view! { <option value=value selected=chosen>{label}</option> }
     };
+    let (chosen, clusters) = clusters;
+    let cluster_choice = (clusters.len() > 1).then(|| {
+        view! {
+            <label>"Cluster "
+                <select name="cluster" id="report-cluster">
+                    <option value="" selected=chosen.is_none()>"every cluster"</option>
+                    {clusters.into_iter().map(|name| {
+                        let selected = chosen.as_deref() == Some(name.as_str());
+                        view! { <option value=name.clone() selected=selected>{name.clone()}</option> }
+                    }).collect_view()}
+                </select>
+            </label>
+        }
+    });
     view! {
         <Form method="GET" action="/reports" attr:class="inline-form" attr:id="report-period">
             <label>"By "
@@ -74,24 +98,31 @@ fn PeriodForm(group: ReportGroup, period: PeriodKind, date: String, until: Strin
             </label>
             <label>"From " <input type="date" name="date" id="report-date" value=date/></label>
             <label>"Until (custom) " <input type="date" name="until" id="report-until" value=until/></label>
+            {cluster_choice}
             <button class="button secondary" type="submit" id="report-show">"Show"</button>
         </Form>
     }
 }
 
 fn link(
-    group: ReportGroup,
+    (group, cluster): (ReportGroup, Option<&str>),
     period: PeriodKind,
     (date, until): (chrono::NaiveDate, Option<chrono::NaiveDate>),
     tz: &str,
 ) -> String {
     let until = until.map(|u| format!("&until={u}")).unwrap_or_default();
     format!(
-        "/reports?group={}&period={}&date={date}{until}&tz={}",
+        "/reports?group={}&period={}&date={date}{until}&tz={}{}",
         group.as_str(),
         period.as_str(),
-        super::calendar::urlencode(tz)
+        super::calendar::urlencode(tz),
+        cluster_query(cluster)
     )
+}
+
+/// `&cluster=…` when the report keeps to one cluster.
+fn cluster_query(cluster: Option<&str>) -> String {
+    cluster.map(|name| format!("&cluster={}", super::calendar::urlencode(name))).unwrap_or_default()
 }
 
 #[component]
@@ -99,12 +130,14 @@ fn Report(page: ReportPage) -> impl IntoView {
     let ReportPage { report, period, date, until, span, previous, next } = page;
     let group = report.group;
     let zone = report.time_zone.clone();
+    let cluster = report.cluster.clone();
     let csv = format!(
-        "/api/v1/reports/utilization.csv?from={}&to={}&group={}&tz={}",
+        "/api/v1/reports/utilization.csv?from={}&to={}&group={}&tz={}{}",
         super::calendar::urlencode(&report.from.to_rfc3339()),
         super::calendar::urlencode(&report.to.to_rfc3339()),
         group.as_str(),
-        super::calendar::urlencode(&zone)
+        super::calendar::urlencode(&zone),
+        cluster_query(cluster.as_deref())
     );
     let name_header = match group {
         ReportGroup::Pool => "Pool",
@@ -113,11 +146,12 @@ fn Report(page: ReportPage) -> impl IntoView {
         ReportGroup::User => "User",
     };
     view! {
-        <PeriodForm group period date=date.to_string() until=until.map(|u| u.to_string()).unwrap_or_default()/>
+        <PeriodForm group period date=date.to_string() until=until.map(|u| u.to_string()).unwrap_or_default()
+            clusters=(cluster.clone(), report.clusters.clone())/>
         <nav class="cal-nav" aria-label="Periods">
-            <a class="button secondary" id="report-previous" href=link(group, period, previous, &zone)>"‹ Earlier"</a>
+            <a class="button secondary" id="report-previous" href=link((group, cluster.as_deref()), period, previous, &zone)>"‹ Earlier"</a>
             <strong id="report-span">{span}</strong>
-            <a class="button secondary" id="report-next" href=link(group, period, next, &zone)>"Later ›"</a>
+            <a class="button secondary" id="report-next" href=link((group, cluster.as_deref()), period, next, &zone)>"Later ›"</a>
             <a class="button secondary" id="report-csv" href=csv download="berth-utilization.csv">"Download CSV"</a>
         </nav>
         {report.simulated.then(|| view! {
@@ -163,6 +197,11 @@ fn Report(page: ReportPage) -> impl IntoView {
         </table>
         </div>
         <h2>"Storage held by homes"</h2>
+        {cluster.as_ref().map(|name| view! {
+            <p class="muted" id="storage-every-cluster">{format!(
+                "Homes are not kept per cluster: this is every cluster's storage, not only {name}'s."
+            )}</p>
+        })}
         {if report.storage.is_empty() {
             view! { <p class="muted" id="storage-none">"No home was kept in this period."</p> }.into_any()
         } else {

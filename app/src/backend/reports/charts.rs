@@ -3,12 +3,14 @@
 //! report's zone) and a weekday x hour occupancy heat map.
 
 use crate::backend::error::ServiceResult;
+use crate::backend::reports::figures::on_cluster;
 use crate::backend::reports::period::{epoch_hours, Settled};
 use crate::model::{figure, HeatCell, TrendPoint};
 use chrono::{DateTime, Datelike, Days, DurationRound, NaiveDate, TimeDelta, Timelike, Utc};
 use chrono_tz::Tz;
 use sqlx::PgConnection;
 use std::collections::BTreeMap;
+use uuid::Uuid;
 
 #[derive(Clone, Copy, Default)]
 struct Hour {
@@ -27,30 +29,37 @@ async fn hours(
     from: DateTime<Utc>,
     to: DateTime<Utc>,
     settled: &Settled,
+    cluster: Option<Uuid>,
 ) -> ServiceResult<BTreeMap<DateTime<Utc>, Hour>> {
     let hour = TimeDelta::hours(1);
     let first = from.duration_trunc(hour).unwrap_or(from);
     let count = ((to - first).num_seconds() + 3599) / 3600;
     let start_of = |index: i64| first + TimeDelta::hours(index);
     // Each kind's merged blackouts, weighted by the kind's whole-GPU capacity.
-    let closed: Vec<(f64, DateTime<Utc>, DateTime<Utc>)> = sqlx::query_as(
+    let closed: Vec<(f64, DateTime<Utc>, DateTime<Utc>)> = sqlx::query_as(&format!(
         "SELECT k.capacity::float8 / k.slices_per_gpu, lower(r), upper(r)
          FROM pool_kind k
          CROSS JOIN LATERAL unnest((SELECT range_agg(tstzrange(greatest(x.starts_at, $1), least(x.ends_at, $2)))
                                     FROM blackout x
                                     WHERE x.pool_id = k.pool_id AND (x.kind IS NULL OR x.kind = k.kind)
-                                      AND x.ends_at > $1 AND x.starts_at < $2)) r",
-    )
+                                      AND x.ends_at > $1 AND x.starts_at < $2)) r
+         WHERE {}",
+        on_cluster("k.", "$3")
+    ))
     .bind(from)
     .bind(to)
+    .bind(cluster)
     .fetch_all(&mut *db)
     .await?;
     // Each kind's whole GPUs, counted from when the kind was added.
-    let kinds: Vec<(f64, DateTime<Utc>)> =
-        sqlx::query_as("SELECT capacity::float8 / slices_per_gpu, created_at FROM pool_kind WHERE created_at < $1")
-            .bind(to)
-            .fetch_all(&mut *db)
-            .await?;
+    let kinds: Vec<(f64, DateTime<Utc>)> = sqlx::query_as(&format!(
+        "SELECT capacity::float8 / slices_per_gpu, created_at FROM pool_kind WHERE created_at < $1 AND {}",
+        on_cluster("", "$2")
+    ))
+    .bind(to)
+    .bind(cluster)
+    .fetch_all(&mut *db)
+    .await?;
     let mut series: Vec<Hour> = (0..count)
         .map(|index| {
             let slot = (start_of(index), start_of(index) + hour);
@@ -59,10 +68,13 @@ async fn hours(
             Hour { capacity: (open - blacked).max(0.0), ..Hour::default() }
         })
         .collect();
-    // Booked: the settled months from their roll-up, the hours around them from the bookings.
+    // Booked: the settled months from their roll-up, the hours around them
+    // from the bookings. The roll-up sums every pool: one cluster's report
+    // reads all of its period from its pools' bookings.
+    let settled = if cluster.is_some() { Settled::none(to) } else { *settled };
     for (lo, hi) in [(from, settled.from), (settled.to, to)] {
         let offset = (lo.duration_trunc(hour).unwrap_or(lo) - first).num_hours();
-        for (index, gpu_hours) in booked_per_hour(db, lo, hi).await?.into_iter().enumerate() {
+        for (index, gpu_hours) in booked_per_hour(db, lo, hi, cluster).await?.into_iter().enumerate() {
             if let Some(slot) = usize::try_from(offset).ok().and_then(|o| series.get_mut(o + index)) {
                 slot.booked += gpu_hours;
             }
@@ -79,12 +91,14 @@ async fn hours(
             slot.booked += gpu_hours;
         }
     }
-    let busy: Vec<(DateTime<Utc>, f64)> = sqlx::query_as(
+    let busy: Vec<(DateTime<Utc>, f64)> = sqlx::query_as(&format!(
         "SELECT hour, (sum(busy_gpu_minutes) / 60)::float8 FROM usage_pool_hour
-         WHERE hour >= $1 AND hour < $2 GROUP BY hour",
-    )
+         WHERE hour >= $1 AND hour < $2 AND {} GROUP BY hour",
+        on_cluster("", "$3")
+    ))
     .bind(first)
     .bind(to)
+    .bind(cluster)
     .fetch_all(&mut *db)
     .await?;
     for (at, gpu_hours) in busy {
@@ -96,11 +110,13 @@ async fn hours(
 }
 
 /// Booked whole-GPU hours in each UTC hour from `lo`'s to `hi`'s, counting
-/// only `[lo, hi)`; empty when `lo >= hi`.
+/// only `[lo, hi)` and the pools on `cluster` (every pool: `None`); empty
+/// when `lo >= hi`.
 pub(super) async fn booked_per_hour(
     db: &mut PgConnection,
     lo: DateTime<Utc>,
     hi: DateTime<Utc>,
+    cluster: Option<Uuid>,
 ) -> ServiceResult<Vec<f64>> {
     if lo >= hi {
         return Ok(Vec::new());
@@ -112,7 +128,7 @@ pub(super) async fn booked_per_hour(
     // running at its start for the whole hour, plus each change in it for
     // the rest of the hour after it. One pass over the bookings feeds both
     // groupings; `gpu_share` is applied per kind, after.
-    let changes: Vec<(i64, f64, f64)> = sqlx::query_as(
+    let changes: Vec<(i64, f64, f64)> = sqlx::query_as(&format!(
         "SELECT coalesce(starts_hour, ends_hour), sum(units * gpu_share(pool_id, kind)),
                 sum(weighted * gpu_share(pool_id, kind))
          FROM (SELECT pool_id, kind, floor(s)::int8 AS starts_hour, floor(e)::int8 AS ends_hour,
@@ -122,15 +138,18 @@ pub(super) async fn booked_per_hour(
                FROM (SELECT pool_id, kind, quantity, greatest(starts_epoch_h, $3) - $5 AS s,
                             least(ends_epoch_h, $4) - $5 AS e
                      FROM booking
-                     WHERE ends_at > $1 AND starts_at < $2 AND state IN ('approved', 'active', 'completed')) b
+                     WHERE ends_at > $1 AND starts_at < $2 AND state IN ('approved', 'active', 'completed')
+                       AND {}) b
                GROUP BY GROUPING SETS ((pool_id, kind, floor(s)::int8), (pool_id, kind, floor(e)::int8))) per_kind
          GROUP BY 1",
-    )
+        on_cluster("", "$6")
+    ))
     .bind(lo)
     .bind(hi)
     .bind(epoch_hours(lo))
     .bind(epoch_hours(hi))
     .bind(epoch_hours(first))
+    .bind(cluster)
     .fetch_all(&mut *db)
     .await?;
     let mut per_hour = vec![(0.0_f64, 0.0_f64); count + 1];
@@ -180,9 +199,9 @@ pub async fn charts(
     from: DateTime<Utc>,
     to: DateTime<Utc>,
     settled: &Settled,
-    tz: &Tz,
+    (tz, cluster): (&Tz, Option<Uuid>),
 ) -> ServiceResult<Charts> {
-    let series = hours(db, from, to, settled).await?;
+    let series = hours(db, from, to, settled, cluster).await?;
     let bucket = bucket_name(from, to);
     let mut trend: BTreeMap<DateTime<Utc>, TrendPoint> = BTreeMap::new();
     let mut heat = [[(0.0_f64, 0.0_f64); 24]; 7];

@@ -93,18 +93,7 @@ pub async fn load(
     let tenant_id: Uuid = sqlx::query_scalar("SELECT id FROM tenant WHERE slug = $1").bind(&slug).fetch_one(db).await?;
     let axis = super::device_charts::axis(range, crate::backend::db_now(db).await?, tz);
     // Only the pools of one cluster, when asked.
-    let clusters: Vec<(Uuid, String)> =
-        sqlx::query_as("SELECT id, name FROM cluster ORDER BY name").fetch_all(db).await?;
-    let on = match cluster {
-        None | Some("") => None,
-        Some(name) => Some(
-            clusters
-                .iter()
-                .find(|(_, n)| n == name)
-                .map(|(id, _)| *id)
-                .ok_or_else(|| crate::rules::FieldError::new("cluster", "names no cluster"))?,
-        ),
-    };
+    let (on, clusters) = crate::backend::clusters::pick(db, cluster).await?;
     let (mut live, simulated) = live_sessions(db, principal, (tenant_id, on), tz).await?;
     let ids: Vec<Uuid> = live.iter().map(|s| s.booking.booking_id).collect();
     let mut charts = super::device_charts::charts(db, &ids, &axis).await?;
@@ -122,7 +111,7 @@ pub async fn load(
         zone: crate::rules::local_time::zone(tz).name().to_string(),
         axis,
         cluster: on.and(cluster).map(str::to_string),
-        clusters: clusters.into_iter().map(|(_, name)| name).collect(),
+        clusters,
     })
 }
 

@@ -8,11 +8,23 @@ use chrono::{DateTime, Datelike, DurationRound, Months, NaiveDate, TimeDelta, Ut
 use sqlx::PgConnection;
 use uuid::Uuid;
 
+/// Whether a source row (its `pool_id`; `alias`: "b." or "") is of a pool
+/// on the report's cluster, bound as `param` (every row when it is NULL).
+pub(super) fn on_cluster(alias: &str, param: &str) -> String {
+    format!("({param}::uuid IS NULL OR {alias}pool_id IN (SELECT id FROM pool WHERE cluster_id = {param}))")
+}
+
 /// Booked and returned unit-hours and no-shows per `columns` of the bookings
 /// with hours in `[lo, hi)`, cut to it (`lo`, `hi`: instants, `lo_h`,
-/// `hi_h`: the same in hours since the Unix epoch; SQL parameters). The
-/// report reads its unsettled edges with it, the sweep a month it settles.
-pub(super) fn booking_figures(columns: &[&str], lo: &str, hi: &str, lo_h: &str, hi_h: &str) -> String {
+/// `hi_h`: the same in hours since the Unix epoch; SQL parameters) and
+/// kept to the rows `scope` admits. The report reads its unsettled edges
+/// with it, the sweep a month it settles.
+pub(super) fn booking_figures(
+    columns: &[&str],
+    (lo, hi): (&str, &str),
+    (lo_h, hi_h): (&str, &str),
+    scope: &str,
+) -> String {
     let group_by = (1..=columns.len()).map(|i| i.to_string()).collect::<Vec<_>>().join(", ");
     let columns = columns.join(", ");
     // Float arithmetic on the generated epoch-hour columns, not intervals:
@@ -29,6 +41,7 @@ pub(super) fn booking_figures(columns: &[&str], lo: &str, hi: &str, lo_h: &str, 
                     AS no_shows
          FROM booking b
          WHERE {lo} < {hi} AND ((b.ends_at > {lo} AND b.starts_at < {hi}) OR (b.planned_ends_at > {lo} AND b.ends_at < {hi}))
+           AND {scope}
          GROUP BY {group_by}"
     )
 }
@@ -41,18 +54,25 @@ pub(super) fn booking_figures(columns: &[&str], lo: &str, hi: &str, lo_h: &str, 
 /// as instants; $5, $6: the same as dates; $7, $8: the whole UTC months
 /// inside those days; $9, $10: the period in hours since the Unix epoch;
 /// $11, $12: the settled months inside it (`Settled`), $13, $14 the same in
-/// epoch hours, $15, $16 as dates.
+/// epoch hours, $15, $16 as dates; $17: the one cluster whose pools count
+/// (NULL: every pool).
 /// Bookings come from `booking_month` for the settled months and from the
 /// bookings themselves before and after them. Measured use comes from
 /// `usage_month` for the whole months, `usage_day` for the other whole days
 /// and `usage_hour` for the rest.
 fn statement(group: ReportGroup) -> String {
     let (key, name, every_key) = match group {
-        ReportGroup::Pool => ("pool_id", "(SELECT name FROM pool WHERE id = k.key)", "UNION SELECT id FROM pool"),
+        ReportGroup::Pool => (
+            "pool_id",
+            "(SELECT name FROM pool WHERE id = k.key)",
+            "UNION SELECT id FROM pool WHERE $17::uuid IS NULL OR cluster_id = $17",
+        ),
         // Read through each row's pool: a cluster's figures are its pools' now.
-        ReportGroup::Cluster => {
-            ("pool_id", "(SELECT name FROM cluster WHERE id = k.key)", "UNION SELECT id FROM cluster")
-        }
+        ReportGroup::Cluster => (
+            "pool_id",
+            "(SELECT name FROM cluster WHERE id = k.key)",
+            "UNION SELECT id FROM cluster WHERE $17::uuid IS NULL OR id = $17",
+        ),
         ReportGroup::Tenant => ("tenant_id", "(SELECT slug FROM tenant WHERE id = k.key)", ""),
         ReportGroup::User => ("user_id", "(SELECT email FROM app_user WHERE id = k.key)", ""),
     };
@@ -63,8 +83,9 @@ fn statement(group: ReportGroup) -> String {
     };
     let key_column = format!("{} AS key", key_of("b."));
     let columns = [key_column.as_str(), "b.kind", "b.pool_id"];
-    let before = booking_figures(&columns, "$1", "$11", "$9", "$13");
-    let after = booking_figures(&columns, "$12", "$2", "$14", "$10");
+    let (b_scope, scope) = (on_cluster("b.", "$17"), on_cluster("", "$17"));
+    let before = booking_figures(&columns, ("$1", "$11"), ("$9", "$13"), &b_scope);
+    let after = booking_figures(&columns, ("$12", "$2"), ("$14", "$10"), &b_scope);
     // The smaller tables of requests keep plain timestamps.
     let asked_hours = "date_part('epoch', least(b.ends_at, $2) - greatest(b.starts_at, $1)) / 3600";
     // Unit-hours of a table's rows overlapping the period, per key and kind, in GPU-hours.
@@ -73,12 +94,14 @@ fn statement(group: ReportGroup) -> String {
         format!(
             "SELECT key, sum(unit_hours * gpu_share(pool_id, kind)) AS gpu_hours FROM (
                  SELECT {b_key} AS key, b.pool_id, b.kind, sum(b.quantity * {asked_hours}) AS unit_hours
-                 FROM {table} b WHERE {filter} b.ends_at > $1 AND b.starts_at < $2 GROUP BY 1, 2, 3) per_kind
+                 FROM {table} b WHERE {filter} {b_scope} AND b.ends_at > $1 AND b.starts_at < $2
+                 GROUP BY 1, 2, 3) per_kind
              GROUP BY key"
         )
     };
     let refused = asked("booking_refusal", "");
     let (month_key, m_key, d_key, u_key) = (key_of(""), key_of("m."), key_of("d."), key_of("u."));
+    let (m_scope, d_scope) = (on_cluster("m.", "$17"), on_cluster("d.", "$17"));
     let waitlisted = asked("waitlist_entry", "b.state <> 'admitted' AND");
     format!(
         "WITH per_kind AS (
@@ -87,7 +110,7 @@ fn statement(group: ReportGroup) -> String {
             {after}
             UNION ALL
             SELECT {month_key}, kind, pool_id, booked_unit_hours, returned_unit_hours, no_shows
-            FROM booking_month WHERE month >= $15 AND month < $16),
+            FROM booking_month WHERE month >= $15 AND month < $16 AND {scope}),
          booked AS (
             SELECT g.key, sum(g.unit_hours * gpu_share(g.pool_id, g.kind)) AS gpu_hours,
                    sum(g.unit_hours * unit_price(g.pool_id, g.kind)) AS cost,
@@ -101,16 +124,16 @@ fn statement(group: ReportGroup) -> String {
                    bool_or(simulated) AS simulated
             FROM (SELECT {m_key} AS key, m.busy_gpu_minutes AS busy, m.sampled_gpu_minutes AS sampled,
                          m.active_gpu_minutes AS active, m.simulated
-                  FROM usage_month m WHERE m.month >= $7 AND m.month < $8
+                  FROM usage_month m WHERE m.month >= $7 AND m.month < $8 AND {m_scope}
                   UNION ALL
                   SELECT {d_key}, d.busy_gpu_minutes, d.sampled_gpu_minutes, d.active_gpu_minutes, d.simulated
-                  FROM usage_day d WHERE (d.day >= $5 AND d.day < $7) OR (d.day >= $8 AND d.day < $6)
+                  FROM usage_day d WHERE ((d.day >= $5 AND d.day < $7) OR (d.day >= $8 AND d.day < $6)) AND {d_scope}
                   UNION ALL
                   SELECT {u_key}, u.busy_unit_minutes / k.slices_per_gpu, u.samples * b.quantity / k.slices_per_gpu::float8,
                          u.active_unit_minutes / k.slices_per_gpu, u.simulated
                   FROM usage_hour u JOIN booking b ON b.id = u.booking_id
                   JOIN pool_kind k ON k.pool_id = b.pool_id AND k.kind = b.kind
-                  WHERE (u.hour >= $1 AND u.hour < $3) OR (u.hour >= $4 AND u.hour < $2)) used
+                  WHERE ((u.hour >= $1 AND u.hour < $3) OR (u.hour >= $4 AND u.hour < $2)) AND {b_scope}) used
             GROUP BY key),
          refused AS ({refused}),
          waitlisted AS ({waitlisted}),
@@ -187,8 +210,9 @@ pub async fn capacities(
     db: &mut PgConnection,
     from: DateTime<Utc>,
     to: DateTime<Utc>,
+    cluster: Option<Uuid>,
 ) -> ServiceResult<Vec<(Uuid, f64)>> {
-    Ok(sqlx::query_as(
+    Ok(sqlx::query_as(&format!(
         "SELECT k.pool_id, coalesce(sum(k.capacity::float8 / k.slices_per_gpu
                     * (extract(epoch FROM $2 - s.since) - coalesce(closed.seconds, 0)) / 3600)
                     FILTER (WHERE s.since < $2), 0)::float8
@@ -201,10 +225,13 @@ pub async fn capacities(
                           WHERE x.pool_id = k.pool_id AND (x.kind IS NULL OR x.kind = k.kind)
                             AND x.ends_at > s.since AND x.starts_at < $2)) r
          ) closed ON true
+         WHERE {}
          GROUP BY k.pool_id",
-    )
+        on_cluster("k.", "$3")
+    ))
     .bind(from)
     .bind(to)
+    .bind(cluster)
     .fetch_all(&mut *db)
     .await?)
 }
@@ -214,13 +241,20 @@ pub type PoolFigure = (Uuid, f64);
 
 /// Each pool's GPU-hours lent to its backfill and used there, in the hours
 /// that start within the period (the worker records them per hour).
-pub async fn lent(db: &mut PgConnection, from: DateTime<Utc>, to: DateTime<Utc>) -> ServiceResult<Vec<(Uuid, f64)>> {
-    Ok(sqlx::query_as(
+pub async fn lent(
+    db: &mut PgConnection,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    cluster: Option<Uuid>,
+) -> ServiceResult<Vec<(Uuid, f64)>> {
+    Ok(sqlx::query_as(&format!(
         "SELECT l.pool_id, sum(l.unit_seconds / 3600 * gpu_share(l.pool_id, l.kind))::float8
-         FROM lent_hour l WHERE l.hour >= $1 AND l.hour < $2 GROUP BY l.pool_id",
-    )
+         FROM lent_hour l WHERE l.hour >= $1 AND l.hour < $2 AND {} GROUP BY l.pool_id",
+        on_cluster("l.", "$3")
+    ))
     .bind(from)
     .bind(to)
+    .bind(cluster)
     .fetch_all(&mut *db)
     .await?)
 }
@@ -261,6 +295,7 @@ pub async fn rows(
     to: DateTime<Utc>,
     settled: &Settled,
     (capacity, lent): (&[PoolFigure], &[PoolFigure]),
+    cluster: Option<Uuid>,
 ) -> ServiceResult<Vec<ReportRow>> {
     let t = tiers(from, to);
     let (settled_first, settled_end) = settled.months();
@@ -281,6 +316,7 @@ pub async fn rows(
         .bind(epoch_hours(settled.to))
         .bind(settled_first)
         .bind(settled_end)
+        .bind(cluster)
         .fetch_all(&mut *db)
         .await?;
     // A cluster's capacity is its pools' (those on it now).

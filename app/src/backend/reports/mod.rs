@@ -21,16 +21,19 @@ use chrono::{DateTime, NaiveDate, Utc};
 use chrono_tz::Tz;
 use sqlx::PgPool;
 
+/// The report over `[from, to)`; with `cluster` (a name), of that cluster's
+/// pools alone — all but the storage of homes, which are not per cluster.
 pub async fn utilization(
     db: &PgPool,
     principal: &Principal,
-    group: ReportGroup,
+    (group, cluster): (ReportGroup, Option<&str>),
     from: DateTime<Utc>,
     to: DateTime<Utc>,
     tz: Tz,
     currency: &str,
 ) -> ServiceResult<UtilizationReport> {
     require_reader(principal)?;
+    let (cluster_id, clusters) = crate::backend::clusters::pick(db, cluster).await?;
     let (from, to) = period::checked(from, to)?;
     // The table and the charts each read every booking of the period: with
     // a second connection free at once, they run side by side sharing one
@@ -53,9 +56,9 @@ pub async fn utilization(
         None => None,
     };
     let table_side = async {
-        let capacity = figures::capacities(&mut table, from, to).await?;
-        let lent = figures::lent(&mut table, from, to).await?;
-        let rows = figures::rows(&mut table, group, from, to, &settled, (&capacity, &lent)).await?;
+        let capacity = figures::capacities(&mut table, from, to, cluster_id).await?;
+        let lent = figures::lent(&mut table, from, to, cluster_id).await?;
+        let rows = figures::rows(&mut table, group, from, to, &settled, (&capacity, &lent), cluster_id).await?;
         // One statement for the two small facts beside the table.
         let (gaps, threshold): (i64, Option<f32>) = sqlx::query_as(
             "SELECT (SELECT count(*) FROM usage_gap WHERE minute >= $1 AND minute < $2),
@@ -74,14 +77,14 @@ pub async fn utilization(
         match second {
             Some(mut charts_tx) => {
                 let (table_side, charts) =
-                    tokio::join!(table_side, charts::charts(&mut charts_tx, from, to, &settled, &tz));
+                    tokio::join!(table_side, charts::charts(&mut charts_tx, from, to, &settled, (&tz, cluster_id)));
                 let answer = (table_side?, charts?);
                 charts_tx.commit().await?;
                 answer
             }
             None => {
                 let table_side = table_side.await?;
-                (table_side, charts::charts(&mut table, from, to, &settled, &tz).await?)
+                (table_side, charts::charts(&mut table, from, to, &settled, (&tz, cluster_id)).await?)
             }
         };
     table.commit().await?;
@@ -102,6 +105,8 @@ pub async fn utilization(
         currency: currency.to_string(),
         storage,
         storage_price_per_gib_month,
+        cluster: cluster_id.and(cluster).map(str::to_string),
+        clusters,
     })
 }
 
@@ -134,7 +139,7 @@ pub async fn for_query(
     let tz = crate::rules::local_time::checked_zone("tz", query.tz.as_deref())?;
     let from = period::instant("from", &query.from, &tz)?;
     let to = period::instant("to", &query.to, &tz)?;
-    utilization(db, principal, query.group, from, to, tz, currency).await
+    utilization(db, principal, (query.group, query.cluster.as_deref()), from, to, tz, currency).await
 }
 
 /// The page's query: a period kind anchored on a date (today in the zone by
@@ -165,7 +170,8 @@ pub async fn page(
     let until = if kind == PeriodKind::Custom { Some(day("until", &query.until)?.unwrap_or(date)) } else { None };
     let (first, after) = period::dates(kind, date, until)?;
     let (from, to) = (local_midnight(tz, first), local_midnight(tz, after));
-    let report = utilization(db, principal, group, from, to, tz, currency).await?;
+    let cluster = Some(query.cluster.trim()).filter(|name| !name.is_empty());
+    let report = utilization(db, principal, (group, cluster), from, to, tz, currency).await?;
     let last = after.pred_opt().unwrap_or(after);
     let span = if last == first {
         format!("{} ({})", first.format("%a %d %b %Y"), tz.name())

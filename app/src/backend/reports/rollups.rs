@@ -99,7 +99,8 @@ pub async fn settle(db: &PgPool, month: NaiveDate) -> ServiceResult<()> {
     let mut tx = db.begin().await?;
     sqlx::query("SELECT pg_advisory_xact_lock(hashtext('berth.booking_rollups'))").execute(&mut *tx).await?;
     sqlx::query("DELETE FROM booking_month WHERE month = $1").bind(month).execute(&mut *tx).await?;
-    let figures = booking_figures(&["b.pool_id", "b.kind", "b.tenant_id", "b.user_id"], "$1", "$2", "$3", "$4");
+    let figures =
+        booking_figures(&["b.pool_id", "b.kind", "b.tenant_id", "b.user_id"], ("$1", "$2"), ("$3", "$4"), "true");
     sqlx::query(&format!(
         "INSERT INTO booking_month (month, pool_id, kind, tenant_id, user_id, booked_unit_hours,
                                     returned_unit_hours, no_shows)
@@ -114,7 +115,7 @@ pub async fn settle(db: &PgPool, month: NaiveDate) -> ServiceResult<()> {
     .execute(&mut *tx)
     .await?;
     sqlx::query("DELETE FROM booking_hour WHERE hour >= $1 AND hour < $2").bind(lo).bind(hi).execute(&mut *tx).await?;
-    let booked = booked_per_hour(&mut tx, lo, hi).await?;
+    let booked = booked_per_hour(&mut tx, lo, hi, None).await?;
     let hours: Vec<DateTime<Utc>> = (0..booked.len()).map(|i| lo + chrono::TimeDelta::hours(i as i64)).collect();
     sqlx::query(
         "INSERT INTO booking_hour (hour, gpu_hours)
