@@ -182,6 +182,22 @@ async fn a_pool_moves_only_when_nothing_live_or_future_is_stranded_and_a_cluster
     let (status, moved) =
         f.call(Method::PATCH, &on_aws_path, Some(&f.admin), Some(json!({"cluster": "default"}))).await;
     assert_eq!((status, moved["cluster"].as_str()), (StatusCode::OK, Some("default")), "{moved}");
+    // A home kept on it is a volume there: the cluster stays until it went.
+    let aws_id = aws_path.rsplit('/').next().unwrap().parse::<uuid::Uuid>().unwrap();
+    let ada: uuid::Uuid =
+        sqlx::query_scalar("SELECT id FROM app_user WHERE email = 'ada@a.test'").fetch_one(&f.db).await.unwrap();
+    sqlx::query(
+        "INSERT INTO home (cluster_id, user_id, storage_class, volume, size_gib) VALUES ($1, $2, '', 'pv-aws', 50)",
+    )
+    .bind(aws_id)
+    .bind(ada)
+    .execute(&f.db)
+    .await
+    .unwrap();
+    let (status, err) = f.call(Method::DELETE, &aws_path, Some(&f.admin), None).await;
+    assert_eq!((status, err["error"].as_str()), (StatusCode::CONFLICT, Some("cluster_has_homes")), "{err}");
+    assert!(err["message"].as_str().unwrap().contains("1 home or model cache"), "{err}");
+    sqlx::query("UPDATE home SET gone_at = now() WHERE volume = 'pv-aws'").execute(&f.db).await.unwrap();
     assert_eq!(f.call(Method::DELETE, &aws_path, Some(&f.admin), None).await.0, StatusCode::NO_CONTENT);
     let (_, list) = f.call(Method::GET, "/api/v1/clusters", Some(&f.admin), None).await;
     assert_eq!(list[0]["pools"], json!(["lab-h100", "on-aws", "plain"]));

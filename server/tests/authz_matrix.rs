@@ -475,7 +475,7 @@ impl World {
                 ("{ada_home}", None) => {
                     sqlx::query(
                         "INSERT INTO home (user_id, storage_class, volume, size_gib) VALUES ($1, '', $2, 50)
-                         ON CONFLICT (user_id, storage_class, purpose) WHERE gone_at IS NULL
+                         ON CONFLICT (cluster_id, user_id, storage_class, purpose) WHERE gone_at IS NULL
                          DO UPDATE SET delete_requested_at = NULL",
                     )
                     .bind(self.ada.user_id)

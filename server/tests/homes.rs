@@ -99,7 +99,7 @@ async fn a_home_is_kept_after_its_owners_last_session_and_its_owner_hears_before
     assert_eq!(status, 204);
     let (_, mine) = f.call(Method::GET, "/api/v1/homes", Some(&f.ada), None).await;
     assert_eq!(mine[0]["delete_requested"], true);
-    assert_eq!(app::backend::worker::homes::due_to_go(&f.db, "").await.unwrap(), ["pvc-ada"]);
+    assert_eq!(app::backend::worker::homes::due_to_go(&f.db, None, "").await.unwrap(), ["pvc-ada"]);
     let (status, _) = f.call(Method::DELETE, &format!("/api/v1/homes/{}", Uuid::new_v4()), Some(&f.admin), None).await;
     assert_eq!(status, 404, "no such home");
 }
@@ -115,7 +115,7 @@ async fn an_approved_booking_ahead_keeps_the_home_until_it_has_ended() {
         .execute(&f.db)
         .await
         .unwrap();
-    let due = || app::backend::worker::homes::due_to_go(&f.db, "");
+    let due = || app::backend::worker::homes::due_to_go(&f.db, None, "");
     assert_eq!(due().await.unwrap(), ["pvc-ada"], "40 days after her last session");
     let (status, body) = f.book(&f.ada, MIG, 1, slot(8), slot(12)).await;
     assert_eq!(status, 201, "{body}");
@@ -292,4 +292,38 @@ async fn a_model_cache_has_its_own_size_and_retention_and_a_tenant_may_keep_it_p
     assert!(!alone.contains("/models"), "{alone}");
     let facts = app::backend::worker::provisioning::facts(&f.db, id).await.unwrap();
     assert!(!facts.window.cache_kept);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_home_is_kept_on_its_cluster_and_never_offered_or_let_go_by_another() {
+    use app::backend::worker::homes::{due_to_go, of, record, Kept};
+    let f = Fixture::new().await;
+    let ada = user_id(&f, "ada@a.test").await;
+    let (status, east) = f
+        .call(
+            Method::POST,
+            "/api/v1/clusters",
+            Some(&f.admin),
+            Some(serde_json::json!({"name": "east", "access": "simulated"})),
+        )
+        .await;
+    assert_eq!(status, 201, "{east}");
+    let east: Uuid = east["id"].as_str().unwrap().parse().unwrap();
+    let default: Uuid =
+        sqlx::query_scalar("SELECT id FROM cluster WHERE name = 'default'").fetch_one(&f.db).await.unwrap();
+    // Her home on the default cluster, asked to go.
+    assert!(record(&f.db, (Some(default), ada, Kept::Home), "", "pv-default", 50).await.unwrap());
+    sqlx::query("UPDATE home SET delete_requested_at = now() WHERE volume = 'pv-default'")
+        .execute(&f.db)
+        .await
+        .unwrap();
+    // East's worker neither offers it (its volume is not on east) nor lets it go.
+    assert_eq!(of(&f.db, (Some(east), ada), "", Kept::Home).await.unwrap(), None);
+    assert!(due_to_go(&f.db, Some(east), "").await.unwrap().is_empty());
+    assert_eq!(due_to_go(&f.db, Some(default), "").await.unwrap(), ["pv-default"]);
+    // A home of hers on east is kept beside it, and offered there alone.
+    assert!(record(&f.db, (Some(east), ada, Kept::Home), "", "pv-east", 60).await.unwrap());
+    assert!(!record(&f.db, (Some(east), ada, Kept::Home), "", "pv-east-2", 60).await.unwrap(), "one per cluster");
+    assert_eq!(of(&f.db, (Some(east), ada), "", Kept::Home).await.unwrap(), Some(("pv-east".into(), 60)));
+    assert_eq!(of(&f.db, (Some(default), ada), "", Kept::Home).await.unwrap(), None, "hers there is asked to go");
 }

@@ -382,7 +382,10 @@ async fn a_back_to_back_booking_continues_the_session_in_the_same_namespace_and_
     let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(w.admin.clone());
     let ns = namespaces.get(&namespace).await.unwrap();
     assert_eq!(manifests::owned_by(&ns, None), Some(second), "the namespace is the second booking's now");
-    assert_eq!(window_end(&w, second).await, chain_end);
+    // Its session is the first's: nothing of it was started anew beside it
+    // (a start pass that read the second's facts before the hand-over did).
+    assert!(namespaces.get_opt(&World::namespace(second)).await.unwrap().is_none(), "no second namespace");
+    assert_eq!(window_end(&w, first).await, chain_end, "read in the session's one namespace");
     let again = w.worker.pass().await.unwrap();
     assert_eq!(again.applied, 0, "a converged pass writes nothing");
 

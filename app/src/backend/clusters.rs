@@ -213,6 +213,24 @@ pub async fn delete(db: &PgPool, principal: &Principal, id: Uuid) -> ServiceResu
             reason: format!("{name} still runs {}: move them to another cluster first", names.join(", ")),
         });
     }
+    // Kept homes and caches are volumes on it that its worker lets go (after
+    // their retention, or once deleted on the Homes page); removing the
+    // cluster first would forget them and leave the volumes behind.
+    let kept: i64 = sqlx::query_scalar("SELECT count(*) FROM home WHERE cluster_id = $1 AND gone_at IS NULL")
+        .bind(id)
+        .fetch_one(&mut *tx)
+        .await?;
+    if kept > 0 {
+        return Err(ServiceError::Conflict {
+            code: "cluster_has_homes",
+            field: None,
+            reason: format!(
+                "{name} still keeps {}: its worker lets them go after their retention, or once they are \
+                 deleted on the Homes page",
+                crate::model::counted(kept, "home or model cache", "homes or model caches")
+            ),
+        });
+    }
     sqlx::query("DELETE FROM cluster WHERE id = $1").bind(id).execute(&mut *tx).await?;
     audit::record(&mut tx, principal, "cluster.delete", subject(&name), "").await?;
     tx.commit().await?;

@@ -84,7 +84,9 @@ impl Reconciler {
         let mut choice = session.window.volume(purpose).clone();
         if let Volume::New { .. } = choice {
             let owner = session.window.owner_id;
-            if let Some((volume, gib)) = homes::of(&self.db, owner, &self.home_class(), purpose).await.map_err(err)? {
+            if let Some((volume, gib)) =
+                homes::of(&self.db, (self.cluster_id(), owner), &self.home_class(), purpose).await.map_err(err)?
+            {
                 match self.reserve(session, purpose, &volume, managed).await? {
                     Reserved::Yes => choice = Volume::Kept { volume, gib },
                     Reserved::Busy => {}
@@ -160,7 +162,7 @@ impl Reconciler {
         }
         let err = crate::worker::error::WorkerError::from;
         let (class, volumes) = (self.home_class(), self.volumes());
-        let mut recorded = homes::volumes(&self.db, &class).await.map_err(err)?;
+        let mut recorded = homes::volumes(&self.db, self.cluster_id(), &class).await.map_err(err)?;
         let mut kept = 0;
         for (session, purpose) in new {
             let (name, gib) = claim(session, purpose);
@@ -181,7 +183,9 @@ impl Reconciler {
             });
             let (params, merge) = (PatchParams::default(), Patch::Merge(&patch));
             self.retrying(|| volumes.patch(volume, &params, &merge)).await?;
-            homes::record(&self.db, owner, &class, volume, gib as i32).await.map_err(err)?;
+            homes::record(&self.db, (self.cluster_id(), owner.0, owner.1), &class, volume, gib as i32)
+                .await
+                .map_err(err)?;
             recorded.insert(owner, volume.to_string());
             kept += 1;
         }
@@ -276,7 +280,7 @@ impl Reconciler {
     pub async fn let_homes_go(&self) -> crate::worker::error::WorkerResult<Vec<String>> {
         let err = crate::worker::error::WorkerError::from;
         let (mut gone, volumes) = (Vec::new(), self.volumes());
-        for volume in homes::due_to_go(&self.db, &self.home_class()).await.map_err(err)? {
+        for volume in homes::due_to_go(&self.db, self.cluster_id(), &self.home_class()).await.map_err(err)? {
             let found = self.retrying(|| volumes.get_opt(&volume)).await?;
             if let Some(pv) = found {
                 if pv.status.and_then(|s| s.phase).as_deref() == Some("Bound") {

@@ -50,27 +50,45 @@ pub fn kept_until_sql(owner: &str, site_days: &str, purpose: &str) -> String {
     )
 }
 
-/// The recorded kept volumes of storage class `class`, by owner and purpose.
-pub async fn volumes(db: &PgPool, class: &str) -> ServiceResult<HashMap<(Uuid, Kept), String>> {
-    let rows: Vec<(Uuid, String, String)> =
-        sqlx::query_as("SELECT user_id, purpose, volume FROM home WHERE storage_class = $1 AND gone_at IS NULL")
-            .bind(class)
-            .fetch_all(db)
-            .await?;
+/// Kept volumes of the cluster `cluster` (SQL: the parameter holding the
+/// driving worker's cluster; every cluster's when it is NULL, as a worker
+/// driving every pool sees them).
+fn on_cluster(cluster: &str) -> String {
+    format!("({cluster}::uuid IS NULL OR cluster_id = {cluster})")
+}
+
+/// The recorded kept volumes of storage class `class` on `cluster`, by owner and purpose.
+pub async fn volumes(db: &PgPool, cluster: Option<Uuid>, class: &str) -> ServiceResult<HashMap<(Uuid, Kept), String>> {
+    let rows: Vec<(Uuid, String, String)> = sqlx::query_as(&format!(
+        "SELECT user_id, purpose, volume FROM home WHERE storage_class = $1 AND gone_at IS NULL AND {}",
+        on_cluster("$2")
+    ))
+    .bind(class)
+    .bind(cluster)
+    .fetch_all(db)
+    .await?;
     Ok(rows.into_iter().filter_map(|(user, purpose, volume)| Some(((user, Kept::parse(&purpose)?), volume))).collect())
 }
 
-/// `user`'s kept volume of `purpose` and `class`, and its size, unless
-/// someone asked for it to go.
-pub async fn of(db: &PgPool, user: Uuid, class: &str, purpose: Kept) -> ServiceResult<Option<(String, i32)>> {
-    Ok(sqlx::query_as(
+/// `user`'s kept volume of `purpose` and `class` on `cluster`, and its
+/// size, unless someone asked for it to go.
+pub async fn of(
+    db: &PgPool,
+    (cluster, user): (Option<Uuid>, Uuid),
+    class: &str,
+    purpose: Kept,
+) -> ServiceResult<Option<(String, i32)>> {
+    Ok(sqlx::query_as(&format!(
         "SELECT volume, size_gib FROM home
          WHERE user_id = $1 AND storage_class = $2 AND purpose = $3
-           AND delete_requested_at IS NULL AND gone_at IS NULL",
-    )
+           AND delete_requested_at IS NULL AND gone_at IS NULL AND {}
+         ORDER BY created_at LIMIT 1",
+        on_cluster("$4")
+    ))
     .bind(user)
     .bind(class)
     .bind(purpose.as_str())
+    .bind(cluster)
     .fetch_optional(db)
     .await?)
 }
@@ -118,17 +136,19 @@ pub async fn decide(db: &PgPool, booking: Uuid, purpose: Kept, volume: Volume) -
     Ok(decided(db, &[booking]).await?.remove(&(booking, purpose)).unwrap_or(volume))
 }
 
-/// Records `volume` as `user`'s kept volume of `purpose` and `class`;
-/// false when they already have one.
+/// Records `volume` as `user`'s kept volume of `purpose` and `class` on
+/// `cluster` (the default one for a worker driving every pool); false when
+/// they already have one there.
 pub async fn record(
     db: &PgPool,
-    (user, purpose): (Uuid, Kept),
+    (cluster, user, purpose): (Option<Uuid>, Uuid, Kept),
     class: &str,
     volume: &str,
     size_gib: i32,
 ) -> ServiceResult<bool> {
     let inserted = sqlx::query(
-        "INSERT INTO home (user_id, purpose, storage_class, volume, size_gib) VALUES ($1, $2, $3, $4, $5)
+        "INSERT INTO home (cluster_id, user_id, purpose, storage_class, volume, size_gib)
+         VALUES (coalesce($6, default_cluster_id()), $1, $2, $3, $4, $5)
          ON CONFLICT DO NOTHING",
     )
     .bind(user)
@@ -136,6 +156,7 @@ pub async fn record(
     .bind(class)
     .bind(volume)
     .bind(size_gib)
+    .bind(cluster)
     .execute(db)
     .await?;
     Ok(inserted.rows_affected() == 1)
@@ -175,16 +196,19 @@ pub async fn grow(db: &PgPool, booking: Uuid, purpose: Kept, volume: &str, gib: 
     Ok(())
 }
 
-/// Kept volumes of `class` that are to go: past their retention, or asked to go.
-pub async fn due_to_go(db: &PgPool, class: &str) -> ServiceResult<Vec<String>> {
+/// Kept volumes of `class` on `cluster` that are to go: past their
+/// retention, or asked to go.
+pub async fn due_to_go(db: &PgPool, cluster: Option<Uuid>, class: &str) -> ServiceResult<Vec<String>> {
     let rows: Vec<String> = sqlx::query_scalar(&format!(
         "SELECT h.volume FROM home h
-         WHERE h.storage_class = $2 AND h.gone_at IS NULL
+         WHERE h.storage_class = $2 AND h.gone_at IS NULL AND {}
            AND (h.delete_requested_at IS NOT NULL OR {} < now())",
+        on_cluster("$3"),
         kept_until_sql("h.user_id", "$1", "h.purpose")
     ))
     .bind(SITE_RETENTION_DAYS)
     .bind(class)
+    .bind(cluster)
     .fetch_all(db)
     .await?;
     Ok(rows)
