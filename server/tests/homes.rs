@@ -155,6 +155,15 @@ async fn reports_show_the_storage_each_tenants_homes_held_at_the_sites_price() {
     let gib_days = line["gib_days"].as_f64().unwrap();
     assert!((gib_days - 1000.0).abs() < 0.2, "{line}");
     assert!((line["showback_cost"].as_f64().unwrap() - 10.0).abs() < 0.01, "{line}");
+    // Both homes are on the default cluster: its report holds them, another's none.
+    let (status, _) = f
+        .call(Method::POST, "/api/v1/clusters", Some(&f.admin), Some(json!({"name": "east", "access": "simulated"})))
+        .await;
+    assert_eq!(status, 201);
+    let (_, default) = f.call(Method::GET, &format!("{path}&cluster=default"), Some(&f.mia), None).await;
+    assert_eq!(default["storage"], report["storage"]);
+    let (_, east) = f.call(Method::GET, &format!("{path}&cluster=east"), Some(&f.mia), None).await;
+    assert_eq!(east["storage"], json!([]), "{east}");
 }
 
 fn urlencode(text: &str) -> String {

@@ -180,8 +180,7 @@ pub struct UtilizationReport {
     /// What a GiB of home storage costs per month (30 days), in `currency`.
     #[serde(default)]
     pub storage_price_per_gib_month: f64,
-    /// The one cluster whose pools it counts, if the reader chose one (the
-    /// storage of homes, which are not per cluster, stays every cluster's).
+    /// The one cluster whose pools and kept homes it counts, if the reader chose one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster: Option<String>,
     /// Every cluster, to choose from.

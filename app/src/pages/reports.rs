@@ -197,11 +197,6 @@ fn Report(page: ReportPage) -> impl IntoView {
         </table>
         </div>
         <h2>"Storage held by homes"</h2>
-        {cluster.as_ref().map(|name| view! {
-            <p class="muted" id="storage-every-cluster">{format!(
-                "Homes are not kept per cluster: this is every cluster's storage, not only {name}'s."
-            )}</p>
-        })}
         {if report.storage.is_empty() {
             view! { <p class="muted" id="storage-none">"No home was kept in this period."</p> }.into_any()
         } else {

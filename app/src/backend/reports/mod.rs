@@ -22,7 +22,7 @@ use chrono_tz::Tz;
 use sqlx::PgPool;
 
 /// The report over `[from, to)`; with `cluster` (a name), of that cluster's
-/// pools alone — all but the storage of homes, which are not per cluster.
+/// pools and kept homes alone.
 pub async fn utilization(
     db: &PgPool,
     principal: &Principal,
@@ -70,7 +70,7 @@ pub async fn utilization(
         .await?;
         let gaps = (gaps, threshold.map(|t| figure(f64::from(t) * 100.0)));
         let price = storage::price(&mut table).await?;
-        let held = storage::held(&mut table, from, to, price).await?;
+        let held = storage::held(&mut table, from, to, (price, cluster_id)).await?;
         ServiceResult::Ok(((capacity, lent), rows, (gaps, held, price)))
     };
     let ((capacity, rows, ((gap_minutes, active_threshold_pct), storage, storage_price_per_gib_month)), charts) =

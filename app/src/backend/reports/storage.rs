@@ -15,12 +15,13 @@ pub async fn price(db: &mut PgConnection) -> ServiceResult<f64> {
     Ok(sqlx::query_scalar("SELECT per_gib_month FROM home_price").fetch_optional(db).await?.unwrap_or(0.0))
 }
 
-/// Storage held in `[from, to)`, by tenant (slug order), priced at `price`.
+/// Storage held in `[from, to)` on `cluster` (every cluster: `None`), by
+/// tenant (slug order), priced at `price`.
 pub async fn held(
     db: &mut PgConnection,
     from: DateTime<Utc>,
     to: DateTime<Utc>,
-    price: f64,
+    (price, cluster): (f64, Option<uuid::Uuid>),
 ) -> ServiceResult<Vec<StorageLine>> {
     let rows: Vec<(String, f64)> = sqlx::query_as(
         "SELECT t.slug,
@@ -30,11 +31,12 @@ pub async fn held(
          JOIN LATERAL (SELECT b.tenant_id FROM booking b WHERE b.user_id = h.user_id
                        ORDER BY b.ends_at DESC, b.id LIMIT 1) last ON true
          JOIN tenant t ON t.id = last.tenant_id
-         WHERE h.created_at < $2 AND coalesce(h.gone_at, now()) > $1
+         WHERE h.created_at < $2 AND coalesce(h.gone_at, now()) > $1 AND ($3::uuid IS NULL OR h.cluster_id = $3)
          GROUP BY t.slug ORDER BY t.slug",
     )
     .bind(from)
     .bind(to)
+    .bind(cluster)
     .fetch_all(db)
     .await?;
     Ok(rows
