@@ -335,4 +335,9 @@ async fn a_home_is_kept_on_its_cluster_and_never_offered_or_let_go_by_another() 
     assert!(!record(&f.db, (Some(east), ada, Kept::Home), "", "pv-east-2", 60).await.unwrap(), "one per cluster");
     assert_eq!(of(&f.db, (Some(east), ada), "", Kept::Home).await.unwrap(), Some(("pv-east".into(), 60)));
     assert_eq!(of(&f.db, (Some(default), ada), "", Kept::Home).await.unwrap(), None, "hers there is asked to go");
+    // She sees each with the cluster its files are on.
+    let (_, mine) = f.call(Method::GET, "/api/v1/homes", Some(&f.ada), None).await;
+    let mut clusters: Vec<&str> = mine.as_array().unwrap().iter().map(|h| h["cluster"].as_str().unwrap()).collect();
+    clusters.sort();
+    assert_eq!(clusters, ["default", "east"], "{mine}");
 }

@@ -17,12 +17,13 @@ pub async fn list(db: &PgPool, principal: &Principal, everyone: bool) -> Service
     }
     let query = format!(
         "SELECT h.user_id, h.purpose, u.name AS owner_name, u.email AS owner_email, h.storage_class, h.size_gib,
+                (SELECT c.name FROM cluster c WHERE c.id = h.cluster_id) AS cluster,
                 (SELECT max(b.ends_at) FROM booking b WHERE b.user_id = h.user_id
                    AND b.state IN ('active', 'completed') AND b.ends_at <= now()) AS last_used,
                 {} AS deleted_on, h.delete_requested_at IS NOT NULL AS delete_requested
          FROM home h JOIN app_user u ON u.id = h.user_id
          WHERE h.gone_at IS NULL AND ($2 OR h.user_id = $3)
-         ORDER BY deleted_on, u.email, h.purpose DESC, h.storage_class",
+         ORDER BY deleted_on, u.email, h.purpose DESC, cluster, h.storage_class",
         kept_until_sql("h.user_id", "$1", "h.purpose")
     );
     Ok(sqlx::query_as::<_, HomeRow>(&query)
@@ -43,6 +44,7 @@ struct HomeRow {
     owner_name: String,
     owner_email: String,
     storage_class: String,
+    cluster: String,
     size_gib: i32,
     last_used: Option<chrono::DateTime<chrono::Utc>>,
     deleted_on: chrono::DateTime<chrono::Utc>,
@@ -57,6 +59,7 @@ impl From<HomeRow> for Home {
             owner_name: r.owner_name,
             owner_email: r.owner_email,
             storage_class: r.storage_class,
+            cluster: r.cluster,
             size_gib: r.size_gib,
             last_used: r.last_used,
             deleted_on: r.deleted_on,

@@ -76,6 +76,9 @@ pub struct Home {
     pub owner_email: String,
     /// '' for the cluster's default storage class.
     pub storage_class: String,
+    /// The cluster it is a volume of (its files are there, not on another).
+    #[serde(default)]
+    pub cluster: String,
     pub size_gib: i32,
     /// The end of the owner's last session, if it has ended.
     pub last_used: Option<DateTime<Utc>>,

@@ -89,11 +89,17 @@ pub async fn set_home_price(per_gib_month: String) -> Result<crate::model::HomeP
     Ok(crate::backend::homes::set_price(&ctx.db, &principal, crate::model::HomePrice { per_gib_month }).await?)
 }
 
-/// A home as one line: size, last use, deletion date.
+/// A home as one line: size, where it is (a cluster other than the
+/// default), last use, deletion date.
 fn line(home: &Home, last: &str, gone: &str) -> String {
     let class =
         if home.storage_class.is_empty() { String::new() } else { format!(", storage class {}", home.storage_class) };
-    format!("{} GiB{class} · last used {last} · deleted {gone}", home.size_gib)
+    let cluster = if home.cluster.is_empty() || home.cluster == crate::model::DEFAULT_CLUSTER {
+        String::new()
+    } else {
+        format!(" on cluster {}", home.cluster)
+    };
+    format!("{} GiB{cluster}{class} · last used {last} · deleted {gone}", home.size_gib)
 }
 
 /// Settings: the signed-in person's home and model cache.
