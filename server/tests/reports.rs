@@ -201,14 +201,20 @@ async fn a_dst_day_by_pool_matches_the_hand_computed_figures() {
     assert!(close(&cell["occupancy_pct"], 1.0 / (2.0 * gpus) * 100.0), "{cell}");
 }
 
-#[tokio::test]
-async fn by_cluster_a_cluster_holds_its_pools_figures_and_capacity() {
+/// The fixtures, and a second cluster, `east`, with no pool yet.
+async fn fixtures_and_east() -> Fixture {
     let f = Fixture::new().await;
     fixtures(&f.db).await;
     let (status, _) = f
         .call(Method::POST, "/api/v1/clusters", Some(&f.admin), Some(json!({"name": "east", "access": "simulated"})))
         .await;
     assert_eq!(status, StatusCode::CREATED);
+    f
+}
+
+#[tokio::test]
+async fn by_cluster_a_cluster_holds_its_pools_figures_and_capacity() {
+    let f = fixtures_and_east().await;
     let (_, by_pool) = f.call(Method::GET, &format!("{DAY}&group=pool"), Some(&f.mia), None).await;
     let (status, report) = f.call(Method::GET, &format!("{DAY}&group=cluster"), Some(&f.mia), None).await;
     assert_eq!(status, StatusCode::OK, "{report}");
@@ -241,12 +247,7 @@ fn trend_sum(report: &Value, field: &str) -> f64 {
 
 #[tokio::test]
 async fn one_clusters_report_counts_its_pools_alone_from_bookings_and_roll_ups() {
-    let f = Fixture::new().await;
-    fixtures(&f.db).await;
-    let (status, _) = f
-        .call(Method::POST, "/api/v1/clusters", Some(&f.admin), Some(json!({"name": "east", "access": "simulated"})))
-        .await;
-    assert_eq!(status, StatusCode::CREATED);
+    let f = fixtures_and_east().await;
     // fx, with every figure of the fixtures, runs on east; the default
     // cluster's pools get an October booking of their own (3 GPU-h).
     exec(
