@@ -70,6 +70,7 @@ impl Bench {
             priority_class: None,
             runtime_class: None,
             end_grace_seconds: None,
+            team_cache_class: None,
             backfill_namespace: None,
             scale_ahead_minutes: None,
             cluster: None,

@@ -45,6 +45,7 @@ fn approval_pool() -> NewPool {
         priority_class: None,
         runtime_class: None,
         end_grace_seconds: None,
+        team_cache_class: None,
         backfill_namespace: None,
         scale_ahead_minutes: None,
         cluster: None,

@@ -326,6 +326,7 @@ fn big_pool(name: &str, requires_approval: bool) -> NewPool {
         priority_class: None,
         runtime_class: None,
         end_grace_seconds: None,
+        team_cache_class: None,
         backfill_namespace: None,
         scale_ahead_minutes: None,
         cluster: None,

@@ -49,6 +49,7 @@ fn session() -> Session {
             kept_until: manifests::KeptUntil {
                 home: "2026-12-28T12:00:00Z".parse().unwrap(),
                 cache: Some("2026-12-14T12:00:00Z".parse().unwrap()),
+                team_cache: false,
             },
             ending_soon: None,
             continues: None,

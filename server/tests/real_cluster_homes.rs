@@ -395,3 +395,176 @@ async fn a_back_to_back_booking_continues_the_session_in_the_same_namespace_and_
     w.until_gone(first, "completed").await;
     assert_eq!(w.state(second).await, "completed");
 }
+
+/// Books a MIG slice on the demo pool from now for `token`'s holder.
+async fn book_as(w: &World, token: &str) -> Uuid {
+    let body = json!({ "pool_id": w.f.lab, "kind": MIG, "quantity": 1,
+        "start": common::current_slot(), "end": common::slot(4), "mode": "interactive" });
+    let (status, body) = w.f.call(Method::POST, "/api/v1/bookings", Some(token), Some(body)).await;
+    assert_eq!(status, 201, "{body}");
+    body["id"].as_str().unwrap().parse().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_teams_sessions_share_its_model_cache_and_no_other_team_can_bind_it() {
+    const TEAM_CLASS: &str = "team-rwx";
+    const CLAIM: &str = "team-cache-team-a";
+    let cluster = Cluster { storage_class: Some(CLASS.into()), ..Cluster::default() };
+    let Some((w, _turn)) = world(cluster).await else { return };
+    let path = format!("/api/v1/pools/{}", w.f.lab);
+    let body = json!({ "team_cache_class": TEAM_CLASS });
+    let (status, pool) = w.f.call(Method::PATCH, &path, Some(&w.f.admin), Some(body)).await;
+    assert_eq!((status, pool["team_cache_class"].as_str()), (axum::http::StatusCode::OK, Some(TEAM_CLASS)), "{pool}");
+
+    // The cluster admin's part: two volumes on team-a's one export,
+    // reserved for no session (a claim in `berth` that never exists).
+    let volumes: Api<PersistentVolume> = Api::all(w.admin.clone());
+    let made = ["team-a-models-1", "team-a-models-2"];
+    for name in made {
+        let pv = json!({ "apiVersion": "v1", "kind": "PersistentVolume",
+            "metadata": { "name": name, "labels": { manifests::window::TEAM_CACHE_LABEL: "team-a" } },
+            "spec": { "capacity": { "storage": "500Gi" }, "accessModes": ["ReadWriteMany"],
+                      "persistentVolumeReclaimPolicy": "Retain", "storageClassName": TEAM_CLASS,
+                      "nfs": { "server": "nfs.lab.test", "path": "/exports/team-a/models" },
+                      "claimRef": { "namespace": "berth", "name": CLAIM } } });
+        volumes.create(&PostParams::default(), &serde_json::from_value(pv).unwrap()).await.unwrap();
+    }
+
+    // Ada and Carol, both of team-a, at once: each session binds one of
+    // the team's volumes at /models, and says so in /etc/berth.
+    let adas = w.book(MIG, 1, "interactive", w.f.lab).await;
+    let carols = book_as(&w, &w.f.carol).await;
+    until_active(&w, adas).await;
+    until_active(&w, carols).await;
+    let (hers, theirs) = (
+        bound_volume(&w, &World::namespace(adas), CLAIM).await,
+        bound_volume(&w, &World::namespace(carols), CLAIM).await,
+    );
+    assert_ne!(hers, theirs, "one volume binds one claim");
+    assert!(made.contains(&hers.as_str()) && made.contains(&theirs.as_str()), "{hers}, {theirs}");
+    for id in [adas, carols] {
+        let maps: Api<ConfigMap> = Api::namespaced(w.admin.clone(), &World::namespace(id));
+        let data = maps.get("berth-session").await.unwrap().data.unwrap();
+        assert_eq!(data.get("model-cache").map(String::as_str), Some("team"), "{data:?}");
+        assert!(!data.contains_key("model-cache-kept-until"), "the team's, not kept for her: {data:?}");
+        let deployments: Api<k8s_openapi::api::apps::v1::Deployment> =
+            Api::namespaced(w.admin.clone(), &World::namespace(id));
+        let pod = deployments.get("workspace").await.unwrap().spec.unwrap().template.spec.unwrap();
+        let claims: Vec<_> = pod.volumes.unwrap().into_iter().filter_map(|v| v.persistent_volume_claim).collect();
+        assert!(claims.iter().any(|c| c.claim_name == CLAIM), "mounted: {claims:?}");
+    }
+    let again = w.worker.repair_pass().await.unwrap();
+    assert_eq!(again.applied, 0, "a converged pass writes nothing");
+    let carol = app::backend::accounts::tokens::authenticate(&w.f.db, &w.f.carol).await.unwrap().unwrap();
+    let page = app::backend::bookings::mine::load(&w.f.db, &carol, "Europe/Berlin").await.unwrap();
+    let card = page.live.into_iter().find(|c| c.booking.id == carols).unwrap().persistence.unwrap_or_default();
+    assert!(card.contains("and the team's shared model cache (/models) stays;"), "{card}");
+
+    // Carol ends hers: the volume is released, not deleted, and the team's
+    // next session takes it.
+    let (status, body) =
+        w.f.call(Method::POST, &format!("/api/v1/bookings/{carols}/end"), Some(&w.f.carol), None).await;
+    assert_eq!(status, 200, "{body}");
+    w.until_gone(carols, "completed").await;
+    assert!(volumes.get_opt(&theirs).await.unwrap().is_some(), "the team's volume outlives her session");
+    let next = w.book(MIG, 1, "interactive", w.f.lab).await;
+    until_active(&w, next).await;
+    assert_eq!(bound_volume(&w, &World::namespace(next), CLAIM).await, theirs, "the one she let go");
+
+    // Nobody else's session binds it: bob's (team-b, set up as the worker
+    // would), attacked as its user and as the worker.
+    let mut bobs_session =
+        session::session("team-b", "b0b0b0b0-0b0a-4908-8706-050403020101", MIG, &[("berth.io/pool", "a")]);
+    bobs_session.user = "bob@example.test".into();
+    bobs_session.window.owner_id = "00000000-0000-4000-8000-0000000000b1".parse().unwrap();
+    let worker = w.stack.client(As::Worker).await;
+    attack::set_up(&worker, &bobs_session, &attack::cluster()).await;
+    attack::settled(&w.admin, &bobs_session.namespace()).await;
+    let bobs = bobs_session.namespace();
+    let bob = w.stack.client(As::User("bob@example.test")).await;
+    let claim = |name: &str, volume: Option<&str>| {
+        let mut claim = json!({ "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": { "name": name },
+            "spec": { "accessModes": ["ReadWriteMany"], "storageClassName": TEAM_CLASS,
+                      "resources": { "requests": { "storage": "1Gi" } } } });
+        if let Some(volume) = volume {
+            claim["spec"]["volumeName"] = json!(volume);
+        }
+        claim
+    };
+    let attempts = [
+        ("a claim named for team-a's cache", claim(CLAIM, None), "Berth", "would be a team's model cache"),
+        (
+            "a claim naming team-a's volume",
+            claim("models", Some(&hers)),
+            "may not name a volume",
+            "may not name a volume",
+        ),
+    ];
+    for (case, object, said_to_bob, said_to_the_worker) in attempts {
+        refused_with(&format!("bob: {case}"), attack::create(&bob, &bobs, object.clone()).await, said_to_bob);
+        let outcome = attack::create(&worker, &bobs, object).await;
+        refused_with(&format!("the worker: {case}"), outcome, said_to_the_worker);
+    }
+    // Outside Berth nobody may make a claim a reservation could meet.
+    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(w.admin.clone());
+    let research = json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": { "name": "research-b" } });
+    let _ = namespaces.create(&PostParams::default(), &serde_json::from_value(research).unwrap()).await;
+    for name in [CLAIM.to_string(), format!("home-{}", ada(&w).await)] {
+        let outcome = attack::create(&w.admin, "research-b", claim(&name, None)).await;
+        refused_with(
+            &format!("a cluster admin: {name} in a namespace of their own"),
+            outcome,
+            "exist only in Berth sessions",
+        );
+    }
+    let worker_volumes: Api<PersistentVolume> = Api::all(worker.clone());
+    let bob_volumes: Api<PersistentVolume> = Api::all(bob.clone());
+    let dry = PatchParams { dry_run: true, ..PatchParams::default() };
+    let label = manifests::window::TEAM_CACHE_LABEL;
+    let reserve = json!({ "spec": { "claimRef": { "namespace": bobs, "name": "team-cache-team-b", "uid": null, "resourceVersion": null } } });
+    let patches = [
+        ("reserve team-a's volume for team-b's claim", reserve, "only ever reserved for that team's claim"),
+        (
+            "hand team-a's volume to team-b",
+            json!({ "metadata": { "labels": { label: "team-b" } } }),
+            "never labels or unlabels",
+        ),
+        ("drop the team label", json!({ "metadata": { "labels": { label: null } } }), "never labels or unlabels"),
+        ("free it for any claim (no claimRef)", json!({ "spec": { "claimRef": null } }), "only ever reserved"),
+        (
+            "have it deleted once released",
+            json!({ "spec": { "persistentVolumeReclaimPolicy": "Delete" } }),
+            "nothing else of it changes",
+        ),
+        (
+            "keep it as someone's home",
+            json!({ "metadata": { "labels": { manifests::window::HOME_OWNER_LABEL: bobs_session.window.owner_id.to_string() } } }),
+            "nothing else of it changes",
+        ),
+    ];
+    for (case, patch, said) in patches {
+        let outcome = attack::outcome(worker_volumes.patch(&hers, &dry, &Patch::Merge(&patch)).await);
+        refused_with(&format!("the worker: {case}"), outcome, said);
+        let outcome = attack::outcome(bob_volumes.patch(&hers, &dry, &Patch::Merge(&patch)).await);
+        refused_with(&format!("bob: {case}"), outcome, "forbidden");
+    }
+    // A stranger's volume does not become a team's cache.
+    let stray = json!({ "apiVersion": "v1", "kind": "PersistentVolume", "metadata": { "name": "stray-team-data" },
+        "spec": { "capacity": { "storage": "1Gi" }, "accessModes": ["ReadWriteMany"], "storageClassName": TEAM_CLASS,
+                  "nfs": { "server": "nfs.lab.test", "path": "/exports/other" },
+                  "claimRef": { "namespace": "research-b", "name": "data" } } });
+    let _ = volumes.create(&PostParams::default(), &serde_json::from_value(stray).unwrap()).await;
+    let as_team_b = json!({ "metadata": { "labels": { label: "team-b" } } });
+    let outcome = attack::outcome(worker_volumes.patch("stray-team-data", &dry, &Patch::Merge(&as_team_b)).await);
+    refused_with("the worker: take a stranger's volume as team-b's cache", outcome, "never labels or unlabels");
+
+    for id in [adas, next] {
+        let (status, body) = w.f.call(Method::POST, &format!("/api/v1/bookings/{id}/end"), Some(&w.f.ada), None).await;
+        assert_eq!(status, 200, "{body}");
+        w.until_gone(id, "completed").await;
+    }
+    for name in made.iter().chain(&["stray-team-data"]) {
+        let _ = volumes.delete(name, &Default::default()).await;
+    }
+    let _ = namespaces.delete("research-b", &Default::default()).await;
+}

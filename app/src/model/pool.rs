@@ -43,6 +43,11 @@ pub struct Placement {
     /// window ends, to checkpoint into the home (0–30).
     #[serde(default = "full_grace")]
     pub end_grace_seconds: i32,
+    /// A ReadWriteMany storage class whose volumes, made by the cluster
+    /// admin for one tenant each (label `berth.io/team-cache`), hold that
+    /// team's shared model cache at /models; none: each person's own.
+    #[serde(default)]
+    pub team_cache_class: Option<String>,
 }
 
 /// The most any session pod may take to stop (policy berth-session-devices).
@@ -60,6 +65,7 @@ impl Default for Placement {
             priority_class: None,
             runtime_class: None,
             end_grace_seconds: MAX_END_GRACE_SECONDS,
+            team_cache_class: None,
         }
     }
 }
@@ -293,6 +299,9 @@ pub struct NewPool {
     /// See `Placement` (30 when left out).
     #[serde(default)]
     pub end_grace_seconds: Option<i32>,
+    /// See `Placement`.
+    #[serde(default)]
+    pub team_cache_class: Option<String>,
     /// IANA zone whose ISO weeks the weekly quotas count; UTC when left out.
     #[serde(default = "utc")]
     pub time_zone: String,
@@ -343,6 +352,8 @@ pub struct PoolPatch {
     /// `""` removes it.
     pub runtime_class: Option<String>,
     pub end_grace_seconds: Option<i32>,
+    /// `""` removes it.
+    pub team_cache_class: Option<String>,
     pub time_zone: Option<String>,
     /// `true` retires the pool (no new bookings), `false` reopens it.
     pub retired: Option<bool>,

@@ -54,6 +54,9 @@ pub struct PoolForm {
     pub runtime_class: String,
     /// Empty: 30 s.
     pub end_grace_seconds: String,
+    /// Empty: each person's own model cache.
+    #[serde(default)]
+    pub team_cache_class: String,
     pub kinds: Vec<KindForm>,
     /// Empty: no backfill queue.
     pub backfill_namespace: String,
@@ -188,6 +191,7 @@ impl PoolForm {
             priority_class: Some(self.priority_class.trim().to_string()).filter(|c| !c.is_empty()),
             runtime_class: Some(self.runtime_class.trim().to_string()).filter(|c| !c.is_empty()),
             end_grace_seconds: optional("end_grace_seconds", &self.end_grace_seconds)?,
+            team_cache_class: Some(self.team_cache_class.trim().to_string()).filter(|c| !c.is_empty()),
             time_zone: match self.time_zone.trim() {
                 "" => "UTC".into(),
                 zone => zone.to_string(),
@@ -221,6 +225,7 @@ impl PoolForm {
             priority_class: Some(new.priority_class.unwrap_or_default()),
             runtime_class: Some(new.runtime_class.unwrap_or_default()),
             end_grace_seconds: Some(new.end_grace_seconds.unwrap_or(crate::model::MAX_END_GRACE_SECONDS)),
+            team_cache_class: Some(new.team_cache_class.unwrap_or_default()),
             time_zone: Some(new.time_zone),
             retired: None,
             // Emptied fields remove the pool's own setting.
@@ -258,6 +263,7 @@ impl PoolForm {
             priority_class: pool.placement.priority_class.clone().unwrap_or_default(),
             runtime_class: pool.placement.runtime_class.clone().unwrap_or_default(),
             end_grace_seconds: pool.placement.end_grace_seconds.to_string(),
+            team_cache_class: pool.placement.team_cache_class.clone().unwrap_or_default(),
             kinds: pool
                 .kinds
                 .iter()

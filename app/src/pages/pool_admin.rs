@@ -261,6 +261,8 @@ fn PoolFormView(id: String, form: PoolForm, currency: String, save: ServerAction
                     "runtime_class", form.runtime_class.clone(), "")}
                 {text("Seconds the workspace has to stop when the window ends (SIGTERM first; 0–30)",
                     "end_grace_seconds", form.end_grace_seconds.clone(), "30")}
+                {text("Team model cache: a ReadWriteMany storage class with volumes made per tenant (empty: each person's own)",
+                    "team_cache_class", form.team_cache_class.clone(), "")}
             </fieldset>
             <fieldset><legend>"Cluster schedulers"</legend>
                 <p class="hint">"Act only when the worker runs with --kueue (lending) or --scale-ahead (lead time)."</p>

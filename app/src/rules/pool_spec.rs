@@ -186,9 +186,6 @@ pub fn validate_scheduling(scheduling: &crate::model::Scheduling, lending: bool)
     Ok(())
 }
 
-/// The pool's priority and runtime classes: object names (DNS subdomains).
-/// The `system-` priority classes are the cluster's own components'
-/// (system-node-critical preempts anything on the node): never a pool's.
 /// The workspace's grace period when the window ends: 0–30 s (no session
 /// pod may ask for more: policy berth-session-devices).
 pub fn validate_end_grace(seconds: i32) -> Result<(), FieldError> {
@@ -198,6 +195,20 @@ pub fn validate_end_grace(seconds: i32) -> Result<(), FieldError> {
     }
 }
 
+/// The storage class of a team's shared model cache: an object name.
+pub fn validate_team_cache_class(class: Option<&str>) -> Result<(), FieldError> {
+    match class {
+        Some(name) if !is_dns_subdomain(name) => Err(FieldError::new(
+            "team_cache_class",
+            "must be the name of a storage class in the cluster: lower-case letters, digits, '-' and '.'",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The pool's priority and runtime classes: object names (DNS subdomains).
+/// The `system-` priority classes are the cluster's own components'
+/// (system-node-critical preempts anything on the node): never a pool's.
 pub fn validate_pod_classes(priority_class: Option<&str>, runtime_class: Option<&str>) -> Result<(), FieldError> {
     for (field, name) in [("priority_class", priority_class), ("runtime_class", runtime_class)] {
         let Some(name) = name else { continue };

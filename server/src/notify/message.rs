@@ -48,7 +48,7 @@ fn what(due: &Due) -> String {
 fn persistence(due: &Due) -> String {
     let ends = due.continues_until.unwrap_or(due.ends_at);
     let owner = Some(due.owner_name.as_str()).filter(|_| due.recipient_email.as_deref() != Some(&due.owner_email));
-    let kept = KeptUntil { home: due.home_kept_until, cache: due.cache_kept.then_some(due.cache_kept_until) };
+    let kept = KeptUntil::of((due.home_kept_until, due.cache_kept_until, due.team_cache), due.cache_kept);
     let zone = app::rules::local_time::zone(&due.time_zone);
     persistence_sentence(owner, &kept, (due.ends_at, ends), &zone)
 }

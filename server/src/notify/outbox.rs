@@ -143,6 +143,8 @@ pub struct Due {
     pub home_kept_until: DateTime<Utc>,
     /// Until when the owner's model cache is kept, as things stand.
     pub cache_kept_until: DateTime<Utc>,
+    /// Whether the session mounts its team's shared model cache (see `KeptUntil`).
+    pub team_cache: bool,
     /// Whether the tenant keeps model caches (else each session has its own).
     pub cache_kept: bool,
     /// The end of the booking this one's session continues into, if any.

@@ -39,7 +39,9 @@ impl Reconciler {
     /// predates kept volumes (its own claims stay); a starting one gets the
     /// owner's kept volumes, reserved for its claims, unless another
     /// session of theirs holds them (then new volumes, or a wait while that
-    /// session is ending). A tenant whose cache is per session keeps none.
+    /// session is ending). A tenant whose cache is per session keeps none;
+    /// on a pool with a team cache, the model cache is one of the team's
+    /// volumes (`team_cache`).
     pub(super) async fn volumes_for(
         &self,
         session: &Session,
@@ -82,6 +84,13 @@ impl Reconciler {
     ) -> crate::worker::error::WorkerResult<Result<Volume, HomeBusy>> {
         let err = crate::worker::error::WorkerError::from;
         let mut choice = session.window.volume(purpose).clone();
+        let team_class = session.placement.team_cache_class.as_deref().filter(|_| purpose == Kept::Cache);
+        if let (Volume::New { .. }, Some(class)) = (&choice, team_class) {
+            if let Some(team) = self.team_cache(session, class, managed).await? {
+                return Ok(Ok(team));
+            }
+            // Every volume of the team's is held: the person's own, as without one.
+        }
         if let Volume::New { .. } = choice {
             let owner = session.window.owner_id;
             if let Some((volume, gib)) =

@@ -24,5 +24,6 @@ pub mod simulated_http;
 mod simulated_storage;
 pub mod snapshot;
 pub mod sweep;
+mod team_cache;
 pub mod wake;
 pub mod watch;

@@ -36,6 +36,7 @@ struct PoolRow {
     priority_class: Option<String>,
     runtime_class: Option<String>,
     end_grace_seconds: i32,
+    team_cache_class: Option<String>,
     time_zone: String,
     retired: bool,
     cluster: String,
@@ -74,7 +75,7 @@ async fn load(conn: &mut PgConnection, reader: &Principal, only: Option<Uuid>) -
         "SELECT p.id, p.name, p.description, p.gpu_model, p.requires_approval, p.granularity_minutes,
                 p.max_booking_minutes, p.horizon_days, p.min_notice_minutes, p.default_booking_minutes,
                 p.price_per_gpu_hour, p.images, p.node_selector, p.tolerations, p.priority_class, p.runtime_class, p.end_grace_seconds,
-                p.time_zone, p.retired_at IS NOT NULL AS retired,
+                p.team_cache_class, p.time_zone, p.retired_at IS NOT NULL AS retired,
                 p.backfill_namespace, p.scale_ahead_minutes,
                 (SELECT c.name FROM cluster c WHERE c.id = p.cluster_id) AS cluster,
                 ARRAY(SELECT t.slug FROM pool_tenant pt JOIN tenant t ON t.id = pt.tenant_id
@@ -129,6 +130,7 @@ async fn load(conn: &mut PgConnection, reader: &Principal, only: Option<Uuid>) -
                 priority_class: p.priority_class,
                 runtime_class: p.runtime_class,
                 end_grace_seconds: p.end_grace_seconds,
+                team_cache_class: p.team_cache_class,
             },
             time_zone: p.time_zone,
             retired: p.retired,
@@ -238,6 +240,7 @@ pub async fn create(db: &PgPool, principal: &Principal, new: NewPool) -> Service
     pool_spec::validate_pod_classes(new.priority_class.as_deref(), new.runtime_class.as_deref())?;
     let end_grace_seconds = new.end_grace_seconds.unwrap_or(crate::model::MAX_END_GRACE_SECONDS);
     pool_spec::validate_end_grace(end_grace_seconds)?;
+    pool_spec::validate_team_cache_class(new.team_cache_class.as_deref())?;
     validate_time_zone(&new.time_zone)?;
     let scheduling =
         Scheduling { backfill_namespace: new.backfill_namespace.clone(), scale_ahead_minutes: new.scale_ahead_minutes };
@@ -252,8 +255,9 @@ pub async fn create(db: &PgPool, principal: &Principal, new: NewPool) -> Service
         "INSERT INTO pool (name, description, gpu_model, requires_approval, granularity_minutes,
                            max_booking_minutes, horizon_days, min_notice_minutes, price_per_gpu_hour, images,
                            node_selector, tolerations, time_zone, backfill_namespace, scale_ahead_minutes,
-                           priority_class, runtime_class, end_grace_seconds, default_booking_minutes, cluster_id)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
+                           priority_class, runtime_class, end_grace_seconds, default_booking_minutes, cluster_id,
+                           team_cache_class)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)
          RETURNING id",
     )
     .bind(new.name.trim())
@@ -276,6 +280,7 @@ pub async fn create(db: &PgPool, principal: &Principal, new: NewPool) -> Service
     .bind(end_grace_seconds)
     .bind(default_booking_minutes)
     .bind(cluster_id)
+    .bind(&new.team_cache_class)
     .fetch_one(&mut *tx)
     .await?;
     replace_tenants(&mut tx, id, &new.tenants).await?;
@@ -404,6 +409,8 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPat
     pool_spec::validate_pod_classes(priority_class.as_deref(), runtime_class.as_deref())?;
     let end_grace_seconds = patch.end_grace_seconds.unwrap_or(current.placement.end_grace_seconds);
     pool_spec::validate_end_grace(end_grace_seconds)?;
+    let team_cache_class = replaced(&patch.team_cache_class, &current.placement.team_cache_class);
+    pool_spec::validate_team_cache_class(team_cache_class.as_deref())?;
     // Only a class this change names: one the cluster has since dropped does
     // not block editing the rest of the pool.
     let priority_named = patch.priority_class.as_ref().and(priority_class.as_deref());
@@ -435,6 +442,7 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPat
              node_selector = coalesce($12, node_selector), tolerations = coalesce($13, tolerations),
              time_zone = coalesce($14, time_zone), backfill_namespace = $16, scale_ahead_minutes = $17,
              priority_class = $18, runtime_class = $19, end_grace_seconds = $20, default_booking_minutes = $21,
+             team_cache_class = $22,
              retired_at = CASE WHEN $15::boolean IS NULL THEN retired_at WHEN $15::boolean THEN coalesce(retired_at, now()) END
          WHERE id = $1",
     )
@@ -459,6 +467,7 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPat
     .bind(&runtime_class)
     .bind(end_grace_seconds)
     .bind(default_booking_minutes)
+    .bind(&team_cache_class)
     .execute(&mut *tx)
     .await?;
     if let Some(tenants) = &patch.tenants {
@@ -527,6 +536,7 @@ fn changed_fields(patch: &PoolPatch) -> String {
         ("priority_class", patch.priority_class.is_some()),
         ("runtime_class", patch.runtime_class.is_some()),
         ("end_grace_seconds", patch.end_grace_seconds.is_some()),
+        ("team_cache_class", patch.team_cache_class.is_some()),
         ("time_zone", patch.time_zone.is_some()),
         ("retired", patch.retired.is_some()),
         ("backfill_namespace", patch.backfill_namespace.is_some()),

@@ -96,8 +96,8 @@ pub async fn continue_into(db: &PgPool, from: Uuid, to: Uuid) -> ServiceResult<b
         == 1;
     if inserted {
         sqlx::query(
-            "INSERT INTO session_home (booking_id, purpose, volume, size_gib, kept)
-             SELECT $2, purpose, volume, size_gib, kept FROM session_home WHERE booking_id = $1
+            "INSERT INTO session_home (booking_id, purpose, volume, size_gib, kept, team_class)
+             SELECT $2, purpose, volume, size_gib, kept, team_class FROM session_home WHERE booking_id = $1
              ON CONFLICT (booking_id, purpose) DO NOTHING",
         )
         .bind(from)

@@ -25,12 +25,18 @@ pub enum Volume {
     New { gib: i32 },
     /// The owner's kept volume.
     Kept { volume: String, gib: i32 },
+    /// One of the team's model cache volumes (a pool's `team_cache_class`):
+    /// the cluster admin's, made for the tenant, of storage class `class`;
+    /// the claim asks for `gib`.
+    Team { volume: String, class: String, gib: i32 },
 }
 
 impl Volume {
     pub fn gib(&self) -> i32 {
         match self {
-            Volume::PerSession { gib } | Volume::New { gib } | Volume::Kept { gib, .. } => *gib,
+            Volume::PerSession { gib } | Volume::New { gib } | Volume::Kept { gib, .. } | Volume::Team { gib, .. } => {
+                *gib
+            }
         }
     }
 }
@@ -95,19 +101,29 @@ pub async fn of(
 
 /// The volumes decided for each of `ids`, by booking and purpose.
 pub async fn decided(db: &PgPool, ids: &[Uuid]) -> ServiceResult<HashMap<(Uuid, Kept), Volume>> {
-    let rows: Vec<(Uuid, String, Option<String>, i32, bool)> = sqlx::query_as(
-        "SELECT booking_id, purpose, volume, size_gib, kept FROM session_home WHERE booking_id = ANY($1)",
+    #[derive(sqlx::FromRow)]
+    struct Row {
+        booking_id: Uuid,
+        purpose: String,
+        volume: Option<String>,
+        size_gib: i32,
+        kept: bool,
+        team_class: Option<String>,
+    }
+    let rows: Vec<Row> = sqlx::query_as(
+        "SELECT booking_id, purpose, volume, size_gib, kept, team_class FROM session_home WHERE booking_id = ANY($1)",
     )
     .bind(ids)
     .fetch_all(db)
     .await?;
     Ok(rows
         .into_iter()
-        .filter_map(|(id, purpose, volume, gib, kept)| {
-            let volume = match (kept, volume) {
-                (false, _) => Volume::PerSession { gib },
-                (true, None) => Volume::New { gib },
-                (true, Some(volume)) => Volume::Kept { volume, gib },
+        .filter_map(|Row { booking_id: id, purpose, volume, size_gib: gib, kept, team_class }| {
+            let volume = match (kept, volume, team_class) {
+                (false, _, _) => Volume::PerSession { gib },
+                (true, None, _) => Volume::New { gib },
+                (true, Some(volume), Some(class)) => Volume::Team { volume, class, gib },
+                (true, Some(volume), None) => Volume::Kept { volume, gib },
             };
             Some(((id, Kept::parse(&purpose)?), volume))
         })
@@ -117,13 +133,14 @@ pub async fn decided(db: &PgPool, ids: &[Uuid]) -> ServiceResult<HashMap<(Uuid, 
 /// Records which volume `booking`'s claim of `purpose` binds (once: a
 /// claim's volume never changes); returns what is recorded.
 pub async fn decide(db: &PgPool, booking: Uuid, purpose: Kept, volume: Volume) -> ServiceResult<Volume> {
-    let (name, kept) = match &volume {
-        Volume::PerSession { .. } => (None, false),
-        Volume::New { .. } => (None, true),
-        Volume::Kept { volume, .. } => (Some(volume.as_str()), true),
+    let (name, kept, team_class) = match &volume {
+        Volume::PerSession { .. } => (None, false, None),
+        Volume::New { .. } => (None, true, None),
+        Volume::Kept { volume, .. } => (Some(volume.as_str()), true, None),
+        Volume::Team { volume, class, .. } => (Some(volume.as_str()), true, Some(class.as_str())),
     };
     sqlx::query(
-        "INSERT INTO session_home (booking_id, purpose, volume, size_gib, kept) VALUES ($1, $2, $3, $4, $5)
+        "INSERT INTO session_home (booking_id, purpose, volume, size_gib, kept, team_class) VALUES ($1, $2, $3, $4, $5, $6)
          ON CONFLICT (booking_id, purpose) DO NOTHING",
     )
     .bind(booking)
@@ -131,6 +148,7 @@ pub async fn decide(db: &PgPool, booking: Uuid, purpose: Kept, volume: Volume) -
     .bind(name)
     .bind(volume.gib())
     .bind(kept)
+    .bind(team_class)
     .execute(db)
     .await?;
     Ok(decided(db, &[booking]).await?.remove(&(booking, purpose)).unwrap_or(volume))
@@ -173,6 +191,28 @@ pub async fn tenant_sizes(db: &PgPool, bookings: &[Uuid]) -> ServiceResult<HashM
     .fetch_all(db)
     .await?;
     Ok(rows.into_iter().map(|(id, home, cache)| (id, (home, cache))).collect())
+}
+
+/// Waits until no other session of `tenant` is choosing a team cache
+/// volume (a transaction-scoped lock, released when `tx` ends): two
+/// sessions starting at once never pick the same free volume, whichever
+/// worker runs them.
+pub async fn lock_team_caches(tx: &mut sqlx::PgConnection, tenant: &str) -> ServiceResult<()> {
+    sqlx::query("SELECT pg_advisory_xact_lock(hashtext('berth.team-cache.' || $1))").bind(tenant).execute(tx).await?;
+    Ok(())
+}
+
+/// The team cache volumes that sessions other than `booking`'s hold: those
+/// decided for bookings not yet over (approved or active), the ones whose
+/// namespace may not exist yet included.
+pub async fn team_volumes_held(db: &PgPool, booking: Uuid) -> ServiceResult<Vec<String>> {
+    Ok(sqlx::query_scalar(
+        "SELECT sh.volume FROM session_home sh JOIN booking b ON b.id = sh.booking_id
+         WHERE sh.team_class IS NOT NULL AND sh.volume IS NOT NULL AND b.state IN ('approved', 'active') AND b.id <> $1",
+    )
+    .bind(booking)
+    .fetch_all(db)
+    .await?)
 }
 
 /// Records that `booking`'s claim of `purpose` on the kept `volume` grows
@@ -226,19 +266,33 @@ pub async fn forget(db: &PgPool, volume: &str) -> ServiceResult<()> {
 
 /// Until when a session's kept volumes are kept, as things stand: its
 /// owner's home, and their model cache unless the tenant's cache is per
-/// session.
+/// session or the session mounts its team's shared cache (`team_cache`,
+/// kept as long as the cluster admin keeps its volumes).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct KeptUntil {
     pub home: DateTime<Utc>,
     pub cache: Option<DateTime<Utc>>,
+    pub team_cache: bool,
+}
+
+impl KeptUntil {
+    /// From the columns `kept_until_columns` reads and the tenant's `cache_kept`.
+    pub fn of((home, cache, team_cache): (DateTime<Utc>, DateTime<Utc>, bool), cache_kept: bool) -> KeptUntil {
+        let team_cache = cache_kept && team_cache;
+        KeptUntil { home, cache: (cache_kept && !team_cache).then_some(cache), team_cache }
+    }
 }
 
 /// The columns of a booking `b`'s `KeptUntil` (`site_days` the parameter
 /// holding `SITE_RETENTION_DAYS`): `home_kept_until`, `cache_kept_until`
-/// (as if kept; its tenant's `cache_kept` says whether it is).
+/// (as if kept; its tenant's `cache_kept` says whether it is), and
+/// `team_cache`: the session's decision, else its pool's setting (a
+/// session finding no free team volume falls back to the person's own).
 pub fn kept_until_columns(site_days: &str) -> String {
     format!(
-        "{} AS home_kept_until, {} AS cache_kept_until",
+        "{} AS home_kept_until, {} AS cache_kept_until,
+         coalesce((SELECT sh.team_class IS NOT NULL FROM session_home sh WHERE sh.booking_id = b.id AND sh.purpose = 'cache'),
+                  (SELECT tp.team_cache_class IS NOT NULL FROM pool tp WHERE tp.id = b.pool_id)) AS team_cache",
         kept_until_sql("b.user_id", site_days, "'home'"),
         kept_until_sql("b.user_id", site_days, "'cache'")
     )
@@ -246,13 +300,23 @@ pub fn kept_until_columns(site_days: &str) -> String {
 
 /// `KeptUntil` for each of `bookings`.
 pub async fn kept_until_for(db: &PgPool, bookings: &[Uuid]) -> ServiceResult<HashMap<Uuid, KeptUntil>> {
+    #[derive(sqlx::FromRow)]
+    struct Row {
+        id: Uuid,
+        home_kept_until: DateTime<Utc>,
+        cache_kept_until: DateTime<Utc>,
+        team_cache: bool,
+        cache_kept: bool,
+    }
     let query = format!(
         "SELECT b.id, {}, t.cache_kept FROM booking b JOIN tenant t ON t.id = b.tenant_id WHERE b.id = ANY($2)",
         kept_until_columns("$1")
     );
-    let rows: Vec<(Uuid, DateTime<Utc>, DateTime<Utc>, bool)> =
-        sqlx::query_as(&query).bind(SITE_RETENTION_DAYS).bind(bookings).fetch_all(db).await?;
-    Ok(rows.into_iter().map(|(id, home, cache, kept)| (id, KeptUntil { home, cache: kept.then_some(cache) })).collect())
+    let rows: Vec<Row> = sqlx::query_as(&query).bind(SITE_RETENTION_DAYS).bind(bookings).fetch_all(db).await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| (r.id, KeptUntil::of((r.home_kept_until, r.cache_kept_until, r.team_cache), r.cache_kept)))
+        .collect())
 }
 
 /// What a session mounts of its owner's, and until when it is kept (no
@@ -264,6 +328,10 @@ pub fn kept_note(owner: Option<&str>, kept: &KeptUntil, zone: &chrono_tz::Tz) ->
     let day = |at: DateTime<Utc>| at.with_timezone(zone).format("%a %-d %b").to_string();
     let home = format!("home ({})", Kept::Home.mount());
     let cache = format!("model cache ({})", Kept::Cache.mount());
+    if kept.team_cache {
+        let team = format!("the team's shared {cache} stays");
+        return format!("{whose} {home} is kept until {}, and {team}", day(kept.home));
+    }
     match kept.cache {
         Some(until) if day(until) == day(kept.home) => {
             format!("{whose} {home} and {cache} are kept until {}", day(until))
@@ -275,9 +343,9 @@ pub fn kept_note(owner: Option<&str>, kept: &KeptUntil, zone: &chrono_tz::Tz) ->
 
 /// What ending a session now keeps and deletes, for the End-now dialog.
 pub fn ending_now_sentence(owner: Option<&str>, kept: &KeptUntil, zone: &chrono_tz::Tz) -> String {
-    let rest = match kept.cache {
-        Some(_) => "the workspace and everything else in its namespace are deleted now",
-        None => "the workspace and everything else in its namespace, the model cache included, are deleted now",
+    let rest = match kept.cache.is_some() || kept.team_cache {
+        true => "the workspace and everything else in its namespace are deleted now",
+        false => "the workspace and everything else in its namespace, the model cache included, are deleted now",
     };
     format!("{}; {rest}.", kept_note(owner, kept, zone))
 }
@@ -298,9 +366,9 @@ pub fn persistence_sentence(
         true => at.format("%H:%M").to_string(),
         false => at.format("%H:%M on %a %-d %b").to_string(),
     };
-    let rest = match kept.cache {
-        Some(_) => "everything else in this session",
-        None => "everything else in this session, the model cache included,",
+    let rest = match kept.cache.is_some() || kept.team_cache {
+        true => "everything else in this session",
+        false => "everything else in this session, the model cache included,",
     };
     format!("{}; {rest} ends at {when}.", kept_note(owner, kept, zone))
 }

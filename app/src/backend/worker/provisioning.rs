@@ -106,6 +106,8 @@ struct FactsRow {
     cache_kept: bool,
     home_kept_until: chrono::DateTime<chrono::Utc>,
     cache_kept_until: chrono::DateTime<chrono::Utc>,
+    team_cache: bool,
+    team_cache_class: Option<String>,
     session_id: Option<Uuid>,
     follows: Option<Uuid>,
 }
@@ -129,6 +131,7 @@ impl From<FactsRow> for BookingFacts {
                 priority_class: row.priority_class,
                 runtime_class: row.runtime_class,
                 end_grace_seconds: row.end_grace_seconds,
+                team_cache_class: row.team_cache_class,
             },
             window: WindowFacts {
                 owner_id: row.owner_id,
@@ -137,10 +140,10 @@ impl From<FactsRow> for BookingFacts {
                 home_gib: row.home_gib,
                 cache_gib: row.cache_gib,
                 cache_kept: row.cache_kept,
-                kept_until: crate::backend::worker::homes::KeptUntil {
-                    home: row.home_kept_until,
-                    cache: row.cache_kept.then_some(row.cache_kept_until),
-                },
+                kept_until: crate::backend::worker::homes::KeptUntil::of(
+                    (row.home_kept_until, row.cache_kept_until, row.team_cache),
+                    row.cache_kept,
+                ),
                 continues: row.session_id.zip(row.follows),
             },
         }
@@ -165,7 +168,7 @@ async fn facts_of(db: &PgPool, ids: &[Uuid]) -> ServiceResult<Vec<BookingFacts>>
                 -- MIG slice must not take whole GPUs another pool offers.
                 ARRAY(SELECT DISTINCT o.kind FROM pool_kind o WHERE o.kind <> b.kind ORDER BY o.kind) AS other_kinds,
                 p.node_selector, p.tolerations, p.priority_class, p.runtime_class, p.end_grace_seconds,
-                b.user_id AS owner_id, p.name AS pool, t.home_gib, t.cache_gib, t.cache_kept, {},
+                p.team_cache_class, b.user_id AS owner_id, p.name AS pool, t.home_gib, t.cache_gib, t.cache_kept, {},
                 -- The window as the workspace should read it: to the end of the
                 -- booking its session continues into, if any.
                 coalesce(nx.ends_at, b.ends_at) AS ends_at, c.session_id, c.follows

@@ -22,6 +22,15 @@ pub const OWNER_ANNOTATION: &str = "berth.io/owner";
 /// Label the worker puts on a PersistentVolume it keeps as someone's home
 /// or model cache (their Berth id).
 pub const HOME_OWNER_LABEL: &str = "berth.io/home-owner";
+/// Label the cluster admin puts on each PersistentVolume of a tenant's
+/// shared model cache (the tenant's slug); the worker never sets it.
+pub const TEAM_CACHE_LABEL: &str = "berth.io/team-cache";
+
+/// The claim that binds one of `tenant`'s team cache volumes in its
+/// sessions: the name ties it to the tenant, which the policies check.
+pub fn team_cache_claim(tenant: &str) -> String {
+    format!("team-cache-{tenant}")
+}
 
 /// The window as the workspace reads it, and the owner's kept volumes.
 #[derive(Clone, Debug, PartialEq)]
@@ -60,7 +69,7 @@ impl Default for Window {
             ends_at: DateTime::UNIX_EPOCH,
             home: Volume::New { gib: 50 },
             cache: Volume::New { gib: 200 },
-            kept_until: KeptUntil { home: DateTime::UNIX_EPOCH, cache: Some(DateTime::UNIX_EPOCH) },
+            kept_until: KeptUntil { home: DateTime::UNIX_EPOCH, cache: Some(DateTime::UNIX_EPOCH), team_cache: false },
             ending_soon: None,
             continues: None,
         }
@@ -81,13 +90,15 @@ pub fn ending_soon(ends_at: DateTime<Utc>, now: DateTime<Utc>) -> Option<i64> {
 
 /// The claim of the session's volume of `purpose`, and its size: the
 /// owner's (`home-<owner id>`, `cache-<owner id>`: the name ties the claim
-/// to its owner, which the policies check), or the session's own
-/// (`berth-home`, `berth-model-cache`).
+/// to its owner, which the policies check), the team's
+/// (`team-cache-<tenant>`), or the session's own (`berth-home`,
+/// `berth-model-cache`).
 pub fn claim(session: &Session, purpose: Kept) -> (String, i64) {
     let volume = session.window.volume(purpose);
     let name = match volume {
         Volume::PerSession { .. } => purpose.per_session_claim().to_string(),
         Volume::New { .. } | Volume::Kept { .. } => purpose.claim(session.window.owner_id),
+        Volume::Team { .. } => team_cache_claim(&session.tenant),
     };
     (name, i64::from(volume.gib()).max(1))
 }
@@ -97,7 +108,8 @@ fn rfc3339(at: DateTime<Utc>) -> String {
 }
 
 /// `berth-session`: `window-end` (RFC 3339), `booking`, `pool`, `kind`,
-/// `home-kept-until`, `model-cache-kept-until` (if kept), and near the end
+/// `home-kept-until`, `model-cache-kept-until` (if kept), `model-cache:
+/// team` (if the team's shared one), and near the end
 /// `ending-soon` (minutes left).
 pub fn session_config(session: &Session) -> ConfigMap {
     let window = &session.window;
@@ -110,8 +122,10 @@ pub fn session_config(session: &Session) -> ConfigMap {
     if !matches!(window.home, Volume::PerSession { .. }) {
         data["home-kept-until"] = json!(rfc3339(window.kept_until.home));
     }
-    if let (false, Some(until)) = (matches!(window.cache, Volume::PerSession { .. }), window.kept_until.cache) {
-        data["model-cache-kept-until"] = json!(rfc3339(until));
+    match (&window.cache, window.kept_until.cache) {
+        (Volume::Team { .. }, _) => data["model-cache"] = json!("team"),
+        (Volume::PerSession { .. }, _) | (_, None) => {}
+        (_, Some(until)) => data["model-cache-kept-until"] = json!(rfc3339(until)),
     }
     if let Some(minutes) = window.ending_soon {
         data["ending-soon"] = json!(minutes.to_string());

@@ -49,8 +49,15 @@ pub fn persistent_volume_claims(session: &Session, cluster: &Cluster) -> Vec<Per
             if let Some(class) = &cluster.storage_class {
                 spec["storageClassName"] = json!(class);
             }
-            if let Volume::Kept { volume, .. } = session.window.volume(purpose) {
-                spec["volumeName"] = json!(volume);
+            match session.window.volume(purpose) {
+                Volume::Kept { volume, .. } => spec["volumeName"] = json!(volume),
+                // The team's volumes are shared with its other sessions: many readers and writers at once.
+                Volume::Team { volume, class, .. } => {
+                    spec["volumeName"] = json!(volume);
+                    spec["accessModes"] = json!(["ReadWriteMany"]);
+                    spec["storageClassName"] = json!(class);
+                }
+                Volume::PerSession { .. } | Volume::New { .. } => {}
             }
             typed(json!({ "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta(session, &name), "spec": spec }))
         })
@@ -99,9 +106,8 @@ pub fn deployment(session: &Session, cluster: &Cluster) -> Deployment {
                 "metadata": { "labels": pod_labels },
                 "spec": {
                     "automountServiceAccountToken": false,
-                    // SIGTERM, then this long to checkpoint before the window's end
-                    // takes the pod (the most berth-session-devices allows).
-                    // The pool's, between SIGTERM and the end, when the window ends.
+                    // SIGTERM, then the pool's grace to checkpoint before the
+                    // window's end takes the pod (at most what berth-session-devices allows).
                     "terminationGracePeriodSeconds": session.placement.end_grace_seconds,
                     "securityContext": { "runAsNonRoot": true, "runAsUser": 1000, "fsGroup": 100, "seccompProfile": { "type": "RuntimeDefault" } },
                     "containers": [{
