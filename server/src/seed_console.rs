@@ -45,7 +45,8 @@ fn approval_pool() -> NewPool {
         priority_class: None,
         runtime_class: None,
         end_grace_seconds: None,
-        team_cache_class: None,
+        // The simulated cluster has each tenant's team cache volumes of this class.
+        team_cache_class: Some(crate::worker::simulated_storage::SIMULATED_TEAM_CACHE_CLASS.into()),
         backfill_namespace: None,
         scale_ahead_minutes: None,
         cluster: None,

@@ -114,3 +114,34 @@ async fn on_the_simulated_cluster_a_persons_next_session_binds_their_kept_home_a
         assert_eq!(bound.status.unwrap().phase.as_deref(), Some("Bound"));
     }
 }
+
+/// `make run`'s simulated cluster plays the cluster admin who made each
+/// tenant's team cache volumes: on a pool naming their class, a session
+/// mounts one of them, and its card says the cache is the team's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_the_simulated_cluster_a_pool_with_a_team_cache_mounts_one_of_the_teams_volumes() {
+    use k8s_openapi::api::core::v1::PersistentVolumeClaim;
+    use server::worker::simulated_storage::SIMULATED_TEAM_CACHE_CLASS;
+    let f = Fixture::new().await;
+    let lab = format!("/api/v1/pools/{}", f.lab);
+    let body = serde_json::json!({ "team_cache_class": SIMULATED_TEAM_CACHE_CLASS });
+    let (status, body) = f.call(axum::http::Method::PATCH, &lab, Some(&f.admin), Some(body)).await;
+    assert_eq!(status, 200, "{body}");
+    let (cluster, _app, first) = common::portal_on_memory_cluster(&f, true).await;
+    cluster.storage.store(true, std::sync::atomic::Ordering::SeqCst);
+    let worker = Reconciler::new(f.db.clone(), cluster.client(), Cluster::default());
+    assert_eq!(worker.pass().await.unwrap().started.len(), 1);
+    let first: uuid::Uuid = first.parse().unwrap();
+    let ns = format!("berth-team-a-{}", &first.simple().to_string()[..8]);
+    let claims: kube::Api<PersistentVolumeClaim> = kube::Api::namespaced(cluster.client(), &ns);
+    let bound = claims.get("team-cache-team-a").await.unwrap();
+    assert_eq!(bound.spec.unwrap().volume_name.as_deref(), Some("team-a-models-1"));
+    assert_eq!(bound.status.unwrap().phase.as_deref(), Some("Bound"));
+    let ada = app::backend::accounts::tokens::authenticate(&f.db, &f.ada).await.unwrap().unwrap();
+    let page = app::backend::bookings::mine::load(&f.db, &ada, "Europe/Berlin").await.unwrap();
+    let card = page.live.into_iter().find(|c| c.booking.id == first).unwrap();
+    let sentence = card.persistence.unwrap_or_default();
+    assert!(sentence.contains("and the team's shared model cache (/models) stays;"), "{sentence}");
+    let ending = card.home_note.unwrap_or_default();
+    assert!(ending.ends_with("the workspace and everything else in its namespace are deleted now."), "{ending}");
+}

@@ -21,7 +21,7 @@ pub mod rotate;
 pub mod run;
 pub mod simulated;
 pub mod simulated_http;
-mod simulated_storage;
+pub mod simulated_storage;
 pub mod snapshot;
 pub mod sweep;
 mod team_cache;

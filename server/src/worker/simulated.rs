@@ -274,6 +274,13 @@ impl SimulatedCluster {
         if let Some(rest) = rest.filter(|r| !r.contains('/')) {
             return self.namespace_request(request, &rest).await;
         }
+        if self.storage.load(Ordering::SeqCst) && method == Method::GET && path == "/api/v1/persistentvolumes" {
+            let query = request.uri().query().unwrap_or_default();
+            let selector = url::form_urlencoded::parse(query.as_bytes()).find(|(k, _)| k == "labelSelector");
+            if let Some((_, selector)) = selector {
+                super::simulated_storage::team_volumes(inner, &selector).await;
+            }
+        }
         let request = match method == Method::GET && request.uri().query().is_some_and(|q| q.contains("limit=")) {
             true => Self::whole_list(request),
             false => request,

@@ -5,11 +5,41 @@
 //! `Delete`, as a CSI provisioner makes them); a claim naming a volume
 //! reserved for it (`claimRef`) is bound to it; when a namespace goes, its
 //! volumes are `Released` if kept (`Retain`), else deleted; a released
-//! volume set back to `Delete` is deleted, as the provisioner would.
+//! volume set back to `Delete` is deleted, as the provisioner would. It
+//! also plays the cluster admin who made each tenant's team cache volumes.
 
+use super::manifests::window::{team_cache_claim, TEAM_CACHE_LABEL};
 use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
+
+/// The storage class of the team model cache volumes the simulated
+/// cluster has for every tenant (the seeded lab-l40s pool names it).
+pub const SIMULATED_TEAM_CACHE_CLASS: &str = "team-models";
+
+/// The cluster admin's part of a team's shared model cache: when the worker
+/// first looks for a tenant's volumes (`selector` is
+/// `berth.io/team-cache=<slug>`), two of them, on one (imagined) export and
+/// reserved for no session, as docs/operations.md has admins make them.
+pub(super) async fn team_volumes(inner: &kube::Client, selector: &str) {
+    let Some(tenant) = selector.strip_prefix(&format!("{TEAM_CACHE_LABEL}=")) else { return };
+    let volumes: Api<PersistentVolume> = Api::all(inner.clone());
+    for n in 1..=2 {
+        let name = format!("{tenant}-models-{n}");
+        if !matches!(volumes.get_opt(&name).await, Ok(None)) {
+            continue;
+        }
+        let pv = json!({ "apiVersion": "v1", "kind": "PersistentVolume",
+            "metadata": { "name": name, "labels": { TEAM_CACHE_LABEL: tenant } },
+            "spec": { "capacity": { "storage": "2Ti" }, "accessModes": ["ReadWriteMany"],
+                      "persistentVolumeReclaimPolicy": "Retain", "storageClassName": SIMULATED_TEAM_CACHE_CLASS,
+                      "nfs": { "server": "filer.simulated", "path": format!("/exports/{tenant}/models") },
+                      "claimRef": { "namespace": "berth", "name": team_cache_claim(tenant) } },
+            "status": { "phase": "Available" } });
+        let Ok(pv) = serde_json::from_value::<PersistentVolume>(pv) else { continue };
+        let _ = volumes.create(&PostParams::default(), &pv).await;
+    }
+}
 
 /// Binds the pending claims of `namespace`, making volumes for those that name none.
 pub(super) async fn bind_claims(inner: &kube::Client, namespace: &str) {
