@@ -172,14 +172,27 @@ pub fn BookingPanel(
                 <label class="wide">"Note"
                     <textarea name="note" id="book-note" maxlength="1000" rows="2">{prefill.note.clone().unwrap_or_default()}</textarea>
                 </label>
-                <p class="persistence wide muted">{format!("Your home (/home/jovyan) and model cache (/models) are yours across sessions: \
-                    kept until {} days after your last one (or as your tenant sets; a tenant may keep the cache per \
-                    session). Everything else in the session — what runs, other volumes — ends with the window.",
-                    crate::model::SITE_RETENTION_DAYS)}</p>
+                <p class="persistence wide muted">{persistence(pool.placement.team_cache_class.is_some())}</p>
                 <button class="button" type="submit" id="book-submit" disabled=move || pending.get()>
                     {move || if pending.get() { "Booking…" } else { "Book" }}
                 </button>
             </ActionForm>
         </section>
     }
+}
+
+/// What outlives a session of this pool, before booking it.
+fn persistence(team_cache: bool) -> String {
+    let days = crate::model::SITE_RETENTION_DAYS;
+    let kept = match team_cache {
+        true => format!(
+            "Your home (/home/jovyan) is yours across sessions: kept until {days} days after your last one (or as your \
+             tenant sets), and /models is your team's shared model cache in this pool."
+        ),
+        false => format!(
+            "Your home (/home/jovyan) and model cache (/models) are yours across sessions: kept until {days} days after \
+             your last one (or as your tenant sets; a tenant may keep the cache per session)."
+        ),
+    };
+    format!("{kept} Everything else in the session — what runs, other volumes — ends with the window.")
 }
