@@ -90,6 +90,45 @@ async fn ada(w: &World) -> Uuid {
     sqlx::query_scalar("SELECT id FROM app_user WHERE email = 'ada@a.test'").fetch_one(&w.f.db).await.unwrap()
 }
 
+/// Bob's session (team-b, owner `owner`), set up as the worker would, and
+/// clients as the worker and as bob.
+async fn bobs_session(w: &World, booking: &str, owner: &str) -> (manifests::Session, kube::Client, kube::Client) {
+    let mut theirs = session::session("team-b", booking, MIG, &[("berth.io/pool", "a")]);
+    theirs.user = "bob@example.test".into();
+    theirs.window.owner_id = owner.parse().unwrap();
+    let worker = w.stack.client(As::Worker).await;
+    attack::set_up(&worker, &theirs, &attack::cluster()).await;
+    attack::settled(&w.admin, &theirs.namespace()).await;
+    let bob = w.stack.client(As::User("bob@example.test")).await;
+    (theirs, worker, bob)
+}
+
+/// A claim `name` of storage class `class` and access mode `mode`, naming `volume` if given.
+fn claim_of(name: &str, (class, mode): (&str, &str), volume: Option<&str>) -> serde_json::Value {
+    let mut claim = json!({ "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": { "name": name },
+        "spec": { "accessModes": [mode], "storageClassName": class,
+                  "resources": { "requests": { "storage": "1Gi" } } } });
+    if let Some(volume) = volume {
+        claim["spec"]["volumeName"] = json!(volume);
+    }
+    claim
+}
+
+/// Each claim of `attempts` (what, the claim, what bob is told, what the
+/// worker is told), made in `namespace` as bob and as the worker, is refused.
+async fn claims_refused<const N: usize>(
+    bob: &kube::Client,
+    worker: &kube::Client,
+    namespace: &str,
+    attempts: [(&str, serde_json::Value, &str, &str); N],
+) {
+    for (case, object, said_to_bob, said_to_the_worker) in attempts {
+        refused_with(&format!("bob: {case}"), attack::create(bob, namespace, object.clone()).await, said_to_bob);
+        let outcome = attack::create(worker, namespace, object).await;
+        refused_with(&format!("the worker: {case}"), outcome, said_to_the_worker);
+    }
+}
+
 fn refused_with(case: &str, outcome: Result<(), String>, said: &str) {
     match outcome {
         Ok(()) => panic!("should be refused: {case}"),
@@ -202,23 +241,10 @@ async fn a_persons_home_follows_them_from_session_to_session_and_goes_after_its_
 
     // Nobody else's session binds it: someone else's session (bob's, set up
     // as the worker would), attacked as its user and as the worker.
-    let mut theirs = session::session("team-b", "b0b0b0b0-0b0a-4908-8706-050403020100", MIG, &[("berth.io/pool", "a")]);
-    theirs.user = "bob@example.test".into();
-    theirs.window.owner_id = "00000000-0000-4000-8000-0000000000b0".parse().unwrap();
-    let worker = w.stack.client(As::Worker).await;
-    attack::set_up(&worker, &theirs, &attack::cluster()).await;
-    attack::settled(&w.admin, &theirs.namespace()).await;
+    let (theirs, worker, bob) =
+        bobs_session(&w, "b0b0b0b0-0b0a-4908-8706-050403020100", "00000000-0000-4000-8000-0000000000b0").await;
     let bobs = theirs.namespace();
-    let bob = w.stack.client(As::User("bob@example.test")).await;
-    let claim = |name: &str, volume: Option<&str>| {
-        let mut claim = json!({ "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": { "name": name },
-            "spec": { "accessModes": ["ReadWriteOnce"], "storageClassName": CLASS,
-                      "resources": { "requests": { "storage": "1Gi" } } } });
-        if let Some(volume) = volume {
-            claim["spec"]["volumeName"] = json!(volume);
-        }
-        claim
-    };
+    let claim = |name: &str, volume: Option<&str>| claim_of(name, (CLASS, "ReadWriteOnce"), volume);
     // (bob's first attempt also meets the guard rails: either refusal says Berth's.)
     let attempts = [
         ("a claim named for ada's home", claim(&home, None), "Berth", "would be someone's home"),
@@ -236,11 +262,7 @@ async fn a_persons_home_follows_them_from_session_to_session_and_goes_after_its_
             "may not name a volume",
         ),
     ];
-    for (case, object, said_to_bob, said_to_the_worker) in attempts {
-        refused_with(&format!("bob: {case}"), attack::create(&bob, &bobs, object.clone()).await, said_to_bob);
-        let outcome = attack::create(&worker, &bobs, object).await;
-        refused_with(&format!("the worker: {case}"), outcome, said_to_the_worker);
-    }
+    claims_refused(&bob, &worker, &bobs, attempts).await;
     let worker_volumes: Api<PersistentVolume> = Api::all(worker.clone());
     let bob_volumes: Api<PersistentVolume> = Api::all(bob.clone());
     let dry = PatchParams { dry_run: true, ..PatchParams::default() };
@@ -473,24 +495,10 @@ async fn a_teams_sessions_share_its_model_cache_and_no_other_team_can_bind_it() 
 
     // Nobody else's session binds it: bob's (team-b, set up as the worker
     // would), attacked as its user and as the worker.
-    let mut bobs_session =
-        session::session("team-b", "b0b0b0b0-0b0a-4908-8706-050403020101", MIG, &[("berth.io/pool", "a")]);
-    bobs_session.user = "bob@example.test".into();
-    bobs_session.window.owner_id = "00000000-0000-4000-8000-0000000000b1".parse().unwrap();
-    let worker = w.stack.client(As::Worker).await;
-    attack::set_up(&worker, &bobs_session, &attack::cluster()).await;
-    attack::settled(&w.admin, &bobs_session.namespace()).await;
+    let (bobs_session, worker, bob) =
+        bobs_session(&w, "b0b0b0b0-0b0a-4908-8706-050403020101", "00000000-0000-4000-8000-0000000000b1").await;
     let bobs = bobs_session.namespace();
-    let bob = w.stack.client(As::User("bob@example.test")).await;
-    let claim = |name: &str, volume: Option<&str>| {
-        let mut claim = json!({ "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": { "name": name },
-            "spec": { "accessModes": ["ReadWriteMany"], "storageClassName": TEAM_CLASS,
-                      "resources": { "requests": { "storage": "1Gi" } } } });
-        if let Some(volume) = volume {
-            claim["spec"]["volumeName"] = json!(volume);
-        }
-        claim
-    };
+    let claim = |name: &str, volume: Option<&str>| claim_of(name, (TEAM_CLASS, "ReadWriteMany"), volume);
     let attempts = [
         ("a claim named for team-a's cache", claim(CLAIM, None), "Berth", "would be a team's model cache"),
         (
@@ -500,11 +508,7 @@ async fn a_teams_sessions_share_its_model_cache_and_no_other_team_can_bind_it() 
             "may not name a volume",
         ),
     ];
-    for (case, object, said_to_bob, said_to_the_worker) in attempts {
-        refused_with(&format!("bob: {case}"), attack::create(&bob, &bobs, object.clone()).await, said_to_bob);
-        let outcome = attack::create(&worker, &bobs, object).await;
-        refused_with(&format!("the worker: {case}"), outcome, said_to_the_worker);
-    }
+    claims_refused(&bob, &worker, &bobs, attempts).await;
     // Outside Berth nobody may make a claim a reservation could meet.
     let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(w.admin.clone());
     let research = json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": { "name": "research-b" } });
