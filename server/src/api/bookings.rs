@@ -3,7 +3,6 @@ use super::error::ApiResult;
 use super::input::{ApiJson, ApiQuery, IdempotencyKey, PathId};
 use crate::state::AppState;
 use app::backend::bookings::{self, Admission};
-use app::backend::worker::cluster_status::booking_warning;
 use app::model::{Booking, BookingFilter, NewBooking, NewCoOwner};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -37,10 +36,8 @@ async fn create(
 ) -> ApiResult<Response> {
     let act = async {
         Ok(match bookings::create(&state.admissions, &principal, new.clone()).await? {
-            Admission::Booked(mut booking) => {
-                booking.warning = booking_warning(&state.db, booking.pool_id).await?;
-                (201, serde_json::to_value(booking).unwrap_or_default())
-            }
+            // `warning` says so while the pool's cluster is unreachable (admission reads it).
+            Admission::Booked(booking) => (201, serde_json::to_value(booking).unwrap_or_default()),
             Admission::Waitlisted(entry) => (202, serde_json::to_value(entry).unwrap_or_default()),
         })
     };

@@ -214,8 +214,10 @@ pub async fn admit_locked(tx: &mut PgConnection, requests: &[&Request]) -> Servi
                 Outcome::Crowded(Crowded { peak_used, capacity, rules, now })
             }
             Verdict::Accepted(a) => {
-                let now = terms_of(request).map_or_else(Utc::now, |t| t.now);
-                Outcome::Decided(Ok(Admission::Booked(view(request, a, now))))
+                let terms = terms_of(request);
+                let mut booking = view(request, a, terms.map_or_else(Utc::now, |t| t.now));
+                booking.warning = terms.and_then(Terms::warning);
+                Outcome::Decided(Ok(Admission::Booked(booking)))
             }
             Verdict::Waitlisted(id) => Outcome::Decided(match entries.remove(&id) {
                 Some(joined) => joined.map(Admission::Waitlisted),

@@ -98,17 +98,16 @@ pub async fn pool_note(db: &PgPool, pool: Uuid, zone: &chrono_tz::Tz) -> Service
     }))
 }
 
-/// What the answer to a new booking on `pool` says while the pool's cluster
-/// is unreachable (an API caller has no calendar to read it on; the time in
-/// RFC 3339, as every time of the API).
-pub async fn booking_warning(db: &PgPool, pool: Uuid) -> ServiceResult<Option<String>> {
-    Ok(unreachable_cluster_of(db, pool).await?.map(|(cluster, since)| {
-        format!(
-            "cluster {cluster} unreachable since {}: the booking is taken, but its session starts only once \
-             Berth reaches the cluster again",
-            since.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-        )
-    }))
+/// What the answer to a new booking says while its pool's cluster has been
+/// unreachable since `since` (an API caller has no calendar to read it on;
+/// the time in RFC 3339, as every time of the API). Admission reads the
+/// cluster with the pool's terms (`Terms::warning`).
+pub fn booking_warning(cluster: &str, since: chrono::DateTime<chrono::Utc>) -> String {
+    format!(
+        "cluster {cluster} unreachable since {}: the booking is taken, but its session starts only once \
+         Berth reaches the cluster again",
+        since.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    )
 }
 
 /// The name of `pool`'s cluster and since when it has been unreachable, if it is.
