@@ -28,9 +28,10 @@ pub struct Terms {
     pub now: DateTime<Utc>,
     pub time_zone: String,
     pub retired: bool,
-    /// The pool's cluster while Berth cannot reach it, and since when: the
-    /// answer to a booking says so (read here, not in a round trip of its own).
-    pub unreachable_cluster: Option<String>,
+    /// The pool's cluster, and since when Berth cannot reach it, if it
+    /// cannot: the answer to a booking says so (read here, not in a round
+    /// trip of its own).
+    pub cluster: Option<String>,
     pub unreachable_since: Option<DateTime<Utc>>,
     // Every tenant quota of this pool+kind, one array per column.
     quota_tenants: Vec<Uuid>,
@@ -84,7 +85,7 @@ impl Terms {
 
     /// What the answer to a booking here says while the pool's cluster is unreachable.
     pub fn warning(&self) -> Option<String> {
-        let (cluster, since) = (self.unreachable_cluster.as_deref()?, self.unreachable_since?);
+        let (cluster, since) = (self.cluster.as_deref()?, self.unreachable_since?);
         Some(crate::backend::worker::cluster_status::booking_warning(cluster, since))
     }
 
@@ -118,7 +119,10 @@ pub async fn read_terms(tx: &mut sqlx::PgConnection, requests: &[&Request]) -> S
          )
          SELECT a.pool_id, a.kind, p.granularity_minutes, p.max_booking_minutes, p.horizon_days, p.min_notice_minutes,
                 p.requires_approval, p.images, k.capacity, k.slices_per_gpu, now() AS now, p.time_zone,
-                p.retired_at IS NOT NULL AS retired, un.unreachable_cluster, un.unreachable_since,
+                p.retired_at IS NOT NULL AS retired,
+                -- Scalar lookups by key: a join here would change the plan of the overlap read.
+                (SELECT c.name FROM cluster c WHERE c.id = p.cluster_id) AS cluster,
+                (SELECT cs.unreachable_since FROM cluster_status cs WHERE cs.cluster_id = p.cluster_id) AS unreachable_since,
                 ARRAY(SELECT pt.tenant_id FROM pool_tenant pt WHERE pt.pool_id = p.id) AS tenants,
                 q.quota_tenants, q.quota_units, q.quota_hours,
                 bo.blackout_starts, bo.blackout_ends, bo.blackout_reasons,
@@ -126,11 +130,6 @@ pub async fn read_terms(tx: &mut sqlx::PgConnection, requests: &[&Request]) -> S
          FROM asked a
          JOIN pool p ON p.id = a.pool_id
          LEFT JOIN pool_kind k ON k.pool_id = p.id AND k.kind = a.kind
-         LEFT JOIN LATERAL (
-             SELECT c.name AS unreachable_cluster, cs.unreachable_since
-             FROM cluster c JOIN cluster_status cs ON cs.cluster_id = c.id
-             WHERE c.id = p.cluster_id AND cs.unreachable_since IS NOT NULL
-         ) un ON true
          -- One aggregate level each, so the arrays of a group list their rows in the same order.
          CROSS JOIN LATERAL (
              SELECT coalesce(array_agg(tq.tenant_id ORDER BY tq.tenant_id), '{}') AS quota_tenants,
