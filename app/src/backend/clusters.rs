@@ -65,6 +65,13 @@ async fn load(conn: &mut PgConnection, only: Option<Uuid>) -> ServiceResult<Vec<
 }
 
 /// Every cluster. Admins only: how Berth reaches each cluster is theirs to know.
+/// Whether a row of a pool's (its `pool_id`; `alias`: "b." or "") is on the
+/// cluster bound as SQL parameter `param` (every row when it is NULL: a
+/// worker driving every pool, a report of every cluster).
+pub(crate) fn pool_on_cluster(alias: &str, param: &str) -> String {
+    format!("({param}::uuid IS NULL OR {alias}pool_id IN (SELECT id FROM pool WHERE cluster_id = {param}))")
+}
+
 pub async fn list(db: &PgPool, principal: &Principal) -> ServiceResult<Vec<Cluster>> {
     principal.require_admin(ADMINS_ONLY)?;
     load(&mut *db.acquire().await?, None).await

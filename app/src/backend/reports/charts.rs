@@ -2,8 +2,8 @@
 //! the period, folded into trend buckets (hours, days or weeks in the
 //! report's zone) and a weekday x hour occupancy heat map.
 
+use crate::backend::clusters::pool_on_cluster as on_cluster;
 use crate::backend::error::ServiceResult;
-use crate::backend::reports::figures::on_cluster;
 use crate::backend::reports::period::{epoch_hours, Settled};
 use crate::model::{figure, HeatCell, TrendPoint};
 use chrono::{DateTime, Datelike, Days, DurationRound, NaiveDate, TimeDelta, Timelike, Utc};

@@ -1,18 +1,13 @@
 //! The report's table: one SQL statement per report, grouped by pool,
 //! cluster, tenant or user. Every figure is cut to the period `[$1, $2)`.
 
+use crate::backend::clusters::pool_on_cluster as on_cluster;
 use crate::backend::error::ServiceResult;
 use crate::backend::reports::period::{epoch_hours, Settled};
 use crate::model::{figure, ReportGroup, ReportRow};
 use chrono::{DateTime, Datelike, DurationRound, Months, NaiveDate, TimeDelta, Utc};
 use sqlx::PgConnection;
 use uuid::Uuid;
-
-/// Whether a source row (its `pool_id`; `alias`: "b." or "") is of a pool
-/// on the report's cluster, bound as `param` (every row when it is NULL).
-pub(super) fn on_cluster(alias: &str, param: &str) -> String {
-    format!("({param}::uuid IS NULL OR {alias}pool_id IN (SELECT id FROM pool WHERE cluster_id = {param}))")
-}
 
 /// Booked and returned unit-hours and no-shows per `columns` of the bookings
 /// with hours in `[lo, hi)`, cut to it (`lo`, `hi`: instants, `lo_h`,

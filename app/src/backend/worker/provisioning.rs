@@ -216,13 +216,16 @@ impl Due {
 
 /// Bookings of pools on `cluster` (every pool's when `None`), as a
 /// condition on `booking.pool_id` with the cluster's id bound as `$1`.
-const ON_CLUSTER: &str = "($1::uuid IS NULL OR pool_id IN (SELECT id FROM pool WHERE cluster_id = $1))";
+fn on_cluster() -> String {
+    crate::backend::clusters::pool_on_cluster("", "$1")
+}
 
 pub async fn due(db: &PgPool, cluster: Option<Uuid>) -> ServiceResult<Due> {
     let rows: Vec<(Uuid, crate::model::BookingState, bool)> = sqlx::query_as(&format!(
         "SELECT id, state, ends_at <= now() AS ended FROM booking
-         WHERE state IN ('approved', 'active') AND starts_at <= now() AND {ON_CLUSTER}
-         ORDER BY starts_at, id"
+         WHERE state IN ('approved', 'active') AND starts_at <= now() AND {}
+         ORDER BY starts_at, id",
+        on_cluster()
     ))
     .bind(cluster)
     .fetch_all(db)
@@ -352,7 +355,8 @@ pub const NOT_APPROVED_IN_TIME: &str = "not approved before its window started";
 /// returns how many. A pass that finds none costs one query.
 pub async fn reject_unapproved(db: &PgPool, cluster: Option<Uuid>) -> ServiceResult<u64> {
     let expired: Vec<Uuid> = sqlx::query_scalar(&format!(
-        "SELECT id FROM booking WHERE state = 'pending' AND starts_at <= now() AND {ON_CLUSTER}"
+        "SELECT id FROM booking WHERE state = 'pending' AND starts_at <= now() AND {}",
+        on_cluster()
     ))
     .bind(cluster)
     .fetch_all(db)
@@ -385,11 +389,12 @@ pub async fn next_boundary(db: &PgPool, cluster: Option<Uuid>) -> ServiceResult<
     // Separate minimums, so that each is the first entry of an index
     // (booking_running_by_start, booking_by_window) instead of a min over a
     // union of every matching row.
+    let on_cluster = on_cluster();
     Ok(sqlx::query_scalar(&format!(
         "SELECT least(
-             (SELECT min(starts_at) FROM booking WHERE state = 'approved' AND starts_at > now() AND {ON_CLUSTER}),
-             (SELECT min(ends_at) FROM booking WHERE state IN ('approved', 'active') AND ends_at > now() AND {ON_CLUSTER}),
-             (SELECT min(starts_at) FROM booking WHERE state = 'pending' AND starts_at > now() AND {ON_CLUSTER})
+             (SELECT min(starts_at) FROM booking WHERE state = 'approved' AND starts_at > now() AND {on_cluster}),
+             (SELECT min(ends_at) FROM booking WHERE state IN ('approved', 'active') AND ends_at > now() AND {on_cluster}),
+             (SELECT min(starts_at) FROM booking WHERE state = 'pending' AND starts_at > now() AND {on_cluster})
          )"
     ))
     .bind(cluster)
