@@ -14,18 +14,21 @@ SECONDS_PER_RUN="${1:-10}"
 
 bash .ci/build-site.sh release
 berth="$ROOT/target/release/berth"
-wasm="$ROOT/target/site/pkg/berth.wasm"
-say "WASM bundle"
-# One chunk: every page's code is in berth.wasm (see docs/benchmarks.md on splitting).
-total=0
-for file in "$wasm" "$ROOT/target/site/pkg/berth.js"; do
-  raw=$(stat -c %s "$file")
-  gz=$(gzip -9 -c "$file" | wc -c)
-  br=$(brotli -q 11 -c "$file" | wc -c)
-  total=$((total + br))
-  printf '%s: raw %d KB, gzip -9 %d KB, brotli -q 11 %d KB\n' "$(basename "$file")" $((raw / 1024)) $((gz / 1024)) $((br / 1024))
+pkg="$ROOT/target/site/pkg"
+say "WASM bundles"
+# Two: every page's (console pages load it) and the people's pages' (the
+# calendar loads it); see app/src/pages/mod.rs, `pages!`.
+for bundle in berth berth-people; do
+  total=0
+  for file in "$pkg/$bundle.wasm" "$pkg/$bundle.js"; do
+    raw=$(stat -c %s "$file")
+    gz=$(gzip -9 -c "$file" | wc -c)
+    br=$(brotli -q 11 -c "$file" | wc -c)
+    total=$((total + br))
+    printf '%s: raw %d KB, gzip -9 %d KB, brotli -q 11 %d KB\n' "$(basename "$file")" $((raw / 1024)) $((gz / 1024)) $((br / 1024))
+  done
+  printf '%s bundle: %d KB brotli\n' "$bundle" $((total / 1024))
 done
-printf 'every page loads: %d KB brotli (target for the WASM <= 250 KB)\n' $((total / 1024))
 
 PG_DIR="$(mktemp -d /tmp/berth-calbench-pg.XXXXXX)"
 PG_PORT=$((20000 + RANDOM % 20000))

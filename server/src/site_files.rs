@@ -3,7 +3,7 @@
 //! may keep for a year, every file precompressed (brotli, gzip) when the
 //! site build left `.br`/`.gz` beside it, and the plain names revalidated.
 
-use app::model::AssetUrls;
+use app::model::{AssetUrls, Bundle};
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
@@ -13,8 +13,9 @@ use std::sync::{Arc, OnceLock};
 use tower::ServiceExt;
 use tower_http::services::ServeDir;
 
-/// What the page links; each is hashed once per process, on first use.
-const LINKED: [(&str, &str); 3] = [("berth", "js"), ("berth", "wasm"), ("berth", "css")];
+/// What pages link; each is hashed once per process, on first use.
+const LINKED: [(&str, &str); 5] =
+    [("berth", "js"), ("berth", "wasm"), ("berth-people", "js"), ("berth-people", "wasm"), ("berth", "css")];
 
 const IMMUTABLE: HeaderValue = HeaderValue::from_static("public, max-age=31536000, immutable");
 /// Plain names may change under the same URL with the next deployment.
@@ -36,22 +37,22 @@ impl SiteFiles {
         Self(Arc::new(Inner { pkg: root.join("pkg"), root, names: OnceLock::new() }))
     }
 
-    /// The URLs the page links: hashed where the file exists (a site root
-    /// without a build still renders pages, with the plain names).
+    /// The URLs pages link: hashed where the file exists (a site root
+    /// without a build still renders pages, with the plain names). A site
+    /// without the people's bundle gives those pages every page's.
     pub fn urls(&self) -> AssetUrls {
         let plain = AssetUrls::default();
-        let url = |file: &str, fallback: String| {
-            self.names()
-                .iter()
-                .find(|(_, name)| name == file)
-                .map(|(hashed, _)| format!("/pkg/{hashed}"))
-                .unwrap_or(fallback)
+        let hashed =
+            |file: &str| self.names().iter().find(|(_, name)| name == file).map(|(hashed, _)| format!("/pkg/{hashed}"));
+        let all = Bundle {
+            js: hashed("berth.js").unwrap_or(plain.all.js),
+            wasm: hashed("berth.wasm").unwrap_or(plain.all.wasm),
         };
-        AssetUrls {
-            js: url("berth.js", plain.js),
-            wasm: url("berth.wasm", plain.wasm),
-            css: url("berth.css", plain.css),
-        }
+        let people = match (hashed("berth-people.js"), hashed("berth-people.wasm")) {
+            (Some(js), Some(wasm)) => Bundle { js, wasm },
+            _ => all.clone(),
+        };
+        AssetUrls { all, people, css: hashed("berth.css").unwrap_or(plain.css) }
     }
 
     fn names(&self) -> &[(String, String)] {

@@ -72,20 +72,25 @@ async fn berth_serves_pages_from_the_packaged_files_on_a_read_only_root() {
         assert!(server.try_wait().unwrap().is_none(), "the packaged berth exited");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let page = client.get(format!("{base}/")).send().await.unwrap();
-    assert_eq!(page.status(), 200);
-    let html = page.text().await.unwrap();
-    assert!(html.contains("Berth"));
-    // Every asset the page names is there: a binary built by plain cargo
-    // once named `/pkg/berth_bg.wasm`, which no site has.
-    let named: Vec<&str> = html.split(['"', '\'']).filter(|part| part.starts_with("/pkg/")).collect();
-    assert_eq!(named.len(), 5, "stylesheet, script (preloaded) and WASM (preloaded): {named:?}");
-    for asset in &named {
-        let response = client.get(format!("{base}{asset}")).send().await.unwrap();
-        assert_eq!(response.status(), 200, "{asset}, named by the page, from the packaged site root");
+    // A people's page loads the people's bundle, a console page every page's.
+    for (path, bundle) in [("/", "berth-people"), ("/admin/users", "berth")] {
+        let page = client.get(format!("{base}{path}")).send().await.unwrap();
+        assert_eq!(page.status(), 200, "{path}");
+        let html = page.text().await.unwrap();
+        assert!(html.contains("Berth"));
+        // Every asset the page names is there: a binary built by plain cargo
+        // once named `/pkg/berth_bg.wasm`, which no site has.
+        let named: Vec<&str> = html.split(['"', '\'']).filter(|part| part.starts_with("/pkg/")).collect();
+        assert_eq!(named.len(), 5, "stylesheet, script (preloaded) and WASM (preloaded): {named:?}");
+        for asset in &named {
+            let response = client.get(format!("{base}{asset}")).send().await.unwrap();
+            assert_eq!(response.status(), 200, "{asset}, named by the page, from the packaged site root");
+        }
+        wire(&client, &base, &site, &named, bundle).await;
     }
-    wire(&client, &base, &site, &named).await;
-    for asset in ["/pkg/berth.css", "/pkg/berth.js", "/pkg/berth.wasm"] {
+    for asset in
+        ["/pkg/berth.css", "/pkg/berth.js", "/pkg/berth.wasm", "/pkg/berth-people.js", "/pkg/berth-people.wasm"]
+    {
         let response = client.get(format!("{base}{asset}")).send().await.unwrap();
         assert_eq!(response.status(), 200, "{asset} from the packaged site root");
     }
@@ -98,13 +103,14 @@ async fn berth_serves_pages_from_the_packaged_files_on_a_read_only_root() {
 /// What a browser receives: the page names each file by its content, so it
 /// may keep it for a year; with `Accept-Encoding: br` it gets the brotli file
 /// the build left beside it; pages are compressed and revalidated.
-async fn wire(client: &reqwest::Client, base: &str, site: &std::path::Path, named: &[&str]) {
-    for (plain, extension) in [("berth.wasm", "wasm"), ("berth.js", "js"), ("berth.css", "css")] {
+async fn wire(client: &reqwest::Client, base: &str, site: &std::path::Path, named: &[&str], bundle: &str) {
+    for (stem, extension) in [(bundle, "wasm"), (bundle, "js"), ("berth", "css")] {
+        let plain = format!("{stem}.{extension}");
         let hashed = named
             .iter()
-            .find(|n| n.ends_with(&format!(".{extension}")) && n.starts_with("/pkg/berth."))
-            .unwrap_or_else(|| panic!("the page names a {extension} file: {named:?}"));
-        let hash = hashed.trim_start_matches("/pkg/berth.").trim_end_matches(&format!(".{extension}"));
+            .find(|n| n.ends_with(&format!(".{extension}")) && n.starts_with(&format!("/pkg/{stem}.")))
+            .unwrap_or_else(|| panic!("the page names {stem}'s {extension} file: {named:?}"));
+        let hash = hashed.trim_start_matches(&format!("/pkg/{stem}.")).trim_end_matches(&format!(".{extension}"));
         assert!(hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()), "{hashed} is named by its content");
         let response =
             client.get(format!("{base}{hashed}")).header("accept-encoding", "gzip, br").send().await.unwrap();

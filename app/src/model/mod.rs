@@ -76,7 +76,7 @@ pub use series::{
     BookedSeries, NewSeries, Occurrence, OccurrenceLine, Repeat, SeriesPlan, SeriesPreview, WEEKDAY_NAMES,
 };
 pub use session::{SessionStatus, SessionStep, StepState};
-pub use site::AssetUrls;
+pub use site::{AssetUrls, Bundle};
 pub use tenant::{
     NewTenant, QuotaEntry, QuotaLimit, QuotaTarget, QuotaUsage, Tenant, TenantPatch, TenantQuota, TenantUsage,
     TenantsPage,

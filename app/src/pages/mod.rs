@@ -116,21 +116,31 @@ pub fn shell(_options: LeptosOptions) -> impl IntoView {
 
 /// The stylesheet and what `HydrationScripts` would load, under the names
 /// the server gives them (content-hashed: see `AssetUrls`); Leptos' own
-/// component only knows fixed names or a hash file beside the binary.
+/// component only knows fixed names or a hash file beside the binary. A
+/// people's page loads the people's bundle, any other every page's.
 #[component]
 fn SiteAssets() -> impl IntoView {
     let assets = use_context::<crate::model::AssetUrls>().unwrap_or_default();
+    let bundle = if requested_path().is_some_and(|path| people_page(&path)) { assets.people } else { assets.all };
     let nonce = leptos::nonce::use_nonce();
     let hydrate = format!(
         "import init, {{ hydrate }} from '{}'; init({{ module_or_path: '{}' }}).then(() => hydrate());",
-        assets.js, assets.wasm
+        bundle.js, bundle.wasm
     );
     view! {
         <link rel="stylesheet" href=assets.css/>
-        <link rel="modulepreload" href=assets.js.clone()/>
-        <link rel="preload" href=assets.wasm r#as="fetch" r#type="application/wasm" crossorigin=""/>
+        <link rel="modulepreload" href=bundle.js.clone()/>
+        <link rel="preload" href=bundle.wasm r#as="fetch" r#type="application/wasm" crossorigin=""/>
         <script type="module" nonce=nonce>{hydrate}</script>
     }
+}
+
+/// The path of the page being rendered (the shell renders on the server only).
+fn requested_path() -> Option<String> {
+    #[cfg(feature = "ssr")]
+    return use_context::<http::request::Parts>().map(|parts| parts.uri.path().to_string());
+    #[cfg(not(feature = "ssr"))]
+    None
 }
 
 #[component]
@@ -214,19 +224,40 @@ pub fn App() -> impl IntoView {
 /// renders it and its `<title>` (screen readers announce that first; tabs,
 /// history and bookmarks tell pages apart by it). The router and
 /// `page_title` both read this one table.
+///
+/// Pages come in two groups, each with a WASM of its own (see
+/// `bundle_for`): the pages everyone signed in uses, and the console
+/// (reports and administration). The people's WASM knows only their pages,
+/// so a cold calendar load sends about half the code; the full WASM knows
+/// every page. A link from a people's page to a console page leaves that
+/// WASM's router unmatched, and its fallback loads the page from the server.
 macro_rules! pages {
-    ($( $path:tt => $view:expr, $title:literal; )*) => {
+    (
+        people: { $( $path:tt => $view:expr, $title:literal; )* }
+        console: { $( $cpath:tt => $cview:expr, $ctitle:literal; )* }
+    ) => {
         /// Each page's path pattern and title, as `page_title` reads them.
-        const PAGES: &[(&str, &str)] = &[$(($path, $title)),*];
+        const PAGES: &[(&str, &str)] = &[$(($path, $title),)* $(($cpath, $ctitle)),*];
+
+        /// The path patterns the people's WASM knows.
+        const PEOPLE_PAGES: &[&str] = &[$($path),*];
 
         /// The router's table of pages. Async: the server waits for the data,
         /// so every page is complete without JavaScript; hydration then only
         /// adds behaviour.
         #[component]
         fn PageRoutes() -> impl IntoView {
+            #[cfg(feature = "people-bundle")]
+            return view! {
+                <Routes fallback=load_from_server>
+                    $( <Route path=path!($path) view=$view ssr=SsrMode::Async/> )*
+                </Routes>
+            };
+            #[cfg(not(feature = "people-bundle"))]
             view! {
                 <Routes fallback=|| view! { <h1>"Page not found"</h1> <p class="empty">"No page has this address."</p> }>
                     $( <Route path=path!($path) view=$view ssr=SsrMode::Async/> )*
+                    $( <Route path=path!($cpath) view=$cview ssr=SsrMode::Async/> )*
                 </Routes>
             }
         }
@@ -234,44 +265,80 @@ macro_rules! pages {
 }
 
 pages! {
-    "" => HomePage, "Pools and bookings";
-    "signin" => signin::SignInPage, "Sign in";
-    "calendar" => calendar::CalendarPage, "Calendar";
-    "bookings" => my_bookings::MyBookingsPage, "My bookings";
-    "find" => find::FindSlotPage, "Find a slot";
-    "fit" => fit::FitHelperPage, "Which kind fits my model?";
-    "free" => free_then::WhatIsFreePage, "What is free then";
-    "series" => series::SeriesPage, "Book a recurring slot";
-    "bookings/:id" => my_bookings::BookingPage, "Booking";
-    "bookings/:id/manifests" => manifests::ManifestsPage, "What the worker applies";
-    "tokens" => tokens::TokensPage, "API tokens";
-    "settings" => settings::SettingsPage, "Settings";
-    "dashboard" => dashboard::DashboardPage, "Dashboard";
-    "reports" => reports::ReportsPage, "Reports";
-    "reports/tokenomics" => tokenomics::TokenomicsPage, "Tokenomics";
-    "admin/users" => users::UsersPage, "Users";
-    "admin/pools" => pool_admin::PoolsAdminPage, "Manage pools";
-    "admin/pools/:id" => pool_admin::PoolAdminPage, "Pool settings";
-    "admin/clusters" => clusters::ClustersPage, "Clusters";
-    "admin/tenants" => tenants::TenantsPage, "Tenants and quotas";
-    "admin/homes" => homes::AdminHomesPage, "Homes";
-    "admin/approvals" => approvals::ApprovalsPage, "Approvals";
-    "admin/waitlist" => waitlist::AdminWaitlistPage, "Waitlist";
-    "admin/audit" => audit::AuditPage, "Audit log";
-    "admin/worker" => worker::WorkerPage, "Worker";
+    people: {
+        "" => HomePage, "Pools and bookings";
+        "signin" => signin::SignInPage, "Sign in";
+        "calendar" => calendar::CalendarPage, "Calendar";
+        "bookings" => my_bookings::MyBookingsPage, "My bookings";
+        "find" => find::FindSlotPage, "Find a slot";
+        "fit" => fit::FitHelperPage, "Which kind fits my model?";
+        "free" => free_then::WhatIsFreePage, "What is free then";
+        "series" => series::SeriesPage, "Book a recurring slot";
+        "bookings/:id" => my_bookings::BookingPage, "Booking";
+        "bookings/:id/manifests" => manifests::ManifestsPage, "What the worker applies";
+        "tokens" => tokens::TokensPage, "API tokens";
+        "settings" => settings::SettingsPage, "Settings";
+        "dashboard" => dashboard::DashboardPage, "Dashboard";
+    }
+    console: {
+        "reports" => reports::ReportsPage, "Reports";
+        "reports/tokenomics" => tokenomics::TokenomicsPage, "Tokenomics";
+        "admin/users" => users::UsersPage, "Users";
+        "admin/pools" => pool_admin::PoolsAdminPage, "Manage pools";
+        "admin/pools/:id" => pool_admin::PoolAdminPage, "Pool settings";
+        "admin/clusters" => clusters::ClustersPage, "Clusters";
+        "admin/tenants" => tenants::TenantsPage, "Tenants and quotas";
+        "admin/homes" => homes::AdminHomesPage, "Homes";
+        "admin/approvals" => approvals::ApprovalsPage, "Approvals";
+        "admin/waitlist" => waitlist::AdminWaitlistPage, "Waitlist";
+        "admin/audit" => audit::AuditPage, "Audit log";
+        "admin/worker" => worker::WorkerPage, "Worker";
+    }
+}
+
+/// The people's WASM met a page it does not know: the browser asks the
+/// server for it, which renders it with the WASM that does. The router
+/// writes the new address into history only after this view (one task
+/// later), so the load waits for that and then reloads the entry the router
+/// made, rather than adding a second one for the same page.
+#[cfg(feature = "people-bundle")]
+fn load_from_server() -> impl IntoView {
+    let location = leptos_router::hooks::use_location();
+    let path = location.pathname.get_untracked();
+    let search = location.search.get_untracked();
+    let address =
+        format!("{path}{}{}", if search.is_empty() { "" } else { "?" }, search) + &location.hash.get_untracked();
+    #[cfg(feature = "hydrate")]
+    set_timeout(
+        move || {
+            let Some(window) = web_sys::window() else { return };
+            let there = window.location().pathname().is_ok_and(|shown| shown == path);
+            let _ = if there { window.location().reload() } else { window.location().assign(&address) };
+        },
+        std::time::Duration::ZERO,
+    );
+    #[cfg(not(feature = "hydrate"))]
+    let _ = (path, address);
+    view! { <p class="empty" aria-live="polite">"Loading…"</p> }
 }
 
 /// The title of the page at `path`: the `PAGES` row whose pattern it
-/// matches (`:id` stands for one segment), else "Page not found".
+/// matches, else "Page not found".
 fn page_title(path: &str) -> &'static str {
+    PAGES.iter().find(|(pattern, _)| matches_pattern(pattern, path)).map_or("Page not found", |(_, title)| title)
+}
+
+/// Whether the people's bundle knows the page at `path` (see `pages!`).
+fn people_page(path: &str) -> bool {
+    PEOPLE_PAGES.iter().any(|pattern| matches_pattern(pattern, path))
+}
+
+/// Whether `path` is a page of the router's `pattern` (`:id` stands for one
+/// segment; slashes at either end do not count, as for the router).
+fn matches_pattern(pattern: &str, path: &str) -> bool {
     let segments: Vec<&str> = path.trim_matches('/').split('/').filter(|s| !s.is_empty()).collect();
-    PAGES
-        .iter()
-        .find(|(pattern, _)| {
-            let wanted: Vec<&str> = pattern.split('/').filter(|s| !s.is_empty()).collect();
-            wanted.len() == segments.len() && wanted.iter().zip(&segments).all(|(w, s)| w.starts_with(':') || w == s)
-        })
-        .map_or("Page not found", |(_, title)| title)
+    let wanted: Vec<&str> = pattern.split('/').filter(|s| !s.is_empty()).collect();
+    wanted.len() == segments.len() && wanted.iter().zip(&segments).all(|(w, s)| w.starts_with(':') || w == s)
 }
 
 #[component]
@@ -384,7 +451,7 @@ fn browser_zone() -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{page_title, PAGES};
+    use super::{page_title, people_page, PAGES, PEOPLE_PAGES};
 
     #[test]
     fn every_page_of_the_router_has_its_title_from_the_same_table() {
@@ -399,6 +466,23 @@ mod tests {
         // Each pattern finds its own row (none is shadowed by an earlier one).
         for (pattern, title) in PAGES {
             assert_eq!(page_title(&format!("/{}", pattern.replace(":id", "x"))), *title, "{pattern}");
+        }
+    }
+
+    #[test]
+    fn the_people_bundle_serves_the_people_pages_and_no_other() {
+        for path in
+            ["/", "/calendar", "/bookings", "/bookings/7b0c", "/bookings/7b0c/manifests", "/settings", "/signin"]
+        {
+            assert!(people_page(path), "{path}");
+        }
+        for path in ["/reports", "/reports/tokenomics", "/admin/users", "/admin/pools/7b0c", "/nowhere", "/calendar/x"]
+        {
+            assert!(!people_page(path), "{path}");
+        }
+        // Every people's page is a page, with its own title.
+        for pattern in PEOPLE_PAGES {
+            assert_ne!(page_title(&format!("/{}", pattern.replace(":id", "x"))), "Page not found", "{pattern}");
         }
     }
 }
