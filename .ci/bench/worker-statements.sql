@@ -1,5 +1,5 @@
 -- The statements of the worker's start and repair passes (app/src/backend/
--- worker/{provisioning,session_status,status}.rs, bookings/waitlist/) and of
+-- worker/{provisioning,session_status,status}.rs, waitlist/) and of
 -- its notifier (server/src/notify/outbox.rs), by the
 -- start of their text: what the booking benchmark reports as the worker's
 -- share of the database. Keep in step when a pass gains a query.

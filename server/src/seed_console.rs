@@ -3,7 +3,7 @@
 //! for the demo tenant, and a second (simulated) cluster.
 //! Separate from `seed::demo` (which tests share) and, like it, idempotent.
 
-use app::backend::{accounts::tenants, accounts::users, bookings::AdmissionQueue, pools, ServiceError};
+use app::backend::{accounts::tenants, accounts::users, admission::AdmissionQueue, pools, ServiceError};
 use app::model::{
     ClusterAccess, ClusterSpec, KindSpec, Mode, NewBlackout, NewBooking, NewPool, OnOverlap, Principal, QuotaEntry,
 };
@@ -91,7 +91,7 @@ pub async fn console(db: &PgPool) -> Result<String, ServiceError> {
         tenant: None,
         waitlist: false,
     };
-    app::backend::bookings::create(&AdmissionQueue::new(db.clone()), &ada, request).await?;
+    app::backend::admission::create(&AdmissionQueue::new(db.clone()), &ada, request).await?;
     // A maintenance window the day after, so the calendar shows one hatched.
     let maintenance = NewBlackout {
         kind: None,

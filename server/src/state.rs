@@ -1,7 +1,7 @@
 use crate::auth::Auth;
 use crate::worker::manifests::Cluster;
 use app::backend::accounts::tokens::TokenCache;
-use app::backend::bookings::AdmissionQueue;
+use app::backend::admission::AdmissionQueue;
 use app::backend::calendar::feed::FeedKey;
 use app::model::ClusterMode;
 use axum::extract::FromRef;

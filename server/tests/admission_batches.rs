@@ -7,9 +7,10 @@
 mod common;
 
 use app::backend::accounts::tokens;
-use app::backend::bookings::admit::{admit_batch, Admission, Outcome};
-use app::backend::bookings::request::Request;
-use app::backend::bookings::AdmissionQueue;
+use app::backend::admission::admit::{Admission, Outcome};
+use app::backend::admission::queue::admit_batch;
+use app::backend::admission::request::Request;
+use app::backend::admission::AdmissionQueue;
 use app::backend::error::ServiceError;
 use app::model::{Mode, Principal, Window};
 use axum::http::{Method, StatusCode};
@@ -68,6 +69,7 @@ fn verdict(outcome: &Outcome) -> Result<Uuid, String> {
     match outcome {
         Outcome::Decided(Ok(Admission::Booked(booking))) => Ok(booking.id),
         Outcome::Decided(Ok(Admission::Waitlisted(_))) => Err("waitlisted".into()),
+        Outcome::Waits(_) => Err("asked to wait, not joined".into()),
         Outcome::Crowded(_) => Err("capacity_exceeded".into()),
         Outcome::Decided(Err(ServiceError::Invalid(field))) => Err(format!("invalid {}", field.field)),
         Outcome::Decided(Err(err)) => Err(err.public_message()),

@@ -72,10 +72,11 @@ async fn berth_serves_pages_from_the_packaged_files_on_a_read_only_root() {
         assert!(server.try_wait().unwrap().is_none(), "the packaged berth exited");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    // A people's page loads the people's bundle, a console page every page's.
-    for (path, bundle) in [("/", "berth-people"), ("/admin/users", "berth")] {
+    // A people's page loads the people's bundle, a console page every page's
+    // (to a visitor who is not signed in, its 401 page).
+    for (path, status, bundle) in [("/", 200, "berth-people"), ("/admin/users", 401, "berth")] {
         let page = client.get(format!("{base}{path}")).send().await.unwrap();
-        assert_eq!(page.status(), 200, "{path}");
+        assert_eq!(page.status(), status, "{path}");
         let html = page.text().await.unwrap();
         assert!(html.contains("Berth"));
         // Every asset the page names is there: a binary built by plain cargo

@@ -193,7 +193,7 @@ async fn no_quota_or_capacity_is_ever_exceeded_under_contention() {
         sqlx::query_as(include_str!("sql/waitlist-sweep.sql")).fetch_all(&db).await.unwrap();
     assert!(out_of_turn.is_empty(), "waitlist violations: {out_of_turn:?}");
     // Every freed unit was offered at once: nothing still waiting fits now.
-    assert_eq!(app::backend::bookings::waitlist::sweep(&db).await.unwrap(), (0, 0));
+    assert_eq!(app::backend::waitlist::sweep(&db).await.unwrap(), (0, 0));
 
     // The waitlist sweep sees an entry promoted twice and one admitted out of turn.
     let (twice, event): (Uuid, Uuid) = sqlx::query_as(

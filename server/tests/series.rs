@@ -41,7 +41,7 @@ async fn bookings_of(f: &Fixture, email: &str) -> i64 {
 async fn a_preview_never_waits_for_the_kinds_lock_nor_holds_it() {
     let f = Fixture::new().await;
     // A booking of the same kind is being admitted: its transaction holds the kind's lock.
-    let held = app::backend::bookings::locks::begin_locked(&f.db, f.lab, MIG).await.unwrap();
+    let held = app::backend::admission::locks::begin_locked(&f.db, f.lab, MIG).await.unwrap();
     let series = daily(&f, 8, 16, 5, 1);
     let preview = f.call(Method::POST, "/api/v1/series/preview", Some(&f.ada), Some(series));
     let (status, plan) = tokio::time::timeout(std::time::Duration::from_secs(10), preview)

@@ -163,7 +163,7 @@ async fn users_leave_the_list_and_started_windows_expire() {
         .await
         .unwrap();
     assert_eq!(entry(&f, &f.carol, &carol["id"]).await, ("expired".into(), None, None));
-    assert_eq!(app::backend::bookings::waitlist::sweep(&f.db).await.unwrap(), (1, 0));
+    assert_eq!(app::backend::waitlist::sweep(&f.db).await.unwrap(), (1, 0));
     let stored: String = sqlx::query_scalar("SELECT state FROM waitlist_entry WHERE id = $1::uuid")
         .bind(carol["id"].as_str().unwrap())
         .fetch_one(&f.db)

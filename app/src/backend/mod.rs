@@ -1,12 +1,13 @@
 //! Server-only services over PostgreSQL, shared by the server fns (through
 //! `rpc::ctx`) and the REST API in the `server` crate, grouped by area:
-//! `bookings` (admission, state changes, approvals, forms, series, the
-//! waitlist), `calendar` (what is free when), `pools`, `accounts` (who is
+//! `admission` (a request becomes a booking), `bookings` (state changes,
+//! approvals, forms, series), `waitlist`, `calendar` (what is free when), `pools`, `accounts` (who is
 //! who: identity, users, tenants, tokens), `reports`, and `worker` (the
 //! worker's database side). Every entry point takes the asking `Principal`
 //! and does its own role and tenant checks, so no transport can skip them.
 
 pub mod accounts;
+pub mod admission;
 pub mod audit;
 pub mod bookings;
 pub mod calendar;
@@ -17,6 +18,7 @@ pub mod homes;
 pub mod notifications;
 pub mod pools;
 pub mod reports;
+pub mod waitlist;
 pub mod worker;
 
 pub use error::ServiceError;

@@ -73,10 +73,8 @@ pub async fn book_series(
     #[server(default)] occurrences: Vec<String>,
     #[server(default)] idempotency_key: String,
 ) -> Result<ActionNotice, RpcError> {
-    use crate::backend::bookings::{
-        once::once,
-        series_form::{book, SeriesForm},
-    };
+    use crate::backend::admission::once::once;
+    use crate::backend::bookings::series_form::{book, SeriesForm};
     let (principal, ctx) = crate::rpc::ctx()?;
     let tz = crate::rpc::no_script::reader_zone(tz).await;
     let form = SeriesForm { pool, quantity, mode, date, from, to, repeat, weekdays, until, tz };

@@ -10,7 +10,7 @@ use uuid::Uuid;
 #[server(prefix = "/rpc", endpoint = "waitlist/leave", output = crate::codec::JsonText)]
 pub async fn leave_waitlist(id: Uuid) -> Result<ActionNotice, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
-    let left = crate::backend::bookings::waitlist::leave(&ctx.db, &principal, id).await;
+    let left = crate::backend::waitlist::leave(&ctx.db, &principal, id).await;
     crate::rpc::act(left, |entry| match entry.user_email == principal.email {
         true => "You left the waitlist.".into(),
         false => format!("Took {}'s request for {} off the waitlist.", entry.user_email, entry.pool_name),
@@ -21,7 +21,7 @@ pub async fn leave_waitlist(id: Uuid) -> Result<ActionNotice, RpcError> {
 pub async fn load_admin_waitlist(tz: String) -> Result<Vec<WaitlistLine>, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
     let tz = crate::rpc::no_script::reader_zone(tz).await;
-    Ok(crate::backend::bookings::waitlist::for_admins(&ctx.db, &principal, &tz).await?)
+    Ok(crate::backend::waitlist::for_admins(&ctx.db, &principal, &tz).await?)
 }
 
 /// What an entry's state means to its requester.

@@ -4,7 +4,7 @@
 use super::RpcError;
 use crate::backend::accounts::identity::{Identity, Via};
 use crate::backend::accounts::tokens::TokenCache;
-use crate::backend::bookings::AdmissionQueue;
+use crate::backend::admission::AdmissionQueue;
 use crate::backend::calendar::feed::FeedKey;
 use crate::backend::error::{ServiceError, ServiceResult};
 use crate::backend::worker::provisioning::ManifestRenderer;

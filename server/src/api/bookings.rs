@@ -2,7 +2,8 @@ use super::auth::Caller;
 use super::error::ApiResult;
 use super::input::{ApiJson, ApiQuery, IdempotencyKey, PathId};
 use crate::state::AppState;
-use app::backend::bookings::{self, Admission};
+use app::backend::admission::{self, Admission};
+use app::backend::bookings;
 use app::model::{Booking, BookingFilter, NewBooking, NewCoOwner};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -35,14 +36,14 @@ async fn create(
     ApiJson(new): ApiJson<NewBooking>,
 ) -> ApiResult<Response> {
     let act = async {
-        Ok(match bookings::create(&state.admissions, &principal, new.clone()).await? {
+        Ok(match admission::create(&state.admissions, &principal, new.clone()).await? {
             // `warning` says so while the pool's cluster is unreachable (admission reads it).
             Admission::Booked(booking) => (201, serde_json::to_value(booking).unwrap_or_default()),
             Admission::Waitlisted(entry) => (202, serde_json::to_value(entry).unwrap_or_default()),
         })
     };
     let (status, body): (u16, serde_json::Value) =
-        bookings::once::once(&state.db, principal.user_id, key.as_deref(), &new, act).await?;
+        admission::once::once(&state.db, principal.user_id, key.as_deref(), &new, act).await?;
     Ok((StatusCode::from_u16(status).unwrap_or(StatusCode::CREATED), Json(body)).into_response())
 }
 

@@ -38,7 +38,7 @@ async fn book(
     ApiJson(new): ApiJson<NewSeries>,
 ) -> ApiResult<(StatusCode, Json<BookedSeries>)> {
     let act = series::book(&state.db, &principal, &new);
-    let booked = app::backend::bookings::once::once(&state.db, principal.user_id, key.as_deref(), &new, act).await?;
+    let booked = app::backend::admission::once::once(&state.db, principal.user_id, key.as_deref(), &new, act).await?;
     Ok((StatusCode::CREATED, Json(booked)))
 }
 

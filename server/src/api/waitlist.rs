@@ -2,7 +2,7 @@ use super::auth::Caller;
 use super::error::ApiResult;
 use super::input::PathId;
 use crate::state::AppState;
-use app::backend::bookings::waitlist;
+use app::backend::waitlist;
 use app::model::WaitlistEntry;
 use axum::extract::State;
 use axum::routing::{delete, get};

@@ -244,7 +244,7 @@ impl Reconciler {
             report.absorb(one);
             outcome?;
         }
-        (report.waitlist_expired, report.waitlist_admitted) = app::backend::bookings::waitlist::sweep(&self.db).await?;
+        (report.waitlist_expired, report.waitlist_admitted) = app::backend::waitlist::sweep(&self.db).await?;
         // After the starts: a session that runs now no longer needs its room.
         let (written, removed) = self.hold_room_ahead().await?;
         report.applied += written;

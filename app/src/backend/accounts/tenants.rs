@@ -1,10 +1,10 @@
 //! Tenants and their quotas: admins create and rename tenants and set, per
 //! pool+kind, the most units held at once and the unit-hours per ISO week
-//! (admission enforces both, see `bookings::quota`); members, managers and
+//! (admission enforces both, see `admission::quota`); members, managers and
 //! admins read a tenant's use against its quotas.
 
+use crate::backend::admission::quota::tenant_usages;
 use crate::backend::audit::{self, Subject};
-use crate::backend::bookings::quota::tenant_usages;
 use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{NewTenant, Principal, QuotaEntry, QuotaUsage, Role, Tenant, TenantPatch, TenantUsage, Window};
 use crate::rules::capacity::{peak_usage, Usage};
@@ -177,7 +177,7 @@ pub async fn replace_quotas(
     }
     tx.commit().await?;
     // A raised or removed limit may let waiting requests in.
-    crate::backend::bookings::waitlist::after_freeing(db, crate::backend::bookings::waitlist::Freed::Tenant(id)).await;
+    crate::backend::waitlist::after_freeing(db, crate::backend::waitlist::Freed::Tenant(id)).await;
     usage(db, principal, slug).await
 }
 

@@ -2,7 +2,8 @@
 //! oldest first, each with what else is booked of its kind then; and
 //! deciding many at once, each through the same approve/reject path as one.
 
-use crate::backend::bookings::{self, locks::live_usages};
+use crate::backend::admission::locks::live_usages;
+use crate::backend::bookings;
 use crate::backend::error::ServiceResult;
 use crate::model::{Decision, PendingApproval, Principal, Window};
 use crate::rules::capacity::{peak_usage, Usage};

@@ -10,8 +10,8 @@
 //! could not see the room.
 
 use crate::backend::bookings::events;
-use crate::backend::bookings::waitlist::{after_freeing, Freed};
 use crate::backend::error::{ServiceError, ServiceResult};
+use crate::backend::waitlist::{after_freeing, Freed};
 use crate::model::BookingState;
 use crate::rules::state_machine::{transition, Action};
 use chrono::{DateTime, Utc};

@@ -64,7 +64,7 @@ pub(super) async fn grant(
     comment: &str,
 ) -> ServiceResult<Booking> {
     let mut tx = db.begin().await?;
-    crate::backend::bookings::locks::lock_kind(&mut tx, hold.pool_id, &hold.kind).await?;
+    crate::backend::admission::locks::lock_kind(&mut tx, hold.pool_id, &hold.kind).await?;
     let hold = fetch_row(&mut *tx, hold.id, true).await?.ok_or(ServiceError::NotFound("booking"))?;
     transition(hold.state(), Action::Approve)?;
     let original = fetch_row(&mut *tx, extended, true).await?.ok_or(ServiceError::NotFound("booking"))?;

@@ -2,7 +2,8 @@
 //! zone become UTC instants, and the booking service's refusals become an
 //! outcome the page can show (with the next free window for capacity).
 
-use crate::backend::bookings::{self, Admission};
+use crate::backend::admission::{self, Admission};
+use crate::backend::bookings;
 use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{BookOutcome, BookingForm, Mode, NewBooking, Principal, Suggestion, Window};
 use crate::rules::local_time::{local_window, parse_local};
@@ -28,7 +29,7 @@ fn new_booking(form: &BookingForm) -> Result<NewBooking, FieldError> {
 /// capacity) come back as `BookOutcome::Refused`; sign-in, permission,
 /// unknown pools and server failures are errors.
 pub async fn book(
-    admissions: &bookings::AdmissionQueue,
+    admissions: &admission::AdmissionQueue,
     principal: &Principal,
     form: &BookingForm,
 ) -> ServiceResult<BookOutcome> {
@@ -36,7 +37,7 @@ pub async fn book(
         Ok(new) => new,
         Err(field) => return Ok(refused(field.into(), form)),
     };
-    match bookings::create(admissions, principal, new).await {
+    match admission::create(admissions, principal, new).await {
         Ok(Admission::Booked(booking)) => {
             let when = local_window(Window { start: booking.start, end: booking.end }, &form.tz);
             Ok(BookOutcome::Booked { booking, when })

@@ -2,8 +2,8 @@
 //! checks who may act, and has `change` write the new state and its audit
 //! event in one transaction.
 
+use crate::backend::admission::locks::{lock_kind, peak_of_others};
 use crate::backend::bookings::change::{change, Change, End};
-use crate::backend::bookings::locks::{lock_kind, peak_of_others};
 use crate::backend::bookings::query::fetch_row;
 use crate::backend::bookings::row::{BookingRow, Need};
 use crate::backend::error::{ServiceError, ServiceResult};
@@ -175,7 +175,7 @@ pub async fn extend(
         return Err(ServiceError::CapacityExceeded { peak_used, capacity, next_free: None });
     }
     let added_units = Usage { start: added.start, end: added.end, quantity: row.quantity };
-    crate::backend::bookings::quota::check_added(&mut tx, row.tenant_id, (row.pool_id, &row.kind), added_units, None)
+    crate::backend::admission::quota::check_added(&mut tx, row.tenant_id, (row.pool_id, &row.kind), added_units, None)
         .await?;
     if requires_approval && !principal.is_admin() {
         return crate::backend::bookings::extension::request(tx, principal, &row, new_end).await;

@@ -2,11 +2,9 @@
 //! last 30 days, each with the ends it can be extended to and, when pending,
 //! who may approve it.
 
-use crate::backend::bookings::admit::WAITLIST_REASON;
+use crate::backend::admission::admit::WAITLIST_REASON;
 use crate::backend::error::ServiceResult;
-use crate::backend::{
-    bookings, bookings::waitlist, calendar::planning, db_now, pools, worker::homes, worker::session_status,
-};
+use crate::backend::{bookings, calendar::planning, db_now, pools, waitlist, worker::homes, worker::session_status};
 use crate::model::{BookingCard, BookingFilter, BookingState, EndOption, MyBookings, Principal, WaitlistLine, Window};
 use crate::rules::local_time::local_window;
 use crate::rules::local_time::zone;

@@ -7,13 +7,13 @@
 //! booking's does. A session already under way keeps its start: extending
 //! or ending it early are its ways to change.
 
+use crate::backend::admission::locks::{lock_kind, peak_of_others};
+use crate::backend::admission::suggest::{Crowded, Wanted};
 use crate::backend::bookings::lifecycle::{kind_terms, locked_row, KindTerms};
-use crate::backend::bookings::locks::{lock_kind, peak_of_others};
 use crate::backend::bookings::query::fetch_row;
 use crate::backend::bookings::row::{BookingRow, Need};
-use crate::backend::bookings::suggest::{Crowded, Wanted};
-use crate::backend::bookings::waitlist::{after_freeing, Freed};
 use crate::backend::error::{ServiceError, ServiceResult};
+use crate::backend::waitlist::{after_freeing, Freed};
 use crate::model::{Booking, BookingState, Principal, Window};
 use crate::rules::capacity::Usage;
 use crate::rules::window::{check_in_range, check_not_empty, validate_new};
@@ -56,8 +56,14 @@ pub async fn reschedule(db: &PgPool, principal: &Principal, id: Uuid, window: Wi
         return Err(Crowded { peak_used, capacity, rules, now }.refusal(db, wanted).await);
     }
     let units = Usage { start: window.start, end: window.end, quantity: row.quantity };
-    crate::backend::bookings::quota::check_added(&mut tx, row.tenant_id, (row.pool_id, &row.kind), units, Some(row.id))
-        .await?;
+    crate::backend::admission::quota::check_added(
+        &mut tx,
+        row.tenant_id,
+        (row.pool_id, &row.kind),
+        units,
+        Some(row.id),
+    )
+    .await?;
     sqlx::query("UPDATE booking SET starts_at = $2, ends_at = $3, updated_at = now() WHERE id = $1")
         .bind(row.id)
         .bind(window.start)

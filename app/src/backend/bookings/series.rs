@@ -4,12 +4,12 @@
 //! bookings can never overbook. A preview runs exactly that and rolls back;
 //! booking commits only when every chosen occurrence was admitted.
 
+use crate::backend::admission::admit::{admit_locked, judge, Admission, Outcome};
+use crate::backend::admission::create::booking_tenant;
+use crate::backend::admission::locks::begin_locked;
+use crate::backend::admission::request::Request;
 use crate::backend::audit::{self, Subject};
-use crate::backend::bookings::admit::{admit_locked, judge, Admission, Outcome};
 use crate::backend::bookings::change::{change, settle, Change};
-use crate::backend::bookings::create::booking_tenant;
-use crate::backend::bookings::locks::begin_locked;
-use crate::backend::bookings::request::Request;
 use crate::backend::bookings::row::{BookingRow, BOOKING_COLUMNS, BOOKING_FROM};
 use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{
@@ -112,7 +112,9 @@ async fn decide(
 fn verdict(window: Window, outcome: Outcome) -> (Occurrence, Option<Booking>) {
     let (booked, refusal) = match outcome {
         Outcome::Decided(Ok(Admission::Booked(booking))) => (Some(booking), None),
-        Outcome::Decided(Ok(Admission::Waitlisted(_))) => (None, Some("it would only join the waitlist".into())),
+        Outcome::Decided(Ok(Admission::Waitlisted(_))) | Outcome::Waits(_) => {
+            (None, Some("it would only join the waitlist".into()))
+        }
         Outcome::Decided(Err(err)) => (None, Some(err.public_message())),
         Outcome::Crowded(crowded) => {
             let full = ServiceError::CapacityExceeded {

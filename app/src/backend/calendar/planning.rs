@@ -2,7 +2,7 @@
 //! to, and the earliest windows that fit a request ("find a slot"). Both read
 //! without the admission lock; admission re-checks when the user acts.
 
-use crate::backend::bookings::locks::live_usages;
+use crate::backend::admission::locks::live_usages;
 use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{Booking, Pool, Window};
 use crate::rules::capacity::{align_down, free_steps, next_free, Usage};

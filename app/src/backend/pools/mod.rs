@@ -5,8 +5,8 @@ pub mod blackouts;
 pub mod classes;
 pub mod form;
 
+use crate::backend::admission::locks::{live_usages, lock_kind};
 use crate::backend::audit::{self, Subject};
-use crate::backend::bookings::locks::{live_usages, lock_kind};
 use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{
     KindSpec, NewPool, Placement, Pool, PoolKind, PoolPatch, PoolRules, Principal, Scheduling, Toleration, Window,
@@ -500,7 +500,7 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, patch: PoolPat
     audit::record(&mut tx, principal, "pool.update", subject, &describe_patch(&patch)).await?;
     tx.commit().await?;
     // A raised capacity (or a tenant let in) may admit waiting requests.
-    crate::backend::bookings::waitlist::after_freeing(db, crate::backend::bookings::waitlist::Freed::Pool(id)).await;
+    crate::backend::waitlist::after_freeing(db, crate::backend::waitlist::Freed::Pool(id)).await;
     Ok(pool)
 }
 

@@ -17,7 +17,7 @@ pub struct Swept {
     pub events: u64,
     /// Months rolled up for the reports (`reports::rollups`).
     pub settled_months: u64,
-    /// Idempotency keys past their day (`bookings::once`).
+    /// Idempotency keys past their day (`admission::once`).
     pub idempotency_keys: u64,
 }
 
@@ -38,7 +38,7 @@ pub async fn sweep(db: &PgPool, audit_retention_days: i32) -> ServiceResult<Swep
     let settled_months = crate::backend::reports::rollups::settle_due(db).await?;
     let idempotency_keys =
         sqlx::query("DELETE FROM idempotency_key WHERE created_at < now() - make_interval(hours => $1)")
-            .bind(crate::backend::bookings::once::KEEP_HOURS)
+            .bind(crate::backend::admission::once::KEEP_HOURS)
             .execute(db)
             .await?
             .rows_affected();

@@ -109,7 +109,8 @@ pub async fn book(
     #[server(default)] waitlist: bool,
     #[server(default)] idempotency_key: String,
 ) -> Result<BookOutcome, RpcError> {
-    use crate::backend::bookings::{form::book, once::once};
+    use crate::backend::admission::once::once;
+    use crate::backend::bookings::form::book;
     use crate::model::BookingForm;
     let (principal, ctx) = crate::rpc::ctx()?;
     let form = BookingForm { pool_id, kind, quantity, start, end, tz, mode, image, note, waitlist };

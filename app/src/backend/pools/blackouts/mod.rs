@@ -7,9 +7,9 @@
 
 pub mod windows;
 
+use crate::backend::admission::locks::lock_kind;
 use crate::backend::audit::{self, Subject};
 use crate::backend::bookings::change::{close, settle};
-use crate::backend::bookings::locks::lock_kind;
 use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{Blackout, BlackoutCreated, BookingFilter, NewBlackout, OnOverlap, Principal, Window};
 use crate::rules::window::check_in_range;
@@ -169,8 +169,7 @@ pub async fn delete(db: &PgPool, principal: &Principal, id: Uuid) -> ServiceResu
     let subject = Subject { target: &pool, tenant: None, pool: Some(pool_id) };
     audit::record(&mut tx, principal, "blackout.delete", subject, &reason).await?;
     tx.commit().await?;
-    crate::backend::bookings::waitlist::after_freeing(db, crate::backend::bookings::waitlist::Freed::Pool(pool_id))
-        .await;
+    crate::backend::waitlist::after_freeing(db, crate::backend::waitlist::Freed::Pool(pool_id)).await;
     Ok(())
 }
 

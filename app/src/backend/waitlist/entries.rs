@@ -1,9 +1,9 @@
-//! Waitlist entries: joining (inside the admission transaction that
-//! refused the request), listing and leaving. Promotion, which admits
+//! Waitlist entries: joining (the admission queue joins them, inside the
+//! transaction that refused the request), listing and leaving. Promotion, which admits
 //! entries again, is the parent module's.
 
+use crate::backend::admission::request::Request;
 use crate::backend::audit::{self, Subject};
-use crate::backend::bookings::request::Request;
 use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{Principal, WaitlistEntry, WaitlistLine, WaitlistState, Window};
 use chrono::{DateTime, Utc};

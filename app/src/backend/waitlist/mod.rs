@@ -11,9 +11,9 @@ pub mod entries;
 
 pub use entries::{for_admins, leave, list, mine, MAX_WAITING_PER_USER};
 
-use crate::backend::bookings::admit::{admit_locked, Admission, Outcome};
-use crate::backend::bookings::locks::begin_locked;
-use crate::backend::bookings::request::Request;
+use crate::backend::admission::admit::{admit_locked, Admission, Outcome};
+use crate::backend::admission::locks::begin_locked;
+use crate::backend::admission::request::Request;
 use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{Mode, Principal, Role, TenantRef, WaitlistState, Window};
 use chrono::{DateTime, Utc};
@@ -118,7 +118,7 @@ pub async fn promote(db: &PgPool, pool_id: Uuid, kind: &str) -> ServiceResult<Ve
                 changes.push(entry.id, WaitlistState::Admitted, Some(booking.id), "admitted: capacity freed");
             }
             Outcome::Crowded(_) => {}
-            Outcome::Decided(Ok(Admission::Waitlisted(_))) => {}
+            Outcome::Decided(Ok(Admission::Waitlisted(_))) | Outcome::Waits(_) => {}
             Outcome::Decided(Err(err)) if keeps_waiting(&err) => {}
             Outcome::Decided(Err(ServiceError::Invalid(field))) if field.field == "start" => {
                 changes.push(entry.id, WaitlistState::Expired, None, &format!("too late to admit: {}", field.reason));

@@ -1,17 +1,18 @@
-//! Admission of a batch of requests in one transaction: take the locks of
-//! the pools+kinds they ask for, read every kind's terms and the live
-//! bookings that overlap its requests (one round trip), decide each request
-//! in arrival order with the pure rules — capacity, then the tenant's quota —
-//! counting the ones its kind admitted before it, insert the admitted ones
-//! with their audit events (one statement), commit. A refused request leaves
-//! nothing behind; a database failure fails the whole batch and writes
+//! The decision on a batch of requests, inside a transaction that holds the
+//! locks of the pools+kinds they ask for (`queue::admit_batch` takes them and
+//! commits): read every kind's terms and the live bookings that overlap its
+//! requests (one round trip), decide each request in arrival order with the
+//! pure rules — capacity, then the tenant's quota — counting the ones its
+//! kind admitted before it, insert the admitted ones with their audit events
+//! (one statement). A refused request leaves nothing behind but its line in
+//! the unmet demand; one that asked to wait is handed back for the queue to
+//! put on the waitlist; a database failure fails the whole batch and writes
 //! nothing.
 
-use crate::backend::bookings::locks::begin_locked_all;
-use crate::backend::bookings::quota;
-use crate::backend::bookings::request::Request;
-use crate::backend::bookings::suggest::Crowded;
-use crate::backend::bookings::terms::{read_terms, Terms};
+use crate::backend::admission::quota;
+use crate::backend::admission::request::Request;
+use crate::backend::admission::suggest::Crowded;
+use crate::backend::admission::terms::{read_terms, Terms};
 use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{Booking, BookingState, TenantQuota, WaitlistEntry, Window};
 use crate::rules::capacity::{Ledger, Usage};
@@ -19,7 +20,7 @@ use crate::rules::quota::check as check_quota;
 use crate::rules::window::validate_new;
 use crate::rules::FieldError;
 use chrono::{DateTime, Utc};
-use sqlx::{PgConnection, PgPool};
+use sqlx::PgConnection;
 use std::collections::HashMap;
 use uuid::Uuid;
 
@@ -39,7 +40,8 @@ enum Verdict {
         peak_used: i32,
     },
     Accepted(Accepted),
-    /// Refused for capacity or quota and asked to wait: a new waitlist entry.
+    /// Refused for capacity or quota and asked to wait: the id of its
+    /// waitlist entry-to-be.
     Waitlisted(Uuid),
 }
 
@@ -51,45 +53,6 @@ enum Verdict {
 pub enum Admission {
     Booked(Booking),
     Waitlisted(WaitlistEntry),
-}
-
-/// Decides and records every request of the batch in one transaction,
-/// whatever pools and kinds they ask for. The outer error is a failure of
-/// the whole batch.
-pub async fn admit_batch(db: &PgPool, requests: &[&Request]) -> ServiceResult<Vec<Outcome>> {
-    if requests.is_empty() {
-        return Ok(Vec::new());
-    }
-    let kinds: Vec<(Uuid, &str)> = requests.iter().map(|r| (r.pool_id, r.kind.as_str())).collect();
-    // Round trips matter here: the kinds' locks are held from the first to the last.
-    let decided = async {
-        let mut tx = begin_locked_all(db, &kinds).await?;
-        let outcomes = admit_locked(&mut tx, requests).await?;
-        tx.commit().await?;
-        Ok(outcomes)
-    }
-    .await;
-    count(requests.len(), &decided);
-    decided
-}
-
-/// Admission decisions by outcome, and batch sizes, for `/metrics`.
-fn count(batch: usize, decided: &ServiceResult<Vec<Outcome>>) {
-    metrics::histogram!("berth_admission_batch_size").record(batch as f64);
-    let Ok(outcomes) = decided else {
-        metrics::counter!("berth_admission_decisions_total", "outcome" => "error").increment(batch as u64);
-        return;
-    };
-    for outcome in outcomes {
-        let label = match outcome {
-            Outcome::Decided(Ok(Admission::Booked(_))) => "booked",
-            Outcome::Decided(Ok(Admission::Waitlisted(_))) => "waitlisted",
-            Outcome::Crowded(_) => "refused_capacity",
-            Outcome::Decided(Err(ServiceError::QuotaExceeded(_))) => "refused_quota",
-            Outcome::Decided(Err(_)) => "refused_other",
-        };
-        metrics::counter!("berth_admission_decisions_total", "outcome" => label).increment(1);
-    }
 }
 
 /// One pool+kind of a batch as its requests are decided: the kind's terms,
@@ -180,8 +143,8 @@ impl Open<'_> {
 }
 
 /// Decides and records the requests inside `tx`, which holds the locks of
-/// every pool+kind they ask for: the one admission path, for new requests
-/// and waitlist promotions.
+/// every pool+kind they ask for: the one admission path, for new requests,
+/// series and waitlist promotions.
 pub async fn admit_locked(tx: &mut PgConnection, requests: &[&Request]) -> ServiceResult<Vec<Outcome>> {
     if requests.is_empty() {
         return Ok(Vec::new());
@@ -198,7 +161,6 @@ pub async fn admit_locked(tx: &mut PgConnection, requests: &[&Request]) -> Servi
     if !accepted.is_empty() {
         insert(tx, requests, &accepted).await?;
     }
-    let mut entries = join_waitlists(tx, requests, &verdicts).await?;
     record_refusals(tx, requests, &verdicts).await?;
 
     Ok(requests
@@ -219,10 +181,7 @@ pub async fn admit_locked(tx: &mut PgConnection, requests: &[&Request]) -> Servi
                 booking.warning = terms.and_then(Terms::warning);
                 Outcome::Decided(Ok(Admission::Booked(booking)))
             }
-            Verdict::Waitlisted(id) => Outcome::Decided(match entries.remove(&id) {
-                Some(joined) => joined.map(Admission::Waitlisted),
-                None => Err(ServiceError::Internal("waitlist entry not read back")),
-            }),
+            Verdict::Waitlisted(id) => Outcome::Waits(id),
         })
         .collect())
 }
@@ -288,28 +247,6 @@ async fn verdicts(tx: &mut PgConnection, requests: &[&Request]) -> ServiceResult
     Ok((read, verdicts))
 }
 
-/// The waitlist entries of the requests that asked to wait, one pool+kind at a time.
-async fn join_waitlists(
-    tx: &mut PgConnection,
-    requests: &[&Request],
-    verdicts: &[Verdict],
-) -> ServiceResult<HashMap<Uuid, ServiceResult<WaitlistEntry>>> {
-    let mut waiting: Vec<(Uuid, &Request)> = (verdicts.iter().zip(requests))
-        .filter_map(|(v, r)| match v {
-            Verdict::Waitlisted(id) => Some((*id, *r)),
-            _ => None,
-        })
-        .collect();
-    let mut entries = HashMap::new();
-    while let Some(&(_, first)) = waiting.first() {
-        let (same, rest): (Vec<_>, Vec<_>) =
-            waiting.into_iter().partition(|(_, r)| r.pool_id == first.pool_id && r.kind == first.kind);
-        entries.extend(crate::backend::bookings::waitlist::entries::join(tx, &same).await?);
-        waiting = rest;
-    }
-    Ok(entries)
-}
-
 /// What the batch decided for one request.
 #[allow(clippy::large_enum_variant)] // see `Admission`
 pub enum Outcome {
@@ -317,6 +254,10 @@ pub enum Outcome {
     /// Refused for capacity; `Crowded::refusal` adds the `next_free` hint,
     /// outside the kind's queue so the next batch need not wait for it.
     Crowded(Crowded),
+    /// Refused for capacity or quota, and asked to wait: the caller puts it
+    /// on the waitlist under this id, in the same transaction (the queue
+    /// does, `queue::admit_batch`); the decision writes no waitlist.
+    Waits(Uuid),
 }
 
 /// New requests refused for capacity or quota are unmet demand in the

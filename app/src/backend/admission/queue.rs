@@ -8,10 +8,12 @@
 //! of several server replicas take turns on the locks, which keeps them
 //! correct.
 
-use crate::backend::bookings::admit::{admit_batch, Admission, Outcome};
-use crate::backend::bookings::request::Request;
+use crate::backend::admission::admit::{admit_locked, Admission, Outcome};
+use crate::backend::admission::locks::begin_locked_all;
+use crate::backend::admission::request::Request;
 use crate::backend::error::{ServiceError, ServiceResult};
-use sqlx::PgPool;
+use sqlx::{PgConnection, PgPool};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
@@ -122,6 +124,10 @@ fn answer(db: &PgPool, batch: Vec<Job>, outcomes: Vec<Outcome>) {
             Outcome::Decided(verdict) => {
                 let _ = job.reply.send(verdict);
             }
+            // `admit_batch` has joined every request that waits.
+            Outcome::Waits(_) => {
+                let _ = job.reply.send(Err(ServiceError::Internal("waitlist entry not joined")));
+            }
             Outcome::Crowded(crowded) => {
                 let db = db.clone();
                 tokio::spawn(async move {
@@ -144,4 +150,80 @@ fn fail(batch: Vec<Job>, err: ServiceError) {
             if unavailable { ServiceError::Unavailable } else { ServiceError::Internal("admission batch failed") };
         let _ = job.reply.send(Err(answer));
     }
+}
+
+/// Decides and records every request of the batch in one transaction,
+/// whatever pools and kinds they ask for, and puts those refused that asked
+/// to wait on the waitlist in it (so no capacity frees unseen in between).
+/// The outer error is a failure of the whole batch.
+pub async fn admit_batch(db: &PgPool, requests: &[&Request]) -> ServiceResult<Vec<Outcome>> {
+    if requests.is_empty() {
+        return Ok(Vec::new());
+    }
+    let kinds: Vec<(uuid::Uuid, &str)> = requests.iter().map(|r| (r.pool_id, r.kind.as_str())).collect();
+    // Round trips matter here: the kinds' locks are held from the first to the last.
+    let decided = async {
+        let mut tx = begin_locked_all(db, &kinds).await?;
+        let outcomes = admit_locked(&mut tx, requests).await?;
+        let outcomes = join_waitlists(&mut tx, requests, outcomes).await?;
+        tx.commit().await?;
+        Ok(outcomes)
+    }
+    .await;
+    count(requests.len(), &decided);
+    decided
+}
+
+/// Admission decisions by outcome, and batch sizes, for `/metrics`.
+fn count(batch: usize, decided: &ServiceResult<Vec<Outcome>>) {
+    metrics::histogram!("berth_admission_batch_size").record(batch as f64);
+    let Ok(outcomes) = decided else {
+        metrics::counter!("berth_admission_decisions_total", "outcome" => "error").increment(batch as u64);
+        return;
+    };
+    for outcome in outcomes {
+        let label = match outcome {
+            Outcome::Decided(Ok(Admission::Booked(_))) => "booked",
+            Outcome::Decided(Ok(Admission::Waitlisted(_))) | Outcome::Waits(_) => "waitlisted",
+            Outcome::Crowded(_) => "refused_capacity",
+            Outcome::Decided(Err(ServiceError::QuotaExceeded(_))) => "refused_quota",
+            Outcome::Decided(Err(_)) => "refused_other",
+        };
+        metrics::counter!("berth_admission_decisions_total", "outcome" => label).increment(1);
+    }
+}
+
+/// The decided batch with a waitlist entry for each request that waits,
+/// joined one pool+kind at a time (each list keeps its own order).
+async fn join_waitlists(
+    tx: &mut PgConnection,
+    requests: &[&Request],
+    outcomes: Vec<Outcome>,
+) -> ServiceResult<Vec<Outcome>> {
+    let mut waiting: Vec<(uuid::Uuid, &Request)> = (outcomes.iter().zip(requests))
+        .filter_map(|(o, r)| match o {
+            Outcome::Waits(id) => Some((*id, *r)),
+            _ => None,
+        })
+        .collect();
+    if waiting.is_empty() {
+        return Ok(outcomes);
+    }
+    let mut entries = HashMap::new();
+    while let Some(&(_, first)) = waiting.first() {
+        let (same, rest): (Vec<_>, Vec<_>) =
+            waiting.into_iter().partition(|(_, r)| r.pool_id == first.pool_id && r.kind == first.kind);
+        entries.extend(crate::backend::waitlist::entries::join(tx, &same).await?);
+        waiting = rest;
+    }
+    Ok(outcomes
+        .into_iter()
+        .map(|outcome| match outcome {
+            Outcome::Waits(id) => Outcome::Decided(match entries.remove(&id) {
+                Some(joined) => joined.map(Admission::Waitlisted),
+                None => Err(ServiceError::Internal("waitlist entry not read back")),
+            }),
+            decided => decided,
+        })
+        .collect())
 }

@@ -3,7 +3,7 @@
 //! quotas, blackouts) and the capacity-holding bookings that overlap the
 //! windows asked of it.
 
-use crate::backend::bookings::request::Request;
+use crate::backend::admission::request::Request;
 use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{PoolRules, TenantQuota, Window};
 use crate::rules::capacity::Usage;

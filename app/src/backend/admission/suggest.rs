@@ -1,8 +1,8 @@
 //! The `next_free` hint of a capacity refusal: the earliest window of the
 //! same length that fits, read after the kind's lock is released.
 
-use crate::backend::bookings::locks::live_usages;
-use crate::backend::bookings::request::Request;
+use crate::backend::admission::locks::live_usages;
+use crate::backend::admission::request::Request;
 use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{PoolRules, Window};
 use crate::rules::capacity::{next_free, Usage};

@@ -1,16 +1,16 @@
 //! `POST /bookings`: the checks that need no database, then the request joins
 //! its pool+kind's admission queue (see `queue.rs`) and waits for the verdict.
 
-use crate::backend::bookings::admit::Admission;
-use crate::backend::bookings::queue::AdmissionQueue;
-use crate::backend::bookings::request::Request;
+use crate::backend::admission::admit::Admission;
+use crate::backend::admission::queue::AdmissionQueue;
+use crate::backend::admission::request::Request;
 use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{NewBooking, Principal, TenantRef, Window};
 use crate::rules::window::check_not_empty;
 use crate::rules::FieldError;
 
 /// The tenant the booking is made for: the named one, or the principal's only one.
-pub(super) fn booking_tenant<'p>(principal: &'p Principal, asked: Option<&str>) -> ServiceResult<&'p TenantRef> {
+pub fn booking_tenant<'p>(principal: &'p Principal, asked: Option<&str>) -> ServiceResult<&'p TenantRef> {
     match (asked, principal.tenants.as_slice()) {
         (Some(slug), tenants) => tenants
             .iter()
