@@ -28,13 +28,14 @@ export DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/postgres"
 
 LOGS="$(mktemp -d /tmp/berth-test-logs.XXXXXX)"
 status=0
-say "lints (rustfmt, clippy with warnings as errors)"
+say "lints (rustfmt, clippy with warnings as errors, no import circle between files)"
 if cargo fmt --all --check >"$LOGS/clippy.log" 2>&1 &&
-   cargo clippy --workspace --exclude frontend --all-targets -- -D warnings >>"$LOGS/clippy.log" 2>&1; then
+   cargo clippy --workspace --exclude frontend --all-targets -- -D warnings >>"$LOGS/clippy.log" 2>&1 &&
+   python3 .ci/import_circles.py app/src server/src >>"$LOGS/clippy.log" 2>&1; then
   clippy_ok=ok
 else
   clippy_ok=FAILED; status=1
-  grep -E '^(Diff in|warning|error)' -A8 "$LOGS/clippy.log" | head -150
+  grep -E '^(Diff in|warning|error)|circle' -A8 "$LOGS/clippy.log" | head -150
 fi
 
 say "Rust tests"
