@@ -225,12 +225,14 @@ pub fn App() -> impl IntoView {
 /// history and bookmarks tell pages apart by it). The router and
 /// `page_title` both read this one table.
 ///
-/// Pages come in two groups, each with a WASM of its own (see
-/// `bundle_for`): the pages everyone signed in uses, and the console
-/// (reports and administration). The people's WASM knows only their pages,
-/// so a cold calendar load sends about half the code; the full WASM knows
-/// every page. A link from a people's page to a console page leaves that
-/// WASM's router unmatched, and its fallback loads the page from the server.
+/// Pages come in two groups: the pages everyone signed in uses, and the
+/// console (reports and administration). The site has two WASM bundles
+/// (`.ci/build-site.sh`): the people's, built with the `people-bundle`
+/// feature, knows only their pages (a cold calendar load sends about four
+/// fifths of the other's bytes); every page's knows every page. A people's
+/// page links the people's (`SiteAssets`). A link from a people's page to a
+/// console page leaves that WASM's router unmatched, and its fallback loads
+/// the page from the server.
 macro_rules! pages {
     (
         people: { $( $path:tt => $view:expr, $title:literal; )* }
