@@ -10,6 +10,31 @@ export PATH="$ROOT/end2end/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 
+# Phases: `phase NAME` ends the running phase and starts NAME; `phases_report`
+# prints how long each took and the total. Scripts run by another (build-site.sh
+# by test.sh) append to the same file, BERTH_PHASES, so one table covers all.
+# A newcomer's first command must show where its minutes went (issue 59).
+if [ -z "${BERTH_PHASES:-}" ]; then
+  BERTH_PHASES="$(mktemp /tmp/berth-phases.XXXXXX)"; BERTH_PHASES_OWNER=$$
+  printf 'start\t%s\n' "$(date +%s.%N)" > "$BERTH_PHASES"
+fi
+export BERTH_PHASES
+phase() {
+  printf 'phase\t%s\t%s\n' "$(date +%s.%N)" "$1" >> "$BERTH_PHASES"
+  [ -n "$1" ] && say "$1"
+  return 0
+}
+# phases_report [TITLE]: the table, from the process that created the file.
+phases_report() {
+  [ "${BERTH_PHASES_OWNER:-}" = $$ ] || return 0
+  phase ""
+  awk -F'\t' -v title="${1:-phases}" '
+    $1 == "start" { t0 = $2; next }
+    { if (name != "") { d = $2 - at; printf "  %-52s %7.1f s\n", name, d } name = $3; at = $2 }
+    END { printf "  %-52s %7.1f s (%.1f min)\n", "total", at - t0, (at - t0) / 60 }
+  ' "$BERTH_PHASES" | { echo; printf '\033[1m==> %s: how long each phase took\033[0m\n' "${1:-phases}"; cat; } >&2
+}
+
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 apt_install() {
@@ -68,22 +93,66 @@ createdb_if_missing() {
     psql -h 127.0.0.1 -p "$port" -U postgres -qc "CREATE DATABASE \"$name\""
 }
 
+# wait_listening HOST:PORT WHAT [SECONDS]: until something accepts there, or fail.
+# `make run` starts every service this way before the server, so nothing the
+# server sends first (a notification, a scrape) meets a closed port.
+wait_listening() {
+  local addr="$1" what="$2" limit="${3:-30}" i
+  for ((i = 0; i < limit * 10; i++)); do
+    (exec 3<>"/dev/tcp/${addr%:*}/${addr##*:}") 2>/dev/null && return 0
+    sleep 0.1
+  done
+  say "$what did not listen on $addr within ${limit}s"; return 1
+}
+
+# start_mail_catcher MAILDIR HOST:PORT LOG: a real SMTP server (PyPI aiosmtpd)
+# delivering into MAILDIR/new, listening when this returns.
+start_mail_catcher() {
+  ensure_aiosmtpd
+  mkdir -p "$1/new" "$1/cur" "$1/tmp"
+  python3 -m aiosmtpd -n -l "$2" -c aiosmtpd.handlers.Mailbox "$1" > "$3" 2>&1 &
+  wait_listening "$2" "the mail catcher"
+}
+
+# The linker .ci/linker uses when it is there: mold links the server and the
+# test binary several times faster than rust-lld (docs/benchmarks.md).
+ensure_mold() { command -v mold >/dev/null || apt_install mold || say "no mold: linking with rust-lld"; }
+
 # The wasm-bindgen CLI must match the wasm-bindgen crate in Cargo.lock exactly.
 lock_version() { awk -v n="$1" '$0 == "name = \"" n "\"" { getline; gsub(/version = |"/, ""); print; exit }' "$ROOT/Cargo.lock"; }
 
 ensure_toolchain() {
   rustup target list --installed 2>/dev/null | grep -q wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
-  local want; want="$(lock_version wasm-bindgen)"
-  if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$want" ]; then
-    say "installing wasm-bindgen-cli $want (a few minutes, once)"
-    cargo install wasm-bindgen-cli --version "=$want" >/dev/null
-  fi
+  ensure_mold
   command -v node >/dev/null || apt_install nodejs npm
   if [ ! -x "$ROOT/end2end/node_modules/.bin/sass" ] || [ ! -x "$ROOT/end2end/node_modules/.bin/wasm-opt" ] ||
      [ "$ROOT/end2end/package-lock.json" -nt "$ROOT/end2end/node_modules/.package-lock.json" ]; then
     say "installing sass, binaryen and Playwright (npm)"
     (cd "$ROOT/end2end" && npm ci --no-audit --no-fund >/dev/null)
   fi
+}
+
+# wasm_bindgen_ready: true when the CLI matching Cargo.lock is installed.
+wasm_bindgen_ready() { [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" = "$(lock_version wasm-bindgen)" ]; }
+
+# install_wasm_bindgen_in_background: a fresh machine compiles the CLI (about
+# 4.5 minutes alone) while the project compiles; it depends on nothing of
+# ours. Sets WASM_BINDGEN_PID; wait_wasm_bindgen waits for it.
+install_wasm_bindgen_in_background() {
+  WASM_BINDGEN_PID=""
+  wasm_bindgen_ready && return 0
+  local want; want="$(lock_version wasm-bindgen)"
+  say "installing wasm-bindgen-cli $want in the background (once; log in target/wasm-bindgen-install.log)"
+  mkdir -p "$ROOT/target"
+  # Its own target dir: the project's build holds target/'s lock.
+  cargo install wasm-bindgen-cli --version "=$want" --target-dir "$ROOT/target/wasm-bindgen-cli" \
+    > "$ROOT/target/wasm-bindgen-install.log" 2>&1 &
+  WASM_BINDGEN_PID=$!
+}
+wait_wasm_bindgen() {
+  [ -n "${WASM_BINDGEN_PID:-}" ] || return 0
+  wait "$WASM_BINDGEN_PID" || { tail -20 "$ROOT/target/wasm-bindgen-install.log" >&2; say "installing wasm-bindgen-cli failed"; return 1; }
+  WASM_BINDGEN_PID=""
 }
 
 ensure_chromium() { [ -x /usr/bin/chromium ] || apt_install chromium; }
@@ -116,7 +185,7 @@ ensure_aiosmtpd() {
 }
 
 # jupyter-server (PyPI): the real workspace behind `berth gate` in the gate's
-# tests (server/tests/gate_jupyter.rs), terminals included (terminado).
+# tests (server/tests/it/gate_jupyter.rs), terminals included (terminado).
 JUPYTER_SERVER_VERSION=2.21.1
 ensure_jupyter_server() {
   if [ "$(python3 -c 'import jupyter_server; print(jupyter_server.__version__)' 2>/dev/null)" != "$JUPYTER_SERVER_VERSION" ]; then

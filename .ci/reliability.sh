@@ -80,7 +80,7 @@ DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/berth_kills" BERTH="$berth"
 
 say "OIDC refusals and slow / abusive clients (their tests)"
 export DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/postgres"
-cargo test -p server --test oidc_login --test abusive_clients -- --nocapture --test-threads 1 2>&1 |
+cargo test -p server --test it -- oidc_login:: abusive_clients:: --nocapture --test-threads 1 2>&1 |
   grep -E '^(test |OIDC|SLOWLORIS)' | tee "$WORK/abuse.txt"
 
 say "API contract (schemathesis, every check, as a user and as an admin)"

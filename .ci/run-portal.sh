@@ -7,13 +7,16 @@ PG_PORT="${BERTH_PG_PORT:-5544}"
 LISTEN="${BERTH_LISTEN:-127.0.0.1:3000}"
 cd "$ROOT"
 
-bash .ci/build-site.sh dev
-say "starting PostgreSQL in .data/pg on port $PG_PORT"
+# The portal needs every page's bundle only (the server links it from every
+# page when the people's is absent); `make test` builds and tests both.
+BERTH_BUNDLES="${BERTH_BUNDLES:-berth}" bash .ci/build-site.sh dev
+phase "starting PostgreSQL in .data/pg on port $PG_PORT"
 pg_up "$ROOT/.data/pg" "$PG_PORT"
 createdb_if_missing "$PG_PORT" berth
 export DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/berth"
 
 berth=target/debug/berth
+phase "the demo data"
 $berth seed-demo
 # The key calendar-feed URLs are derived from, kept so they survive restarts.
 if [ ! -s .data/calendar-key ]; then
@@ -26,6 +29,7 @@ fi
 # A real Prometheus (Debian package, data in .data/prometheus) scrapes the
 # portal's metrics and the simulated cluster's DCGM exporter; the worker
 # measures each session's GPU use from it every minute.
+phase "starting Prometheus and the mail catcher"
 ensure_prometheus
 export BERTH_METRICS_LISTEN="${BERTH_METRICS_LISTEN:-127.0.0.1:9464}"
 PROM_LISTEN="${BERTH_PROMETHEUS_LISTEN:-127.0.0.1:9090}"
@@ -46,16 +50,17 @@ YML
 say "starting Prometheus on http://$PROM_LISTEN (data in .data/prometheus)"
 prometheus --config.file=.data/prometheus/prometheus.yml --storage.tsdb.path=.data/prometheus/data \
   --web.listen-address="$PROM_LISTEN" > .data/prometheus/prometheus.log 2>&1 &
+wait_listening "$PROM_LISTEN" Prometheus
 export BERTH_PROMETHEUS_URL="http://$PROM_LISTEN/"
 export BERTH_DCGM_SELECTOR='job="simulated-dcgm"'
 # A real SMTP server (PyPI aiosmtpd) catches the notification mail in a
 # Maildir, .data/mail/new/ (one file per message); webhooks may reach
 # loopback receivers here.
-ensure_aiosmtpd
+# Listening before the server starts: its first notification once went out
+# while the catcher was still importing Python (issue 59).
 SMTP_LISTEN="${BERTH_SMTP_LISTEN:-127.0.0.1:2525}"
-mkdir -p .data/mail/new .data/mail/cur .data/mail/tmp
 say "starting the mail catcher on smtp://$SMTP_LISTEN (messages in .data/mail/new)"
-python3 -m aiosmtpd -n -l "$SMTP_LISTEN" -c aiosmtpd.handlers.Mailbox "$ROOT/.data/mail" > .data/mail.log 2>&1 &
+start_mail_catcher "$ROOT/.data/mail" "$SMTP_LISTEN" .data/mail.log
 export BERTH_SMTP_URL="${BERTH_SMTP_URL:-smtp://$SMTP_LISTEN}"
 export BERTH_SMTP_FROM="${BERTH_SMTP_FROM:-Berth <berth@berth.local>}"
 export BERTH_WEBHOOK_ALLOW_PRIVATE=true
@@ -78,7 +83,11 @@ MSG
 # No identity provider here: the labelled development login, loopback only.
 # Set BERTH_OIDC_ISSUER/_CLIENT_ID/_CLIENT_SECRET to use single sign-on instead
 # (the portal refuses the development login beside single sign-on).
-if [ -n "${BERTH_OIDC_ISSUER:-}" ]; then
-  exec $berth serve --listen "$LISTEN"
-fi
-exec $berth serve --listen "$LISTEN" --dev-login
+login=(--dev-login); [ -n "${BERTH_OIDC_ISSUER:-}" ] && login=()
+phase "starting the portal"
+$berth serve --listen "$LISTEN" "${login[@]}" &
+SERVER_PID=$!
+# Ctrl-C reaches the server too (same process group); pass TERM on as well.
+trap 'kill "$SERVER_PID" 2>/dev/null' TERM
+wait_listening "$LISTEN" "the portal" 120 && phases_report "make run"
+wait "$SERVER_PID"

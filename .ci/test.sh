@@ -3,6 +3,7 @@
 # browser tests in Debian Chromium. Starts a throwaway PostgreSQL of its own.
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
+phase "the test tools (Chromium, PyPI, Prometheus)"
 ensure_chromium
 ensure_kubernetes_validate
 ensure_icalendar
@@ -21,14 +22,14 @@ PG_DIR="$(mktemp -d /tmp/berth-test-pg.XXXXXX)"
 PG_PORT="${BERTH_TEST_PG_PORT:-$((20000 + RANDOM % 20000))}"
 cleanup() { pg_down "$PG_DIR"; rm -rf "$PG_DIR"; [ -n "${SERVER_PID:-}" ] && kill "$SERVER_PID" 2>/dev/null || true; }
 trap cleanup EXIT
-say "starting a throwaway PostgreSQL on port $PG_PORT"
+phase "starting a throwaway PostgreSQL on port $PG_PORT"
 # Durability is irrelevant for a throwaway cluster; skipping fsync keeps tests fast.
 pg_up "$PG_DIR" "$PG_PORT" -c fsync=off -c synchronous_commit=off -c full_page_writes=off
 export DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/postgres"
 
 LOGS="$(mktemp -d /tmp/berth-test-logs.XXXXXX)"
 status=0
-say "lints (rustfmt, clippy with warnings as errors, no import circle between files)"
+phase "lints (rustfmt, clippy with warnings as errors, no import circle between files)"
 if cargo fmt --all --check >"$LOGS/clippy.log" 2>&1 &&
    cargo clippy --workspace --exclude frontend --all-targets -- -D warnings >>"$LOGS/clippy.log" 2>&1 &&
    python3 .ci/import_circles.py app/src server/src >>"$LOGS/clippy.log" 2>&1; then
@@ -38,17 +39,18 @@ else
   grep -E '^(Diff in|warning|error)|circle' -A8 "$LOGS/clippy.log" | head -150
 fi
 
-say "Rust tests"
+phase "Rust tests"
 # --no-fail-fast: every test binary runs, so one failure does not hide the rest.
 cargo test --workspace --exclude frontend --no-fail-fast 2>&1 | tee "$LOGS/cargo-test.log" || status=1
 rust_summary="$(grep -E '^test result:' "$LOGS/cargo-test.log" | awk '{p+=$4; f+=$6} END {printf "%d passed, %d failed", p, f}')"
 
-say "browser tests (Playwright in Debian Chromium)"
+phase "browser tests (Playwright in Debian Chromium)"
 psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -qc "DROP DATABASE IF EXISTS berth_e2e" -c "CREATE DATABASE berth_e2e"
 export BERTH_E2E_DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/berth_e2e"
 (cd end2end && npx playwright test) 2>&1 | tee "$LOGS/playwright.log" || status=1
 browser_summary="$(grep -E '^\s+[0-9]+ (passed|failed|flaky|skipped)' "$LOGS/playwright.log" | xargs)"
 
+phases_report "make test"
 say "summary"
 echo "Lints:   $clippy_ok"
 echo "Rust:    $rust_summary"

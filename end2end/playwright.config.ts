@@ -51,7 +51,7 @@ export default defineConfig({
         BERTH_OIDC_CLIENT_ID: 'berth',
         BERTH_OIDC_CLIENT_SECRET: 'e2e-secret',
         // Every test signs in from 127.0.0.1, dozens of times a minute; the
-        // limit itself is tested in server/tests/abusive_clients.rs.
+        // limit itself is tested in server/tests/it/abusive_clients.rs.
         BERTH_AUTH_RATE_LIMIT: '100000',
       },
       reuseExistingServer: false,

@@ -75,7 +75,7 @@ test('admins see every home and set a tenant\'s home and model cache sizes', asy
   await page.goto('/admin/homes');
   await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
   await expect(page.getByRole('heading', { name: 'Homes', exact: true })).toBeVisible();
-  // (A refused size is a 422 with the field named: server/tests/homes.rs.)
+  // (A refused size is a 422 with the field named: server/tests/it/homes.rs.)
   const size = page.locator('input[name="home_gib"]').first();
   await size.fill('80');
   await page.locator('input[name="cache_gib"]').first().fill('250');

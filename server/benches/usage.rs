@@ -10,7 +10,7 @@
 //! 2. Sampler: PromQL queries per round and round time for 1 and 1 000 live
 //!    sessions, Prometheus scraping the simulated cluster's DCGM exporter.
 
-#[path = "../tests/common/processes.rs"]
+#[path = "../tests/it/common/processes.rs"]
 #[allow(dead_code)]
 mod processes;
 

@@ -13,10 +13,10 @@
 //!    pass per cluster, and 25 + 25 sessions opening at once.
 //! 5. The same worker on a real API server (`real.rs`).
 
-#[path = "../tests/common/kube_stack.rs"]
+#[path = "../tests/it/common/kube_stack.rs"]
 #[allow(dead_code)]
 mod kube_stack;
-#[path = "../tests/common/processes.rs"]
+#[path = "../tests/it/common/processes.rs"]
 #[allow(dead_code)]
 mod processes;
 #[path = "worker/real.rs"]

@@ -1,10 +1,18 @@
 //! The HTML shell, the router and the pages.
 
+// The modules marked `allow(dead_code)` under `people-bundle` are the
+// console's pages and what only they use: the people's bundle routes to none
+// of them, so there they are unused by design. Every other build (the
+// server's, clippy's, every page's bundle) still reports their dead code.
 mod account;
+#[cfg_attr(feature = "people-bundle", allow(dead_code))]
 mod approvals;
+#[cfg_attr(feature = "people-bundle", allow(dead_code))]
 mod audit;
+#[cfg_attr(feature = "people-bundle", allow(dead_code))]
 mod blackouts;
 pub mod calendar;
+#[cfg_attr(feature = "people-bundle", allow(dead_code))]
 mod clusters;
 mod confirm;
 mod copy;
@@ -12,29 +20,40 @@ mod dashboard;
 mod device_chart;
 mod find;
 mod fit;
+#[cfg_attr(feature = "people-bundle", allow(dead_code))]
 mod forbidden;
 mod free_then;
 mod home;
+#[cfg_attr(feature = "people-bundle", allow(dead_code))]
 mod homes;
+#[cfg_attr(feature = "people-bundle", allow(dead_code))]
 mod idle_policy;
 mod live;
 mod manifests;
 mod my_bookings;
 mod notice;
 mod overview;
+#[cfg_attr(feature = "people-bundle", allow(dead_code))]
 mod pool_admin;
+#[cfg_attr(feature = "people-bundle", allow(dead_code))]
 mod report_charts;
+#[cfg_attr(feature = "people-bundle", allow(dead_code))]
 mod reports;
 mod series;
 mod settings;
 mod sharing;
 mod signin;
+#[cfg_attr(feature = "people-bundle", allow(dead_code))]
 mod tenants;
 mod time_zone;
+#[cfg_attr(feature = "people-bundle", allow(dead_code))]
 mod tokenomics;
 mod tokens;
+#[cfg_attr(feature = "people-bundle", allow(dead_code))]
 mod users;
+#[cfg_attr(feature = "people-bundle", allow(dead_code))]
 mod waitlist;
+#[cfg_attr(feature = "people-bundle", allow(dead_code))]
 mod worker;
 
 pub use account::*;

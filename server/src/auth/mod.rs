@@ -34,7 +34,7 @@ pub struct Auth {
 }
 
 impl Auth {
-    pub fn new(config: AuthConfig) -> Result<Self, openidconnect::reqwest::Error> {
+    pub fn new(config: AuthConfig) -> Result<Self, reqwest::Error> {
         let oidc = match &config.oidc {
             Some(settings) => Some(oidc::Oidc::new(settings.clone(), config.redirect_url())?),
             None => None,

@@ -8,12 +8,15 @@ use super::config::OidcSettings;
 use openidconnect::core::{
     CoreAuthenticationFlow, CoreClient, CoreGenderClaim, CoreJweContentEncryptionAlgorithm, CoreJwsSigningAlgorithm,
 };
+use openidconnect::{AsyncHttpClient, HttpClientError, HttpRequest, HttpResponse};
 use openidconnect::{
     AuthorizationCode, ClaimsVerificationError, ClientId, ClientSecret, CsrfToken, EmptyAdditionalClaims,
     EndpointMaybeSet, EndpointNotSet, EndpointSet, IdToken, IdTokenClaims, IssuerUrl, Nonce, PkceCodeChallenge,
     PkceCodeVerifier, ProviderMetadataWithLogout, RedirectUrl, Scope, SignatureVerificationError, TokenResponse,
 };
 use serde::{Deserialize, Serialize};
+use std::future::Future;
+use std::pin::Pin;
 use tokio::sync::RwLock;
 use url::Url;
 
@@ -32,7 +35,7 @@ struct Discovered {
 pub struct Oidc {
     settings: OidcSettings,
     redirect: RedirectUrl,
-    http: openidconnect::reqwest::Client,
+    http: Http,
     discovered: RwLock<Option<Discovered>>,
 }
 
@@ -74,12 +77,14 @@ pub enum LoginError {
 }
 
 impl Oidc {
-    pub fn new(settings: OidcSettings, redirect: Url) -> Result<Self, openidconnect::reqwest::Error> {
-        let http = openidconnect::reqwest::ClientBuilder::new()
-            // Following redirects would let a provider point us anywhere (SSRF).
-            .redirect(openidconnect::reqwest::redirect::Policy::none())
-            .timeout(std::time::Duration::from_secs(10))
-            .build()?;
+    pub fn new(settings: OidcSettings, redirect: Url) -> Result<Self, reqwest::Error> {
+        let http = Http(
+            reqwest::Client::builder()
+                // Following redirects would let a provider point us anywhere (SSRF).
+                .redirect(reqwest::redirect::Policy::none())
+                .timeout(std::time::Duration::from_secs(10))
+                .build()?,
+        );
         Ok(Self { settings, redirect: RedirectUrl::from_url(redirect), http, discovered: RwLock::new(None) })
     }
 
@@ -271,5 +276,26 @@ mod tests {
         assert_eq!(subject.of(&unverified).as_deref(), Some("oidc:u1"));
         let preferred = ClusterUsername { claim: "preferred_username".into(), prefix: String::new() };
         assert_eq!(preferred.of(&verified), None, "a claim the token lacks names no one");
+    }
+}
+
+/// openidconnect's requests, sent with the server's reqwest: its own
+/// `reqwest` feature would build a second, older reqwest (issue 59). The
+/// same conversion as oauth2's own client for reqwest.
+struct Http(reqwest::Client);
+
+impl<'c> AsyncHttpClient<'c> for Http {
+    type Error = HttpClientError<reqwest::Error>;
+    type Future = Pin<Box<dyn Future<Output = Result<HttpResponse, Self::Error>> + Send + Sync + 'c>>;
+
+    fn call(&'c self, request: HttpRequest) -> Self::Future {
+        Box::pin(async move {
+            let response = self.0.execute(request.try_into().map_err(Box::new)?).await.map_err(Box::new)?;
+            let mut builder = http::Response::builder().status(response.status()).version(response.version());
+            for (name, value) in response.headers() {
+                builder = builder.header(name, value);
+            }
+            builder.body(response.bytes().await.map_err(Box::new)?.to_vec()).map_err(HttpClientError::Http)
+        })
     }
 }
