@@ -3,15 +3,35 @@
 Each `crate::`, `super::` and `self::` path (in `use` lines and inline) is
 resolved to the deepest file module it names; a re-export `pub use
 sub::Item` in a mod.rs resolves to sub's file, the one that defines it.
-Declaring a module (`mod x;`) is not an import. Prints the circles (groups
-of files that reach each other) and exits 1 if there is one.
+Declaring a module (`mod x;`) is not an import; `#[cfg(test)]` modules are
+skipped. Prints the circles (groups of files that reach each other) and,
+where a root names its layers, the imports that point up; exits 1 if there
+is either. Its own tests: .ci/test_import_circles.py.
 
-Usage: python3 .ci/import_circles.py app/src server/src
+Usage: python3 .ci/import_circles.py app/src:pages,rpc,backend,rules,model server/src
 """
 import os, re, sys
 
 
-def circles(root):
+def without_test_modules(text):
+    """The text without `#[cfg(test)] mod x { ... }` blocks: a test module's
+    `super::` is the file itself, and tests may import what they like."""
+    out, i = [], 0
+    for m in re.finditer(r'#\[cfg\(test\)\]\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+\w+\s*\{', text):
+        if m.start() < i:
+            continue
+        depth, j = 1, m.end()
+        while j < len(text) and depth:
+            depth += {'{': 1, '}': -1}.get(text[j], 0)
+            j += 1
+        out.append(text[i:m.start()])
+        i = j
+    out.append(text[i:])
+    return ''.join(out)
+
+
+def graph(root):
+    """The crate's files (module path -> file) and who imports whom."""
     files = {}
     for d, _, fs in os.walk(root):
         for f in fs:
@@ -22,9 +42,8 @@ def circles(root):
                     rel = rel[:-1]
                 files[tuple(rel)] = p
     src = {m: open(p).read() for m, p in files.items()}
-    # strip comments
     for m in src:
-        src[m] = re.sub(r'//[^\n]*', '', src[m])
+        src[m] = without_test_modules(re.sub(r'//[^\n]*', '', src[m]))
     reexp = {}
     for m, s in src.items():
         for sub, items in re.findall(r'pub use (?:self::)?([a-z_]+)::\{?([^;]*?)\}?;', s):
@@ -71,9 +90,9 @@ def circles(root):
         paths += [p.split('::') for p in re.findall(r'\b((?:super::)+\w+(?:::\w+)*)', s)]
         for p in paths:
             if not p: continue
-            base = list(m if files[m].endswith(('mod.rs','lib.rs')) else m)
-            if not files[m].endswith(('mod.rs', 'lib.rs')):
-                base = list(m[:-1])
+            # The file's own module path: `self::` is it, `super::` its
+            # parent, for mod.rs and a plain x.rs alike.
+            base = list(m)
             if p[0] == 'crate': segs = p[1:]
             elif p[0] == 'super':
                 b = base[:]
@@ -84,7 +103,11 @@ def circles(root):
             t = resolve(segs)
             if t is not None and t != m and t != ():
                 edges[m].add(t)
-    # Tarjan
+    return files, edges
+
+
+def circles(edges):
+    """Groups of files that reach each other (Tarjan's strongly connected components)."""
     index, low, stack, on, sccs, i = {}, {}, [], set(), [], [0]
     sys.setrecursionlimit(10000)
     def sc(v):
@@ -100,11 +123,39 @@ def circles(root):
             if len(comp) > 1: sccs.append(comp)
     for v in edges:
         if v not in index: sc(v)
-    print(f"{root}: {len(files)} files, {sum(len(e) for e in edges.values())} imports, {len(sccs)} circle(s)")
-    for c in sccs:
-        print(f"  {len(c)} files:", ', '.join('/'.join(x) for x in sorted(c)))
-    return len(sccs)
+    return [sorted(c) for c in sccs]
+
+
+def upward(edges, layers):
+    """Imports from a file of a lower layer into a higher one. `layers` lists
+    top-level modules from the top down (`pages,rpc,backend,rules,model`):
+    each may import those after it, never those before it."""
+    rank = {name: i for i, name in enumerate(layers)}
+    found = []
+    for m, targets in edges.items():
+        for t in targets:
+            if m and t and m[0] in rank and t[0] in rank and rank[t[0]] < rank[m[0]]:
+                found.append((m, t))
+    return sorted(found)
+
+
+def check(root, layers=()):
+    files, edges = graph(root)
+    found = circles(edges)
+    up = upward(edges, layers) if layers else []
+    print(f"{root}: {len(files)} files, {sum(len(e) for e in edges.values())} imports, "
+          f"{len(found)} circle(s), {len(up)} upward import(s)" + (f" ({' → '.join(layers)})" if layers else ""))
+    for c in found:
+        print(f"  circle of {len(c)} files:", ', '.join('/'.join(x) for x in c))
+    for m, t in up:
+        print(f"  upward: {'/'.join(m)} imports {'/'.join(t)}")
+    return len(found) + len(up)
 
 
 if __name__ == '__main__':
-    sys.exit(1 if sum(circles(root) for root in sys.argv[1:]) else 0)
+    # ROOT or ROOT:LAYER,LAYER,… (top layer first)
+    problems = 0
+    for arg in sys.argv[1:]:
+        root, _, layers = arg.partition(':')
+        problems += check(root, [l for l in layers.split(',') if l])
+    sys.exit(1 if problems else 0)

@@ -3,8 +3,8 @@
 
 use crate::backend::calendar::planning::SlotRequest;
 use crate::backend::error::ServiceResult;
-use crate::model::{FitPage, Principal};
-use crate::rules::fit::{fit, FitAnswer, FitForm, FitQuery, KindOffer};
+use crate::model::Principal;
+use crate::rules::fit::{fit, FitAnswer, FitForm, FitPage, FitQuery, KindOffer};
 use sqlx::PgPool;
 
 /// The kinds the principal may book: of pools open to every tenant or to

@@ -7,9 +7,9 @@
 
 use super::calendar::data::Book;
 use super::calendar::outcome::{Banner, OutcomeBanner};
-use crate::model::{short_kind, FitPage};
+use crate::model::short_kind;
 use crate::rpc::RpcError;
-use crate::rules::fit::{FitAnswer, FitForm, CATALOG};
+use crate::rules::fit::{FitAnswer, FitForm, FitPage, CATALOG};
 use leptos::prelude::*;
 use leptos_router::components::Form;
 use leptos_router::hooks::use_query_map;

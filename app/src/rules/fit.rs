@@ -422,6 +422,22 @@ pub struct FitAnswer {
     pub verdict: String,
 }
 
+/// The "Which kind fits my model?" page (issue 48): the form, its answer
+/// and the next free windows. Here rather than in `model`, because it is
+/// made of this module's types and `model` imports nothing above it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FitPage {
+    /// The form as asked, to fill it again.
+    pub form: FitForm,
+    /// Once asked: the answer, or why the question cannot be answered.
+    pub answer: Option<Result<FitAnswer, String>>,
+    /// The next free windows of the smallest kind that holds the run.
+    pub next: Option<crate::model::FoundSlots>,
+    /// Idempotency keys of its one-click bookings start from this.
+    pub form_key: String,
+    pub tz: String,
+}
+
 pub fn fit(question: &FitQuestion, offers: &[KindOffer]) -> FitAnswer {
     let estimate = estimate(question);
     let need = estimate.total_gb;

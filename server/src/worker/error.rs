@@ -40,6 +40,11 @@ impl WorkerError {
 
 pub type WorkerResult<T> = Result<T, WorkerError>;
 
+/// Why a starting session waits for its home or model cache: no failure of
+/// the pass, an answer the session's steps show (homes.rs finds it,
+/// reconcile.rs reports it).
+pub struct HomeBusy(pub String);
+
 #[cfg(test)]
 mod tests {
     use super::*;

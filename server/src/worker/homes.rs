@@ -8,6 +8,7 @@
 //! `Delete`, so the provisioner deletes it. Policy
 //! berth-session-homes (deploy/policies/) holds the worker to exactly this.
 
+use super::error::HomeBusy;
 use super::manifests::window::{claim, HOME_OWNER_LABEL};
 use super::manifests::{Session, Volume};
 use super::reconcile::Reconciler;
@@ -20,9 +21,6 @@ use k8s_openapi::api::storage::v1::StorageClass;
 use kube::api::{Api, Patch, PatchParams};
 use serde_json::json;
 use std::collections::HashMap;
-
-/// Why a starting session waits for its home or model cache.
-pub struct HomeBusy(pub String);
 
 impl Reconciler {
     fn volumes(&self) -> Api<PersistentVolume> {

@@ -383,7 +383,7 @@ impl Reconciler {
                 (session.window.home, session.window.cache) = (home, cache);
                 self.converge_session(&session, managed, snapshot).await
             }
-            Err(super::homes::HomeBusy(detail)) => {
+            Err(super::error::HomeBusy(detail)) => {
                 let mut states = super::progress::Steps::all(app::model::StepState::Pending);
                 states.set(super::progress::Step::Storage, app::model::StepState::Working);
                 let (at, progress) = (super::progress::Step::Storage, Progress::PreviousTerminating);

@@ -26,7 +26,7 @@ pub use namespace::{
 pub use network::{network_policies, proxy_config_map, PUBLISHED_PORT};
 pub use quota::{limit_range, resource_quota};
 pub use window::{session_config, KeptUntil, Volume, Window};
-pub use workspace::{deployment, holders, host, ingress, persistent_volume_claims, route, service, HOLDERS_ANNOTATION};
+pub use workspace::{deployment, host, ingress, persistent_volume_claims, route, service, HOLDERS_ANNOTATION};
 
 use std::collections::BTreeMap;
 use uuid::Uuid;
@@ -111,6 +111,17 @@ pub struct Session {
     pub placement: app::model::Placement,
     /// The window's end and the owner's home (see `window`).
     pub window: Window,
+}
+
+/// The session's holders, in the order `HOLDERS_ANNOTATION` lists them.
+/// Here, beside `Session`: the workspace (its annotation) and the access
+/// objects (a binding each) both read it.
+pub fn holders(session: &Session) -> Vec<String> {
+    let mut holders: Vec<String> =
+        std::iter::once(&session.user).chain(&session.co_owners).filter(|h| !h.is_empty()).cloned().collect();
+    holders.sort();
+    holders.dedup();
+    holders
 }
 
 /// How this cluster is set up (from the worker's configuration).

@@ -20,15 +20,6 @@ const GATE_MEMORY_MIB: i64 = 64;
 /// out, the worker rotates the access token (`rotate::rotate_if_holders_left`).
 pub const HOLDERS_ANNOTATION: &str = "berth.io/holders";
 
-/// The session's holders, in the order `HOLDERS_ANNOTATION` lists them.
-pub fn holders(session: &Session) -> Vec<String> {
-    let mut holders: Vec<String> =
-        std::iter::once(&session.user).chain(&session.co_owners).filter(|h| !h.is_empty()).cloned().collect();
-    holders.sort();
-    holders.dedup();
-    holders
-}
-
 /// The worker's volume claims with their sizes in GiB: the home and the
 /// model cache (see `window::claim`).
 pub fn claims(session: &Session) -> [(String, i64); 2] {
@@ -93,7 +84,7 @@ pub fn deployment(session: &Session, cluster: &Cluster) -> Deployment {
     pod_labels.insert("app.kubernetes.io/name".into(), WORKSPACE.into());
     pod_labels.insert(super::BOOKING_LABEL.into(), session.session_id().to_string());
     let mut metadata = meta(session, WORKSPACE);
-    metadata["annotations"] = json!({ HOLDERS_ANNOTATION: holders(session).join(",") });
+    metadata["annotations"] = json!({ HOLDERS_ANNOTATION: super::holders(session).join(",") });
     let mut deployment = json!({
         "apiVersion": "apps/v1",
         "kind": "Deployment",

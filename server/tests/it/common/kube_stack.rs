@@ -12,10 +12,12 @@ use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use serde_json::json;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 /// Where the running stack keeps its kubeconfigs.
 pub struct Stack {
@@ -37,7 +39,41 @@ pub enum As<'a> {
 /// Each suite's stacks by name ("<suite>" and "<suite>/second"). A suite's
 /// tests clean the cluster of every session namespace but their own
 /// (`World::no_sessions_left`), so two suites never share a cluster.
-static STACKS: Mutex<BTreeMap<String, &'static OnceLock<Option<Stack>>>> = Mutex::new(BTreeMap::new());
+static STACKS: Mutex<BTreeMap<String, Suite>> = Mutex::new(BTreeMap::new());
+
+/// A suite's stack and who uses it: the test threads that asked for it
+/// (each counted until it exits), and since when nobody has.
+struct Suite {
+    stack: &'static OnceLock<Option<Stack>>,
+    users: usize,
+    idle_since: Option<Instant>,
+}
+
+/// A stack nobody has used for this long is stopped (started again if its
+/// suite asks once more): the suites run one after another, and a dozen
+/// idle API servers slowed the DaemonSet controller of the one in use past
+/// its tests' patience. Tests of one suite follow each other within
+/// milliseconds.
+const IDLE_STOP: Duration = Duration::from_secs(20);
+
+thread_local! {
+    /// The stacks this thread uses; dropped, and uncounted, when it exits.
+    static USING: RefCell<Vec<Using>> = const { RefCell::new(Vec::new()) };
+}
+
+struct Using(String);
+
+impl Drop for Using {
+    fn drop(&mut self) {
+        let mut stacks = STACKS.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(suite) = stacks.get_mut(&self.0) {
+            suite.users -= 1;
+            if suite.users == 0 {
+                suite.idle_since = Some(Instant::now());
+            }
+        }
+    }
+}
 
 /// The suite calling: the test's module, which libtest names its thread
 /// after ("real_cluster_homes::a_teams_…"). Tests call `stack()` from their
@@ -49,9 +85,47 @@ fn suite() -> String {
 }
 
 fn stack_named(name: String) -> Option<&'static Stack> {
-    let once = *STACKS.lock().unwrap().entry(name).or_insert_with(|| Box::leak(Box::new(OnceLock::new())));
+    let once = {
+        let mut stacks = STACKS.lock().unwrap();
+        let suite = stacks.entry(name.clone()).or_insert_with(|| Suite {
+            stack: Box::leak(Box::new(OnceLock::new())),
+            users: 0,
+            idle_since: None,
+        });
+        let counted = USING.with(|using| using.borrow().iter().any(|u| u.0 == name));
+        if !counted {
+            suite.users += 1;
+            suite.idle_since = None;
+            USING.with(|using| using.borrow_mut().push(Using(name.clone())));
+        }
+        suite.stack
+    };
+    static REAPER: OnceLock<()> = OnceLock::new();
+    REAPER.get_or_init(|| {
+        std::thread::spawn(stop_idle_stacks);
+    });
     // Started outside the map's lock: another suite's start takes ~9 s.
     once.get_or_init(start).as_ref()
+}
+
+/// Stops every stack idle for `IDLE_STOP`, for as long as the binary runs.
+fn stop_idle_stacks() {
+    loop {
+        std::thread::sleep(Duration::from_secs(2));
+        let idle: Vec<&'static OnceLock<Option<Stack>>> = {
+            let mut stacks = STACKS.lock().unwrap_or_else(|e| e.into_inner());
+            let names: Vec<String> = stacks
+                .iter()
+                .filter(|(_, s)| s.users == 0 && s.idle_since.is_some_and(|at| at.elapsed() >= IDLE_STOP))
+                .map(|(name, _)| name.clone())
+                .collect();
+            names.iter().filter_map(|name| stacks.remove(name)).map(|suite| suite.stack).collect()
+        };
+        for stack in idle.into_iter().filter_map(|once| once.get()).flatten() {
+            let _ =
+                Command::new("bash").arg(repo_root().join(".ci/kube-stack.sh")).arg("stop").arg(&stack.dir).output();
+        }
+    }
 }
 
 /// The calling suite's stack, started on first use; `None` (the test
@@ -152,6 +226,14 @@ pub async fn run_pods(admin: &kube::Client, node: &str, labels: &BTreeMap<String
             "status": { "capacity": capacity, "allocatable": capacity } });
         nodes.create(&PostParams::default(), &serde_json::from_value(object).unwrap()).await.expect("create node");
     }
+    // A kubelet's heartbeat: a node that never reports Ready is tainted
+    // unreachable:NoSchedule a minute after it appears (the node lifecycle
+    // controller), and the DaemonSet controller then places nothing on it —
+    // which a suite's later tests on the same node met.
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let ready = json!({ "status": { "conditions": [{ "type": "Ready", "status": "True", "reason": "KubeletReady",
+        "message": "the tests' stand-in kubelet", "lastHeartbeatTime": now, "lastTransitionTime": now }] } });
+    nodes.patch_status(node, &PatchParams::default(), &Patch::Merge(&ready)).await.expect("report the node ready");
     let pods: Api<Pod> = Api::namespaced(admin.clone(), namespace);
     let mut made_ready = 0;
     for pod in pods.list(&ListParams::default()).await.expect("list pods") {
