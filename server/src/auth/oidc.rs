@@ -243,6 +243,27 @@ fn groups_claim(payload: &serde_json::Value, claim: &str) -> Vec<String> {
     }
 }
 
+/// openidconnect's requests, sent with the server's reqwest: its own
+/// `reqwest` feature would build a second, older reqwest (issue 59). The
+/// same conversion as oauth2's own client for reqwest.
+struct Http(reqwest::Client);
+
+impl<'c> AsyncHttpClient<'c> for Http {
+    type Error = HttpClientError<reqwest::Error>;
+    type Future = Pin<Box<dyn Future<Output = Result<HttpResponse, Self::Error>> + Send + Sync + 'c>>;
+
+    fn call(&'c self, request: HttpRequest) -> Self::Future {
+        Box::pin(async move {
+            let response = self.0.execute(request.try_into().map_err(Box::new)?).await.map_err(Box::new)?;
+            let mut builder = http::Response::builder().status(response.status()).version(response.version());
+            for (name, value) in response.headers() {
+                builder = builder.header(name, value);
+            }
+            builder.body(response.bytes().await.map_err(Box::new)?.to_vec()).map_err(HttpClientError::Http)
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{groups_claim, payload};
@@ -276,26 +297,5 @@ mod tests {
         assert_eq!(subject.of(&unverified).as_deref(), Some("oidc:u1"));
         let preferred = ClusterUsername { claim: "preferred_username".into(), prefix: String::new() };
         assert_eq!(preferred.of(&verified), None, "a claim the token lacks names no one");
-    }
-}
-
-/// openidconnect's requests, sent with the server's reqwest: its own
-/// `reqwest` feature would build a second, older reqwest (issue 59). The
-/// same conversion as oauth2's own client for reqwest.
-struct Http(reqwest::Client);
-
-impl<'c> AsyncHttpClient<'c> for Http {
-    type Error = HttpClientError<reqwest::Error>;
-    type Future = Pin<Box<dyn Future<Output = Result<HttpResponse, Self::Error>> + Send + Sync + 'c>>;
-
-    fn call(&'c self, request: HttpRequest) -> Self::Future {
-        Box::pin(async move {
-            let response = self.0.execute(request.try_into().map_err(Box::new)?).await.map_err(Box::new)?;
-            let mut builder = http::Response::builder().status(response.status()).version(response.version());
-            for (name, value) in response.headers() {
-                builder = builder.header(name, value);
-            }
-            builder.body(response.bytes().await.map_err(Box::new)?.to_vec()).map_err(HttpClientError::Http)
-        })
     }
 }
