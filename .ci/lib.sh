@@ -153,6 +153,8 @@ wait_wasm_bindgen() {
   [ -n "${WASM_BINDGEN_PID:-}" ] || return 0
   wait "$WASM_BINDGEN_PID" || { tail -20 "$ROOT/target/wasm-bindgen-install.log" >&2; say "installing wasm-bindgen-cli failed"; return 1; }
   WASM_BINDGEN_PID=""
+  # Its build is no part of the project's: 300 MB of target/ otherwise.
+  rm -rf "$ROOT/target/wasm-bindgen-cli"
 }
 
 ensure_chromium() { [ -x /usr/bin/chromium ] || apt_install chromium; }

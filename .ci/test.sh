@@ -41,8 +41,9 @@ else
 fi
 
 phase "Rust tests"
-# --no-fail-fast: every test binary runs, so one failure does not hide the rest.
-cargo test --workspace --exclude frontend --no-fail-fast 2>&1 | tee "$LOGS/cargo-test.log" || status=1
+# Every area runs, so one failure does not hide the rest (.ci/rust-tests.sh:
+# one binary, an area per process).
+bash .ci/rust-tests.sh 2>&1 | tee "$LOGS/cargo-test.log" || status=1
 rust_summary="$(grep -E '^test result:' "$LOGS/cargo-test.log" | awk '{p+=$4; f+=$6} END {printf "%d passed, %d failed", p, f}')"
 
 phase "browser tests (Playwright in Debian Chromium)"

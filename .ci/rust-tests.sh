@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The Rust tests as `make test` runs them: every unit test, then each area
+# (module) of the server's one integration-test binary in a process of its
+# own, as each was a binary of its own before they were merged (issue 59).
+# One link, the old isolation: an area's tests fix their slot grid once per
+# process (tests/it/common: `slot`), share the metrics recorder and start
+# their real API server only with the tests of their own area.
+# Usage: .ci/rust-tests.sh   (prints libtest's output; exits 1 on a failure)
+source "$(dirname "$0")/lib.sh"
+cd "$ROOT"
+status=0
+cargo test --workspace --exclude frontend --no-fail-fast --lib --bins || status=1
+cargo test -p app --test it || status=1
+cargo test --workspace --exclude frontend --doc || status=1
+# The binary cargo built for `server`'s tests/it (its path from cargo itself).
+it="$(cargo test -p server --test it --no-run --message-format=json 2>/dev/null |
+  python3 -c 'import json,sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "it" and m.get("executable"):
+        print(m["executable"])')"
+[ -x "$it" ] || { say "no server test binary"; exit 1; }
+# cargo runs a package's tests in the package's folder; so does this.
+cd "$ROOT/server"
+tests="$("$it" --list --format terse 2>/dev/null | sed -n 's/: test$//p')"
+for area in $(sed 's/::.*//' <<< "$tests" | sort -u); do
+  say "server tests: $area"
+  # --exact with the area's full names: `clusters::` would also match `real_clusters::`.
+  mapfile -t names < <(grep "^$area::" <<< "$tests")
+  "$it" --exact "${names[@]}" || status=1
+done
+exit $status
