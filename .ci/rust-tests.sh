@@ -10,23 +10,29 @@ source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 status=0
 cargo test --workspace --exclude frontend --no-fail-fast --lib --bins || status=1
-cargo test -p app --test it || status=1
 cargo test --workspace --exclude frontend --doc || status=1
-# The binary cargo built for `server`'s tests/it (its path from cargo itself).
-it="$(cargo test -p server --test it --no-run --message-format=json 2>/dev/null |
-  python3 -c 'import json,sys
+# Each crate's tests/it binary, built as the workspace builds it (one
+# feature set: `-p app` alone would build app without `ssr`), with the
+# folder cargo runs a package's tests in.
+binaries="$(cargo test --workspace --exclude frontend --tests --no-run --message-format=json 2>/dev/null |
+  python3 -c 'import json, os, sys
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "it" and m.get("executable"):
-        print(m["executable"])')"
-[ -x "$it" ] || { say "no server test binary"; exit 1; }
-# cargo runs a package's tests in the package's folder; so does this.
-cd "$ROOT/server"
-tests="$("$it" --list --format terse 2>/dev/null | sed -n 's/: test$//p')"
-for area in $(sed 's/::.*//' <<< "$tests" | sort -u); do
-  say "server tests: $area"
-  # --exact with the area's full names: `clusters::` would also match `real_clusters::`.
-  mapfile -t names < <(grep "^$area::" <<< "$tests")
-  "$it" --exact "${names[@]}" || status=1
-done
+        print(os.path.dirname(m["manifest_path"]), m["executable"])')"
+[ "$(wc -l <<< "$binaries")" = 2 ] || { say "expected two test binaries (app, server): $binaries"; exit 1; }
+while read -r dir it; do
+  cd "$dir"
+  if [ "$dir" != "$ROOT/server" ]; then
+    "$it" || status=1
+    continue
+  fi
+  tests="$("$it" --list --format terse 2>/dev/null | sed -n 's/: test$//p')"
+  for area in $(sed 's/::.*//' <<< "$tests" | sort -u); do
+    say "server tests: $area"
+    # --exact with the area's full names: `clusters::` would also match `real_clusters::`.
+    mapfile -t names < <(grep "^$area::" <<< "$tests")
+    "$it" --exact "${names[@]}" || status=1
+  done
+done <<< "$binaries"
 exit $status

@@ -25,6 +25,11 @@ use uuid::Uuid;
 
 /// A new, migrated database of its own, so tests never see each other's rows.
 pub async fn fresh_db() -> PgPool {
+    // The slot grid is fixed before any test reads the clock: fixing it may
+    // wait out the last 20 s of a quarter, which must not fall between a
+    // test's `current_slot()` and its `slot(n)` (a booking then started in
+    // a slot already past).
+    next_boundary();
     let url = std::env::var("DATABASE_URL")
         .expect("DATABASE_URL must name a PostgreSQL server the tests may create databases on; `make test` starts one");
     let options: PgConnectOptions = url.parse().expect("DATABASE_URL is not a PostgreSQL URL");
