@@ -8,6 +8,8 @@
 # Printed, not asserted; docs/benchmarks.md keeps the figures.
 source "$(dirname "$0")/lib.sh"
 WORK="$(mktemp -d /tmp/berth-newcomer.XXXXXX)"
+# The clone's PostgreSQL runs as the postgres user, who must reach .data/.
+chmod 755 "$WORK"
 RUN_PID=""
 cleanup() {
   [ -n "$RUN_PID" ] && kill -- "-$RUN_PID" 2>/dev/null

@@ -58,7 +58,7 @@ done
 cp -r style/assets/. target/site/
 sass --no-source-map --style=compressed style/main.scss target/site/pkg/berth.css
 # Precompressed beside each file, served to browsers that accept them
-# (server/src/site_files.rs). The dev build's much larger WASM gets quicker levels.
+# (server/src/web/site_files.rs). The dev build's much larger WASM gets quicker levels.
 command -v brotli >/dev/null || apt_install brotli
 if [ "$PROFILE" = release ]; then levels=(-q 11 -9); else levels=(-q 4 -4); fi
 files=(target/site/pkg/berth.css)

@@ -28,11 +28,23 @@ while read -r dir it; do
     continue
   fi
   tests="$("$it" --list --format terse 2>/dev/null | sed -n 's/: test$//p')"
+  out="$(mktemp -d)"
+  # Two areas at a time (BERTH_TEST_AREAS): each area's output is printed
+  # whole when it ends, so two areas' lines never interleave.
   for area in $(sed 's/::.*//' <<< "$tests" | sort -u); do
-    say "server tests: $area"
-    # --exact with the area's full names: `clusters::` would also match `real_clusters::`.
-    mapfile -t names < <(grep "^$area::" <<< "$tests")
-    "$it" --exact "${names[@]}" || status=1
+    while [ "$(jobs -rp | wc -l)" -ge "${BERTH_TEST_AREAS:-2}" ]; do wait -n || true; done
+    (
+      # --exact with the area's full names: `clusters::` would also match `real_clusters::`.
+      mapfile -t names < <(grep "^$area::" <<< "$tests")
+      "$it" --exact "${names[@]}" > "$out/$area.log" 2>&1 || touch "$out/$area.failed"
+      flock "$out/print.lock" bash -c "echo \"==> server tests: $area\"; cat '$out/$area.log'"
+    ) &
   done
+  wait
+  if compgen -G "$out/*.failed" > /dev/null; then
+    status=1
+    say "server test areas that failed: $(cd "$out" && ls -- *.failed | sed 's/\.failed$//' | tr '\n' ' ')"
+  fi
+  rm -rf "$out"
 done <<< "$binaries"
 exit $status

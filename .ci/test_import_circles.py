@@ -66,6 +66,18 @@ class Circles(unittest.TestCase):
                       'b.rs': 'pub struct B;\n#[cfg(test)]\nmod tests {\n    use crate::a::A;\n    fn f() { let s = "{"; }\n}\n'})
         self.assertEqual(c, [])
 
+    def test_a_test_module_in_a_file_of_its_own_is_not_an_import(self):
+        # rules/quota.rs's tests, in rules/quota/tests.rs, may import a page.
+        files = {'lib.rs': 'mod pages; mod rules;', 'pages.rs': 'use crate::rules::quota::Q;',
+                 'rules/mod.rs': 'pub mod quota;', 'rules/quota.rs': 'pub struct Q;\n#[cfg(test)]\nmod tests;\n',
+                 'rules/quota/tests.rs': 'use crate::pages::P;\n'}
+        self.assertEqual(found(files, ('pages', 'rules')), ([], []))
+        # The same file declared without cfg(test) is code: an upward import and a circle.
+        files['rules/quota.rs'] = 'pub struct Q;\nmod tests;\n'
+        files['pages.rs'] = 'use crate::rules::quota::tests::T;'
+        c, up = found(files, ('pages', 'rules'))
+        self.assertEqual((c, up), (['pages/rules/quota/tests'], [(('rules', 'quota', 'tests'), ('pages',))]))
+
     def test_code_after_a_test_module_still_counts(self):
         c, _ = found({'lib.rs': 'mod a; mod b;', 'a.rs': 'use crate::b::B;',
                       'b.rs': '#[cfg(test)]\nmod tests { fn f() { if true { } } }\nuse crate::a::A;\n'})

@@ -24,10 +24,10 @@ mod real;
 
 use app::backend::{accounts::tokens, accounts::users, pools};
 use app::model::{KindSpec, NewPool, Role};
-use server::worker::manifests::Cluster;
-use server::worker::reconcile::Reconciler;
-use server::worker::simulated::SimulatedCluster;
-use server::worker::snapshot::Snapshot;
+use server::provisioner::manifests::Cluster;
+use server::provisioner::reconcile::Reconciler;
+use server::provisioner::simulated::SimulatedCluster;
+use server::provisioner::snapshot::Snapshot;
 use sqlx::PgPool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -206,7 +206,7 @@ async fn running_worker(
     *cluster.write_log.lock().unwrap() = Some(Vec::new());
     let worker = Reconciler::new(bench.db.clone(), cluster.client(), Cluster::default());
     let (stop, stopped) = tokio::sync::watch::channel(false);
-    let task = tokio::spawn(async move { server::worker::run::run(worker, stopped).await.unwrap() });
+    let task = tokio::spawn(async move { server::provisioner::run::run(worker, stopped).await.unwrap() });
     (cluster, stop, task)
 }
 
@@ -333,7 +333,7 @@ async fn two_cluster_workers(bench: &Bench) -> (Uuid, [(Reconciler, Arc<Simulate
         sqlx::query_scalar("SELECT id FROM cluster WHERE name = 'default'").fetch_one(&bench.db).await.unwrap();
     let worker = |id: Uuid, name: &str, api: Arc<SimulatedCluster>| {
         let mut worker = Reconciler::new(bench.db.clone(), api.client(), Cluster::default());
-        worker.drives = Some(server::worker::reconcile::ClusterRef { id, name: name.into() });
+        worker.drives = Some(server::provisioner::reconcile::ClusterRef { id, name: name.into() });
         (worker, api)
     };
     let (west_api, east_api) = (SimulatedCluster::start(true).await, SimulatedCluster::start(true).await);
@@ -378,7 +378,7 @@ async fn two_clusters(bench: &Bench) {
         *api.write_log.lock().unwrap() = Some(Vec::new());
         apis.push(api);
         let stopped = stopped.clone();
-        leads.push(tokio::spawn(async move { server::worker::run::run(worker, stopped).await.unwrap() }));
+        leads.push(tokio::spawn(async move { server::provisioner::run::run(worker, stopped).await.unwrap() }));
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
     let opens_in = chrono::Duration::seconds(3);
@@ -442,7 +442,7 @@ async fn main() {
 /// The namespaces of every session the worker made (what a repair pass keeps).
 async fn session_namespaces(client: &kube::Client) -> std::collections::HashSet<String> {
     let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(client.clone());
-    let params = kube::api::ListParams::default().labels(&server::worker::manifests::managed_selector());
+    let params = kube::api::ListParams::default().labels(&server::provisioner::manifests::managed_selector());
     let list = namespaces.list_metadata(&params).await.unwrap();
     list.items.into_iter().filter_map(|ns| ns.metadata.name).collect()
 }

@@ -11,17 +11,17 @@
 //! missing, and the time to converge after the last kill. Prints
 //! `KEY value` lines the script turns into a table; asserts nothing.
 
-use app::backend::{accounts::tokens, accounts::users, bookings, worker::provisioning};
+use app::backend::{accounts::tokens, accounts::users, bookings, sessions::facts};
 use app::model::Role;
 use clap::Parser;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, DynamicObject, ListParams, PostParams};
 use rand::{Rng, SeedableRng};
 use server::cli::ClusterArgs;
-use server::worker::manifests::owned_by;
-use server::worker::manifests::{self, Session, BOOKING_LABEL};
-use server::worker::simulated::SimulatedCluster;
-use server::worker::snapshot::{resource, SESSION_KINDS};
+use server::provisioner::manifests::owned_by;
+use server::provisioner::manifests::{self, Session, BOOKING_LABEL};
+use server::provisioner::simulated::SimulatedCluster;
+use server::provisioner::snapshot::{resource, SESSION_KINDS};
 use sqlx::PgPool;
 use std::collections::{BTreeMap, HashSet};
 use std::process::{Child, Command, Stdio};
@@ -169,7 +169,7 @@ async fn audit_cluster(db: &PgPool, cluster: &Arc<SimulatedCluster>, settings: &
         }
     }
     for id in &running {
-        let Ok(facts) = provisioning::facts(db, *id).await else { continue };
+        let Ok(facts) = facts::facts(db, *id).await else { continue };
         let session = Session::of(facts);
         let mut expected: BTreeMap<String, usize> = BTreeMap::new();
         for object in manifests::all(&session, settings, "") {

@@ -7,20 +7,15 @@ pub mod cli;
 pub mod client;
 pub mod database;
 pub mod gate;
-pub mod http_server;
 pub mod kube_metrics;
 pub mod metrics;
 pub mod notify;
-mod open_workspace;
-pub mod plain_page;
-pub mod render_owner;
+pub mod provisioner;
 pub mod seed;
 pub mod seed_console;
-pub mod site_files;
 pub mod state;
 pub mod usage;
-mod web;
-pub mod worker;
+pub mod web;
 
 pub use state::AppState;
 
@@ -52,7 +47,7 @@ pub fn router(state: AppState) -> Router {
             auth::routes::router()
                 .route_layer(middleware::from_fn_with_state(signing_in.clone(), auth::rate_limit::limit_auth)),
         )
-        .route("/bookings/{id}/open", axum::routing::get(open_workspace::open))
+        .route("/bookings/{id}/open", axum::routing::get(web::open_workspace::open))
         .nest("/api/v1", api::router())
         .layer(middleware::from_fn_with_state(signing_in.clone(), auth::identity::resolve))
         .layer(middleware::from_fn(metrics::track_http))
@@ -63,9 +58,9 @@ pub fn router(state: AppState) -> Router {
         .layer(PropagateRequestIdLayer::x_request_id())
         .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
         .layer(middleware::from_fn_with_state(signing_in, auth::headers::secure))
-        .layer(middleware::from_fn(site_files::pages_revalidate))
+        .layer(middleware::from_fn(web::site_files::pages_revalidate))
         // Pages and JSON compressed on the fly (brotli at quality 4, as
-        // proxies do); the site's files arrive precompressed (`site_files`).
+        // proxies do); the site's files arrive precompressed (`web::site_files`).
         .layer(tower_http::compression::CompressionLayer::new())
         // A backstop for pages, server fns and /auth/* (the API's own,
         // smaller limit answers in its JSON shape first): a body announced

@@ -46,7 +46,7 @@ fn approval_pool() -> NewPool {
         runtime_class: None,
         end_grace_seconds: None,
         // The simulated cluster has each tenant's team cache volumes of this class.
-        team_cache_class: Some(crate::worker::simulated_storage::SIMULATED_TEAM_CACHE_CLASS.into()),
+        team_cache_class: Some(crate::provisioner::simulated::storage::SIMULATED_TEAM_CACHE_CLASS.into()),
         backfill_namespace: None,
         scale_ahead_minutes: None,
         cluster: None,

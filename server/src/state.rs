@@ -1,5 +1,5 @@
 use crate::auth::Auth;
-use crate::worker::manifests::Cluster;
+use crate::provisioner::manifests::Cluster;
 use app::backend::accounts::tokens::TokenCache;
 use app::backend::admission::AdmissionQueue;
 use app::backend::calendar::feed::FeedKey;
@@ -20,7 +20,7 @@ pub struct AppState {
     pub db: PgPool,
     pub leptos: LeptosOptions,
     /// The built site's `/pkg` files (names, caching, compression).
-    pub site: crate::site_files::SiteFiles,
+    pub site: crate::web::site_files::SiteFiles,
     pub tokens: Arc<TokenCache>,
     pub admissions: AdmissionQueue,
     pub auth: Arc<Auth>,
@@ -30,7 +30,7 @@ pub struct AppState {
     pub mode: ClusterMode,
     /// The clusters, read only to open a workspace for its owner (the worker
     /// does everything else). `None`: the portal cannot open workspaces.
-    pub reach: Option<Arc<crate::worker::reach::Reach>>,
+    pub reach: Option<Arc<crate::provisioner::cluster_clients::ClusterClients>>,
     /// Calendar-feed URLs are derived from it.
     pub feed_key: FeedKey,
     /// The ISO 4217 code prices are in (`--currency`).
@@ -65,7 +65,7 @@ impl AppState {
             tokens: Arc::new(TokenCache::new(TOKEN_CACHE_TTL)),
             db,
             leptos,
-            site: crate::site_files::SiteFiles::new(site_root),
+            site: crate::web::site_files::SiteFiles::new(site_root),
             auth: Arc::new(auth),
             cluster: Arc::new(Cluster::default()),
             mode: ClusterMode::default(),
@@ -78,7 +78,7 @@ impl AppState {
         mut self,
         cluster: Cluster,
         mode: ClusterMode,
-        reach: Arc<crate::worker::reach::Reach>,
+        reach: Arc<crate::provisioner::cluster_clients::ClusterClients>,
     ) -> Self {
         self.cluster = Arc::new(cluster);
         self.mode = mode;

@@ -1,11 +1,11 @@
 //! Homes and model caches as people and admins see them (issue 46): one's
 //! own in Settings, every one and each tenant's settings in the admin
 //! console, and asking for one to go. The worker keeps the homes
-//! (`worker::homes`); here only a deletion is asked for, which it carries
+//! (`sessions::homes`); here only a deletion is asked for, which it carries
 //! out once no session holds the home.
 
 use crate::backend::error::{ServiceError, ServiceResult};
-use crate::backend::worker::homes::{kept_until_sql, SITE_RETENTION_DAYS};
+use crate::backend::sessions::homes::{kept_until_sql, SITE_RETENTION_DAYS};
 use crate::model::{FieldError, Home, HomeSettings, HomesPage, Kept, Principal};
 use sqlx::PgPool;
 use uuid::Uuid;

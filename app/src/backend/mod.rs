@@ -2,8 +2,10 @@
 //! `rpc::ctx`) and the REST API in the `server` crate, grouped by area:
 //! `admission` (a request becomes a booking), `bookings` (state changes,
 //! approvals, forms, series), `waitlist`, `calendar` (what is free when), `pools`, `accounts` (who is
-//! who: identity, users, tenants, tokens), `reports`, and `worker` (the
-//! worker's database side). Every entry point takes the asking `Principal`
+//! who: identity, users, tenants, tokens), `reports`, and `sessions` (what the
+//! worker decides in the database: which sessions are due, their facts, their
+//! state, their homes; the `server` crate's `provisioner` applies it to the
+//! clusters). Every entry point takes the asking `Principal`
 //! and does its own role and tenant checks, so no transport can skip them.
 
 pub mod accounts;
@@ -18,8 +20,8 @@ pub mod homes;
 pub mod notifications;
 pub mod pools;
 pub mod reports;
+pub mod sessions;
 pub mod waitlist;
-pub mod worker;
 
 pub use error::ServiceError;
 

@@ -72,6 +72,10 @@ impl Mode {
     }
 }
 
+// Checked like the state: a mode Berth does not know is a decode error.
+#[cfg(feature = "ssr")]
+crate::model::checked_text_decode!(Mode, "booking mode");
+
 /// A half-open time window `[start, end)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Window {

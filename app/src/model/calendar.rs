@@ -145,7 +145,7 @@ pub struct CalendarData {
     pub prev: NaiveDate,
     pub next: NaiveDate,
     /// A fresh idempotency key for the booking forms of this rendering
-    /// (`admission::once`): submitting the same form twice books once.
+    /// (`admission::idempotency`): submitting the same form twice books once.
     #[serde(default)]
     pub form_key: String,
     /// The viewer's own bookings in view that may still move (not begun,

@@ -27,10 +27,13 @@ pub struct Toleration {
 /// others: the cluster refuses them); the workspace has the pool's grace
 /// period to stop when the window ends.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(sqlx::FromRow))]
 pub struct Placement {
     #[serde(default)]
+    #[cfg_attr(feature = "ssr", sqlx(json))]
     pub node_selector: BTreeMap<String, String>,
     #[serde(default)]
+    #[cfg_attr(feature = "ssr", sqlx(json))]
     pub tolerations: Vec<Toleration>,
     /// The PriorityClass the workspace runs at, and the only one its
     /// session's pods may name; none: they name none.
@@ -125,7 +128,10 @@ impl PoolKind {
     }
 }
 
+/// A pool as its readers see it; the database's row, with its kinds read
+/// beside it (`backend::pools::read`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(sqlx::FromRow))]
 pub struct Pool {
     pub id: Uuid,
     pub name: String,
@@ -133,6 +139,7 @@ pub struct Pool {
     pub gpu_model: String,
     pub requires_approval: bool,
     #[serde(flatten)]
+    #[cfg_attr(feature = "ssr", sqlx(flatten))]
     pub rules: PoolRules,
     /// What clicking a free slot on the calendar books there, in minutes.
     #[serde(default = "default_booking_minutes")]
@@ -144,8 +151,10 @@ pub struct Pool {
     pub images: Vec<String>,
     /// Tenant slugs that may book this pool; empty means every tenant.
     pub tenants: Vec<String>,
+    #[cfg_attr(feature = "ssr", sqlx(skip))]
     pub kinds: Vec<PoolKind>,
     #[serde(flatten)]
+    #[cfg_attr(feature = "ssr", sqlx(flatten))]
     pub placement: Placement,
     /// IANA zone whose ISO weeks the weekly quotas count.
     pub time_zone: String,
@@ -153,6 +162,7 @@ pub struct Pool {
     #[serde(default)]
     pub retired: bool,
     #[serde(flatten)]
+    #[cfg_attr(feature = "ssr", sqlx(flatten))]
     pub scheduling: Scheduling,
     /// The cluster its sessions run on, by name.
     #[serde(default)]
@@ -162,6 +172,7 @@ pub struct Pool {
 /// What the pool tells the cluster's own schedulers (acting only with the
 /// worker's `--kueue` and `--scale-ahead`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(sqlx::FromRow))]
 pub struct Scheduling {
     /// Where the pool's backfill LocalQueue lives: batch Jobs submitted
     /// there run on its lending kinds' idle booked units (`--kueue`).

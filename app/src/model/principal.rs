@@ -28,6 +28,10 @@ impl Role {
     }
 }
 
+// A role Berth does not know is a decode error, never read as `user`.
+#[cfg(feature = "ssr")]
+crate::model::checked_text_decode!(Role, "role");
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TenantRef {
     pub id: Uuid,

@@ -65,12 +65,12 @@ fn csv_link(filter: &AuditFilter) -> String {
         [("user", &filter.user), ("tenant", &filter.tenant), ("pool", &filter.pool), ("action", &filter.action)]
     {
         if let Some(v) = value {
-            parts.push(format!("{key}={}", super::calendar::urlencode(v)));
+            parts.push(format!("{key}={}", super::url::urlencode(v)));
         }
     }
     for (key, value) in [("from", filter.from), ("to", filter.to)] {
         if let Some(at) = value {
-            parts.push(format!("{key}={}", super::calendar::urlencode(&at.to_rfc3339())));
+            parts.push(format!("{key}={}", super::url::urlencode(&at.to_rfc3339())));
         }
     }
     format!("/api/v1/audit.csv?{}", parts.join("&"))
@@ -95,7 +95,7 @@ pub fn AuditPage() -> impl IntoView {
         query.with(|q| {
             FILTER_KEYS
                 .iter()
-                .filter_map(|key| q.get(key).map(|v| format!("{key}={}", super::calendar::urlencode(&v))))
+                .filter_map(|key| q.get(key).map(|v| format!("{key}={}", super::url::urlencode(&v))))
                 .collect::<Vec<_>>()
                 .join("&")
         })

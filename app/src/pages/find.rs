@@ -1,7 +1,7 @@
 //! "Find a slot": kind, quantity, duration, earliest start and latest end →
 //! every window that fits on the pool's granularity, each one click from being booked.
 
-use super::calendar::data::Book;
+use super::book::Book;
 use super::calendar::outcome::{Banner, OutcomeBanner};
 use crate::model::{short_kind, FindPage, FoundSlots};
 use crate::rpc::RpcError;

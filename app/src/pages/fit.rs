@@ -5,7 +5,7 @@
 //! next free windows, one click from booked. A plain GET form: it works
 //! without JavaScript. Linked from the booking panel and Find a slot.
 
-use super::calendar::data::Book;
+use super::book::Book;
 use super::calendar::outcome::{Banner, OutcomeBanner};
 use crate::model::short_kind;
 use crate::rpc::RpcError;
@@ -136,7 +136,7 @@ fn Answer(answer: FitAnswer) -> impl IntoView {
                 <thead><tr><th scope="col">"Pool"</th><th scope="col">"Kind"</th><th scope="col">"Units"</th><th scope="col">"Why"</th></tr></thead>
                 <tbody>
                     {kinds.into_iter().map(|k| {
-                        let find = k.units.map(|n| format!("/find?pool={}&kind={}&quantity={n}", k.pool_id, super::calendar::urlencode(&k.kind)));
+                        let find = k.units.map(|n| format!("/find?pool={}&kind={}&quantity={n}", k.pool_id, super::url::urlencode(&k.kind)));
                         view! {
                             <tr class=if k.units.is_some() { "fits" } else { "no-fit" }>
                                 <td data-label="Pool">{k.pool}</td>

@@ -4,7 +4,7 @@
 //! and those free for part of it and from when, each one click from booked.
 //! A plain GET form and plain posts: it works without JavaScript.
 
-use super::calendar::data::Book;
+use super::book::Book;
 use super::calendar::outcome::{Banner, OutcomeBanner};
 use crate::model::{short_kind, FreeRow, FreeThenForm, FreeThenPage};
 use crate::rpc::RpcError;

@@ -10,7 +10,7 @@ use uuid::Uuid;
 pub async fn load_idle_policy(pool_id: Uuid) -> Result<IdlePolicy, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
     principal.require_admin("admins only")?;
-    Ok(crate::backend::worker::idle_reclaim::policy(&ctx.db, pool_id).await?)
+    Ok(crate::backend::sessions::idle_reclaim::policy(&ctx.db, pool_id).await?)
 }
 
 #[server(prefix = "/rpc", endpoint = "admin/pools/idle-policy/save", output = crate::codec::JsonText)]
@@ -34,7 +34,7 @@ pub async fn save_idle_policy(
         })
     })();
     let saved = match parsed {
-        Ok(policy) => crate::backend::worker::idle_reclaim::set_policy(&ctx.db, &principal, pool_id, policy).await,
+        Ok(policy) => crate::backend::sessions::idle_reclaim::set_policy(&ctx.db, &principal, pool_id, policy).await,
         Err(field) => Err(field.into()),
     };
     crate::rpc::act(saved, |policy| format!("Idle reclaim {}.", policy.describe()))

@@ -9,7 +9,7 @@ use uuid::Uuid;
 #[server(prefix = "/rpc", endpoint = "bookings/manifests", output = crate::codec::JsonText)]
 pub async fn booking_manifests(id: Uuid) -> Result<String, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
-    Ok(crate::backend::worker::provisioning::preview(&ctx.db, &principal, &ctx.renderer, id).await?)
+    Ok(crate::backend::sessions::preview::preview(&ctx.db, &principal, &ctx.renderer, id).await?)
 }
 
 #[component]

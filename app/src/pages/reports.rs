@@ -115,14 +115,14 @@ fn link(
         "/reports?group={}&period={}&date={date}{until}&tz={}{}",
         group.as_str(),
         period.as_str(),
-        super::calendar::urlencode(tz),
+        super::url::urlencode(tz),
         cluster_query(cluster)
     )
 }
 
 /// `&cluster=…` when the report keeps to one cluster.
 fn cluster_query(cluster: Option<&str>) -> String {
-    cluster.map(|name| format!("&cluster={}", super::calendar::urlencode(name))).unwrap_or_default()
+    cluster.map(|name| format!("&cluster={}", super::url::urlencode(name))).unwrap_or_default()
 }
 
 #[component]
@@ -133,10 +133,10 @@ fn Report(page: ReportPage) -> impl IntoView {
     let cluster = report.cluster.clone();
     let csv = format!(
         "/api/v1/reports/utilization.csv?from={}&to={}&group={}&tz={}{}",
-        super::calendar::urlencode(&report.from.to_rfc3339()),
-        super::calendar::urlencode(&report.to.to_rfc3339()),
+        super::url::urlencode(&report.from.to_rfc3339()),
+        super::url::urlencode(&report.to.to_rfc3339()),
         group.as_str(),
-        super::calendar::urlencode(&zone),
+        super::url::urlencode(&zone),
         cluster_query(cluster.as_deref())
     );
     let name_header = match group {

@@ -73,7 +73,7 @@ pub async fn book_series(
     #[server(default)] occurrences: Vec<String>,
     #[server(default)] idempotency_key: String,
 ) -> Result<ActionNotice, RpcError> {
-    use crate::backend::admission::once::once;
+    use crate::backend::admission::idempotency::once;
     use crate::backend::bookings::series_form::{book, SeriesForm};
     let (principal, ctx) = crate::rpc::ctx()?;
     let tz = crate::rpc::no_script::reader_zone(tz).await;
@@ -96,7 +96,7 @@ pub async fn cancel_rest_of_series(
     from: chrono::DateTime<chrono::Utc>,
 ) -> Result<ActionNotice, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
-    let canceled = crate::backend::bookings::series::cancel_rest(&ctx.db, &principal, id, Some(from)).await;
+    let canceled = crate::backend::admission::series::cancel_rest(&ctx.db, &principal, id, Some(from)).await;
     crate::rpc::act(canceled, |gone| {
         format!(
             "Canceled {} of the series; the capacity is free again.",

@@ -2,9 +2,25 @@
 //! server runs with `--dev-login` on a loopback address — a clearly
 //! labelled development login that signs in as a seeded user.
 
-use super::account::load_sign_in_page;
 use crate::model::SignInPageData;
+use crate::rpc::RpcError;
 use leptos::prelude::*;
+
+#[server(prefix = "/rpc", endpoint = "sign_in_options", output = crate::codec::JsonText)]
+pub async fn load_sign_in_page() -> Result<SignInPageData, RpcError> {
+    let (_, ctx) = crate::rpc::visitor()?;
+    let options = ctx.sign_in;
+    let dev_users = if options.dev_login {
+        crate::backend::accounts::users::dev_login_candidates(&ctx.db)
+            .await?
+            .into_iter()
+            .map(|u| crate::model::DevUser { email: u.email, name: u.name, role: u.role.as_str().to_string() })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Ok(SignInPageData { options, dev_users })
+}
 
 #[component]
 pub fn SignInPage() -> impl IntoView {

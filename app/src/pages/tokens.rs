@@ -1,9 +1,30 @@
 //! API tokens for the signed-in user: create (shown once), list with last
 //! use, revoke. The same tokens `berth token create` makes.
 
-use super::account::{list_tokens, CreateToken, RevokeToken};
+use crate::model::CreatedToken;
 use crate::model::{Clock, TokenInfo, MAX_TOKEN_DAYS};
+use crate::rpc::RpcError;
 use leptos::prelude::*;
+use uuid::Uuid;
+
+#[server(prefix = "/rpc", endpoint = "tokens/list", output = crate::codec::JsonText)]
+pub async fn list_tokens() -> Result<Vec<TokenInfo>, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
+    Ok(crate::backend::accounts::tokens::list_for(&ctx.db, &principal).await?)
+}
+
+#[server(prefix = "/rpc", endpoint = "tokens/create", output = crate::codec::JsonText)]
+pub async fn create_token(name: String, expires_in_days: i64) -> Result<CreatedToken, RpcError> {
+    let (principal, ctx) =
+        crate::rpc::browser("API tokens are created from a signed-in browser session, never with another API token")?;
+    Ok(crate::backend::accounts::tokens::create_for(&ctx.db, &principal, &name, expires_in_days).await?)
+}
+
+#[server(prefix = "/rpc", endpoint = "tokens/revoke", output = crate::codec::JsonText)]
+pub async fn revoke_token(id: Uuid) -> Result<TokenInfo, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
+    Ok(crate::backend::accounts::tokens::revoke(&ctx.db, &ctx.tokens, &principal, id).await?)
+}
 
 #[component]
 pub fn TokensPage() -> impl IntoView {

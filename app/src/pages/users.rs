@@ -2,9 +2,40 @@
 //! added or removed by hand (group-granted ones are marked; they return at
 //! the next login while the group stays).
 
-use super::account::{list_users, AssignTenant, DisableUser, EnableUser, RemoveTenant};
 use crate::model::{MembershipSource, UserSummary};
+use crate::rpc::RpcError;
 use leptos::prelude::*;
+use uuid::Uuid;
+
+#[server(prefix = "/rpc", endpoint = "users/list", output = crate::codec::JsonText)]
+pub async fn list_users() -> Result<Vec<UserSummary>, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
+    Ok(crate::backend::accounts::users::list(&ctx.db, &principal).await?)
+}
+
+#[server(prefix = "/rpc", endpoint = "users/assign_tenant", output = crate::codec::JsonText)]
+pub async fn assign_tenant(user_id: Uuid, tenant: String) -> Result<UserSummary, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
+    Ok(crate::backend::accounts::users::assign_tenant(&ctx.db, &principal, user_id, tenant.trim()).await?)
+}
+
+#[server(prefix = "/rpc", endpoint = "users/remove_tenant", output = crate::codec::JsonText)]
+pub async fn remove_tenant(user_id: Uuid, tenant: String) -> Result<UserSummary, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
+    Ok(crate::backend::accounts::users::remove_tenant(&ctx.db, &principal, user_id, &tenant).await?)
+}
+
+#[server(prefix = "/rpc", endpoint = "users/disable", output = crate::codec::JsonText)]
+pub async fn disable_user(user_id: Uuid, reason: String) -> Result<UserSummary, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
+    Ok(crate::backend::accounts::disable::disable(&ctx.db, &ctx.tokens, &principal, user_id, &reason).await?)
+}
+
+#[server(prefix = "/rpc", endpoint = "users/enable", output = crate::codec::JsonText)]
+pub async fn enable_user(user_id: Uuid) -> Result<UserSummary, RpcError> {
+    let (principal, ctx) = crate::rpc::ctx()?;
+    Ok(crate::backend::accounts::disable::enable(&ctx.db, &principal, user_id).await?)
+}
 
 #[component]
 pub fn UsersPage() -> impl IntoView {

@@ -10,7 +10,7 @@ use leptos::prelude::*;
 #[server(prefix = "/rpc", endpoint = "admin/worker", output = crate::codec::JsonText)]
 pub async fn load_worker_status() -> Result<WorkerStatus, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
-    Ok(crate::backend::worker::status::status(&ctx.db, &principal).await?)
+    Ok(crate::backend::sessions::status::status(&ctx.db, &principal).await?)
 }
 
 fn at(clock: &Clock, value: Option<DateTime<Utc>>) -> String {

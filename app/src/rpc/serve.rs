@@ -7,7 +7,7 @@ use crate::backend::accounts::tokens::TokenCache;
 use crate::backend::admission::AdmissionQueue;
 use crate::backend::calendar::feed::FeedKey;
 use crate::backend::error::{ServiceError, ServiceResult};
-use crate::backend::worker::provisioning::ManifestRenderer;
+use crate::backend::sessions::preview::ManifestRenderer;
 use crate::model::{ActionNotice, ClusterMode, Principal, SignInOptions};
 use leptos::prelude::*;
 use std::sync::Arc;

@@ -26,7 +26,8 @@ pub fn checked_zone(field: &str, name: Option<&str>) -> Result<Tz, FieldError> {
 
 /// The instant a local day starts. Where a zone skips midnight (a DST
 /// change at 00:00), the day starts at the first instant that exists.
-pub fn local_midnight(tz: Tz, date: NaiveDate) -> DateTime<Utc> {
+/// Any zone: the quotas' weeks are counted with it too.
+pub fn local_midnight<Z: TimeZone>(tz: Z, date: NaiveDate) -> DateTime<Utc> {
     let mut at = date.and_hms_opt(0, 0, 0).expect("midnight exists");
     // No zone skips more than a few hours; a day always has an instant.
     for _ in 0..48 {

@@ -8,6 +8,8 @@ pub mod fit;
 #[cfg(any(feature = "ssr", test))]
 pub mod local_time;
 pub mod pool_spec;
+// Admission's, on the server: its weeks start at local midnights (`local_time`).
+#[cfg(any(feature = "ssr", test))]
 pub mod quota;
 // Zones come with chrono-tz, which the browser build leaves out.
 #[cfg(any(feature = "ssr", test))]

@@ -8,8 +8,9 @@
 //! the kind's lock with the tenant's bookings of that kind.
 
 use super::capacity::{peak_usage, Usage};
+use super::local_time::local_midnight;
 use crate::model::{QuotaLimit, TenantQuota, Window};
-use chrono::{DateTime, Datelike, Duration, NaiveDate, TimeZone, Utc};
+use chrono::{DateTime, Datelike, Duration, TimeZone, Utc};
 
 /// Why a request does not fit the tenant's quota; figures in the limit's unit
 /// (units, or hours for the weekly limit).
@@ -41,22 +42,11 @@ pub fn unit_minutes(usages: &[Usage], window: Window) -> i64 {
         .sum()
 }
 
-/// The first instant of `date` in `tz`: local midnight, or, where a DST gap
-/// swallows midnight, the first local time after it that exists.
-fn start_of_day<Tz: TimeZone>(tz: &Tz, date: NaiveDate) -> DateTime<Utc> {
-    let midnight = date.and_hms_opt(0, 0, 0).unwrap_or_default();
-    (0..=24 * 4)
-        .map(|quarter| midnight + Duration::minutes(15 * quarter))
-        .find_map(|local| tz.from_local_datetime(&local).earliest())
-        .map(|at| at.with_timezone(&Utc))
-        .unwrap_or_else(|| Utc.from_utc_datetime(&midnight))
-}
-
 /// The ISO week (in `tz`) that contains `at`.
 pub fn iso_week_of<Tz: TimeZone>(at: DateTime<Utc>, tz: &Tz) -> Window {
     let local = at.with_timezone(tz).date_naive();
     let monday = local - Duration::days(i64::from(local.weekday().num_days_from_monday()));
-    Window { start: start_of_day(tz, monday), end: start_of_day(tz, monday + Duration::days(7)) }
+    Window { start: local_midnight(tz.clone(), monday), end: local_midnight(tz.clone(), monday + Duration::days(7)) }
 }
 
 /// Every ISO week (in `tz`) that `window` touches, in order.

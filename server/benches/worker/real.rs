@@ -25,8 +25,8 @@ use super::kube_stack::{self, reap_pods, run_pods, As};
 use super::{namespace, percentile, Bench};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, ListParams};
-use server::worker::manifests::{self, Cluster};
-use server::worker::reconcile::Reconciler;
+use server::provisioner::manifests::{self, Cluster};
+use server::provisioner::reconcile::Reconciler;
 use sqlx::PgPool;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -153,7 +153,7 @@ pub async fn rows(bench: &Bench) {
     let client = counted_worker_client(stack).await;
     let worker = Reconciler::new(db.clone(), client.clone(), Cluster::default());
     let (stop, stopped) = tokio::sync::watch::channel(false);
-    let loop_task = tokio::spawn(async move { server::worker::run::run(worker, stopped).await.unwrap() });
+    let loop_task = tokio::spawn(async move { server::provisioner::run::run(worker, stopped).await.unwrap() });
     tokio::time::sleep(Duration::from_secs(1)).await;
 
     let samples = std::env::var("BENCH_REAL_SAMPLES").ok().and_then(|s| s.parse().ok()).unwrap_or(20);
@@ -188,7 +188,7 @@ pub async fn rows(bench: &Bench) {
     // Window end: every one of the 50 closes now, with the loop running again.
     let worker = Reconciler::new(db.clone(), client, Cluster::default());
     let (stop, stopped) = tokio::sync::watch::channel(false);
-    let loop_task = tokio::spawn(async move { server::worker::run::run(worker, stopped).await.unwrap() });
+    let loop_task = tokio::spawn(async move { server::provisioner::run::run(worker, stopped).await.unwrap() });
     sqlx::query("UPDATE booking SET ends_at = now() WHERE id = ANY($1)").bind(&ids).execute(&db).await.unwrap();
     let ended = Instant::now();
     let namespaces: Api<Namespace> = Api::all(admin.clone());
@@ -282,16 +282,19 @@ async fn floor(stack: &kube_stack::Stack, n: usize) -> Vec<Duration> {
         async move {
             for object in manifests::all(&session, &Cluster::default(), "t0ken") {
                 let text = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
-                let resource = server::worker::snapshot::resource(&text(&object["apiVersion"]), &text(&object["kind"]));
+                let resource =
+                    server::provisioner::snapshot::resource(&text(&object["apiVersion"]), &text(&object["kind"]));
                 let api: Api<DynamicObject> = match object["metadata"]["namespace"].as_str() {
                     Some(ns) => Api::namespaced_with(client.clone(), ns, &resource),
                     None => Api::all_with(client.clone(), &resource),
                 };
                 let (params, patch) = (PatchParams::apply(manifests::FIELD_MANAGER).force(), Patch::Apply(&object));
                 let name = text(&object["metadata"]["name"]);
-                server::worker::retry::retrying(3, Duration::from_millis(200), || api.patch(&name, &params, &patch))
-                    .await
-                    .unwrap_or_else(|e| panic!("the bare client applies {name}: {e}"));
+                server::provisioner::retry::retrying(3, Duration::from_millis(200), || {
+                    api.patch(&name, &params, &patch)
+                })
+                .await
+                .unwrap_or_else(|e| panic!("the bare client applies {name}: {e}"));
             }
             started.elapsed()
         }
@@ -341,7 +344,7 @@ async fn homes(bench: &Bench, stack: &kube_stack::Stack, admin: &kube::Client) {
     let cluster = Cluster { storage_class: Some(HOMES.into()), ..Cluster::default() };
     let worker = Reconciler::new(bench.db.clone(), counted_worker_client(stack).await, cluster);
     let (stop, stopped) = tokio::sync::watch::channel(false);
-    let loop_task = tokio::spawn(async move { server::worker::run::run(worker, stopped).await.unwrap() });
+    let loop_task = tokio::spawn(async move { server::provisioner::run::run(worker, stopped).await.unwrap() });
     let namespaces: Api<Namespace> = Api::all(admin.clone());
     let (mut first, mut again) = (Vec::new(), Vec::new());
     for _ in 0..samples {
@@ -397,7 +400,7 @@ async fn homes(bench: &Bench, stack: &kube_stack::Stack, admin: &kube::Client) {
 /// A converged pass with both switches on (`--kueue`, `--scale-ahead 30m`):
 /// `n` sessions active, `n` bookings opening in 10 minutes.
 async fn with_switches(bench: &Bench, stack: &kube_stack::Stack, admin: &kube::Client) {
-    use server::worker::manifests::ahead::{AheadMode, ScaleAhead};
+    use server::provisioner::manifests::ahead::{AheadMode, ScaleAhead};
     let kubelet = tokio::spawn(kubelet(admin.clone()));
     let cluster = Cluster {
         kueue: true,

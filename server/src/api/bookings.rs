@@ -43,7 +43,7 @@ async fn create(
         })
     };
     let (status, body): (u16, serde_json::Value) =
-        admission::once::once(&state.db, principal.user_id, key.as_deref(), &new, act).await?;
+        admission::idempotency::once(&state.db, principal.user_id, key.as_deref(), &new, act).await?;
     Ok((StatusCode::from_u16(status).unwrap_or(StatusCode::CREATED), Json(body)).into_response())
 }
 

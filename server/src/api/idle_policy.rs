@@ -5,7 +5,7 @@ use super::auth::Caller;
 use super::error::ApiResult;
 use super::input::{ApiJson, PathId};
 use crate::state::AppState;
-use app::backend::worker::idle_reclaim;
+use app::backend::sessions::idle_reclaim;
 use app::model::IdlePolicy;
 use axum::extract::State;
 use axum::routing::get;

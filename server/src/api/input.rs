@@ -172,7 +172,7 @@ impl<S: Send + Sync> FromRequestParts<S> for PathId {
 }
 
 /// The `Idempotency-Key` header, when sent: a request repeated with the
-/// same key gets the first answer (`admission::once`).
+/// same key gets the first answer (`admission::idempotency`).
 pub struct IdempotencyKey(pub Option<String>);
 
 impl<S: Send + Sync> FromRequestParts<S> for IdempotencyKey {

@@ -1,7 +1,7 @@
 use super::auth::Caller;
 use super::error::ApiResult;
 use crate::state::AppState;
-use app::backend::worker::status;
+use app::backend::sessions::status;
 use app::model::WorkerStatus;
 use axum::extract::State;
 use axum::routing::get;

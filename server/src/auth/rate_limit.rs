@@ -106,7 +106,7 @@ impl Limits {
                 .and_then(|v| v.rsplit(',').next())
                 .and_then(|v| v.trim().parse().ok())
         });
-        forwarded.or_else(|| crate::http_server::peer(request).map(|peer| peer.ip()))
+        forwarded.or_else(|| crate::web::http_server::peer(request).map(|peer| peer.ip()))
     }
 }
 

@@ -4,7 +4,7 @@
 use super::login;
 use super::oidc::{LoginError, PendingLogin};
 use super::AuthState;
-use crate::plain_page::escape;
+use crate::web::plain_page::escape;
 use app::backend::accounts::users::{self, FederatedLogin};
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
@@ -233,7 +233,7 @@ pub fn error_page(status: StatusCode, title: &str, detail: &str) -> Response {
         title = escape(title),
         detail = escape(detail),
     );
-    crate::plain_page::page(status, title, &inner)
+    crate::web::plain_page::page(status, title, &inner)
 }
 
 #[cfg(test)]

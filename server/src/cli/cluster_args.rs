@@ -1,11 +1,11 @@
 //! How the cluster that runs workspaces is set up, as flags: the worker
 //! and the `Cluster` its manifests are built for.
 
-use crate::worker::fleet::Fleet;
-use crate::worker::manifests::ahead::{AheadMode, ScaleAhead};
-use crate::worker::manifests::{self, Cluster, Expose, ImageCache, Proxy};
-use crate::worker::reach::{self, Reach};
-use crate::worker::reconcile::Reconciler;
+use crate::provisioner::cluster_clients::{self, ClusterClients};
+use crate::provisioner::clusters::Fleet;
+use crate::provisioner::manifests::ahead::{AheadMode, ScaleAhead};
+use crate::provisioner::manifests::{self, Cluster, Expose, ImageCache, Proxy};
+use crate::provisioner::reconcile::Reconciler;
 use clap::Args;
 use sqlx::PgPool;
 use std::sync::Arc;
@@ -23,13 +23,13 @@ pub struct ClusterArgs {
     pub hub: bool,
     /// Where the hub reads the member clusters' kubeconfig Secrets: a
     /// namespace of their own, so the worker may read no other Secret.
-    #[arg(long, env = "BERTH_KUBECONFIG_NAMESPACE", default_value = reach::WORKER_KUBECONFIGS)]
+    #[arg(long, env = "BERTH_KUBECONFIG_NAMESPACE", default_value = cluster_clients::WORKER_KUBECONFIGS)]
     pub kubeconfig_namespace: String,
     /// Where the portal reads its kubeconfig of each other cluster (a
     /// Secret named after the cluster, key `kubeconfig`, of that cluster's
     /// berth-portal ServiceAccount) to open workspaces there; apart from the
     /// worker's, so neither identity can read the other's.
-    #[arg(long, env = "BERTH_PORTAL_KUBECONFIG_NAMESPACE", default_value = reach::PORTAL_KUBECONFIGS)]
+    #[arg(long, env = "BERTH_PORTAL_KUBECONFIG_NAMESPACE", default_value = cluster_clients::PORTAL_KUBECONFIGS)]
     pub portal_kubeconfig_namespace: String,
     /// Each session also gets Kueue quota (kueue.x-k8s.io/v1beta2, Kueue ≥ v0.15):
     /// a ClusterQueue of its own holding what was booked, in the pool's
@@ -43,7 +43,7 @@ pub struct ClusterArgs {
     pub scale_ahead: Option<chrono::Duration>,
     /// How the room is held: a CapacityBuffer, or low-priority placeholder pods.
     #[arg(long, env = "BERTH_SCALE_AHEAD_MODE", value_enum, default_value = "capacity-buffer")]
-    pub scale_ahead_mode: crate::worker::manifests::ahead::AheadMode,
+    pub scale_ahead_mode: crate::provisioner::manifests::ahead::AheadMode,
     /// Workspace URLs are https://<namespace>.<domain>/.
     #[arg(long, env = "BERTH_WORKSPACE_DOMAIN", default_value = "berth.local")]
     pub workspace_domain: String,
@@ -195,12 +195,12 @@ impl ClusterArgs {
         Ok(worker)
     }
 
-    /// The fleet of clusters this process drives (see `worker::fleet`):
+    /// The fleet of clusters this process drives (see `provisioner::clusters`):
     /// its own through `client`, and others as the flags and rows say. Its
     /// own cluster's worker carries the site's duties (notifications, GPU
     /// use); the outbox and the usage minutes are safe to share between
     /// processes, each row taken once.
-    pub fn fleet(&self, db: PgPool, reach: Arc<Reach>, portal_url: &url::Url) -> anyhow::Result<Fleet> {
+    pub fn fleet(&self, db: PgPool, reach: Arc<ClusterClients>, portal_url: &url::Url) -> anyhow::Result<Fleet> {
         // Checked once here: the flags cannot change while the process runs.
         let site = self.worker(db.clone(), reach.own_client(), portal_url)?;
         let simulated = reach.simulates();
@@ -225,8 +225,8 @@ impl ClusterArgs {
 
     /// How this process reaches each cluster: its own through `client`,
     /// others as the flags say, simulated ones too when `simulated`.
-    pub fn reach(&self, client: kube::Client, simulated: bool) -> Arc<Reach> {
-        let reach = Reach::new(&self.own_cluster, client)
+    pub fn reach(&self, client: kube::Client, simulated: bool) -> Arc<ClusterClients> {
+        let reach = ClusterClients::new(&self.own_cluster, client)
             .kubeconfigs(&self.kubeconfig_namespace, &self.portal_kubeconfig_namespace);
         Arc::new(if simulated { reach.simulating() } else { reach })
     }
@@ -291,7 +291,7 @@ impl ClusterArgs {
             deny_resources: self.deny_resources.clone(),
             gate_image: self.gate_image.clone(),
             kueue: self.kueue,
-            scale_ahead: self.scale_ahead.map(|lead| crate::worker::manifests::ahead::ScaleAhead {
+            scale_ahead: self.scale_ahead.map(|lead| crate::provisioner::manifests::ahead::ScaleAhead {
                 lead,
                 mode: self.scale_ahead_mode,
                 pause_image: self.pause_image.clone(),

@@ -4,7 +4,7 @@ use super::discovery::{cluster_client, real_cluster};
 use super::signals::{stop_on_signal, stopped, DRAIN};
 use super::{AuthArgs, Cli, ClusterArgs, Command, Database, TokenCommand, UserCommand};
 use crate::auth::Auth;
-use crate::worker::manifests::{self, Cluster, Session};
+use crate::provisioner::manifests::{self, Cluster, Session};
 use crate::{router, seed, AppState};
 use app::backend::{accounts::tokens, accounts::users, MIGRATOR};
 use app::model::ClusterMode;
@@ -57,9 +57,8 @@ pub async fn connect(db: &Database, connections: u32) -> anyhow::Result<PgPool> 
 
 /// The manifests preview of one booking.
 pub async fn render_manifests(db: &PgPool, booking_id: uuid::Uuid, cluster: &Cluster) -> anyhow::Result<String> {
-    let facts = app::backend::worker::provisioning::facts(db, booking_id)
-        .await
-        .map_err(|e| anyhow::anyhow!(e.public_message()))?;
+    let facts =
+        app::backend::sessions::facts::facts(db, booking_id).await.map_err(|e| anyhow::anyhow!(e.public_message()))?;
     Ok(manifests::preview(&Session::of(facts), cluster))
 }
 
@@ -129,7 +128,7 @@ async fn serve(db: Database, serving: Serving, auth: Box<AuthArgs>, cluster: Box
     let worker = (!serving.no_worker).then(|| tokio::spawn(fleet.run(stop.clone())));
     let listener = tokio::net::TcpListener::bind(listen).await?;
     tracing::info!("serving on http://{listen}");
-    let server = crate::http_server::serve(
+    let server = crate::web::http_server::serve(
         listener,
         router(state),
         std::time::Duration::from_secs(serving.header_read_timeout),

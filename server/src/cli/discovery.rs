@@ -1,6 +1,6 @@
 //! Which cluster the worker talks to.
 
-use crate::worker::simulated::SimulatedCluster;
+use crate::provisioner::simulated::SimulatedCluster;
 use app::model::ClusterMode;
 
 /// The cluster the kubeconfig (or in-cluster config) names, or else the

@@ -1,5 +1,5 @@
 use super::*;
-use crate::worker::manifests::Expose;
+use crate::provisioner::manifests::Expose;
 
 #[test]
 fn lifetimes_take_days_hours_or_minutes() {

@@ -4,8 +4,8 @@
 //! pool's), named.
 
 use super::outbox::Due;
-use crate::plain_page::escape;
-use app::backend::worker::homes::{persistence_sentence, KeptUntil};
+use crate::web::plain_page::escape;
+use app::backend::sessions::homes::{persistence_sentence, KeptUntil};
 use app::model::{short_kind, Kept};
 use chrono::DateTime;
 use serde_json::{json, Value};

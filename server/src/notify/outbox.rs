@@ -42,10 +42,10 @@ pub async fn schedule_timed(db: &PgPool) -> sqlx::Result<u64> {
          WHERE h.gone_at IS NULL AND h.delete_requested_at IS NULL AND k.kept <= now() + make_interval(days => d.days)
            AND k.kept > now() + make_interval(days => d.after)
          ON CONFLICT (dedupe) DO NOTHING",
-        app::backend::worker::homes::kept_until_sql("h.user_id", "$2", "h.purpose")
+        app::backend::sessions::homes::kept_until_sql("h.user_id", "$2", "h.purpose")
     ))
     .bind(LEAD)
-    .bind(app::backend::worker::homes::SITE_RETENTION_DAYS)
+    .bind(app::backend::sessions::homes::SITE_RETENTION_DAYS)
     .execute(db)
     .await?;
     Ok(done.rows_affected())
@@ -182,12 +182,12 @@ pub async fn claim(db: &PgPool, limit: i64) -> sqlx::Result<Vec<Due>> {
          LEFT JOIN app_user u ON u.id = c.user_id
          LEFT JOIN webhook h ON h.id = c.webhook_id
          {}",
-        app::backend::worker::homes::kept_until_columns("$3"),
-        app::backend::worker::continuation::following(true),
+        app::backend::sessions::homes::kept_until_columns("$3"),
+        app::backend::sessions::continuation::following(true),
     ))
     .bind(limit)
     .bind(LEASE_SECONDS as f64)
-    .bind(app::backend::worker::homes::SITE_RETENTION_DAYS)
+    .bind(app::backend::sessions::homes::SITE_RETENTION_DAYS)
     .fetch_all(db)
     .await
 }

@@ -90,7 +90,7 @@ async fn live_bookings(db: &PgPool, minute: DateTime<Utc>) -> sqlx::Result<Vec<L
     let rows: Vec<(uuid::Uuid, String, i32, uuid::Uuid)> = sqlx::query_as(&format!(
         "SELECT b.id, t.slug, b.quantity, {} FROM booking b JOIN tenant t ON t.id = b.tenant_id
          WHERE b.state = 'active' AND b.starts_at <= $1 AND b.ends_at > $1",
-        app::backend::worker::continuation::SESSION_ID
+        app::backend::sessions::continuation::SESSION_ID
     ))
     .bind(minute)
     .fetch_all(db)
@@ -99,7 +99,7 @@ async fn live_bookings(db: &PgPool, minute: DateTime<Utc>) -> sqlx::Result<Vec<L
         .into_iter()
         .map(|(id, tenant, units, session)| LiveBooking {
             id,
-            namespace: crate::worker::manifests::namespace_name(&tenant, session),
+            namespace: crate::provisioner::manifests::namespace_name(&tenant, session),
             units,
         })
         .collect())
@@ -271,7 +271,7 @@ pub async fn run(sampler: Sampler, db: PgPool) {
             Err(err) => tracing::warn!(error = %err, "usage sampling failed; trying again next minute"),
         }
         // Idle reclaim reads the minutes just written; a gap leaves every booking as it was.
-        match app::backend::worker::idle_reclaim::pass(&db).await {
+        match app::backend::sessions::idle_reclaim::pass(&db).await {
             Ok(done) if done != Default::default() => tracing::info!(?done, "idle reclaim"),
             Ok(_) => {}
             Err(err) => tracing::warn!(error = %err, "idle reclaim failed; trying again next minute"),

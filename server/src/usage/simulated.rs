@@ -34,7 +34,7 @@ pub async fn exposition(db: &PgPool, now: DateTime<Utc>) -> sqlx::Result<String>
          JOIN pool_kind k ON k.pool_id = b.pool_id AND k.kind = b.kind
          LEFT JOIN workspace_open o ON o.booking_id = b.id
          WHERE b.state = 'active' AND b.starts_at <= $1 AND b.ends_at > $1",
-        app::backend::worker::continuation::SESSION_ID
+        app::backend::sessions::continuation::SESSION_ID
     ))
     .bind(now)
     .fetch_all(db)
@@ -54,7 +54,7 @@ pub async fn exposition(db: &PgPool, now: DateTime<Utc>) -> sqlx::Result<String>
     let mut power =
         String::from("# HELP DCGM_FI_DEV_POWER_USAGE Power draw (in W).\n# TYPE DCGM_FI_DEV_POWER_USAGE gauge\n");
     for (id, tenant, kind, units, vram_gb, opened, session) in rows {
-        let namespace = crate::worker::manifests::namespace_name(&tenant, session);
+        let namespace = crate::provisioner::manifests::namespace_name(&tenant, session);
         let busy_now = opened.is_some_and(|at| (now - at).num_minutes() < BUSY_AFTER_OPEN_MINUTES);
         let profile = kind.strip_prefix("nvidia.com/mig-");
         let short = &id.simple().to_string()[..8];

@@ -7,7 +7,7 @@ use crate::policy::session;
 
 use policy::{Policy, Request};
 use serde_json::{json, Value};
-use server::worker::manifests::{self, Cluster, Session};
+use server::provisioner::manifests::{self, Cluster, Session};
 use session::{session, USER};
 
 const WORKER: &str = "system:serviceaccount:berth:berth-worker";
@@ -340,7 +340,7 @@ fn session_pods_stay_on_their_pools_nodes_with_the_booked_kind() {
 fn inside_a_session_only_the_worker_writes_the_guard_rails() {
     let policy = Policy::load("policies/berth-session-guardrails.yaml");
     let ns = namespace_of(&mine());
-    let objects: Vec<Value> = manifests::all(&mine(), &cluster(), "t");
+    let objects: Vec<Value> = manifests::all(&mine(), &cluster(), "t").into_iter().collect();
     let rendered = |kind: &str| objects.iter().find(|o| o["kind"] == kind).unwrap().clone();
     let allow_all = json!({
         "apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": { "name": "allow-all" },
@@ -503,7 +503,7 @@ fn inside_a_session_only_the_worker_writes_the_guard_rails() {
 fn the_worker_writes_only_inside_berths_session_namespaces() {
     let policy = Policy::load("policies/berth-worker-scope.yaml");
     let ns = namespace_of(&mine());
-    let objects: Vec<Value> = manifests::all(&mine(), &cluster(), "t");
+    let objects: Vec<Value> = manifests::all(&mine(), &cluster(), "t").into_iter().collect();
     let by_worker =
         |group, resource, namespace: &Value, object: Value| Request::create(group, resource, WORKER, namespace, object);
     let cluster_scoped = Value::Null;

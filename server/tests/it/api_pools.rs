@@ -437,11 +437,11 @@ async fn a_pool_sets_its_workspaces_grace_at_the_end_of_the_window_up_to_30_seco
     let (status, body) = f.book(&f.ada, GPU, 1, slot(8), slot(10)).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     let booking: uuid::Uuid = body["id"].as_str().unwrap().parse().unwrap();
-    let facts = app::backend::worker::provisioning::facts(&f.db, booking).await.unwrap();
-    let session = server::worker::manifests::Session::of(facts);
-    let workspace = serde_json::to_value(server::worker::manifests::deployment(
+    let facts = app::backend::sessions::facts::facts(&f.db, booking).await.unwrap();
+    let session = server::provisioner::manifests::Session::of(facts);
+    let workspace = serde_json::to_value(server::provisioner::manifests::deployment(
         &session,
-        &server::worker::manifests::Cluster::default(),
+        &server::provisioner::manifests::Cluster::default(),
     ))
     .unwrap();
     assert_eq!(workspace["spec"]["template"]["spec"]["terminationGracePeriodSeconds"], 10);

@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use app::backend::{accounts::tokens, bookings::approvals, bookings::mine as my_bookings, worker::provisioning};
+use app::backend::{accounts::tokens, bookings::approvals, bookings::mine as my_bookings, sessions::transitions};
 use axum::body::Body;
 use axum::http::{header, Method, Request, StatusCode};
 use common::{raw, slot, Fixture, MIG};
@@ -92,13 +92,13 @@ async fn a_booking_whose_window_opens_unapproved_is_rejected_with_that_reason() 
         .execute(&f.db)
         .await
         .unwrap();
-    assert_eq!(provisioning::reject_unapproved(&f.db, None).await.unwrap(), 1);
-    assert_eq!(provisioning::reject_unapproved(&f.db, None).await.unwrap(), 0, "once");
+    assert_eq!(transitions::reject_unapproved(&f.db, None).await.unwrap(), 1);
+    assert_eq!(transitions::reject_unapproved(&f.db, None).await.unwrap(), 0, "once");
     let states: Vec<(Uuid, String)> =
         sqlx::query_as("SELECT id, state FROM booking ORDER BY starts_at").fetch_all(&f.db).await.unwrap();
     assert_eq!(states, [(id_of(&late), "rejected".into()), (id_of(&future), "pending".into())]);
     let (_, log) = f.call(Method::GET, "/api/v1/audit?action=booking.rejected", Some(&f.admin), None).await;
-    assert_eq!(log["entries"][0]["detail"], provisioning::NOT_APPROVED_IN_TIME);
+    assert_eq!(log["entries"][0]["detail"], transitions::NOT_APPROVED_IN_TIME);
     assert_eq!(log["entries"][0]["actor"], serde_json::Value::Null, "Berth itself");
 }
 

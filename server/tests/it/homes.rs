@@ -99,7 +99,7 @@ async fn a_home_is_kept_after_its_owners_last_session_and_its_owner_hears_before
     assert_eq!(status, 204);
     let (_, mine) = f.call(Method::GET, "/api/v1/homes", Some(&f.ada), None).await;
     assert_eq!(mine[0]["delete_requested"], true);
-    assert_eq!(app::backend::worker::homes::due_to_go(&f.db, None, "").await.unwrap(), ["pvc-ada"]);
+    assert_eq!(app::backend::sessions::homes::due_to_go(&f.db, None, "").await.unwrap(), ["pvc-ada"]);
     let (status, _) = f.call(Method::DELETE, &format!("/api/v1/homes/{}", Uuid::new_v4()), Some(&f.admin), None).await;
     assert_eq!(status, 404, "no such home");
 }
@@ -115,7 +115,7 @@ async fn an_approved_booking_ahead_keeps_the_home_until_it_has_ended() {
         .execute(&f.db)
         .await
         .unwrap();
-    let due = || app::backend::worker::homes::due_to_go(&f.db, None, "");
+    let due = || app::backend::sessions::homes::due_to_go(&f.db, None, "");
     assert_eq!(due().await.unwrap(), ["pvc-ada"], "40 days after her last session");
     let (status, body) = f.book(&f.ada, MIG, 1, slot(8), slot(12)).await;
     assert_eq!(status, 201, "{body}");
@@ -211,7 +211,7 @@ async fn no_room_is_held_ahead_for_a_booking_that_takes_over_a_running_session()
     f.place(MIG, 1, (now - minutes(60), boundary), "active").await;
     let next = f.place(MIG, 1, (boundary, boundary + minutes(60)), "approved").await;
     let other = f.place(common::GPU, 1, (boundary, boundary + minutes(60)), "approved").await;
-    let ahead = app::backend::worker::provisioning::ahead(&f.db, None, minutes(30)).await.unwrap();
+    let ahead = app::backend::sessions::due::ahead(&f.db, None, minutes(30)).await.unwrap();
     let ids: Vec<Uuid> = ahead.iter().map(|facts| facts.booking_id).collect();
     assert!(!ids.contains(&next), "its session runs on: {ids:?}");
     assert!(ids.contains(&other), "another kind starts a session of its own: {ids:?}");
@@ -291,7 +291,7 @@ async fn a_model_cache_has_its_own_size_and_retention_and_a_tenant_may_keep_it_p
             && both.contains(" and model cache (/models) until ")
     );
     assert!(both.contains("; everything else in this session ends at "), "{both}");
-    let facts = app::backend::worker::provisioning::facts(&f.db, id).await.unwrap();
+    let facts = app::backend::sessions::facts::facts(&f.db, id).await.unwrap();
     assert_eq!((facts.window.cache_gib, facts.window.cache_kept), (300, true));
 
     let per_session = json!({ "home_gib": 50, "cache_gib": 300, "cache_kept": false });
@@ -299,13 +299,13 @@ async fn a_model_cache_has_its_own_size_and_retention_and_a_tenant_may_keep_it_p
     let alone = sentence().await;
     assert!(alone.contains("everything else in this session, the model cache included, ends at"), "{alone}");
     assert!(!alone.contains("/models"), "{alone}");
-    let facts = app::backend::worker::provisioning::facts(&f.db, id).await.unwrap();
+    let facts = app::backend::sessions::facts::facts(&f.db, id).await.unwrap();
     assert!(!facts.window.cache_kept);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_home_is_kept_on_its_cluster_and_never_offered_or_let_go_by_another() {
-    use app::backend::worker::homes::{due_to_go, of, record, Kept};
+    use app::backend::sessions::homes::{due_to_go, of, record, Kept};
     let f = Fixture::new().await;
     let ada = user_id(&f, "ada@a.test").await;
     let (status, east) = f

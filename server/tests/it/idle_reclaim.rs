@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use app::backend::worker::idle_reclaim::{card_notes, pass, Reclaimed};
+use app::backend::sessions::idle_reclaim::{card_notes, pass, Reclaimed};
 use axum::http::{Method, StatusCode};
 use common::{slot, Fixture, GPU, MIG};
 use serde_json::json;

@@ -9,8 +9,8 @@ use crate::common;
 use axum::http::Method;
 use common::{call, slot, test_state, Fixture};
 use serde_json::json;
-use server::worker::manifests::Cluster;
-use server::worker::reconcile::Reconciler;
+use server::provisioner::manifests::Cluster;
+use server::provisioner::reconcile::Reconciler;
 
 #[tokio::test]
 async fn an_owner_removed_from_the_bookings_tenant_can_no_longer_open_extend_end_or_cancel_it() {
@@ -32,7 +32,7 @@ async fn an_owner_removed_from_the_bookings_tenant_can_no_longer_open_extend_end
         server::router(test_state(f.db.clone()).with_cluster(
             Cluster::default(),
             mode,
-            server::worker::reach::Reach::single(cluster.client()),
+            server::provisioner::cluster_clients::ClusterClients::single(cluster.client()),
         ))
     };
     let after = portal();

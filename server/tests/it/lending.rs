@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use app::backend::worker::lending;
+use app::backend::sessions::lending;
 use axum::http::{Method, StatusCode};
 use chrono::{Duration, DurationRound, Utc};
 use common::{Fixture, GPU, MIG};

@@ -5,7 +5,7 @@
 use crate::common;
 
 use serde_json::{json, Value};
-use server::worker::manifests::{self, Cluster, Expose, ImageCache, KindGrant, Proxy, Session};
+use server::provisioner::manifests::{self, Cluster, Expose, ImageCache, KindGrant, Proxy, Session};
 
 fn session() -> Session {
     Session {
@@ -541,7 +541,7 @@ fn on_openshift_a_route_replaces_the_ingress() {
     });
     assert_eq!(manifests::route(&session(), &openshift), route);
     let objects = manifests::all(&session(), &openshift, "t");
-    assert_eq!(objects.last(), Some(&route), "the Route takes the Ingress's place");
+    assert_eq!(objects.inside.last(), Some(&route), "the Route takes the Ingress's place");
     assert!(objects.iter().all(|o| o["kind"] != "Ingress"));
     assert_eq!(openshift.workspace_url(&session()), "https://berth-team-a-0f0e0d0c.gpu.example.org/");
 }

@@ -248,7 +248,7 @@ async fn every_event_reaches_its_people_once_by_email_and_webhook() {
     let live = portal.book(&ada, &h100, "nvidia.com/mig-1g.24gb", 1, running, running + 1).await;
     let failing = portal.book(&ada, &h100, "nvidia.com/mig-1g.24gb", 1, 30, 32).await;
     let failing_id: uuid::Uuid = failing.parse().unwrap();
-    app::backend::worker::provisioning::system_transition(
+    app::backend::sessions::transitions::system_transition(
         &db,
         failing_id,
         Action::Fail,

@@ -11,8 +11,8 @@ use axum::http::{header, Request};
 use common::{test_state, Fixture};
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
-use server::worker::manifests::Cluster;
-use server::worker::reconcile::Reconciler;
+use server::provisioner::manifests::Cluster;
+use server::provisioner::reconcile::Reconciler;
 use tower::ServiceExt;
 
 async fn open(app: &axum::Router, id: &str, token: Option<&str>) -> (u16, Option<String>, Option<String>) {

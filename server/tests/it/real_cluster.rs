@@ -16,9 +16,9 @@ use k8s_openapi::api::apps::v1::{DaemonSet, Deployment};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, PersistentVolumeClaim, ResourceQuota, Secret};
 use kube::api::{Api, DynamicObject, ListParams};
 use serde_json::{json, Value};
-use server::worker::manifests::owned_by;
-use server::worker::manifests::{self, Cluster, Expose, ImageCache, Proxy};
-use server::worker::snapshot::Snapshot;
+use server::provisioner::manifests::owned_by;
+use server::provisioner::manifests::{self, Cluster, Expose, ImageCache, Proxy};
+use server::provisioner::snapshot::Snapshot;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -45,8 +45,10 @@ fn foothold(ns: &str) -> Vec<Value> {
 }
 
 fn dynamic(client: &kube::Client, ns: &str, object: &Value) -> Api<DynamicObject> {
-    let resource =
-        server::worker::snapshot::resource(object["apiVersion"].as_str().unwrap(), object["kind"].as_str().unwrap());
+    let resource = server::provisioner::snapshot::resource(
+        object["apiVersion"].as_str().unwrap(),
+        object["kind"].as_str().unwrap(),
+    );
     Api::namespaced_with(client.clone(), ns, &resource)
 }
 
@@ -92,8 +94,9 @@ async fn a_mig_interactive_session_lives_its_whole_life_on_the_real_server() {
     let report = w.worker.pass().await.unwrap();
     assert!(report.errors.is_empty(), "the real server refused: {:?}", report.errors);
     assert_eq!(report.applied, 16, "namespace and 15 objects in it");
-    let facts = app::backend::worker::provisioning::facts(&w.f.db, id).await.unwrap();
-    let expected = manifests::all(&manifests::Session::of(facts), &Cluster::default(), "");
+    let facts = app::backend::sessions::facts::facts(&w.f.db, id).await.unwrap();
+    let expected: Vec<_> =
+        manifests::all(&manifests::Session::of(facts), &Cluster::default(), "").into_iter().collect();
     assert_applied_once(&w.objects(id).await, &expected);
 
     let ns = World::namespace(id);
@@ -183,7 +186,7 @@ async fn a_mig_interactive_session_lives_its_whole_life_on_the_real_server() {
     assert_eq!(card.access_note.as_deref(), Some(note.as_str()), "ada's card says why the workspace restarted");
     let deployments: Api<Deployment> = Api::namespaced(w.admin.clone(), &ns);
     let template = deployments.get("workspace").await.unwrap().spec.unwrap().template.metadata.unwrap();
-    assert!(template.annotations.unwrap().contains_key(server::worker::rotate::ROTATED_ANNOTATION));
+    assert!(template.annotations.unwrap().contains_key(server::provisioner::rotate::ROTATED_ANNOTATION));
     w.until_ready(id, &lab_node_labels()).await;
 
     // Open workspace: the portal reads the access Secret as berth-portal.
@@ -192,7 +195,7 @@ async fn a_mig_interactive_session_lives_its_whole_life_on_the_real_server() {
     let app = server::router(common::test_state(w.f.db.clone()).with_cluster(
         Cluster::default(),
         mode,
-        server::worker::reach::Reach::single(portal.clone()),
+        server::provisioner::cluster_clients::ClusterClients::single(portal.clone()),
     ));
     let request = axum::http::Request::get(format!("/bookings/{id}/open"))
         .header("authorization", format!("Bearer {}", w.f.ada))
@@ -463,8 +466,9 @@ async fn a_worker_killed_mid_provisioning_is_finished_by_the_next_without_duplic
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
     drop(second);
-    let facts = app::backend::worker::provisioning::facts(&w.f.db, id).await.unwrap();
-    let expected = manifests::all(&manifests::Session::of(facts), &Cluster::default(), "");
+    let facts = app::backend::sessions::facts::facts(&w.f.db, id).await.unwrap();
+    let expected: Vec<_> =
+        manifests::all(&manifests::Session::of(facts), &Cluster::default(), "").into_iter().collect();
     let objects = w.objects(id).await;
     assert_eq!(partial + 3, objects.len(), "killed before the workspace, its Service and Ingress");
     assert_applied_once(&objects, &expected);
@@ -498,7 +502,7 @@ async fn a_pool_names_only_priority_and_runtime_classes_the_cluster_has() {
     )
     .unwrap();
     let classes: Api<DynamicObject> =
-        Api::all_with(w.admin.clone(), &server::worker::snapshot::resource("node.k8s.io/v1", "RuntimeClass"));
+        Api::all_with(w.admin.clone(), &server::provisioner::snapshot::resource("node.k8s.io/v1", "RuntimeClass"));
     if classes.get_opt("nvidia").await.unwrap().is_none() {
         classes.create(&Default::default(), &runtime).await.unwrap();
     }

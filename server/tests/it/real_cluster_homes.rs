@@ -19,7 +19,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolume, PersistentVolumeCl
 use k8s_openapi::api::storage::v1::StorageClass;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
-use server::worker::manifests::{self, Cluster};
+use server::provisioner::manifests::{self, Cluster};
 use std::time::{Duration, Instant};
 use uuid::Uuid;
 

@@ -13,8 +13,8 @@ use attack::*;
 use common::kube_stack::{stack, As};
 use kube::api::{Api, DynamicObject, PostParams};
 use serde_json::json;
-use server::worker::manifests::{self, Cluster};
-use server::worker::snapshot::resource;
+use server::provisioner::manifests::{self, Cluster};
+use server::provisioner::snapshot::resource;
 
 const MIG: &str = "nvidia.com/mig-1g.24gb";
 /// Someone with `edit` in a namespace of their own, outside every session.
@@ -297,8 +297,8 @@ async fn session_pods_keep_to_the_pools_priority_and_runtime_class_and_inject_no
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_workers_account_runs_only_pinned_placeholders_and_the_image_cache_in_berths_namespace() {
-    use server::worker::manifests::ahead::{self, AheadMode, ScaleAhead};
-    use server::worker::manifests::{image_cache_daemon_set, ImageCache};
+    use server::provisioner::manifests::ahead::{self, AheadMode, ScaleAhead};
+    use server::provisioner::manifests::{image_cache_daemon_set, ImageCache};
     let Some(stack) = stack() else { return };
     let worker = stack.client(As::Worker).await;
     let session = session::session("team-w", "5f0e0d0c-0b0a-4908-8706-050403020100", MIG, &[("berth.io/pool", "a")]);

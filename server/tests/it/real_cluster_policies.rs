@@ -14,9 +14,9 @@ use attack::*;
 use common::kube_stack::{stack, As};
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use serde_json::{json, Value};
-use server::worker::manifests::{self, Expose, Session};
-use server::worker::retry::retrying;
-use server::worker::snapshot::resource;
+use server::provisioner::manifests::{self, Expose, Session};
+use server::provisioner::retry::retrying;
+use server::provisioner::snapshot::resource;
 use session::USER;
 use std::time::{Duration, Instant};
 

@@ -18,11 +18,11 @@ use common::{slot, GPU, MIG};
 use k8s_openapi::api::core::v1::{Namespace, ResourceQuota};
 use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
-use server::worker::manifests::ahead::{AheadMode, ScaleAhead};
-use server::worker::manifests::kueue::{self, KUEUE_API, LOCAL_QUEUE};
-use server::worker::manifests::{self, Cluster};
-use server::worker::reconcile::{Policy, Reconciler};
-use server::worker::snapshot::resource;
+use server::provisioner::manifests::ahead::{AheadMode, ScaleAhead};
+use server::provisioner::manifests::kueue::{self, KUEUE_API, LOCAL_QUEUE};
+use server::provisioner::manifests::{self, Cluster};
+use server::provisioner::reconcile::{Policy, Reconciler};
+use server::provisioner::snapshot::resource;
 use uuid::Uuid;
 
 fn queues(client: &kube::Client) -> Api<DynamicObject> {
@@ -90,7 +90,7 @@ async fn each_session_is_a_cluster_queue_of_its_own_that_the_user_reads_and_that
     let portal = server::router(common::test_state(w.f.db.clone()).with_cluster(
         Cluster::default(),
         mode,
-        server::worker::reach::Reach::single(w.admin.clone()),
+        server::provisioner::cluster_clients::ClusterClients::single(w.admin.clone()),
     ));
     let request = axum::http::Request::get("/bookings?tz=UTC")
         .header(axum::http::header::AUTHORIZATION, format!("Bearer {}", w.f.ada))
@@ -151,7 +151,7 @@ async fn each_session_is_a_cluster_queue_of_its_own_that_the_user_reads_and_that
     assert_eq!(refused(queues(&user).patch(&ns, &PatchParams::default(), &raise).await), 403);
     let mut own: DynamicObject = serde_json::from_value(kueue::cluster_queue(&manifests::Session {
         booking_id: Uuid::new_v4(),
-        ..manifests::Session::of(app::backend::worker::provisioning::facts(&w.f.db, mig).await.unwrap())
+        ..manifests::Session::of(app::backend::sessions::facts::facts(&w.f.db, mig).await.unwrap())
     }))
     .unwrap();
     own.metadata.labels = None;

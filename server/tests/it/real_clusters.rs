@@ -13,9 +13,9 @@ use common::{Fixture, MIG};
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::api::{Api, DynamicObject, ListParams};
 use serde_json::json;
-use server::worker::manifests::{self, owned_by, Cluster};
-use server::worker::reconcile::{ClusterRef, Policy, Reconciler};
-use server::worker::snapshot::{resource, SESSION_KINDS};
+use server::provisioner::manifests::{self, owned_by, Cluster};
+use server::provisioner::reconcile::{ClusterRef, Policy, Reconciler};
+use server::provisioner::snapshot::{resource, SESSION_KINDS};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -39,7 +39,7 @@ async fn opens_on_east(f: &Fixture, west: &Stack, east: &Stack, id: Uuid) {
         &kubeconfig,
     ]);
     assert!(created.status.success(), "{}", String::from_utf8_lossy(&created.stderr));
-    let reach = server::worker::reach::Reach::new("default", west.client(As::Portal).await)
+    let reach = server::provisioner::cluster_clients::ClusterClients::new("default", west.client(As::Portal).await)
         .kubeconfigs("berth-clusters", "berth-portal-clusters");
     let mode = app::model::ClusterMode { simulated: false, kueue: false };
     let portal =
@@ -239,8 +239,8 @@ async fn two_real_clusters_converge_together_and_one_stopped_mid_window_fails_al
     let west_worker = worker(&f, "default", worker_client(west, None).await).await;
     let east_worker = worker(&f, "east", worker_client(east, Some(&door)).await).await;
     let leads = [
-        tokio::spawn(server::worker::run::run(west_worker, stopped.clone())),
-        tokio::spawn(server::worker::run::run(east_worker, stopped)),
+        tokio::spawn(server::provisioner::run::run(west_worker, stopped.clone())),
+        tokio::spawn(server::provisioner::run::run(east_worker, stopped)),
     ];
     let kubelet =
         kubelets(vec![(west_admin.clone(), common::world::lab_node_labels()), (east_admin.clone(), east_nodes())]);
@@ -329,8 +329,10 @@ async fn the_lease_moves_from_a_hub_worker_to_one_inside_the_cluster_without_a_d
     // The hub drives east first (a kubeconfig of berth-worker); a worker
     // inside east waits on east's lease meanwhile.
     let (stop_hub, hub_stopped) = tokio::sync::watch::channel(false);
-    let hub =
-        tokio::spawn(server::worker::run::run(worker(&f, "east", worker_client(east, None).await).await, hub_stopped));
+    let hub = tokio::spawn(server::provisioner::run::run(
+        worker(&f, "east", worker_client(east, None).await).await,
+        hub_stopped,
+    ));
     let first = book(&f, east_mig).await;
     eventually(
         &f,
@@ -340,7 +342,7 @@ async fn the_lease_moves_from_a_hub_worker_to_one_inside_the_cluster_without_a_d
     )
     .await;
     let (stop_member, member_stopped) = tokio::sync::watch::channel(false);
-    let member = tokio::spawn(server::worker::run::run(
+    let member = tokio::spawn(server::provisioner::run::run(
         worker(&f, "east", worker_client(east, None).await).await,
         member_stopped,
     ));
@@ -413,12 +415,12 @@ async fn a_hub_worker_drives_a_member_through_its_kubeconfig_secret_and_reads_no
         f.call(Method::PUT, &format!("/api/v1/clusters/{east_id}"), Some(&f.admin), Some(body)).await;
     assert_eq!(status, 200, "{changed}");
     let db = f.db.clone();
-    let build: server::worker::fleet::Build = Arc::new(move |client, _row, _own| Reconciler {
+    let build: server::provisioner::clusters::Build = Arc::new(move |client, _row, _own| Reconciler {
         policy: Policy { retry_delay: Duration::from_millis(50), ..Policy::default() },
         ..Reconciler::new(db.clone(), client, Cluster::default())
     });
-    let reach = Arc::new(server::worker::reach::Reach::new("default", hub_client));
-    let fleet = server::worker::fleet::Fleet { db: f.db.clone(), reach, hub: true, build };
+    let reach = Arc::new(server::provisioner::cluster_clients::ClusterClients::new("default", hub_client));
+    let fleet = server::provisioner::clusters::Fleet { db: f.db.clone(), reach, hub: true, build };
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let running = tokio::spawn(fleet.run(stopped));
     let kubelet = kubelets(vec![(east_admin.clone(), east_nodes())]);

@@ -16,9 +16,9 @@ use common::MIG;
 use k8s_openapi::api::batch::v1::Job;
 use kube::api::{Api, DynamicObject, ListParams, PostParams};
 use serde_json::{json, Value};
-use server::worker::manifests::kueue::{self, BACKFILL_QUEUE, KUEUE_API, LOCAL_QUEUE};
-use server::worker::manifests::{self, Cluster};
-use server::worker::snapshot::resource;
+use server::provisioner::manifests::kueue::{self, BACKFILL_QUEUE, KUEUE_API, LOCAL_QUEUE};
+use server::provisioner::manifests::{self, Cluster};
+use server::provisioner::snapshot::resource;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 

@@ -11,8 +11,8 @@ use common::{slot, Fixture, MIG};
 use k8s_openapi::api::rbac::v1::RoleBinding;
 use kube::Api;
 use serde_json::{json, Value};
-use server::worker::manifests::Cluster;
-use server::worker::reconcile::Reconciler;
+use server::provisioner::manifests::Cluster;
+use server::provisioner::reconcile::Reconciler;
 use tower::ServiceExt;
 
 async fn share(f: &Fixture, token: &str, id: &str, email: &str) -> (u16, Value) {
@@ -153,7 +153,7 @@ async fn access(client: &kube::Client, ns: &str) -> (String, Option<String>) {
     };
     let deployments: Api<k8s_openapi::api::apps::v1::Deployment> = Api::namespaced(client.clone(), ns);
     let template = deployments.get("workspace").await.unwrap().spec.unwrap().template.metadata.unwrap();
-    (token, template.annotations.unwrap_or_default().get(server::worker::rotate::ROTATED_ANNOTATION).cloned())
+    (token, template.annotations.unwrap_or_default().get(server::provisioner::rotate::ROTATED_ANNOTATION).cloned())
 }
 
 fn subjects(binding: &RoleBinding) -> Vec<String> {

@@ -7,8 +7,8 @@ use crate::common;
 use axum::body::Body;
 use axum::http::{header, Request};
 use common::Fixture;
-use server::worker::manifests::Cluster;
-use server::worker::reconcile::Reconciler;
+use server::provisioner::manifests::Cluster;
+use server::provisioner::reconcile::Reconciler;
 use tower::ServiceExt;
 
 /// As a browser asks (a page, `Accept: text/html`).
@@ -121,7 +121,7 @@ async fn on_the_simulated_cluster_a_persons_next_session_binds_their_kept_home_a
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_the_simulated_cluster_a_pool_with_a_team_cache_mounts_one_of_the_teams_volumes() {
     use k8s_openapi::api::core::v1::PersistentVolumeClaim;
-    use server::worker::simulated_storage::SIMULATED_TEAM_CACHE_CLASS;
+    use server::provisioner::simulated::storage::SIMULATED_TEAM_CACHE_CLASS;
     let f = Fixture::new().await;
     let lab = format!("/api/v1/pools/{}", f.lab);
     let body = serde_json::json!({ "team_cache_class": SIMULATED_TEAM_CACHE_CLASS });

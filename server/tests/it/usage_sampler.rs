@@ -48,7 +48,7 @@ async fn active_booking(
     .execute(&f.db)
     .await
     .unwrap();
-    (id, server::worker::manifests::namespace_name(&slug, id))
+    (id, server::provisioner::manifests::namespace_name(&slug, id))
 }
 
 /// Serves `body` at http://127.0.0.1:<port>/metrics.

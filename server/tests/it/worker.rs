@@ -1,6 +1,6 @@
 //! The worker's pass through a real `kube::Client` against an in-memory API
 //! server (kube-fake-client behind the namespace harness in
-//! `server/src/worker/simulated.rs`), with bookings in a real PostgreSQL.
+//! `server/src/provisioner/simulated.rs`), with bookings in a real PostgreSQL.
 
 use crate::common;
 
@@ -11,9 +11,9 @@ use k8s_openapi::api::core::v1::ResourceQuota;
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use serde_json::json;
-use server::worker::manifests::Cluster;
-use server::worker::reconcile::{Policy, Reconciler};
-use server::worker::simulated::SimulatedCluster as FakeCluster;
+use server::provisioner::manifests::Cluster;
+use server::provisioner::reconcile::{Policy, Reconciler};
+use server::provisioner::simulated::SimulatedCluster as FakeCluster;
 use std::sync::Arc;
 
 struct World {
@@ -54,7 +54,7 @@ impl World {
 
     /// The steps as the booking page shows them: (step, state, detail).
     async fn steps(&self, id: uuid::Uuid) -> Vec<(String, String, String)> {
-        let stored = app::backend::worker::session_status::load(&self.f.db, &[id]).await.unwrap();
+        let stored = app::backend::sessions::session_status::load(&self.f.db, &[id]).await.unwrap();
         let status = stored.get(&id).expect("the worker reported on the session").status.clone();
         status.steps.into_iter().map(|s| (s.step, s.state.as_str().to_string(), s.detail)).collect()
     }
@@ -279,15 +279,15 @@ async fn the_loop_wakes_on_a_booking_change_and_only_the_leader_works() {
     let World { f, fake, worker } = world().await;
     // Another worker is active: this one waits.
     let mut leader = f.db.acquire().await.unwrap().detach();
-    assert!(app::backend::worker::provisioning::try_lead(&mut leader, None).await.unwrap());
+    assert!(app::backend::sessions::lease::try_lead(&mut leader, None).await.unwrap());
     let (stop, stopped) = tokio::sync::watch::channel(false);
-    let task = tokio::spawn(server::worker::run::run(worker, stopped));
+    let task = tokio::spawn(server::provisioner::run::run(worker, stopped));
     let (status, body) = f.book(&f.ada, MIG, 1, common::current_slot(), slot(4)).await;
     assert_eq!(status, 201, "{body}");
     tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
     assert!(fake.namespace_names().is_empty(), "a standby worker does nothing");
     let admin = app::backend::accounts::tokens::authenticate(&f.db, &f.admin).await.unwrap().unwrap();
-    let waiting = app::backend::worker::status::status(&f.db, &admin).await.unwrap();
+    let waiting = app::backend::sessions::status::status(&f.db, &admin).await.unwrap();
     assert_eq!((waiting.leader, waiting.processes.len()), (None, 1), "registered, not leading");
 
     // The active worker goes away: this one takes over and converges.
@@ -295,14 +295,14 @@ async fn the_loop_wakes_on_a_booking_change_and_only_the_leader_works() {
     eventually("the standby takes over", || !fake.namespace_names().is_empty(), std::time::Duration::from_secs(10))
         .await;
     // The worker page names the leader and its last start pass.
-    let name = app::backend::worker::status::process_name();
-    let mut status = app::backend::worker::status::status(&f.db, &admin).await.unwrap();
+    let name = app::backend::sessions::status::process_name();
+    let mut status = app::backend::sessions::status::status(&f.db, &admin).await.unwrap();
     for _ in 0..50 {
         if status.processes[0].start_pass_at.is_some() {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        status = app::backend::worker::status::status(&f.db, &admin).await.unwrap();
+        status = app::backend::sessions::status::status(&f.db, &admin).await.unwrap();
     }
     assert_eq!(status.leader.as_deref(), Some(name.as_str()));
     let process = &status.processes[0];
@@ -310,7 +310,7 @@ async fn the_loop_wakes_on_a_booking_change_and_only_the_leader_works() {
     assert_eq!(process.start_pass_error, None);
     assert!(status.sessions.iter().map(|(_, n)| n).sum::<i64>() >= 1, "{:?}", status.sessions);
     let ada = app::backend::accounts::tokens::authenticate(&f.db, &f.ada).await.unwrap().unwrap();
-    assert_eq!(app::backend::worker::status::status(&f.db, &ada).await.unwrap_err().status(), 403);
+    assert_eq!(app::backend::sessions::status::status(&f.db, &ada).await.unwrap_err().status(), 403);
 
     // A new booking is picked up at once (NOTIFY), not at the 30 s resync.
     let (status, _) = f.book(&f.ada, MIG, 1, common::current_slot(), slot(2)).await;
@@ -351,7 +351,10 @@ async fn only_open_or_imminent_windows_and_live_sessions_notify_the_worker() {
     let payload: serde_json::Value = serde_json::from_str(note.payload()).unwrap();
     assert_eq!(payload["id"], open["id"], "the far booking and its cancellation did not notify");
     assert_eq!((payload["state"].as_str(), payload["was"].as_str()), (Some("approved"), None));
-    assert_eq!(server::worker::wake::wake_for(note.payload(), chrono::Utc::now()), server::worker::wake::Wake::Now);
+    assert_eq!(
+        server::provisioner::wake::wake_for(note.payload(), chrono::Utc::now()),
+        server::provisioner::wake::Wake::Now
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -509,7 +512,7 @@ async fn a_hand_deleted_namespace_is_back_at_once_through_the_watch() {
     let ns = World::namespace(body["id"].as_str().unwrap().parse().unwrap());
     worker.client = fake.client();
     let (stop, stopped) = tokio::sync::watch::channel(false);
-    let task = tokio::spawn(server::worker::run::run(worker, stopped));
+    let task = tokio::spawn(server::provisioner::run::run(worker, stopped));
     eventually(
         "the session is provisioned",
         || fake.namespace_names() == [ns.clone()],
@@ -536,7 +539,7 @@ async fn the_image_cache_daemon_set_follows_the_pools_images_and_the_configured_
     let vllm = format!("vllm/vllm-openai@sha256:{}", "0a".repeat(32));
     let notebook = format!("quay.io/jupyter/pytorch-notebook@sha256:{}", "0b".repeat(32));
     sqlx::query("UPDATE pool SET images = images || $1").bind(vec![notebook.clone()]).execute(&w.f.db).await.unwrap();
-    w.worker.cluster.image_cache = Some(server::worker::manifests::ImageCache {
+    w.worker.cluster.image_cache = Some(server::provisioner::manifests::ImageCache {
         images: vec![vllm.clone()],
         registries: vec!["docker.io/vllm".into(), "docker.io/ollama".into(), "quay.io/jupyter".into()],
         node_selector: [("nvidia.com/gpu.present".to_string(), "true".to_string())].into(),
@@ -566,7 +569,7 @@ async fn the_image_cache_daemon_set_follows_the_pools_images_and_the_configured_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_openshift_the_workspace_gets_a_route() {
     let mut w = world().await;
-    w.worker.cluster.expose = server::worker::manifests::Expose::Route;
+    w.worker.cluster.expose = server::provisioner::manifests::Expose::Route;
     let id = w.open_booking().await;
     let report = w.worker.pass().await.unwrap();
     assert_eq!((report.applied, report.errors.len()), (16, 0), "{report:?}");
@@ -599,7 +602,7 @@ async fn the_snapshot_lists_no_secret_and_keeps_only_the_sessions_namespaces() {
     decoys.create(&Default::default(), &decoy).await.unwrap();
     let namespaces = [World::namespace(id)].into_iter().collect();
     let snapshot =
-        server::worker::snapshot::Snapshot::read(&w.worker.client, &namespaces, 0, std::time::Duration::ZERO)
+        server::provisioner::snapshot::Snapshot::read(&w.worker.client, &namespaces, 0, std::time::Duration::ZERO)
             .await
             .unwrap();
     assert_eq!(snapshot.len(), 14, "the session's 15 objects but its access Secret, which is never read");
@@ -613,7 +616,7 @@ async fn the_snapshot_lists_no_secret_and_keeps_only_the_sessions_namespaces() {
     let quota = snapshot.get(&quota).unwrap();
     assert!(quota["spec"].is_null(), "other kinds are read as metadata: {quota}");
     assert!(quota["metadata"]["managedFields"].is_null(), "without who wrote which field");
-    let applied = &quota["metadata"]["annotations"][server::worker::manifests::APPLIED_ANNOTATION];
+    let applied = &quota["metadata"]["annotations"][server::provisioner::manifests::APPLIED_ANNOTATION];
     assert_eq!(applied.as_str().map(str::len), Some(16), "stamped with the digest it was applied with: {quota}");
     let workspace = serde_json::json!({
         "kind": "Deployment", "metadata": { "name": "workspace", "namespace": World::namespace(id) },
@@ -634,7 +637,7 @@ async fn the_snapshot_lists_no_secret_and_keeps_only_the_sessions_namespaces() {
         inside.create(&Default::default(), &serde_json::from_value(extra).unwrap()).await.unwrap();
     }
     let snapshot =
-        server::worker::snapshot::Snapshot::read(&w.worker.client, &namespaces, 0, std::time::Duration::ZERO)
+        server::provisioner::snapshot::Snapshot::read(&w.worker.client, &namespaces, 0, std::time::Duration::ZERO)
             .await
             .unwrap();
     assert_eq!(snapshot.len(), 14 + 600);
@@ -643,7 +646,7 @@ async fn the_snapshot_lists_no_secret_and_keeps_only_the_sessions_namespaces() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn switching_the_image_cache_off_deletes_berths_daemon_set_and_nothing_else() {
     let mut w = world().await;
-    w.worker.cluster.image_cache = Some(server::worker::manifests::ImageCache {
+    w.worker.cluster.image_cache = Some(server::provisioner::manifests::ImageCache {
         images: vec![],
         registries: vec![],
         node_selector: Default::default(),
@@ -782,7 +785,7 @@ async fn a_booking_the_worker_completes_withdraws_its_open_extension_request() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_next_boundary_is_the_nearest_approved_start_or_running_end() {
     let w = world().await;
-    let next = || app::backend::worker::provisioning::next_boundary(&w.f.db, None);
+    let next = || app::backend::sessions::due::next_boundary(&w.f.db, None);
     assert_eq!(next().await.unwrap(), None, "nothing booked, no timer");
     let open = w.open_booking().await;
     assert_eq!(next().await.unwrap(), Some(slot(4)), "the open window's end");

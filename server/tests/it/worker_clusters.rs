@@ -8,9 +8,9 @@ use crate::common;
 
 use common::{Fixture, MIG};
 use serde_json::json;
-use server::worker::manifests::Cluster;
-use server::worker::reconcile::{ClusterRef, Policy, Reconciler};
-use server::worker::simulated::SimulatedCluster;
+use server::provisioner::manifests::Cluster;
+use server::provisioner::reconcile::{ClusterRef, Policy, Reconciler};
+use server::provisioner::simulated::SimulatedCluster;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
@@ -65,8 +65,8 @@ async fn two_clusters_converge_together_and_one_that_goes_down_fails_alone() {
     let east_pool = east(&f).await;
     let (west_api, east_api) = (SimulatedCluster::start(true).await, SimulatedCluster::start(true).await);
     let (stop, stopped) = tokio::sync::watch::channel(false);
-    let west = tokio::spawn(server::worker::run::run(worker_for(&f, "default", &west_api).await, stopped.clone()));
-    let east = tokio::spawn(server::worker::run::run(worker_for(&f, "east", &east_api).await, stopped));
+    let west = tokio::spawn(server::provisioner::run::run(worker_for(&f, "default", &west_api).await, stopped.clone()));
+    let east = tokio::spawn(server::provisioner::run::run(worker_for(&f, "east", &east_api).await, stopped));
 
     // A session on each cluster, each on its own API server only.
     let (on_west, on_east) = (book_on(&f, f.lab).await, book_on(&f, east_pool).await);
@@ -138,7 +138,7 @@ async fn two_clusters_converge_together_and_one_that_goes_down_fails_alone() {
     assert_eq!((status.as_u16(), here.get("warning")), (201, None), "{here}");
     // The worker page lists each cluster: east unreachable, west fine.
     let admin = app::backend::accounts::tokens::authenticate(&f.db, &f.admin).await.unwrap().unwrap();
-    let status = app::backend::worker::status::status(&f.db, &admin).await.unwrap();
+    let status = app::backend::sessions::status::status(&f.db, &admin).await.unwrap();
     let health: Vec<(&str, bool, bool)> = status
         .clusters
         .iter()
@@ -169,7 +169,7 @@ async fn a_clusters_lease_moves_between_workers_without_a_double_start() {
     // The hub drives the cluster; a worker inside it (the member shape) waits
     // on the same cluster's lease.
     let (stop_hub, hub_stopped) = tokio::sync::watch::channel(false);
-    let hub = tokio::spawn(server::worker::run::run(worker_for(&f, "default", &api).await, hub_stopped));
+    let hub = tokio::spawn(server::provisioner::run::run(worker_for(&f, "default", &api).await, hub_stopped));
     let first = book_on(&f, f.lab).await;
     eventually(
         "the hub starts the session",
@@ -178,7 +178,7 @@ async fn a_clusters_lease_moves_between_workers_without_a_double_start() {
     )
     .await;
     let (stop_member, member_stopped) = tokio::sync::watch::channel(false);
-    let member = tokio::spawn(server::worker::run::run(worker_for(&f, "default", &api).await, member_stopped));
+    let member = tokio::spawn(server::provisioner::run::run(worker_for(&f, "default", &api).await, member_stopped));
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let writes_for_one = api.writes();
 
@@ -205,14 +205,15 @@ async fn a_fleet_drives_its_own_cluster_and_each_simulated_one_each_behind_its_l
     let east_pool = east(&f).await;
     let own = SimulatedCluster::start(true).await;
     let db = f.db.clone();
-    let build: server::worker::fleet::Build = Arc::new(move |client, _row, _own| {
+    let build: server::provisioner::clusters::Build = Arc::new(move |client, _row, _own| {
         let mut worker = Reconciler::new(db.clone(), client, Cluster::default());
         worker.policy = quick();
         worker
     });
     // `make run`'s shape: its own cluster, and every simulated one.
-    let reach = Arc::new(server::worker::reach::Reach::new("default", own.client()).simulating());
-    let fleet = server::worker::fleet::Fleet { db: f.db.clone(), reach: reach.clone(), hub: false, build };
+    let reach =
+        Arc::new(server::provisioner::cluster_clients::ClusterClients::new("default", own.client()).simulating());
+    let fleet = server::provisioner::clusters::Fleet { db: f.db.clone(), reach: reach.clone(), hub: false, build };
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let running = tokio::spawn(fleet.run(stopped));
     let (on_own, on_east) = (book_on(&f, f.lab).await, book_on(&f, east_pool).await);

@@ -8,8 +8,8 @@ use crate::common;
 
 use common::database;
 use common::processes::{berth, berth_output};
-use server::worker::manifests::namespace_name;
-use server::worker::simulated::SimulatedCluster;
+use server::provisioner::manifests::namespace_name;
+use server::provisioner::simulated::SimulatedCluster;
 use std::time::{Duration, Instant};
 use uuid::Uuid;
 

@@ -19,7 +19,7 @@ pub(super) struct PrincipalRow {
     user_id: Uuid,
     email: String,
     name: String,
-    role: String,
+    role: Role,
     tenant_ids: Vec<Uuid>,
     tenant_slugs: Vec<String>,
 }
@@ -30,7 +30,7 @@ impl From<PrincipalRow> for Principal {
             user_id: row.user_id,
             email: row.email,
             name: row.name,
-            role: Role::parse(&row.role).unwrap_or(Role::User),
+            role: row.role,
             tenants: row
                 .tenant_ids
                 .into_iter()

@@ -6,17 +6,19 @@
 //! with `quota`'s usage), and, for those that asked to wait, a place on the
 //! waitlist in the same transaction. A refusal for capacity names the next
 //! free window (`suggest`); a repeated submit gets the first answer
-//! (`once`). The waitlist (`backend::waitlist`) admits its entries again
+//! (`idempotency`). A recurring series is decided occurrence by occurrence
+//! through the same decision, in one transaction (`series`). The waitlist (`backend::waitlist`) admits its entries again
 //! through the same decision; admission itself knows the waitlist only
 //! through the queue, which puts requests on it.
 
 pub mod admit;
 pub mod create;
+pub mod idempotency;
 pub mod locks;
-pub mod once;
 pub mod queue;
 pub mod quota;
 pub mod request;
+pub mod series;
 pub mod suggest;
 mod terms;
 

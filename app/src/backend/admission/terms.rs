@@ -86,7 +86,7 @@ impl Terms {
     /// What the answer to a booking here says while the pool's cluster is unreachable.
     pub fn warning(&self) -> Option<String> {
         let (cluster, since) = (self.cluster.as_deref()?, self.unreachable_since?);
-        Some(crate::backend::worker::cluster_status::booking_warning(cluster, since))
+        Some(crate::backend::sessions::cluster_status::booking_warning(cluster, since))
     }
 
     pub fn may_book(&self, tenant: Uuid) -> bool {

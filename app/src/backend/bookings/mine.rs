@@ -4,7 +4,9 @@
 
 use crate::backend::admission::admit::WAITLIST_REASON;
 use crate::backend::error::ServiceResult;
-use crate::backend::{bookings, calendar::planning, db_now, pools, waitlist, worker::homes, worker::session_status};
+use crate::backend::{
+    bookings, calendar::planning, db_now, pools, sessions::homes, sessions::session_status, waitlist,
+};
 use crate::model::{BookingCard, BookingFilter, BookingState, EndOption, MyBookings, Principal, WaitlistLine, Window};
 use crate::rules::local_time::local_window;
 use crate::rules::local_time::zone;
@@ -55,13 +57,13 @@ async fn cards(
     let ids: Vec<uuid::Uuid> = own.iter().map(|b| b.id).collect();
     let mut sessions = session_status::load(db, &ids).await?;
     let mut failures = session_status::failure_reasons(db, &ids).await?;
-    let mut idle = crate::backend::worker::idle_reclaim::card_notes(db, &ids, &zone).await?;
+    let mut idle = crate::backend::sessions::idle_reclaim::card_notes(db, &ids, &zone).await?;
     let mut access = session_status::access_notes(db, &ids).await?;
     let kept = homes::kept_until_for(db, &ids).await?;
     let mut maintenance = crate::backend::pools::blackouts::windows::notes(db, &ids, tz).await?;
-    let mut cluster_down = crate::backend::worker::cluster_status::card_notes(db, &ids, &zone).await?;
-    let next = crate::backend::worker::continuation::successors(db, &ids).await?;
-    let mut apart = crate::backend::worker::continuation::cannot_continue(db, &ids).await?;
+    let mut cluster_down = crate::backend::sessions::cluster_status::card_notes(db, &ids, &zone).await?;
+    let next = crate::backend::sessions::continuation::successors(db, &ids).await?;
+    let mut apart = crate::backend::sessions::continuation::cannot_continue(db, &ids).await?;
     let mut rejected = bookings::events::last_reasons(db, &ids, BookingState::Rejected).await?;
     let mut approved = bookings::events::last_reasons(db, &ids, BookingState::Approved).await?;
     // The series' rules, read only when a card belongs to one.

@@ -13,8 +13,7 @@ pub mod live;
 pub mod mine;
 mod query;
 mod reschedule;
-mod row;
-pub mod series;
+pub(crate) mod row;
 pub mod series_form;
 
 pub use lifecycle::{approve, cancel, end_early, extend, reject};

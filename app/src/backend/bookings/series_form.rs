@@ -2,7 +2,7 @@
 //! become a series request in the viewer's zone; its preview comes back in
 //! the viewer's words.
 
-use crate::backend::bookings::series;
+use crate::backend::admission::series;
 use crate::backend::error::ServiceResult;
 use crate::model::{BookedSeries, Mode, NewSeries, OccurrenceLine, Principal, Repeat, SeriesPreview, Window};
 use crate::rules::local_time::{local_window, parse_local, zone};

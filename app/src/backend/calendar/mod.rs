@@ -126,7 +126,7 @@ pub async fn load(db: &PgPool, principal: &Principal, query: &CalendarQuery) -> 
     mark_used(&mut cells, &day_list, &pool.kinds, &bookings, &used, step);
     let blackouts = crate::backend::pools::blackouts::list(db, principal, pool.id).await?;
     mark_blackouts(&mut cells, &day_list, &pool.kinds, &blackouts, step);
-    let cluster_down = crate::backend::worker::cluster_status::pool_note(db, pool.id, &tz).await?;
+    let cluster_down = crate::backend::sessions::cluster_status::pool_note(db, pool.id, &tz).await?;
     Ok(CalendarData {
         cluster_down,
         pools: visible.iter().map(|p| PoolChoice { id: p.id, name: p.name.clone() }).collect(),

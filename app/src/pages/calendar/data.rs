@@ -1,7 +1,7 @@
 //! The calendar's server fns: load a week or day, an agenda or a month,
-//! and book from the form.
+//! and move a booking (booking itself: `pages::book`).
 
-use crate::model::{BookOutcome, CalendarData, CalendarSpan, MoveOutcome};
+use crate::model::{CalendarData, CalendarSpan, MoveOutcome};
 use crate::rpc::RpcError;
 use chrono::NaiveDate;
 use leptos::prelude::*;
@@ -92,31 +92,4 @@ pub async fn move_booking(id: Uuid, start: String, end: String, tz: String) -> R
     let (principal, ctx) = crate::rpc::ctx()?;
     let tz = crate::rpc::no_script::reader_zone(tz).await;
     Ok(crate::backend::bookings::form::move_to(&ctx.db, &principal, id, (&start, &end, &tz)).await?)
-}
-
-#[allow(clippy::too_many_arguments)] // one argument per form field
-#[server(prefix = "/rpc", endpoint = "book", output = crate::codec::JsonText)]
-pub async fn book(
-    pool_id: Uuid,
-    kind: String,
-    quantity: i32,
-    start: String,
-    end: String,
-    tz: String,
-    mode: String,
-    #[server(default)] image: String,
-    #[server(default)] note: String,
-    #[server(default)] waitlist: bool,
-    #[server(default)] idempotency_key: String,
-) -> Result<BookOutcome, RpcError> {
-    use crate::backend::admission::once::once;
-    use crate::backend::bookings::form::book;
-    use crate::model::BookingForm;
-    let (principal, ctx) = crate::rpc::ctx()?;
-    let form = BookingForm { pool_id, kind, quantity, start, end, tz, mode, image, note, waitlist };
-    // A second submit of the same form answers with the first outcome.
-    let key = Some(idempotency_key.as_str());
-    let outcome = once(&ctx.db, principal.user_id, key, &form, book(&ctx.admissions, &principal, &form)).await?;
-    crate::rpc::no_script::send_back_outcome(&outcome, &form);
-    Ok(outcome)
 }

@@ -6,13 +6,16 @@
 
 pub mod data;
 mod grid;
+mod keys;
 pub mod outcome;
 mod panel;
 mod selection;
 mod span;
 
+use super::book::Book;
+use super::url::urlencode;
 use crate::model::{CalendarData, PoolChoice, SpanKind};
-use data::{load_calendar, Book, MoveBooking};
+use data::{load_calendar, MoveBooking};
 use grid::Grid;
 use leptos::prelude::*;
 use leptos_router::components::Form;
@@ -99,7 +102,7 @@ fn GridPage() -> impl IntoView {
     let query = use_query_map();
     let book = ServerAction::<Book>::new();
     let moving = ServerAction::<MoveBooking>::new();
-    provide_context(grid::Refocus(RwSignal::new(None)));
+    provide_context(keys::Refocus(RwSignal::new(None)));
     let params = move || {
         query.with(|q| {
             (
@@ -231,13 +234,4 @@ fn Legend() -> impl IntoView {
             "drag your booking to move it, its lower edge to resize it (alt+arrows and alt+shift+arrows)"
         </p>
     }
-}
-
-pub(crate) fn urlencode(text: &str) -> String {
-    text.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }

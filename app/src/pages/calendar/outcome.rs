@@ -2,8 +2,9 @@
 //! booked window (and, when it waits for approval, who must approve), or why
 //! it was refused with the next free window as a one-click alternative.
 
-use super::data::{Book, MoveBooking};
+use super::data::MoveBooking;
 use crate::model::{BookOutcome, BookingForm, BookingState, MoveOutcome, Suggestion, Window};
+use crate::pages::book::Book;
 use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 use leptos_router::params::ParamsMap;

@@ -2,9 +2,9 @@
 //! to the `book` server fn — through the hydrated app when JavaScript runs,
 //! as a plain form post when it does not.
 
-use super::data::Book;
 use super::selection::Selection;
 use crate::model::CalendarData;
+use crate::pages::book::Book;
 use leptos::prelude::*;
 use std::sync::Arc;
 

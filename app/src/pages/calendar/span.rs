@@ -4,8 +4,9 @@
 //! JavaScript, read by the keyboard and screen readers as they are.
 
 use super::data::load_span;
-use super::{urlencode, PoolPicker, ViewSwitch};
+use super::{PoolPicker, ViewSwitch};
 use crate::model::{CalendarSpan, MonthDay, SpanKind};
+use crate::pages::url::urlencode;
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 

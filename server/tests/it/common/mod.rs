@@ -263,14 +263,14 @@ pub async fn dev_login(app: &Router, email: &str) -> (StatusCode, Option<String>
 pub async fn portal_on_memory_cluster(
     f: &Fixture,
     simulated: bool,
-) -> (std::sync::Arc<server::worker::simulated::SimulatedCluster>, Router, String) {
-    let cluster = server::worker::simulated::SimulatedCluster::start(true).await;
+) -> (std::sync::Arc<server::provisioner::simulated::SimulatedCluster>, Router, String) {
+    let cluster = server::provisioner::simulated::SimulatedCluster::start(true).await;
     let mode = app::model::ClusterMode { simulated, kueue: false };
-    let cluster_config = server::worker::manifests::Cluster::default();
+    let cluster_config = server::provisioner::manifests::Cluster::default();
     let app = router(test_state(f.db.clone()).with_cluster(
         cluster_config,
         mode,
-        server::worker::reach::Reach::single(cluster.client()),
+        server::provisioner::cluster_clients::ClusterClients::single(cluster.client()),
     ));
     let (mut status, mut body) = f.book(&f.ada, MIG, 1, current_slot(), slot(4)).await;
     if status == 422 && body["field"] == "start" {

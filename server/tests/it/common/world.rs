@@ -10,9 +10,9 @@ use axum::http::Method;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, DynamicObject, ListParams};
 use serde_json::{json, Value};
-use server::worker::manifests::{self, owned_by, Cluster};
-use server::worker::reconcile::{Policy, Reconciler};
-use server::worker::snapshot::{resource, SESSION_KINDS};
+use server::provisioner::manifests::{self, owned_by, Cluster};
+use server::provisioner::reconcile::{Policy, Reconciler};
+use server::provisioner::snapshot::{resource, SESSION_KINDS};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 use uuid::Uuid;
@@ -106,7 +106,7 @@ impl World {
         loop {
             let report = self.worker.pass().await.expect("a pass");
             assert!(report.errors.is_empty(), "the real server refused: {:?}", report.errors);
-            let stored = app::backend::worker::session_status::load(&self.f.db, &[id]).await.unwrap();
+            let stored = app::backend::sessions::session_status::load(&self.f.db, &[id]).await.unwrap();
             if stored.get(&id).is_some_and(|s| s.status.workspace_url.is_some()) {
                 return;
             }
@@ -119,7 +119,7 @@ impl World {
     }
 
     pub async fn steps(&self, id: Uuid) -> Vec<(String, String, String)> {
-        let stored = app::backend::worker::session_status::load(&self.f.db, &[id]).await.unwrap();
+        let stored = app::backend::sessions::session_status::load(&self.f.db, &[id]).await.unwrap();
         let status = stored.get(&id).map(|s| s.status.clone()).unwrap_or_default();
         status.steps.into_iter().map(|s| (s.step, s.state.as_str().to_string(), s.detail)).collect()
     }

@@ -3,9 +3,9 @@
 
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use serde_json::{json, Value};
-use server::worker::manifests::{self, Cluster, Session};
-use server::worker::retry::retrying;
-use server::worker::snapshot::resource;
+use server::provisioner::manifests::{self, Cluster, Session};
+use server::provisioner::retry::retrying;
+use server::provisioner::snapshot::resource;
 use std::time::{Duration, Instant};
 
 pub fn cluster() -> Cluster {

@@ -1,7 +1,7 @@
 //! A session as the admission-policy tests render it: the interpreter's
 //! (admission_policies.rs) and the real API server's (real_cluster_policies.rs).
 
-use server::worker::manifests::{KindGrant, Session};
+use server::provisioner::manifests::{KindGrant, Session};
 
 pub const USER: &str = "ada@example.test";
 
@@ -31,7 +31,7 @@ pub fn session(tenant: &str, id: &str, kind: &str, selector: &[(&str, &str)]) ->
             tolerations: vec![],
             ..Default::default()
         },
-        window: server::worker::manifests::Window {
+        window: server::provisioner::manifests::Window {
             owner_id: OWNER.parse().unwrap(),
             pool: "lab-h100".into(),
             ..Default::default()

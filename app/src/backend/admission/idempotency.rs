@@ -1,0 +1,95 @@
+//! Idempotent submits: a request that carries a key (the `Idempotency-Key`
+//! header, or the hidden field of every booking form) is carried out once
+//! per user and key; a repeat — a double click, a resent form, a script's
+//! retry — gets the first answer back instead of booking again. Keys live a
+//! day (`sessions::maintenance` deletes older ones).
+
+use crate::backend::error::{ServiceError, ServiceResult};
+use serde::{de::DeserializeOwned, Serialize};
+use sha2::{Digest, Sha256};
+use sqlx::PgPool;
+use std::future::Future;
+use uuid::Uuid;
+
+/// How long a key is remembered.
+pub const KEEP_HOURS: i32 = 24;
+
+/// Runs `act` once for `(user, key)`; `request` is what was asked (any
+/// serializable value), so that a key reused for another request is refused
+/// rather than answered with the wrong result. Without a key, `act` runs.
+pub async fn once<T, R, F>(db: &PgPool, user: Uuid, key: Option<&str>, request: &R, act: F) -> ServiceResult<T>
+where
+    T: Serialize + DeserializeOwned,
+    R: Serialize,
+    F: Future<Output = ServiceResult<T>>,
+{
+    let Some(key) = key.map(str::trim).filter(|k| !k.is_empty()) else { return act.await };
+    if key.len() > 255 {
+        return Err(crate::rules::FieldError::new("idempotency_key", "must be at most 255 characters").into());
+    }
+    let digest = hex::encode(Sha256::digest(serde_json::to_vec(request).unwrap_or_default()));
+    let claimed = sqlx::query(
+        "INSERT INTO idempotency_key (user_id, key, request) VALUES ($1, $2, $3) ON CONFLICT (user_id, key) DO NOTHING",
+    )
+    .bind(user)
+    .bind(key)
+    .bind(&digest)
+    .execute(db)
+    .await?
+    .rows_affected()
+        == 1;
+    if !claimed {
+        return earlier(db, user, key, &digest).await;
+    }
+    let result = act.await;
+    match &result {
+        Ok(answer) => {
+            let answer =
+                serde_json::to_value(answer).map_err(|_| ServiceError::Internal("an answer that is not JSON"))?;
+            sqlx::query("UPDATE idempotency_key SET answer = $3 WHERE user_id = $1 AND key = $2")
+                .bind(user)
+                .bind(key)
+                .bind(answer)
+                .execute(db)
+                .await?;
+        }
+        // Nothing was done: the same key may try again.
+        Err(_) => {
+            sqlx::query("DELETE FROM idempotency_key WHERE user_id = $1 AND key = $2")
+                .bind(user)
+                .bind(key)
+                .execute(db)
+                .await?;
+        }
+    }
+    result
+}
+
+/// The first answer to this key; a conflict while the first request still
+/// runs, or when the key was used for another request.
+async fn earlier<T: DeserializeOwned>(db: &PgPool, user: Uuid, key: &str, digest: &str) -> ServiceResult<T> {
+    let (request, answer): (String, Option<serde_json::Value>) =
+        sqlx::query_as("SELECT request, answer FROM idempotency_key WHERE user_id = $1 AND key = $2")
+            .bind(user)
+            .bind(key)
+            .fetch_optional(db)
+            .await?
+            .ok_or(ServiceError::Conflict {
+                code: "idempotency_retry",
+                field: Some("idempotency_key".into()),
+                reason: "the first request with this key just failed; send it again".into(),
+            })?;
+    if request != digest {
+        return Err(ServiceError::Conflict {
+            code: "idempotency_key_reused",
+            field: Some("idempotency_key".into()),
+            reason: "this key was used for a different request; use a new key for a new request".into(),
+        });
+    }
+    let answer = answer.ok_or(ServiceError::Conflict {
+        code: "idempotency_in_progress",
+        field: Some("idempotency_key".into()),
+        reason: "the first request with this key is still being carried out".into(),
+    })?;
+    serde_json::from_value(answer).map_err(|_| ServiceError::Internal("a stored answer that no longer reads"))
+}
