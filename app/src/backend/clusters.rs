@@ -7,7 +7,7 @@ use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{Cluster, ClusterAccess, ClusterSpec, ClusterSwitches, Principal, DEFAULT_CLUSTER};
 use crate::rules::{cluster_spec, FieldError};
 use chrono::{DateTime, Utc};
-use sqlx::{PgConnection, PgPool};
+use sqlx::{PgConnection, PgExecutor, PgPool};
 use uuid::Uuid;
 
 const ADMINS_ONLY: &str = "only admins manage clusters";
@@ -51,7 +51,8 @@ impl ClusterRow {
     }
 }
 
-async fn load(conn: &mut PgConnection, only: Option<Uuid>) -> ServiceResult<Vec<Cluster>> {
+/// Every cluster, or the one with id `only`; from a pool or inside a transaction.
+async fn load(db: impl PgExecutor<'_>, only: Option<Uuid>) -> ServiceResult<Vec<Cluster>> {
     let rows: Vec<ClusterRow> = sqlx::query_as(
         "SELECT c.id, c.name, c.access, c.kubeconfig_secret, c.workspace_domain, c.expose, c.kueue,
                 c.scale_ahead_mode, c.scale_ahead_minutes, c.image_cache, c.created_at,
@@ -59,12 +60,11 @@ async fn load(conn: &mut PgConnection, only: Option<Uuid>) -> ServiceResult<Vec<
          FROM cluster c WHERE $1::uuid IS NULL OR c.id = $1 ORDER BY c.name",
     )
     .bind(only)
-    .fetch_all(conn)
+    .fetch_all(db)
     .await?;
     rows.into_iter().map(ClusterRow::into_cluster).collect()
 }
 
-/// Every cluster. Admins only: how Berth reaches each cluster is theirs to know.
 /// Whether a row of a pool's (its `pool_id`; `alias`: "b." or "") is on the
 /// cluster bound as SQL parameter `param` (every row when it is NULL: a
 /// worker driving every pool, a report of every cluster).
@@ -72,20 +72,21 @@ pub(crate) fn pool_on_cluster(alias: &str, param: &str) -> String {
     format!("({param}::uuid IS NULL OR {alias}pool_id IN (SELECT id FROM pool WHERE cluster_id = {param}))")
 }
 
+/// Every cluster. Admins only: how Berth reaches each cluster is theirs to know.
 pub async fn list(db: &PgPool, principal: &Principal) -> ServiceResult<Vec<Cluster>> {
     principal.require_admin(ADMINS_ONLY)?;
-    load(&mut *db.acquire().await?, None).await
+    load(db, None).await
 }
 
 /// Every cluster, as the worker reads them to know which to drive (the
 /// worker is Berth itself: no caller to check).
 pub async fn for_worker(db: &PgPool) -> ServiceResult<Vec<Cluster>> {
-    load(&mut *db.acquire().await?, None).await
+    load(db, None).await
 }
 
 pub async fn get(db: &PgPool, principal: &Principal, id: Uuid) -> ServiceResult<Cluster> {
     principal.require_admin(ADMINS_ONLY)?;
-    load(&mut *db.acquire().await?, Some(id)).await?.pop().ok_or(ServiceError::NotFound("cluster"))
+    load(db, Some(id)).await?.pop().ok_or(ServiceError::NotFound("cluster"))
 }
 
 /// The cluster a reader asked a view to keep to (by name; none or empty:
@@ -110,14 +111,13 @@ pub async fn pick(db: &PgPool, asked: Option<&str>) -> ServiceResult<(Option<Uui
 /// The cluster a booking's session runs on (its pool's), for the portal
 /// opening its workspace; the caller has checked that the caller may.
 pub async fn of_booking(db: &PgPool, booking_id: Uuid) -> ServiceResult<Cluster> {
-    let mut conn = db.acquire().await?;
     let id: Option<Uuid> =
         sqlx::query_scalar("SELECT p.cluster_id FROM booking b JOIN pool p ON p.id = b.pool_id WHERE b.id = $1")
             .bind(booking_id)
-            .fetch_optional(&mut *conn)
+            .fetch_optional(db)
             .await?;
     let id = id.ok_or(ServiceError::NotFound("booking"))?;
-    load(&mut conn, Some(id)).await?.pop().ok_or(ServiceError::NotFound("cluster"))
+    load(db, Some(id)).await?.pop().ok_or(ServiceError::NotFound("cluster"))
 }
 
 pub async fn create(db: &PgPool, principal: &Principal, spec: ClusterSpec) -> ServiceResult<Cluster> {
@@ -127,7 +127,7 @@ pub async fn create(db: &PgPool, principal: &Principal, spec: ClusterSpec) -> Se
     cluster_spec::validate(&spec)?;
     let mut tx = db.begin().await?;
     let id = store(&mut tx, None, name, &spec).await?;
-    let cluster = load(&mut tx, Some(id)).await?.pop().ok_or(ServiceError::NotFound("cluster"))?;
+    let cluster = load(&mut *tx, Some(id)).await?.pop().ok_or(ServiceError::NotFound("cluster"))?;
     audit::record(&mut tx, principal, "cluster.create", subject(&cluster.name), &describe(&spec)).await?;
     tx.commit().await?;
     Ok(cluster)
@@ -151,7 +151,7 @@ pub async fn update(db: &PgPool, principal: &Principal, id: Uuid, spec: ClusterS
         .into());
     }
     store(&mut tx, Some(id), &current, &spec).await?;
-    let cluster = load(&mut tx, Some(id)).await?.pop().ok_or(ServiceError::NotFound("cluster"))?;
+    let cluster = load(&mut *tx, Some(id)).await?.pop().ok_or(ServiceError::NotFound("cluster"))?;
     audit::record(&mut tx, principal, "cluster.update", subject(&cluster.name), &describe(&spec)).await?;
     tx.commit().await?;
     Ok(cluster)

@@ -114,7 +114,7 @@ pub async fn page(db: &PgPool, principal: &Principal, tz: &str, everyone: bool) 
         .collect(),
     };
     let price_per_gib_month = match everyone {
-        true => crate::backend::reports::storage::price(&mut *db.acquire().await?).await?,
+        true => crate::backend::reports::storage::price(db).await?,
         false => 0.0,
     };
     Ok(HomesPage {

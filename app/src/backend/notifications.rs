@@ -105,7 +105,7 @@ pub async fn add_webhook(
             if !principal.is_admin() {
                 return Err(ServiceError::Forbidden("only admins set up a tenant's webhooks"));
             }
-            (None, Some(crate::backend::accounts::tenants::tenant_id(&mut tx, slug).await?))
+            (None, Some(crate::backend::accounts::tenants::tenant_id(&mut *tx, slug).await?))
         }
     };
     // Serialises a user's (or tenant's) additions, so the cap holds.
@@ -172,6 +172,6 @@ pub async fn tenant_webhooks(db: &PgPool, principal: &Principal, slug: &str) -> 
     if !principal.is_admin() {
         return Err(ServiceError::Forbidden("only admins see a tenant's webhooks"));
     }
-    let id = crate::backend::accounts::tenants::tenant_id(&mut *db.acquire().await?, slug).await?;
+    let id = crate::backend::accounts::tenants::tenant_id(db, slug).await?;
     list(db, "h.tenant_id = $1", id).await
 }

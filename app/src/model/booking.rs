@@ -142,28 +142,46 @@ pub struct NewCoOwner {
     pub email: String,
 }
 
-/// `POST /bookings`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NewBooking {
-    pub pool_id: Uuid,
-    pub kind: String,
-    pub quantity: i32,
-    pub start: DateTime<Utc>,
-    pub end: DateTime<Utc>,
-    pub mode: Mode,
-    /// One of the pool's images; the pool's first image when left out.
-    #[serde(default)]
-    pub image: Option<String>,
-    #[serde(default)]
-    pub note: String,
-    /// Tenant slug to book for; needed only by members of several tenants.
-    #[serde(default)]
-    pub tenant: Option<String>,
-    /// Refused for capacity or quota: wait for exactly this window instead
-    /// (`202` with the waitlist entry).
-    #[serde(default)]
-    pub waitlist: bool,
+/// A booking request's fields, written once for the two requests that ask
+/// for a window (`NewBooking`) or a series of them (`NewSeries`, in
+/// `series`). Each keeps its own wire form with unknown fields refused,
+/// which `serde(flatten)` of a shared struct would give up.
+macro_rules! booking_request {
+    ($(#[$meta:meta])* pub struct $name:ident { $($(#[$field_meta:meta])* pub $field:ident: $ty:ty,)* }) => {
+        $(#[$meta])*
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct $name {
+            pub pool_id: Uuid,
+            pub kind: String,
+            pub quantity: i32,
+            /// The window (a series' first: every occurrence keeps its
+            /// wall-clock times).
+            pub start: DateTime<Utc>,
+            pub end: DateTime<Utc>,
+            pub mode: Mode,
+            /// One of the pool's images; the pool's first image when left out.
+            #[serde(default)]
+            pub image: Option<String>,
+            #[serde(default)]
+            pub note: String,
+            /// Tenant slug to book for; needed only by members of several tenants.
+            #[serde(default)]
+            pub tenant: Option<String>,
+            $($(#[$field_meta])* pub $field: $ty,)*
+        }
+    };
+}
+pub(crate) use booking_request;
+
+booking_request! {
+    /// `POST /bookings`.
+    pub struct NewBooking {
+        /// Refused for capacity or quota: wait for exactly this window instead
+        /// (`202` with the waitlist entry).
+        #[serde(default)]
+        pub waitlist: bool,
+    }
 }
 
 /// `GET /bookings` filters. Without `from`/`to`, bookings that have not ended.

@@ -13,36 +13,23 @@ pub enum Repeat {
     Weekly,
 }
 
-/// `POST /series/preview` and `POST /series`: the first window and how it repeats.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NewSeries {
-    pub pool_id: Uuid,
-    pub kind: String,
-    pub quantity: i32,
-    /// The first window; every occurrence keeps its wall-clock times.
-    pub start: DateTime<Utc>,
-    pub end: DateTime<Utc>,
-    pub mode: Mode,
-    #[serde(default)]
-    pub image: Option<String>,
-    #[serde(default)]
-    pub note: String,
-    #[serde(default)]
-    pub tenant: Option<String>,
-    pub repeat: Repeat,
-    /// Weekly: "mon".."sun"; none means the first window's weekday.
-    #[serde(default)]
-    pub weekdays: Vec<String>,
-    /// The last day an occurrence may start on, in `time_zone`; within the pool's horizon.
-    pub until: NaiveDate,
-    /// The zone whose wall clock the series keeps; the pool's when left out.
-    #[serde(default)]
-    pub time_zone: Option<String>,
-    /// `POST /series` only: book exactly these occurrences (their starts),
-    /// all or none. Left out: every occurrence that fits.
-    #[serde(default)]
-    pub occurrences: Option<Vec<DateTime<Utc>>>,
+super::booking::booking_request! {
+    /// `POST /series/preview` and `POST /series`: the first window and how it repeats.
+    pub struct NewSeries {
+        pub repeat: Repeat,
+        /// Weekly: "mon".."sun"; none means the first window's weekday.
+        #[serde(default)]
+        pub weekdays: Vec<String>,
+        /// The last day an occurrence may start on, in `time_zone`; within the pool's horizon.
+        pub until: NaiveDate,
+        /// The zone whose wall clock the series keeps; the pool's when left out.
+        #[serde(default)]
+        pub time_zone: Option<String>,
+        /// `POST /series` only: book exactly these occurrences (their starts),
+        /// all or none. Left out: every occurrence that fits.
+        #[serde(default)]
+        pub occurrences: Option<Vec<DateTime<Utc>>>,
+    }
 }
 
 /// One occurrence and whether the normal rules admit it now.

@@ -12,7 +12,7 @@ use crate::rules::local_time::zone;
 use crate::rules::quota::{iso_week_of, unit_minutes};
 use crate::rules::FieldError;
 use chrono::Duration;
-use sqlx::{PgConnection, PgPool};
+use sqlx::{PgConnection, PgExecutor, PgPool};
 use uuid::Uuid;
 
 /// Longest tenant display name.
@@ -59,10 +59,10 @@ pub async fn create(db: &PgPool, principal: &Principal, new: NewTenant) -> Servi
     Ok(Tenant { slug: new.slug.trim().into(), name: name.into(), members: vec![] })
 }
 
-pub(crate) async fn tenant_id(conn: &mut PgConnection, slug: &str) -> ServiceResult<Uuid> {
+pub(crate) async fn tenant_id(db: impl PgExecutor<'_>, slug: &str) -> ServiceResult<Uuid> {
     sqlx::query_scalar("SELECT id FROM tenant WHERE slug = $1")
         .bind(slug)
-        .fetch_optional(conn)
+        .fetch_optional(db)
         .await?
         .ok_or(ServiceError::NotFound("tenant"))
 }
@@ -71,7 +71,7 @@ pub async fn rename(db: &PgPool, principal: &Principal, slug: &str, patch: Tenan
     principal.require_admin(ADMINS_ONLY)?;
     let name = check_name(&patch.name)?;
     let mut tx = db.begin().await?;
-    let id = tenant_id(&mut tx, slug).await?;
+    let id = tenant_id(&mut *tx, slug).await?;
     sqlx::query("UPDATE tenant SET name = $2 WHERE id = $1").bind(id).bind(name).execute(&mut *tx).await?;
     audit::record(&mut tx, principal, "tenant.rename", Subject { target: slug, tenant: Some(id), pool: None }, name)
         .await?;
@@ -153,7 +153,7 @@ pub async fn replace_quotas(
         check_entry(entry, |name| format!("quotas[{index}].{name}"))?;
     }
     let mut tx = db.begin().await?;
-    let id = tenant_id(&mut tx, slug).await?;
+    let id = tenant_id(&mut *tx, slug).await?;
     check_targets(&mut tx, &entries).await?;
     sqlx::query("DELETE FROM tenant_quota WHERE tenant_id = $1").bind(id).execute(&mut *tx).await?;
     for entry in entries.iter().filter(|e| e.max_units.is_some() || e.gpu_hours_per_week.is_some()) {
@@ -228,7 +228,7 @@ pub async fn usage(db: &PgPool, principal: &Principal, slug: &str) -> ServiceRes
         return Err(ServiceError::NotFound("tenant"));
     }
     let mut conn = db.acquire().await?;
-    let id = tenant_id(&mut conn, slug).await?;
+    let id = tenant_id(&mut *conn, slug).await?;
     let rows: Vec<QuotaRow> = sqlx::query_as(
         "SELECT q.pool_id, p.name AS pool, q.kind, q.max_units, q.gpu_hours_per_week, k.slices_per_gpu, p.time_zone
          FROM tenant_quota q JOIN pool p ON p.id = q.pool_id JOIN pool_kind k ON k.pool_id = q.pool_id AND k.kind = q.kind

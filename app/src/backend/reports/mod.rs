@@ -69,7 +69,7 @@ pub async fn utilization(
         .fetch_one(&mut *table)
         .await?;
         let gaps = (gaps, threshold.map(|t| figure(f64::from(t) * 100.0)));
-        let price = storage::price(&mut table).await?;
+        let price = storage::price(&mut *table).await?;
         let held = storage::held(&mut table, from, to, (price, cluster_id)).await?;
         ServiceResult::Ok(((capacity, lent), rows, (gaps, held, price)))
     };

@@ -8,10 +8,10 @@
 use crate::backend::error::ServiceResult;
 use crate::model::StorageLine;
 use chrono::{DateTime, Utc};
-use sqlx::PgConnection;
+use sqlx::{PgConnection, PgExecutor};
 
 /// The site's price per GiB-month (0 until an admin sets one).
-pub async fn price(db: &mut PgConnection) -> ServiceResult<f64> {
+pub async fn price(db: impl PgExecutor<'_>) -> ServiceResult<f64> {
     Ok(sqlx::query_scalar("SELECT per_gib_month FROM home_price").fetch_optional(db).await?.unwrap_or(0.0))
 }
 
