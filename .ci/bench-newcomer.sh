@@ -14,6 +14,8 @@ RUN_PID=""
 cleanup() {
   [ -n "$RUN_PID" ] && kill -- "-$RUN_PID" 2>/dev/null
   [ -d "$WORK/clone/.data/pg" ] && pg_down "$WORK/clone/.data/pg"
+  # Each make run's log stays for a look at what it printed.
+  mkdir -p /tmp/berth-newcomer-logs && cp "$WORK"/*.log /tmp/berth-newcomer-logs/ 2>/dev/null
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -29,15 +31,20 @@ reference() {
 # serve_once LABEL: `make run` in the clone until the portal listens; prints seconds.
 serve_once() {
   local t0; t0=$(date +%s.%N)
-  (cd "$WORK/clone" && BERTH_PG_PORT=$PORT0 BERTH_LISTEN=127.0.0.1:$((PORT0 + 1)) \
+  # A session of its own (setsid, which does not fork here: a background
+  # job is no group leader), so the kill below stops make run and all it
+  # started — and not this script, whose group the job would share. Without
+  # this script's BERTH_PHASES, make run keeps and prints its own phase table.
+  BERTH_PG_PORT=$PORT0 BERTH_LISTEN=127.0.0.1:$((PORT0 + 1)) \
     BERTH_METRICS_LISTEN=127.0.0.1:$((PORT0 + 2)) BERTH_PROMETHEUS_LISTEN=127.0.0.1:$((PORT0 + 3)) \
-    BERTH_SMTP_LISTEN=127.0.0.1:$((PORT0 + 4)) setsid make run > "$WORK/$1.log" 2>&1) &
+    BERTH_SMTP_LISTEN=127.0.0.1:$((PORT0 + 4)) env -u BERTH_PHASES setsid make -C "$WORK/clone" run > "$WORK/$1.log" 2>&1 &
   RUN_PID=$!
   wait_listening "127.0.0.1:$((PORT0 + 1))" "the portal ($1)" 3600 >/dev/null
   local took; took=$(elapsed "$t0")
-  # The phase table make run printed once the portal listened.
-  sleep 1; sed -n '/how long each phase took/,$p' "$WORK/$1.log" | sed 's/\x1b\[[0-9;]*m//g' | grep -v '^\s*$' >&2 || true
-  kill -- "-$(ps -o pgid= "$RUN_PID" | tr -d ' ')" 2>/dev/null || true
+  # The phase table make run prints once the portal listens.
+  for _ in $(seq 50); do grep -q 'how long each phase took' "$WORK/$1.log" && break; sleep 0.2; done
+  sleep 0.5; sed -n '/how long each phase took/,$p' "$WORK/$1.log" | sed 's/\x1b\[[0-9;]*m//g' | grep -v '^\s*$' >&2 || true
+  kill -- "-$RUN_PID" 2>/dev/null || true
   wait "$RUN_PID" 2>/dev/null || true; RUN_PID=""
   echo "$took"
 }
@@ -50,7 +57,7 @@ ref_before=$(reference before)
 say "a fresh clone's make run (until the portal listens)"
 fresh=$(serve_once fresh)
 say "a one-line change to a page, served again"
-sed -i 's/No bookings ended, canceled or rejected in the last 30 days./Nothing ended, canceled or rejected in the last 30 days./' "$WORK/clone/app/src/pages/my_bookings.rs"
+sed -i 's/No bookings ended, canceled or rejected in the last 30 days./Nothing ended, canceled or rejected in the last 30 days./' "$WORK/clone/app/src/pages/my_bookings/mod.rs"
 page=$(serve_once page)
 say "a one-line change to a handler, served again"
 sed -i 's/format!("{what} not found")/format!("{what} was not found")/' "$WORK/clone/server/src/api/error.rs"
@@ -59,7 +66,7 @@ if [ "${TEST:-}" = 1 ]; then
   say "a fresh clone's make test"
   rm -rf "$WORK/clone/target"; git -C "$WORK/clone" checkout -q .
   t0=$(date +%s.%N)
-  (cd "$WORK/clone" && CI=true make test > "$WORK/test.log" 2>&1) && test_ok=passed || test_ok=FAILED
+  (cd "$WORK/clone" && CI=true env -u BERTH_PHASES make test > "$WORK/test.log" 2>&1) && test_ok=passed || test_ok=FAILED
   test_s=$(elapsed "$t0")
   target_gb=$(du -sb "$WORK/clone/target" | awk '{printf "%.1f", $1 / 1e9}')
 fi
