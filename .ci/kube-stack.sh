@@ -5,7 +5,10 @@
 # (ResourceQuota and ValidatingAdmissionPolicy among it), the CRDs of a
 # cluster running Berth, and deploy/ applied by kustomize.
 #
-#   kube-stack.sh start DIR [OWNER_PID]   start; stop again when OWNER_PID exits
+#   kube-stack.sh start DIR [OWNER_PID] [OVERLAY]
+#                                         start with deploy/overlays/OVERLAY applied
+#                                         (kubernetes, or member: a member cluster
+#                                         as shipped); stop again when OWNER_PID exits
 #   kube-stack.sh kueue DIR               add the real Kueue controller (as
 #                                         ../shared/envtest/kueue-start-and-check.sh runs it)
 #   kube-stack.sh stop DIR
@@ -52,12 +55,13 @@ wait_for() { # SECONDS CMD...
 }
 
 kubeconfig() { # FILE TOKEN
+  # Credentials inline, as Berth accepts a member's kubeconfig (no file paths).
   cat > "$1" <<EOF
 apiVersion: v1
 kind: Config
 clusters:
 - name: berth-test
-  cluster: {server: "https://127.0.0.1:$API_PORT", certificate-authority: "$DIR/pki/ca.crt"}
+  cluster: {server: "https://127.0.0.1:$API_PORT", certificate-authority-data: "$(base64 -w0 "$DIR/pki/ca.crt")"}
 users:
 - name: u
   user: {token: "$2"}
@@ -151,7 +155,7 @@ start() {
   echo $! >> "$DIR/pids"
   # deploy/gpu-operator's prerequisite: the GPU Operator's namespace, as its Helm chart makes it.
   "$KUBECTL" create namespace gpu-operator > /dev/null || fail_start "the gpu-operator namespace"
-  "$KUBECTL" apply --server-side -k deploy/overlays/kubernetes > "$DIR/logs/deploy.log" 2>&1 || fail_start "deploy/"
+  "$KUBECTL" apply --server-side -k "deploy/overlays/${OVERLAY:-kubernetes}" > "$DIR/logs/deploy.log" 2>&1 || fail_start "deploy/"
   # Ready means the controller manager answers too: namespaces finalize,
   # quotas are counted, every namespace gets its default ServiceAccount.
   wait_for 60 curl -skf "https://127.0.0.1:$kcm_port/healthz" || fail_start kube-controller-manager
@@ -241,8 +245,8 @@ kueue() {
 }
 
 case "${1:-}" in
-  start) start "$2" "${3:-}" ;;
+  start) OVERLAY="${4:-kubernetes}" start "$2" "${3:-}" ;;
   kueue) kueue "$2" ;;
   stop) stop "$2" ;;
-  *) echo "usage: kube-stack.sh start DIR [OWNER_PID] | kueue DIR | stop DIR" >&2; exit 2 ;;
+  *) echo "usage: kube-stack.sh start DIR [OWNER_PID] [OVERLAY] | kueue DIR | stop DIR" >&2; exit 2 ;;
 esac

@@ -49,6 +49,7 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/bookings/{id}/open", axum::routing::get(web::open_workspace::open))
         .nest("/api/v1", api::router())
+        .layer(middleware::from_fn_with_state(signing_in.clone(), auth::rate_limit::limit_expensive))
         .layer(middleware::from_fn_with_state(signing_in.clone(), auth::identity::resolve))
         .layer(middleware::from_fn(metrics::track_http))
         .layer(logins)

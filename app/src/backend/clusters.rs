@@ -78,6 +78,20 @@ pub async fn list(db: &PgPool, principal: &Principal) -> ServiceResult<Vec<Clust
     load(db, None).await
 }
 
+/// Why each cluster's worker last failed, where it did: the worker's own
+/// words for the Clusters page (a workspace domain its policies do not
+/// guard, an API server that does not answer). A database failure's text
+/// is the worker's log's, not a page's.
+pub async fn problems(db: &PgPool, principal: &Principal) -> ServiceResult<std::collections::HashMap<Uuid, String>> {
+    principal.require_admin(ADMINS_ONLY)?;
+    let rows: Vec<(Uuid, String)> = sqlx::query_as(
+        "SELECT cluster_id, error FROM cluster_status WHERE error IS NOT NULL AND error NOT LIKE 'the database:%'",
+    )
+    .fetch_all(db)
+    .await?;
+    Ok(rows.into_iter().collect())
+}
+
 /// Every cluster, as the worker reads them to know which to drive (the
 /// worker is Berth itself: no caller to check).
 pub async fn for_worker(db: &PgPool) -> ServiceResult<Vec<Cluster>> {

@@ -32,3 +32,34 @@ pub struct Decision {
     pub ok: bool,
     pub message: String,
 }
+
+/// How the approvals page names a booking it shows: its id and the window
+/// shown (`<id>@<start>/<end>`, Unix seconds), so a decision binds to what
+/// the admin saw, not to whatever the booking became since.
+pub fn shown_token(id: Uuid, start: DateTime<Utc>, end: DateTime<Utc>) -> String {
+    format!("{id}@{}/{}", start.timestamp(), end.timestamp())
+}
+
+/// The booking and window a token of `shown_token` names; `None` if it is not one.
+pub fn parse_shown_token(token: &str) -> Option<(Uuid, crate::model::Window)> {
+    let (id, window) = token.trim().split_once('@')?;
+    let (start, end) = window.split_once('/')?;
+    let at = |text: &str| DateTime::from_timestamp(text.parse().ok()?, 0);
+    Some((id.parse().ok()?, crate::model::Window { start: at(start)?, end: at(end)? }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shown_token_reads_back_and_nothing_else_does() {
+        let (id, start) = (Uuid::new_v4(), DateTime::from_timestamp(1_796_000_400, 0).unwrap());
+        let end = start + chrono::Duration::hours(3);
+        let token = shown_token(id, start, end);
+        assert_eq!(parse_shown_token(&token), Some((id, crate::model::Window { start, end })));
+        for bad in [id.to_string(), format!("{id}@"), format!("{id}@1/x"), "x@1/2".into(), format!("{id}@1")] {
+            assert_eq!(parse_shown_token(&bad), None, "{bad}");
+        }
+    }
+}

@@ -36,7 +36,7 @@ pub use account::{
     CreatedToken, DevUser, Membership, MembershipSource, SignInOptions, SignInPageData, TokenInfo, UserSummary,
     ZoneChoice, MAX_TOKEN_DAYS,
 };
-pub use approval::{Decision, PendingApproval};
+pub use approval::{parse_shown_token, shown_token, Decision, PendingApproval};
 pub use audit::{AuditBooking, AuditEntry, AuditFilter, AuditPage};
 pub use blackout::{Blackout, BlackoutCreated, NewBlackout, OnOverlap};
 pub use booking::{Booking, BookingFilter, BookingState, CoOwner, Mode, NewBooking, NewCoOwner, Window};

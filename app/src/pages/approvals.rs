@@ -5,7 +5,6 @@
 use crate::model::{short_kind, PendingApproval};
 use crate::rpc::RpcError;
 use leptos::prelude::*;
-use uuid::Uuid;
 
 #[server(prefix = "/rpc", endpoint = "admin/approvals", output = crate::codec::JsonText)]
 pub async fn load_approvals() -> Result<Vec<PendingApproval>, RpcError> {
@@ -25,7 +24,7 @@ pub async fn count_approvals() -> Result<i64, RpcError> {
 /// booking on lab-h100, Fri 27 Nov 09:00–12:00: approved"), and whether it went.
 #[server(prefix = "/rpc", endpoint = "admin/approvals/decide", output = crate::codec::JsonText)]
 pub async fn decide(
-    #[server(default)] ids: Vec<Uuid>,
+    #[server(default)] ids: Vec<String>,
     decision: String,
     #[server(default)] comment: String,
 ) -> Result<Vec<(bool, String)>, RpcError> {
@@ -35,7 +34,13 @@ pub async fn decide(
         "reject" => false,
         _ => return Err(crate::model::FieldError::new("decision", "must be approve or reject").into()),
     };
-    let decisions = crate::backend::bookings::approvals::decide(&ctx.db, &principal, &ids, approve, &comment).await?;
+    // Each choice names the window it was shown (`shown_token`): a booking
+    // moved since is not approved.
+    let shown =
+        ids.iter().map(|token| crate::model::parse_shown_token(token)).collect::<Option<Vec<_>>>().ok_or_else(
+            || crate::model::FieldError::new("ids", "each must name a booking and the window shown of it"),
+        )?;
+    let decisions = crate::backend::bookings::approvals::decide(&ctx.db, &principal, &shown, approve, &comment).await?;
     let tz = crate::rpc::no_script::reader_zone(String::new()).await;
     let pools = crate::backend::pools::list(&ctx.db, &principal).await?;
     let mut lines = Vec::with_capacity(decisions.len());
@@ -121,7 +126,7 @@ fn Queue(list: Vec<PendingApproval>, decide: ServerAction<Decide>, clock: crate:
                         let over = p.peak_with > p.capacity;
                         view! {
                             <tr>
-                                <td><input type="checkbox" name="ids[]" value=p.id.to_string() aria-label=format!("Choose {label}")/></td>
+                                <td><input type="checkbox" name="ids[]" value=crate::model::shown_token(p.id, p.start, p.end) aria-label=format!("Choose {label}")/></td>
                                 <td data-label="Requester">{p.user_name.clone()} <br/> <span class="muted">{p.user_email.clone()}</span></td>
                                 <td data-label="Tenant"><code>{p.tenant.clone()}</code></td>
                                 <td data-label="Pool">{p.pool.clone()} " · " {short_kind(&p.kind)} " × " {p.quantity} <br/>

@@ -8,10 +8,13 @@ use crate::rpc::RpcError;
 use leptos::prelude::*;
 use uuid::Uuid;
 
+/// Each cluster, with why its worker last failed if it did.
 #[server(prefix = "/rpc", endpoint = "admin/clusters", output = crate::codec::JsonText)]
-pub async fn list_clusters() -> Result<Vec<Cluster>, RpcError> {
+pub async fn list_clusters() -> Result<Vec<(Cluster, Option<String>)>, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
-    Ok(crate::backend::clusters::list(&ctx.db, &principal).await?)
+    let clusters = crate::backend::clusters::list(&ctx.db, &principal).await?;
+    let mut problems = crate::backend::clusters::problems(&ctx.db, &principal).await?;
+    Ok(clusters.into_iter().map(|c| (c.id, c)).map(|(id, c)| (c, problems.remove(&id))).collect())
 }
 
 /// Adds (empty `id`) or replaces a cluster; a refusal is a notice.
@@ -65,7 +68,7 @@ pub fn ClustersPage() -> impl IntoView {
                     <table class="bookings stacked" id="cluster-list">
                         <thead><tr><th>"Cluster"</th><th>"Reached"</th><th>"Settings"</th><th>"Pools"</th><th><span class="visually-hidden">"Actions"</span></th></tr></thead>
                         <tbody>
-                            {list.into_iter().map(|cluster| view! { <ClusterRow cluster save remove/> }).collect_view()}
+                            {list.into_iter().map(|(cluster, problem)| view! { <ClusterRow cluster problem save remove/> }).collect_view()}
                         </tbody>
                     </table>
                     <h2>"Add a cluster"</h2>
@@ -108,7 +111,12 @@ fn settings(cluster: &Cluster) -> String {
 }
 
 #[component]
-fn ClusterRow(cluster: Cluster, save: ServerAction<SaveCluster>, remove: ServerAction<DeleteCluster>) -> impl IntoView {
+fn ClusterRow(
+    cluster: Cluster,
+    problem: Option<String>,
+    save: ServerAction<SaveCluster>,
+    remove: ServerAction<DeleteCluster>,
+) -> impl IntoView {
     let (id, name) = (cluster.id.to_string(), cluster.name.clone());
     let pools = if cluster.pools.is_empty() { "none".to_string() } else { cluster.pools.join(", ") };
     let (row_id, edit_label, remove_label) =
@@ -116,7 +124,8 @@ fn ClusterRow(cluster: Cluster, save: ServerAction<SaveCluster>, remove: ServerA
     view! {
         <tr id=row_id>
             <td data-label="Cluster"><strong>{name}</strong></td>
-            <td data-label="Reached">{reached(&cluster)}</td>
+            <td data-label="Reached">{reached(&cluster)}
+                {problem.map(|why| view! { <p class="cluster-problem">"Its worker says: " {why}</p> })}</td>
             <td data-label="Settings">{settings(&cluster)}</td>
             <td data-label="Pools">{pools}</td>
             <td data-label="Actions">

@@ -77,6 +77,17 @@ struct Comment {
     comment: String,
 }
 
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct Approval {
+    #[serde(default)]
+    comment: String,
+    #[serde(default)]
+    start: Option<DateTime<Utc>>,
+    #[serde(default)]
+    end: Option<DateTime<Utc>>,
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct NewEnd {
@@ -125,13 +136,33 @@ async fn end(State(state): State<AppState>, Caller(principal): Caller, PathId(id
     Ok(Json(bookings::end_early(&state.db, &principal, id).await?))
 }
 
+/// With `start` and `end` (the window the caller was shown), nothing is
+/// approved if the booking has moved since (409 `moved_since_shown`).
 async fn approve(
     State(state): State<AppState>,
     Caller(principal): Caller,
     PathId(id): PathId,
-    ApiJson(body): ApiJson<Comment>,
+    ApiJson(body): ApiJson<Approval>,
 ) -> ApiResult<Json<Booking>> {
-    Ok(Json(bookings::approve(&state.db, &principal, id, &body.comment).await?))
+    let shown = match (body.start, body.end) {
+        (Some(start), Some(end)) => Some(app::model::Window { start, end }),
+        (None, None) => None,
+        (None, Some(_)) => {
+            return Err(app::backend::ServiceError::from(app::model::FieldError::new(
+                "start",
+                "give start and end together",
+            ))
+            .into())
+        }
+        (Some(_), None) => {
+            return Err(app::backend::ServiceError::from(app::model::FieldError::new(
+                "end",
+                "give start and end together",
+            ))
+            .into())
+        }
+    };
+    Ok(Json(bookings::approve(&state.db, &principal, id, &body.comment, shown).await?))
 }
 
 async fn reject(

@@ -1,7 +1,10 @@
 //! Per-address limits on what an attacker repeats: requests to `/auth/*`
 //! (sign-in flows, each of which costs a round trip to the provider) and
 //! bearer tokens that fail (guessing). Over the limit a client gets `429`
-//! with `Retry-After`; a token is then not even looked up.
+//! with `Retry-After`; a token is then not even looked up. Per person, one
+//! budget for what is expensive to answer once signed in: the free view
+//! across pools and kinds, the sizing helper, finding a slot, and "Open
+//! workspace" (a read of the cluster each time).
 //!
 //! Fixed one-minute windows in memory, per process: two replicas allow
 //! twice the rate, which still ends guessing. Hand-written rather than
@@ -14,6 +17,7 @@ use axum::http::{header, HeaderName, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use std::collections::HashMap;
+use std::hash::Hash;
 use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -28,6 +32,8 @@ const MAX_TRACKED: usize = 50_000;
 pub struct RateLimits {
     pub auth_per_minute: u32,
     pub token_failures_per_minute: u32,
+    /// Expensive requests (`EXPENSIVE`) one signed-in person may make.
+    pub expensive_per_minute: u32,
     /// Behind a proxy every peer is the proxy: the client address is then
     /// the last entry of this header (the one the proxy appended).
     pub client_address_header: Option<HeaderName>,
@@ -35,23 +41,28 @@ pub struct RateLimits {
 
 impl Default for RateLimits {
     fn default() -> Self {
-        Self { auth_per_minute: 60, token_failures_per_minute: 20, client_address_header: None }
+        Self {
+            auth_per_minute: 60,
+            token_failures_per_minute: 20,
+            expensive_per_minute: 60,
+            client_address_header: None,
+        }
     }
 }
 
-/// Counts per address in the current window.
-pub struct Limiter {
+/// Counts per key (a client address, a person) in the current window.
+pub struct Limiter<K = IpAddr> {
     limit: u32,
-    counts: Mutex<HashMap<IpAddr, (Instant, u32)>>,
+    counts: Mutex<HashMap<K, (Instant, u32)>>,
 }
 
-impl Limiter {
+impl<K: Hash + Eq + Copy> Limiter<K> {
     pub fn new(limit: u32) -> Self {
         Self { limit, counts: Mutex::new(HashMap::new()) }
     }
 
     /// Time until the address may try again, if its window's budget is spent.
-    pub fn exceeded(&self, address: IpAddr, now: Instant) -> Option<Duration> {
+    pub fn exceeded(&self, address: K, now: Instant) -> Option<Duration> {
         let counts = self.counts.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         match counts.get(&address) {
             Some((start, count)) if now < *start + WINDOW && *count >= self.limit => Some(*start + WINDOW - now),
@@ -60,7 +71,7 @@ impl Limiter {
     }
 
     /// Counts one event; answers `exceeded` as it stands after it.
-    pub fn hit(&self, address: IpAddr, now: Instant) -> Option<Duration> {
+    pub fn hit(&self, address: K, now: Instant) -> Option<Duration> {
         let mut counts = self.counts.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if counts.len() >= MAX_TRACKED {
             counts.retain(|_, (start, _)| now < *start + WINDOW);
@@ -82,6 +93,7 @@ pub struct Limits {
     pub settings: RateLimits,
     pub auth: Limiter,
     pub token_failures: Limiter,
+    pub expensive: Limiter<uuid::Uuid>,
 }
 
 impl Limits {
@@ -89,6 +101,7 @@ impl Limits {
         Self {
             auth: Limiter::new(settings.auth_per_minute),
             token_failures: Limiter::new(settings.token_failures_per_minute),
+            expensive: Limiter::new(settings.expensive_per_minute),
             settings,
         }
     }
@@ -112,12 +125,16 @@ impl Limits {
 
 /// `429 Too Many Requests` with whole seconds to wait.
 pub fn too_many(wait: Duration, what: &'static str) -> Response {
+    refuse(wait, what, "from this address")
+}
+
+fn refuse(wait: Duration, what: &'static str, whose: &str) -> Response {
     metrics::counter!("berth_rate_limited_total", "limit" => what).increment(1);
     let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
     let mut response = (
         StatusCode::TOO_MANY_REQUESTS,
         axum::Json(serde_json::json!({"error": "rate_limited", "field": null,
-            "message": format!("too many {what} requests from this address; try again in {seconds} s")})),
+            "message": format!("too many {what} requests {whose}; try again in {seconds} s")})),
     )
         .into_response();
     response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds.max(1)));
@@ -130,6 +147,34 @@ pub async fn limit_auth(State(state): State<super::AuthState>, request: Request,
     if let Some(address) = limits.client(&request) {
         if let Some(wait) = limits.auth.hit(address, Instant::now()) {
             return too_many(wait, "sign-in");
+        }
+    }
+    next.run(request).await
+}
+
+/// What is expensive to answer: the pages and server fns of the free view,
+/// the sizing helper and finding a slot, the REST sizing helper, and
+/// "Open workspace" (`/bookings/{id}/open`).
+const EXPENSIVE: [&str; 7] = ["/free", "/fit", "/find", "/rpc/free_then", "/rpc/fit", "/rpc/find", "/api/v1/fit"];
+
+fn expensive(path: &str) -> bool {
+    EXPENSIVE.contains(&path.trim_end_matches('/'))
+        || path
+            .strip_prefix("/bookings/")
+            .and_then(|rest| rest.strip_suffix("/open"))
+            .is_some_and(|id| !id.contains('/'))
+}
+
+/// Inside the identity layer: each signed-in person's expensive requests
+/// count against their budget (a visitor's are refused by the pages
+/// themselves, which need a sign-in).
+pub async fn limit_expensive(State(state): State<super::AuthState>, request: Request, next: Next) -> Response {
+    if expensive(request.uri().path()) {
+        let person = request.extensions().get::<app::backend::accounts::identity::Identity>();
+        if let Some(principal) = person.and_then(|identity| identity.principal.as_ref()) {
+            if let Some(wait) = state.auth.limits.expensive.hit(principal.user_id, Instant::now()) {
+                return refuse(wait, "free-view, sizing and open-workspace", "from you");
+            }
         }
     }
     next.run(request).await
@@ -152,6 +197,16 @@ mod tests {
         assert_eq!(limiter.hit(b, t0 + Duration::from_secs(10)), None, "each address has its own budget");
         assert_eq!(limiter.exceeded(a, t0 + WINDOW), None);
         assert_eq!(limiter.hit(a, t0 + WINDOW), None);
+    }
+
+    #[test]
+    fn only_the_expensive_paths_count() {
+        for path in ["/free", "/fit/", "/rpc/free_then", "/api/v1/fit", "/bookings/0f0e/open"] {
+            assert!(expensive(path), "{path}");
+        }
+        for path in ["/", "/calendar", "/rpc/book", "/bookings/0f0e", "/bookings/a/b/open", "/freedom"] {
+            assert!(!expensive(path), "{path}");
+        }
     }
 
     #[test]

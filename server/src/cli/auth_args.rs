@@ -71,6 +71,11 @@ pub struct AuthArgs {
     /// it, its tokens are refused with 429 until the minute ends.
     #[arg(long, env = "BERTH_TOKEN_FAILURE_LIMIT", default_value_t = 20)]
     pub token_failure_limit: u32,
+    /// Expensive requests one signed-in person may make per minute (the
+    /// free view, the sizing helper, finding a slot, opening a workspace);
+    /// past it they get 429 until the minute ends.
+    #[arg(long, env = "BERTH_EXPENSIVE_RATE_LIMIT", default_value_t = 60)]
+    pub expensive_rate_limit: u32,
     /// Behind a reverse proxy: the header whose last entry is the client's
     /// address (e.g. X-Forwarded-For, appended by the proxy); without it
     /// the peer address counts.
@@ -138,6 +143,7 @@ impl AuthArgs {
             rate_limits: crate::auth::rate_limit::RateLimits {
                 auth_per_minute: self.auth_rate_limit,
                 token_failures_per_minute: self.token_failure_limit,
+                expensive_per_minute: self.expensive_rate_limit,
                 client_address_header: self.client_address_header,
             },
             public_url,

@@ -211,6 +211,7 @@ impl ClusterArgs {
             let mut worker = Reconciler::new(build_db.clone(), client, args.cluster_with(row));
             worker.policy.audit_retention_days = args.audit_retention_days;
             worker.simulated = simulated;
+            worker.verify_domain = !simulated;
             if own {
                 worker.notifier = notifier.clone().map(|mut n| {
                     n.simulated = simulated;

@@ -127,6 +127,7 @@ impl ClusterClients {
         let text = String::from_utf8(bytes.0).map_err(|_| format!("Secret {name}: the kubeconfig is not text"))?;
         let kubeconfig =
             kube::config::Kubeconfig::from_yaml(&text).map_err(|e| format!("Secret {name}: not a kubeconfig: {e}"))?;
+        inline_only(&kubeconfig).map_err(|e| format!("Secret {name}: {e}"))?;
         let config = kube::Config::from_custom_kubeconfig(kubeconfig, &kube::config::KubeConfigOptions::default())
             .await
             .map_err(|e| format!("Secret {name}: {e}"))?;
@@ -134,5 +135,73 @@ impl ClusterClients {
             .map_err(|e| format!("Secret {name}: {e}"))?
             .with_layer(&crate::kube_metrics::CountRequests)
             .build())
+    }
+}
+
+/// A member's kubeconfig may carry its credentials inline only. One that
+/// runs a command (an `exec` plugin, an `auth-provider`'s `cmd-path`) or
+/// names a file (`tokenFile`, a certificate or key path) would have
+/// whoever may write the Secret run code in, or read files of, the worker
+/// and the portal, which hold the database's credentials and every
+/// cluster's.
+pub fn inline_only(kubeconfig: &kube::config::Kubeconfig) -> Result<(), String> {
+    for named in &kubeconfig.auth_infos {
+        let Some(user) = &named.auth_info else { continue };
+        let said = |what: &str| Err(format!("user {}: {what}; only inline credentials are accepted", named.name));
+        if user.exec.is_some() {
+            return said("an exec plugin would run a command in Berth's processes");
+        }
+        if user.auth_provider.is_some() {
+            return said("an auth-provider may run a command or read files");
+        }
+        if user.token_file.is_some() {
+            return said("tokenFile names a file of Berth's processes");
+        }
+        if user.client_certificate.is_some() || user.client_key.is_some() {
+            return said("client-certificate and client-key name files (use the -data forms)");
+        }
+    }
+    for named in &kubeconfig.clusters {
+        let Some(cluster) = &named.cluster else { continue };
+        if cluster.certificate_authority.is_some() {
+            return Err(format!(
+                "cluster {}: certificate-authority names a file (use certificate-authority-data); \
+                 only inline credentials are accepted",
+                named.name
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::inline_only;
+    use kube::config::Kubeconfig;
+
+    fn kubeconfig(user: &str, cluster: &str) -> Kubeconfig {
+        let text = format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: c\ncontexts: [{{name: c, context: {{cluster: k, user: u}}}}]\n\
+             clusters: [{{name: k, cluster: {{server: 'https://10.0.0.1:6443'{cluster}}}}}]\n\
+             users: [{{name: u, user: {{{user}}}}}]\n"
+        );
+        Kubeconfig::from_yaml(&text).unwrap()
+    }
+
+    #[test]
+    fn only_inline_credentials_pass() {
+        assert_eq!(inline_only(&kubeconfig("token: abc", ", certificate-authority-data: Zm9v")), Ok(()));
+        let refused = [
+            ("exec: {apiVersion: client.authentication.k8s.io/v1, command: /bin/sh, args: [-c, 'id']}", "", "exec"),
+            ("auth-provider: {name: gcp, config: {cmd-path: /bin/sh}}", "", "auth-provider"),
+            ("tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token", "", "tokenFile"),
+            ("client-certificate: /etc/berth/tls.crt, client-key-data: Zm9v", "", "client-certificate"),
+            ("client-key: /etc/berth/tls.key", "", "client-key"),
+            ("token: abc", ", certificate-authority: /etc/ssl/ca.pem", "certificate-authority"),
+        ];
+        for (user, cluster, said) in refused {
+            let outcome = inline_only(&kubeconfig(user, cluster));
+            assert!(outcome.as_ref().is_err_and(|e| e.contains(said)), "{user}{cluster}: {outcome:?}");
+        }
     }
 }

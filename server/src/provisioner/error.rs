@@ -18,6 +18,10 @@ pub enum WorkerError {
     /// An object the worker builds could not be written as JSON.
     #[error("an object could not be serialised: {0}")]
     Serialize(#[from] serde_json::Error),
+    /// The domain workspaces would be published under is not the one the
+    /// cluster's policies guard (`guarded_domain`).
+    #[error("{0}")]
+    UnguardedDomain(String),
 }
 
 impl From<app::backend::ServiceError> for WorkerError {
@@ -34,6 +38,7 @@ impl WorkerError {
             WorkerError::Database(_) => "database",
             WorkerError::Service(_) => "service",
             WorkerError::Serialize(_) => "serialize",
+            WorkerError::UnguardedDomain(_) => "unguarded_domain",
         }
     }
 }

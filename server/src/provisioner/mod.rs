@@ -13,6 +13,7 @@ pub mod cluster_clients;
 pub mod clusters;
 pub mod converge;
 pub mod error;
+mod guarded_domain;
 pub mod homes;
 pub mod manifests;
 pub mod policy;

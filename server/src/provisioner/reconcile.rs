@@ -44,6 +44,9 @@ pub struct Reconciler {
     pub usage: Option<crate::usage::UsageSource>,
     /// Sends the outbox's notifications while this worker leads.
     pub notifier: Option<crate::notify::Notifier>,
+    /// Publishes no workspace unless the cluster's policies guard its domain
+    /// (`guarded_domain`): on for every real cluster `berth worker` drives.
+    pub verify_domain: bool,
 }
 
 /// A cluster by id (for the database) and name (for logs and metrics).
@@ -104,6 +107,7 @@ impl Reconciler {
             simulated: false,
             usage: None,
             notifier: None,
+            verify_domain: false,
         }
     }
 
@@ -169,6 +173,9 @@ impl Reconciler {
         // API server, so fifty windows opening together wait for the slowest
         // of a few, not for the sum of all.
         let ids = due.in_state(BookingState::Approved);
+        if !ids.is_empty() {
+            self.domain_is_guarded().await?;
+        }
         let starting = facts::facts_in_order(&self.db, &ids).await?;
         let mut stored = session_status::load(&self.db, &ids).await?;
         let mut homes = decided_by_booking(app::backend::sessions::homes::decided(&self.db, &ids).await?);
@@ -205,6 +212,9 @@ impl Reconciler {
         let (retries, delay) = (self.policy.retries, self.policy.retry_delay);
         let mut snapshot = Snapshot::default();
         if !active.is_empty() {
+            // Repair rewrites each session's host too (under a domain an
+            // admin may just have changed).
+            self.domain_is_guarded().await?;
             let managed = self.managed_namespaces().await?;
             let namespaces = active.iter().map(|facts| manifests::namespace_name(&facts.tenant, facts.session_id()));
             snapshot = Snapshot::read(&self.client, &namespaces.collect(), retries, delay).await?;

@@ -1,6 +1,7 @@
 //! Slow and abusive clients (issue 15): a client dribbling its headers is
 //! cut off without holding the server, `/auth/*` and failing bearer tokens
-//! are limited per client address with `429` and `Retry-After`.
+//! are limited per client address with `429` and `Retry-After`, and what is
+//! expensive to answer per signed-in person (issue 60).
 
 use crate::common;
 
@@ -196,4 +197,30 @@ async fn a_server_fn_body_over_the_limit_is_413_in_words_the_page_shows() {
         assert!(text.starts_with(expected_start), "announced {announced}, accept {accept:?}: {text}");
         assert!(text.contains("at most 256 KB"), "{text}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_repeating_expensive_requests_gets_429_and_everyone_else_is_served() {
+    let f = Fixture::new().await;
+    let app = limited_router(&f, RateLimits { expensive_per_minute: 3, ..RateLimits::default() });
+    let fit = "/api/v1/fit?params_billion=7&precision=bf16&task=inference";
+    let open = format!("/bookings/{}/open", uuid::Uuid::new_v4());
+    // One budget across the free view, the sizing helper, finding a slot and opening a workspace.
+    for path in [fit, "/rpc/free_then", &open] {
+        let (status, _, body) = get(&app, from("192.0.2.9", path, Some(&f.ada))).await;
+        assert_ne!(status, StatusCode::TOO_MANY_REQUESTS, "{path}: {body}");
+    }
+    for path in [fit, "/fit", "/rpc/find", &open] {
+        let (status, retry, body) = get(&app, from("192.0.2.9", path, Some(&f.ada))).await;
+        assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{path}");
+        assert!(retry.is_some_and(|s| (1..=60).contains(&s)), "Retry-After: {retry:?}");
+        assert_eq!(body["error"], "rate_limited", "{body}");
+        let message = body["message"].as_str().unwrap();
+        assert!(message.contains("from you") && message.contains("try again in"), "{message}");
+    }
+    // Per person, not per address: bob from the same address is served, and ada elsewhere in the portal.
+    let (status, _, _) = get(&app, from("192.0.2.9", fit, Some(&f.bob))).await;
+    assert_ne!(status, StatusCode::TOO_MANY_REQUESTS);
+    let (status, _, _) = get(&app, from("192.0.2.9", "/api/v1/pools", Some(&f.ada))).await;
+    assert_eq!(status, StatusCode::OK);
 }

@@ -6,6 +6,7 @@
 use crate::common;
 
 use app::backend::{accounts::tokens, bookings::approvals, bookings::mine as my_bookings, sessions::transitions};
+use app::model::Window;
 use axum::body::Body;
 use axum::http::{header, Method, Request, StatusCode};
 use common::{raw, slot, Fixture, MIG};
@@ -39,6 +40,7 @@ async fn the_queue_lists_oldest_first_with_the_kinds_peak_and_decides_many_at_on
     let queue = approvals::queue(&f.db, &admin).await.unwrap();
     let ids: Vec<Uuid> = queue.iter().map(|p| p.id).collect();
     assert_eq!(ids, [id_of(&first), id_of(&second), id_of(&third)], "oldest request first");
+    let shown: Vec<(Uuid, Window)> = queue.iter().map(|p| (p.id, Window { start: p.start, end: p.end })).collect();
     assert_eq!((queue[0].peak_without, queue[0].peak_with, queue[0].capacity), (1, 3, 4));
     assert_eq!((queue[1].peak_without, queue[1].peak_with), (2, 3));
     assert_eq!((queue[2].peak_without, queue[2].peak_with), (0, 1));
@@ -46,14 +48,14 @@ async fn the_queue_lists_oldest_first_with_the_kinds_peak_and_decides_many_at_on
     assert_eq!(approvals::count(&f.db, &admin).await.unwrap(), 3);
 
     // Rejecting without a comment is refused for each; nothing changes.
-    let decided = approvals::decide(&f.db, &admin, &ids[..2], false, "  ").await.unwrap();
+    let decided = approvals::decide(&f.db, &admin, &shown[..2], false, "  ").await.unwrap();
     assert!(decided.iter().all(|d| !d.ok && d.message.contains("comment")), "{decided:?}");
-    let decided = approvals::decide(&f.db, &admin, &ids[..2], true, "").await.unwrap();
+    let decided = approvals::decide(&f.db, &admin, &shown[..2], true, "").await.unwrap();
     assert!(decided.iter().all(|d| d.ok), "{decided:?}");
-    let decided = approvals::decide(&f.db, &admin, &ids[2..], false, "the lab is closed that day").await.unwrap();
+    let decided = approvals::decide(&f.db, &admin, &shown[2..], false, "the lab is closed that day").await.unwrap();
     assert!(decided[0].ok);
     // Deciding again is a per-booking refusal, not a failure of the batch.
-    let again = approvals::decide(&f.db, &admin, &ids, true, "").await.unwrap();
+    let again = approvals::decide(&f.db, &admin, &shown, true, "").await.unwrap();
     assert!(again.iter().all(|d| !d.ok), "{again:?}");
     assert_eq!(approvals::count(&f.db, &admin).await.unwrap(), 0);
 

@@ -220,7 +220,8 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     // Anyone: the offsets of a zone, nothing of anyone's.
     (Send::Form("tz=Europe%2FBerlin"), "/rpc/clock", [200, 200, 200, 200, 200]),
     (Send::Form("tz=UTC"), "/rpc/admin/waitlist", [401, 403, 403, 403, 200]),
-    (Send::Form("ids%5B%5D={pending}&decision=approve"), "/rpc/admin/approvals/decide", [401, 403, 403, 403, 200]),
+    // Each choice names the window shown ({pending} is booked from slot 8 to 10).
+    (Send::Form("ids%5B%5D={pending}%40{shown}&decision=approve"), "/rpc/admin/approvals/decide", [401, 403, 403, 403, 200]),
     (Send::Form("filter%5Baction%5D=booking"), "/rpc/admin/audit", [401, 403, 403, 403, 200]),
     (Send::Form("days=7&tz=Europe%2FBerlin"), "/rpc/calendar", [401, 200, 200, 200, 200]),
     (Send::Form("view=agenda&tz=Europe%2FBerlin"), "/rpc/calendar_span", [401, 200, 200, 200, 200]),
@@ -391,7 +392,7 @@ impl World {
     async fn fill(&self, template: &str) -> String {
         let mut text =
             template.replace("{pool}", &self.pool.to_string()).replace("{uniq}", &Uuid::new_v4().simple().to_string());
-        let replacements: [(&str, Option<String>); 19] = [
+        let replacements: [(&str, Option<String>); 20] = [
             ("{booking}", None),
             ("{series}", None),
             ("{until}", Some((slot(20) + Duration::days(1)).date_naive().to_string())),
@@ -404,6 +405,7 @@ impl World {
             ("{cluster}", None),
             ("{live}", None),
             ("{pending}", None),
+            ("{shown}", Some(format!("{}%2F{}", slot(8).timestamp(), slot(10).timestamp()))),
             ("{token}", None),
             ("{victim}", None),
             ("{hook}", None),

@@ -93,3 +93,35 @@ async fn a_series_posted_twice_as_a_form_books_once() {
     assert_eq!(again, first);
     assert_eq!(bookings_of_ada(&f).await, before + 3);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn three_clicks_in_the_same_instant_book_once_and_each_gets_the_booking() {
+    let f = Fixture::new().await;
+    let before = bookings_of_ada(&f).await;
+    // The calendar's form, submitted three times at once with its one key.
+    let booking = format!(
+        "pool_id={}&kind=nvidia.com%2Fmig-1g.24gb&quantity=1&start={}&end={}&tz=UTC&mode=interactive&idempotency_key=click",
+        f.lab,
+        slot(30).format("%Y-%m-%dT%H:%M"),
+        slot(34).format("%Y-%m-%dT%H:%M"),
+    );
+    let (a, b, c) = tokio::join!(
+        form(&f, "/rpc/book", booking.clone()),
+        form(&f, "/rpc/book", booking.clone()),
+        form(&f, "/rpc/book", booking)
+    );
+    for (status, answer) in [&a, &b, &c] {
+        assert_eq!(*status, StatusCode::OK, "{answer}");
+        assert_eq!(answer, &a.1, "every click is answered with the one booking");
+    }
+    assert_eq!(bookings_of_ada(&f).await, before + 1, "three clicks, one booking");
+
+    // The REST API the same way, eight requests at once.
+    let body = json!({"pool_id": f.lab, "kind": MIG, "quantity": 1, "start": slot(40), "end": slot(44), "mode": "interactive"});
+    let answers =
+        futures::future::join_all((0..8).map(|_| post(&f, "/api/v1/bookings", Some("burst"), body.clone()))).await;
+    for (status, answer) in &answers {
+        assert_eq!((*status, answer), (StatusCode::CREATED, &answers[0].1));
+    }
+    assert_eq!(bookings_of_ada(&f).await, before + 2);
+}

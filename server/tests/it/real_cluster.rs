@@ -431,10 +431,15 @@ async fn a_worker_killed_mid_provisioning_is_finished_by_the_next_without_duplic
     let database: String = sqlx::query_scalar("SELECT current_database()").fetch_one(&w.f.db).await.unwrap();
     let base = std::env::var("DATABASE_URL").unwrap();
     let url = format!("{}/{database}", base.rsplit_once('/').unwrap().0);
+    // The domain this cluster's policies guard (deploy/'s berth-config):
+    // a worker publishing under another starts no workspace.
+    let maps: Api<ConfigMap> = Api::namespaced(w.admin.clone(), "berth");
+    let domain = maps.get("berth-config").await.unwrap().data.unwrap()["BERTH_WORKSPACE_DOMAIN"].clone();
     let worker = |kubeconfig: &std::path::Path| {
         let child = common::processes::berth()
             .arg("worker")
             .env("DATABASE_URL", &url)
+            .env("BERTH_WORKSPACE_DOMAIN", &domain)
             .env("KUBECONFIG", kubeconfig)
             .env_remove("KUBERNETES_SERVICE_HOST")
             .spawn()

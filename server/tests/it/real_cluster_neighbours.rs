@@ -11,7 +11,7 @@ use crate::policy::session;
 
 use attack::*;
 use common::kube_stack::{stack, As};
-use kube::api::{Api, DynamicObject, PostParams};
+use kube::api::{Api, DynamicObject};
 use serde_json::json;
 use server::provisioner::manifests::{self, Cluster};
 use server::provisioner::snapshot::resource;
@@ -98,40 +98,6 @@ async fn hosts_under_the_workspace_domain_are_published_by_the_session_that_owns
     // A cluster admin is no exception: no one outside the session takes its host.
     let said = create(&admin, "default", ingress("i", Some(&host), json!({}))).await.unwrap_err();
     assert!(said.contains("belong to Berth sessions"), "{said}");
-}
-
-/// Creates `objects` as `client` for real (not a dry run), tolerating ones already there.
-async fn ensure(client: &kube::Client, objects: Vec<serde_json::Value>) {
-    for object in objects {
-        let namespace = object["metadata"]["namespace"].as_str().unwrap_or_default().to_string();
-        let typed: DynamicObject = serde_json::from_value(object.clone()).unwrap();
-        match api(client, &object, &namespace).create(&PostParams::default(), &typed).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(status)) if status.code == 409 => {}
-            Err(other) => panic!("{other}"),
-        }
-    }
-}
-
-/// A policy deploy/ has just applied takes a moment to be enforced: waits
-/// until `attempt` (one the policy refuses) is refused.
-async fn in_force<F, Fut>(policy: &str, attempt: F)
-where
-    F: Fn() -> Fut,
-    Fut: std::future::Future<Output = Result<(), String>>,
-{
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while attempt().await.is_ok() {
-        assert!(std::time::Instant::now() < deadline, "{policy} not in force within 30 s");
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    }
-}
-
-fn refused_with(case: &str, outcome: Result<(), String>, said: &str) {
-    match outcome {
-        Ok(()) => panic!("should be refused: {case}"),
-        Err(message) => assert!(message.contains(said), "{case}: expected `{said}` in {message}"),
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -45,7 +45,7 @@ async fn both_overlays_apply_without_error_and_every_policy_type_checks() {
                 && !p.data["status"]["typeChecking"].is_null()
         });
         if checked {
-            assert_eq!(names.len(), 26, "{names:?}");
+            assert_eq!(names.len(), 28, "{names:?}");
             for policy in &list.items {
                 let warnings = &policy.data["status"]["typeChecking"]["expressionWarnings"];
                 assert!(warnings.is_null(), "{:?}: {warnings:#}", policy.metadata.name);

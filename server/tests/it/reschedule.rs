@@ -1,7 +1,9 @@
 //! Moving or resizing a booking (the calendar's drag) through the REST API:
 //! the new window answers to a new booking's rules without the booking's
 //! own units, refusals name the next free window of the new length, and
-//! only its holders (or admins) move it, and only before it begins.
+//! only its owner (or an admin) moves it, only before it begins, and only
+//! where a new booking could go: not in a retired pool, nor in one that no
+//! longer takes its tenant. An approval binds to the window it was shown.
 
 use crate::common;
 
@@ -122,4 +124,81 @@ async fn a_maintenance_window_and_the_tenants_quota_answer_a_move_as_they_answer
     assert_eq!((status, err["error"].as_str()), (StatusCode::CONFLICT, Some("quota_exceeded")), "{err}");
     let (_, kept) = f.call(Method::GET, &format!("/api/v1/bookings/{ada}"), Some(&f.ada), None).await;
     assert_eq!((at(&kept["start"]), at(&kept["end"])), (slot(9), slot(11)));
+}
+
+#[tokio::test]
+async fn a_move_or_extension_answers_to_admission_a_retired_pool_and_the_pools_tenants() {
+    let f = Fixture::new().await;
+    let ada = booked(&f, &f.ada, 1, 8, 10).await;
+    let live = f.place(MIG, 1, (common::current_slot(), slot(4)), "active").await.to_string();
+    let lab = format!("/api/v1/pools/{}", f.lab);
+    let extend = |id: &str| format!("/api/v1/bookings/{id}/extend");
+    // The pool now takes only team-b: a new booking of ada's is refused, and so are new windows of her old ones.
+    let (status, _) = f.call(Method::PATCH, &lab, Some(&f.admin), Some(json!({"tenants": ["team-b"]}))).await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, refused) = f.book(&f.ada, MIG, 1, slot(12), slot(14)).await;
+    assert_eq!((status, refused["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("pool_id")), "{refused}");
+    let (status, err) = move_to(&f, &f.ada, &ada, 12, 14).await;
+    assert_eq!((status, &err["message"]), (StatusCode::UNPROCESSABLE_ENTITY, &refused["message"]), "{err}");
+    let (status, err) = f.call(Method::POST, &extend(&live), Some(&f.ada), Some(json!({"end": slot(5)}))).await;
+    assert_eq!((status, err["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("pool_id")), "{err}");
+    let (status, _) = f.call(Method::PATCH, &lab, Some(&f.admin), Some(json!({"tenants": []}))).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(move_to(&f, &f.ada, &ada, 12, 14).await.0, StatusCode::OK, "open to every tenant again");
+
+    // Retired: it keeps its bookings where they are and takes no new window.
+    let (status, _) = f.call(Method::PATCH, &lab, Some(&f.admin), Some(json!({"retired": true}))).await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, err) = move_to(&f, &f.ada, &ada, 16, 18).await;
+    assert_eq!((status, err["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("pool_id")), "{err}");
+    assert!(err["message"].as_str().unwrap().contains("retired"), "{err}");
+    let (status, err) = f.call(Method::POST, &extend(&live), Some(&f.ada), Some(json!({"end": slot(5)}))).await;
+    assert!(
+        status == StatusCode::UNPROCESSABLE_ENTITY && err["message"].as_str().unwrap().contains("retired"),
+        "{err}"
+    );
+    let (status, moved) = f.call(Method::GET, &format!("/api/v1/bookings/{ada}"), Some(&f.ada), None).await;
+    assert_eq!((status, at(&moved["start"])), (StatusCode::OK, slot(12)), "nothing half-written");
+}
+
+#[tokio::test]
+async fn an_approval_binds_to_the_window_the_admin_was_shown() {
+    let f = Fixture::new().await;
+    let lab = format!("/api/v1/pools/{}", f.lab);
+    let (status, _) = f.call(Method::PATCH, &lab, Some(&f.admin), Some(json!({"requires_approval": true}))).await;
+    assert_eq!(status, StatusCode::OK);
+    let ada = booked(&f, &f.ada, 1, 8, 10).await;
+    let admin = app::backend::accounts::tokens::authenticate(&f.db, &f.admin).await.unwrap().unwrap();
+    let shown = app::backend::bookings::approvals::queue(&f.db, &admin).await.unwrap();
+    let shown: Vec<_> = shown.iter().map(|p| (p.id, app::model::Window { start: p.start, end: p.end })).collect();
+    // Ada drags her pending booking elsewhere after the admin loaded the queue.
+    assert_eq!(move_to(&f, &f.ada, &ada, 20, 24).await.0, StatusCode::OK, "a pending booking moves freely");
+    let decided = app::backend::bookings::approvals::decide(&f.db, &admin, &shown, true, "").await.unwrap();
+    assert!(!decided[0].ok && decided[0].message.contains("moved after it was shown"), "{decided:?}");
+    let (_, seen) = f.call(Method::GET, &format!("/api/v1/bookings/{ada}"), Some(&f.ada), None).await;
+    assert_eq!(seen["state"], "pending", "nothing approved: {seen}");
+    // Over the REST API: the window shown, as start and end.
+    let approve = format!("/api/v1/bookings/{ada}/approve");
+    let stale = json!({"start": slot(8), "end": slot(10)});
+    let (status, err) = f.call(Method::POST, &approve, Some(&f.admin), Some(stale)).await;
+    assert_eq!((status, err["error"].as_str()), (StatusCode::CONFLICT, Some("moved_since_shown")), "{err}");
+    let (status, err) = f.call(Method::POST, &approve, Some(&f.admin), Some(json!({"start": slot(20)}))).await;
+    assert_eq!((status, err["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("end")), "{err}");
+    // Shown again, the window it asks for now is approved.
+    let fresh = app::backend::bookings::approvals::queue(&f.db, &admin).await.unwrap();
+    let fresh: Vec<_> = fresh.iter().map(|p| (p.id, app::model::Window { start: p.start, end: p.end })).collect();
+    let decided = app::backend::bookings::approvals::decide(&f.db, &admin, &fresh, true, "").await.unwrap();
+    assert!(decided[0].ok, "{decided:?}");
+    // The approvals page's form names the window too; a bare id is refused.
+    let form = |ids: String| {
+        let request = axum::http::Request::post("/rpc/admin/approvals/decide")
+            .header(axum::http::header::AUTHORIZATION, format!("Bearer {}", f.admin))
+            .header(axum::http::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(axum::body::Body::from(format!("ids%5B%5D={ids}&decision=approve")))
+            .unwrap();
+        common::raw(&f.app, request)
+    };
+    let (status, err) = form(ada.clone()).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{err}");
+    assert!(err.to_string().contains("ids: each must name a booking and the window shown"), "{err}");
 }

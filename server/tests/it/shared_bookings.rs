@@ -1,7 +1,7 @@
 //! Shared bookings: the owner adds co-owners from the same tenant; they see
-//! the booking in full, are bound to the session's role, open the
-//! workspace, extend and end it; only the owner cancels; every change is
-//! audited; the feed and "mine" list them.
+//! the booking in full, are bound to the session's role and open the
+//! workspace; only the owner changes the booking (cancels, moves, extends,
+//! ends it); every change is audited; the feed and "mine" list them.
 
 use crate::common;
 
@@ -32,7 +32,7 @@ async fn get(f: &Fixture, token: &str, path: &str) -> (u16, Value) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn co_owners_see_extend_and_end_a_shared_booking_but_only_the_owner_cancels() {
+async fn co_owners_see_a_shared_booking_and_only_the_owner_changes_it() {
     let f = Fixture::new().await;
     let (status, live) = f.book(&f.ada, MIG, 1, common::current_slot(), slot(4)).await;
     assert_eq!(status, 201, "{live}");
@@ -86,18 +86,32 @@ async fn co_owners_see_extend_and_end_a_shared_booking_but_only_the_owner_cancel
     let (_, as_mia) = get(&f, &f.mia, &format!("/api/v1/bookings/{live}")).await;
     assert!(as_mia.get("co_owners").is_none() && as_mia.get("user_email").is_none(), "occupancy only: {as_mia}");
 
-    // Carol extends and ends; she cannot cancel, ada can.
+    // Carol shares the session, not the window: one rule for every change
+    // to it. She can neither cancel, move, shrink, extend nor end it; ada can.
     let cancel = format!("/api/v1/bookings/{later}/cancel");
-    let (status, err) = f.call(Method::POST, &cancel, Some(&f.carol), Some(json!({}))).await;
-    assert_eq!(
-        (status.as_u16(), err["message"].as_str()),
-        (403, Some("only the booking's owner or an admin may do this"))
-    );
     let extend = format!("/api/v1/bookings/{live}/extend");
-    let (status, extended) = f.call(Method::POST, &extend, Some(&f.carol), Some(json!({ "end": slot(5) }))).await;
+    let end = format!("/api/v1/bookings/{live}/end");
+    let moved = json!({ "start": slot(24), "end": slot(26) });
+    let shrunk = json!({ "start": slot(20), "end": slot(21) });
+    let attempts = [
+        (cancel.clone(), json!({})),
+        (format!("/api/v1/bookings/{later}/move"), moved.clone()),
+        (format!("/api/v1/bookings/{later}/move"), shrunk),
+        (extend.clone(), json!({ "end": slot(5) })),
+        (end.clone(), json!({})),
+    ];
+    for (path, body) in attempts {
+        let (status, err) = f.call(Method::POST, &path, Some(&f.carol), Some(body)).await;
+        let said = (status.as_u16(), err["message"].as_str());
+        assert_eq!(said, (403, Some("only the booking's owner or an admin may do this")), "{path}");
+    }
+    let (status, extended) = f.call(Method::POST, &extend, Some(&f.ada), Some(json!({ "end": slot(5) }))).await;
     assert_eq!(status, 200, "{extended}");
-    let (status, ended) = f.call(Method::POST, &format!("/api/v1/bookings/{live}/end"), Some(&f.carol), None).await;
+    let (status, ended) = f.call(Method::POST, &end, Some(&f.ada), None).await;
     assert_eq!((status.as_u16(), ended["state"].as_str()), (200, Some("completed")), "{ended}");
+    let path = format!("/api/v1/bookings/{later}/move");
+    let (status, moved) = f.call(Method::POST, &path, Some(&f.ada), Some(moved)).await;
+    assert_eq!(status, 200, "the owner moves it: {moved}");
     let (status, _) = f.call(Method::POST, &cancel, Some(&f.ada), Some(json!({}))).await;
     assert_eq!(status, 200);
     assert_eq!(share(&f, &f.ada, &later, "mia@a.test").await.0, 409, "a canceled booking is no longer shared");
@@ -120,7 +134,7 @@ async fn co_owners_see_extend_and_end_a_shared_booking_but_only_the_owner_cancel
     .await
     .unwrap();
     assert_eq!(actors.len(), 2, "{actors:?}");
-    assert!(actors.iter().all(|(email, _)| email == "carol@a.test"), "{actors:?}");
+    assert!(actors.iter().all(|(email, _)| email == "ada@a.test"), "{actors:?}");
     let audit: Vec<(String, String, String)> = sqlx::query_as(
         "SELECT u.email, a.action, a.detail FROM audit_event a JOIN app_user u ON u.id = a.actor_id
          WHERE a.action LIKE 'booking.co_owner%' ORDER BY a.at, a.id",
@@ -228,8 +242,10 @@ async fn an_extension_request_of_a_shared_booking_is_shared_too() {
     assert_eq!(f.call(Method::POST, &approve, Some(&f.admin), Some(json!({}))).await.0, 200);
     assert_eq!(share(&f, &f.ada, &id, "carol@a.test").await.0, 200);
     let extend = format!("/api/v1/bookings/{id}/extend");
-    let (status, request) = f.call(Method::POST, &extend, Some(&f.carol), Some(json!({ "end": slot(7) }))).await;
-    assert_eq!(status, 202, "a co-owner asks, an admin decides: {request}");
+    let (status, _) = f.call(Method::POST, &extend, Some(&f.carol), Some(json!({ "end": slot(7) }))).await;
+    assert_eq!(status, 403, "only the owner asks for more");
+    let (status, request) = f.call(Method::POST, &extend, Some(&f.ada), Some(json!({ "end": slot(7) }))).await;
+    assert_eq!(status, 202, "the owner asks, an admin decides: {request}");
     let (_, seen) = get(&f, &f.carol, &format!("/api/v1/bookings/{}", request["id"].as_str().unwrap())).await;
     assert_eq!((seen["co_owned"].as_bool(), seen["extends"].as_str()), (Some(true), Some(id.as_str())), "{seen}");
 }

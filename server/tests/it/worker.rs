@@ -40,6 +40,7 @@ async fn world() -> World {
         simulated: false,
         usage: None,
         notifier: None,
+        verify_domain: false,
     };
     World { f, fake, worker }
 }
@@ -377,6 +378,7 @@ async fn a_worker_stopped_after_any_single_step_converges_on_restart_with_no_dup
             simulated: false,
             usage: None,
             notifier: None,
+            verify_domain: false,
         };
         let report = restarted.pass().await.unwrap();
         assert_eq!(report.applied, steps - stop_after, "stopped after {stop_after}: the rest is applied");

@@ -31,6 +31,14 @@ async fn the_worker_provisions_on_the_cluster_its_kubeconfig_names() {
     .unwrap();
 
     let cluster = SimulatedCluster::start(true).await;
+    // deploy/'s berth-config, as on a real cluster: the worker publishes
+    // only under the domain it names (its own default here).
+    let config = serde_json::from_value(serde_json::json!({ "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": { "name": "berth-config", "namespace": "berth" },
+        "data": { "BERTH_WORKSPACE_DOMAIN": "berth.local" } }))
+    .unwrap();
+    let maps: kube::Api<k8s_openapi::api::core::v1::ConfigMap> = kube::Api::namespaced(cluster.client(), "berth");
+    maps.create(&Default::default(), &config).await.unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let kubeconfig = std::env::temp_dir().join(format!("berth-kubeconfig-{}", Uuid::new_v4().simple()));
     std::fs::write(&kubeconfig, SimulatedCluster::kubeconfig(listener.local_addr().unwrap())).unwrap();

@@ -74,7 +74,12 @@ fn shut(terms: Option<&Terms>, kind: &str) -> Option<ServiceError> {
     if terms.capacity.is_none() {
         return Some(FieldError::new("kind", format!("this pool has no kind {kind}")).into());
     }
-    terms.retired.then(|| FieldError::new("pool_id", "this pool is retired and takes no new bookings").into())
+    terms.retired.then(|| retired_pool().into())
+}
+
+/// A retired pool's answer to a new window: a booking, a move, an extension.
+pub(crate) fn retired_pool() -> FieldError {
+    FieldError::new("pool_id", "this pool is retired and takes no new bookings")
 }
 
 /// The pool+kind's ledger, with its tenants' quota usage read (one more
@@ -295,7 +300,8 @@ async fn record_refusals(tx: &mut PgConnection, requests: &[&Request], verdicts:
     Ok(())
 }
 
-fn no_such_pool_field() -> FieldError {
+/// A pool the tenant may not book (or none): a booking, a move, an extension.
+pub(crate) fn no_such_pool_field() -> FieldError {
     FieldError::new("pool_id", "no pool with this id that your tenant may book")
 }
 

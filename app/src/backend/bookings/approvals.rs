@@ -95,24 +95,26 @@ pub async fn queue(db: &PgPool, principal: &Principal) -> ServiceResult<Vec<Pend
 /// Most bookings one decision may cover.
 pub const MAX_BATCH: usize = 200;
 
-/// Approves or rejects each of `ids` with the same comment (required to
-/// reject: the requester reads it). Each is decided on its own, so one that
-/// changed meanwhile does not hold back the others.
+/// Approves or rejects each of `shown` (a booking and the window the admin
+/// was shown of it) with the same comment (required to reject: the
+/// requester reads it). Each is decided on its own, so one that changed
+/// meanwhile does not hold back the others; one moved since it was shown is
+/// not approved.
 pub async fn decide(
     db: &PgPool,
     principal: &Principal,
-    ids: &[Uuid],
+    shown: &[(Uuid, Window)],
     approve: bool,
     comment: &str,
 ) -> ServiceResult<Vec<Decision>> {
     principal.require_admin(ADMINS_ONLY)?;
-    if ids.is_empty() || ids.len() > MAX_BATCH {
+    if shown.is_empty() || shown.len() > MAX_BATCH {
         return Err(FieldError::new("ids", format!("choose 1 to {MAX_BATCH} bookings")).into());
     }
-    let mut decisions = Vec::with_capacity(ids.len());
-    for &id in ids {
+    let mut decisions = Vec::with_capacity(shown.len());
+    for &(id, window) in shown {
         let result = if approve {
-            bookings::approve(db, principal, id, comment).await
+            bookings::approve(db, principal, id, comment, Some(window)).await
         } else {
             bookings::reject(db, principal, id, comment).await
         };

@@ -1,7 +1,7 @@
 //! Shared bookings: the owner (or an admin) adds co-owners from the
 //! booking's tenant and removes them; a co-owner may also leave. Co-owners
-//! see the booking in full, open its workspace, extend and end it (see
-//! `Need::HolderOrAdmin`); the worker binds them to the session's role.
+//! see the booking in full and open its workspace; only the owner changes
+//! it (`Need::OwnerOrAdmin`); the worker binds them to the session's role.
 //! Every change is audited, and reaches the booking's waiting extension
 //! request too, so that whoever shares the booking sees the request.
 

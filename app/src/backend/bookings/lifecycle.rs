@@ -50,13 +50,52 @@ pub async fn cancel(db: &sqlx::PgPool, principal: &Principal, id: Uuid, reason: 
     change_as(db, principal, id, Need::OwnerOrAdmin, Action::Cancel, reason).await
 }
 
-/// Approves a pending booking; for an extension request, grants the extension.
-pub async fn approve(db: &sqlx::PgPool, principal: &Principal, id: Uuid, comment: &str) -> ServiceResult<Booking> {
+/// Approves a pending booking; for an extension request, grants the
+/// extension. `shown`: the window the admin was shown (the approvals page
+/// always sends it): when the booking has moved since, nothing is approved
+/// and the answer says where it is now, so no one approves a window they
+/// never saw.
+pub async fn approve(
+    db: &sqlx::PgPool,
+    principal: &Principal,
+    id: Uuid,
+    comment: &str,
+    shown: Option<Window>,
+) -> ServiceResult<Booking> {
     let peek = fetch_row(db, id, false).await?.ok_or(ServiceError::NotFound("booking"))?;
     peek.authorize(principal, Need::Admin)?;
     match peek.extends_id {
-        Some(extended) => crate::backend::bookings::extension::grant(db, principal, peek, extended, comment).await,
-        None => change_as(db, principal, id, Need::Admin, Action::Approve, comment).await,
+        // An extension request never moves (`reschedule` refuses it).
+        Some(extended) => {
+            still_shown(&peek, shown)?;
+            crate::backend::bookings::extension::grant(db, principal, peek, extended, comment).await
+        }
+        None => {
+            let mut tx = db.begin().await?;
+            let row = locked_row(&mut tx, principal, id, Need::Admin).await?;
+            still_shown(&row, shown)?;
+            let changed = change(&mut tx, id, Change::new(Action::Approve, Some(principal.user_id), comment)).await?;
+            tx.commit().await?;
+            let booking = BookingRow { state: changed.to, ..row }.view_for(principal);
+            changed.settle(db).await;
+            Ok(booking)
+        }
+    }
+}
+
+/// Refuses a decision on a booking whose window is no longer the one shown.
+fn still_shown(row: &BookingRow, shown: Option<Window>) -> ServiceResult<()> {
+    match shown {
+        Some(shown) if shown.start != row.starts_at || shown.end != row.ends_at => Err(ServiceError::Conflict {
+            code: "moved_since_shown",
+            field: None,
+            reason: format!(
+                "it was moved after it was shown: it now asks for {} to {}; look at it again before deciding",
+                row.starts_at.to_rfc3339(),
+                row.ends_at.to_rfc3339()
+            ),
+        }),
+        _ => Ok(()),
     }
 }
 
@@ -78,7 +117,7 @@ pub async fn reject(db: &sqlx::PgPool, principal: &Principal, id: Uuid, comment:
 /// the capacity after that is free again.
 pub async fn end_early(db: &sqlx::PgPool, principal: &Principal, id: Uuid) -> ServiceResult<Booking> {
     let mut tx = db.begin().await?;
-    let row = locked_row(&mut tx, principal, id, Need::HolderOrAdmin).await?;
+    let row = locked_row(&mut tx, principal, id, Need::OwnerOrAdmin).await?;
     transition(row.state(), Action::Complete)?;
     let now = crate::backend::db_now(&mut *tx).await?;
     if now <= row.starts_at {
@@ -104,7 +143,8 @@ pub async fn end_early(db: &sqlx::PgPool, principal: &Principal, id: Uuid) -> Se
 }
 
 /// What changing a booking's window answers to: its pool's rules and
-/// approval, its kind's capacity, the database's now and the pool's zone.
+/// approval, its kind's capacity, the database's now and the pool's zone,
+/// and whether the pool still takes windows of the booking's tenant.
 #[derive(sqlx::FromRow)]
 pub(super) struct KindTerms {
     #[sqlx(flatten)]
@@ -113,16 +153,36 @@ pub(super) struct KindTerms {
     pub capacity: i32,
     pub now: DateTime<Utc>,
     pub time_zone: String,
+    retired: bool,
+    may_book: bool,
+}
+
+impl KindTerms {
+    /// A new window (a move, a longer one) answers to what a new booking
+    /// does first: a retired pool takes none, and a pool takes only the
+    /// tenants it lists (admission's own refusals).
+    pub(super) fn still_open(&self) -> ServiceResult<()> {
+        if self.retired {
+            return Err(crate::backend::admission::admit::retired_pool().into());
+        }
+        if !self.may_book {
+            return Err(crate::backend::admission::admit::no_such_pool_field().into());
+        }
+        Ok(())
+    }
 }
 
 pub(super) async fn kind_terms(tx: &mut Transaction<'_, Postgres>, row: &BookingRow) -> ServiceResult<KindTerms> {
     Ok(sqlx::query_as(
         "SELECT p.granularity_minutes, p.max_booking_minutes, p.horizon_days, p.min_notice_minutes,
-                p.requires_approval, k.capacity, now() AS now, p.time_zone
+                p.requires_approval, k.capacity, now() AS now, p.time_zone, p.retired_at IS NOT NULL AS retired,
+                (NOT EXISTS (SELECT 1 FROM pool_tenant pt WHERE pt.pool_id = p.id)
+                 OR EXISTS (SELECT 1 FROM pool_tenant pt WHERE pt.pool_id = p.id AND pt.tenant_id = $3)) AS may_book
          FROM pool p JOIN pool_kind k ON k.pool_id = p.id AND k.kind = $2 WHERE p.id = $1",
     )
     .bind(row.pool_id)
     .bind(&row.kind)
+    .bind(row.tenant_id)
     .fetch_one(&mut **tx)
     .await?)
 }
@@ -142,9 +202,9 @@ pub async fn extend(
     // safe; the row itself is locked (and re-read) after it, in the same order
     // admission takes its locks.
     let peek = fetch_row(&mut *tx, id, false).await?.ok_or(ServiceError::NotFound("booking"))?;
-    peek.authorize(principal, Need::HolderOrAdmin)?;
+    peek.authorize(principal, Need::OwnerOrAdmin)?;
     lock_kind(&mut tx, peek.pool_id, &peek.kind).await?;
-    let row = locked_row(&mut tx, principal, id, Need::HolderOrAdmin).await?;
+    let row = locked_row(&mut tx, principal, id, Need::OwnerOrAdmin).await?;
     let state = row.state();
     if !state.holds_capacity() {
         return Err(ServiceError::Conflict {
@@ -161,7 +221,9 @@ pub async fn extend(
         });
     }
     crate::backend::bookings::extension::refuse_if_open(&mut tx, row.id).await?;
-    let KindTerms { rules, requires_approval, capacity, now, time_zone } = kind_terms(&mut tx, &row).await?;
+    let terms = kind_terms(&mut tx, &row).await?;
+    terms.still_open()?;
+    let KindTerms { rules, requires_approval, capacity, now, time_zone, .. } = terms;
     let current = Window { start: row.starts_at, end: row.ends_at };
     validate_extension(&rules, now, current, new_end)?;
     let added = Window { start: current.end, end: new_end };

@@ -28,12 +28,14 @@ pub async fn reschedule(db: &PgPool, principal: &Principal, id: Uuid, window: Wi
     // Pool and kind never change: read before the kind's lock, the row
     // locked (and re-read) after it, in the order admission takes them.
     let peek = fetch_row(&mut *tx, id, false).await?.ok_or(ServiceError::NotFound("booking"))?;
-    peek.authorize(principal, Need::HolderOrAdmin)?;
+    peek.authorize(principal, Need::OwnerOrAdmin)?;
     lock_kind(&mut tx, peek.pool_id, &peek.kind).await?;
-    let row = locked_row(&mut tx, principal, id, Need::HolderOrAdmin).await?;
+    let row = locked_row(&mut tx, principal, id, Need::OwnerOrAdmin).await?;
     movable(&row)?;
     crate::backend::bookings::extension::refuse_if_open(&mut tx, row.id).await?;
-    let KindTerms { rules, requires_approval, capacity, now, time_zone } = kind_terms(&mut tx, &row).await?;
+    let terms = kind_terms(&mut tx, &row).await?;
+    terms.still_open()?;
+    let KindTerms { rules, requires_approval, capacity, now, time_zone, .. } = terms;
     if row.starts_at <= now {
         return Err(conflict("a session under way keeps its start: extend it or end it early instead"));
     }

@@ -55,10 +55,12 @@ pub struct CoOwnerRow {
 
 /// What a caller needs to be allowed to act on a booking.
 pub enum Need {
-    /// Cancel it, change who shares it.
+    /// Anything that changes the booking: cancel, move, resize, extend or
+    /// end it, change who shares it. One rule for all of them: the window is
+    /// the owner's; co-owners share its session (they see it in full and
+    /// open its workspace), and cannot take from the owner what they could
+    /// not cancel.
     OwnerOrAdmin,
-    /// Extend it, end it: the owner, a co-owner or an admin.
-    HolderOrAdmin,
     Admin,
 }
 
@@ -97,10 +99,6 @@ impl BookingRow {
         match need {
             Need::OwnerOrAdmin if principal.is_admin() || self.owned_by(principal) => Ok(()),
             Need::OwnerOrAdmin => Err(ServiceError::Forbidden("only the booking's owner or an admin may do this")),
-            Need::HolderOrAdmin if principal.is_admin() || self.held_by(principal) => Ok(()),
-            Need::HolderOrAdmin => {
-                Err(ServiceError::Forbidden("only the booking's owner, its co-owners or an admin may do this"))
-            }
             Need::Admin if principal.is_admin() => Ok(()),
             Need::Admin => Err(ServiceError::Forbidden("only admins approve or reject bookings")),
         }

@@ -115,7 +115,8 @@ pub async fn load(db: &PgPool, principal: &Principal, query: &CalendarQuery) -> 
     let used = used::bars(db, &bookings, now).await?;
     let movable = bookings
         .iter()
-        .filter(|b| b.mine && b.start > now && b.extends.is_none())
+        // Only the owner moves a booking (co-owners share its session).
+        .filter(|b| b.mine && !b.co_owned && b.start > now && b.extends.is_none())
         .filter(|b| matches!(b.state, crate::model::BookingState::Pending | crate::model::BookingState::Approved))
         .filter_map(|b| {
             let kind = pool.kinds.iter().position(|k| k.kind == b.kind)?;

@@ -14,8 +14,9 @@ pub(super) fn CardActions(card: BookingCard, live: bool, actions: Actions, asked
     let what = format!("{} × {} on {}", b.quantity, b.kind, card.pool_name);
     let owner = b.user_name.clone().unwrap_or_default();
     let whose = if b.mine { "your booking".to_string() } else { format!("{owner}'s booking") };
-    // Only the owner cancels; co-owners may end it once it runs.
-    let cancelable = matches!(b.state, BookingState::Pending | BookingState::Approved) && !live && !b.co_owned;
+    // Only the owner (or an admin) changes the booking; co-owners share its session.
+    let changeable = !b.co_owned;
+    let cancelable = matches!(b.state, BookingState::Pending | BookingState::Approved) && !live && changeable;
     view! {
         <div class="card-actions">
             {cancelable.then(|| view! {
@@ -39,7 +40,7 @@ pub(super) fn CardActions(card: BookingCard, live: bool, actions: Actions, asked
                     </ActionForm>
                 </Confirm>
             })}
-            {live.then(|| view! {
+            {(live && changeable).then(|| view! {
                 <Confirm booking=id asked=Asked::End label="End now" open=asked == Some(Asked::End)
                     question=format!("End {} of {what} now? {}",
                         if b.mine { "your session".to_string() } else { format!("{owner}'s session") },
@@ -50,7 +51,7 @@ pub(super) fn CardActions(card: BookingCard, live: bool, actions: Actions, asked
                     </ActionForm>
                 </Confirm>
             })}
-            {card.extend_by.clone().map(|by| view! {
+            {card.extend_by.clone().filter(|_| changeable).map(|by| view! {
                 <ActionForm action=actions.extend attr:class="inline">
                     <input type="hidden" name="id" value=id.to_string()/>
                     <input type="hidden" name="end" value=by.end.to_rfc3339()/>
@@ -58,7 +59,7 @@ pub(super) fn CardActions(card: BookingCard, live: bool, actions: Actions, asked
                         aria-label=format!("Extend by {}", by.label.trim_start_matches('+'))>{by.label.clone()}</button>
                 </ActionForm>
             })}
-            {(!card.extend_to.is_empty()).then(|| view! {
+            {(changeable && !card.extend_to.is_empty()).then(|| view! {
                 <ActionForm action=actions.extend attr:class="inline">
                     <input type="hidden" name="id" value=id.to_string()/>
                     <label>"Extend to "

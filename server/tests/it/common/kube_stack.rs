@@ -105,7 +105,7 @@ fn stack_named(name: String) -> Option<&'static Stack> {
         std::thread::spawn(stop_idle_stacks);
     });
     // Started outside the map's lock: another suite's start takes ~9 s.
-    once.get_or_init(start).as_ref()
+    once.get_or_init(|| start(overlay(&name))).as_ref()
 }
 
 /// Stops every stack idle for `IDLE_STOP`, for as long as the binary runs.
@@ -135,12 +135,22 @@ pub fn stack() -> Option<&'static Stack> {
 }
 
 /// A second, separate cluster for the tests of several clusters (another
-/// etcd, API server and controller manager, deploy/ applied the same way).
+/// etcd, API server and controller manager): a member cluster, with
+/// deploy/overlays/member applied as shipped.
 pub fn second_stack() -> Option<&'static Stack> {
     stack_named(format!("{}/second", suite()))
 }
 
-fn start() -> Option<Stack> {
+/// The overlay a stack of that name is started with.
+fn overlay(name: &str) -> &'static str {
+    if name.ends_with("/second") {
+        "member"
+    } else {
+        "kubernetes"
+    }
+}
+
+fn start(overlay: &str) -> Option<Stack> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let dir = std::env::temp_dir().join(format!("berth-kube-{}", uuid::Uuid::new_v4().simple()));
     let output = Command::new("bash")
@@ -148,6 +158,7 @@ fn start() -> Option<Stack> {
         .arg("start")
         .arg(&dir)
         .arg(std::process::id().to_string())
+        .arg(overlay)
         .output()
         .expect("bash runs");
     let said = String::from_utf8_lossy(&output.stderr);

@@ -125,3 +125,37 @@ pub async fn settled(admin: &kube::Client, ns: &str) {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
+
+/// Creates `objects` as `client` for real (not a dry run), tolerating ones already there.
+pub async fn ensure(client: &kube::Client, objects: Vec<serde_json::Value>) {
+    for object in objects {
+        let namespace = object["metadata"]["namespace"].as_str().unwrap_or_default().to_string();
+        let typed: DynamicObject = serde_json::from_value(object.clone()).unwrap();
+        match api(client, &object, &namespace).create(&PostParams::default(), &typed).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(status)) if status.code == 409 => {}
+            Err(other) => panic!("{other}"),
+        }
+    }
+}
+
+/// A policy deploy/ has just applied takes a moment to be enforced: waits
+/// until `attempt` (one the policy refuses) is refused.
+pub async fn in_force<F, Fut>(policy: &str, attempt: F)
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<(), String>>,
+{
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while attempt().await.is_ok() {
+        assert!(std::time::Instant::now() < deadline, "{policy} not in force within 30 s");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}
+
+pub fn refused_with(case: &str, outcome: Result<(), String>, said: &str) {
+    match outcome {
+        Ok(()) => panic!("should be refused: {case}"),
+        Err(message) => assert!(message.contains(said), "{case}: expected `{said}` in {message}"),
+    }
+}
