@@ -19,9 +19,11 @@ test('a co-owner opens a shared live session; a member of another tenant cannot 
     await signOut(page);
   }
   await signIn(page, 'ada');
+  // Shared before its session starts (a session already working in Ada's
+  // kept home is not shared: a co-owner could write there); then its window opens.
   const id = sql(`
     INSERT INTO booking (pool_id, kind, user_id, tenant_id, quantity, mode, starts_at, ends_at, state, note)
-    SELECT k.pool_id, k.kind, u.id, m.tenant_id, 1, 'interactive', now() - interval '30 minutes', now() + interval '1 hour',
+    SELECT k.pool_id, k.kind, u.id, m.tenant_id, 1, 'interactive', now() + interval '2 hours', now() + interval '3 hours',
            'approved', 'sharing e2e'
     FROM pool_kind k, app_user u JOIN membership m ON m.user_id = u.id
     WHERE k.kind LIKE 'nvidia.com/mig-%' AND u.name = 'Ada Lovelace' LIMIT 1
@@ -42,6 +44,7 @@ test('a co-owner opens a shared live session; a member of another tenant cannot 
     await share('mia@example.test');
     await expect(page.locator('#notice')).toHaveText(/^Shared with mia@example.test/);
     await expect(card.locator('li.co-owner')).toHaveText(/Mia Manager \(mia@example\.test\)/);
+    sql(`UPDATE booking SET starts_at = now() - interval '30 minutes', ends_at = now() + interval '1 hour' WHERE id = '${id}'`);
     await signOut(page);
 
     await signIn(page, 'mia');

@@ -26,6 +26,9 @@ pub async fn save_cluster(form: ClusterForm) -> Result<ActionNotice, RpcError> {
     principal.require_admin("only admins manage clusters")?;
     let saved = async {
         let spec = form.to_spec()?;
+        if let Some(domain) = &spec.workspace_domain {
+            crate::rules::cluster_spec::portal_outside(domain, &ctx.portal_host)?;
+        }
         match form.id.trim() {
             "" => clusters::create(&ctx.db, &principal, spec).await,
             id => {

@@ -25,6 +25,8 @@ pub struct Ctx {
     pub feed_key: FeedKey,
     /// The ISO 4217 code prices are in.
     pub currency: String,
+    /// The portal's own host (of its public URL): no workspace domain may hold it.
+    pub portal_host: String,
 }
 
 fn server() -> Result<Ctx, RpcError> {

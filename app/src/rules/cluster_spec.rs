@@ -26,6 +26,21 @@ pub fn validate_name(name: &str) -> Result<(), FieldError> {
     }
 }
 
+/// The portal's own host may not be *under* a workspace domain (the domain
+/// itself is fine): every host under it is a session's, guarded for the
+/// sessions alone, and the portal's cookies and pages would be a sibling
+/// site of every workspace.
+pub fn portal_outside(domain: &str, portal_host: &str) -> Result<(), FieldError> {
+    let (domain, host) = (domain.trim_end_matches('.').to_ascii_lowercase(), portal_host.to_ascii_lowercase());
+    if host.ends_with(&format!(".{domain}")) {
+        return Err(FieldError::new(
+            "workspace_domain",
+            format!("the portal's own host {host} is under {domain}: choose a domain the portal is not in"),
+        ));
+    }
+    Ok(())
+}
+
 /// Everything but the name (which only a create sets).
 pub fn validate(spec: &ClusterSpec) -> Result<(), FieldError> {
     match (spec.access, spec.kubeconfig_secret.as_deref()) {
@@ -110,6 +125,11 @@ mod tests {
             validate(&s).err().map(|e| e.field)
         };
         assert_eq!(with(|s| s.workspace_domain = Some("gpu.example.com".into())), None);
+        assert!(super::portal_outside("example.org", "berth.example.org").is_err(), "the portal under the domain");
+        assert!(super::portal_outside("Example.org.", "BERTH.example.org").is_err());
+        for (domain, host) in [("berth.example.org", "berth.example.org"), ("gpu.example.org", "berth.example.org")] {
+            assert_eq!(super::portal_outside(domain, host), Ok(()), "{domain} / {host}");
+        }
         assert_eq!(with(|s| s.workspace_domain = Some("localhost".into())).as_deref(), Some("workspace_domain"));
         assert_eq!(with(|s| s.workspace_domain = Some("GPU.example.com".into())).as_deref(), Some("workspace_domain"));
         assert_eq!(with(|s| s.expose = Some("route".into())), None);

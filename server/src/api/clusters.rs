@@ -34,7 +34,21 @@ async fn create(
     Caller(principal): Caller,
     ApiJson(spec): ApiJson<ClusterSpec>,
 ) -> ApiResult<(StatusCode, Json<Cluster>)> {
+    portal_outside(&state, &principal, &spec)?;
     Ok((StatusCode::CREATED, Json(clusters::create(&state.db, &principal, spec).await?)))
+}
+
+/// The portal's own host is under no cluster's workspace domain (asked of
+/// admins only: others learn only that they may not).
+fn portal_outside(state: &AppState, principal: &app::model::Principal, spec: &ClusterSpec) -> ApiResult<()> {
+    principal.require_admin("only admins manage clusters")?;
+    let portal = state.auth.config.public_url.host_str().unwrap_or_default();
+    match &spec.workspace_domain {
+        Some(domain) => {
+            Ok(app::rules::cluster_spec::portal_outside(domain, portal).map_err(app::backend::ServiceError::from)?)
+        }
+        None => Ok(()),
+    }
 }
 
 async fn update(
@@ -43,6 +57,7 @@ async fn update(
     PathId(id): PathId,
     ApiJson(spec): ApiJson<ClusterSpec>,
 ) -> ApiResult<Json<Cluster>> {
+    portal_outside(&state, &principal, &spec)?;
     Ok(Json(clusters::update(&state.db, &principal, id, spec).await?))
 }
 

@@ -103,6 +103,14 @@ struct Serving {
 async fn serve(db: Database, serving: Serving, auth: Box<AuthArgs>, cluster: Box<ClusterArgs>) -> anyhow::Result<()> {
     let listen = serving.listen;
     let config = auth.into_config(listen)?;
+    // The portal under the workspace domain would be a sibling site of
+    // every workspace, and its host one the hosts policies keep for sessions.
+    if let Err(refusal) = app::rules::cluster_spec::portal_outside(
+        &cluster.workspace_domain,
+        config.public_url.host_str().unwrap_or_default(),
+    ) {
+        anyhow::bail!("--public-url and --workspace-domain: {}", refusal.reason);
+    }
     let pool = connect(&db, serving.db_connections).await?;
     MIGRATOR.run(&pool).await?;
     if config.dev_login {

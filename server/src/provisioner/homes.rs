@@ -89,10 +89,20 @@ impl Reconciler {
             }
             // Every volume of the team's is held: the person's own, as without one.
         }
+        // A shared session's holders all work in it (`pods/exec`, Jupyter):
+        // no one's kept home or cache is mounted where another could plant
+        // a file their later sessions run. The team works in a folder of
+        // the session's own, gone with it (co_owners::add refuses to share
+        // a session already working in a kept one).
+        if let (Volume::New { gib }, false) = (&choice, session.co_owners.is_empty()) {
+            choice = Volume::PerSession { gib: *gib };
+        }
         if let Volume::New { .. } = choice {
             let owner = session.window.owner_id;
             if let Some((volume, gib)) =
-                homes::of(&self.db, (self.cluster_id(), owner), &self.home_class(), purpose).await.map_err(err)?
+                homes::of(&self.db, (self.cluster_id(), owner, &session.tenant), &self.home_class(), purpose)
+                    .await
+                    .map_err(err)?
             {
                 match self.reserve(session, purpose, &volume, managed).await? {
                     Reserved::Yes => choice = Volume::Kept { volume, gib },
@@ -180,7 +190,7 @@ impl Reconciler {
             else {
                 continue;
             };
-            let owner = (session.window.owner_id, purpose);
+            let owner = (session.window.owner_id, session.tenant.clone(), purpose);
             if recorded.contains_key(&owner) {
                 continue;
             }
@@ -190,9 +200,7 @@ impl Reconciler {
             });
             let (params, merge) = (PatchParams::default(), Patch::Merge(&patch));
             self.retrying(|| volumes.patch(volume, &params, &merge)).await?;
-            homes::record(&self.db, (self.cluster_id(), owner.0, owner.1), &class, volume, gib as i32)
-                .await
-                .map_err(err)?;
+            homes::record(&self.db, (self.cluster_id(), &owner), &class, volume, gib as i32).await.map_err(err)?;
             recorded.insert(owner, volume.to_string());
             kept += 1;
         }

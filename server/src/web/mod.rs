@@ -38,6 +38,7 @@ pub fn routes(state: &AppState) -> Router<AppState> {
         sign_in: SignInOptions { dev_login: state.auth.config.dev_login, single_sign_on: state.auth.oidc.is_some() },
         feed_key: state.feed_key.clone(),
         currency: state.currency.clone(),
+        portal_host: state.auth.config.public_url.host_str().unwrap_or_default().to_string(),
     };
     let site = state.site.clone();
     let context = move || {

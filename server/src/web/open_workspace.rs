@@ -79,9 +79,18 @@ pub async fn open(
     }
     let recorded = session_status::load(&state.db, &[id]).await?.remove(&id);
     let workspace_url = recorded.and_then(|stored| stored.status.workspace_url).ok_or_else(not_ready)?;
+    let domain = cluster.switches.workspace_domain.as_deref().unwrap_or(&state.cluster.domain);
     let mut target = url::Url::parse(&workspace_url)
-        .and_then(|url| url.join(crate::gate::OPEN_PATH))
-        .map_err(|_| unavailable("the workspace domain is misconfigured"))?;
+        .ok()
+        .filter(|url| under_its_domain(url, &session, domain))
+        .and_then(|url| url.join(crate::gate::OPEN_PATH).ok())
+        .ok_or_else(|| {
+            // A worker (a member's, in the worker-in-each-cluster shape)
+            // writes the address; a code goes only to the session's own host.
+            tracing::warn!(booking = %id, cluster = %cluster.name, url = %workspace_url,
+                "the recorded workspace address is not the session's host under its cluster's domain");
+            unavailable("the workspace's recorded address is not under its cluster's workspace domain")
+        })?;
     target.query_pairs_mut().append_pair("code", &crate::gate::code(&token, chrono::Utc::now().timestamp()));
     let location = HeaderValue::from_str(target.as_str()).map_err(|_| unavailable("the workspace URL is invalid"))?;
     Ok((
@@ -107,4 +116,12 @@ async fn openable(db: &PgPool, principal: &Principal, booking_id: Uuid) -> Servi
         });
     }
     facts(db, booking_id).await
+}
+
+/// Whether `url` is the session's own host, `https://<namespace>.<domain>/`:
+/// the one address a one-time code may be sent to.
+fn under_its_domain(url: &url::Url, session: &Session, domain: &str) -> bool {
+    let cluster = crate::provisioner::manifests::Cluster { domain: domain.to_string(), ..Default::default() };
+    let host = crate::provisioner::manifests::host(session, &cluster);
+    url.scheme() == "https" && url.host_str().is_some_and(|h| h.eq_ignore_ascii_case(&host)) && url.port().is_none()
 }

@@ -202,3 +202,66 @@ async fn a_pool_moves_only_when_nothing_live_or_future_is_stranded_and_a_cluster
     let (_, list) = f.call(Method::GET, "/api/v1/clusters", Some(&f.admin), None).await;
     assert_eq!(list[0]["pools"], json!(["lab-h100", "on-aws", "plain"]));
 }
+
+/// The portal's own host is under no workspace domain: every host under
+/// one is a session's (the hosts policies keep them for sessions), and the
+/// portal would be a sibling site of every workspace.
+#[tokio::test]
+async fn no_workspace_domain_holds_the_portals_own_host() {
+    use tower::ServiceExt;
+    let f = Fixture::new().await;
+    let config = server::auth::AuthConfig::local("https://berth.example.org".parse().unwrap());
+    let app =
+        server::router(server::AppState::new(f.db.clone(), "target/site", server::auth::Auth::new(config).unwrap()));
+    let add = |body: Value| {
+        let request = axum::http::Request::post("/api/v1/clusters")
+            .header(axum::http::header::AUTHORIZATION, format!("Bearer {}", f.admin))
+            .header(axum::http::header::CONTENT_TYPE, "application/json")
+            .body(axum::body::Body::from(body.to_string()))
+            .unwrap();
+        common::raw(&app, request)
+    };
+    let (status, err) = add(json!({"name": "under", "access": "simulated", "workspace_domain": "example.org"})).await;
+    assert_eq!((status, err["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("workspace_domain")), "{err}");
+    assert!(err["message"].as_str().unwrap().contains("berth.example.org is under example.org"), "{err}");
+    let (status, err) =
+        add(json!({"name": "beside", "access": "simulated", "workspace_domain": "gpu.example.org"})).await;
+    assert_eq!(status, StatusCode::CREATED, "{err}");
+    let request = axum::http::Request::get("/api/v1/clusters")
+        .header(axum::http::header::AUTHORIZATION, format!("Bearer {}", f.ada));
+    let response = app.clone().oneshot(request.body(axum::body::Body::empty()).unwrap()).await.unwrap();
+    assert_eq!(response.status(), StatusCode::FORBIDDEN);
+
+    // The process refuses to start with its own host under its domain.
+    let output = common::processes::berth()
+        .args(["serve", "--public-url", "https://portal.gpu.example.org", "--workspace-domain", "gpu.example.org"])
+        .env("DATABASE_URL", "postgres://127.0.0.1:1/none")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success() && said.contains("portal.gpu.example.org is under gpu.example.org"), "{said}");
+}
+
+/// A worker that refuses to publish (its domain unguarded) says why on the
+/// Clusters page; a database failure's text stays in the worker's log.
+#[tokio::test]
+async fn the_clusters_page_says_why_a_clusters_worker_refuses() {
+    let f = Fixture::new().await;
+    let said = "workspaces would be published under gpu.elsewhere.example.net, but this cluster's policies guard berth.example.org";
+    sqlx::query("INSERT INTO cluster_status (cluster_id, worker, error) SELECT id, 'w1', $1 FROM cluster WHERE name = 'default'")
+        .bind(said)
+        .execute(&f.db)
+        .await
+        .unwrap();
+    let (status, rows) = f.call(Method::POST, "/rpc/admin/clusters", Some(&f.admin), None).await;
+    assert_eq!(status, StatusCode::OK, "{rows}");
+    assert_eq!((rows[0][0]["name"].as_str(), rows[0][1].as_str()), (Some("default"), Some(said)), "{rows}");
+    sqlx::query("UPDATE cluster_status SET error = 'the database: password authentication failed for user \"berth\"'")
+        .execute(&f.db)
+        .await
+        .unwrap();
+    let (_, rows) = f.call(Method::POST, "/rpc/admin/clusters", Some(&f.admin), None).await;
+    assert!(rows[0][1].is_null(), "{rows}");
+    let (status, _) = f.call(Method::POST, "/rpc/admin/clusters", Some(&f.ada), None).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+}

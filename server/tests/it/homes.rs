@@ -304,7 +304,7 @@ async fn a_model_cache_has_its_own_size_and_retention_and_a_tenant_may_keep_it_p
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_home_is_kept_on_its_cluster_and_never_offered_or_let_go_by_another() {
+async fn a_home_is_kept_on_its_cluster_and_in_its_tenant_and_never_offered_or_let_go_by_another() {
     use app::backend::sessions::homes::{due_to_go, of, record, Kept};
     let f = Fixture::new().await;
     let ada = user_id(&f, "ada@a.test").await;
@@ -320,21 +320,29 @@ async fn a_home_is_kept_on_its_cluster_and_never_offered_or_let_go_by_another() 
     let east: Uuid = east["id"].as_str().unwrap().parse().unwrap();
     let default: Uuid =
         sqlx::query_scalar("SELECT id FROM cluster WHERE name = 'default'").fetch_one(&f.db).await.unwrap();
+    let (home_a, home_b) = ((ada, "team-a".to_string(), Kept::Home), (ada, "team-b".to_string(), Kept::Home));
     // Her home on the default cluster, asked to go.
-    assert!(record(&f.db, (Some(default), ada, Kept::Home), "", "pv-default", 50).await.unwrap());
+    assert!(record(&f.db, (Some(default), &home_a), "", "pv-default", 50).await.unwrap());
     sqlx::query("UPDATE home SET delete_requested_at = now() WHERE volume = 'pv-default'")
         .execute(&f.db)
         .await
         .unwrap();
     // East's worker neither offers it (its volume is not on east) nor lets it go.
-    assert_eq!(of(&f.db, (Some(east), ada), "", Kept::Home).await.unwrap(), None);
+    assert_eq!(of(&f.db, (Some(east), ada, "team-a"), "", Kept::Home).await.unwrap(), None);
     assert!(due_to_go(&f.db, Some(east), "").await.unwrap().is_empty());
     assert_eq!(due_to_go(&f.db, Some(default), "").await.unwrap(), ["pv-default"]);
     // A home of hers on east is kept beside it, and offered there alone.
-    assert!(record(&f.db, (Some(east), ada, Kept::Home), "", "pv-east", 60).await.unwrap());
-    assert!(!record(&f.db, (Some(east), ada, Kept::Home), "", "pv-east-2", 60).await.unwrap(), "one per cluster");
-    assert_eq!(of(&f.db, (Some(east), ada), "", Kept::Home).await.unwrap(), Some(("pv-east".into(), 60)));
-    assert_eq!(of(&f.db, (Some(default), ada), "", Kept::Home).await.unwrap(), None, "hers there is asked to go");
+    assert!(record(&f.db, (Some(east), &home_a), "", "pv-east", 60).await.unwrap());
+    assert!(!record(&f.db, (Some(east), &home_a), "", "pv-east-2", 60).await.unwrap(), "one per cluster and tenant");
+    assert_eq!(of(&f.db, (Some(east), ada, "team-a"), "", Kept::Home).await.unwrap(), Some(("pv-east".into(), 60)));
+    assert_eq!(of(&f.db, (Some(default), ada, "team-a"), "", Kept::Home).await.unwrap(), None, "asked to go");
+    // Her home in team-a is never offered to her sessions in team-b, whose
+    // co-owners would read it (issue 60); she keeps one there beside it.
+    assert_eq!(of(&f.db, (Some(east), ada, "team-b"), "", Kept::Home).await.unwrap(), None, "another tenant's");
+    assert!(record(&f.db, (Some(east), &home_b), "", "pv-east-b", 60).await.unwrap(), "one per tenant");
+    assert_eq!(of(&f.db, (Some(east), ada, "team-b"), "", Kept::Home).await.unwrap(), Some(("pv-east-b".into(), 60)));
+    assert_eq!(of(&f.db, (Some(east), ada, "team-a"), "", Kept::Home).await.unwrap(), Some(("pv-east".into(), 60)));
+    sqlx::query("UPDATE home SET gone_at = now() WHERE volume = 'pv-east-b'").execute(&f.db).await.unwrap();
     // She sees each with the cluster its files are on.
     let (_, mine) = f.call(Method::GET, "/api/v1/homes", Some(&f.ada), None).await;
     let mut clusters: Vec<&str> = mine.as_array().unwrap().iter().map(|h| h["cluster"].as_str().unwrap()).collect();

@@ -46,6 +46,7 @@ mod manifests_preview;
 mod notifications;
 mod oidc_login;
 mod open_workspace;
+mod open_workspace_hosts;
 mod overview;
 mod package;
 mod prometheus;

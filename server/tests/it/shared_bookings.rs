@@ -284,3 +284,46 @@ async fn co_owners_get_the_bookings_notifications_and_a_pending_one_still_goes_t
         ]
     );
 }
+
+/// Nobody writes where the owner's later sessions read: a shared session
+/// works in a folder of its own, never in the owner's kept home or model
+/// cache, and a session already working in them is not shared.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shared_session_never_mounts_the_owners_kept_home_and_a_kept_one_is_not_shared() {
+    let f = Fixture::new().await;
+    let (cluster, _app, shared) = common::portal_on_memory_cluster(&f, false).await;
+    assert_eq!(share(&f, &f.ada, &shared, "carol@a.test").await.0, 200);
+    let worker = Reconciler::new(f.db.clone(), cluster.client(), Cluster::default());
+    assert_eq!(worker.pass().await.unwrap().started.len(), 1);
+    let kept = |id: String| {
+        let db = f.db.clone();
+        async move {
+            let rows: Vec<(String, bool)> =
+                sqlx::query_as("SELECT purpose, kept FROM session_home WHERE booking_id = $1::uuid ORDER BY purpose")
+                    .bind(id)
+                    .fetch_all(&db)
+                    .await
+                    .unwrap();
+            rows
+        }
+    };
+    let decided = kept(shared.clone()).await;
+    assert!(!decided.is_empty() && decided.iter().all(|(_, kept)| !kept), "a folder of the session's: {decided:?}");
+    let ns = format!("berth-team-a-{}", &shared.replace('-', "")[..8]);
+    let claims: Api<k8s_openapi::api::core::v1::PersistentVolumeClaim> = Api::namespaced(cluster.client(), &ns);
+    let names: Vec<String> =
+        claims.list(&Default::default()).await.unwrap().items.into_iter().filter_map(|c| c.metadata.name).collect();
+    assert!(names.iter().all(|n| !n.starts_with("home-") && !n.starts_with("cache-")), "{names:?}");
+
+    // Ada's own session, unshared, works in her kept home; sharing it now is refused.
+    let (status, own) = f.book(&f.ada, MIG, 1, common::current_slot(), slot(3)).await;
+    assert_eq!(status, 201, "{own}");
+    let own = own["id"].as_str().unwrap().to_string();
+    worker.pass().await.unwrap();
+    let decided = kept(own.clone()).await;
+    assert!(decided.iter().any(|(purpose, kept)| purpose == "home" && *kept), "{decided:?}");
+    let (status, refused) = share(&f, &f.ada, &own, "carol@a.test").await;
+    assert_eq!((status, refused["error"].as_str()), (409, Some("home_in_use")), "{refused}");
+    let (_, seen) = f.call(Method::GET, &format!("/api/v1/bookings/{own}"), Some(&f.ada), None).await;
+    assert!(seen["co_owners"].as_array().is_none_or(|c| c.is_empty()), "nothing half-written: {seen}");
+}

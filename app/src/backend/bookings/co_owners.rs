@@ -19,6 +19,29 @@ pub const MAX_CO_OWNERS: usize = 20;
 
 /// Only a booking that still holds its window can be shared; an extension
 /// request is shared through the booking it extends.
+/// A session already working in its owner's kept home or model cache is
+/// not shared: a co-owner could write there what the owner's later
+/// sessions run. Shared before it starts, a session works in a folder of
+/// its own (the worker's `homes::choose`).
+async fn works_in_no_kept_volume(conn: &mut sqlx::PgConnection, booking: Uuid) -> ServiceResult<()> {
+    let kept: bool = sqlx::query_scalar(
+        "SELECT EXISTS (SELECT 1 FROM session_home WHERE booking_id = $1 AND kept AND team_class IS NULL)",
+    )
+    .bind(booking)
+    .fetch_one(conn)
+    .await?;
+    match kept {
+        false => Ok(()),
+        true => Err(ServiceError::Conflict {
+            code: "home_in_use",
+            field: None,
+            reason: "this session works in the owner's kept home and model cache, which only the owner may write: \
+                     share a booking before its session starts (a shared session works in a folder of its own)"
+                .into(),
+        }),
+    }
+}
+
 fn check_shareable(row: &BookingRow) -> ServiceResult<()> {
     let state = row.state();
     if row.extends_id.is_some() {
@@ -57,6 +80,7 @@ pub async fn add(db: &PgPool, principal: &Principal, id: Uuid, email: &str) -> S
     let row = fetch_row(&mut *tx, id, true).await?.ok_or(ServiceError::NotFound("booking"))?;
     row.authorize(principal, Need::OwnerOrAdmin)?;
     check_shareable(&row)?;
+    works_in_no_kept_volume(&mut tx, row.id).await?;
     // Case-insensitive, the exact spelling first; the same answer whether
     // the address is unknown or belongs to another tenant's member.
     let user: Option<Uuid> = sqlx::query_scalar(

@@ -63,30 +63,40 @@ fn on_cluster(cluster: &str) -> String {
     format!("({cluster}::uuid IS NULL OR cluster_id = {cluster})")
 }
 
-/// The recorded kept volumes of storage class `class` on `cluster`, by owner and purpose.
-pub async fn volumes(db: &PgPool, cluster: Option<Uuid>, class: &str) -> ServiceResult<HashMap<(Uuid, Kept), String>> {
-    let rows: Vec<(Uuid, String, String)> = sqlx::query_as(&format!(
-        "SELECT user_id, purpose, volume FROM home WHERE storage_class = $1 AND gone_at IS NULL AND {}",
+/// Whose a kept volume is: a person in one tenant (by its slug, as a
+/// session names it), for one purpose.
+pub type Keeper = (Uuid, String, Kept);
+
+/// The recorded kept volumes of storage class `class` on `cluster`, by keeper.
+pub async fn volumes(db: &PgPool, cluster: Option<Uuid>, class: &str) -> ServiceResult<HashMap<Keeper, String>> {
+    let rows: Vec<(Uuid, Option<String>, String, String)> = sqlx::query_as(&format!(
+        "SELECT h.user_id, t.slug, h.purpose, h.volume FROM home h LEFT JOIN tenant t ON t.id = h.tenant_id
+         WHERE h.storage_class = $1 AND h.gone_at IS NULL AND {}",
         on_cluster("$2")
     ))
     .bind(class)
     .bind(cluster)
     .fetch_all(db)
     .await?;
-    Ok(rows.into_iter().filter_map(|(user, purpose, volume)| Some(((user, Kept::parse(&purpose)?), volume))).collect())
+    Ok(rows
+        .into_iter()
+        .filter_map(|(user, tenant, purpose, volume)| Some(((user, tenant?, Kept::parse(&purpose)?), volume)))
+        .collect())
 }
 
-/// `user`'s kept volume of `purpose` and `class` on `cluster`, and its
-/// size, unless someone asked for it to go.
+/// `user`'s kept volume in `tenant` of `purpose` and `class` on `cluster`,
+/// and its size, unless someone asked for it to go. Never one of theirs in
+/// another tenant: a co-owner there would read it.
 pub async fn of(
     db: &PgPool,
-    (cluster, user): (Option<Uuid>, Uuid),
+    (cluster, user, tenant): (Option<Uuid>, Uuid, &str),
     class: &str,
     purpose: Kept,
 ) -> ServiceResult<Option<(String, i32)>> {
     Ok(sqlx::query_as(&format!(
         "SELECT volume, size_gib FROM home
          WHERE user_id = $1 AND storage_class = $2 AND purpose = $3
+           AND tenant_id = (SELECT id FROM tenant WHERE slug = $5)
            AND delete_requested_at IS NULL AND gone_at IS NULL AND {}
          ORDER BY created_at LIMIT 1",
         on_cluster("$4")
@@ -95,6 +105,7 @@ pub async fn of(
     .bind(class)
     .bind(purpose.as_str())
     .bind(cluster)
+    .bind(tenant)
     .fetch_optional(db)
     .await?)
 }
@@ -154,19 +165,19 @@ pub async fn decide(db: &PgPool, booking: Uuid, purpose: Kept, volume: Volume) -
     Ok(decided(db, &[booking]).await?.remove(&(booking, purpose)).unwrap_or(volume))
 }
 
-/// Records `volume` as `user`'s kept volume of `purpose` and `class` on
-/// `cluster` (the default one for a worker driving every pool); false when
-/// they already have one there.
+/// Records `volume` as the keeper's kept volume of `class` on `cluster`
+/// (the default one for a worker driving every pool); false when they
+/// already have one there.
 pub async fn record(
     db: &PgPool,
-    (cluster, user, purpose): (Option<Uuid>, Uuid, Kept),
+    (cluster, (user, tenant, purpose)): (Option<Uuid>, &Keeper),
     class: &str,
     volume: &str,
     size_gib: i32,
 ) -> ServiceResult<bool> {
     let inserted = sqlx::query(
-        "INSERT INTO home (cluster_id, user_id, purpose, storage_class, volume, size_gib)
-         VALUES (coalesce($6, default_cluster_id()), $1, $2, $3, $4, $5)
+        "INSERT INTO home (cluster_id, user_id, tenant_id, purpose, storage_class, volume, size_gib)
+         VALUES (coalesce($6, default_cluster_id()), $1, (SELECT id FROM tenant WHERE slug = $7), $2, $3, $4, $5)
          ON CONFLICT DO NOTHING",
     )
     .bind(user)
@@ -175,6 +186,7 @@ pub async fn record(
     .bind(volume)
     .bind(size_gib)
     .bind(cluster)
+    .bind(tenant)
     .execute(db)
     .await?;
     Ok(inserted.rows_affected() == 1)
