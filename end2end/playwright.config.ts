@@ -53,6 +53,9 @@ export default defineConfig({
         // Every test signs in from 127.0.0.1, dozens of times a minute; the
         // limit itself is tested in server/tests/it/abusive_clients.rs.
         BERTH_AUTH_RATE_LIMIT: '100000',
+        // The same for a person's expensive requests (free view, sizing
+        // helper, Open workspace): abusive_clients.rs tests that limit.
+        BERTH_EXPENSIVE_RATE_LIMIT: '100000',
       },
       reuseExistingServer: false,
       timeout: 60_000,

@@ -1,10 +1,11 @@
 import { test, expect, Browser } from '@playwright/test';
-import { collectErrors, signIn } from './login';
+import { collectErrors, signIn, sql } from './login';
 
 // Clusters in the admin console (issue 49), in a non-UTC zone at 1440 and
 // 390 px: the default cluster every pool starts on, a cluster added (a
 // refusal naming what is missing first), changed, and removed; a cluster
-// pools run on stays; nobody but admins gets the page.
+// pools run on stays; a cluster whose worker refuses says why; nobody but
+// admins gets the page.
 
 async function open(browser: Browser, login: string, width: number) {
   const context = await browser.newContext({ timezoneId: 'Europe/Berlin', viewport: { width, height: 900 } });
@@ -39,6 +40,14 @@ for (const width of [1440, 390]) {
     await expect(row(name)).toContainText(`kubeconfig in Secret ${name}-kubeconfig`);
     await expect(settings(name)).toHaveText('Kueue on');
     await expect(row(name).locator('td[data-label="Pools"]')).toHaveText('none');
+
+    // A worker that will not publish there says why, on this page (issue 60).
+    const why = `workspaces would be published under gpu.${name}.example.net, but this cluster's policies guard berth.example.org`;
+    sql(`INSERT INTO cluster_status (cluster_id, worker, error) SELECT id, 'hub-1', '${why.replace(/'/g, "''")}' FROM cluster WHERE name = '${name}'`);
+    await page.reload();
+    await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
+    await expect(row(name).locator('.cluster-problem')).toHaveText(`Its worker says: ${why}`);
+    await expect(row('default').locator('.cluster-problem')).toHaveCount(0);
 
     // Its form keeps what was saved, and a change replaces it.
     await row(name).getByText('Edit').click();

@@ -1,4 +1,12 @@
 import { expect, Page } from '@playwright/test';
+import { execFileSync } from 'node:child_process';
+
+/// Runs one statement on the portal's database (as the worker or an
+/// operator would have written it); returns its rows, one per line.
+export function sql(statement: string): string {
+  return execFileSync('psql', [process.env.BERTH_E2E_DATABASE_URL!, '-v', 'ON_ERROR_STOP=1', '-qAt', '-c', statement],
+    { encoding: 'utf8' }).trim();
+}
 
 /// Signs in through the portal's sign-in page and the provider's login form
 /// (any password; the login name picks the account in oidc/provider.mjs).

@@ -1,15 +1,9 @@
 import { test, expect } from '@playwright/test';
-import { execFileSync } from 'node:child_process';
-import { collectErrors, signIn, signOut } from './login';
+import { collectErrors, signIn, signOut, sql } from './login';
 
 // Shared bookings: ada shares a live session with mia (same tenant), not
 // with bob (another tenant); mia finds it under her own bookings and opens
 // its workspace. The portal's worker runs on the simulated cluster.
-
-function sql(statement: string): string {
-  return execFileSync('psql', [process.env.BERTH_E2E_DATABASE_URL!, '-v', 'ON_ERROR_STOP=1', '-qAt', '-c', statement],
-    { encoding: 'utf8' }).trim();
-}
 
 test('a co-owner opens a shared live session; a member of another tenant cannot be added', async ({ page }) => {
   const errors = collectErrors(page);
