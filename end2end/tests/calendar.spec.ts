@@ -89,6 +89,27 @@ test.describe('hydrated', () => {
     expect(errors).toEqual([]);
   });
 
+  test('three clicks on Book in the same instant make one booking, and every click sees it', async ({ page }) => {
+    const errors = collectErrors(page);
+    await signIn(page, 'ada');
+    await page.goto(dayView(13));
+    await hydrated(page);
+    await cell(page, MIG, 11).scrollIntoViewIfNeeded();
+    await cell(page, MIG, 11).click();
+    await expect(page.locator('#book-end')).toHaveValue(`${day(13)}T12:00`);
+    // Three submits in one task: before the button can say "Booking…".
+    await page.locator('#booking-panel form').evaluate((form: HTMLFormElement) => {
+      form.requestSubmit(); form.requestSubmit(); form.requestSubmit();
+    });
+    await expect(page.locator('#outcome')).toContainText('Booked');
+    await expect(page.locator('#outcome')).toContainText('11:00–12:00');
+    const mine = await (await page.request.get('/api/v1/bookings')).json();
+    const there = mine.filter((b: { mine: boolean, start: string, state: string }) =>
+      b.mine && b.start === `${day(13)}T11:00:00Z` && b.state !== 'canceled');
+    expect(there).toHaveLength(1);
+    expect(errors).toEqual([]);
+  });
+
   test('drag one\'s booking to move it, its edge to resize it, alt+arrows by keyboard; a full window offers the next', async ({ page, request }) => {
     const errors = collectErrors(page);
     await signIn(page, 'ada');

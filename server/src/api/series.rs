@@ -7,7 +7,7 @@ use super::auth::Caller;
 use super::error::ApiResult;
 use super::input::{ApiJson, IdempotencyKey, PathId};
 use crate::state::AppState;
-use app::backend::admission::series;
+use app::backend::admission::{idempotency, series};
 use app::model::{BookedSeries, Booking, NewSeries, SeriesPlan};
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -38,8 +38,8 @@ async fn book(
     ApiJson(new): ApiJson<NewSeries>,
 ) -> ApiResult<(StatusCode, Json<BookedSeries>)> {
     let act = series::book(&state.db, &principal, &new);
-    let booked =
-        app::backend::admission::idempotency::once(&state.db, principal.user_id, key.as_deref(), &new, act).await?;
+    let caller = (principal.user_id, key.as_deref());
+    let booked = idempotency::once(&state.db, caller, &new, idempotency::Repeat::SameKey, act).await?;
     Ok((StatusCode::CREATED, Json(booked)))
 }
 

@@ -125,3 +125,45 @@ async fn three_clicks_in_the_same_instant_book_once_and_each_gets_the_booking() 
     }
     assert_eq!(bookings_of_ada(&f).await, before + 2);
 }
+
+/// The calendar renders a new key once its booking is made, so a click
+/// landing a moment later carries another key: the same request from the
+/// same person within two seconds is still the one intent. The REST API
+/// keeps keys apart (a client sending two asks for two), and the same
+/// window asked again later is booked again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_form_resent_with_a_new_key_in_the_same_instant_books_once() {
+    let f = Fixture::new().await;
+    let before = bookings_of_ada(&f).await;
+    let booking = |key: &str| {
+        format!(
+            "pool_id={}&kind=nvidia.com%2Fmig-1g.24gb&quantity=1&start={}&end={}&tz=UTC&mode=interactive&idempotency_key={key}",
+            f.lab,
+            slot(50).format("%Y-%m-%dT%H:%M"),
+            slot(52).format("%Y-%m-%dT%H:%M"),
+        )
+    };
+    let (a, b, c) = tokio::join!(
+        form(&f, "/rpc/book", booking("render-1")),
+        form(&f, "/rpc/book", booking("render-2")),
+        form(&f, "/rpc/book", booking("render-3"))
+    );
+    for (status, answer) in [&a, &b, &c] {
+        assert_eq!((*status, answer), (StatusCode::OK, &a.1), "one booking, one answer");
+    }
+    let (status, again) = form(&f, "/rpc/book", booking("render-4")).await;
+    assert_eq!((status, &again), (StatusCode::OK, &a.1), "a moment later, still the same intent");
+    assert_eq!(bookings_of_ada(&f).await, before + 1);
+
+    // Over the REST API two keys are two bookings.
+    let body = json!({"pool_id": f.lab, "kind": MIG, "quantity": 1, "start": slot(60), "end": slot(62), "mode": "interactive"});
+    assert_eq!(post(&f, "/api/v1/bookings", Some("one"), body.clone()).await.0, StatusCode::CREATED);
+    assert_eq!(post(&f, "/api/v1/bookings", Some("two"), body).await.0, StatusCode::CREATED);
+    assert_eq!(bookings_of_ada(&f).await, before + 3);
+    // And the form's same window, asked again later, books again.
+    tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
+    let (status, later) = form(&f, "/rpc/book", booking("render-5")).await;
+    assert_eq!(status, StatusCode::OK, "{later}");
+    assert_ne!(later, a.1, "a new booking");
+    assert_eq!(bookings_of_ada(&f).await, before + 4);
+}
