@@ -14,7 +14,11 @@ pub async fn list_clusters() -> Result<Vec<(Cluster, Option<String>)>, RpcError>
     let (principal, ctx) = crate::rpc::ctx()?;
     let clusters = crate::backend::clusters::list(&ctx.db, &principal).await?;
     let mut problems = crate::backend::clusters::problems(&ctx.db, &principal).await?;
-    Ok(clusters.into_iter().map(|c| (c.id, c)).map(|(id, c)| (c, problems.remove(&id))).collect())
+    let listed = clusters.into_iter().map(|cluster| {
+        let problem = problems.remove(&cluster.id);
+        (cluster, problem)
+    });
+    Ok(listed.collect())
 }
 
 /// Adds (empty `id`) or replaces a cluster; a refusal is a notice.

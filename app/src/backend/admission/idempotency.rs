@@ -87,11 +87,10 @@ where
 }
 
 /// Claims `key` for this request: `None` when it is this request's to
-/// carry out, else the key of the first request to wait for (this one's,
-/// or with `per_intent` (`Repeat::SameKeyOrIntent`) a recent identical
-/// request's under another key,
-/// looked for under a lock of the person and request, so two arriving
-/// together never both act).
+/// carry out, else the key of the first request to wait for: this key's
+/// holder, or with `per_intent` (`Repeat::SameKeyOrIntent`) a recent
+/// identical request under another key, looked for under a lock of the
+/// person and request so that two arriving together never both act.
 async fn claim(db: &PgPool, user: Uuid, key: &str, digest: &str, per_intent: bool) -> ServiceResult<Option<String>> {
     let mut tx = db.begin().await?;
     if per_intent {

@@ -17,8 +17,6 @@ use uuid::Uuid;
 /// Most co-owners one booking has: a team, not an audience.
 pub const MAX_CO_OWNERS: usize = 20;
 
-/// Only a booking that still holds its window can be shared; an extension
-/// request is shared through the booking it extends.
 /// A session already working in its owner's kept home or model cache is
 /// not shared: a co-owner could write there what the owner's later
 /// sessions run. Shared before it starts, a session works in a folder of
@@ -42,6 +40,8 @@ async fn works_in_no_kept_volume(conn: &mut sqlx::PgConnection, booking: Uuid) -
     }
 }
 
+/// Only a booking that still holds its window can be shared; an extension
+/// request is shared through the booking it extends.
 fn check_shareable(row: &BookingRow) -> ServiceResult<()> {
     let state = row.state();
     if row.extends_id.is_some() {
