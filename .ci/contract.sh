@@ -37,9 +37,10 @@ admin="$($berth token create --email admin@contract.test 2>/dev/null)"
 user="$($berth token create --email user@contract.test 2>/dev/null)"
 port=$((20000 + RANDOM % 20000))
 url="http://127.0.0.1:$port"
-# Fuzzing sends thousands of requests and many bad tokens from one address:
-# the limits are raised so every answer is the operation's own.
+# Fuzzing sends thousands of requests and many bad tokens from one address
+# and person: the limits are raised so every answer is the operation's own.
 $berth serve --listen "127.0.0.1:$port" --auth-rate-limit 1000000 --token-failure-limit 1000000 \
+  --expensive-rate-limit 1000000 \
   2>"$WORK/server.log" &
 SERVER_PID=$!
 for _ in $(seq 1 100); do curl -sf "$url/healthz" >/dev/null && break; sleep 0.1; done
