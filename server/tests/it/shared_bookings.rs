@@ -326,4 +326,14 @@ async fn a_shared_session_never_mounts_the_owners_kept_home_and_a_kept_one_is_no
     assert_eq!((status, refused["error"].as_str()), (409, Some("home_in_use")), "{refused}");
     let (_, seen) = f.call(Method::GET, &format!("/api/v1/bookings/{own}"), Some(&f.ada), None).await;
     assert!(seen["co_owners"].as_array().is_none_or(|c| c.is_empty()), "nothing half-written: {seen}");
+
+    // Nor does a shared booking take that session over when her window ends.
+    let (status, next) = f.book(&f.ada, MIG, 1, slot(3), slot(5)).await;
+    assert_eq!(status, 201, "{next}");
+    let (own, next): (uuid::Uuid, uuid::Uuid) = (own.parse().unwrap(), next["id"].as_str().unwrap().parse().unwrap());
+    let successors =
+        |db: sqlx::PgPool| async move { app::backend::sessions::continuation::successors(&db, &[own]).await.unwrap() };
+    assert_eq!(successors(f.db.clone()).await.get(&own).map(|s| s.0), Some(next), "back to back, unshared");
+    assert_eq!(share(&f, &f.ada, &next.to_string(), "carol@a.test").await.0, 200);
+    assert!(successors(f.db.clone()).await.is_empty(), "a shared booking starts a session of its own");
 }

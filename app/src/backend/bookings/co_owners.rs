@@ -22,8 +22,17 @@ pub const MAX_CO_OWNERS: usize = 20;
 /// sessions run. Shared before it starts, a session works in a folder of
 /// its own (the worker's `homes::choose`).
 async fn works_in_no_kept_volume(conn: &mut sqlx::PgConnection, booking: Uuid) -> ServiceResult<()> {
+    // The booking's own decision, or its session's (a booking that took a
+    // session over works in the volumes its first booking was given).
     let kept: bool = sqlx::query_scalar(
-        "SELECT EXISTS (SELECT 1 FROM session_home WHERE booking_id = $1 AND kept AND team_class IS NULL)",
+        "WITH session AS (
+             SELECT coalesce((SELECT session_id FROM session_continuation WHERE booking_id = $1), $1) AS id
+         )
+         SELECT EXISTS (
+             SELECT 1 FROM session_home h, session s
+             WHERE h.kept AND h.team_class IS NULL
+               AND (h.booking_id IN ($1, s.id)
+                    OR h.booking_id IN (SELECT c.booking_id FROM session_continuation c WHERE c.session_id = s.id)))",
     )
     .bind(booking)
     .fetch_one(conn)

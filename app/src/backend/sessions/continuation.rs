@@ -3,7 +3,9 @@
 //! kind, mode and image that starts no later than its end plus the pool's
 //! granularity. When the window ends with a successor waiting, the worker
 //! keeps the session (`continue_into`) instead of deleting it, and the
-//! successor's session converges in the same namespace.
+//! successor's session converges in the same namespace. A shared booking
+//! is nobody's successor: the session it would take over may work in its
+//! owner's kept home, where co-owners must not write (docs/security.md).
 
 use crate::backend::error::ServiceResult;
 use chrono::{DateTime, Utc};
@@ -23,6 +25,7 @@ pub fn following(same_image: bool) -> String {
             SELECT nx.id, nx.starts_at, nx.ends_at, nx.image FROM booking nx JOIN pool nxp ON nxp.id = nx.pool_id
             WHERE nx.user_id = b.user_id AND nx.pool_id = b.pool_id AND nx.kind = b.kind AND nx.mode = b.mode
               AND nx.image {image} b.image AND nx.id <> b.id AND nx.extends_id IS NULL AND nx.state = 'approved'
+              AND NOT EXISTS (SELECT 1 FROM booking_co_owner co WHERE co.booking_id = nx.id)
               AND nx.starts_at >= b.ends_at
               AND nx.starts_at <= b.ends_at + make_interval(mins => nxp.granularity_minutes)
             ORDER BY nx.starts_at, nx.id LIMIT 1
@@ -36,7 +39,8 @@ pub const TAKES_OVER: &str = "EXISTS (
     SELECT 1 FROM booking r
     WHERE r.user_id = b.user_id AND r.pool_id = b.pool_id AND r.kind = b.kind AND r.mode = b.mode
       AND r.image = b.image AND r.id <> b.id AND r.state = 'active'
-      AND b.starts_at >= r.ends_at AND b.starts_at <= r.ends_at + make_interval(mins => p.granularity_minutes))";
+      AND b.starts_at >= r.ends_at AND b.starts_at <= r.ends_at + make_interval(mins => p.granularity_minutes)
+      AND NOT EXISTS (SELECT 1 FROM booking_co_owner co WHERE co.booking_id = b.id))";
 
 /// The SQL expression of the session id of booking `b` (the chain's first booking).
 pub const SESSION_ID: &str =
