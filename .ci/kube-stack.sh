@@ -35,13 +35,17 @@ binary() {
   want="$(awk -v n="$name" '$2 == n { print $1 }' "$ENVTEST/SHA256SUMS")"
   if [ ! -x "$cache/$name" ] || [ "$(cat "$cache/$name.sha256" 2>/dev/null)" != "$want" ]; then
     mkdir -p "$cache"
-    xz -dc "$ENVTEST/$name.xz" > "$cache/$name.partial"
-    local got; got="$(sha256sum "$cache/$name.partial" | awk '{ print $1 }')"
+    # A file of this process's own: two stacks starting at once (two test
+    # areas) once wrote one partial file together and both failed the check.
+    local partial; partial="$(mktemp "$cache/$name.partial.XXXXXX")"
+    xz -dc "$ENVTEST/$name.xz" > "$partial"
+    local got; got="$(sha256sum "$partial" | awk '{ print $1 }')"
     if [ "$got" != "$want" ]; then
-      rm -f "$cache/$name.partial"
+      rm -f "$partial"
       echo "$name from $ENVTEST does not match SHA256SUMS ($got)" >&2; return 1
     fi
-    chmod +x "$cache/$name.partial" && mv "$cache/$name.partial" "$cache/$name" && echo "$want" > "$cache/$name.sha256"
+    # rename is atomic: the other process's copy is the same file.
+    chmod +x "$partial" && mv -f "$partial" "$cache/$name" && echo "$want" > "$cache/$name.sha256"
   fi
   echo "$cache/$name"
 }

@@ -477,8 +477,9 @@ impl World {
                 // Ada's home, as the worker records it (again not asked to go).
                 ("{ada_home}", None) => {
                     sqlx::query(
-                        "INSERT INTO home (user_id, storage_class, volume, size_gib) VALUES ($1, '', $2, 50)
-                         ON CONFLICT (cluster_id, user_id, storage_class, purpose) WHERE gone_at IS NULL
+                        "INSERT INTO home (user_id, tenant_id, storage_class, volume, size_gib)
+                         SELECT $1, m.tenant_id, '', $2, 50 FROM membership m WHERE m.user_id = $1 LIMIT 1
+                         ON CONFLICT (cluster_id, user_id, tenant_id, storage_class, purpose) WHERE gone_at IS NULL
                          DO UPDATE SET delete_requested_at = NULL",
                     )
                     .bind(self.ada.user_id)

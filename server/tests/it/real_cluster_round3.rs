@@ -383,6 +383,8 @@ async fn nothing_a_controller_makes_carries_berths_marks_and_no_autoscaler_moves
             let mut scale: Value =
                 serde_json::to_value(deployments.get_subresource("scale", &name).await.unwrap()).unwrap();
             scale["spec"]["replicas"] = json!(3);
+            // Unconditional: the deployment controller writes the object meanwhile.
+            scale["metadata"].as_object_mut().unwrap().remove("resourceVersion");
             let dry = PostParams { dry_run: true, ..Default::default() };
             outcome(deployments.replace_subresource("scale", &name, &dry, &scale).await)
         }
