@@ -21,21 +21,14 @@ pub async fn book(
     #[server(default)] waitlist: bool,
     #[server(default)] idempotency_key: String,
 ) -> Result<BookOutcome, RpcError> {
-    use crate::backend::admission::idempotency::{once, Repeat};
+    use crate::backend::admission::idempotency::once;
     use crate::backend::bookings::form::book;
     use crate::model::BookingForm;
     let (principal, ctx) = crate::rpc::ctx()?;
     let form = BookingForm { pool_id, kind, quantity, start, end, tz, mode, image, note, waitlist };
     // A second submit of the same form answers with the first outcome.
     let key = Some(idempotency_key.as_str());
-    let outcome = once(
-        &ctx.db,
-        (principal.user_id, key),
-        &form,
-        Repeat::SameKeyOrIntent,
-        book(&ctx.admissions, &principal, &form),
-    )
-    .await?;
+    let outcome = once(&ctx.db, (principal.user_id, key), &form, book(&ctx.admissions, &principal, &form)).await?;
     crate::rpc::no_script::send_back_outcome(&outcome, &form);
     Ok(outcome)
 }

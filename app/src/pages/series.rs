@@ -73,21 +73,14 @@ pub async fn book_series(
     #[server(default)] occurrences: Vec<String>,
     #[server(default)] idempotency_key: String,
 ) -> Result<ActionNotice, RpcError> {
-    use crate::backend::admission::idempotency::{once, Repeat};
+    use crate::backend::admission::idempotency::once;
     use crate::backend::bookings::series_form::{book, SeriesForm};
     let (principal, ctx) = crate::rpc::ctx()?;
     let tz = crate::rpc::no_script::reader_zone(tz).await;
     let form = SeriesForm { pool, quantity, mode, date, from, to, repeat, weekdays, until, tz };
     let key = Some(idempotency_key.as_str());
     let asked = (&form, &occurrences);
-    let booked = once(
-        &ctx.db,
-        (principal.user_id, key),
-        &asked,
-        Repeat::SameKeyOrIntent,
-        book(&ctx.db, &principal, &form, &occurrences),
-    )
-    .await;
+    let booked = once(&ctx.db, (principal.user_id, key), &asked, book(&ctx.db, &principal, &form, &occurrences)).await;
     crate::rpc::act(booked, |series| {
         format!(
             "Booked {}: {}.",

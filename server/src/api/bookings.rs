@@ -2,7 +2,6 @@ use super::auth::Caller;
 use super::error::ApiResult;
 use super::input::{ApiJson, ApiQuery, IdempotencyKey, PathId};
 use crate::state::AppState;
-use app::backend::admission::idempotency::Repeat::SameKey;
 use app::backend::admission::{self, Admission};
 use app::backend::bookings;
 use app::model::{Booking, BookingFilter, NewBooking, NewCoOwner};
@@ -44,7 +43,7 @@ async fn create(
         })
     };
     let (status, body): (u16, serde_json::Value) =
-        admission::idempotency::once(&state.db, (principal.user_id, key.as_deref()), &new, SameKey, act).await?;
+        admission::idempotency::once(&state.db, (principal.user_id, key.as_deref()), &new, act).await?;
     Ok((StatusCode::from_u16(status).unwrap_or(StatusCode::CREATED), Json(body)).into_response())
 }
 

@@ -39,7 +39,7 @@ async fn book(
 ) -> ApiResult<(StatusCode, Json<BookedSeries>)> {
     let act = series::book(&state.db, &principal, &new);
     let caller = (principal.user_id, key.as_deref());
-    let booked = idempotency::once(&state.db, caller, &new, idempotency::Repeat::SameKey, act).await?;
+    let booked = idempotency::once(&state.db, caller, &new, act).await?;
     Ok((StatusCode::CREATED, Json(booked)))
 }
 

@@ -19,23 +19,6 @@ pub const KEEP_HOURS: i32 = 24;
 /// milliseconds; three clicks in the same instant should all see it).
 const WAIT_FOR_FIRST: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// What counts as a repeat of a request.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Repeat {
-    /// The same key (the REST API: a client sending two keys asks for two).
-    SameKey,
-    /// The same key, or the same request from the same person within
-    /// `SAME_INTENT_SECONDS` under any key (the portal's forms).
-    SameKeyOrIntent,
-}
-
-/// How long the same request from the same person is the same intent,
-/// whatever its key: a page renders a new key once its booking is made, and
-/// the second of three quick clicks then carried it (two bookings). Short:
-/// booking, canceling and booking the same window again takes a person
-/// longer, and that second booking is meant.
-const SAME_INTENT_SECONDS: f64 = 2.0;
-
 /// Runs `act` once for `(user, key)`; `request` is what was asked (any
 /// serializable value), so that a key reused for another request is refused
 /// rather than answered with the wrong result. Without a key, `act` runs.
@@ -44,13 +27,7 @@ const SAME_INTENT_SECONDS: f64 = 2.0;
 /// of requests arriving together exactly one acts; the others wait for its
 /// answer and return that, or, when it failed and so did nothing, claim the
 /// key again themselves.
-pub async fn once<T, R, F>(
-    db: &PgPool,
-    (user, key): (Uuid, Option<&str>),
-    request: &R,
-    repeat: Repeat,
-    act: F,
-) -> ServiceResult<T>
+pub async fn once<T, R, F>(db: &PgPool, (user, key): (Uuid, Option<&str>), request: &R, act: F) -> ServiceResult<T>
 where
     T: Serialize + DeserializeOwned,
     R: Serialize,
@@ -63,7 +40,7 @@ where
     let digest = hex::encode(Sha256::digest(serde_json::to_vec(request).unwrap_or_default()));
     let deadline = tokio::time::Instant::now() + WAIT_FOR_FIRST;
     loop {
-        let first = match claim(db, user, key, &digest, repeat == Repeat::SameKeyOrIntent).await? {
+        let first = match claim(db, user, key, &digest).await? {
             None => return carry_out(db, user, key, act).await,
             Some(first) => first,
         };
@@ -87,44 +64,17 @@ where
 }
 
 /// Claims `key` for this request: `None` when it is this request's to
-/// carry out, else the key of the first request to wait for: this key's
-/// holder, or with `per_intent` (`Repeat::SameKeyOrIntent`) a recent
-/// identical request under another key, looked for under a lock of the
-/// person and request so that two arriving together never both act.
-async fn claim(db: &PgPool, user: Uuid, key: &str, digest: &str, per_intent: bool) -> ServiceResult<Option<String>> {
-    let mut tx = db.begin().await?;
-    if per_intent {
-        sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1::text || $2, 0))")
-            .bind(user)
-            .bind(digest)
-            .execute(&mut *tx)
-            .await?;
-        let recent: Option<String> = sqlx::query_scalar(
-            "SELECT key FROM idempotency_key
-             WHERE user_id = $1 AND request = $2 AND key <> $3 AND created_at > now() - make_interval(secs => $4)
-             ORDER BY created_at DESC LIMIT 1",
-        )
-        .bind(user)
-        .bind(digest)
-        .bind(key)
-        .bind(SAME_INTENT_SECONDS)
-        .fetch_optional(&mut *tx)
-        .await?;
-        if let Some(recent) = recent {
-            tx.commit().await?;
-            return Ok(Some(recent));
-        }
-    }
+/// carry out, else the key to wait for (another request holds it).
+async fn claim(db: &PgPool, user: Uuid, key: &str, digest: &str) -> ServiceResult<Option<String>> {
     let inserted = sqlx::query(
         "INSERT INTO idempotency_key (user_id, key, request) VALUES ($1, $2, $3) ON CONFLICT (user_id, key) DO NOTHING",
     )
     .bind(user)
     .bind(key)
     .bind(digest)
-    .execute(&mut *tx)
+    .execute(db)
     .await?
     .rows_affected();
-    tx.commit().await?;
     Ok((inserted == 0).then(|| key.to_string()))
 }
 
