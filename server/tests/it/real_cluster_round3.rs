@@ -115,6 +115,21 @@ async fn controller_refused(stack: &Stack, admin: &kube::Client, namespace: &str
     }
 }
 
+/// A session of the test user's, set up as the worker would, settled, with
+/// room for claims and pods of the user's own (`room_for_claims`).
+async fn roomy_session(
+    admin: &kube::Client,
+    worker: &kube::Client,
+    id: &str,
+) -> (server::provisioner::manifests::Session, String) {
+    let mine = session::session("team-v", id, MIG, &[("berth.io/pool", "a")]);
+    set_up(worker, &mine, &cluster()).await;
+    let ns = mine.namespace();
+    settled(admin, &ns).await;
+    room_for_claims(worker, &ns).await;
+    (mine, ns)
+}
+
 /// Room in the session's quota for claims and pods of the user's own (it
 /// otherwise holds exactly Berth's workspace): without it the quota, not
 /// the policy, would refuse the attacks, and the legitimate forms too. Only Berth changes a
@@ -143,11 +158,7 @@ async fn no_claim(admin: &kube::Client, namespace: &str, name: &str) {
 async fn claims_a_controller_makes_for_a_session_user_are_judged_as_the_users() {
     let Some(stack) = stack() else { return };
     let (admin, worker) = (stack.client(As::Admin).await, stack.client(As::Worker).await);
-    let mine = session::session("team-v", "7f0e0d0c-0b0a-4908-8706-050403020100", MIG, &[("berth.io/pool", "a")]);
-    set_up(&worker, &mine, &cluster()).await;
-    let ns = mine.namespace();
-    settled(&admin, &ns).await;
-    room_for_claims(&worker, &ns).await;
+    let (_, ns) = roomy_session(&admin, &worker, "7f0e0d0c-0b0a-4908-8706-050403020100").await;
     ensure(&admin, vec![other_teams_volume("theirs-1"), other_teams_volume("theirs-2")]).await;
     let user = stack.client(As::User(session::USER)).await;
 
@@ -201,11 +212,7 @@ async fn claims_a_controller_makes_for_a_session_user_are_judged_as_the_users() 
 async fn session_claims_choose_no_volume_by_label_or_from_another_namespace() {
     let Some(stack) = stack() else { return };
     let (admin, worker) = (stack.client(As::Admin).await, stack.client(As::Worker).await);
-    let mine = session::session("team-v", "8f0e0d0c-0b0a-4908-8706-050403020100", MIG, &[("berth.io/pool", "a")]);
-    set_up(&worker, &mine, &cluster()).await;
-    let ns = mine.namespace();
-    settled(&admin, &ns).await;
-    room_for_claims(&worker, &ns).await;
+    let (_, ns) = roomy_session(&admin, &worker, "8f0e0d0c-0b0a-4908-8706-050403020100").await;
     let user = stack.client(As::User(session::USER)).await;
     let claim = |extra: Value| {
         let mut spec = claim_spec(None);
@@ -320,11 +327,7 @@ async fn a_members_kubeconfig_runs_nothing_and_reads_no_file_of_berths() {
 async fn nothing_a_controller_makes_carries_berths_marks_and_no_autoscaler_moves_berths_workspace() {
     let Some(stack) = stack() else { return };
     let (admin, worker) = (stack.client(As::Admin).await, stack.client(As::Worker).await);
-    let mine = session::session("team-v", "af0e0d0c-0b0a-4908-8706-050403020100", MIG, &[("berth.io/pool", "a")]);
-    set_up(&worker, &mine, &cluster()).await;
-    let ns = mine.namespace();
-    settled(&admin, &ns).await;
-    room_for_claims(&worker, &ns).await;
+    let (mine, ns) = roomy_session(&admin, &worker, "af0e0d0c-0b0a-4908-8706-050403020100").await;
     let user = stack.client(As::User(session::USER)).await;
     let template = |labels: Value| {
         json!({ "metadata": { "labels": labels },
