@@ -8,6 +8,7 @@ pub mod client;
 pub mod database;
 pub mod gate;
 pub mod kube_metrics;
+pub mod member_role;
 pub mod metrics;
 pub mod notify;
 pub mod provisioner;

@@ -198,9 +198,16 @@ impl ClusterArgs {
     /// The fleet of clusters this process drives (see `provisioner::clusters`):
     /// its own through `client`, and others as the flags and rows say. Its
     /// own cluster's worker carries the site's duties (notifications, GPU
-    /// use); the outbox and the usage minutes are safe to share between
-    /// processes, each row taken once.
-    pub fn fleet(&self, db: PgPool, reach: Arc<ClusterClients>, portal_url: &url::Url) -> anyhow::Result<Fleet> {
+    /// use, retention); the outbox and the usage minutes are safe to share
+    /// between processes, each row taken once. A worker `confined` to its
+    /// cluster's rows (`member_role`) carries none.
+    pub fn fleet(
+        &self,
+        db: PgPool,
+        reach: Arc<ClusterClients>,
+        portal_url: &url::Url,
+        confined: bool,
+    ) -> anyhow::Result<Fleet> {
         // Checked once here: the flags cannot change while the process runs.
         let site = self.worker(db.clone(), reach.own_client(), portal_url)?;
         let simulated = reach.simulates();
@@ -212,7 +219,8 @@ impl ClusterArgs {
             worker.policy.audit_retention_days = args.audit_retention_days;
             worker.simulated = simulated;
             worker.verify_domain = !simulated;
-            if own {
+            worker.site_duties = own && !confined;
+            if worker.site_duties {
                 worker.notifier = notifier.clone().map(|mut n| {
                     n.simulated = simulated;
                     n

@@ -35,6 +35,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Migrate { db } => migrate(db).await,
         Command::SeedDemo { db } => seed_demo(db).await,
+        Command::MemberRole { db, cluster, role } => {
+            let granted = crate::member_role::grant(&connect(&db, 1).await?, &cluster, &role).await?;
+            println!("{role} is cluster {cluster}'s worker: it writes its own rows of {}", granted.writes.join(", "));
+            println!("and reads {} tables (none with secrets)", granted.reads.len());
+            Ok(())
+        }
         Command::Manifests { db, booking_id, cluster } => {
             print!("{}", render_manifests(&connect(&db, 2).await?, booking_id, &cluster.cluster()).await?);
             Ok(())
@@ -78,14 +84,34 @@ async fn worker(
     metrics_listen: Option<SocketAddr>,
 ) -> anyhow::Result<()> {
     let pool = connect(&db, 4).await?;
-    MIGRATOR.run(&pool).await?;
+    let confined = crate::member_role::confined_to(&pool).await?;
+    match &confined {
+        // A member's role may not migrate: the hub's portal does.
+        Some(name) => member_may_drive(&pool, name, &cluster).await?,
+        None => MIGRATOR.run(&pool).await?,
+    }
     if let Some(addr) = metrics_listen {
         crate::metrics::serve(addr, pool.clone(), false).await?;
     }
     let client = real_cluster()
         .await
         .map_err(|e| anyhow::anyhow!("no Kubernetes cluster found (kubeconfig or in-cluster): {e}"))?;
-    cluster.fleet(pool, cluster.reach(client, false), &public_url)?.run(stop_on_signal()).await?;
+    let fleet = cluster.fleet(pool, cluster.reach(client, false), &public_url, confined.is_some())?;
+    fleet.run(stop_on_signal()).await?;
+    Ok(())
+}
+
+/// A worker signed in as `member`'s database role drives that cluster
+/// only, and starts once the database has this binary's migrations.
+async fn member_may_drive(db: &PgPool, member: &str, cluster: &ClusterArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        cluster.own_cluster == member && !cluster.hub,
+        "this database role is cluster {member}'s worker: run `berth worker --cluster {member}` without --hub"
+    );
+    while !crate::database::is_ready(db).await {
+        tracing::info!("waiting for the database to be migrated to this release (the portal migrates it)");
+        tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+    }
     Ok(())
 }
 
@@ -124,7 +150,7 @@ async fn serve(db: Database, serving: Serving, auth: Box<AuthArgs>, cluster: Box
         crate::metrics::serve(addr, pool.clone(), mode.simulated).await?;
     }
     let reach = cluster.reach(client, mode.simulated);
-    let fleet = cluster.fleet(pool.clone(), reach.clone(), &config.public_url)?;
+    let fleet = cluster.fleet(pool.clone(), reach.clone(), &config.public_url, false)?;
     let mode = ClusterMode { kueue: cluster.kueue, ..mode };
     let mut state = AppState::new(pool.clone(), &serving.site_root, Auth::new(config)?).with_cluster(
         cluster.cluster(),

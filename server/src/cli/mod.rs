@@ -97,6 +97,18 @@ pub enum Command {
         #[command(flatten)]
         db: Database,
     },
+    /// Let a member cluster's worker sign in as PostgreSQL role ROLE (made
+    /// beforehand, LOGIN): it may then write that cluster's rows only. Run as
+    /// the tables' owner; the worker signed in as ROLE drives CLUSTER alone.
+    MemberRole {
+        #[command(flatten)]
+        db: Database,
+        /// The cluster (access in-cluster) whose worker signs in as ROLE.
+        #[arg(long)]
+        cluster: String,
+        #[arg(long)]
+        role: String,
+    },
     /// Create the demo pool (modelled on the reference lab) if it is missing.
     SeedDemo {
         #[command(flatten)]

@@ -47,6 +47,11 @@ pub struct Reconciler {
     /// Publishes no workspace unless the cluster's policies guard its domain
     /// (`guarded_domain`): on for every real cluster `berth worker` drives.
     pub verify_domain: bool,
+    /// Runs what is the site's rather than a cluster's: retention, the
+    /// waitlist's expiry, reading the priority and runtime classes. One
+    /// worker does (its own cluster's); never a member signed in as its
+    /// own database role, which may not write those rows.
+    pub site_duties: bool,
 }
 
 /// A cluster by id (for the database) and name (for logs and metrics).
@@ -108,6 +113,7 @@ impl Reconciler {
             usage: None,
             notifier: None,
             verify_domain: false,
+            site_duties: true,
         }
     }
 
@@ -195,7 +201,9 @@ impl Reconciler {
             report.absorb(one);
             outcome?;
         }
-        (report.waitlist_expired, report.waitlist_admitted) = app::backend::waitlist::sweep(&self.db).await?;
+        if self.site_duties {
+            (report.waitlist_expired, report.waitlist_admitted) = app::backend::waitlist::sweep(&self.db).await?;
+        }
         // After the starts: a session that runs now no longer needs its room.
         let (written, removed) = self.hold_room_ahead().await?;
         report.applied += written;

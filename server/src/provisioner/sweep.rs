@@ -4,7 +4,8 @@
 //! before they get there), namespaces stuck terminating are reported (also
 //! at every resync, `report_stuck`), the cluster's priority and runtime
 //! classes are read for the pool form (`read_classes`), and the database is
-//! kept tidy; homes past their retention go (`homes`).
+//! kept tidy (these two by the worker with the site's duties only); homes
+//! past their retention go (`homes`).
 
 use super::manifests::owned_by;
 use super::reconcile::Reconciler;
@@ -59,7 +60,10 @@ impl Reconciler {
         let managed = self.managed_namespaces().await?;
         let collected = self.collect(&managed, &self.keep(&due).await?).await?;
         let stuck = self.stuck(&managed).into_iter().map(|(name, _)| name).collect();
-        let swept = maintenance::sweep(&self.db, self.policy.audit_retention_days).await?;
+        let swept = match self.site_duties {
+            true => maintenance::sweep(&self.db, self.policy.audit_retention_days).await?,
+            false => Swept::default(),
+        };
         let homes_let_go = match self.let_homes_go().await {
             Ok(gone) => gone,
             Err(err) => {
@@ -67,9 +71,11 @@ impl Reconciler {
                 Vec::new()
             }
         };
-        if let Err(err) = self.read_classes().await {
-            // The pool form then checks against what was read last, if anything.
-            tracing::warn!(error = %err, "cannot read the cluster's priority and runtime classes");
+        if self.site_duties {
+            if let Err(err) = self.read_classes().await {
+                // The pool form then checks against what was read last, if anything.
+                tracing::warn!(error = %err, "cannot read the cluster's priority and runtime classes");
+            }
         }
         Ok(SweepReport { collected, stuck, swept, homes_let_go })
     }

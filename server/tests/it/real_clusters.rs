@@ -341,11 +341,15 @@ async fn the_lease_moves_from_a_hub_worker_to_one_inside_the_cluster_without_a_d
         Duration::from_secs(90),
     )
     .await;
+    // The worker inside east signs in to the database as east's own role
+    // (`berth member-role`): it writes east's rows only, and leaves the
+    // site's duties to the hub.
+    let (_, member_url) = f.member_role("east").await;
+    let mut inside = worker(&f, "east", worker_client(east, None).await).await;
+    inside.db = common::clusters::signed_in(&member_url).await;
+    inside.site_duties = false;
     let (stop_member, member_stopped) = tokio::sync::watch::channel(false);
-    let member = tokio::spawn(server::provisioner::run::run(
-        worker(&f, "east", worker_client(east, None).await).await,
-        member_stopped,
-    ));
+    let member = tokio::spawn(server::provisioner::run::run(inside, member_stopped));
     tokio::time::sleep(Duration::from_secs(2)).await;
     let ns = manifests::namespace_name("team-a", first);
     let before = appliers(&admin, &ns).await;
@@ -353,6 +357,7 @@ async fn the_lease_moves_from_a_hub_worker_to_one_inside_the_cluster_without_a_d
     // The hub lets go; the member takes the lease and starts the next session.
     stop_hub.send(true).unwrap();
     hub.await.unwrap().unwrap();
+    let handed_over = chrono::Utc::now();
     let second = book(&f, east_mig).await;
     eventually(
         &f,
@@ -362,6 +367,14 @@ async fn the_lease_moves_from_a_hub_worker_to_one_inside_the_cluster_without_a_d
     )
     .await;
     tokio::time::sleep(Duration::from_secs(2)).await;
+    // The member, as its own role, reports its passes on east's status row.
+    let reported: Option<chrono::DateTime<chrono::Utc>> = sqlx::query_scalar(
+        "SELECT s.pass_at FROM cluster_status s JOIN cluster c ON c.id = s.cluster_id WHERE c.name = 'east'",
+    )
+    .fetch_one(&f.db)
+    .await
+    .unwrap();
+    assert!(reported.is_some_and(|at| at > handed_over), "{reported:?}");
     // One applier per object, the same objects before and after the hand-over,
     // and the second session has the same set as the first: nothing applied twice.
     let after = appliers(&admin, &ns).await;

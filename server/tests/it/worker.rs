@@ -41,6 +41,7 @@ async fn world() -> World {
         usage: None,
         notifier: None,
         verify_domain: false,
+        site_duties: true,
     };
     World { f, fake, worker }
 }
@@ -379,6 +380,7 @@ async fn a_worker_stopped_after_any_single_step_converges_on_restart_with_no_dup
             usage: None,
             notifier: None,
             verify_domain: false,
+            site_duties: true,
         };
         let report = restarted.pass().await.unwrap();
         assert_eq!(report.applied, steps - stop_after, "stopped after {stop_after}: the rest is applied");

@@ -1,5 +1,6 @@
 //! Several clusters, as the tests of issue 49 set them up: a cluster added
-//! through the API as an admin, and a pool on it.
+//! through the API as an admin, and a pool on it; and a member cluster's
+//! worker signed in to the database as its own role (issue 60).
 
 use super::Fixture;
 use axum::http::Method;
@@ -23,4 +24,23 @@ impl Fixture {
     pub async fn booking_state(&self, id: Uuid) -> String {
         sqlx::query_scalar("SELECT state::text FROM booking WHERE id = $1").bind(id).fetch_one(&self.db).await.unwrap()
     }
+
+    /// A new login role made `cluster`'s worker (`berth member-role`), and
+    /// its URL to this fixture's database (the test server trusts local
+    /// logins). Roles are the server's, so each is unique to its test.
+    pub async fn member_role(&self, cluster: &str) -> (String, String) {
+        let role = format!("berth_member_{}", &Uuid::new_v4().simple().to_string()[..12]);
+        sqlx::query(&format!("CREATE ROLE {role} LOGIN")).execute(&self.db).await.unwrap();
+        server::member_role::grant(&self.db, cluster, &role).await.unwrap();
+        let database: String = sqlx::query_scalar("SELECT current_database()").fetch_one(&self.db).await.unwrap();
+        let mut url: url::Url = std::env::var("DATABASE_URL").unwrap().parse().unwrap();
+        url.set_username(&role).unwrap();
+        url.set_path(&database);
+        (role, url.to_string())
+    }
+}
+
+/// A database signed in as `Fixture::member_role`'s URL.
+pub async fn signed_in(url: &str) -> sqlx::PgPool {
+    sqlx::postgres::PgPoolOptions::new().max_connections(8).connect(url).await.unwrap()
 }
