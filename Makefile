@@ -1,7 +1,7 @@
 # The two commands a newcomer needs are `make run` and `make test`; see README.md.
 SECONDS ?= 30
 
-.PHONY: run test cluster build release package bench bench-calendar bench-worker bench-usage bench-newcomer reliability contract stop-db
+.PHONY: run test cluster build release package bench bench-calendar bench-worker bench-usage bench-member bench-newcomer reliability contract stop-db
 
 run:        ## Serve the portal on the embedded default (local PostgreSQL, demo data)
 	bash .ci/run-portal.sh
@@ -32,6 +32,9 @@ bench-worker: ## Worker: requests per converged pass, start latency, 200 session
 
 bench-usage: ## Reports over a year (100k bookings) and the sampler with 1 and 1 000 sessions
 	bash .ci/bench-usage.sh
+
+bench-member: ## What row security costs a member cluster's worker: its writes as the owner and as its own role
+	bash .ci/bench-member-rows.sh
 
 bench-newcomer: ## A fresh clone's make run, a one-line change served again (TEST=1: make test), against a fixed reference build
 	bash .ci/bench-newcomer.sh

@@ -11,17 +11,6 @@
 -- difference.
 ALTER TABLE cluster ADD COLUMN db_role text CONSTRAINT cluster_db_role_key UNIQUE;
 
--- The cluster whose worker signs in as the current role; NULL for any other role.
-CREATE FUNCTION berth_member_cluster() RETURNS uuid LANGUAGE sql STABLE AS
-    $$ SELECT id FROM cluster WHERE db_role = current_user $$;
-
-CREATE FUNCTION berth_member_pool(pool uuid) RETURNS boolean LANGUAGE sql STABLE AS
-    $$ SELECT EXISTS (SELECT 1 FROM pool p WHERE p.id = pool AND p.cluster_id = berth_member_cluster()) $$;
-
-CREATE FUNCTION berth_member_booking(booking uuid) RETURNS boolean LANGUAGE sql STABLE AS
-    $$ SELECT EXISTS (SELECT 1 FROM booking b JOIN pool p ON p.id = b.pool_id
-                      WHERE b.id = booking AND p.cluster_id = berth_member_cluster()) $$;
-
 -- Which worker process wrote a row: a member rewrites its own processes only.
 ALTER TABLE worker_process ADD COLUMN db_role text NOT NULL DEFAULT current_user;
 
@@ -34,35 +23,42 @@ ALTER FUNCTION notification_idle_warning() SECURITY DEFINER SET search_path FROM
 ALTER FUNCTION booking_unsettle() SECURITY DEFINER SET search_path FROM CURRENT;
 ALTER FUNCTION booking_unsettle_all() SECURITY DEFINER SET search_path FROM CURRENT;
 
--- Each table a member writes, and which of its rows are the member's.
+-- Each table a member writes, and which of its rows are the member's: its
+-- cluster (`mine`, one lookup per statement) owns the row's pool, or the
+-- pool of the row's booking (one index lookup per row written).
 DO $$
 DECLARE
+    mine constant text := '(SELECT c.id FROM cluster c WHERE c.db_role = current_user)';
+    of_pool constant text := 'EXISTS (SELECT 1 FROM pool p WHERE p.id = %I.pool_id AND p.cluster_id = %s)';
+    of_booking constant text :=
+        'EXISTS (SELECT 1 FROM booking b JOIN pool p ON p.id = b.pool_id WHERE b.id = %I.%I AND p.cluster_id = %s)';
     own record;
+    rows text;
 BEGIN
     FOR own IN SELECT * FROM (VALUES
-        ('booking', 'berth_member_pool(pool_id)'),
-        ('booking_refusal', 'berth_member_pool(pool_id)'),
-        ('waitlist_entry', 'berth_member_pool(pool_id)'),
-        ('lent_hour', 'berth_member_pool(pool_id)'),
-        ('lent_sample', 'berth_member_pool(pool_id)'),
-        ('booking_event', 'berth_member_booking(booking_id)'),
-        ('session_status', 'berth_member_booking(booking_id)'),
-        ('session_home', 'berth_member_booking(booking_id)'),
-        ('notification', 'berth_member_booking(booking_id)'),
-        ('session_continuation', 'berth_member_booking(booking_id) AND berth_member_booking(follows)'),
-        ('home', 'cluster_id = berth_member_cluster()'),
-        ('cluster_status', 'cluster_id = berth_member_cluster()'),
-        ('worker_process', 'db_role = current_user')
-    ) AS t (name, rows)
+        ('booking', 'pool'), ('booking_refusal', 'pool'), ('waitlist_entry', 'pool'),
+        ('lent_hour', 'pool'), ('lent_sample', 'pool'),
+        ('booking_event', 'booking'), ('session_status', 'booking'), ('session_home', 'booking'),
+        ('notification', 'booking'), ('session_continuation', 'booking and follows'),
+        ('home', 'cluster'), ('cluster_status', 'cluster'),
+        ('worker_process', 'process')
+    ) AS t (name, owned_by)
     LOOP
+        rows := CASE own.owned_by
+            WHEN 'pool' THEN format(of_pool, own.name, mine)
+            WHEN 'booking' THEN format(of_booking, own.name, 'booking_id', mine)
+            WHEN 'booking and follows' THEN format(of_booking, own.name, 'booking_id', mine) || ' AND '
+                                            || format(of_booking, own.name, 'follows', mine)
+            WHEN 'cluster' THEN format('%I.cluster_id = %s', own.name, mine)
+            WHEN 'process' THEN format('%I.db_role = current_user', own.name)
+        END;
         EXECUTE format('ALTER TABLE %I ENABLE ROW LEVEL SECURITY', own.name);
-        -- Evaluated once per statement (an init plan), not per row.
-        EXECUTE format('CREATE POLICY berth_not_member ON %I USING ((SELECT berth_member_cluster()) IS NULL)
-                        WITH CHECK ((SELECT berth_member_cluster()) IS NULL)', own.name);
+        EXECUTE format('CREATE POLICY berth_not_member ON %I USING (NOT EXISTS (SELECT 1 FROM cluster c WHERE c.db_role = current_user))
+                        WITH CHECK (NOT EXISTS (SELECT 1 FROM cluster c WHERE c.db_role = current_user))', own.name);
         EXECUTE format('CREATE POLICY berth_member_reads ON %I FOR SELECT USING (true)', own.name);
-        EXECUTE format('CREATE POLICY berth_member_inserts ON %I FOR INSERT WITH CHECK (%s)', own.name, own.rows);
+        EXECUTE format('CREATE POLICY berth_member_inserts ON %I FOR INSERT WITH CHECK (%s)', own.name, rows);
         EXECUTE format('CREATE POLICY berth_member_updates ON %I FOR UPDATE USING (%s) WITH CHECK (%s)',
-                       own.name, own.rows, own.rows);
-        EXECUTE format('CREATE POLICY berth_member_deletes ON %I FOR DELETE USING (%s)', own.name, own.rows);
+                       own.name, rows, rows);
+        EXECUTE format('CREATE POLICY berth_member_deletes ON %I FOR DELETE USING (%s)', own.name, rows);
     END LOOP;
 END $$;

@@ -21,6 +21,14 @@ pub const ACQUIRE_TIMEOUT: Duration = Duration::from_millis(600);
 /// How long the check after a failed request may take.
 const PROBE: Duration = Duration::from_millis(300);
 
+/// Applies pending migrations, then grants the member clusters' database
+/// roles what the new release's tables need (`member_role`).
+pub async fn migrate(db: &PgPool) -> anyhow::Result<()> {
+    MIGRATOR.run(db).await?;
+    crate::member_role::regrant(db).await?;
+    Ok(())
+}
+
 pub fn pool_options(connections: u32) -> PgPoolOptions {
     PgPoolOptions::new().max_connections(connections).acquire_timeout(ACQUIRE_TIMEOUT)
 }

@@ -109,6 +109,23 @@ async fn schema(tx: &mut sqlx::PgConnection) -> Result<String, sqlx::Error> {
     sqlx::query_scalar("SELECT current_schema()::text").fetch_one(tx).await
 }
 
+/// Grants each recorded member role what this release's tables need, after
+/// the migrations (so a new table is granted with the release that makes
+/// it). A role dropped since, or a cluster no longer in-cluster, is said in
+/// the log and left as it is.
+pub async fn regrant(db: &PgPool) -> Result<(), sqlx::Error> {
+    let members: Vec<(String, String)> =
+        sqlx::query_as("SELECT name, db_role FROM cluster WHERE db_role IS NOT NULL ORDER BY name")
+            .fetch_all(db)
+            .await?;
+    for (cluster, role) in members {
+        if let Err(err) = grant(db, &cluster, &role).await {
+            tracing::warn!(%cluster, %role, error = %err, "cannot grant a member's database role this release's tables");
+        }
+    }
+    Ok(())
+}
+
 /// The cluster this connection's role is the worker of, if it is a member's
 /// role. `None` on a database not yet migrated this far (no member then).
 pub async fn confined_to(db: &PgPool) -> Result<Option<String>, sqlx::Error> {

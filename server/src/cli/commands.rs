@@ -6,7 +6,7 @@ use super::{AuthArgs, Cli, ClusterArgs, Command, Database, TokenCommand, UserCom
 use crate::auth::Auth;
 use crate::provisioner::manifests::{self, Cluster, Session};
 use crate::{router, seed, AppState};
-use app::backend::{accounts::tokens, accounts::users, MIGRATOR};
+use app::backend::{accounts::tokens, accounts::users};
 use app::model::ClusterMode;
 use sqlx::PgPool;
 use std::net::SocketAddr;
@@ -88,7 +88,7 @@ async fn worker(
     match &confined {
         // A member's role may not migrate: the hub's portal does.
         Some(name) => member_may_drive(&pool, name, &cluster).await?,
-        None => MIGRATOR.run(&pool).await?,
+        None => crate::database::migrate(&pool).await?,
     }
     if let Some(addr) = metrics_listen {
         crate::metrics::serve(addr, pool.clone(), false).await?;
@@ -138,7 +138,7 @@ async fn serve(db: Database, serving: Serving, auth: Box<AuthArgs>, cluster: Box
         anyhow::bail!("--public-url and --workspace-domain: {}", refusal.reason);
     }
     let pool = connect(&db, serving.db_connections).await?;
-    MIGRATOR.run(&pool).await?;
+    crate::database::migrate(&pool).await?;
     if config.dev_login {
         tracing::warn!("development login is ON: anyone reaching {listen} can sign in as any user");
     }
@@ -185,14 +185,14 @@ async fn serve(db: Database, serving: Serving, auth: Box<AuthArgs>, cluster: Box
 }
 
 async fn migrate(db: Database) -> anyhow::Result<()> {
-    MIGRATOR.run(&connect(&db, 2).await?).await?;
+    crate::database::migrate(&connect(&db, 2).await?).await?;
     println!("database is up to date");
     Ok(())
 }
 
 async fn seed_demo(db: Database) -> anyhow::Result<()> {
     let pool = connect(&db, 2).await?;
-    MIGRATOR.run(&pool).await?;
+    crate::database::migrate(&pool).await?;
     println!("{}", seed::demo(&pool).await?);
     println!("{}", crate::seed_console::console(&pool).await?);
     Ok(())

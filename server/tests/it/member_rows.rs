@@ -50,6 +50,11 @@ async fn a_members_role_writes_its_own_clusters_rows_and_nothing_else() {
     assert!(granted.writes.contains(&"booking".to_string()) && !granted.reads.contains(&"api_token".to_string()));
 
     let member = common::clusters::signed_in(&url).await;
+    // A table a later release makes is granted when the portal migrates.
+    sqlx::query("CREATE TABLE next_release (id int)").execute(&f.db).await.unwrap();
+    assert!(sqlx::query("SELECT * FROM next_release").execute(&member).await.is_err());
+    server::database::migrate(&f.db).await.unwrap();
+    sqlx::query("SELECT * FROM next_release").execute(&member).await.expect("granted on migrating");
     assert_eq!(member_role::confined_to(&member).await.unwrap().as_deref(), Some("east"));
     assert_eq!(member_role::confined_to(&f.db).await.unwrap(), None, "the owner is no cluster's member");
 
