@@ -1,15 +1,21 @@
 -- Issue 60 (5b): a worker inside a member cluster signs in to PostgreSQL as
 -- a role of its own, and writes its own cluster's rows only.
 --
--- `berth member-role --cluster aws --role berth_aws` (run as the database's
--- owner) records the role here and grants it what a cluster's worker needs:
+-- `berth member-role --cluster aws --role berth_aws` (run as the tables'
+-- owner) records the role in `member_role` and grants it what a cluster's worker needs:
 -- reading (every table but the ones that hold secrets) and writing the
 -- tables below, where these policies keep each write to the cluster's rows.
 -- Every other role keeps every row: the owner (the portal, the hub's worker)
--- bypasses row security, and `berth_not_member` admits any role that is no
--- cluster's, so a deployment whose tables belong to another role sees no
+-- bypasses row security, and `berth_not_member` admits any role never made
+-- a member's, so a deployment whose tables belong to another role sees no
 -- difference.
-ALTER TABLE cluster ADD COLUMN db_role text CONSTRAINT cluster_db_role_key UNIQUE;
+-- Every role ever made a member's: one that lost its cluster (removed, or
+-- given another role) stays here with none, and so may write nothing.
+CREATE TABLE member_role (
+    role       text PRIMARY KEY,
+    cluster_id uuid REFERENCES cluster (id) ON DELETE SET NULL
+);
+CREATE UNIQUE INDEX member_role_one_per_cluster ON member_role (cluster_id) WHERE cluster_id IS NOT NULL;
 
 -- Which worker process wrote a row: a member rewrites its own processes only.
 ALTER TABLE worker_process ADD COLUMN db_role text NOT NULL DEFAULT current_user;
@@ -28,7 +34,7 @@ ALTER FUNCTION booking_unsettle_all() SECURITY DEFINER SET search_path FROM CURR
 -- pool of the row's booking (one index lookup per row written).
 DO $$
 DECLARE
-    mine constant text := '(SELECT c.id FROM cluster c WHERE c.db_role = current_user)';
+    mine constant text := '(SELECT m.cluster_id FROM member_role m WHERE m.role = current_user)';
     of_pool constant text := 'EXISTS (SELECT 1 FROM pool p WHERE p.id = %I.pool_id AND p.cluster_id = %s)';
     of_booking constant text :=
         'EXISTS (SELECT 1 FROM booking b JOIN pool p ON p.id = b.pool_id WHERE b.id = %I.%I AND p.cluster_id = %s)';
@@ -53,8 +59,8 @@ BEGIN
             WHEN 'process' THEN format('%I.db_role = current_user', own.name)
         END;
         EXECUTE format('ALTER TABLE %I ENABLE ROW LEVEL SECURITY', own.name);
-        EXECUTE format('CREATE POLICY berth_not_member ON %I USING (NOT EXISTS (SELECT 1 FROM cluster c WHERE c.db_role = current_user))
-                        WITH CHECK (NOT EXISTS (SELECT 1 FROM cluster c WHERE c.db_role = current_user))', own.name);
+        EXECUTE format('CREATE POLICY berth_not_member ON %I USING (NOT EXISTS (SELECT 1 FROM member_role m WHERE m.role = current_user))
+                        WITH CHECK (NOT EXISTS (SELECT 1 FROM member_role m WHERE m.role = current_user))', own.name);
         EXECUTE format('CREATE POLICY berth_member_reads ON %I FOR SELECT USING (true)', own.name);
         EXECUTE format('CREATE POLICY berth_member_inserts ON %I FOR INSERT WITH CHECK (%s)', own.name, rows);
         EXECUTE format('CREATE POLICY berth_member_updates ON %I FOR UPDATE USING (%s) WITH CHECK (%s)',

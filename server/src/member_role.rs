@@ -4,7 +4,7 @@
 //! its writes to its cluster's pools, bookings, homes and status, and its
 //! grants keep it off every other table and off the tables with secrets.
 //! `berth member-role` sets a role up; a worker signed in as one knows it is
-//! confined (`confined_to`) and leaves the site's duties to the hub.
+//! confined (`confinement`) and leaves the site's duties to the hub.
 
 use sqlx::PgPool;
 
@@ -46,7 +46,8 @@ pub enum Refused {
 
 /// Records `role` as the role of `cluster`'s worker and grants it what that
 /// worker reads and writes; the migration's policies confine its writes.
-/// Run as the tables' owner. Running it again changes nothing.
+/// A role the cluster had before is detached (it writes nothing) and loses
+/// its grants. Run as the tables' owner. Running it again changes nothing.
 pub async fn grant(db: &PgPool, cluster: &str, role: &str) -> Result<Granted, Refused> {
     let valid = role.chars().next().is_some_and(|c| c.is_ascii_lowercase() || c == '_')
         && role.len() <= 63
@@ -55,10 +56,11 @@ pub async fn grant(db: &PgPool, cluster: &str, role: &str) -> Result<Granted, Re
         return Err(Refused::Name(role.into()));
     }
     let mut tx = db.begin().await?;
+    // Never the owner, nor a role that acts as the owner or past row security.
     let confinable: Option<bool> = sqlx::query_scalar(
-        "SELECT NOT (r.rolsuper OR r.rolbypassrls OR r.rolname = current_user
-                     OR EXISTS (SELECT 1 FROM pg_tables t WHERE t.schemaname = current_schema() AND t.tableowner = r.rolname))
-         FROM pg_roles r WHERE r.rolname = $1",
+        "SELECT NOT (r.rolsuper OR r.rolbypassrls OR pg_has_role(r.oid, t.tableowner, 'MEMBER'))
+         FROM pg_roles r, pg_tables t
+         WHERE r.rolname = $1 AND t.schemaname = current_schema() AND t.tablename = 'booking'",
     )
     .bind(role)
     .fetch_optional(&mut *tx)
@@ -68,16 +70,36 @@ pub async fn grant(db: &PgPool, cluster: &str, role: &str) -> Result<Granted, Re
         Some(false) => return Err(Refused::Unconfinable(role.into())),
         Some(true) => {}
     }
-    let access: Option<(String, bool)> = sqlx::query_as("SELECT access, name = 'default' FROM cluster WHERE name = $1")
-        .bind(cluster)
-        .fetch_optional(&mut *tx)
-        .await?;
-    match access {
+    let found: Option<(uuid::Uuid, String, bool)> =
+        sqlx::query_as("SELECT id, access, name = 'default' FROM cluster WHERE name = $1")
+            .bind(cluster)
+            .fetch_optional(&mut *tx)
+            .await?;
+    let cluster_id = match found {
         None => return Err(Refused::NoCluster(cluster.into())),
-        Some((access, default)) if access != "in-cluster" || default => return Err(Refused::NotMember(cluster.into())),
-        Some(_) => {}
+        Some((_, access, default)) if access != "in-cluster" || default => {
+            return Err(Refused::NotMember(cluster.into()))
+        }
+        Some((id, _, _)) => id,
+    };
+    let before: Vec<String> = sqlx::query_scalar(
+        "UPDATE member_role SET cluster_id = NULL WHERE cluster_id = $1 AND role <> $2 RETURNING role",
+    )
+    .bind(cluster_id)
+    .bind(role)
+    .fetch_all(&mut *tx)
+    .await?;
+    sqlx::query(
+        "INSERT INTO member_role (role, cluster_id) VALUES ($1, $2) ON CONFLICT (role) DO UPDATE SET cluster_id = $2",
+    )
+    .bind(role)
+    .bind(cluster_id)
+    .execute(&mut *tx)
+    .await?;
+    let schema: String = sqlx::query_scalar("SELECT current_schema()::text").fetch_one(&mut *tx).await?;
+    for old in &before {
+        revoke(&mut tx, &schema, old).await?;
     }
-    sqlx::query("UPDATE cluster SET db_role = $2 WHERE name = $1").bind(cluster).bind(role).execute(&mut *tx).await?;
     // The writes are exactly the tables the migration gave row policies to.
     let writes: Vec<String> = sqlx::query_scalar(
         "SELECT DISTINCT tablename::text FROM pg_policies
@@ -94,10 +116,10 @@ pub async fn grant(db: &PgPool, cluster: &str, role: &str) -> Result<Granted, Re
     // Identifiers checked above (role) or read from the catalogue (tables).
     let quoted = |names: &[String]| names.iter().map(|n| format!("\"{n}\"")).collect::<Vec<_>>().join(", ");
     for statement in [
-        format!("GRANT USAGE ON SCHEMA \"{}\" TO \"{role}\"", schema(&mut tx).await?),
+        format!("GRANT USAGE ON SCHEMA \"{schema}\" TO \"{role}\""),
         format!("GRANT SELECT ON {} TO \"{role}\"", quoted(&reads)),
         format!("GRANT INSERT, UPDATE, DELETE ON {} TO \"{role}\"", quoted(&writes)),
-        format!("GRANT USAGE ON ALL SEQUENCES IN SCHEMA \"{}\" TO \"{role}\"", schema(&mut tx).await?),
+        format!("GRANT USAGE ON ALL SEQUENCES IN SCHEMA \"{schema}\" TO \"{role}\""),
     ] {
         sqlx::query(&statement).execute(&mut *tx).await?;
     }
@@ -105,38 +127,75 @@ pub async fn grant(db: &PgPool, cluster: &str, role: &str) -> Result<Granted, Re
     Ok(Granted { reads, writes })
 }
 
-async fn schema(tx: &mut sqlx::PgConnection) -> Result<String, sqlx::Error> {
-    sqlx::query_scalar("SELECT current_schema()::text").fetch_one(tx).await
+/// Takes every grant `grant` gave `role` (a role of the catalogue, so its
+/// name is safe to quote) but the read of `member_role`, by which its
+/// worker learns it is detached.
+async fn revoke(tx: &mut sqlx::PgConnection, schema: &str, role: &str) -> Result<(), sqlx::Error> {
+    for statement in [
+        format!("REVOKE ALL ON ALL TABLES IN SCHEMA \"{schema}\" FROM \"{role}\""),
+        format!("REVOKE ALL ON ALL SEQUENCES IN SCHEMA \"{schema}\" FROM \"{role}\""),
+        format!("GRANT SELECT ON member_role TO \"{role}\""),
+    ] {
+        sqlx::query(&statement).execute(&mut *tx).await?;
+    }
+    Ok(())
 }
 
-/// Grants each recorded member role what this release's tables need, after
-/// the migrations (so a new table is granted with the release that makes
-/// it). A role dropped since, or a cluster no longer in-cluster, is said in
-/// the log and left as it is.
+/// Grants each member role what this release's tables need, after the
+/// migrations (so a new table is granted with the release that makes it),
+/// and takes every grant from a role whose cluster has gone. A role
+/// dropped since is said in the log and left as it is.
 pub async fn regrant(db: &PgPool) -> Result<(), sqlx::Error> {
-    let members: Vec<(String, String)> =
-        sqlx::query_as("SELECT name, db_role FROM cluster WHERE db_role IS NOT NULL ORDER BY name")
-            .fetch_all(db)
-            .await?;
-    for (cluster, role) in members {
-        if let Err(err) = grant(db, &cluster, &role).await {
-            tracing::warn!(%cluster, %role, error = %err, "cannot grant a member's database role this release's tables");
+    let members: Vec<(String, Option<String>)> = sqlx::query_as(
+        "SELECT m.role, c.name FROM member_role m LEFT JOIN cluster c ON c.id = m.cluster_id ORDER BY m.role",
+    )
+    .fetch_all(db)
+    .await?;
+    for (role, cluster) in members {
+        let done = match &cluster {
+            Some(cluster) => grant(db, cluster, &role).await.map(|_| ()),
+            None => detach(db, &role).await.map_err(Refused::from),
+        };
+        if let Err(err) = done {
+            tracing::warn!(%role, ?cluster, error = %err, "cannot bring a member's database role up to this release");
         }
     }
     Ok(())
 }
 
-/// The cluster this connection's role is the worker of, if it is a member's
-/// role. `None` on a database not yet migrated this far (no member then).
-pub async fn confined_to(db: &PgPool) -> Result<Option<String>, sqlx::Error> {
-    let migrated: bool = sqlx::query_scalar(
-        "SELECT EXISTS (SELECT 1 FROM information_schema.columns
-                        WHERE table_schema = current_schema() AND table_name = 'cluster' AND column_name = 'db_role')",
-    )
-    .fetch_one(db)
-    .await?;
+async fn detach(db: &PgPool, role: &str) -> Result<(), sqlx::Error> {
+    let mut tx = db.begin().await?;
+    let schema: String = sqlx::query_scalar("SELECT current_schema()::text").fetch_one(&mut *tx).await?;
+    revoke(&mut tx, &schema, role).await?;
+    tx.commit().await
+}
+
+/// What this connection's role may write.
+#[derive(Debug, PartialEq)]
+pub enum Confinement {
+    /// A role never made a member's (the owner's, the hub's).
+    None,
+    /// The worker of this cluster: its rows only.
+    To(String),
+    /// A member's role whose cluster has gone or took another role: nothing.
+    Detached,
+}
+
+/// This connection's confinement. `None` on a database not yet migrated
+/// this far (no member then).
+pub async fn confinement(db: &PgPool) -> Result<Confinement, sqlx::Error> {
+    let migrated: bool = sqlx::query_scalar("SELECT to_regclass('member_role') IS NOT NULL").fetch_one(db).await?;
     if !migrated {
-        return Ok(None);
+        return Ok(Confinement::None);
     }
-    sqlx::query_scalar("SELECT name FROM cluster WHERE db_role = current_user").fetch_optional(db).await
+    // A detached role reads `member_role` alone.
+    let member: Option<Option<uuid::Uuid>> =
+        sqlx::query_scalar("SELECT cluster_id FROM member_role WHERE role = current_user").fetch_optional(db).await?;
+    Ok(match member {
+        None => Confinement::None,
+        Some(None) => Confinement::Detached,
+        Some(Some(id)) => {
+            Confinement::To(sqlx::query_scalar("SELECT name FROM cluster WHERE id = $1").bind(id).fetch_one(db).await?)
+        }
+    })
 }

@@ -4,6 +4,7 @@ use super::discovery::{cluster_client, real_cluster};
 use super::signals::{stop_on_signal, stopped, DRAIN};
 use super::{AuthArgs, Cli, ClusterArgs, Command, Database, TokenCommand, UserCommand};
 use crate::auth::Auth;
+use crate::member_role::Confinement;
 use crate::provisioner::manifests::{self, Cluster, Session};
 use crate::{router, seed, AppState};
 use app::backend::{accounts::tokens, accounts::users};
@@ -84,11 +85,14 @@ async fn worker(
     metrics_listen: Option<SocketAddr>,
 ) -> anyhow::Result<()> {
     let pool = connect(&db, 4).await?;
-    let confined = crate::member_role::confined_to(&pool).await?;
-    match &confined {
+    let confinement = crate::member_role::confinement(&pool).await?;
+    match &confinement {
+        Confinement::None => crate::database::migrate(&pool).await?,
         // A member's role may not migrate: the hub's portal does.
-        Some(name) => member_may_drive(&pool, name, &cluster).await?,
-        None => crate::database::migrate(&pool).await?,
+        Confinement::To(member) => member_may_drive(&pool, member, &cluster).await?,
+        Confinement::Detached => anyhow::bail!(
+            "this database role was a member cluster's worker, and its cluster has gone or took another role"
+        ),
     }
     if let Some(addr) = metrics_listen {
         crate::metrics::serve(addr, pool.clone(), false).await?;
@@ -96,7 +100,7 @@ async fn worker(
     let client = real_cluster()
         .await
         .map_err(|e| anyhow::anyhow!("no Kubernetes cluster found (kubeconfig or in-cluster): {e}"))?;
-    let fleet = cluster.fleet(pool, cluster.reach(client, false), &public_url, confined.is_some())?;
+    let fleet = cluster.fleet(pool, cluster.reach(client, false), &public_url, confinement != Confinement::None)?;
     fleet.run(stop_on_signal()).await?;
     Ok(())
 }

@@ -7,7 +7,7 @@ use crate::common;
 
 use common::{Fixture, MIG};
 use serde_json::json;
-use server::member_role::{self, Refused};
+use server::member_role::{self, Confinement, Refused};
 use server::provisioner::manifests::Cluster;
 use server::provisioner::reconcile::{ClusterRef, Policy, Reconciler};
 use server::provisioner::simulated::SimulatedCluster;
@@ -55,8 +55,8 @@ async fn a_members_role_writes_its_own_clusters_rows_and_nothing_else() {
     assert!(sqlx::query("SELECT * FROM next_release").execute(&member).await.is_err());
     server::database::migrate(&f.db).await.unwrap();
     sqlx::query("SELECT * FROM next_release").execute(&member).await.expect("granted on migrating");
-    assert_eq!(member_role::confined_to(&member).await.unwrap().as_deref(), Some("east"));
-    assert_eq!(member_role::confined_to(&f.db).await.unwrap(), None, "the owner is no cluster's member");
+    assert_eq!(member_role::confinement(&member).await.unwrap(), Confinement::To("east".into()));
+    assert_eq!(member_role::confinement(&f.db).await.unwrap(), Confinement::None, "the owner is no member");
 
     // Rows of the other cluster the attempts aim at: a home, a worker's row,
     // a waitlist entry.
@@ -99,7 +99,8 @@ async fn a_members_role_writes_its_own_clusters_rows_and_nothing_else() {
                  FROM booking WHERE id = '{west}'"),
         "UPDATE worker_process SET start_pass_error = 'forged' WHERE name = 'hub-worker'".into(),
         // Facts that are no cluster's: who may book, who is admin, the clusters themselves.
-        "UPDATE cluster SET db_role = NULL".into(),
+        "UPDATE member_role SET cluster_id = (SELECT id FROM cluster WHERE name = 'default')".into(),
+        "UPDATE cluster SET workspace_domain = 'evil.example'".into(),
         format!("UPDATE pool SET cluster_id = (SELECT id FROM cluster WHERE name = 'east') WHERE id = '{lab}'"),
         "UPDATE app_user SET role = 'admin'".into(),
         format!("INSERT INTO membership (user_id, tenant_id) SELECT '{ada}', id FROM tenant WHERE slug = 'team-b'"),
@@ -179,12 +180,21 @@ async fn a_members_role_writes_its_own_clusters_rows_and_nothing_else() {
     .await
     .unwrap();
     assert!(ready >= 1, "what its changes notify is written for it (as the owner)");
+
+    // East takes another role: the one before is detached, and may write
+    // (or read) nothing, its own cluster's rows included.
+    let (_, _) = f.member_role("east").await;
+    assert_eq!(member_role::confinement(&member).await.unwrap(), Confinement::Detached);
+    match attempt(&member, &format!("UPDATE booking SET note = 'late' WHERE id = '{east}'")).await {
+        Answer::Refused(why) => assert!(why.contains("permission denied"), "{why}"),
+        Answer::Changed(n) => panic!("a detached role changed {n} rows"),
+    }
     member.close().await;
 }
 
 /// `berth worker` signed in as a member's role drives that cluster alone:
-/// asked for another, or for the hub's, it says so and stops before it
-/// touches a cluster or migrates.
+/// asked for another, or for the hub's, or once detached, it says so and
+/// stops before it touches a cluster or migrates.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_members_worker_refuses_to_drive_any_other_cluster() {
     let f = Fixture::new().await;
@@ -202,4 +212,14 @@ async fn a_members_worker_refuses_to_drive_any_other_cluster() {
         assert!(!output.status.success(), "{args:?}");
         assert!(said.contains("this database role is cluster east's worker"), "{args:?}: {said}");
     }
+    // Once east has another role, the one before drives nothing at all.
+    f.member_role("east").await;
+    let output = common::processes::berth()
+        .env("DATABASE_URL", &url)
+        .env("KUBECONFIG", "/nonexistent")
+        .args(["worker", "--cluster", "east"])
+        .output()
+        .expect("berth runs");
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success() && said.contains("its cluster has gone or took another role"), "{said}");
 }
