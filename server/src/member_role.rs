@@ -24,8 +24,14 @@ const SECRET: &[&str] = &[
 #[derive(Debug, PartialEq)]
 pub struct Granted {
     pub reads: Vec<String>,
-    pub writes: Vec<String>,
+    pub inserts: Vec<String>,
+    pub updates: Vec<String>,
 }
+
+/// What the worker changes of a booking (`bookings::change`'s moves): not
+/// whose it is, where or what, so no change of a member's reaches another
+/// person, tenant, pool or booking.
+const BOOKING_MOVES: &[&str] = &["state", "ends_at", "planned_ends_at", "released_as", "updated_at"];
 
 /// Why a role cannot be a member's.
 #[derive(Debug, thiserror::Error)]
@@ -56,9 +62,11 @@ pub async fn grant(db: &PgPool, cluster: &str, role: &str) -> Result<Granted, Re
         return Err(Refused::Name(role.into()));
     }
     let mut tx = db.begin().await?;
-    // Never the owner, nor a role that acts as the owner or past row security.
+    // Never the owner, nor a role that acts as the owner or past row
+    // security, nor one that may become another (`SET ROLE`).
     let confinable: Option<bool> = sqlx::query_scalar(
-        "SELECT NOT (r.rolsuper OR r.rolbypassrls OR pg_has_role(r.oid, t.tableowner, 'MEMBER'))
+        "SELECT NOT (r.rolsuper OR r.rolbypassrls OR pg_has_role(r.oid, t.tableowner, 'MEMBER')
+                     OR EXISTS (SELECT 1 FROM pg_auth_members a WHERE a.member = r.oid))
          FROM pg_roles r, pg_tables t
          WHERE r.rolname = $1 AND t.schemaname = current_schema() AND t.tablename = 'booking'",
     )
@@ -100,31 +108,56 @@ pub async fn grant(db: &PgPool, cluster: &str, role: &str) -> Result<Granted, Re
     for old in &before {
         revoke(&mut tx, &schema, old).await?;
     }
+    // Exactly what this release grants, whatever an earlier one did.
+    revoke(&mut tx, &schema, role).await?;
+    let policed = |policy: &'static str| {
+        sqlx::query_scalar::<_, String>(
+            "SELECT DISTINCT tablename::text FROM pg_policies
+             WHERE schemaname = current_schema() AND policyname = $1 ORDER BY 1",
+        )
+        .bind(policy)
+    };
     // The writes are exactly the tables the migration gave row policies to.
-    let writes: Vec<String> = sqlx::query_scalar(
-        "SELECT DISTINCT tablename::text FROM pg_policies
-         WHERE schemaname = current_schema() AND policyname = 'berth_member_inserts' ORDER BY 1",
-    )
-    .fetch_all(&mut *tx)
-    .await?;
+    let inserts = policed("berth_member_inserts").fetch_all(&mut *tx).await?;
+    let updates = policed("berth_member_updates").fetch_all(&mut *tx).await?;
     let reads: Vec<String> = sqlx::query_scalar(
         "SELECT tablename::text FROM pg_tables WHERE schemaname = current_schema() AND NOT tablename = ANY($1) ORDER BY 1",
     )
     .bind(SECRET)
     .fetch_all(&mut *tx)
     .await?;
-    // Identifiers checked above (role) or read from the catalogue (tables).
+    // Identifiers checked above (role) or read from the catalogue (tables, columns).
     let quoted = |names: &[String]| names.iter().map(|n| format!("\"{n}\"")).collect::<Vec<_>>().join(", ");
-    for statement in [
+    let mut statements = vec![
         format!("GRANT USAGE ON SCHEMA \"{schema}\" TO \"{role}\""),
         format!("GRANT SELECT ON {} TO \"{role}\"", quoted(&reads)),
-        format!("GRANT INSERT, UPDATE, DELETE ON {} TO \"{role}\"", quoted(&writes)),
-        format!("GRANT USAGE ON ALL SEQUENCES IN SCHEMA \"{schema}\" TO \"{role}\""),
-    ] {
+    ];
+    for (table, verb) in inserts.iter().map(|t| (t, "INSERT")).chain(updates.iter().map(|t| (t, "UPDATE"))) {
+        // By column: never an identity column (whose values a member could
+        // take ahead of everyone else's inserts), and of a booking its moves.
+        let columns = match (table.as_str(), verb) {
+            ("booking", "UPDATE") => BOOKING_MOVES.iter().map(|c| c.to_string()).collect(),
+            _ => writable_columns(&mut tx, table).await?,
+        };
+        statements.push(format!("GRANT {verb} ({}) ON \"{table}\" TO \"{role}\"", quoted(&columns)));
+    }
+    for statement in statements {
         sqlx::query(&statement).execute(&mut *tx).await?;
     }
     tx.commit().await?;
-    Ok(Granted { reads, writes })
+    Ok(Granted { reads, inserts, updates })
+}
+
+/// A table's columns but its identity and generated ones.
+async fn writable_columns(tx: &mut sqlx::PgConnection, table: &str) -> Result<Vec<String>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT attname::text FROM pg_attribute
+         WHERE attrelid = to_regclass(quote_ident($1)) AND attnum > 0 AND NOT attisdropped
+           AND attidentity = '' AND attgenerated = '' ORDER BY attnum",
+    )
+    .bind(table)
+    .fetch_all(tx)
+    .await
 }
 
 /// Takes every grant `grant` gave `role` (a role of the catalogue, so its

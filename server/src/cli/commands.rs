@@ -38,7 +38,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::SeedDemo { db } => seed_demo(db).await,
         Command::MemberRole { db, cluster, role } => {
             let granted = crate::member_role::grant(&connect(&db, 1).await?, &cluster, &role).await?;
-            println!("{role} is cluster {cluster}'s worker: it writes its own rows of {}", granted.writes.join(", "));
+            println!("{role} is cluster {cluster}'s worker: it inserts its own rows of {}", granted.inserts.join(", "));
+            println!("updates its own rows of {}", granted.updates.join(", "));
             println!("and reads {} tables (none with secrets)", granted.reads.len());
             Ok(())
         }

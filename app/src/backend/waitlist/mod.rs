@@ -197,6 +197,9 @@ pub async fn after_freeing(db: &PgPool, freed: Freed<'_>) {
         "SELECT DISTINCT pool_id, kind FROM waitlist_entry
          WHERE state = 'waiting' AND ($1::uuid IS NULL OR pool_id = $1) AND ($2::text IS NULL OR kind = $2)
            AND ($3::uuid IS NULL OR tenant_id = $3)
+           -- A member cluster's worker may not book (`member_role`): the
+           -- site's worker promotes at its next pass.
+           AND NOT berth_is_member(current_user)
          ORDER BY pool_id, kind",
     )
     .bind(pool)
