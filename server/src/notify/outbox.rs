@@ -42,7 +42,7 @@ pub async fn schedule_timed(db: &PgPool) -> sqlx::Result<u64> {
          WHERE h.gone_at IS NULL AND h.delete_requested_at IS NULL AND k.kept <= now() + make_interval(days => d.days)
            AND k.kept > now() + make_interval(days => d.after)
          ON CONFLICT (dedupe) DO NOTHING",
-        app::backend::sessions::homes::kept_until_sql("h.user_id", "$2", "h.purpose")
+        app::backend::sessions::homes::kept_until_sql("h.user_id", "$2", "h.purpose", "h.cluster_id")
     ))
     .bind(LEAD)
     .bind(app::backend::sessions::homes::SITE_RETENTION_DAYS)

@@ -349,3 +349,35 @@ async fn a_home_is_kept_on_its_cluster_and_in_its_tenant_and_never_offered_or_le
     clusters.sort();
     assert_eq!(clusters, ["default", "east"], "{mine}");
 }
+
+/// A session's "kept until" is its owner's last booking on that cluster,
+/// plus the retention: not someone else's later booking (the date once
+/// took every person's last booking), and not the owner's own on another
+/// cluster, whose worker may change those (issue 60: a member reaches no
+/// further than its own cluster).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sessions_kept_until_counts_only_its_owners_bookings_on_its_cluster() {
+    use app::backend::sessions::homes::{kept_until_for, SITE_RETENTION_DAYS};
+    let f = Fixture::new().await;
+    let east = f
+        .pool_on_new_cluster("east", "simulated", json!({"name": "east-mig", "kinds": [{"kind": MIG, "capacity": 4}]}))
+        .await;
+    let (_, mine) = f.book(&f.ada, MIG, 1, slot(8), slot(12)).await;
+    let mine: Uuid = mine["id"].as_str().unwrap().parse().unwrap();
+    let (status, later) = f.book(&f.bob, MIG, 1, slot(8), slot(40)).await;
+    assert_eq!(status, 201, "{later}");
+    let elsewhere = json!({"pool_id": east, "kind": MIG, "quantity": 1, "start": slot(20), "end": slot(48),
+                           "mode": "interactive"});
+    let (status, body) = f.call(Method::POST, "/api/v1/bookings", Some(&f.ada), Some(elsewhere)).await;
+    assert_eq!(status, 201, "{body}");
+    let days: i32 = sqlx::query_scalar(
+        "SELECT coalesce(max(t.home_retention_days), $1) FROM membership m JOIN tenant t ON t.id = m.tenant_id
+         JOIN app_user u ON u.id = m.user_id WHERE u.email = 'ada@a.test'",
+    )
+    .bind(SITE_RETENTION_DAYS)
+    .fetch_one(&f.db)
+    .await
+    .unwrap();
+    let kept = kept_until_for(&f.db, &[mine]).await.unwrap()[&mine].home;
+    assert_eq!(kept, slot(12) + Duration::days(i64::from(days)));
+}

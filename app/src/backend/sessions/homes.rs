@@ -41,15 +41,20 @@ impl Volume {
     }
 }
 
-/// The end of the retention of `owner`'s kept volume of `purpose` (SQL
-/// expressions: the owner's id, e.g. `h.user_id`; the purpose, e.g.
-/// `'home'` or `h.purpose`; `site_days` the parameter holding
-/// `SITE_RETENTION_DAYS`): the end of their last session (approved ones
-/// ahead included), else now, plus the retention of that purpose.
-pub fn kept_until_sql(owner: &str, site_days: &str, purpose: &str) -> String {
+/// The end of the retention of `owner`'s kept volume of `purpose` on
+/// `cluster` (SQL expressions: the owner's id, e.g. `h.user_id`; the
+/// purpose, e.g. `'home'` or `h.purpose`; the cluster's id, e.g.
+/// `h.cluster_id`; `site_days` the parameter holding `SITE_RETENTION_DAYS`):
+/// the end of their last session on that cluster (approved ones ahead
+/// included), else now, plus the retention of that purpose. A volume is
+/// one cluster's, so what its owner books elsewhere (or what that
+/// cluster's worker writes) never moves it.
+pub fn kept_until_sql(owner: &str, site_days: &str, purpose: &str, cluster: &str) -> String {
+    // `kept_b`: the caller's own query may call its booking `b`.
     format!(
-        "coalesce((SELECT max(b.ends_at) FROM booking b
-                   WHERE b.user_id = {owner} AND b.state IN ('approved', 'active', 'completed')), now())
+        "coalesce((SELECT max(kept_b.ends_at) FROM booking kept_b JOIN pool kept_p ON kept_p.id = kept_b.pool_id
+                   WHERE kept_b.user_id = {owner} AND kept_p.cluster_id = {cluster}
+                     AND kept_b.state IN ('approved', 'active', 'completed')), now())
          + make_interval(days => coalesce(
              (SELECT max(CASE WHEN {purpose} = 'cache' THEN t.cache_retention_days ELSE t.home_retention_days END)
                 FROM membership m JOIN tenant t ON t.id = m.tenant_id WHERE m.user_id = {owner}), {site_days}))"
@@ -256,7 +261,7 @@ pub async fn due_to_go(db: &PgPool, cluster: Option<Uuid>, class: &str) -> Servi
          WHERE h.storage_class = $2 AND h.gone_at IS NULL AND {}
            AND (h.delete_requested_at IS NOT NULL OR {} < now())",
         on_cluster("$3"),
-        kept_until_sql("h.user_id", "$1", "h.purpose")
+        kept_until_sql("h.user_id", "$1", "h.purpose", "h.cluster_id")
     ))
     .bind(SITE_RETENTION_DAYS)
     .bind(class)
@@ -301,12 +306,13 @@ impl KeptUntil {
 /// `team_cache`: the session's decision, else its pool's setting (a
 /// session finding no free team volume falls back to the person's own).
 pub fn kept_until_columns(site_days: &str) -> String {
+    const BOOKINGS_CLUSTER: &str = "(SELECT bp.cluster_id FROM pool bp WHERE bp.id = b.pool_id)";
     format!(
         "{} AS home_kept_until, {} AS cache_kept_until,
          coalesce((SELECT sh.team_class IS NOT NULL FROM session_home sh WHERE sh.booking_id = b.id AND sh.purpose = 'cache'),
                   (SELECT tp.team_cache_class IS NOT NULL FROM pool tp WHERE tp.id = b.pool_id)) AS team_cache",
-        kept_until_sql("b.user_id", site_days, "'home'"),
-        kept_until_sql("b.user_id", site_days, "'cache'")
+        kept_until_sql("b.user_id", site_days, "'home'", BOOKINGS_CLUSTER),
+        kept_until_sql("b.user_id", site_days, "'cache'", BOOKINGS_CLUSTER)
     )
 }
 
