@@ -161,6 +161,17 @@ async fn a_members_role_writes_its_own_clusters_rows_and_nothing_else() {
     eprintln!("member role: {refused} of {} writes and reads outside its cluster refused", attacks.len());
     assert_eq!(refused, attacks.len());
     assert_eq!(f.booking_state(west).await, "approved", "the other cluster's booking is untouched");
+    // Its own rows may name what they like, and decide nothing elsewhere: a
+    // team volume its session "holds" is not held on the default cluster.
+    sqlx::query(
+        "INSERT INTO session_home (booking_id, purpose, volume, size_gib, team_class) VALUES ($1, 'cache', 'team-west', 10, 'fast')",
+    )
+    .bind(east)
+    .execute(&member)
+    .await
+    .unwrap();
+    let held = app::backend::sessions::homes::team_volumes_held(&f.db, west).await.unwrap();
+    assert!(!held.contains(&"team-west".to_string()), "{held:?}");
     let gone: Option<chrono::DateTime<chrono::Utc>> =
         sqlx::query_scalar("SELECT gone_at FROM home WHERE volume = 'home-west'").fetch_one(&f.db).await.unwrap();
     assert_eq!(gone, None);

@@ -219,13 +219,16 @@ pub async fn lock_team_caches(tx: &mut sqlx::PgConnection, tenant: &str) -> Serv
     Ok(())
 }
 
-/// The team cache volumes that sessions other than `booking`'s hold: those
-/// decided for bookings not yet over (approved or active), the ones whose
-/// namespace may not exist yet included.
+/// The team cache volumes that sessions other than `booking`'s hold on its
+/// cluster: those decided for bookings not yet over (approved or active),
+/// the ones whose namespace may not exist yet included. A volume is one
+/// cluster's, so another cluster's sessions (and what its worker writes)
+/// hold none of these.
 pub async fn team_volumes_held(db: &PgPool, booking: Uuid) -> ServiceResult<Vec<String>> {
     Ok(sqlx::query_scalar(
-        "SELECT sh.volume FROM session_home sh JOIN booking b ON b.id = sh.booking_id
-         WHERE sh.team_class IS NOT NULL AND sh.volume IS NOT NULL AND b.state IN ('approved', 'active') AND b.id <> $1",
+        "SELECT sh.volume FROM session_home sh JOIN booking b ON b.id = sh.booking_id JOIN pool p ON p.id = b.pool_id
+         WHERE sh.team_class IS NOT NULL AND sh.volume IS NOT NULL AND b.state IN ('approved', 'active') AND b.id <> $1
+           AND p.cluster_id = (SELECT mp.cluster_id FROM booking mb JOIN pool mp ON mp.id = mb.pool_id WHERE mb.id = $1)",
     )
     .bind(booking)
     .fetch_all(db)
