@@ -2,15 +2,16 @@
 -- a role of its own, and writes its own cluster's rows only.
 --
 -- `berth member-role --cluster aws --role berth_aws` (run as the tables'
--- owner) records the role in `member_role` and grants it what a cluster's worker needs:
--- reading (every table but the ones that hold secrets) and inserting and
--- updating the tables below (by column: never an identity column, and of a
--- booking only what the worker's moves change; nothing is deleted), where
--- these policies keep each write to the cluster's rows.
--- Every other role keeps every row: the owner (the portal, the hub's worker)
--- bypasses row security, and `berth_not_member` admits any role never made
--- a member's, so a deployment whose tables belong to another role sees no
--- difference.
+-- owner) records the role in `member_role` and grants it what a cluster's
+-- worker needs: reading (every table but the ones that hold secrets) and
+-- inserting and updating the tables below (by column: never an identity
+-- column, and of a booking only what the worker's moves change; nothing is
+-- deleted), where these policies keep each write to the cluster's rows.
+-- Every other role keeps every row: the owner (the portal, the hub's
+-- worker) bypasses row security, and `berth_not_member` admits any role
+-- never made a member's, so a deployment whose tables belong to another
+-- role sees no difference.
+
 -- Every role ever made a member's: one that lost its cluster (removed, or
 -- given another role) stays here with none, and so may write nothing.
 CREATE TABLE member_role (

@@ -40,7 +40,7 @@ pub enum Refused {
     Name(String),
     #[error("--role {0}: no such PostgreSQL role (create it first: CREATE ROLE {0} LOGIN PASSWORD '…')")]
     NoRole(String),
-    #[error("--role {0}: a superuser, a role that bypasses row security, or the tables' owner is never confined")]
+    #[error("--role {0}: a superuser, a role that bypasses row security, acts as the tables' owner or may become another role is never confined")]
     Unconfinable(String),
     #[error("--cluster {0}: no such cluster (add it on the Clusters page first)")]
     NoCluster(String),
