@@ -199,7 +199,7 @@ pub async fn after_freeing(db: &PgPool, freed: Freed<'_>) {
            AND ($3::uuid IS NULL OR tenant_id = $3)
            -- A member cluster's worker may not book (`member_role`): the
            -- site's worker promotes at its next pass.
-           AND NOT berth_is_member(current_user)
+           AND NOT EXISTS (SELECT 1 FROM member_role m WHERE m.role = current_user)
          ORDER BY pool_id, kind",
     )
     .bind(pool)
