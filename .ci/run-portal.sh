@@ -17,7 +17,9 @@ export DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/berth"
 
 berth=target/debug/berth
 phase "the demo data"
-$berth seed-demo
+# With a month of history (simulated, labelled as such), so Reports,
+# the Dashboard and Tokenomics have figures on first open.
+$berth seed-demo --history
 # The key calendar-feed URLs are derived from, kept so they survive restarts.
 if [ ! -s .data/calendar-key ]; then
   (umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > .data/calendar-key)

@@ -14,6 +14,7 @@ pub mod notify;
 pub mod provisioner;
 pub mod seed;
 pub mod seed_console;
+pub mod seed_history;
 pub mod state;
 pub mod usage;
 pub mod web;

@@ -82,7 +82,7 @@ struct TenantRow {
 /// `everyone` (admins only) every home and each tenant's settings.
 pub async fn page(db: &PgPool, principal: &Principal, tz: &str, everyone: bool) -> ServiceResult<HomesPage> {
     let zone = crate::rules::local_time::zone(tz);
-    let day = |at: chrono::DateTime<chrono::Utc>| at.with_timezone(&zone).format("%a %-d %b %Y").to_string();
+    let day = |at: chrono::DateTime<chrono::Utc>| crate::model::day_text(at.with_timezone(&zone).date_naive());
     let homes = list(db, principal, everyone)
         .await?
         .into_iter()

@@ -42,8 +42,11 @@ impl Day {
     }
 }
 
-/// What one calendar cell (a slot of one kind on one day) shows. Short field
-/// names: a week is some 1 300 cells, all sent along for hydration.
+/// What one calendar cell (a slot of one kind on one day) holds: the
+/// background of its lane (how full it is), named in words for the hover
+/// and screen readers. Bookings are drawn over the cells as `CalendarBlock`s.
+/// Short field names: a week is some 1 300 cells, all sent along for
+/// hydration.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Cell {
     #[serde(rename = "f")]
@@ -51,23 +54,68 @@ pub struct Cell {
     /// Units of the viewer's own bookings in this slot.
     #[serde(rename = "m", default, skip_serializing_if = "is_zero")]
     pub mine: i32,
-    /// Label on the first slot of one of the viewer's bookings.
-    #[serde(rename = "l", default, skip_serializing_if = "Option::is_none")]
-    pub block_label: Option<String>,
-    /// The booking that label names: it links to the booking's page.
-    #[serde(rename = "i", default, skip_serializing_if = "Option::is_none")]
-    pub booking: Option<Uuid>,
-    /// Others' bookings the viewer may see in full (admins), for the tooltip.
-    #[serde(rename = "o", default, skip_serializing_if = "Vec::is_empty")]
-    pub others: Vec<String>,
     /// The reason of a maintenance window covering this slot (nothing is free).
     #[serde(rename = "b", default, skip_serializing_if = "Option::is_none")]
     pub blackout: Option<String>,
-    /// How much of the booked time bookings that start in this cell really
-    /// used so far: the viewer's own live and past bookings (every
-    /// booking's, for admins).
-    #[serde(rename = "u", default, skip_serializing_if = "Vec::is_empty")]
-    pub used: Vec<UsedBar>,
+}
+
+/// Whose time a block on the calendar is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockOwner {
+    /// The viewer's own booking (or one they co-own).
+    #[default]
+    Mine,
+    /// Someone else's: named for admins, anonymous occupancy for the rest.
+    Others,
+    /// A maintenance window.
+    Maintenance,
+}
+
+/// One booking (or maintenance window) on one day of the week or day view:
+/// a block on the time axis from its first slot that day, as tall as the
+/// slots it covers there. Bookings that overlap in one lane sit side by
+/// side: `column` of `columns`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CalendarBlock {
+    pub day: usize,
+    pub kind: usize,
+    /// First slot covered on that day, and how many slots.
+    pub slot: usize,
+    pub slots: usize,
+    pub column: u8,
+    pub columns: u8,
+    pub owner: BlockOwner,
+    /// Who: "You", the booker's name (admins), "Booked", or "Maintenance".
+    pub who: String,
+    /// What: "MIG 1g.24gb ×2 · approved", or a maintenance window's reason.
+    pub what: String,
+    /// The booking's note, its title as a calendar event's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// The booking's state, for its look ("pending" is drawn dashed).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub state: String,
+    /// The booking the block opens (the viewer's own, or any for admins).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub booking: Option<Uuid>,
+    /// It began on an earlier day, or goes on to a later one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub continued: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub continues: bool,
+    /// How much of its booked time was really used (begun bookings).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub used: Option<UsedBar>,
+}
+
+impl CalendarBlock {
+    /// The block in words: its link's name, its tooltip, and what the grid
+    /// cell under its top says.
+    pub fn text(&self) -> String {
+        let title = self.note.as_ref().map(|n| format!("{n} — ")).unwrap_or_default();
+        format!("{title}{} · {}", self.who, self.what)
+    }
 }
 
 /// One booking's used time, drawn as a thin bar under its block.
@@ -136,6 +184,9 @@ pub struct CalendarData {
     pub days: Vec<Day>,
     /// `cells[day][kind][slot]`.
     pub cells: Vec<Vec<Vec<Cell>>>,
+    /// The bookings and maintenance windows drawn over the cells.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blocks: Vec<CalendarBlock>,
     /// Bookings that hold capacity in the shown range: the viewer's own in
     /// full, everyone else's as anonymous occupancy (in full for admins).
     /// Server-side only: the cells carry what the page shows.

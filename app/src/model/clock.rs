@@ -3,7 +3,7 @@
 //! write an instant the same way in that zone (the browser build has no
 //! zone database; `rules::local_time::clock` makes one on the server).
 
-use chrono::{DateTime, FixedOffset, Utc};
+use chrono::{DateTime, Datelike, FixedOffset, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -83,13 +83,29 @@ impl Clock {
 }
 
 /// A window between two local times: "Mon 23 Nov 09:15–11:00", or with
-/// both dates when it spans midnight. The one writer of that text, for the
-/// server (`rules::local_time::local_window`) and the browser (`Clock`).
+/// both dates when it spans midnight, and each date's year when it is not
+/// this year's. The one writer of that text, for the server
+/// (`rules::local_time::local_window`) and the browser (`Clock`).
 pub fn window_text(start: DateTime<FixedOffset>, end: DateTime<FixedOffset>) -> String {
+    let day = |at: DateTime<FixedOffset>| day_text(at.date_naive());
     if start.date_naive() == end.date_naive() {
-        format!("{}–{}", start.format("%a %d %b %H:%M"), end.format("%H:%M"))
+        format!("{} {}–{}", day(start), start.format("%H:%M"), end.format("%H:%M"))
     } else {
-        format!("{} – {}", start.format("%a %d %b %H:%M"), end.format("%a %d %b %H:%M"))
+        format!("{} {} – {} {}", day(start), start.format("%H:%M"), day(end), end.format("%H:%M"))
+    }
+}
+
+/// A date as pages write it: "Mon 23 Nov", and "Mon 23 Nov 2027" outside
+/// the current year (a date with no year reads as this year's).
+pub fn day_text(date: NaiveDate) -> String {
+    day_text_in(date, chrono::Utc::now().year())
+}
+
+/// `day_text` in the year `this_year`.
+pub fn day_text_in(date: NaiveDate, this_year: i32) -> String {
+    match date.year() == this_year {
+        true => date.format("%a %d %b").to_string(),
+        false => date.format("%a %d %b %Y").to_string(),
     }
 }
 
@@ -103,6 +119,18 @@ pub fn booking_phrase(owner: &str, extension: bool, pool: &str, window: &str) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_date_outside_this_year_shows_its_year() {
+        let date = NaiveDate::from_ymd_opt(2027, 12, 8).unwrap();
+        assert_eq!(day_text_in(date, 2027), "Wed 08 Dec");
+        assert_eq!(day_text_in(date, 2026), "Wed 08 Dec 2027");
+        let at = |d: u32, h: u32| {
+            chrono::NaiveDate::from_ymd_opt(2130, 1, d).unwrap().and_hms_opt(h, 0, 0).unwrap().and_utc().fixed_offset()
+        };
+        assert_eq!(window_text(at(2, 9), at(2, 12)), "Mon 02 Jan 2130 09:00–12:00");
+        assert_eq!(window_text(at(2, 9), at(3, 12)), "Mon 02 Jan 2130 09:00 – Tue 03 Jan 2130 12:00");
+    }
 
     #[test]
     fn recorded_instants_read_on_the_clock() {

@@ -68,6 +68,9 @@ pub struct Dashboard {
     pub upcoming: Vec<UpcomingLine>,
     /// Some figure came from the simulated cluster.
     pub simulated: bool,
+    /// Said when the database holds `make run`'s made-up history.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub demo_history: Option<String>,
     /// The zone its times are in.
     pub zone: String,
     /// The time axis of the live sessions' device charts.

@@ -41,12 +41,12 @@ pub use audit::{AuditBooking, AuditEntry, AuditFilter, AuditPage};
 pub use blackout::{Blackout, BlackoutCreated, NewBlackout, OnOverlap};
 pub use booking::{Booking, BookingFilter, BookingState, CoOwner, Mode, NewBooking, NewCoOwner, Window};
 pub use calendar::{
-    short_kind, BookOutcome, BookingForm, CalendarData, Cell, Day, KindLane, Movable, MoveOutcome, PoolChoice, Slot,
-    Suggestion, UsedBar,
+    short_kind, BlockOwner, BookOutcome, BookingForm, CalendarBlock, CalendarData, Cell, Day, KindLane, Movable,
+    MoveOutcome, PoolChoice, Slot, Suggestion, UsedBar,
 };
 pub use calendar_feed::{CalendarFeed, PoolFeed};
 pub use calendar_span::{AgendaDay, AgendaEntry, CalendarSpan, MonthDay, SpanKind};
-pub use clock::{booking_phrase, window_text, Clock};
+pub use clock::{booking_phrase, day_text, window_text, Clock};
 pub use cluster::{Cluster, ClusterAccess, ClusterForm, ClusterSpec, ClusterSwitches, DEFAULT_CLUSTER};
 pub use dashboard::{BookingLine, BudgetLine, Dashboard, LiveSession, UpcomingLine, SPARK_MINUTES};
 pub use device_chart::{ChartAxis, ChartPoint, ChartRange, DeviceChart, SessionCharts};

@@ -171,6 +171,10 @@ pub struct UtilizationReport {
     #[serde(default)]
     pub active_threshold_pct: Option<f64>,
     pub simulated: bool,
+    /// Said when the database holds `make run`'s made-up history
+    /// (`backend::reports::demo`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub demo_history: Option<String>,
     /// The ISO 4217 code showback costs are in.
     #[serde(default)]
     pub currency: String,

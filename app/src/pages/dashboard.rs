@@ -48,8 +48,20 @@ pub fn DashboardPage() -> impl IntoView {
 
 #[component]
 fn DashboardView(dashboard: Dashboard) -> impl IntoView {
-    let Dashboard { tenant, tenant_name, others, live, budget, upcoming, simulated, zone, axis, cluster, clusters } =
-        dashboard;
+    let Dashboard {
+        tenant,
+        tenant_name,
+        others,
+        live,
+        budget,
+        upcoming,
+        simulated,
+        demo_history,
+        zone,
+        axis,
+        cluster,
+        clusters,
+    } = dashboard;
     // The cluster chosen stays through the range's links, and the range through the cluster's.
     let only = cluster.as_deref().map(|c| format!("&cluster={c}")).unwrap_or_default();
     let range_link = {
@@ -86,6 +98,7 @@ fn DashboardView(dashboard: Dashboard) -> impl IntoView {
         {cluster_picker}
         <p class="muted" id="dashboard-zone">"Times in " {zone} "."
             {cluster.map(|c| view! { " Only cluster " <strong id="dashboard-cluster">{c}</strong> "." })}</p>
+        {demo_history.map(|text| view! { <p class="notice demo-data" id="dashboard-demo">{text}</p> })}
         {simulated.then(|| view! {
             <p class="warning" id="dashboard-simulated">"GPU use below is simulated: the cluster is the simulated one."</p>
         })}

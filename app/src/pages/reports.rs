@@ -154,6 +154,7 @@ fn Report(page: ReportPage) -> impl IntoView {
             <a class="button secondary" id="report-next" href=link((group, cluster.as_deref()), period, next, &zone)>"Later ›"</a>
             <a class="button secondary" id="report-csv" href=csv download="berth-utilization.csv">"Download CSV"</a>
         </nav>
+        {report.demo_history.clone().map(|text| view! { <p class="notice demo-data" id="report-demo">{text}</p> })}
         {report.simulated.then(|| view! {
             <p class="warning" id="report-simulated">"Measured figures come from the simulated cluster: they are simulated, not real GPU use."</p>
         })}

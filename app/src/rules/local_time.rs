@@ -120,9 +120,11 @@ pub fn local_window(window: Window, tz: &str) -> String {
     )
 }
 
-/// An instant in `tz` as a page shows it: "Sat 28 Nov 16:00".
+/// An instant in `tz` as a page shows it: "Sat 28 Nov 16:00" (with the
+/// year outside this one).
 pub fn local_moment(at: DateTime<Utc>, tz: &str) -> String {
-    at.with_timezone(&zone(tz)).format("%a %d %b %H:%M").to_string()
+    let local = at.with_timezone(&zone(tz));
+    format!("{} {}", crate::model::day_text(local.date_naive()), local.format("%H:%M"))
 }
 
 #[cfg(test)]

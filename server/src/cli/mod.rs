@@ -113,6 +113,10 @@ pub enum Command {
     SeedDemo {
         #[command(flatten)]
         db: Database,
+        /// Also a month of past bookings with simulated measured use (once),
+        /// so the reports have figures: `make run` asks for it.
+        #[arg(long)]
+        history: bool,
     },
     /// Print the objects the worker applies for a booking (multi-document YAML).
     Manifests {

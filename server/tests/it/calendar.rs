@@ -44,11 +44,20 @@ async fn slots_show_free_units_per_kind_and_only_the_viewers_own_bookings_in_ful
     assert_eq!(free(start + Duration::minutes(15)), (1, 1));
     assert_eq!(free(end), (1, 4));
     assert_eq!(day.slots[index(start)].label, start.format("%H:%M").to_string());
-    let first = &data.cells[0][1][index(start)];
-    assert_eq!((first.mine, first.block_label.as_deref()), (3, Some("You ×3 · approved")), "ada's block starts here");
-    let second = &data.cells[0][1][index(start + Duration::minutes(15))];
-    assert_eq!((second.mine, second.block_label.as_deref()), (3, None));
-    assert!(data.cells[0][1].iter().all(|c| c.others.is_empty()), "no names for a non-admin");
+    assert_eq!(data.cells[0][1][index(start)].mine, 3);
+    assert_eq!(data.cells[0][1][index(start + Duration::minutes(15))].mine, 3);
+    // Both bookings are blocks from their first slot, side by side; carol's
+    // is anonymous occupancy to ada.
+    let blocks: Vec<_> = data.blocks.iter().map(|b| (b.kind, b.slot, b.slots, b.column, b.columns, b.text())).collect();
+    assert_eq!(
+        blocks,
+        [
+            (1, index(start), 4, 0, 2, "You · MIG 1g.24gb ×3 · approved".to_string()),
+            (1, index(start), 1, 1, 2, "Booked · MIG 1g.24gb ×1 · approved".to_string()),
+        ]
+    );
+    assert_eq!(data.blocks[0].booking, data.bookings.iter().find(|b| b.mine).map(|b| b.id), "ada's opens hers");
+    assert_eq!(data.blocks[1].booking, None, "carol's opens nothing to ada");
     let mine: Vec<_> = data.bookings.iter().filter(|b| b.mine).collect();
     assert_eq!(mine.len(), 1);
     let carols = data.bookings.iter().find(|b| !b.mine).unwrap();
@@ -58,8 +67,8 @@ async fn slots_show_free_units_per_kind_and_only_the_viewers_own_bookings_in_ful
     let seen =
         load(&f.db, &admin, &CalendarQuery { pool: None, date: Some(date), days: 1, tz: "UTC".into() }).await.unwrap();
     assert!(seen.bookings.iter().all(|b| b.user_email.is_some()), "admins see everything");
-    let cell = &seen.cells[0][1][index(start)];
-    assert_eq!(cell.others.len(), 2, "admins see who booked: {:?}", cell.others);
+    let named: Vec<_> = seen.blocks.iter().map(|b| b.who.as_str()).collect();
+    assert!(named.iter().all(|w| *w != "Booked"), "admins see who booked: {named:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -277,16 +286,17 @@ async fn ones_own_note_is_the_blocks_title() {
     let (status, booked) = f.call(axum::http::Method::POST, "/api/v1/bookings", Some(&f.ada), Some(body)).await;
     assert_eq!(status, 201, "{booked}");
     let query = CalendarQuery { pool: None, date: Some(slot(40).date_naive()), days: 1, tz: "UTC".into() };
-    let cell = |data: &app::model::CalendarData| {
+    let block = |data: &app::model::CalendarData| {
         let i = data.days[0].slots.iter().position(|s| s.start == slot(40)).unwrap();
-        data.cells[0][1][i].clone()
+        let found: Vec<_> = data.blocks.iter().filter(|b| b.slot == i && b.kind == 1).map(|b| b.text()).collect();
+        found
     };
     let ada = who(&f, &f.ada).await;
     let mine = load(&f.db, &ada, &query).await.unwrap();
-    assert_eq!(cell(&mine).block_label.as_deref(), Some("LoRA on the 8B — You ×1 · approved"));
+    assert_eq!(block(&mine), ["LoRA on the 8B — You · MIG 1g.24gb ×1 · approved"]);
     let carol = who(&f, &f.carol).await;
     let theirs = load(&f.db, &carol, &query).await.unwrap();
-    assert_eq!(cell(&theirs).block_label, None);
+    assert_eq!(block(&theirs), ["Booked · MIG 1g.24gb ×1 · approved"]);
     assert!(!format!("{:?}", theirs).contains("LoRA"), "a teammate never reads the note");
 }
 
@@ -321,7 +331,7 @@ async fn a_live_booking_shows_how_much_of_its_time_was_used_to_its_owner_and_adm
     .unwrap();
     let query = CalendarQuery { pool: None, date: Some(start.date_naive()), days: 7, tz: "UTC".into() };
     let bars = |data: &app::model::CalendarData| -> Vec<app::model::UsedBar> {
-        data.cells.iter().flatten().flatten().flat_map(|c| c.used.clone()).collect()
+        data.blocks.iter().filter_map(|b| b.used.clone()).collect()
     };
     let ada = who(&f, &f.ada).await;
     let mine = bars(&load(&f.db, &ada, &query).await.unwrap());
@@ -338,7 +348,8 @@ async fn a_live_booking_shows_how_much_of_its_time_was_used_to_its_owner_and_adm
             day.slots.iter().position(|s| s.start <= start && start < s.start + Duration::minutes(15)).map(|i| (d, i))
         })
         .unwrap();
-    assert_eq!(data.cells[d][1][i].used.len(), 1, "under the block's first slot");
+    let first = data.blocks.iter().find(|b| b.used.is_some()).unwrap();
+    assert_eq!((first.day, first.kind, first.slot), (d, 1, i), "in the block's first slot");
     let carol = who(&f, &f.carol).await;
     assert!(bars(&load(&f.db, &carol, &query).await.unwrap()).is_empty(), "a teammate sees occupancy only");
     let admin = who(&f, &f.admin).await;

@@ -42,6 +42,12 @@ async fn a_booking_moves_where_it_fits_counting_everyone_but_itself() {
             .await
             .unwrap();
     assert!(why.starts_with("moved to "), "the audit trail says so: {why}");
+    // My bookings' card reads no note of the move as a decision (it once
+    // said "Approved: moved to 2026-11-29T14:00:00+00:00").
+    let who = app::backend::accounts::tokens::authenticate(&f.db, &f.ada).await.unwrap().unwrap();
+    let page = app::backend::bookings::mine::load(&f.db, &who, "UTC").await.unwrap();
+    let card = page.upcoming.iter().find(|c| c.booking.id.to_string() == ada).unwrap();
+    assert_eq!(card.decision, None, "a move is no decision");
 
     // Bob fills every slice from 20 to 24: moving there is refused with the
     // earliest window of the new length (2 slots) that fits.

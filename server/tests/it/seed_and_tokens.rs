@@ -53,3 +53,72 @@ async fn the_token_cache_remembers_a_principal_for_its_ttl_only() {
     assert!(cache.authenticate(&db, "berth_unknown").await.unwrap().is_none());
     assert!(cache.authenticate(&db, "other").await.unwrap().is_none());
 }
+
+/// `make run`'s month of history (issue 61): past bookings of both
+/// tenants across the demo pools, with measured use, no-shows and idle
+/// releases, so the report shows figures on first open, never a unit
+/// booked twice, labelled as made up on the report and the dashboard;
+/// seeding again adds nothing.
+#[tokio::test]
+async fn the_demo_history_fills_the_report_labelled_and_once() {
+    let db = fresh_db().await;
+    server::seed::demo(&db).await.unwrap();
+    server::seed_console::console(&db).await.unwrap();
+    let done = server::seed_history::history(&db).await.unwrap();
+    assert!(done.starts_with("seeded "), "{done}");
+    assert!(server::seed_history::history(&db).await.unwrap().contains("already seeded"));
+    let count = |sql: &'static str| {
+        let db = db.clone();
+        async move { sqlx::query_scalar::<_, i64>(sql).fetch_one(&db).await.unwrap() }
+    };
+    let booked = count("SELECT count(*) FROM booking WHERE note = 'Demo history'").await;
+    assert!(booked > 100, "{booked} bookings");
+    assert_eq!(count("SELECT count(*) FROM booking WHERE note = 'Demo history' AND ends_at > now()").await, 0);
+    assert!(count("SELECT count(DISTINCT tenant_id) FROM booking WHERE note = 'Demo history'").await >= 2);
+    for fate in ["no_show", "idle"] {
+        let sql = match fate {
+            "no_show" => "SELECT count(*) FROM booking WHERE released_as = 'no_show'",
+            _ => "SELECT count(*) FROM booking WHERE released_as = 'idle'",
+        };
+        assert!(count(sql).await > 0, "some {fate}");
+    }
+    // No unit of any kind is held twice at once.
+    let over = count(
+        "SELECT count(*) FROM (
+             SELECT b.id FROM booking b JOIN pool_kind k USING (pool_id, kind)
+             WHERE b.state = 'completed'
+               AND (SELECT sum(o.quantity) FROM booking o WHERE o.pool_id = b.pool_id AND o.kind = b.kind
+                      AND o.state = 'completed' AND o.starts_at <= b.starts_at AND o.ends_at > b.starts_at)
+                   > k.capacity) x",
+    )
+    .await;
+    assert_eq!(over, 0, "bookings over capacity");
+    assert_eq!(count("SELECT count(*) FROM usage_hour WHERE NOT simulated").await, 0, "all of it simulated");
+
+    let admin = users::find_by_email(&db, "admin@berth.local").await.unwrap();
+    let admin = app::backend::accounts::principals::by_user_id(&db, admin).await.unwrap().unwrap();
+    let now = chrono::Utc::now();
+    let report = app::backend::reports::utilization(
+        &db,
+        &admin,
+        (app::model::ReportGroup::Tenant, None),
+        now - Duration::days(30),
+        now,
+        chrono_tz::UTC,
+        "EUR",
+    )
+    .await
+    .unwrap();
+    let total = &report.total;
+    assert!(total.booked_gpu_hours > 50.0, "{total:?}");
+    assert!(total.active_gpu_hours > 10.0, "{total:?}");
+    assert!(total.no_shows > 0 && report.simulated, "{total:?}");
+    assert!(report.rows.len() >= 2, "both tenants: {:?}", report.rows);
+    assert!(report.trend.iter().filter(|p| p.booked_gpu_hours > 0.0).count() > 10, "a trend with a shape");
+    let label = report.demo_history.unwrap_or_default();
+    assert!(label.starts_with("Demo data: the bookings from "), "{label}");
+    let range = app::model::ChartRange::default();
+    let dashboard =
+        app::backend::reports::dashboard::load(&db, &admin, (Some("demo"), range, None), "UTC").await.unwrap();
+    assert_eq!(dashboard.demo_history.as_deref(), Some(label.as_str()));
+}

@@ -29,14 +29,33 @@ pub async fn record(
     Ok(())
 }
 
-/// For each of `ids` that reached `state`: the reason of its last move there.
+/// For each of `ids` that reached `state`: the reason of its last event
+/// there, the notes recorded while in it ("moved to …", a session's step)
+/// included.
 pub async fn last_reasons(db: &PgPool, ids: &[Uuid], state: BookingState) -> ServiceResult<HashMap<Uuid, String>> {
+    reasons(db, ids, state, false).await
+}
+
+/// For each of `ids` that reached `state`: why it was moved there (an
+/// admin's comment), never a note recorded while it stayed there.
+pub async fn last_decisions(db: &PgPool, ids: &[Uuid], state: BookingState) -> ServiceResult<HashMap<Uuid, String>> {
+    reasons(db, ids, state, true).await
+}
+
+async fn reasons(
+    db: &PgPool,
+    ids: &[Uuid],
+    state: BookingState,
+    changes_only: bool,
+) -> ServiceResult<HashMap<Uuid, String>> {
     let rows: Vec<(Uuid, String)> = sqlx::query_as(
         "SELECT DISTINCT ON (booking_id) booking_id, reason FROM booking_event
-         WHERE booking_id = ANY($1) AND to_state = $2 ORDER BY booking_id, at DESC, id DESC",
+         WHERE booking_id = ANY($1) AND to_state = $2 AND NOT ($3 AND from_state IS NOT DISTINCT FROM to_state)
+         ORDER BY booking_id, at DESC, id DESC",
     )
     .bind(ids)
     .bind(state.as_str())
+    .bind(changes_only)
     .fetch_all(db)
     .await?;
     Ok(rows.into_iter().collect())

@@ -64,8 +64,8 @@ async fn cards(
     let mut cluster_down = crate::backend::sessions::cluster_status::card_notes(db, &ids, &zone).await?;
     let next = crate::backend::sessions::continuation::successors(db, &ids).await?;
     let mut apart = crate::backend::sessions::continuation::cannot_continue(db, &ids).await?;
-    let mut rejected = bookings::events::last_reasons(db, &ids, BookingState::Rejected).await?;
-    let mut approved = bookings::events::last_reasons(db, &ids, BookingState::Approved).await?;
+    let mut rejected = bookings::events::last_decisions(db, &ids, BookingState::Rejected).await?;
+    let mut approved = bookings::events::last_decisions(db, &ids, BookingState::Approved).await?;
     // The series' rules, read only when a card belongs to one.
     let series: Vec<uuid::Uuid> = own.iter().filter_map(|b| b.series).collect();
     let rules: std::collections::HashMap<uuid::Uuid, String> = match series.is_empty() {
@@ -94,7 +94,7 @@ async fn cards(
     };
     for booking in own {
         let pool = pools.iter().find(|p| p.id == booking.pool_id);
-        let label = |end: chrono::DateTime<chrono::Utc>| end.with_timezone(&zone).format("%a %d %b %H:%M").to_string();
+        let label = |end: chrono::DateTime<chrono::Utc>| crate::rules::local_time::local_moment(end, tz);
         let open_request = requests.iter().any(|r| r.extends == Some(booking.id) && r.state == BookingState::Pending);
         // While a request waits, no other end is offered (it would be refused).
         let extend_to = match pool {

@@ -2,6 +2,7 @@
 //! cut into the pool's slots, with free units per kind and slot, and the
 //! bookings the viewer may see.
 
+mod blocks;
 pub mod feed;
 pub mod find;
 pub mod free_then;
@@ -109,7 +110,7 @@ pub async fn load(db: &PgPool, principal: &Principal, query: &CalendarQuery) -> 
                 at += step;
             }
             free.push(day_free);
-            Day { date, label: date.format("%a %d %b").to_string(), slots }
+            Day { date, label: crate::model::day_text(date), slots }
         })
         .collect();
     let used = used::bars(db, &bookings, now).await?;
@@ -124,9 +125,9 @@ pub async fn load(db: &PgPool, principal: &Principal, query: &CalendarQuery) -> 
         })
         .collect();
     let mut cells = cells(&day_list, &free, &pool.kinds, &bookings, step);
-    mark_used(&mut cells, &day_list, &pool.kinds, &bookings, &used, step);
     let blackouts = crate::backend::pools::blackouts::list(db, principal, pool.id).await?;
     mark_blackouts(&mut cells, &day_list, &pool.kinds, &blackouts, step);
+    let blocks = blocks::blocks(&day_list, &pool.kinds, &bookings, &blackouts, &used, step);
     let cluster_down = crate::backend::sessions::cluster_status::pool_note(db, pool.id, &tz).await?;
     Ok(CalendarData {
         cluster_down,
@@ -146,6 +147,7 @@ pub async fn load(db: &PgPool, principal: &Principal, query: &CalendarQuery) -> 
         now,
         days: day_list,
         cells,
+        blocks,
         bookings,
         today,
         prev: first - Duration::days(days),
@@ -165,47 +167,20 @@ fn mark_blackouts(
 ) {
     for (day, day_cells) in days.iter().zip(cells.iter_mut()) {
         for (kind, lane) in kinds.iter().zip(day_cells.iter_mut()) {
-            for (i, (slot, cell)) in day.slots.iter().zip(lane.iter_mut()).enumerate() {
+            for (slot, cell) in day.slots.iter().zip(lane.iter_mut()) {
                 let covering = blackouts.iter().find(|b| {
                     b.kind.as_ref().is_none_or(|k| *k == kind.kind) && b.start < slot.start + step && slot.start < b.end
                 });
                 if let Some(blackout) = covering {
                     cell.free = 0;
                     cell.blackout = Some(blackout.reason.clone());
-                    // Labelled where it starts, or at the top of the day.
-                    if (blackout.start >= slot.start || i == 0) && cell.block_label.is_none() {
-                        cell.block_label = Some(format!("Maintenance: {}", blackout.reason));
-                    }
                 }
             }
         }
     }
 }
 
-/// Each used-time bar goes in the cell where its booking's block begins in
-/// view (under its label, for one's own).
-fn mark_used(
-    cells: &mut [Vec<Vec<Cell>>],
-    days: &[Day],
-    kinds: &[PoolKind],
-    bookings: &[Booking],
-    used: &std::collections::HashMap<Uuid, crate::model::UsedBar>,
-    step: Duration,
-) {
-    for b in bookings {
-        let Some(bar) = used.get(&b.id) else { continue };
-        let Some(k) = kinds.iter().position(|k| k.kind == b.kind) else { continue };
-        let first = days.iter().enumerate().find_map(|(d, day)| {
-            day.slots.iter().position(|s| b.start < s.start + step && s.start < b.end).map(|i| (d, i))
-        });
-        if let Some((d, i)) = first {
-            cells[d][k][i].used.push(bar.clone());
-        }
-    }
-}
-
-/// `cells[day][kind][slot]`: free units, and the viewer's own bookings as
-/// blocks (labelled on their first slot in view), others' names for admins.
+/// `cells[day][kind][slot]`: free units, and the viewer's own units.
 fn cells(
     days: &[Day],
     free: &[Vec<Vec<i32>>],
@@ -226,26 +201,12 @@ fn cells(
                         .enumerate()
                         .map(|(i, slot)| {
                             let end = slot.start + step;
-                            let covering = lane.iter().filter(|b| b.start < end && slot.start < b.end);
-                            let mut cell = Cell { free: day_free[i][k], ..Cell::default() };
-                            for b in covering {
-                                if b.mine {
-                                    cell.mine += b.quantity;
-                                    let first_in_view = b.start >= slot.start || i == 0;
-                                    if first_in_view && cell.block_label.is_none() {
-                                        // The note is the block's title, as a calendar's event title.
-                                        let what = format!("You ×{} · {}", b.quantity, b.state.as_str());
-                                        cell.block_label = Some(match b.note.as_deref().map(str::trim) {
-                                            Some(note) if !note.is_empty() => format!("{note} — {what}"),
-                                            _ => what,
-                                        });
-                                        cell.booking = Some(b.id);
-                                    }
-                                } else if let Some(name) = &b.user_name {
-                                    cell.others.push(format!("{name} ×{}", b.quantity));
-                                }
-                            }
-                            cell
+                            let mine = lane
+                                .iter()
+                                .filter(|b| b.mine && b.start < end && slot.start < b.end)
+                                .map(|b| b.quantity)
+                                .sum();
+                            Cell { free: day_free[i][k], mine, ..Cell::default() }
                         })
                         .collect()
                 })

@@ -53,7 +53,7 @@ pub async fn load(
     let days: Vec<NaiveDate> = first.iter_days().take_while(|d| *d <= last).collect();
     let (title, prev, next, agenda, weeks) = match kind {
         SpanKind::Agenda => (
-            format!("{} – {}", first.format("%a %d %b"), last.format("%a %d %b")),
+            format!("{} – {}", crate::model::day_text(first), crate::model::day_text(last)),
             date - Duration::days(AGENDA_DAYS),
             date + Duration::days(AGENDA_DAYS),
             agenda(&shown, &days, tz),
@@ -113,7 +113,7 @@ fn agenda(shown: &[Booking], days: &[NaiveDate], tz: Tz) -> Vec<AgendaDay> {
                 })
                 .map(|b| entry(b, tz))
                 .collect();
-            (!entries.is_empty()).then(|| AgendaDay { date, label: date.format("%a %d %b").to_string(), entries })
+            (!entries.is_empty()).then(|| AgendaDay { date, label: crate::model::day_text(date), entries })
         })
         .collect()
 }
@@ -123,7 +123,7 @@ fn entry(b: &Booking, tz: Tz) -> AgendaEntry {
     let when = if start.date_naive() == end.date_naive() {
         format!("{}–{}", start.format("%H:%M"), end.format("%H:%M"))
     } else {
-        format!("{} – {}", start.format("%a %d %b %H:%M"), end.format("%a %d %b %H:%M"))
+        crate::model::window_text(start.fixed_offset(), end.fixed_offset())
     };
     let title = match (b.mine, b.note.as_deref().map(str::trim), &b.user_name) {
         (true, Some(note), _) if !note.is_empty() => note.to_string(),

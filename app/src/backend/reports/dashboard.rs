@@ -108,6 +108,7 @@ pub async fn load(
         budget: budget(db, (tenant_id, on)).await?,
         upcoming: upcoming(db, principal, (tenant_id, on), tz).await?,
         simulated,
+        demo_history: super::demo::note(db).await?,
         zone: crate::rules::local_time::zone(tz).name().to_string(),
         axis,
         cluster: on.and(cluster).map(str::to_string),

@@ -3,6 +3,7 @@
 
 mod charts;
 pub mod dashboard;
+pub mod demo;
 pub mod device_charts;
 mod figures;
 pub mod period;
@@ -95,6 +96,7 @@ pub async fn utilization(
         group,
         time_zone: tz.name().to_string(),
         simulated: total.simulated,
+        demo_history: demo::note(db).await?,
         rows,
         total,
         trend_bucket: charts.bucket.to_string(),

@@ -76,7 +76,7 @@ pub async fn card_notes(
     Ok(rows
         .into_iter()
         .map(|(id, cluster, since)| {
-            let since = since.with_timezone(zone).format("%a %d %b %H:%M");
+            let since = crate::rules::local_time::local_moment(since, zone.name());
             let note = format!(
                 "Cluster {cluster} unreachable since {since}: Berth cannot start, repair or end this session there \
                  until it answers again; it catches up then."
@@ -93,7 +93,7 @@ pub async fn pool_note(db: &PgPool, pool: Uuid, zone: &chrono_tz::Tz) -> Service
         format!(
             "Cluster {cluster} unreachable since {}: bookings here are still taken, but their sessions start \
              (and running ones end) only once Berth reaches it again.",
-            since.with_timezone(zone).format("%a %d %b %H:%M")
+            crate::rules::local_time::local_moment(since, zone.name())
         )
     }))
 }

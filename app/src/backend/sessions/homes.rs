@@ -346,7 +346,7 @@ pub async fn kept_until_for(db: &PgPool, bookings: &[Uuid]) -> ServiceResult<Has
 /// co-owner.
 pub fn kept_note(owner: Option<&str>, kept: &KeptUntil, zone: &chrono_tz::Tz) -> String {
     let whose = owner.map(|name| format!("{name}'s")).unwrap_or_else(|| "Your".into());
-    let day = |at: DateTime<Utc>| at.with_timezone(zone).format("%a %-d %b").to_string();
+    let day = |at: DateTime<Utc>| crate::model::day_text(at.with_timezone(zone).date_naive());
     let home = format!("home ({})", Kept::Home.mount());
     let cache = format!("model cache ({})", Kept::Cache.mount());
     if kept.team_cache {
@@ -385,7 +385,7 @@ pub fn persistence_sentence(
     let at = ends.with_timezone(zone);
     let when = match at.date_naive() == end.with_timezone(zone).date_naive() {
         true => at.format("%H:%M").to_string(),
-        false => at.format("%H:%M on %a %-d %b").to_string(),
+        false => format!("{} on {}", at.format("%H:%M"), crate::model::day_text(at.date_naive())),
     };
     let rest = match kept.cache.is_some() || kept.team_cache {
         true => "everything else in this session",

@@ -1,5 +1,7 @@
 //! The week (or day) grid: time down, days across, one lane per kind inside
-//! each day. Each cell shows the free units (number and colour). Pressing a
+//! each day. Bookings are blocks on the time axis (`CalendarBlock`, side by
+//! side where they overlap); each cell's shade says how full its lane is,
+//! and its hover and accessible name give the exact figure. Pressing a
 //! free cell and dragging selects a window; so do shift+arrows from a
 //! focused cell, and Enter opens the booking panel with it. One's own
 //! booking that has not begun drags to another time (its lower edge
@@ -10,7 +12,7 @@
 use super::data::MoveBooking;
 use super::keys::{cell_id, first_bookable, move_by_key, on_key, MoveTo, Refocus};
 use super::selection::Selection;
-use crate::model::{CalendarData, Movable};
+use crate::model::{BlockOwner, CalendarBlock, CalendarData, Movable};
 use chrono::{DateTime, Duration, Utc};
 use leptos::prelude::*;
 use std::sync::Arc;
@@ -81,17 +83,29 @@ pub fn Grid(
     });
     let start = moved_to.or_else(|| first_bookable(&data)).unwrap_or((0, 0, 0));
     let focus = RwSignal::new(start);
+    // The grid scrolls inside its own box to that slot, under its sticky
+    // heads; the page itself stays where it is.
     #[cfg(feature = "hydrate")]
     Effect::new(move |_| {
-        if let Some(cell) = leptos::tachys::dom::document().get_element_by_id(&cell_id(start.0, start.1, start.2)) {
-            let options = leptos::web_sys::ScrollIntoViewOptions::new();
-            options.set_block(leptos::web_sys::ScrollLogicalPosition::Center);
-            cell.scroll_into_view_with_scroll_into_view_options(&options);
-            if moved_to.is_some() {
-                use leptos::wasm_bindgen::JsCast;
-                if let Ok(cell) = cell.dyn_into::<leptos::web_sys::HtmlElement>() {
-                    let _ = cell.focus();
-                }
+        let document = leptos::tachys::dom::document();
+        let (Some(cell), Some(scroll)) = (
+            document.get_element_by_id(&cell_id(start.0, start.1, start.2)),
+            document.get_element_by_id("calendar-scroll"),
+        ) else {
+            return;
+        };
+        let heads =
+            document.query_selector("table.calendar thead").ok().flatten().map_or(0.0, |h| h.client_height() as f64);
+        let offset = cell.get_bounding_client_rect().top() - scroll.get_bounding_client_rect().top();
+        scroll.set_scroll_top((f64::from(scroll.scroll_top()) + offset - heads) as i32);
+        if moved_to.is_some() {
+            use leptos::wasm_bindgen::JsCast;
+            if let Ok(cell) = cell.dyn_into::<leptos::web_sys::HtmlElement>() {
+                let _ = cell.focus_with_options(&{
+                    let options = leptos::web_sys::FocusOptions::new();
+                    options.set_prevent_scroll(true);
+                    options
+                });
             }
         }
     });
@@ -126,7 +140,11 @@ pub fn Grid(
         .days
         .iter()
         .map(|day| {
-            view! { <th scope="colgroup" colspan=kinds.to_string() class="day-head">{day.label.clone()}</th> }
+            let today = day.date == data.today;
+            view! {
+                <th scope="colgroup" colspan=kinds.to_string() class="day-head" class:today=today
+                    aria-current=today.then_some("date")>{day.label.clone()}</th>
+            }
         })
         .collect_view();
     let head_kinds = data
@@ -160,10 +178,21 @@ pub fn Grid(
                                 let slot = day.slots[i].clone();
                                 let capacity = data.kinds[k].capacity;
                                 let now_at = now_line(slot.start, step, data.now);
-                                // The cell's name, around its visible free count.
-                                let named = format!("{} {}, {}: ", day.label, slot.label, data.kinds[k].short);
-                                let after = format!(
-                                    " of {} free{}{}{}",
+                                // The blocks whose top is this cell: drawn from here down.
+                                let here: Vec<CalendarBlock> = data
+                                    .blocks
+                                    .iter()
+                                    .filter(|b| (b.day, b.kind, b.slot) == (d, k, i))
+                                    .cloned()
+                                    .collect();
+                                // The cell in words: its hover, and its name for screen
+                                // readers, which also hears the blocks that start here.
+                                let words = format!(
+                                    "{} {}, {}: {} of {} free{}{}{}",
+                                    day.label,
+                                    slot.label,
+                                    data.kinds[k].short,
+                                    cell.free,
                                     capacity,
                                     match (&cell.blackout, cell.mine > 0) {
                                         (Some(reason), _) => format!(", closed for maintenance: {reason}"),
@@ -171,27 +200,20 @@ pub fn Grid(
                                         (None, false) => String::new(),
                                     },
                                     if now_at.is_some() { ", now" } else { "" },
-                                    // The used-time bars say in the cell's name what they draw.
-                                    cell.used.iter().map(|bar| format!("; {}", bar.text())).collect::<String>(),
+                                    here.iter()
+                                        .filter(|b| b.owner != BlockOwner::Maintenance)
+                                        .map(|b| match &b.used {
+                                            Some(bar) => format!("; {}; {}", b.text(), bar.text()),
+                                            None => format!("; {}", b.text()),
+                                        })
+                                        .collect::<String>(),
                                 );
-                                // A cell with a block's label is named by its content, the
-                                // label included (an aria-label would hide the visible
-                                // label from its name); the others by an aria-label.
-                                let labelled = cell.block_label.is_some();
-                                let aria = (!labelled).then(|| format!("{named}{}{after}", cell.free));
-                                // A tooltip only where it adds something: who else booked (admins).
-                                let title = match &cell.blackout {
-                                    Some(reason) => Some(format!("maintenance: {reason}")),
-                                    None => (!cell.others.is_empty())
-                                        .then(|| format!("booked by {}", cell.others.join(", "))),
-                                };
                                 let base = format!(
-                                    "slot free-{}{}{}{}{}{}",
+                                    "slot free-{}{}{}{}{}",
                                     level(cell.free, capacity),
                                     if cell.blackout.is_some() { " blackout" } else { "" },
                                     if slot.bookable { "" } else { " past" },
                                     if cell.mine > 0 { " mine" } else { "" },
-                                    if cell.others.is_empty() { "" } else { " others" },
                                     // Where in the slot the line runs, as a class (the
                                     // site's CSP refuses inline styles): 5 % steps.
                                     now_at.map(|at| format!(" now now-at-{}", at / 5 * 5)).unwrap_or_default(),
@@ -218,8 +240,8 @@ pub fn Grid(
                         id=cell_id(d, k, i)
                         class=class
                         role="gridcell"
-                        aria-label=aria
-                        title=title
+                        aria-label=words.clone()
+                        title=words
                         aria-selected=move || selection.get().is_some_and(|s| s.contains(d, k, i)).to_string()
                         tabindex=move || if focus.get() == (d, k, i) { "0" } else { "-1" }
                         on:pointerdown=move |ev| {
@@ -257,18 +279,8 @@ pub fn Grid(
                             on_key(ev, (d, k, i), focus, selection, (spread, on_choose))
                         }
                     >
-                        {labelled.then(|| view! { <span class="visually-hidden">{named}</span> })}
-                        <span class="free">{cell.free}</span>
-                        {labelled.then(|| view! { <span class="visually-hidden">{after}", "</span> })}
-                        {match (cell.block_label, cell.booking) {
-                            (Some(label), Some(id)) => Some(view! { <a class="block-label" href=format!("/bookings/{id}")>{label}</a> }.into_any()),
-                            (Some(label), None) => Some(view! { <span class="block-label">{label}</span> }.into_any()),
-                            (None, _) => None,
-                        }}
+                        {here.iter().map(block).collect_view()}
                         {edge.then(|| view! { <span class="resize-handle" title="Drag to change the end" aria-hidden="true"></span> })}
-                        {(!cell.used.is_empty()).then(|| view! {
-                            <span class="used-bars">{cell.used.iter().map(used_bar).collect_view()}</span>
-                        })}
                     </td>
                 }.into_any()
                             })
@@ -291,8 +303,9 @@ pub fn Grid(
         })
         .collect_view();
     view! {
-        <div class="calendar-scroll">
-            <table class="calendar" role="grid" aria-label="Free units per slot; select a window to book">
+        <div class="calendar-scroll" id="calendar-scroll">
+            <table class=format!("calendar {} days-{}", row_height(rows), data.days.len()) role="grid"
+                aria-label="Bookings and free units per slot; select a window to book">
                 <thead>
                     <tr><th rowspan="2" scope="col" class="time">"Time"</th>{head_days}</tr>
                     <tr>{head_kinds}</tr>
@@ -302,6 +315,56 @@ pub fn Grid(
         </div>
     }
 }
+
+/// A booking (or maintenance window) drawn from its first slot of the day
+/// down, as tall as the slots it covers (a class per count: the site's CSP
+/// refuses inline styles), beside the blocks it overlaps. It lets the
+/// pointer through to the cells under it, but for its link: a press on
+/// one's own booking starts its move there, and a press beside a block
+/// selects. What it says is also in the cell's name, so the block itself
+/// is hidden from assistive technology but for its link.
+fn block(b: &CalendarBlock) -> impl IntoView {
+    let class = format!(
+        "block {}{} span-{} cols-{} col-{}{}{}",
+        match b.owner {
+            BlockOwner::Mine => "mine",
+            BlockOwner::Others => "others",
+            BlockOwner::Maintenance => "maintenance",
+        },
+        match b.state.as_str() {
+            "pending" => " waiting",
+            "completed" => " over",
+            _ => "",
+        },
+        b.slots.min(MOST_SLOTS),
+        b.columns,
+        b.column,
+        if b.continued { " continued" } else { "" },
+        if b.continues { " continues" } else { "" },
+    );
+    let text = b.text();
+    let title = match &b.note {
+        Some(note) => view! { <strong class="block-title">{note.clone()}</strong> }.into_any(),
+        None => view! { <strong class="block-title">{b.who.clone()}</strong> }.into_any(),
+    };
+    let who = b.note.is_some().then(|| format!("{} · ", b.who));
+    let head = match b.booking {
+        Some(id) => view! { <a class="block-label" href=format!("/bookings/{id}") aria-label=text.clone()>{title}</a> }
+            .into_any(),
+        None => view! { <span class="block-label" aria-hidden="true">{title}</span> }.into_any(),
+    };
+    view! {
+        <div class=class title=text>
+            {head}
+            <span class="block-what" aria-hidden="true">{who}{b.what.clone()}</span>
+            {b.used.as_ref().map(used_bar)}
+        </div>
+    }
+}
+
+/// Taller blocks than this are drawn this tall (a day of 5-minute slots);
+/// `style/calendar.scss` has a class for each count up to it.
+const MOST_SLOTS: usize = 288;
 
 /// A thin bar: the share of the booked time really used, in 5 % steps as
 /// a class (the site's CSP refuses inline styles), marked when booked
@@ -340,10 +403,24 @@ fn now_line(start: DateTime<Utc>, step: Duration, now: DateTime<Utc>) -> Option<
     (into >= Duration::zero() && into < step).then(|| into.num_seconds() * 100 / step.num_seconds().max(1))
 }
 
-/// How full a cell looks: "none" free, "low" (a quarter or less), or "ok".
-pub fn level(free: i32, capacity: i32) -> &'static str {
+/// How tall a slot's row is drawn: a day stays about a screen and a half
+/// tall whatever the pool's granularity (a class: `style/calendar.scss`).
+fn row_height(slots_a_day: usize) -> &'static str {
+    match slots_a_day {
+        0..=24 => "rows-hours",
+        25..=48 => "rows-halves",
+        49..=96 => "rows-quarters",
+        _ => "rows-fine",
+    }
+}
+
+/// How full a cell's lane is drawn: "all" free, "ok" (some booked),
+/// "low" (a quarter or less free), or "none".
+fn level(free: i32, capacity: i32) -> &'static str {
     if free <= 0 {
         "none"
+    } else if free >= capacity {
+        "all"
     } else if free * 4 <= capacity {
         "low"
     } else {

@@ -47,8 +47,14 @@ pub fn cell_id(day: usize, kind: usize, slot: usize) -> String {
     format!("cell-{day}-{kind}-{slot}")
 }
 
+/// Where the grid opens: the first slot that can be booked, but not before
+/// the working day starts (07:00) on the first day that has one; a
+/// calendar opens on the morning, not at midnight.
 pub(super) fn first_bookable(data: &CalendarData) -> Option<Focus> {
-    data.days.iter().enumerate().find_map(|(d, day)| day.slots.iter().position(|s| s.bookable).map(|i| (d, 0, i)))
+    data.days.iter().enumerate().find_map(|(d, day)| {
+        let morning = day.slots.iter().position(|s| s.bookable && s.label.as_str() >= "07:00");
+        morning.or_else(|| day.slots.iter().position(|s| s.bookable)).map(|i| (d, 0, i))
+    })
 }
 
 /// Arrows move the focus; shift+up/down grow or shrink the selection in the

@@ -217,21 +217,33 @@ fn CalendarView(
     }
 }
 
+/// The key: a line of swatches, and how to use the grid folded under it.
 #[component]
 fn Legend() -> impl IntoView {
     view! {
-        <p class="legend" aria-label="Legend">
-            "Each slot shows how many units are free: "
-            <span class="swatch free-ok">"3"</span>" plenty · "
-            <span class="swatch free-low">"1"</span>" almost full · "
-            <span class="swatch free-none">"0"</span>" full · "
-            <span class="swatch mine">"You"</span>" your booking (its label opens it) · "
-            <span class="swatch blackout">" "</span>" maintenance · "
-            <span class="swatch past">" "</span>" cannot be booked (past or beyond the horizon) · "
-            <span class="swatch now-mark" aria-hidden="true"></span>" now · "
-            <span class="used-bar swatch-bar" aria-hidden="true"><span class="used-fill fill-50"></span></span>
-            " the share of a booking's time really used (amber: units idle now) · drag across free slots, or focus one and use shift+arrows, then Enter · "
-            "drag your booking to move it, its lower edge to resize it (alt+arrows and alt+shift+arrows)"
-        </p>
+        <div class="legend" id="legend">
+            <ul class="key" aria-label="Key">
+                <li><span class="swatch free-all"></span>"Free"</li>
+                <li><span class="swatch free-ok"></span>"Some booked"</li>
+                <li><span class="swatch free-low"></span>"Almost full"</li>
+                <li><span class="swatch free-none"></span>"Full"</li>
+                <li><span class="swatch block-mine"></span>"Yours"</li>
+                <li><span class="swatch block-others"></span>"Others'"</li>
+                <li><span class="swatch block-pending"></span>"Waiting for approval"</li>
+                <li><span class="swatch blackout"></span>"Maintenance"</li>
+                <li><span class="swatch past"></span>"Cannot be booked"</li>
+                <li><span class="swatch now-mark"></span>"Now"</li>
+                <li><span class="used-bar swatch-bar"><span class="used-fill fill-50"></span></span>"Time really used"</li>
+            </ul>
+            <details class="how-to">
+                <summary>"How to book here"</summary>
+                <p>
+                    "Drag across free time, or click it for the pool's default length; with the keyboard, arrows "
+                    "move, shift+arrows select, Enter books. Hover or focus a slot for the exact number free. "
+                    "Drag your booking to move it and its lower edge to resize it (alt+arrows, alt+shift+arrows); "
+                    "its label opens it."
+                </p>
+            </details>
+        </div>
     }
 }
