@@ -51,8 +51,17 @@ test.describe('hydrated', () => {
     await page.click('#book-submit');
     await expect(page.locator('#outcome')).toContainText('Booked');
     await expect(cell(page, MIG, 10, 30)).toHaveClass(/mine/);
-    await expect(cell(page, MIG, 10, 30).locator('.free')).toHaveText('3');
-    await expect(cell(page, MIG, 11).locator('.free')).toHaveText('4');
+    // Exact figures on hover and in the cell's name; no number printed in the cell.
+    await expect(cell(page, MIG, 10, 30)).toHaveAttribute('title', /: 3 of 4 free, yours: 1$/);
+    await expect(cell(page, MIG, 10, 30)).toHaveAttribute('aria-label', /: 3 of 4 free, yours: 1$/);
+    await expect(cell(page, MIG, 10, 30)).toHaveText('');
+    await expect(cell(page, MIG, 11)).toHaveAttribute('aria-label', /: 4 of 4 free$/);
+    // The booking is one block from its first slot, an hour tall, that opens it.
+    const block = cell(page, MIG, 10).locator('.block.mine');
+    await expect(block).toContainText('You');
+    await expect(block).toContainText('MIG 1g.24gb ×1 · approved');
+    const [top, hour] = [(await block.boundingBox())!, (await cell(page, MIG, 10).boundingBox())!];
+    expect(Math.abs(top.height - 4 * hour.height)).toBeLessThan(3);
 
     await page.locator('nav.account').getByRole('link', { name: 'My bookings' }).click();
     // By its start, not its time of day: other tests book ada's 10:00–11:00 on other days.
@@ -257,7 +266,7 @@ for (const js of [true, false]) {
       await expect(page.locator('#notice')).toContainText('Canceled');
 
       await page.goto(dayView(d));
-      await expect(cell(page, MIG, 14).locator('.free')).toHaveText('4');
+      await expect(cell(page, MIG, 14)).toHaveAttribute('aria-label', /: 4 of 4 free$/);
       await expect(cell(page, MIG, 14)).not.toHaveClass(/mine/);
     });
   });

@@ -48,13 +48,24 @@ pub async fn history(db: &PgPool) -> Result<String, ServiceError> {
         tenants.push(tenant);
         busy.push(share);
     }
+    let pools = [crate::seed::DEMO_POOL, crate::seed_console::APPROVAL_POOL];
     let mut tx = db.begin().await?;
+    // The pools were there for the month: the report counts a kind's
+    // capacity from when it was added.
+    sqlx::query(
+        "UPDATE pool_kind k SET created_at = least(k.created_at, (current_date - $1)::timestamptz)
+         FROM pool p WHERE p.id = k.pool_id AND p.name = ANY($2)",
+    )
+    .bind(DAYS)
+    .bind(pools)
+    .execute(&mut *tx)
+    .await?;
     let booked = sqlx::query(BOOKINGS)
         .bind(&ids)
         .bind(&tenants)
         .bind(DAYS)
         .bind(HISTORY_NOTE)
-        .bind([crate::seed::DEMO_POOL, crate::seed_console::APPROVAL_POOL])
+        .bind(pools)
         .execute(&mut *tx)
         .await?
         .rows_affected();
@@ -68,11 +79,12 @@ pub async fn history(db: &PgPool) -> Result<String, ServiceError> {
 }
 
 /// The bookings: each unit of each kind of the demo pools has a morning
-/// (from 07-09 UTC, 2-4 h) and an afternoon (from 13-15 UTC, 2-5 h) that
-/// never overlap, so no unit is ever booked twice. A slot is booked on
-/// seven weekdays in ten and one weekend day in ten; one in 23 was
-/// canceled, one in 13 a no-show (released after 30 minutes) and one in 11
-/// released half way for idling. $1, $2: the people and their tenants;
+/// (from 07-08 UTC, 2-5 h), an afternoon (from 13-14 UTC, 3-7 h) and a
+/// night (a training run from 21 UTC, 6-9 h) that never overlap, so no
+/// unit is ever booked twice. A morning or afternoon is booked on eight
+/// weekdays in ten and one weekend day in ten, a night one in three; one
+/// in 23 was canceled, one in 13 a no-show (released after 30 minutes)
+/// and one in 11 released half way for idling. $1, $2: the people and their tenants;
 /// $3: days; $4: the note; $5: the pools.
 const BOOKINGS: &str = "
     WITH slots AS (
@@ -80,16 +92,19 @@ const BOOKINGS: &str = "
                abs(hashtext(p.name || k.kind || unit || ':' || day || ':' || half)) AS h,
                date_trunc('day', now(), 'UTC') - make_interval(days => day) AS midnight
         FROM pool_kind k JOIN pool p ON p.id = k.pool_id,
-             generate_series(0, k.capacity - 1) unit, generate_series(1, $3) day, generate_series(0, 1) half
-        WHERE p.name = ANY($5)),
+             generate_series(0, k.capacity - 1) unit, generate_series(1, $3) day, generate_series(0, 2) half
+        -- A night ends the next morning: the last day has none, nothing reaches today.
+        WHERE p.name = ANY($5) AND (half < 2 OR day > 1)),
     chosen AS (
         SELECT *, 1 + h % cardinality($1::uuid[]) AS who,
                CASE WHEN h % 23 = 0 THEN 'canceled' WHEN h % 13 = 0 THEN 'no_show' WHEN h % 11 = 0 THEN 'idle'
                     ELSE 'done' END AS fate,
-               midnight + make_interval(hours => CASE half WHEN 0 THEN 7 ELSE 13 END + h % 3) AS starts,
-               make_interval(hours => CASE half WHEN 0 THEN 2 + (h / 7) % 3 ELSE 2 + (h / 7) % 4 END) AS length
+               midnight + make_interval(hours => CASE half WHEN 0 THEN 7 + h % 2 WHEN 1 THEN 13 + h % 2 ELSE 21 END)
+                   AS starts,
+               make_interval(hours => CASE half WHEN 0 THEN 2 + (h / 7) % 4 WHEN 1 THEN 3 + (h / 7) % 5
+                                                ELSE 6 + (h / 7) % 4 END) AS length
         FROM slots
-        WHERE h % 10 < CASE WHEN extract(isodow FROM midnight) > 5 THEN 1 ELSE 7 END)
+        WHERE h % 10 < CASE WHEN half = 2 THEN 3 WHEN extract(isodow FROM midnight) > 5 THEN 1 ELSE 8 END)
     INSERT INTO booking (pool_id, kind, user_id, tenant_id, quantity, mode, note, starts_at, ends_at, state,
                          planned_ends_at, released_as, created_at, updated_at)
     SELECT pool_id, kind, ($1::uuid[])[who], ($2::uuid[])[who], 1,

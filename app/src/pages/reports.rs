@@ -167,8 +167,8 @@ fn Report(page: ReportPage) -> impl IntoView {
         <div class="table-scroll">
         <table class="bookings report" id="report-table">
             <caption>{format!(
-                "In {}: a unit-hour of a kind counts 1 / its pool's slices per GPU (four 1g.24gb slices of an \
-                 RTX PRO 6000 make one GPU). Booked: reserved. Occupied: a workspace or the session's pods held \
+                "In {}: a unit-hour of a kind counts 1 / its pool's slices per GPU (an hour of one of the four \
+                 MIG slices a GPU is cut into counts ¼). Booked: reserved. Occupied: a workspace or the session's pods held \
                  the device. Active: its engine was busy {} of the time or more. Idle booked: booked but not \
                  active, what lending or reclaim can give back. Showback in {}, at each kind's price per unit-hour.",
                 crate::model::GPU_HOURS,

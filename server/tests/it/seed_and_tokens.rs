@@ -111,6 +111,10 @@ async fn the_demo_history_fills_the_report_labelled_and_once() {
     .unwrap();
     let total = &report.total;
     assert!(total.booked_gpu_hours > 50.0, "{total:?}");
+    // The pools were there all month: never more booked than there was.
+    let booked_pct = total.booking_utilization_pct.unwrap_or_default();
+    assert!(booked_pct > 20.0 && booked_pct <= 100.0, "{total:?}");
+    assert!(report.heatmap.iter().any(|cell| cell.occupancy_pct.is_some_and(|p| p > 0.0)), "the heat map has a shape");
     assert!(total.active_gpu_hours > 10.0, "{total:?}");
     assert!(total.no_shows > 0 && report.simulated, "{total:?}");
     assert!(report.rows.len() >= 2, "both tenants: {:?}", report.rows);

@@ -185,10 +185,10 @@ pub fn Grid(
                                     .filter(|b| (b.day, b.kind, b.slot) == (d, k, i))
                                     .cloned()
                                     .collect();
-                                // The cell in words: its hover, and its name for screen
-                                // readers, which also hears the blocks that start here.
+                                // The cell in words: its name for screen readers, and with
+                                // the blocks that start here its hover.
                                 let words = format!(
-                                    "{} {}, {}: {} of {} free{}{}{}",
+                                    "{} {}, {}: {} of {} free{}{}",
                                     day.label,
                                     slot.label,
                                     data.kinds[k].short,
@@ -200,14 +200,20 @@ pub fn Grid(
                                         (None, false) => String::new(),
                                     },
                                     if now_at.is_some() { ", now" } else { "" },
+                                );
+                                let named = here.iter().any(|b| b.owner != BlockOwner::Maintenance);
+                                let title = format!(
+                                    "{words}{}",
                                     here.iter()
                                         .filter(|b| b.owner != BlockOwner::Maintenance)
-                                        .map(|b| match &b.used {
-                                            Some(bar) => format!("; {}; {}", b.text(), bar.text()),
-                                            None => format!("; {}", b.text()),
-                                        })
-                                        .collect::<String>(),
+                                        .map(|b| format!("; {}", b.text()))
+                                        .collect::<String>()
                                 );
+                                // A cell where bookings start is named by its content: its
+                                // words, then each block's (an aria-label would hide the
+                                // blocks' visible text from the name); the others by an
+                                // aria-label.
+                                let aria = (!named).then(|| words.clone());
                                 let base = format!(
                                     "slot free-{}{}{}{}{}",
                                     level(cell.free, capacity),
@@ -240,8 +246,8 @@ pub fn Grid(
                         id=cell_id(d, k, i)
                         class=class
                         role="gridcell"
-                        aria-label=words.clone()
-                        title=words
+                        aria-label=aria
+                        title=title
                         aria-selected=move || selection.get().is_some_and(|s| s.contains(d, k, i)).to_string()
                         tabindex=move || if focus.get() == (d, k, i) { "0" } else { "-1" }
                         on:pointerdown=move |ev| {
@@ -279,6 +285,7 @@ pub fn Grid(
                             on_key(ev, (d, k, i), focus, selection, (spread, on_choose))
                         }
                     >
+                        {named.then(|| view! { <span class="visually-hidden">{words}</span> })}
                         {here.iter().map(block).collect_view()}
                         {edge.then(|| view! { <span class="resize-handle" title="Drag to change the end" aria-hidden="true"></span> })}
                     </td>
@@ -343,6 +350,15 @@ fn block(b: &CalendarBlock) -> impl IntoView {
         if b.continues { " continues" } else { "" },
     );
     let text = b.text();
+    // What the cell's name hears of it (maintenance is in the cell's words).
+    let heard = (b.owner != BlockOwner::Maintenance).then(|| {
+        let used = b.used.as_ref().map(|bar| format!("; {}", bar.text())).unwrap_or_default();
+        match b.booking {
+            Some(_) => (String::from("; "), used),
+            None => (format!("; {text}"), used),
+        }
+    });
+    let (before, after) = heard.unzip();
     let title = match &b.note {
         Some(note) => view! { <strong class="block-title">{note.clone()}</strong> }.into_any(),
         None => view! { <strong class="block-title">{b.who.clone()}</strong> }.into_any(),
@@ -355,8 +371,10 @@ fn block(b: &CalendarBlock) -> impl IntoView {
     };
     view! {
         <div class=class title=text>
+            {before.map(|t| view! { <span class="visually-hidden">{t}</span> })}
             {head}
             <span class="block-what" aria-hidden="true">{who}{b.what.clone()}</span>
+            {after.map(|t| view! { <span class="visually-hidden">{t}</span> })}
             {b.used.as_ref().map(used_bar)}
         </div>
     }

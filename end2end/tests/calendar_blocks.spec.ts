@@ -1,0 +1,102 @@
+import { test, expect, Browser } from '@playwright/test';
+import AxeBuilder from '@axe-core/playwright';
+import { mkdirSync } from 'node:fs';
+import { collectErrors, signIn, sql } from './login';
+
+// Issue 61: the week and day views draw bookings as blocks on the time
+// axis (one's own, others' as anonymous occupancy, named for admins),
+// overlapping blocks beside each other (cascading in a week's narrow
+// lanes), free capacity as the lane's shade with the exact figure on hover
+// and in the cell's name, today marked, and a key rather than a paragraph.
+// Berlin time, 1440 and 390 px.
+
+const ahead = 11;
+const date = new Date(Date.now() + ahead * 86_400_000).toISOString().slice(0, 10);
+const shots = 'test-results/screenshots';
+mkdirSync(shots, { recursive: true });
+
+async function open(browser: Browser, login: string, width: number) {
+  const context = await browser.newContext({ timezoneId: 'Europe/Berlin', viewport: { width, height: 1000 } });
+  const page = await context.newPage();
+  const errors = collectErrors(page);
+  await signIn(page, login);
+  return { page, errors };
+}
+
+/// A booking on lab-h100's MIG slices, straight into the database as
+/// admission would have written it, `hours` UTC on `date`.
+function booking(person: string, quantity: number, [from, to]: [number, number], note: string): string {
+  return sql(`
+    INSERT INTO booking (pool_id, kind, user_id, tenant_id, quantity, mode, starts_at, ends_at, state, note)
+    SELECT k.pool_id, k.kind, u.id, m.tenant_id, ${quantity}, 'interactive', '${date}T${String(from).padStart(2, '0')}:00Z',
+           '${date}T${String(to).padStart(2, '0')}:00Z', 'approved', '${note}'
+    FROM pool_kind k JOIN pool p ON p.id = k.pool_id, app_user u JOIN membership m ON m.user_id = u.id
+    WHERE p.name = 'lab-h100' AND k.kind = 'nvidia.com/mig-1g.24gb' AND u.name = '${person}' LIMIT 1
+    RETURNING id`);
+}
+
+test('bookings are blocks, side by side where they overlap; free capacity is the shade, exact on hover', async ({ browser }) => {
+  // Ada exists once she has signed in (E2E User from the global setup).
+  await (await open(browser, 'ada', 1440)).page.context().close();
+  const ids: string[] = [];
+  try {
+    ids.push(booking('Ada Lovelace', 1, [9, 12], 'blocks e2e'));
+    ids.push(booking('E2E User', 2, [10, 13], 'another team run'));
+    for (const width of [1440, 390]) {
+      const { page, errors } = await open(browser, 'ada', width);
+      await page.goto(`/calendar?date=${date}&view=day`);
+      await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
+      const mine = page.locator('.block.mine', { hasText: 'blocks e2e' });
+      const theirs = page.locator('.block.others').filter({ hasText: 'MIG 1g.24gb ×2' });
+      await expect(mine).toHaveCount(1);
+      await expect(theirs).toHaveCount(1);
+      // Others' occupancy carries no name and no note; one's own opens it.
+      await expect(theirs).toContainText('Booked');
+      await expect(page.locator('main')).not.toContainText('another team run');
+      await expect(page.locator('main')).not.toContainText('E2E User');
+      await expect(mine.locator('a.block-label')).toHaveAttribute('href', new RegExp(`/bookings/${ids[0]}$`));
+      await expect(mine.locator('a.block-label')).toHaveAccessibleName('blocks e2e — You · MIG 1g.24gb ×1 · approved');
+      // Side by side: neither hides the other.
+      await mine.scrollIntoViewIfNeeded();
+      const [a, b] = [(await mine.boundingBox())!, (await theirs.boundingBox())!];
+      expect(a.x + a.width <= b.x + 1 || b.x + b.width <= a.x + 1, `${JSON.stringify(a)} ${JSON.stringify(b)}`).toBe(true);
+      expect(b.height / a.height).toBeCloseTo(1, 1);
+      // Three of four slices taken from 10:00 to 12:00 UTC (11:00 in Berlin).
+      const cell = page.getByRole('gridcell', { name: /11:15, MIG 1g\.24gb: 1 of 4 free, yours: 1$/ });
+      await expect(cell).toHaveClass(/free-low/);
+      await expect(cell).toHaveAttribute('title', /1 of 4 free/);
+      await expect(cell).toHaveText('');
+      // The key is a line of swatches; how to book is folded under it.
+      await expect(page.locator('#legend ul.key li')).toHaveCount(11);
+      await expect(page.locator('#legend details.how-to')).not.toHaveAttribute('open', '');
+      const axe = await new AxeBuilder({ page }).include('.calendar').include('#legend').analyze();
+      expect(axe.violations).toEqual([]);
+      await page.screenshot({ path: `${shots}/calendar-blocks-day-${width}.png` });
+      // The week: today's head is marked for eyes and screen readers.
+      await page.goto('/calendar?view=week');
+      await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
+      await expect(page.locator('th.day-head.today')).toHaveCount(1);
+      await expect(page.locator('th.day-head[aria-current="date"]')).toHaveCount(1);
+      expect(errors).toEqual([]);
+      await page.context().close();
+    }
+    // An admin sees whose the blocks are, and a week's narrow lanes cascade
+    // them: the later one a step right, over the earlier, both readable.
+    const { page, errors } = await open(browser, 'root', 1440);
+    await page.goto(`/calendar?date=${date}&view=week`);
+    await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
+    const ada = page.locator('.block.others', { hasText: 'Ada Lovelace' });
+    const own = page.locator('.block.others', { hasText: 'E2E User' });
+    await expect(ada).toHaveCount(1);
+    await expect(own).toHaveCount(1);
+    await ada.scrollIntoViewIfNeeded();
+    const [a, b] = [(await ada.boundingBox())!, (await own.boundingBox())!];
+    expect(b.x).toBeGreaterThan(a.x + 5);
+    expect(b.y).toBeGreaterThan(a.y + 5);
+    await page.screenshot({ path: `${shots}/calendar-blocks-week-admin.png` });
+    expect(errors).toEqual([]);
+    await page.context().close();
+  } finally {
+    for (const id of ids) sql(`UPDATE booking SET state = 'canceled' WHERE id = '${id}'`);
+  }
+});
