@@ -100,3 +100,21 @@ test('bookings are blocks, side by side where they overlap; free capacity is the
     for (const id of ids) sql(`UPDATE booking SET state = 'canceled' WHERE id = '${id}'`);
   }
 });
+
+test("a refused window reads as a sentence about the field, by its label, at both widths", async ({ browser }) => {
+  for (const width of [1440, 390]) {
+    const { page, errors } = await open(browser, 'ada', width);
+    const later = new Date(Date.now() + 12 * 86_400_000).toISOString().slice(0, 10);
+    await page.goto(`/calendar?date=${later}&view=day`);
+    await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
+    await page.fill('#book-start', `${later}T10:00`);
+    await page.fill('#book-end', `${later}T09:00`);
+    await page.click('#book-submit');
+    const outcome = page.locator('#outcome');
+    await expect(outcome).toContainText('Not booked: Until must be after the start.');
+    await expect(outcome).not.toContainText('(field');
+    await expect(outcome).not.toContainText('end:');
+    expect(errors).toEqual([]);
+    await page.context().close();
+  }
+});

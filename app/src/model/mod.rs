@@ -125,8 +125,33 @@ impl FieldError {
     }
 }
 
+/// A length as people say it: "7 days", "36 hours", "1 h 30 min",
+/// "15 minutes" (never "10080 minutes").
+pub fn duration_text(minutes: i64) -> String {
+    match (minutes / 1440, minutes % 1440, minutes / 60, minutes % 60) {
+        (days, 0, _, _) if days > 0 => counted(days, "day", "days"),
+        (_, _, hours, 0) if hours > 0 => counted(hours, "hour", "hours"),
+        (_, _, 0, m) => counted(m, "minute", "minutes"),
+        (_, _, h, m) => format!("{h} h {m} min"),
+    }
+}
+
 /// "1 unit", "2 units": a count with its noun in the right number.
 pub fn counted(n: impl Into<i64>, one: &str, many: &str) -> String {
     let n = n.into();
     format!("{n} {}", if n == 1 { one } else { many })
+}
+
+#[cfg(test)]
+mod words {
+    #[test]
+    fn lengths_read_in_days_hours_and_minutes() {
+        use super::duration_text;
+        assert_eq!(duration_text(10080), "7 days");
+        assert_eq!(duration_text(1440), "1 day");
+        assert_eq!(duration_text(2160), "36 hours");
+        assert_eq!(duration_text(90), "1 h 30 min");
+        assert_eq!(duration_text(15), "15 minutes");
+        assert_eq!(duration_text(525600), "365 days");
+    }
 }

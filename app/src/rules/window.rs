@@ -78,7 +78,10 @@ pub fn duration_minutes(field: &'static str, minutes: i64) -> Result<chrono::Dur
     if (1..=MAX_DURATION_MINUTES).contains(&minutes) {
         Ok(chrono::Duration::minutes(minutes))
     } else {
-        Err(FieldError::new(field, format!("must be between 1 and {MAX_DURATION_MINUTES} minutes")))
+        Err(FieldError::new(
+            field,
+            format!("must be between 1 minute and {}", crate::model::duration_text(MAX_DURATION_MINUTES)),
+        ))
     }
 }
 
@@ -88,7 +91,7 @@ pub fn check_not_empty(window: Window) -> Result<(), FieldError> {
     check_in_range("start", window.start)?;
     check_in_range("end", window.end)?;
     if window.end <= window.start {
-        return Err(FieldError::new("end", "must be after start"));
+        return Err(FieldError::new("end", "must be after the start"));
     }
     Ok(())
 }
@@ -101,7 +104,10 @@ fn check_end(rules: &PoolRules, now: DateTime<Utc>, window: Window) -> Result<()
     if window.end - window.start > max {
         return Err(FieldError::new(
             "end",
-            format!("window is longer than the pool's maximum of {} minutes", rules.max_booking_minutes),
+            format!(
+                "is too far after the start: the pool books at most {} at a time",
+                crate::model::duration_text(i64::from(rules.max_booking_minutes))
+            ),
         ));
     }
     if window.end > horizon_end(rules, now) {

@@ -124,8 +124,7 @@ pub fn OutcomeBanner(banner: Banner, action: ServerAction<Book>, tz: String, key
         .into_any(),
         Banner::Refused { message, field, suggestion, form, can_wait } => view! {
             <div class="outcome refused" role="alert" id="outcome">
-                <strong>"Not booked: "</strong> {message}
-                {field.map(|f| view! { <span class="muted">" (field: " {f} ")"</span> })}
+                <strong>"Not booked: "</strong> {sentence(field.as_deref(), &message)}
                 {can_wait.then(|| view! { <JoinWaitlist action form=(*form).clone() tz=tz.clone() key=format!("{key}-waitlist")/> })}
                 {suggestion.map(|s| {
                     let when = s.when.clone();
@@ -205,5 +204,39 @@ pub fn MoveBanner(outcome: MoveOutcome, action: ServerAction<MoveBooking>, tz: S
             </div>
         }
         .into_any(),
+    }
+}
+
+/// A refusal about one of the form's fields as a sentence about it, named
+/// by its label: "end: must be after the start" reads "Until must be after
+/// the start." The API keeps its machine fields; people read this.
+fn sentence(field: Option<&str>, message: &str) -> String {
+    let label = match field {
+        Some("start") => "From",
+        Some("end") => "Until",
+        Some("quantity") => "Units",
+        Some("kind") => "Kind",
+        Some("mode") => "Mode",
+        Some("image") => "Workspace image",
+        Some("note") => "Note",
+        _ => return message.to_string(),
+    };
+    let reason = field.and_then(|f| message.strip_prefix(f)).and_then(|rest| rest.strip_prefix(": ")).unwrap_or(message);
+    let end = if reason.ends_with('.') { "" } else { "." };
+    format!("{label} {reason}{end}")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_refused_field_reads_as_a_sentence_about_its_label() {
+        use super::sentence;
+        assert_eq!(sentence(Some("end"), "end: must be after the start"), "Until must be after the start.");
+        assert_eq!(
+            sentence(Some("end"), "end: is too far after the start: the pool books at most 7 days at a time"),
+            "Until is too far after the start: the pool books at most 7 days at a time."
+        );
+        assert_eq!(sentence(None, "the pool is full"), "the pool is full");
+        assert_eq!(sentence(Some("pool_id"), "pool_id: unknown"), "pool_id: unknown");
     }
 }
