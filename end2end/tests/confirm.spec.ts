@@ -1,5 +1,5 @@
 import { test, expect, Page } from '@playwright/test';
-import { bookLab as book, collectErrors, signIn, slot } from './login';
+import { bookLab as book, collectErrors, signIn, slot, sql } from './login';
 
 // Destructive actions ask first, a booking on the calendar opens its own
 // page, the week view marks now, and a page for another role says so.
@@ -151,5 +151,33 @@ for (const [path, needs] of [['/reports', 'managers and admins'], ['/admin/users
     await expect(page.getByRole('alert')).toHaveCount(0);
     await expect(page.locator('main')).not.toContainText('error', { useInnerText: true });
     await expect(page.getByRole('link', { name: 'Back to the pools' })).toBeVisible();
+  });
+}
+
+// Issue 61: deleting a pool asks first, with and without JavaScript;
+// keeping it changes nothing.
+for (const js of [true, false]) {
+  test(`Delete on a pool asks first (${js ? 'hydrated' : 'without JavaScript'}); keeping it keeps it`, async ({ browser }) => {
+    const page = await (await browser.newContext({ javaScriptEnabled: js, timezoneId: 'Europe/Berlin' })).newPage();
+    const errors = collectErrors(page);
+    await signIn(page, 'root', js);
+    const name = `zz-delete-${js ? 'js' : 'plain'}`;
+    const id = sql(`INSERT INTO pool (name) VALUES ('${name}') RETURNING id`);
+    await page.goto(`/admin/pools/${id}`);
+    if (js) await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
+    const dialog = page.locator(`#confirm-delete-${id}`);
+    await expect(dialog).not.toBeVisible();
+    await page.getByRole('button', { name: 'Delete (only without bookings)' }).click();
+    await expect(dialog).toBeVisible();
+    await expect(dialog).toContainText(`Delete the pool ${name}?`);
+    await dialog.getByRole('button', { name: 'Keep the pool' }).click();
+    await expect(dialog).not.toBeVisible();
+    expect(sql(`SELECT count(*) FROM pool WHERE id = '${id}'`)).toBe('1');
+    await page.getByRole('button', { name: 'Delete (only without bookings)' }).click();
+    await dialog.getByRole('button', { name: `Yes, delete ${name}` }).click();
+    await expect(page.locator('body')).toContainText('Deleted.');
+    expect(sql(`SELECT count(*) FROM pool WHERE id = '${id}'`)).toBe('0');
+    expect(errors).toEqual([]);
+    await page.context().close();
   });
 }

@@ -40,6 +40,32 @@ pub fn Confirm(
     open: bool,
     children: Children,
 ) -> impl IntoView {
+    view! {
+        <AskFirst page=format!("/bookings/{booking}") asked=asked.as_str() key=booking.to_string()
+            label question open keep="Keep it" danger=false>
+            {children()}
+        </AskFirst>
+    }
+}
+
+/// Any destructive action's question: the button `label` opens a dialog
+/// asking `question`, with `children` (the form that acts) and a way back
+/// (`keep`). Without JavaScript the button goes to `page?confirm=asked`,
+/// where the page renders the same dialog `open`.
+#[component]
+pub fn AskFirst(
+    page: String,
+    asked: &'static str,
+    /// Tells this dialog from others of the same kind on the page.
+    key: String,
+    label: &'static str,
+    question: String,
+    open: bool,
+    keep: &'static str,
+    /// The opening button looks dangerous (a pool's deletion).
+    danger: bool,
+    children: Children,
+) -> impl IntoView {
     let dialog = NodeRef::<leptos::html::Dialog>::new();
     let ask = move |ev: leptos::ev::SubmitEvent| {
         #[cfg(feature = "hydrate")]
@@ -57,18 +83,19 @@ pub fn Confirm(
             dialog.close();
         }
     };
-    let id = format!("confirm-{}-{booking}", asked.as_str());
+    let id = format!("confirm-{asked}-{key}");
+    let class = if danger { "button danger" } else { "button secondary" };
     view! {
-        <form method="get" action=format!("/bookings/{booking}") class="inline" on:submit=ask>
-            <input type="hidden" name="confirm" value=asked.as_str()/>
-            <button class="button secondary" type="submit" data-asks=asked.as_str()>{label}</button>
+        <form method="get" action=page class="inline" on:submit=ask>
+            <input type="hidden" name="confirm" value=asked/>
+            <button class=class type="submit" data-asks=asked>{label}</button>
         </form>
         <dialog node_ref=dialog class="confirm" id=id.clone() open=open aria-labelledby=format!("{id}-question") on:submit=close>
             <p id=format!("{id}-question")>{question}</p>
             <div class="confirm-actions">
                 {children()}
                 <form method="dialog" class="inline">
-                    <button class="button secondary" type="submit" autofocus>"Keep it"</button>
+                    <button class="button secondary" type="submit" autofocus>{keep}</button>
                 </form>
             </div>
         </dialog>

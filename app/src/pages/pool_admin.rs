@@ -140,6 +140,9 @@ pub fn PoolAdminPage() -> impl IntoView {
         });
     }
     let last = move || newest.get();
+    // A script-less "Delete" came back here to be asked (`AskFirst`).
+    let query = leptos_router::hooks::use_query_map();
+    let asked_delete = move || query.with_untracked(|q| q.get("confirm").as_deref() == Some("delete"));
     view! {
         <p><a href="/admin/pools">"‹ All pools"</a></p>
         {move || notice_view(last(), from_query.get())}
@@ -164,10 +167,17 @@ pub fn PoolAdminPage() -> impl IntoView {
                                     {if pool.retired { "Reopen for bookings" } else { "Retire (no new bookings)" }}
                                 </button>
                             </ActionForm>
-                            <ActionForm action=delete attr:class="inline">
-                                <input type="hidden" name="id" value=id/>
-                                <button class="button danger" type="submit" id="delete">"Delete (only without bookings)"</button>
-                            </ActionForm>
+                            <super::confirm::AskFirst page=format!("/admin/pools/{id}") asked="delete" key=id.clone()
+                                label="Delete (only without bookings)" open=asked_delete() keep="Keep the pool" danger=true
+                                question=format!("Delete the pool {}? Its kinds, rules and maintenance windows go; \
+                                    a pool that was ever booked cannot be deleted (retire it instead).", pool.name)>
+                                <ActionForm action=delete attr:class="inline">
+                                    <input type="hidden" name="id" value=id.clone()/>
+                                    <button class="button danger" type="submit" id="delete">
+                                        {format!("Yes, delete {}", pool.name)}
+                                    </button>
+                                </ActionForm>
+                            </super::confirm::AskFirst>
                         </section>
                     }.into_any()
                 }
