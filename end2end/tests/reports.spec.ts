@@ -1,4 +1,5 @@
 import { test, expect, Browser, Page } from '@playwright/test';
+import AxeBuilder from '@axe-core/playwright';
 import { collectErrors, signIn } from './login';
 
 // Tokenomics for managers: results follow the inputs as they are typed
@@ -204,4 +205,48 @@ test('at 1440 px the report fits, its dates do not overlap and All adds up its m
   for (let i = 1; i < boxes.length; i++) expect(boxes[i][0], `date ${i}`).toBeGreaterThan(boxes[i - 1][1]);
   expect(errors).toEqual([]);
   await page.context().close();
+});
+
+// Issue 61: charts a manager trusts. Round ticks on gridlines, each
+// bucket's exact figures on hover and in a table, no chart text under
+// 11 px at 1440 or 390 px, axe clean.
+test('the trend has round ticks, gridlines, tooltips and a table; chart text is 11 px or more at both widths', async ({ browser }) => {
+  for (const width of [1440, 390]) {
+    const context = await browser.newContext({ timezoneId: 'Europe/Berlin', viewport: { width, height: 900 } });
+    const page = await context.newPage();
+    const errors = collectErrors(page);
+    await signIn(page, 'mia');
+    await page.goto('/reports');
+    await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
+    const chart = page.locator('#trend-chart');
+    const values = (await chart.locator('text.value').allTextContents()).map(Number);
+    expect(values.length).toBeGreaterThanOrEqual(3);
+    expect(values[0]).toBe(0);
+    const step = values[1] - values[0];
+    for (let i = 1; i < values.length; i++) expect(values[i] - values[i - 1]).toBeCloseTo(step, 6);
+    // 1, 2 or 5 times a power of ten apart.
+    const mantissa = step / 10 ** Math.floor(Math.log10(step) + 1e-9);
+    expect([1, 2, 5]).toContain(Math.round(mantissa * 1000) / 1000);
+    await expect(chart.locator('line.grid')).not.toHaveCount(0);
+    await expect(chart.locator('text.axis-name')).toHaveText(/^GPU-hours per (hour|day|week)$/);
+    // A band per bucket names its figures; the same figures are a table.
+    const bands = chart.locator('rect.hover');
+    const buckets = await bands.count();
+    expect(buckets).toBeGreaterThan(1);
+    await expect(bands.first().locator('title')).toHaveText(/^.+: capacity [\d.]+, booked [\d.]+, busy [\d.]+ GPU-hours$/);
+    await expect(page.locator('#trend-table tbody tr')).toHaveCount(buckets);
+    // Every chart's text, as drawn: its font size times the SVG's scale.
+    const sizes = await page.locator('svg[role="img"] text').evaluateAll((texts) => texts.map((t) => {
+      const svg = (t as SVGTextElement).ownerSVGElement!;
+      const scale = svg.getScreenCTM()!.a;
+      return parseFloat(getComputedStyle(t).fontSize) * scale;
+    }));
+    expect(sizes.length).toBeGreaterThan(10);
+    expect(Math.min(...sizes), `at ${width} px`).toBeGreaterThanOrEqual(11);
+    const axe = await new AxeBuilder({ page }).include('figure.chart').analyze();
+    expect(axe.violations).toEqual([]);
+    await page.screenshot({ path: `test-results/screenshots/report-charts-${width}.png`, fullPage: true });
+    expect(errors).toEqual([]);
+    await context.close();
+  }
 });

@@ -33,6 +33,8 @@ pub fn DeviceChartView(chart: DeviceChart, axis: ChartAxis, simulated: bool) -> 
     let span = (axis.to - axis.from).num_seconds().max(1) as f32;
     let x = |at: chrono::DateTime<chrono::Utc>| LEFT + (at - axis.from).num_seconds() as f32 / span * (RIGHT - LEFT);
     let y = |share: f32| BOTTOM - share.clamp(0.0, 1.0) * (BOTTOM - TOP);
+    // Engine busy on the left, on the shared axis' gridlines.
+    let percent = super::chart::Scale { top: f64::from(TOP), bottom: f64::from(BOTTOM), most: 100.0 };
     let top = memory_top(chart.points.iter().map(|p| p.memory_gib).fold(0.0, f32::max));
     // A gap longer than two buckets breaks the lines.
     let gap = (axis.range.bucket() * 2).num_seconds();
@@ -63,15 +65,17 @@ pub fn DeviceChartView(chart: DeviceChart, axis: ChartAxis, simulated: bool) -> 
     let memory_lines =
         runs.iter().filter(|r| r.len() > 1).map(|r| line(r, &|p| p.memory_gib / top)).collect::<Vec<_>>();
     view! {
-        <figure class="device-chart">
+        // Focusable: on a narrow screen it scrolls sideways, by keyboard too.
+        <figure class="device-chart" tabindex="0">
             <svg viewBox=format!("0 0 {W} {H}") role="img" aria-label=name.clone()>
                 <title>{name.clone()}</title>
+                {super::chart::value_axis(&[0.0, 25.0, 50.0, 75.0, 100.0], percent, (f64::from(LEFT), f64::from(RIGHT)),
+                    (f64::from(LEFT) - 4.0, "end"), " %")}
                 <line class="axis" x1=LEFT y1=BOTTOM x2=RIGHT y2=BOTTOM/>
                 <line class="axis" x1=LEFT y1=TOP x2=LEFT y2=BOTTOM/>
                 <line class="axis" x1=RIGHT y1=TOP x2=RIGHT y2=BOTTOM/>
                 {[0.0_f32, 0.5, 1.0].map(|share| view! {
-                    <text class="tick" x=LEFT - 4.0 y=y(share) + 3.0 text-anchor="end">{format!("{:.0} %", share * 100.0)}</text>
-                    <text class="tick" x=RIGHT + 4.0 y=y(share) + 3.0>{format!("{} GiB", crate::model::figure_text(f64::from(top * share)))}</text>
+                    <text class="tick" x=RIGHT + 4.0 y=y(share) + 4.0>{format!("{} GiB", crate::model::figure_text(f64::from(top * share)))}</text>
                 }).collect_view()}
                 {axis.ticks.iter().map(|(at, label)| view! {
                     <line class="grid" x1=x(*at) y1=TOP x2=x(*at) y2=BOTTOM/>

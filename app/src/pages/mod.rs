@@ -14,6 +14,7 @@ mod audit;
 mod blackouts;
 mod book;
 pub mod calendar;
+mod chart;
 #[cfg_attr(feature = "people-bundle", allow(dead_code))]
 mod clusters;
 mod confirm;

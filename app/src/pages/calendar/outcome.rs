@@ -221,7 +221,8 @@ fn sentence(field: Option<&str>, message: &str) -> String {
         Some("note") => "Note",
         _ => return message.to_string(),
     };
-    let reason = field.and_then(|f| message.strip_prefix(f)).and_then(|rest| rest.strip_prefix(": ")).unwrap_or(message);
+    let reason =
+        field.and_then(|f| message.strip_prefix(f)).and_then(|rest| rest.strip_prefix(": ")).unwrap_or(message);
     let end = if reason.ends_with('.') { "" } else { "." };
     format!("{label} {reason}{end}")
 }
