@@ -85,8 +85,9 @@ test('bookings are blocks, side by side where they overlap; free capacity is the
     const { page, errors } = await open(browser, 'root', 1440);
     await page.goto(`/calendar?date=${date}&view=week`);
     await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
-    const ada = page.locator('.block.others', { hasText: 'Ada Lovelace' });
-    const own = page.locator('.block.others', { hasText: 'E2E User' });
+    // On the week's first day, in the MIG lane (other tests book Ada elsewhere in the week).
+    const ada = page.locator('[id^="cell-0-1-"] .block.others', { hasText: 'Ada Lovelace' });
+    const own = page.locator('[id^="cell-0-1-"] .block.others', { hasText: 'E2E User' });
     await expect(ada).toHaveCount(1);
     await expect(own).toHaveCount(1);
     await ada.scrollIntoViewIfNeeded();

@@ -97,13 +97,19 @@ async fn a_booking_withdrawn_before_its_window_is_not_said_to_be_torn_down_and_i
     assert!(html.contains("Ended, canceled or rejected"), "the section says what it holds");
 }
 
+/// The key is a line of swatches, not a paragraph (issue 61): short
+/// names for what the shades and blocks mean, how to book folded under.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_calendar_legend_says_the_numbers_are_free_units_per_slot() {
+async fn the_calendar_key_names_shades_and_blocks_in_a_line() {
     let f = Fixture::new().await;
     let html = page(&f, &format!("/calendar?pool={}&tz=UTC", f.lab), &f.ada).await;
-    let legend = html.split("class=\"legend\"").nth(1).expect("a legend").split("</p>").next().unwrap_or_default();
-    assert!(legend.contains("Each slot shows how many units are free"), "{legend}");
-    assert!(!legend.contains("free units ·"), "read as a count of units: {legend}");
+    let key = html.split("class=\"key\"").nth(1).expect("a key").split("</ul>").next().unwrap_or_default();
+    for name in ["Free", "Almost full", "Full", "Yours", "Others'", "Waiting for approval", "Maintenance", "Now"] {
+        assert!(key.contains(&format!(">{name}<")), "{name}: {key}");
+    }
+    let words = key.split('<').filter_map(|t| t.split('>').nth(1)).collect::<String>();
+    assert!(words.split_whitespace().count() <= 25, "a key, not a paragraph: {words}");
+    assert!(html.contains("<summary>How to book here</summary>"), "how to book, folded");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -9,10 +9,10 @@
 //! server checks each change as it checks a booking. A red line marks now;
 //! the label of one's own booking opens its page.
 
+use super::block::block;
 use super::data::MoveBooking;
 use super::keys::{cell_id, first_bookable, move_by_key, on_key, MoveTo, Refocus};
 use super::selection::Selection;
-use super::block::block;
 use crate::model::{BlockOwner, CalendarBlock, CalendarData, Movable};
 use chrono::{DateTime, Duration, Utc};
 use leptos::prelude::*;
