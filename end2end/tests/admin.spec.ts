@@ -269,6 +269,8 @@ for (const js of [true, false]) {
       await expect(cluster.locator('td[data-label="Led by"]')).not.toHaveText('no worker yet');
       await expect(cluster.locator('td[data-label="Last success"]')).toContainText(/ behind\)/);
       await expect(cluster).not.toContainText('unreachable');
+      // A live session's steps are all done: it reads as live, never "done".
+      await expect(root.locator('#session-states')).not.toContainText(/\bdone\b/);
       await root.screenshot({ path: `${shots}/admin-worker-${js ? 'js' : 'nojs'}.png`, fullPage: true });
       expect(errors).toEqual([]);
       await root.context().close();

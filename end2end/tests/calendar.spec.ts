@@ -52,7 +52,6 @@ test.describe('hydrated', () => {
     await expect(page.locator('#outcome')).toContainText('Booked');
     await expect(cell(page, MIG, 10, 30)).toHaveClass(/mine/);
     // Exact figures on hover and in the cell's name; no number printed in the cell.
-    await expect(cell(page, MIG, 10, 30)).toHaveAttribute('title', /: 3 of 4 free, yours: 1$/);
     await expect(cell(page, MIG, 10, 30)).toHaveAttribute('aria-label', /: 3 of 4 free, yours: 1$/);
     await expect(cell(page, MIG, 10, 30)).toHaveText('');
     await expect(cell(page, MIG, 11)).toHaveAttribute('aria-label', /: 4 of 4 free$/);

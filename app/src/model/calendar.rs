@@ -8,13 +8,18 @@ use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-/// One slot (the pool's granularity) of a local day.
+/// One slot (the pool's granularity) of a local day. Short field names and
+/// the start in seconds: a week is some 700 slots, all sent along for
+/// hydration.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Slot {
+    #[serde(rename = "a", with = "chrono::serde::ts_seconds")]
     pub start: DateTime<Utc>,
     /// Local wall-clock start, "09:15".
+    #[serde(rename = "l")]
     pub label: String,
     /// Inside the pool's booking range (after the notice, before the horizon).
+    #[serde(rename = "b", default, skip_serializing_if = "std::ops::Not::not")]
     pub bookable: bool,
 }
 
@@ -75,46 +80,77 @@ pub enum BlockOwner {
 /// One booking (or maintenance window) on one day of the week or day view:
 /// a block on the time axis from its first slot that day, as tall as the
 /// slots it covers there. Bookings that overlap in one lane sit side by
-/// side: `column` of `columns`.
+/// side: `column` of `columns`. Short field names, and its words made from
+/// its fields rather than sent: a week may hold hundreds, all sent along
+/// for hydration.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CalendarBlock {
+    #[serde(rename = "d")]
     pub day: usize,
+    #[serde(rename = "k")]
     pub kind: usize,
     /// First slot covered on that day, and how many slots.
+    #[serde(rename = "s")]
     pub slot: usize,
+    #[serde(rename = "n")]
     pub slots: usize,
+    #[serde(rename = "c")]
     pub column: u8,
+    #[serde(rename = "cs")]
     pub columns: u8,
+    #[serde(rename = "o")]
     pub owner: BlockOwner,
-    /// Who: "You", the booker's name (admins), "Booked", or "Maintenance".
-    pub who: String,
-    /// What: "MIG 1g.24gb ×2 · approved", or a maintenance window's reason.
-    pub what: String,
+    /// The booker's name, shown to admins on others' bookings.
+    #[serde(rename = "w", default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Units booked (a booking), or a maintenance window's reason.
+    #[serde(rename = "u", default, skip_serializing_if = "is_zero")]
+    pub units: i32,
+    #[serde(rename = "r", default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
     /// The booking's note, its title as a calendar event's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
     /// The booking's state, for its look ("pending" is drawn dashed).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(rename = "t", default, skip_serializing_if = "String::is_empty")]
     pub state: String,
     /// The booking the block opens (the viewer's own, or any for admins).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "b", default, skip_serializing_if = "Option::is_none")]
     pub booking: Option<Uuid>,
     /// It began on an earlier day, or goes on to a later one.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[serde(rename = "cd", default, skip_serializing_if = "std::ops::Not::not")]
     pub continued: bool,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[serde(rename = "cn", default, skip_serializing_if = "std::ops::Not::not")]
     pub continues: bool,
     /// How much of its booked time was really used (begun bookings).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "ub", default, skip_serializing_if = "Option::is_none")]
     pub used: Option<UsedBar>,
 }
 
 impl CalendarBlock {
+    /// Who: "You", the booker's name (admins), "Booked", or "Maintenance".
+    pub fn who(&self) -> &str {
+        match self.owner {
+            BlockOwner::Mine => "You",
+            BlockOwner::Others => self.name.as_deref().unwrap_or("Booked"),
+            BlockOwner::Maintenance => "Maintenance",
+        }
+    }
+
+    /// What: "MIG 1g.24gb ×2 · approved" (`short` is its lane's kind), or
+    /// a maintenance window's reason.
+    pub fn what(&self, short: &str) -> String {
+        match (&self.owner, &self.reason) {
+            (BlockOwner::Maintenance, reason) => reason.clone().unwrap_or_default(),
+            _ => format!("{short} ×{} · {}", self.units, self.state),
+        }
+    }
+
     /// The block in words: its link's name, its tooltip, and what the grid
     /// cell under its top says.
-    pub fn text(&self) -> String {
+    pub fn text(&self, short: &str) -> String {
         let title = self.note.as_ref().map(|n| format!("{n} — ")).unwrap_or_default();
-        format!("{title}{} · {}", self.who, self.what)
+        format!("{title}{} · {}", self.who(), self.what(short))
     }
 }
 

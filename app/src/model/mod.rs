@@ -125,6 +125,10 @@ impl FieldError {
     }
 }
 
+/// The most characters a booking's note (or a rejection's reason) holds:
+/// the server's check and the forms' counters.
+pub const NOTE_LIMIT: usize = 1000;
+
 /// A length as people say it: "7 days", "36 hours", "1 h 30 min",
 /// "15 minutes" (never "10080 minutes").
 pub fn duration_text(minutes: i64) -> String {

@@ -131,7 +131,7 @@ fn Queue(list: Vec<PendingApproval>, decide: ServerAction<Decide>, clock: crate:
                                 <td data-label="Tenant"><code>{p.tenant.clone()}</code></td>
                                 <td data-label="Pool">{p.pool.clone()} " · " {short_kind(&p.kind)} " × " {p.quantity} <br/>
                                     <span class="muted">{what}</span>
-                                    {(!p.note.is_empty()).then(|| view! { <br/> <span class="muted">"“" {p.note.clone()} "”"</span> })}</td>
+                                    {(!p.note.is_empty()).then(|| view! { <br/> <span class="muted user-text">"“" {p.note.clone()} "”"</span> })}</td>
                                 <td data-label=format!("Window ({})", clock.tz)>{clock.when(p.start)} <br/> "to " {clock.when(p.end)} <br/>
                                     <span class="muted">"asked " {clock.when(p.requested_at)}</span></td>
                                 <td class=if over { "refused" } else { "" } data-label="Busiest moment">

@@ -19,6 +19,7 @@ mod chart;
 mod clusters;
 mod confirm;
 mod copy;
+mod counted;
 mod dashboard;
 mod device_chart;
 mod find;

@@ -25,6 +25,19 @@ fn pass(clock: &Clock, at_: Option<DateTime<Utc>>, ms: Option<i32>, error: Optio
     }
 }
 
+/// An open session by its first step not done (`sessions::status`), in
+/// words: every step done is a live session with its workspace up, not
+/// one that is over.
+fn session_state(state: &str) -> &str {
+    match state {
+        "done" => "Live, workspace ready",
+        "working" => "Starting, waiting for the cluster",
+        "pending" => "Waiting to start",
+        "failed" => "Stopped at a failed step",
+        other => other,
+    }
+}
+
 /// How far behind a cluster's worker is, in words.
 fn lag(behind: chrono::Duration) -> String {
     match behind.num_seconds().max(0) {
@@ -103,7 +116,9 @@ fn StatusView(status: WorkerStatus, clock: Clock) -> impl IntoView {
         <h2>"Sessions by state"</h2>
         <ul id="session-states">
             {if status.sessions.is_empty() { Some(view! { <li>"No session is open."</li> }) } else { None }}
-            {status.sessions.into_iter().map(|(state, count)| view! { <li>{state} ": " {count}</li> }).collect_view()}
+            {status.sessions.into_iter().map(|(state, count)| view! {
+                <li data-state=state.clone()>{session_state(&state)} ": " {count}</li>
+            }).collect_view()}
         </ul>
         <h2>"Failures in the last 7 days"</h2>
         <ul id="worker-failures">
@@ -112,5 +127,14 @@ fn StatusView(status: WorkerStatus, clock: Clock) -> impl IntoView {
                 <li>{clock.when(f.at)} " · booking " <code>{f.booking_id.to_string()}</code> ": " {f.reason}</li>
             }).collect_view()}
         </ul>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_session_with_every_step_done_reads_as_live() {
+        assert_eq!(super::session_state("done"), "Live, workspace ready");
+        assert_eq!(super::session_state("working"), "Starting, waiting for the cluster");
     }
 }

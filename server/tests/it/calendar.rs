@@ -48,7 +48,11 @@ async fn slots_show_free_units_per_kind_and_only_the_viewers_own_bookings_in_ful
     assert_eq!(data.cells[0][1][index(start + Duration::minutes(15))].mine, 3);
     // Both bookings are blocks from their first slot, side by side; carol's
     // is anonymous occupancy to ada.
-    let blocks: Vec<_> = data.blocks.iter().map(|b| (b.kind, b.slot, b.slots, b.column, b.columns, b.text())).collect();
+    let blocks: Vec<_> = data
+        .blocks
+        .iter()
+        .map(|b| (b.kind, b.slot, b.slots, b.column, b.columns, b.text(&data.kinds[b.kind].short)))
+        .collect();
     assert_eq!(
         blocks,
         [
@@ -67,7 +71,7 @@ async fn slots_show_free_units_per_kind_and_only_the_viewers_own_bookings_in_ful
     let seen =
         load(&f.db, &admin, &CalendarQuery { pool: None, date: Some(date), days: 1, tz: "UTC".into() }).await.unwrap();
     assert!(seen.bookings.iter().all(|b| b.user_email.is_some()), "admins see everything");
-    let named: Vec<_> = seen.blocks.iter().map(|b| b.who.as_str()).collect();
+    let named: Vec<_> = seen.blocks.iter().map(|b| b.who()).collect();
     assert!(named.iter().all(|w| *w != "Booked"), "admins see who booked: {named:?}");
 }
 
@@ -288,7 +292,8 @@ async fn ones_own_note_is_the_blocks_title() {
     let query = CalendarQuery { pool: None, date: Some(slot(40).date_naive()), days: 1, tz: "UTC".into() };
     let block = |data: &app::model::CalendarData| {
         let i = data.days[0].slots.iter().position(|s| s.start == slot(40)).unwrap();
-        let found: Vec<_> = data.blocks.iter().filter(|b| b.slot == i && b.kind == 1).map(|b| b.text()).collect();
+        let found: Vec<_> =
+            data.blocks.iter().filter(|b| b.slot == i && b.kind == 1).map(|b| b.text(&data.kinds[1].short)).collect();
         found
     };
     let ada = who(&f, &f.ada).await;

@@ -25,8 +25,8 @@ pub fn booking_tenant<'p>(principal: &'p Principal, asked: Option<&str>) -> Serv
 /// Books the window, or with `waitlist` set and no room for it (capacity or
 /// the tenant's quota), puts the request on the waitlist.
 pub async fn create(admissions: &AdmissionQueue, principal: &Principal, new: NewBooking) -> ServiceResult<Admission> {
-    if new.note.chars().count() > 1000 {
-        return Err(FieldError::new("note", "must be at most 1000 characters").into());
+    if new.note.chars().count() > crate::model::NOTE_LIMIT {
+        return Err(FieldError::new("note", format!("must be at most {} characters", crate::model::NOTE_LIMIT)).into());
     }
     let tenant = booking_tenant(principal, new.tenant.as_deref())?.clone();
     let window = Window { start: new.start, end: new.end };

@@ -35,8 +35,8 @@ struct Planned {
 }
 
 async fn plan(db: &PgPool, principal: &Principal, new: &NewSeries) -> ServiceResult<Planned> {
-    if new.note.chars().count() > 1000 {
-        return Err(FieldError::new("note", "must be at most 1000 characters").into());
+    if new.note.chars().count() > crate::model::NOTE_LIMIT {
+        return Err(FieldError::new("note", format!("must be at most {} characters", crate::model::NOTE_LIMIT)).into());
     }
     let tenant = booking_tenant(principal, new.tenant.as_deref())?.clone();
     let first = Window { start: new.start, end: new.end };

@@ -107,8 +107,9 @@ pub async fn reject(db: &sqlx::PgPool, principal: &Principal, id: Uuid, comment:
     if comment.trim().is_empty() {
         return Err(crate::rules::FieldError::new("comment", "say why: the requester reads it").into());
     }
-    if comment.chars().count() > 1000 {
-        return Err(crate::rules::FieldError::new("comment", "at most 1000 characters").into());
+    if comment.chars().count() > crate::model::NOTE_LIMIT {
+        let limit = crate::model::NOTE_LIMIT;
+        return Err(crate::rules::FieldError::new("comment", format!("at most {limit} characters")).into());
     }
     change_as(db, principal, id, Need::Admin, Action::Reject, comment).await
 }

@@ -2,7 +2,7 @@
 //! and each maintenance window, cut at midnight into one block per day and
 //! lane, with overlapping blocks side by side as a calendar draws them.
 
-use crate::model::{short_kind, Blackout, BlockOwner, Booking, CalendarBlock, Day, PoolKind, UsedBar};
+use crate::model::{Blackout, BlockOwner, Booking, CalendarBlock, Day, PoolKind, UsedBar};
 use chrono::{DateTime, Duration, Utc};
 use std::collections::HashMap;
 use uuid::Uuid;
@@ -23,17 +23,12 @@ pub fn blocks(
 ) -> Vec<CalendarBlock> {
     let mut out = Vec::new();
     for (k, kind) in kinds.iter().enumerate() {
-        let label = short_kind(&kind.kind);
         for b in bookings.iter().filter(|b| b.kind == kind.kind) {
             let block = CalendarBlock {
                 kind: k,
                 owner: if b.mine { BlockOwner::Mine } else { BlockOwner::Others },
-                who: match (&b.user_name, b.mine) {
-                    (_, true) => "You".to_string(),
-                    (Some(name), false) => name.clone(),
-                    (None, false) => "Booked".to_string(),
-                },
-                what: format!("{label} ×{} · {}", b.quantity, b.state.as_str()),
+                name: (!b.mine).then(|| b.user_name.clone()).flatten(),
+                units: b.quantity,
                 // Notes and pages are the owner's: others see occupancy.
                 note: b
                     .mine
@@ -56,8 +51,7 @@ pub fn blocks(
             let block = CalendarBlock {
                 kind: k,
                 owner: BlockOwner::Maintenance,
-                who: "Maintenance".to_string(),
-                what: m.reason.clone(),
+                reason: Some(m.reason.clone()),
                 ..CalendarBlock::default()
             };
             out.extend(cut(days, m.start, m.end, step, block));

@@ -9,9 +9,12 @@ use leptos::prelude::*;
 /// refuses inline styles), beside the blocks it overlaps. It lets the
 /// pointer through to the cells under it, but for its link: a press on
 /// one's own booking starts its move there, and a press beside a block
-/// selects. What it says is also in the cell's name, so the block itself
-/// is hidden from assistive technology but for its link.
-pub(super) fn block(b: &CalendarBlock) -> impl IntoView {
+/// selects. `short` names its lane's kind.
+///
+/// The cell under its top is named by its content, so what the block shows
+/// is what the cell's name says of it, each once: a week with 500 bookings
+/// is drawn in every request, and its size is its render time.
+pub(super) fn block(b: &CalendarBlock, short: &str) -> impl IntoView {
     let class = format!(
         "block {}{} span-{} cols-{} col-{}{}{}",
         match b.owner {
@@ -30,34 +33,48 @@ pub(super) fn block(b: &CalendarBlock) -> impl IntoView {
         if b.continued { " continued" } else { "" },
         if b.continues { " continues" } else { "" },
     );
-    let text = b.text();
-    // What the cell's name hears of it (maintenance is in the cell's words).
-    let heard = (b.owner != BlockOwner::Maintenance).then(|| {
-        let used = b.used.as_ref().map(|bar| format!("; {}", bar.text())).unwrap_or_default();
-        match b.booking {
-            Some(_) => (String::from("; "), used),
-            None => (format!("; {text}"), used),
+    let text = b.text(short);
+    let what = b.what(short);
+    if b.owner == BlockOwner::Maintenance {
+        // Its reason is already in the cell's words.
+        return view! {
+            <div class=class title=text aria-hidden="true">
+                <strong class="block-label">{b.who().to_string()}</strong>
+                <span class="block-what">{what}</span>
+            </div>
         }
+        .into_any();
+    }
+    // "; " parts it from the cell's words and from the blocks before it.
+    let used = b.used.as_ref().map(|bar| {
+        view! { <span class="visually-hidden">"; "{bar.text()}</span>{used_bar(bar)} }
     });
-    let (before, after) = heard.unzip();
-    let title = match &b.note {
-        Some(note) => view! { <strong class="block-title">{note.clone()}</strong> }.into_any(),
-        None => view! { <strong class="block-title">{b.who.clone()}</strong> }.into_any(),
-    };
-    let who = b.note.is_some().then(|| format!("{} · ", b.who));
-    let head = match b.booking {
-        Some(id) => view! { <a class="block-label" href=format!("/bookings/{id}") aria-label=text.clone()>{title}</a> }
-            .into_any(),
-        None => view! { <span class="block-label" aria-hidden="true">{title}</span> }.into_any(),
-    };
-    view! {
-        <div class=class title=text>
-            {before.map(|t| view! { <span class="visually-hidden">{t}</span> })}
-            {head}
-            <span class="block-what" aria-hidden="true">{who}{b.what.clone()}</span>
-            {after.map(|t| view! { <span class="visually-hidden">{t}</span> })}
-            {b.used.as_ref().map(used_bar)}
-        </div>
+    match b.booking {
+        // Its link is named by the whole text (the note is its title); the
+        // line under it repeats part of that name, so only eyes read it.
+        Some(id) => {
+            let title = b.note.clone().unwrap_or_else(|| b.who().to_string());
+            let who = b.note.is_some().then(|| format!("{} · ", b.who()));
+            let label = text.clone();
+            view! {
+                <div class=class title=text>
+                    <span class="visually-hidden">"; "</span>
+                    <a class="block-label" href=format!("/bookings/{id}") aria-label=label><strong>{title}</strong></a>
+                    <span class="block-what" aria-hidden="true">{who}{what}</span>
+                    {used}
+                </div>
+            }
+            .into_any()
+        }
+        None => view! {
+            <div class=class title=text>
+                <span class="visually-hidden">"; "</span>
+                <strong class="block-label">{b.who().to_string()}</strong>
+                <span class="block-what">{what}</span>
+                {used}
+            </div>
+        }
+        .into_any(),
     }
 }
 
@@ -70,14 +87,13 @@ const MOST_SLOTS: usize = 288;
 /// units sit idle now. Its words are in the cell's name; the bar itself is
 /// hidden from assistive technology rather than said twice.
 fn used_bar(bar: &crate::model::UsedBar) -> impl IntoView {
-    let text = bar.text();
     let class = format!(
         "used-bar{}{}",
         if bar.idle_units > 0 { " idle" } else { "" },
         if bar.who.is_some() { " others" } else { "" }
     );
     view! {
-        <span class=class aria-hidden="true" title=text>
+        <span class=class aria-hidden="true" title=bar.text()>
             <span class=format!("used-fill fill-{}", u32::from(bar.pct) / 5 * 5)></span>
         </span>
     }

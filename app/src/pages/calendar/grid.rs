@@ -16,6 +16,7 @@ use super::selection::Selection;
 use crate::model::{BlockOwner, CalendarBlock, CalendarData, Movable};
 use chrono::{DateTime, Duration, Utc};
 use leptos::prelude::*;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// A drag of one's own booking: where it was grabbed, and where it would go.
@@ -137,6 +138,12 @@ pub fn Grid(
         on_cleanup(move || handle.remove());
     }
     let step = Duration::minutes(i64::from(data.pool.rules.granularity_minutes.max(1)));
+    // Each cell's blocks, found once rather than by a scan per cell (a week
+    // has 96 rows of cells and may have hundreds of blocks).
+    let mut starting = HashMap::<(usize, usize, usize), Vec<CalendarBlock>>::new();
+    for b in &data.blocks {
+        starting.entry((b.day, b.kind, b.slot)).or_default().push(b.clone());
+    }
     let head_days = data
         .days
         .iter()
@@ -178,16 +185,12 @@ pub fn Grid(
                                 };
                                 let slot = day.slots[i].clone();
                                 let capacity = data.kinds[k].capacity;
+                                let short = data.kinds[k].short.clone();
                                 let now_at = now_line(slot.start, step, data.now);
                                 // The blocks whose top is this cell: drawn from here down.
-                                let here: Vec<CalendarBlock> = data
-                                    .blocks
-                                    .iter()
-                                    .filter(|b| (b.day, b.kind, b.slot) == (d, k, i))
-                                    .cloned()
-                                    .collect();
-                                // The cell in words: its name for screen readers, and with
-                                // the blocks that start here its hover.
+                                let here = starting.get(&(d, k, i)).map(Vec::as_slice).unwrap_or_default();
+                                // The cell in words: its name, and its tooltip on hover and
+                                // focus (`style/calendar.scss`).
                                 let words = format!(
                                     "{} {}, {}: {} of {} free{}{}",
                                     day.label,
@@ -203,13 +206,6 @@ pub fn Grid(
                                     if now_at.is_some() { ", now" } else { "" },
                                 );
                                 let named = here.iter().any(|b| b.owner != BlockOwner::Maintenance);
-                                let title = format!(
-                                    "{words}{}",
-                                    here.iter()
-                                        .filter(|b| b.owner != BlockOwner::Maintenance)
-                                        .map(|b| format!("; {}", b.text()))
-                                        .collect::<String>()
-                                );
                                 // A cell where bookings start is named by its content: its
                                 // words, then each block's (an aria-label would hide the
                                 // blocks' visible text from the name); the others by an
@@ -246,9 +242,7 @@ pub fn Grid(
                     <td
                         id=cell_id(d, k, i)
                         class=class
-                        role="gridcell"
                         aria-label=aria
-                        title=title
                         aria-selected=move || selection.get().is_some_and(|s| s.contains(d, k, i)).to_string()
                         tabindex=move || if focus.get() == (d, k, i) { "0" } else { "-1" }
                         on:pointerdown=move |ev| {
@@ -286,8 +280,8 @@ pub fn Grid(
                             on_key(ev, (d, k, i), focus, selection, (spread, on_choose))
                         }
                     >
-                        {named.then(|| view! { <span class="visually-hidden">{words}</span> })}
-                        {here.iter().map(block).collect_view()}
+                        {named.then(|| view! { <span class="cell-words">{words}</span> })}
+                        {here.iter().map(|b| block(b, &short)).collect_view()}
                         {edge.then(|| view! { <span class="resize-handle" title="Drag to change the end" aria-hidden="true"></span> })}
                     </td>
                 }.into_any()
@@ -312,6 +306,7 @@ pub fn Grid(
         .collect_view();
     view! {
         <div class="calendar-scroll" id="calendar-scroll">
+            // Its cells are grid cells by the table's role (no role on each).
             <table class=format!("calendar {} days-{}", row_height(rows), data.days.len()) role="grid"
                 aria-label="Bookings and free units per slot; select a window to book">
                 <thead>

@@ -5,6 +5,7 @@
 use super::selection::Selection;
 use crate::model::CalendarData;
 use crate::pages::book::Book;
+use crate::pages::counted::CountedText;
 use leptos::prelude::*;
 use std::sync::Arc;
 
@@ -170,7 +171,8 @@ pub fn BookingPanel(
                     </select>
                 </label>
                 <label class="wide">"Note"
-                    <textarea name="note" id="book-note" maxlength="1000" rows="2">{prefill.note.clone().unwrap_or_default()}</textarea>
+                    <CountedText name="note" id="book-note" limit=crate::model::NOTE_LIMIT rows=2
+                        value=prefill.note.clone().unwrap_or_default()/>
                 </label>
                 <p class="persistence wide muted">{persistence(pool.placement.team_cache_class.is_some())}</p>
                 <button class="button" type="submit" id="book-submit" disabled=move || pending.get()>

@@ -53,7 +53,7 @@ pub(super) fn Card(
             </header>
             <p>{card.pool_name.clone()} " · " <code>{b.kind.clone()}</code> " × " {b.quantity} " · " {b.mode.as_str()}</p>
             {b.image.clone().map(|image| view! { <p class="muted booking-image">"Workspace image " <code>{image}</code></p> })}
-            {b.note.clone().filter(|n| !n.trim().is_empty()).map(|note| view! { <p class="booking-note">"Note: " {note}</p> })}
+            {b.note.clone().filter(|n| !n.trim().is_empty()).map(|note| view! { <p class="booking-note user-text">"Note: " {note}</p> })}
             {held_by}
             {(!card.approvers.is_empty()).then(|| view! {
                 <p class="pending-note">"Pending: waiting for approval by " {card.approvers.join(", ")} " (admin)."</p>
