@@ -30,9 +30,21 @@ for (const [width, js, ahead] of [[1440, true, 24], [390, true, 25], [390, false
     await expect(page.locator('#outcome')).toContainText('Booked');
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     expect(overflow).toBeLessThanOrEqual(0);
-    // The end before the start is said, naming the field.
+    // The end before the start is a sentence beside the field it concerns,
+    // which names it; no field name from the code.
     await page.goto(`/free?from=${day(ahead)}T13:00&to=${day(ahead)}T12:00`);
-    await expect(page.locator('#free-error')).toContainText('to: must be after from');
+    const to = page.locator('#free-to-error');
+    await expect(to).toHaveText('To must be after From.');
+    await expect(page.locator('#free-to')).toHaveAttribute('aria-invalid', 'true');
+    await expect(page.locator('#free-to')).toHaveAttribute('aria-describedby', 'free-to-error');
+    await expect(page.locator('label.field', { has: page.locator('#free-to') })).toContainText('To must be after From.');
+    await expect(page.locator('#free-from')).not.toHaveAttribute('aria-invalid', 'true');
+    await expect(page.locator('main')).not.toContainText('to:');
+    // Minutes are said as hours and days.
+    await page.goto(`/free?from=${day(ahead)}T13:00&to=${day(ahead)}T18:00&at_least=30000`);
+    await expect(page.locator('#free-at_least-error')).toHaveText('At least must be between 15 minutes and 14 days.');
+    await expect(page.locator('main')).not.toContainText('at_least');
+    await expect(page.locator('main')).not.toContainText('20160');
     expect(errors).toEqual([]);
     await context.close();
   });

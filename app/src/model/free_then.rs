@@ -34,12 +34,29 @@ pub struct FreeRow {
     pub fits: String,
 }
 
+/// A form the server could not answer: the field at fault (its input's
+/// name), if one, and a sentence about it for people, shown beside it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FormRefusal {
+    pub field: Option<String>,
+    pub sentence: String,
+}
+
+impl FormRefusal {
+    /// `reason` about the field labelled `label`, as a sentence: "To must
+    /// be after the start."
+    pub fn about(field: &str, label: &str, reason: &str) -> Self {
+        let end = if reason.ends_with('.') { "" } else { "." };
+        Self { field: Some(field.to_string()), sentence: format!("{label} {reason}{end}") }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FreeThenPage {
     pub form: FreeThenForm,
     /// Once asked: what is free (whole windows first), or why the question
     /// cannot be answered.
-    pub rows: Option<Result<Vec<FreeRow>, String>>,
+    pub rows: Option<Result<Vec<FreeRow>, FormRefusal>>,
     pub form_key: String,
     pub tz: String,
 }

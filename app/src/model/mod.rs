@@ -50,7 +50,7 @@ pub use clock::{booking_phrase, day_text, window_text, Clock};
 pub use cluster::{Cluster, ClusterAccess, ClusterForm, ClusterSpec, ClusterSwitches, DEFAULT_CLUSTER};
 pub use dashboard::{BookingLine, BudgetLine, Dashboard, LiveSession, UpcomingLine, SPARK_MINUTES};
 pub use device_chart::{ChartAxis, ChartPoint, ChartRange, DeviceChart, SessionCharts};
-pub use free_then::{FreeRow, FreeThenForm, FreeThenPage};
+pub use free_then::{FormRefusal, FreeRow, FreeThenForm, FreeThenPage};
 pub use gpu_presets::{gpu_of, preset, GpuSpec, PresetOnGpu, ThroughputPreset, GPUS, PRESETS, REFERENCE_GPU};
 pub use home::{Home, HomePrice, HomeSettings, HomesPage, Kept, SITE_RETENTION_DAYS};
 pub use idle_policy::IdlePolicy;

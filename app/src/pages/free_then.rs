@@ -6,7 +6,7 @@
 
 use super::book::Book;
 use super::calendar::outcome::{Banner, OutcomeBanner};
-use crate::model::{short_kind, FreeRow, FreeThenForm, FreeThenPage};
+use crate::model::{short_kind, FormRefusal, FreeRow, FreeThenForm, FreeThenPage};
 use crate::rpc::RpcError;
 use leptos::prelude::*;
 use leptos_router::components::Form;
@@ -54,21 +54,36 @@ pub fn WhatIsFreePage() -> impl IntoView {
 fn FreeThenView(data: FreeThenPage, book: ServerAction<Book>, banner: Option<Banner>) -> impl IntoView {
     let FreeThenPage { form, rows, form_key, tz } = data;
     let zone_note = tz.clone();
+    let refusal = rows.as_ref().and_then(|r| r.as_ref().err()).cloned();
+    // A refused field says why beside it; the page's own reason, if any, under the form.
+    let fault =
+        |field: &str| refusal.as_ref().filter(|r| r.field.as_deref() == Some(field)).map(|r| r.sentence.clone());
+    let [from, to, at_least, units, memory] =
+        ["from", "to", "at_least", "units", "memory_gb"].map(|f| Fault::of(f, fault(f)));
     view! {
         {banner.map(|banner| view! { <OutcomeBanner banner action=book tz=tz.clone() key=form_key.clone()/> })}
-        <Form method="GET" action="/free" attr:class="panel free-form" attr:id="free-form">
-            <label>"From" <input type="datetime-local" name="from" id="free-from" value=form.from.clone() required/></label>
-            <label>"To" <input type="datetime-local" name="to" id="free-to" value=form.to.clone() required/></label>
-            <label>"At least (minutes)"
-                <input type="number" name="at_least" id="free-at-least" min="15" step="15" value=form.at_least.clone() placeholder="60"/></label>
-            <label>"Units" <input type="number" name="units" id="free-units" min="1" value=form.units.clone() placeholder="1"/></label>
-            <label>"GPU memory per unit, at least (GB)"
-                <input type="number" name="memory_gb" id="free-memory" min="0" value=form.memory_gb.clone() placeholder="any"/></label>
+        <Form method="GET" action="/free" attr:class="panel free-form fields-row" attr:id="free-form">
+            <label class="field" class:invalid=from.is()>"From"
+                <input type="datetime-local" name="from" id="free-from" value=form.from.clone() required
+                    aria-invalid=from.invalid() aria-describedby=from.id()/>{from.view()}</label>
+            <label class="field" class:invalid=to.is()>"To"
+                <input type="datetime-local" name="to" id="free-to" value=form.to.clone() required
+                    aria-invalid=to.invalid() aria-describedby=to.id()/>{to.view()}</label>
+            <label class="field" class:invalid=at_least.is()>"At least (minutes)"
+                <input type="number" name="at_least" id="free-at-least" min="15" step="15" value=form.at_least.clone()
+                    placeholder="60" aria-invalid=at_least.invalid() aria-describedby=at_least.id()/>{at_least.view()}</label>
+            <label class="field" class:invalid=units.is()>"Units"
+                <input type="number" name="units" id="free-units" min="1" value=form.units.clone() placeholder="1"
+                    aria-invalid=units.invalid() aria-describedby=units.id()/>{units.view()}</label>
+            <label class="field" class:invalid=memory.is()>"GPU memory per unit, at least (GB)"
+                <input type="number" name="memory_gb" id="free-memory" min="0" value=form.memory_gb.clone() placeholder="any"
+                    aria-invalid=memory.invalid() aria-describedby=memory.id()/>{memory.view()}</label>
             <button class="button" type="submit" id="free-submit">"Show what is free"</button>
             <p class="muted">"Times in " {zone_note} "."</p>
         </Form>
         {rows.map(|rows| match rows {
-            Err(reason) => view! { <p class="error" role="alert" id="free-error">{reason}</p> }.into_any(),
+            Err(FormRefusal { field: Some(_), .. }) => ().into_any(),
+            Err(FormRefusal { field: None, sentence }) => view! { <p class="error" role="alert" id="free-error">{sentence}</p> }.into_any(),
             Ok(rows) => {
                 let (whole, part): (Vec<FreeRow>, Vec<FreeRow>) = rows.into_iter().partition(|r| r.whole);
                 let list = |id: &'static str, rows: Vec<FreeRow>, none: &'static str| {
@@ -113,5 +128,35 @@ fn FreeLine(row: FreeRow, book: ServerAction<Book>, tz: String, key: String) -> 
                 <button class="button" type="submit">{label}</button>
             </ActionForm>
         </li>
+    }
+}
+
+/// What is wrong with one field, if anything: its input is marked invalid
+/// and described by the sentence shown under it.
+struct Fault {
+    field: &'static str,
+    sentence: Option<String>,
+}
+
+impl Fault {
+    fn of(field: &'static str, sentence: Option<String>) -> Self {
+        Self { field, sentence }
+    }
+
+    fn is(&self) -> bool {
+        self.sentence.is_some()
+    }
+
+    fn invalid(&self) -> Option<&'static str> {
+        self.is().then_some("true")
+    }
+
+    fn id(&self) -> Option<String> {
+        self.is().then(|| format!("free-{}-error", self.field))
+    }
+
+    fn view(&self) -> Option<impl IntoView> {
+        let id = self.id();
+        self.sentence.clone().map(|sentence| view! { <span class="field-error" id=id role="alert">{sentence}</span> })
     }
 }

@@ -2,8 +2,8 @@
 //! pools they may book that is free for all of it, or for a part of it at
 //! least as long as they asked, and from when.
 
-use crate::backend::error::ServiceResult;
-use crate::model::{FreeRow, FreeThenForm, FreeThenPage, Principal, Window};
+use crate::backend::error::{ServiceError, ServiceResult};
+use crate::model::{duration_text, FormRefusal, FreeRow, FreeThenForm, FreeThenPage, Principal, Window};
 use crate::rules::capacity::{align_down, align_up};
 use crate::rules::local_time::{local_window, parse_local, zone};
 use crate::rules::window as window_rules;
@@ -11,16 +11,36 @@ use crate::rules::FieldError;
 use chrono::Duration;
 use sqlx::PgPool;
 
-/// The form's numbers, or the field at fault.
-fn number(field: &str, text: &str, default: i64, range: std::ops::RangeInclusive<i64>) -> Result<i64, FieldError> {
+/// The form's numbers, or the field at fault; `says` writes a bound as
+/// people read it (minutes as hours and days).
+fn number(
+    field: &str,
+    text: &str,
+    default: i64,
+    range: std::ops::RangeInclusive<i64>,
+    says: fn(i64) -> String,
+) -> Result<i64, FieldError> {
     let value = match text.trim() {
         "" => default,
         text => text.parse().map_err(|_| FieldError::new(field, "must be a whole number"))?,
     };
     if !range.contains(&value) {
-        return Err(FieldError::new(field, format!("must be between {} and {}", range.start(), range.end())));
+        let (low, high) = (says(*range.start()), says(*range.end()));
+        return Err(FieldError::new(field, format!("must be between {low} and {high}")));
     }
     Ok(value)
+}
+
+/// Each field's label on the page, to say what is wrong with it.
+fn label(field: &str) -> &str {
+    match field {
+        "from" => "From",
+        "to" => "To",
+        "at_least" => "At least",
+        "units" => "Units",
+        "memory_gb" => "GPU memory per unit",
+        other => other,
+    }
 }
 
 pub async fn page(db: &PgPool, principal: &Principal, form: FreeThenForm, tz: &str) -> ServiceResult<FreeThenPage> {
@@ -35,7 +55,8 @@ pub async fn page(db: &PgPool, principal: &Principal, form: FreeThenForm, tz: &s
     }
     page.rows = Some(match rows(db, principal, &form, tz).await {
         Ok(rows) => Ok(rows),
-        Err(err) if err.can_be_acted_on() => Err(err.public_message()),
+        Err(ServiceError::Invalid(e)) => Err(FormRefusal::about(&e.field, label(&e.field), &e.reason)),
+        Err(err) if err.can_be_acted_on() => Err(FormRefusal { field: None, sentence: err.public_message() }),
         Err(err) => return Err(err),
     });
     Ok(page)
@@ -45,14 +66,14 @@ async fn rows(db: &PgPool, principal: &Principal, form: &FreeThenForm, tz: &str)
     let start = parse_local("from", &form.from, tz)?;
     let end = parse_local("to", &form.to, tz)?;
     if end <= start {
-        return Err(FieldError::new("to", "must be after from").into());
+        return Err(FieldError::new("to", "must be after From").into());
     }
     if end - start > Duration::days(14) {
-        return Err(FieldError::new("to", "a window may span at most 14 days").into());
+        return Err(FieldError::new("to", "must be at most 14 days after From").into());
     }
-    let at_least = Duration::minutes(number("at_least", &form.at_least, 60, 15..=20_160)?);
-    let units = number("units", &form.units, 1, 1..=64)? as i32;
-    let memory = number("memory_gb", &form.memory_gb, 0, 0..=10_000)? as i32;
+    let at_least = Duration::minutes(number("at_least", &form.at_least, 60, 15..=20_160, duration_text)?);
+    let units = number("units", &form.units, 1, 1..=64, |n| n.to_string())? as i32;
+    let memory = number("memory_gb", &form.memory_gb, 0, 0..=10_000, |gb| format!("{gb} GB"))? as i32;
     let window = Window { start, end };
     let now = crate::backend::db_now(db).await?;
     let mut found = Vec::new();
@@ -125,8 +146,12 @@ mod tests {
 
     #[test]
     fn the_forms_numbers_name_their_field() {
-        assert_eq!(number("units", "", 1, 1..=64), Ok(1));
-        assert_eq!(number("units", "0", 1, 1..=64).unwrap_err().field, "units");
-        assert_eq!(number("at_least", "two hours", 60, 15..=20_160).unwrap_err().field, "at_least");
+        let plain = |n: i64| n.to_string();
+        assert_eq!(number("units", "", 1, 1..=64, plain), Ok(1));
+        assert_eq!(number("units", "0", 1, 1..=64, plain).unwrap_err().field, "units");
+        assert_eq!(number("at_least", "two hours", 60, 15..=20_160, duration_text).unwrap_err().field, "at_least");
+        // Minutes are said as hours and days.
+        let long = number("at_least", "30000", 60, 15..=20_160, duration_text).unwrap_err();
+        assert_eq!(long.reason, "must be between 15 minutes and 14 days");
     }
 }

@@ -221,10 +221,9 @@ fn sentence(field: Option<&str>, message: &str) -> String {
         Some("note") => "Note",
         _ => return message.to_string(),
     };
-    let reason =
-        field.and_then(|f| message.strip_prefix(f)).and_then(|rest| rest.strip_prefix(": ")).unwrap_or(message);
-    let end = if reason.ends_with('.') { "" } else { "." };
-    format!("{label} {reason}{end}")
+    let field = field.unwrap_or_default();
+    let reason = message.strip_prefix(field).and_then(|rest| rest.strip_prefix(": ")).unwrap_or(message);
+    crate::model::FormRefusal::about(field, label, reason).sentence
 }
 
 #[cfg(test)]
