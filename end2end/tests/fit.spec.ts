@@ -25,6 +25,9 @@ for (const [width, js] of [[1440, true], [390, true], [1440, false]] as const) {
     await page.fill('#fit-sequences', '4');
     await page.click('#fit-submit');
     await expect(page.locator('#fit-verdict')).toContainText('Needs about 24 GB');
+    // The form keeps what was asked.
+    await expect(page.locator('#fit-model')).toHaveValue('llama-3.1-8b');
+    await expect(page.locator('#fit-sequences')).toHaveValue('4');
     await expect(page.locator('#fit-arithmetic')).toContainText('KV cache = 2 × 32 layers × 8 KV heads × 128 head dim × 2 bytes × 8192 tokens × 4 sequences');
     const slice = page.locator('#fit-kinds tbody tr', { hasText: 'MIG 1g.24gb' }).first();
     await expect(slice.locator('td[data-label="Units"]')).toHaveText('—');
@@ -40,9 +43,17 @@ for (const [width, js] of [[1440, true], [390, true], [1440, false]] as const) {
     await expect(page.locator('#outcome')).toContainText('Booked');
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     expect(overflow).toBeLessThanOrEqual(0);
-    // A question that cannot be answered says which field and why.
+    // A question that cannot be answered says why beside the field, by its label.
     await page.goto('/fit?model=&params_b=13&workload=inference');
-    await expect(page.locator('#fit-error')).toContainText('layers: is needed for inference');
+    await expect(page.locator('#fit-layers-error')).toHaveText("Layers is needed for inference (from the model's config.json).");
+    await expect(page.locator('#fit-layers')).toHaveAttribute('aria-invalid', 'true');
+    await expect(page.locator('#fit-layers')).toHaveAttribute('aria-describedby', 'fit-layers-error');
+    await expect(page.locator('main')).not.toContainText('layers:');
+    // Estimate with nothing chosen says what is missing.
+    await page.goto('/fit');
+    if (js) await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
+    await page.click('#fit-submit');
+    await expect(page.locator('#fit-params_b-error')).toHaveText('Billions of parameters is needed when no model is chosen.');
     expect(errors).toEqual([]);
     await context.close();
   });

@@ -2,9 +2,10 @@
 //! of the pools the caller may book, holds it (`rules::fit`).
 
 use crate::backend::calendar::planning::SlotRequest;
-use crate::backend::error::ServiceResult;
-use crate::model::Principal;
+use crate::backend::error::{ServiceError, ServiceResult};
+use crate::model::{FormRefusal, Principal};
 use crate::rules::fit::{fit, FitAnswer, FitForm, FitPage, FitQuery, KindOffer};
+use crate::rules::FieldError;
 use sqlx::PgPool;
 
 /// The kinds the principal may book: of pools open to every tenant or to
@@ -34,6 +35,22 @@ pub async fn answer(db: &PgPool, principal: &Principal, query: &FitQuery) -> Ser
     Ok(fit(&question, &offers(db, principal).await?))
 }
 
+/// Each field's label on the page, to say what is wrong with it.
+fn label(field: &str) -> &str {
+    match field {
+        "model" => "Model",
+        "params_b" => "Billions of parameters",
+        "layers" => "Layers",
+        "kv_heads" => "KV heads",
+        "head_dim" => "Head dimension",
+        "precision" => "Precision",
+        "workload" => "What you will do",
+        "context" => "Context",
+        "sequences" => "Sequences at once",
+        other => other,
+    }
+}
+
 /// How long a window the page offers for the kind that holds the run.
 const OFFERED_HOURS: i64 = 2;
 
@@ -51,13 +68,15 @@ pub async fn page(db: &PgPool, principal: &Principal, form: FitForm, tz: &str) -
     if !form.asked() {
         return Ok(page);
     }
+    let refused = |e: FieldError| FormRefusal::about(&e.field, label(&e.field), &e.reason);
     let answered = match form.query() {
         Ok(query) => match answer(db, principal, &query).await {
             Ok(answer) => Ok(answer),
-            Err(err) if err.can_be_acted_on() => Err(err.public_message()),
+            Err(ServiceError::Invalid(e)) => Err(refused(e)),
+            Err(err) if err.can_be_acted_on() => Err(FormRefusal { field: None, sentence: err.public_message() }),
             Err(err) => return Err(err),
         },
-        Err(refused) => Err(refused.to_string()),
+        Err(e) => Err(refused(e)),
     };
     if let Ok(answer) = &answered {
         if let Some(best) = answer.kinds.first().filter(|k| k.units.is_some()) {

@@ -1,7 +1,7 @@
 //! "What is free then" (issue 48): a window first, then what every pool
 //! and kind the person may book has free in it.
 
-use super::Window;
+use super::{FormRefusal, Window};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
@@ -32,23 +32,6 @@ pub struct FreeRow {
     pub whole: bool,
     /// "24 GB · inference of an 8B model …", empty when unknown.
     pub fits: String,
-}
-
-/// A form the server could not answer: the field at fault (its input's
-/// name), if one, and a sentence about it for people, shown beside it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct FormRefusal {
-    pub field: Option<String>,
-    pub sentence: String,
-}
-
-impl FormRefusal {
-    /// `reason` about the field labelled `label`, as a sentence: "To must
-    /// be after the start."
-    pub fn about(field: &str, label: &str, reason: &str) -> Self {
-        let end = if reason.ends_with('.') { "" } else { "." };
-        Self { field: Some(field.to_string()), sentence: format!("{label} {reason}{end}") }
-    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -50,7 +50,7 @@ pub use clock::{booking_phrase, day_text, window_text, Clock};
 pub use cluster::{Cluster, ClusterAccess, ClusterForm, ClusterSpec, ClusterSwitches, DEFAULT_CLUSTER};
 pub use dashboard::{BookingLine, BudgetLine, Dashboard, LiveSession, UpcomingLine, SPARK_MINUTES};
 pub use device_chart::{ChartAxis, ChartPoint, ChartRange, DeviceChart, SessionCharts};
-pub use free_then::{FormRefusal, FreeRow, FreeThenForm, FreeThenPage};
+pub use free_then::{FreeRow, FreeThenForm, FreeThenPage};
 pub use gpu_presets::{gpu_of, preset, GpuSpec, PresetOnGpu, ThroughputPreset, GPUS, PRESETS, REFERENCE_GPU};
 pub use home::{Home, HomePrice, HomeSettings, HomesPage, Kept, SITE_RETENTION_DAYS};
 pub use idle_policy::IdlePolicy;
@@ -122,6 +122,23 @@ pub struct FieldError {
 impl FieldError {
     pub fn new(field: impl Into<String>, reason: impl Into<String>) -> Self {
         Self { field: field.into(), reason: reason.into() }
+    }
+}
+
+/// A form the server could not answer: the field at fault (its input's
+/// name), if one, and a sentence about it for people, shown beside it.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FormRefusal {
+    pub field: Option<String>,
+    pub sentence: String,
+}
+
+impl FormRefusal {
+    /// `reason` about the field labelled `label`, as a sentence: "To must
+    /// be after the start."
+    pub fn about(field: &str, label: &str, reason: &str) -> Self {
+        let end = if reason.ends_with('.') { "" } else { "." };
+        Self { field: Some(field.to_string()), sentence: format!("{label} {reason}{end}") }
     }
 }
 

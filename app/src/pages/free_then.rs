@@ -6,6 +6,7 @@
 
 use super::book::Book;
 use super::calendar::outcome::{Banner, OutcomeBanner};
+use super::field::Fault;
 use crate::model::{short_kind, FormRefusal, FreeRow, FreeThenForm, FreeThenPage};
 use crate::rpc::RpcError;
 use leptos::prelude::*;
@@ -54,12 +55,10 @@ pub fn WhatIsFreePage() -> impl IntoView {
 fn FreeThenView(data: FreeThenPage, book: ServerAction<Book>, banner: Option<Banner>) -> impl IntoView {
     let FreeThenPage { form, rows, form_key, tz } = data;
     let zone_note = tz.clone();
-    let refusal = rows.as_ref().and_then(|r| r.as_ref().err()).cloned();
     // A refused field says why beside it; the page's own reason, if any, under the form.
-    let fault =
-        |field: &str| refusal.as_ref().filter(|r| r.field.as_deref() == Some(field)).map(|r| r.sentence.clone());
+    let refusal = rows.as_ref().and_then(|r| r.as_ref().err());
     let [from, to, at_least, units, memory] =
-        ["from", "to", "at_least", "units", "memory_gb"].map(|f| Fault::of(f, fault(f)));
+        ["from", "to", "at_least", "units", "memory_gb"].map(|f| Fault::of("free", f, refusal));
     view! {
         {banner.map(|banner| view! { <OutcomeBanner banner action=book tz=tz.clone() key=form_key.clone()/> })}
         <Form method="GET" action="/free" attr:class="panel free-form fields-row" attr:id="free-form">
@@ -128,35 +127,5 @@ fn FreeLine(row: FreeRow, book: ServerAction<Book>, tz: String, key: String) -> 
                 <button class="button" type="submit">{label}</button>
             </ActionForm>
         </li>
-    }
-}
-
-/// What is wrong with one field, if anything: its input is marked invalid
-/// and described by the sentence shown under it.
-struct Fault {
-    field: &'static str,
-    sentence: Option<String>,
-}
-
-impl Fault {
-    fn of(field: &'static str, sentence: Option<String>) -> Self {
-        Self { field, sentence }
-    }
-
-    fn is(&self) -> bool {
-        self.sentence.is_some()
-    }
-
-    fn invalid(&self) -> Option<&'static str> {
-        self.is().then_some("true")
-    }
-
-    fn id(&self) -> Option<String> {
-        self.is().then(|| format!("free-{}-error", self.field))
-    }
-
-    fn view(&self) -> Option<impl IntoView> {
-        let id = self.id();
-        self.sentence.clone().map(|sentence| view! { <span class="field-error" id=id role="alert">{sentence}</span> })
     }
 }

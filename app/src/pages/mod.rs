@@ -22,6 +22,7 @@ mod copy;
 mod counted;
 mod dashboard;
 mod device_chart;
+mod field;
 mod find;
 mod fit;
 #[cfg_attr(feature = "people-bundle", allow(dead_code))]

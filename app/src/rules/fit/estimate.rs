@@ -71,8 +71,22 @@ pub struct FitForm {
 
 impl FitForm {
     /// Whether anything was asked (a first visit shows the form only).
+    /// Anything in it: the page's form always sends its choices, so an
+    /// Estimate with nothing typed is asked (and told what is missing).
     pub fn asked(&self) -> bool {
-        !(self.model.trim().is_empty() && self.params_b.trim().is_empty())
+        [
+            &self.model,
+            &self.params_b,
+            &self.layers,
+            &self.kv_heads,
+            &self.head_dim,
+            &self.precision,
+            &self.workload,
+            &self.context,
+            &self.sequences,
+        ]
+        .iter()
+        .any(|f| !f.trim().is_empty())
     }
 
     /// The typed query, or the field that is not a number.
@@ -104,26 +118,26 @@ impl FitQuery {
         let precision = match self.precision.as_deref() {
             None | Some("") => Precision::Bf16,
             Some(text) => {
-                Precision::parse(text).ok_or_else(|| FieldError::new("precision", "bf16, fp8, int8 or int4"))?
+                Precision::parse(text).ok_or_else(|| FieldError::new("precision", "must be bf16, fp8, int8 or int4"))?
             }
         };
         let workload = match self.workload.as_deref() {
             None | Some("") => Workload::Inference,
             Some(text) => {
-                Workload::parse(text).ok_or_else(|| FieldError::new("workload", "inference, lora or full"))?
+                Workload::parse(text).ok_or_else(|| FieldError::new("workload", "must be inference, lora or full"))?
             }
         };
         let shape = match self.model.as_deref().filter(|m| !m.is_empty()) {
             Some(id) => {
                 let known = catalog_model(id).ok_or_else(|| {
                     let ids: Vec<&str> = CATALOG.iter().map(|m| m.id).collect();
-                    FieldError::new("model", format!("not in the catalogue ({}); or give params_b", ids.join(", ")))
+                    FieldError::new("model", format!("is not in the catalogue ({}); or give params_b", ids.join(", ")))
                 })?;
                 known.shape
             }
             None => {
                 let params_b =
-                    self.params_b.ok_or_else(|| FieldError::new("params_b", "give a model or its parameters"))?;
+                    self.params_b.ok_or_else(|| FieldError::new("params_b", "is needed when no model is chosen"))?;
                 // Training does not read the attention's shape: any will do.
                 let need = |field: &'static str, value: Option<u32>| match (value, workload) {
                     (Some(v), _) => Ok(v),

@@ -51,7 +51,7 @@ pub struct FitPage {
     /// The form as asked, to fill it again.
     pub form: FitForm,
     /// Once asked: the answer, or why the question cannot be answered.
-    pub answer: Option<Result<FitAnswer, String>>,
+    pub answer: Option<Result<FitAnswer, crate::model::FormRefusal>>,
     /// The next free windows of the smallest kind that holds the run.
     pub next: Option<crate::model::FoundSlots>,
     /// Idempotency keys of its one-click bookings start from this.
