@@ -2,10 +2,6 @@ use clap::Parser;
 use server::cli::{Cli, LogFormat};
 use tracing_subscriber::EnvFilter;
 
-// See server/Cargo.toml: rendering pages is allocation-bound.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();

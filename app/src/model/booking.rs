@@ -19,6 +19,18 @@ impl BookingState {
     pub const ALL: [BookingState; 7] =
         [Self::Pending, Self::Approved, Self::Active, Self::Completed, Self::Canceled, Self::Rejected, Self::Failed];
 
+    /// Booked: the states every page counts as booked time (reports, the
+    /// dashboard's week, the cards) — approved, running or over. A booking
+    /// waiting for approval is not booked yet: it holds capacity and counts
+    /// against the weekly budget, and pages name it apart.
+    pub const BOOKED: [BookingState; 3] = [Self::Approved, Self::Active, Self::Completed];
+
+    /// `states` as an SQL list for `state IN (…)`: "'approved', 'active',
+    /// 'completed'" (the names are Berth's own, never input).
+    pub fn sql_list(states: &[Self]) -> String {
+        states.iter().map(|s| format!("'{}'", s.as_str())).collect::<Vec<_>>().join(", ")
+    }
+
     /// States that hold capacity: the capacity invariant sums exactly these.
     pub fn holds_capacity(self) -> bool {
         matches!(self, Self::Pending | Self::Approved | Self::Active)

@@ -40,9 +40,13 @@ pub struct LiveSession {
 pub struct BudgetLine {
     pub pool: String,
     pub kind: String,
-    /// GPU-hours (whole-GPU equivalent) booked this ISO week (pool's zone),
-    /// as the weekly quota counts them.
+    /// GPU-hours (whole-GPU equivalent) booked this ISO week (pool's zone):
+    /// `BookingState::BOOKED`, as the reports count them.
     pub booked_hours: f64,
+    /// GPU-hours this week waiting for approval: not booked yet, but the
+    /// weekly budget counts them with the booked ones.
+    #[serde(default)]
+    pub waiting_hours: f64,
     /// GPU-hours the GPUs were measured busy this week.
     pub busy_hours: f64,
     /// The weekly budget, when the tenant has one for this pool and kind.

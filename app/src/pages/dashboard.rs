@@ -166,20 +166,26 @@ fn BudgetTable(lines: Vec<BudgetLine>) -> impl IntoView {
             </tr></thead>
             <tbody>
                 {lines.into_iter().map(|l| {
+                    // The budget counts what waits for approval with what is booked.
+                    let held = l.booked_hours + l.waiting_hours;
                     let budget = match l.budget_hours {
                         Some(b) => format!(
-                            "{} of {} ({:.0} %)",
-                            figure_text(l.booked_hours),
+                            "{} of {} ({:.0} %){}",
+                            figure_text(held),
                             figure_text(b),
-                            if b > 0.0 { l.booked_hours / b * 100.0 } else { 100.0 }
+                            if b > 0.0 { held / b * 100.0 } else { 100.0 },
+                            if l.waiting_hours > 0.0 { ", with those waiting" } else { "" },
                         ),
                         None => "no budget set".to_string(),
                     };
+                    let waiting = (l.waiting_hours > 0.0).then(|| view! {
+                        <br/><span class="muted waiting">{format!("+ {} waiting for approval", figure_text(l.waiting_hours))}</span>
+                    });
                     view! {
                         <tr>
                             <td>{l.pool}</td>
                             <td>{crate::model::short_kind(&l.kind)}</td>
-                            <td>{figure_text(l.booked_hours)}</td>
+                            <td class="booked">{figure_text(l.booked_hours)} {waiting}</td>
                             <td>{figure_text(l.busy_hours)}</td>
                             <td>{budget}</td>
                         </tr>

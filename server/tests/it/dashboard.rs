@@ -6,7 +6,7 @@
 use crate::common;
 
 use axum::http::{Method, StatusCode};
-use common::{slot, Fixture, MIG};
+use common::{slot, Fixture, GPU, MIG};
 use serde_json::{json, Value};
 use uuid::Uuid;
 
@@ -160,4 +160,53 @@ async fn the_dashboard_shows_one_clusters_pools_when_asked() {
     assert_eq!((pools(&home, "live"), pools(&home, "upcoming")), (vec!["lab-h100".to_string()], vec![]));
     let (status, err) = f.call(Method::GET, "/api/v1/tenants/team-a/dashboard?cluster=mars", Some(&f.ada), None).await;
     assert_eq!((status, err["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("cluster")), "{err}");
+}
+
+/// Issue 61, pages agree: "booked" has one definition
+/// (`BookingState::BOOKED`). For the same bookings the dashboard's week and
+/// the report read the same booked GPU-hours; a request waiting for
+/// approval is booked in neither, and the dashboard names it apart (the
+/// weekly budget counts it).
+#[tokio::test]
+async fn the_dashboard_and_the_report_agree_on_what_is_booked() {
+    let f = Fixture::new().await;
+    // Monday of this week (the pool's zone is UTC): always inside the
+    // dashboard's week, whenever the test runs. Two whole GPUs for 3 hours,
+    // completed; one for 2 hours, still waiting for approval.
+    for (quantity, from, hours, state) in [(2, 1, 3, "completed"), (1, 5, 2, "pending")] {
+        sqlx::query(
+            "INSERT INTO booking (pool_id, kind, user_id, tenant_id, quantity, mode, starts_at, ends_at, state)
+             SELECT p.id, $1, u.id, m.tenant_id, $2, 'interactive',
+                    date_trunc('week', now()) + make_interval(hours => $3),
+                    date_trunc('week', now()) + make_interval(hours => $3 + $4), $5
+             FROM pool p, app_user u JOIN membership m ON m.user_id = u.id
+             WHERE p.name = $6 AND u.email = 'ada@a.test'",
+        )
+        .bind(GPU)
+        .bind(quantity)
+        .bind(from)
+        .bind(hours)
+        .bind(state)
+        .bind(server::seed::DEMO_POOL)
+        .execute(&f.db)
+        .await
+        .unwrap();
+    }
+    let (status, d) = f.call(Method::GET, "/api/v1/tenants/team-a/dashboard", Some(&f.ada), None).await;
+    assert_eq!(status, StatusCode::OK, "{d}");
+    let line = d["budget"].as_array().unwrap().iter().find(|l| l["kind"] == GPU).expect("the GPU line").clone();
+    assert_eq!((line["booked_hours"].as_f64(), line["waiting_hours"].as_f64()), (Some(6.0), Some(2.0)), "{line}");
+
+    let monday: chrono::DateTime<chrono::Utc> =
+        sqlx::query_scalar("SELECT date_trunc('week', now())").fetch_one(&f.db).await.unwrap();
+    let (from, to) = (monday.format("%Y-%m-%d"), (monday + chrono::Duration::days(7)).format("%Y-%m-%d"));
+    let path = format!("/api/v1/reports/utilization?from={from}&to={to}&group=tenant");
+    let (status, report) = f.call(Method::GET, &path, Some(&f.mia), None).await;
+    assert_eq!(status, StatusCode::OK, "{report}");
+    let row = report["rows"].as_array().unwrap().iter().find(|r| r["name"] == "team-a").expect("team-a's row").clone();
+    assert_eq!(
+        row["booked_gpu_hours"].as_f64(),
+        line["booked_hours"].as_f64(),
+        "the report's booked, the dashboard's: {row}"
+    );
 }

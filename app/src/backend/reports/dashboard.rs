@@ -6,7 +6,8 @@ use crate::backend::accounts::tenants::may_read;
 use crate::backend::bookings::occupancy_id;
 use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{
-    BookingLine, BudgetLine, Dashboard, IdlePolicy, LiveSession, Principal, UpcomingLine, Window, SPARK_MINUTES,
+    BookingLine, BookingState, BudgetLine, Dashboard, IdlePolicy, LiveSession, Principal, UpcomingLine, Window,
+    SPARK_MINUTES,
 };
 use crate::rules::local_time::local_window;
 use chrono::{DateTime, Utc};
@@ -186,7 +187,18 @@ async fn live_sessions(
 /// ISO week (in the pool's zone) booked and measured-busy GPU-hours (whole-GPU
 /// equivalents, as the weekly quota counts them), and that quota if any.
 async fn budget(db: &PgPool, (tenant_id, cluster): (Uuid, Option<Uuid>)) -> ServiceResult<Vec<BudgetLine>> {
-    let rows: Vec<(String, String, f64, f64, Option<f64>)> = sqlx::query_as(
+    let booked = BookingState::sql_list(&BookingState::BOOKED);
+    // GPU-hours of the tenant's bookings of one pool and kind in the week, in `states`.
+    let hours = |states: &str| {
+        format!(
+            "coalesce((SELECT sum(b.quantity::float8 / pk.slices_per_gpu
+                                  * extract(epoch FROM least(b.ends_at, w.ends) - greatest(b.starts_at, w.starts)) / 3600)
+                       FROM booking b
+                       WHERE b.tenant_id = $1 AND b.pool_id = k.pool_id AND b.kind = k.kind AND b.state IN ({states})
+                         AND b.ends_at > w.starts AND b.starts_at < w.ends), 0)::float8"
+        )
+    };
+    let rows: Vec<(String, String, f64, f64, f64, Option<f64>)> = sqlx::query_as(&format!(
         "WITH week AS (
              SELECT id AS pool_id, name,
                     date_trunc('week', now() AT TIME ZONE time_zone) AT TIME ZONE time_zone AS starts,
@@ -196,14 +208,9 @@ async fn budget(db: &PgPool, (tenant_id, cluster): (Uuid, Option<Uuid>)) -> Serv
              SELECT pool_id, kind FROM tenant_quota WHERE tenant_id = $1 AND gpu_hours_per_week IS NOT NULL
              UNION
              SELECT b.pool_id, b.kind FROM booking b JOIN week w ON w.pool_id = b.pool_id
-             WHERE b.tenant_id = $1 AND b.state IN ('pending', 'approved', 'active', 'completed')
+             WHERE b.tenant_id = $1 AND b.state IN ('pending', {booked})
                AND b.ends_at > w.starts AND b.starts_at < w.ends)
-         SELECT w.name, k.kind,
-                coalesce((SELECT sum(b.quantity::float8 / pk.slices_per_gpu * extract(epoch FROM least(b.ends_at, w.ends) - greatest(b.starts_at, w.starts)) / 3600)
-                          FROM booking b
-                          WHERE b.tenant_id = $1 AND b.pool_id = k.pool_id AND b.kind = k.kind
-                            AND b.state IN ('pending', 'approved', 'active', 'completed')
-                            AND b.ends_at > w.starts AND b.starts_at < w.ends), 0)::float8,
+         SELECT w.name, k.kind, {}, {},
                 coalesce((SELECT sum(u.busy_unit_minutes) / 60 / pk.slices_per_gpu FROM usage_hour u JOIN booking b ON b.id = u.booking_id
                           WHERE u.tenant_id = $1 AND u.pool_id = k.pool_id AND b.kind = k.kind
                             AND u.hour >= w.starts AND u.hour < w.ends), 0)::float8,
@@ -212,17 +219,20 @@ async fn budget(db: &PgPool, (tenant_id, cluster): (Uuid, Option<Uuid>)) -> Serv
          FROM keys k JOIN week w ON w.pool_id = k.pool_id
          JOIN pool_kind pk ON pk.pool_id = k.pool_id AND pk.kind = k.kind
          ORDER BY w.name, k.kind",
-    )
+        hours(&booked),
+        hours("'pending'"),
+    ))
     .bind(tenant_id)
     .bind(cluster)
     .fetch_all(db)
     .await?;
     Ok(rows
         .into_iter()
-        .map(|(pool, kind, booked_hours, busy_hours, budget_hours)| BudgetLine {
+        .map(|(pool, kind, booked_hours, waiting_hours, busy_hours, budget_hours)| BudgetLine {
             pool,
             kind,
             booked_hours: crate::model::figure(booked_hours),
+            waiting_hours: crate::model::figure(waiting_hours),
             busy_hours: crate::model::figure(busy_hours),
             budget_hours,
         })

@@ -21,6 +21,7 @@ pub(super) fn booking_figures(
     scope: &str,
 ) -> String {
     let group_by = (1..=columns.len()).map(|i| i.to_string()).collect::<Vec<_>>().join(", ");
+    let booked = crate::model::BookingState::sql_list(&crate::model::BookingState::BOOKED);
     let columns = columns.join(", ");
     // Float arithmetic on the generated epoch-hour columns, not intervals:
     // it runs once per booking.
@@ -28,7 +29,7 @@ pub(super) fn booking_figures(
         "SELECT {columns},
                 coalesce(sum(b.quantity * (least(b.ends_epoch_h, {hi_h}) - greatest(b.starts_epoch_h, {lo_h})))
                     FILTER (WHERE b.ends_at > {lo} AND b.starts_at < {hi}
-                                  AND b.state IN ('approved', 'active', 'completed')), 0) AS unit_hours,
+                                  AND b.state IN ({booked})), 0) AS unit_hours,
                 coalesce(sum(b.quantity * (least(b.planned_ends_epoch_h, {hi_h}) - greatest(b.ends_epoch_h, {lo_h})))
                     FILTER (WHERE b.planned_ends_at > b.ends_at AND b.planned_ends_at > {lo} AND b.ends_at < {hi}), 0)
                     AS returned_unit_hours,
