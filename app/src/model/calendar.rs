@@ -103,9 +103,10 @@ pub struct CalendarBlock {
     /// The booker's name, shown to admins on others' bookings.
     #[serde(rename = "w", default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    /// Units booked (a booking), or a maintenance window's reason.
+    /// Units booked (a booking).
     #[serde(rename = "u", default, skip_serializing_if = "is_zero")]
     pub units: i32,
+    /// A maintenance window's reason.
     #[serde(rename = "r", default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// The booking's note, its title as a calendar event's.

@@ -184,8 +184,10 @@ async fn live_sessions(
 }
 
 /// Per pool and kind the tenant booked this week or has a budget for: this
-/// ISO week (in the pool's zone) booked and measured-busy GPU-hours (whole-GPU
-/// equivalents, as the weekly quota counts them), and that quota if any.
+/// ISO week's (in the pool's zone) booked, waiting-for-approval and
+/// measured-busy GPU-hours (whole-GPU equivalents, as the weekly quota
+/// counts them; the quota counts booked and waiting together), and that
+/// quota if any.
 async fn budget(db: &PgPool, (tenant_id, cluster): (Uuid, Option<Uuid>)) -> ServiceResult<Vec<BudgetLine>> {
     let booked = BookingState::sql_list(&BookingState::BOOKED);
     // GPU-hours of the tenant's bookings of one pool and kind in the week, in `states`.
