@@ -67,7 +67,7 @@ for (const js of [true, false]) {
       await second.getByRole('checkbox').check();
       await root.getByRole('radio', { name: 'Reject' }).check();
       await root.click('#decide');
-      await expect(root.locator('#decisions')).toContainText('comment: say why');
+      await expect(root.locator('#decisions')).toContainText('Comment must say why: the requester reads it.');
       await second.getByRole('checkbox').check();
       await root.getByRole('radio', { name: 'Reject' }).check();
       await root.fill('#approval-comment', `the cards are serviced on ${day(d)}`);
@@ -144,18 +144,18 @@ for (const js of [true, false]) {
       await root.fill('#blackout-end', `${day(d)}T14:00`);
       await root.fill('#blackout-reason', 'driver upgrade');
       await root.click('#blackout-submit');
-      await expect(root.locator('#notice')).toContainText('2 bookings overlap this window');
+      await expect(root.locator('#blackout-outcome')).toContainText('2 bookings overlap this window');
       // Named by who, what and when, not by id; and shown where the admin is looking.
-      await expect(root.locator('#notice')).toContainText("ada@example.test's");
-      await expect(root.locator('#notice')).toContainText('10:00–12:00 UTC');
-      await expect(root.locator('#notice')).not.toContainText(/[0-9a-f]{8}-[0-9a-f]{4}-/);
-      if (js) await expect(root.locator('#notice')).toBeInViewport();
+      await expect(root.locator('#blackout-outcome')).toContainText("ada@example.test's");
+      await expect(root.locator('#blackout-outcome')).toContainText('10:00–12:00 UTC');
+      await expect(root.locator('#blackout-outcome')).not.toContainText(/[0-9a-f]{8}-[0-9a-f]{4}-/);
+      await expect(root.locator('#blackout-outcome')).toBeInViewport();
       await root.fill('#blackout-start', `${day(d)}T09:00`);
       await root.fill('#blackout-end', `${day(d)}T14:00`);
       await root.fill('#blackout-reason', 'driver upgrade');
       await root.getByRole('radio', { name: 'cancel them' }).check();
       await root.click('#blackout-submit');
-      await expect(root.locator('#notice')).toContainText('2 overlapping bookings canceled');
+      await expect(root.locator('#blackout-outcome')).toContainText('2 overlapping bookings canceled');
       await expect(root.locator('#blackout-list')).toContainText('driver upgrade');
       await ada.goto(`/calendar?pool=${id}&date=${day(d)}&view=day&tz=UTC`);
       const hatched = ada.locator('#cell-0-0-44');

@@ -89,7 +89,7 @@ test('maintenance windows are typed and listed in the pool\'s zone, and one alre
   await page.fill('#blackout-end', `${day}T10:00`);
   await page.fill('#blackout-reason', 'clock check');
   await page.click('#blackout-submit');
-  await expect(page.locator('#notice')).toContainText('Maintenance window scheduled');
+  await expect(page.locator('#blackout-outcome')).toContainText('Maintenance window scheduled');
   await expect(page.locator('#blackout-list')).toContainText('09:00–10:00');
   const listed = await (await page.request.get(`/api/v1/pools/${lab.id}/blackouts`)).json();
   const made = listed.find((b: { reason: string }) => b.reason === 'clock check');
@@ -101,7 +101,7 @@ test('maintenance windows are typed and listed in the pool\'s zone, and one alre
   await page.fill('#blackout-end', `${yesterday}T10:00`);
   await page.fill('#blackout-reason', 'too late');
   await page.click('#blackout-submit');
-  await expect(page.locator('#notice')).toContainText('has passed');
+  await expect(page.locator('#blackout-outcome')).toContainText('has passed');
   const origin = { Origin: new URL(page.url()).origin };
   expect((await page.request.delete(`/api/v1/blackouts/${made.id}`, { headers: origin })).status()).toBe(204);
   expect(errors).toEqual([]);

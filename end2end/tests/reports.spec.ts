@@ -35,7 +35,7 @@ test('a manager edits the cost model and the results follow as they type', async
   await page.locator('#tk-utilization_pct').fill('50');
   await expect(page.locator('#tk-cost-mtok')).toHaveText('0.087');
   await page.locator('#tk-pue').fill('oops');
-  await expect(page.locator('#tk-error')).toContainText('pue: must be a number');
+  await expect(page.locator('#tk-error')).toContainText('PUE must be a number');
   await page.locator('#tk-pue').fill('1.2');
   await page.locator('#tk-tokens_per_day').fill('1000000000');
   await expect(page.locator('#tk-gpus')).toHaveText('3');

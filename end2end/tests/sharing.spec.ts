@@ -32,7 +32,7 @@ test('a co-owner opens a shared live session; a member of another tenant cannot 
     };
 
     await share('bob@example.test');
-    await expect(page.locator('#notice')).toHaveText('email: no active member of tenant a has this address');
+    await expect(page.locator('#notice')).toHaveText('Email: no active member of tenant a has this address.');
     await expect(card.locator('li.co-owner')).toHaveCount(0);
 
     await share('mia@example.test');

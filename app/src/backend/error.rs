@@ -125,6 +125,16 @@ impl ServiceError {
 }
 
 impl ServiceError {
+    /// The field a refusal says is wrong, with its reason, for the form to
+    /// mark beside the input ("{label} {reason}"). A conflict's reason is a
+    /// sentence about the world, not the input: it stays in the notice.
+    pub fn field_error(&self) -> Option<FieldError> {
+        match self {
+            Self::Invalid(field) => Some(field.clone()),
+            _ => None,
+        }
+    }
+
     /// The HTTP status every transport answers with; the REST API and the
     /// server fns agree on it.
     pub fn status(&self) -> u16 {

@@ -111,9 +111,11 @@ macro_rules! checked_text_decode {
 #[cfg(feature = "ssr")]
 pub(crate) use checked_text_decode;
 
-/// A request field that broke a rule, and why; becomes a 422 naming the field.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{field}: {reason}")]
+/// A request field that broke a rule, and why; becomes a 422 naming the
+/// field (the REST API's body keeps `field` and "field: reason"). As text
+/// it is a sentence for people: "Horizon days must be between 1 and 365."
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
+#[error("{}", FormRefusal::about(field, &field_words(field), reason).sentence)]
 pub struct FieldError {
     pub field: String,
     pub reason: String,
@@ -123,6 +125,45 @@ impl FieldError {
     pub fn new(field: impl Into<String>, reason: impl Into<String>) -> Self {
         Self { field: field.into(), reason: reason.into() }
     }
+}
+
+/// A request field's name as words, for a page that has no label of its
+/// own for it: "horizon_days" → "Horizon days", "kinds[0].capacity" →
+/// "Capacity (kind row 1)", "tenants[2]" → "Tenant 3".
+pub fn field_words(field: &str) -> String {
+    let words = |name: &str| {
+        name.split('_')
+            .map(|w| match w {
+                "gib" => "GiB",
+                "mib" => "MiB",
+                "gb" => "GB",
+                "id" => "ID",
+                "cpu" => "CPU",
+                "vram" => "VRAM",
+                "pue" => "PUE",
+                "pct" => "percent",
+                other => other,
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    // "kinds[0]" → ("kind", 1): a list's item by its singular and its place.
+    let item = |segment: &str| {
+        let (list, rest) = segment.split_once('[')?;
+        let index: usize = rest.strip_suffix(']')?.parse().ok()?;
+        Some((words(list.strip_suffix('s').unwrap_or(list)), index + 1))
+    };
+    let (head, last) = match field.rsplit_once('.') {
+        Some((head, last)) => (Some(head), last),
+        None => (None, field),
+    };
+    let text = match (head.and_then(item), item(last)) {
+        (Some((list, n)), _) => format!("{} ({list} row {n})", words(last)),
+        (None, Some((list, n))) => format!("{list} {n}"),
+        (None, None) => words(last),
+    };
+    let mut chars = text.chars();
+    chars.next().map(|first| first.to_uppercase().chain(chars).collect()).unwrap_or_default()
 }
 
 /// A form the server could not answer: the field at fault (its input's
@@ -135,10 +176,16 @@ pub struct FormRefusal {
 
 impl FormRefusal {
     /// `reason` about the field labelled `label`, as a sentence: "To must
-    /// be after the start."
+    /// be after the start."; a reason that is not said of the field ("choose
+    /// a pool and kind") follows its label: "Pool: choose a pool and kind."
     pub fn about(field: &str, label: &str, reason: &str) -> Self {
         let end = if reason.ends_with('.') { "" } else { "." };
-        Self { field: Some(field.to_string()), sentence: format!("{label} {reason}{end}") }
+        let said_of = reason.split(' ').next().is_some_and(|verb| {
+            ["must", "is", "are", "has", "names", "needs", "cannot", "may", "was", "does", "lies", "overlaps"]
+                .contains(&verb)
+        });
+        let between = if said_of { " " } else { ": " };
+        Self { field: Some(field.to_string()), sentence: format!("{label}{between}{reason}{end}") }
     }
 }
 
@@ -174,5 +221,23 @@ mod words {
         assert_eq!(duration_text(90), "1 h 30 min");
         assert_eq!(duration_text(15), "15 minutes");
         assert_eq!(duration_text(525600), "365 days");
+    }
+
+    #[test]
+    fn a_refused_field_reads_as_a_sentence_about_it() {
+        use super::{field_words, FieldError};
+        assert_eq!(
+            FieldError::new("horizon_days", "must be between 1 and 365").to_string(),
+            "Horizon days must be between 1 and 365."
+        );
+        assert_eq!(
+            FieldError::new("until", "must be on or after the first window's day.").to_string(),
+            "Until must be on or after the first window's day."
+        );
+        assert_eq!(field_words("kinds[0].storage_gib_per_unit"), "Storage GiB per unit (kind row 1)");
+        assert_eq!(field_words("tenants[2]"), "Tenant 3");
+        assert_eq!(field_words("preferences[1].event"), "Event (preference row 2)");
+        assert_eq!(field_words("pool_id"), "Pool ID");
+        assert_eq!(FieldError::new("pool", "choose a pool and kind").to_string(), "Pool: choose a pool and kind.");
     }
 }

@@ -117,6 +117,30 @@ pub struct ClusterMode {
 pub struct ActionNotice {
     pub ok: bool,
     pub message: String,
+    /// The field a refusal is about, which its form marks beside the input.
+    #[serde(default)]
+    pub field: Option<crate::model::FieldError>,
+    /// The id of the page's section that shows it, beside the form it
+    /// answers (a pool's maintenance windows); none: the page's top.
+    #[serde(default)]
+    pub at: Option<String>,
+}
+
+impl ActionNotice {
+    /// An outcome about no field in particular.
+    pub fn said(ok: bool, message: impl Into<String>) -> Self {
+        Self { ok, message: message.into(), field: None, at: None }
+    }
+
+    /// The notice a script-less post came back with in its page's query
+    /// (`notice`, `notice_ok`, `notice_field` with `notice_reason`, and
+    /// `notice_at`).
+    pub fn from_query(get: impl Fn(&str) -> Option<String>) -> Option<Self> {
+        let field = get("notice_field")
+            .map(|field| crate::model::FieldError::new(field, get("notice_reason").unwrap_or_default()));
+        let (ok, at) = (get("notice_ok").as_deref() == Some("1"), get("notice_at"));
+        get("notice").map(|message| Self { ok, message, field, at })
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -57,10 +57,10 @@ pub async fn decide(
         lines.push((d.ok, format!("{what}: {}", d.message)));
     }
     // A script-less post goes back to the queue with the outcome in the query.
-    crate::rpc::no_script_notice(&crate::model::ActionNotice {
-        ok: lines.iter().all(|(ok, _)| *ok),
-        message: lines.iter().map(|(_, line)| line.clone()).collect::<Vec<_>>().join("; "),
-    });
+    crate::rpc::no_script_notice(&crate::model::ActionNotice::said(
+        lines.iter().all(|(ok, _)| *ok),
+        lines.iter().map(|(_, line)| line.clone()).collect::<Vec<_>>().join("; "),
+    ));
     Ok(lines)
 }
 

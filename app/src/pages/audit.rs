@@ -18,7 +18,7 @@ fn filter_from(query: &ParamsMap) -> Result<(AuditFilter, Days), String> {
     let text = |key: &str| query.get(key).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
     let page = match text("page") {
         None => None,
-        Some(p) => Some(p.parse::<u32>().map_err(|_| "page: a whole number".to_string())?),
+        Some(p) => Some(p.parse::<u32>().map_err(|_| "Page must be a whole number.".to_string())?),
     };
     let filter = AuditFilter {
         user: text("user"),
@@ -50,7 +50,7 @@ pub async fn load_audit(
             "" => Ok(None),
             text => NaiveDate::parse_from_str(text, "%Y-%m-%d")
                 .map(|d| Some(crate::rules::local_time::local_midnight(tz, d + Duration::days(shift))))
-                .map_err(|_| crate::model::FieldError::new(field, "a date like 2026-11-23")),
+                .map_err(|_| crate::model::FieldError::new(field, "must be a date like 2026-11-23")),
         }
     };
     // The "to" day is included.

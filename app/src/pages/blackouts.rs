@@ -39,13 +39,13 @@ pub async fn create_blackout(
     let (principal, ctx) = crate::rpc::ctx()?;
     let tz = match crate::backend::pools::get(&ctx.db, &principal, pool_id).await {
         Ok(pool) => pool.time_zone,
-        Err(err) => return crate::rpc::act(Err(err), |_: ()| String::new()),
+        Err(err) => return crate::rpc::act_at(Some(OUTCOME), Err(err), |_: ()| String::new()),
     };
     let result = match blackouts::from_form((&kind, &start, &end), reason, &overlapping, &tz) {
         Ok(new) => blackouts::create(&ctx.db, &principal, pool_id, new).await,
         Err(field) => Err(field.into()),
     };
-    crate::rpc::act(result, |created| match (created.overlapping.len(), created.canceled) {
+    crate::rpc::act_at(Some(OUTCOME), result, |created| match (created.overlapping.len(), created.canceled) {
         (0, _) => "Maintenance window scheduled.".to_string(),
         (n, true) => format!(
             "Maintenance window scheduled; {} canceled.",
@@ -62,8 +62,12 @@ pub async fn create_blackout(
 pub async fn delete_blackout(id: Uuid) -> Result<ActionNotice, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
     crate::backend::pools::blackouts::delete(&ctx.db, &principal, id).await?;
-    crate::rpc::act(Ok(()), |_| "Maintenance window removed.".into())
+    crate::rpc::act_at(Some(OUTCOME), Ok(()), |_| "Maintenance window removed.".into())
 }
+
+/// The section's notice: what scheduling (or removing) led to, the list of
+/// overlapping bookings to keep or cancel among it, beside the form.
+const OUTCOME: &str = "blackout-outcome";
 
 #[component]
 pub fn BlackoutsSection(
@@ -75,6 +79,16 @@ pub fn BlackoutsSection(
     create: ServerAction<CreateBlackout>,
     remove: ServerAction<DeleteBlackout>,
 ) -> impl IntoView {
+    let from_query = super::notice::query_notice();
+    // The newest answer of the section's two forms.
+    let newest = RwSignal::new(None::<Result<ActionNotice, RpcError>>);
+    for value in [create.value(), remove.value()] {
+        Effect::new(move |_| {
+            if let Some(answer) = value.get() {
+                newest.set(Some(answer));
+            }
+        });
+    }
     let listed = if items.is_empty() {
         view! { <p class="muted" id="blackout-list">"None scheduled."</p> }.into_any()
     } else {
@@ -118,6 +132,7 @@ pub fn BlackoutsSection(
                 </fieldset>
                 <button class="button secondary" type="submit" id="blackout-submit">"Schedule"</button>
             </ActionForm>
+            {move || super::notice::section_notice(OUTCOME, newest.get(), from_query.get())}
         </section>
     }
 }

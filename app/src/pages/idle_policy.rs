@@ -23,8 +23,9 @@ pub async fn save_idle_policy(
 ) -> Result<ActionNotice, RpcError> {
     use crate::rules::FieldError;
     let (principal, ctx) = crate::rpc::ctx()?;
-    let number =
-        |field: &str, text: &str| text.trim().parse::<i32>().map_err(|_| FieldError::new(field, "a whole number"));
+    let number = |field: &str, text: &str| {
+        text.trim().parse::<i32>().map_err(|_| FieldError::new(field, "must be a whole number"))
+    };
     let parsed = (|| {
         Ok::<_, FieldError>(IdlePolicy {
             enabled: enabled.is_some_and(|v| v == "on" || v == "true"),

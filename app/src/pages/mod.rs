@@ -51,6 +51,7 @@ mod settings;
 mod sharing;
 mod shell;
 mod signin;
+mod table;
 #[cfg_attr(feature = "people-bundle", allow(dead_code))]
 mod tenants;
 mod time_zone;

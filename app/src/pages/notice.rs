@@ -6,32 +6,49 @@ use crate::rpc::RpcError;
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 
-/// The notice of the last action, or the one a script-less post came back with.
+/// The notice of the last action, or the one a script-less post came back
+/// with, at the page's top (a notice shown in a section is not repeated).
 pub(crate) fn notice_view(
+    action: Option<Result<ActionNotice, RpcError>>,
+    query: Option<ActionNotice>,
+) -> impl IntoView {
+    let query = query.filter(|n| n.at.is_none());
+    notice_in("notice", action.filter(|a| !a.as_ref().is_ok_and(|n| n.at.is_some())), query)
+}
+
+/// The notice of the last action of a section's form, shown in it as `id`
+/// (the id its server fn names in `act_at`).
+pub(crate) fn section_notice(
+    id: &'static str,
+    action: Option<Result<ActionNotice, RpcError>>,
+    query: Option<ActionNotice>,
+) -> impl IntoView {
+    notice_in(id, action, query.filter(|n| n.at.as_deref() == Some(id)))
+}
+
+fn notice_in(
+    id: &'static str,
     action: Option<Result<ActionNotice, RpcError>>,
     query: Option<ActionNotice>,
 ) -> impl IntoView {
     let answered = action.is_some();
     let notice = match action {
         Some(Ok(notice)) => Some(notice),
-        Some(Err(err)) => Some(ActionNotice { ok: false, message: err.to_string() }),
+        Some(Err(err)) => Some(ActionNotice::said(false, err.to_string())),
         None => query,
     };
     // An answer to an action taken further down the page (Save, Schedule)
-    // is brought into view; a script-less post comes back at the top anyway.
+    // is brought into view; a script-less post comes back scrolled to it
+    // (`act_at`) or at the top.
     if answered {
-        bring_into_view("notice");
+        bring_into_view(id);
     }
-    notice.map(|n| view! { <div class=if n.ok { "outcome ok" } else { "outcome refused" } role="status" id="notice">{n.message}</div> })
+    notice.map(|n| view! { <div class=if n.ok { "outcome ok" } else { "outcome refused" } role="status" id=id>{n.message}</div> })
 }
 
 pub(crate) fn query_notice() -> Memo<Option<ActionNotice>> {
     let query = use_query_map();
-    Memo::new(move |_| {
-        query.with(|q| {
-            q.get("notice").map(|message| ActionNotice { ok: q.get("notice_ok").as_deref() == Some("1"), message })
-        })
-    })
+    Memo::new(move |_| query.with(|q| ActionNotice::from_query(|key| q.get(key))))
 }
 
 /// Scrolls element `id` into view once it is rendered (in the browser).

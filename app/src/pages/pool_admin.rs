@@ -4,6 +4,7 @@
 //! the field, and lowering a capacity below what is booked names the
 //! bookings in the way.
 
+use super::field::Fault;
 use super::notice::{notice_view, query_notice};
 use crate::model::{short_kind, ActionNotice, KindForm, Pool, PoolForm};
 use crate::rpc::RpcError;
@@ -36,7 +37,7 @@ pub async fn save_pool(#[server(default)] id: String, form: PoolForm) -> Result<
     match form::save(&ctx.db, &principal, &id, &form).await {
         Ok(pool) => {
             leptos_axum::redirect(&format!("/admin/pools/{}?notice=Saved.&notice_ok=1", pool.id));
-            Ok(ActionNotice { ok: true, message: "Saved.".into() })
+            Ok(ActionNotice::said(true, "Saved."))
         }
         Err(err) => {
             crate::rpc::act(Err::<(), _>(form::name_the_bookings(&ctx.db, &principal, err).await), |_| String::new())
@@ -59,7 +60,7 @@ pub async fn delete_pool(id: Uuid) -> Result<ActionNotice, RpcError> {
     match crate::backend::pools::delete(&ctx.db, &principal, id).await {
         Ok(()) => {
             leptos_axum::redirect("/admin/pools?notice=Deleted.&notice_ok=1");
-            Ok(ActionNotice { ok: true, message: "Deleted.".into() })
+            Ok(ActionNotice::said(true, "Deleted."))
         }
         refused => crate::rpc::act(refused, |_| String::new()),
     }
@@ -200,6 +201,7 @@ fn QuotaPreview(rows: Vec<RwSignal<KindForm>>) -> impl IntoView {
             .collect::<Vec<_>>()
     };
     view! {
+        <super::table::TableScroll label="What a one-unit session gets">
         <table class="bookings" id="quota-preview" aria-live="polite">
             <caption>"A one-unit session of each kind gets (updates as you type)"</caption>
             <thead><tr><th>"Kind"</th><th>"Schedulable devices"</th><th>"VRAM"</th><th>"CPU"</th><th>"Memory"</th><th>"Storage"</th></tr></thead>
@@ -221,6 +223,7 @@ fn QuotaPreview(rows: Vec<RwSignal<KindForm>>) -> impl IntoView {
                 }).collect_view()}
             </tbody>
         </table>
+        </super::table::TableScroll>
     }
 }
 
@@ -231,9 +234,16 @@ fn PoolFormView(id: String, form: PoolForm, currency: String, save: ServerAction
     // Room for new kinds: two on a new pool, one on an existing one.
     kinds.extend(std::iter::repeat_with(KindForm::default).take(if creating { 2 } else { 1 }));
     let rows: Vec<RwSignal<KindForm>> = kinds.into_iter().map(RwSignal::new).collect();
-    let text = |label: &'static str, name: &'static str, value: String, hint: &'static str| {
+    let from_query = query_notice();
+    let refused = Memo::new(move |_| super::field::refused_field(save.value().get(), from_query.get()));
+    // A field with its label, and the sentence why when a save refused it.
+    let text = move |label: &'static str, name: &'static str, value: String, hint: &'static str| {
+        let fault = move || Fault::labelled("pool", name, label, refused.get().as_ref());
         view! {
-            <label>{label} <input name=format!("form[{name}]") value=value placeholder=hint/></label>
+            <label class="field" class:invalid=move || fault().is()>{label}
+                <input name=format!("form[{name}]") value=value placeholder=hint
+                    aria-invalid=move || fault().invalid() aria-describedby=move || fault().id()/>
+                {move || fault().view()}</label>
         }
     };
     view! {
@@ -296,6 +306,8 @@ fn PoolFormView(id: String, form: PoolForm, currency: String, save: ServerAction
                             view! {
                                 <td><input name=format!("form[kinds][{i}][{name}]") value=value size="8"
                                     aria-label=format!("{label}, kind row {}", i + 1)
+                                    aria-invalid=move || refused.with(|f| f.as_ref()
+                                        .is_some_and(|f| f.field == format!("kinds[{i}].{name}")).then_some("true"))
                                     on:input=move |ev| row.update(|k| *field(k) = event_target_value(&ev))/></td>
                             }
                         };

@@ -2,18 +2,21 @@
 //! over a day, week, month or custom period, with its trend, its occupancy
 //! heat map and the table as CSV. A plain GET form: works without JavaScript.
 
+use super::field::Fault;
 use super::report_charts::{HeatMap, TrendChart};
-use crate::model::{PeriodKind, ReportGroup, ReportPage, ReportPageQuery, ReportRow};
+use crate::model::{ActionNotice, FieldError, PeriodKind, ReportGroup, ReportPage, ReportPageQuery, ReportRow};
 use crate::rpc::RpcError;
 use leptos::prelude::*;
 use leptos_router::components::Form;
 use leptos_router::hooks::use_query_map;
 
 #[server(prefix = "/rpc", endpoint = "reports/utilization", output = crate::codec::JsonText)]
-pub async fn load_report(query: ReportPageQuery) -> Result<ReportPage, RpcError> {
+/// The report asked for, or why a field of the period form cannot be
+/// (shown beside it).
+pub async fn load_report(query: ReportPageQuery) -> Result<Result<ReportPage, ActionNotice>, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
     let query = ReportPageQuery { tz: crate::rpc::no_script::reader_zone(query.tz).await, ..query };
-    Ok(crate::backend::reports::page(&ctx.db, &principal, &query, &ctx.currency).await?)
+    crate::rpc::beside(crate::backend::reports::page(&ctx.db, &principal, &query, &ctx.currency).await)
 }
 
 fn hours(value: f64) -> String {
@@ -41,10 +44,18 @@ pub fn ReportsPage() -> impl IntoView {
         <section class="page-head"><h1>"Reports"</h1><a href="/reports/tokenomics">"Tokenomics ›"</a></section>
         <Transition fallback=|| view! { <p class="loading">"Loading the report…"</p> }>
             {move || data.get().map(|loaded| match loaded {
-                Ok(page) => view! { <Report page/> }.into_any(),
+                Ok(Ok(page)) => view! { <Report page/> }.into_any(),
+                // The form as asked, with the field at fault marked.
+                Ok(Err(refused)) => asked.with_untracked(|q| {
+                    let group = ReportGroup::parse(&q.group).unwrap_or(ReportGroup::Pool);
+                    let period = PeriodKind::parse(&q.period).unwrap_or(PeriodKind::Week);
+                    view! {
+                        <PeriodForm group period date=q.date.clone() until=q.until.clone() clusters=(None, Vec::new())
+                            refused=refused.field.clone()/>
+                        {refused.field.is_none().then(|| view! { <p class="error" role="alert">{refused.message.clone()}</p> })}
+                    }.into_any()
+                }),
                 Err(err) => super::forbidden::refusal(super::forbidden::READERS).unwrap_or_else(|| view! {
-                    <PeriodForm group=ReportGroup::Pool period=PeriodKind::Week date=String::new() until=String::new()
-                        clusters=(None, Vec::new())/>
                     <p class="error" role="alert">{err.to_string()}</p>
                 }.into_any()),
             })}
@@ -60,14 +71,20 @@ fn PeriodForm(
     until: String,
     /// The cluster chosen, and every cluster (a choice only with two or more).
     clusters: (Option<String>, Vec<String>),
+    /// The field the report could not be made with, and why.
+    refused: Option<FieldError>,
 ) -> impl IntoView {
+    let (from_fault, until_fault) = (
+        Fault::labelled("report", "date", "From", refused.as_ref()),
+        Fault::labelled("report", "until", "Until (custom)", refused.as_ref()),
+    );
     let option = |value: &'static str, label: &'static str, chosen: bool| {
-        view! { <option value=value selected=chosen>{label}</option> }
+        view! { <option value=value selected=chosen prop:selected=chosen>{label}</option> }
     };
     let (chosen, clusters) = clusters;
     let cluster_choice = (clusters.len() > 1).then(|| {
         view! {
-            <label>"Cluster "
+            <label class="field">"Cluster"
                 <select name="cluster" id="report-cluster">
                     <option value="" selected=chosen.is_none()>"every cluster"</option>
                     {clusters.into_iter().map(|name| {
@@ -79,8 +96,8 @@ fn PeriodForm(
         }
     });
     view! {
-        <Form method="GET" action="/reports" attr:class="inline-form" attr:id="report-period">
-            <label>"By "
+        <Form method="GET" action="/reports" attr:class="fields-row" attr:id="report-period">
+            <label class="field">"By"
                 <select name="group" id="report-group">
                     {option("pool", "pool", group == ReportGroup::Pool)}
                     {option("cluster", "cluster", group == ReportGroup::Cluster)}
@@ -88,7 +105,7 @@ fn PeriodForm(
                     {option("user", "user", group == ReportGroup::User)}
                 </select>
             </label>
-            <label>"Period "
+            <label class="field">"Period"
                 <select name="period" id="report-period-kind">
                     {option("day", "day", period == PeriodKind::Day)}
                     {option("week", "week", period == PeriodKind::Week)}
@@ -96,8 +113,12 @@ fn PeriodForm(
                     {option("custom", "custom", period == PeriodKind::Custom)}
                 </select>
             </label>
-            <label>"From " <input type="date" name="date" id="report-date" value=date/></label>
-            <label>"Until (custom) " <input type="date" name="until" id="report-until" value=until/></label>
+            <label class="field" class:invalid=from_fault.is()>"From"
+                <input type="date" name="date" id="report-date" value=date
+                    aria-invalid=from_fault.invalid() aria-describedby=from_fault.id()/>{from_fault.view()}</label>
+            <label class="field" class:invalid=until_fault.is()>"Until (custom)"
+                <input type="date" name="until" id="report-until" value=until
+                    aria-invalid=until_fault.invalid() aria-describedby=until_fault.id()/>{until_fault.view()}</label>
             {cluster_choice}
             <button class="button secondary" type="submit" id="report-show">"Show"</button>
         </Form>
@@ -145,9 +166,10 @@ fn Report(page: ReportPage) -> impl IntoView {
         ReportGroup::Tenant => "Tenant",
         ReportGroup::User => "User",
     };
+    let currency = report.currency.clone();
     view! {
         <PeriodForm group period date=date.to_string() until=until.map(|u| u.to_string()).unwrap_or_default()
-            clusters=(cluster.clone(), report.clusters.clone())/>
+            clusters=(cluster.clone(), report.clusters.clone()) refused=None/>
         <nav class="cal-nav" aria-label="Periods">
             <a class="button secondary" id="report-previous" href=link((group, cluster.as_deref()), period, previous, &zone)>"‹ Earlier"</a>
             <strong id="report-span">{span}</strong>
@@ -164,7 +186,7 @@ fn Report(page: ReportPage) -> impl IntoView {
                 report.gap_minutes
             )}</p>
         })}
-        <div class="table-scroll">
+        <super::table::TableScroll label="The report's table">
         <table class="bookings report" id="report-table">
             <caption>{format!(
                 "In {}: a unit-hour of a kind counts 1 / its pool's slices per GPU (an hour of one of the four \
@@ -196,7 +218,7 @@ fn Report(page: ReportPage) -> impl IntoView {
             </tbody>
             <tfoot><ReportLine row=report.total/></tfoot>
         </table>
-        </div>
+        </super::table::TableScroll>
         <h2>"Storage held by homes"</h2>
         {if report.storage.is_empty() {
             view! { <p class="muted" id="storage-none">"No home was kept in this period."</p> }.into_any()
@@ -206,10 +228,10 @@ fn Report(page: ReportPage) -> impl IntoView {
                 <table class="bookings storage" id="storage-table">
                     <caption>{format!(
                         "Each home's size × the days it was kept in the period, by its owner's tenant; showback at \
-                         {price:.2} {} per GiB-month (30 days; admins set it on the Homes page).", report.currency
+                         {price:.2} {} per GiB-month (30 days; admins set it on the Homes page).", currency
                     )}</caption>
                     <thead><tr><th scope="col">"Tenant"</th><th scope="col">"GiB-days"</th>
-                        <th scope="col">{format!("Showback ({})", report.currency)}</th></tr></thead>
+                        <th scope="col">{format!("Showback ({})", currency)}</th></tr></thead>
                     <tbody>
                         {report.storage.into_iter().map(|line| view! {
                             <tr><th scope="row">{line.tenant}</th><td>{format!("{:.1}", line.gib_days)}</td>

@@ -2,6 +2,7 @@
 //! lists each occurrence as fitting or refused (and why), and the user
 //! books the ones that fit — all of them at once — or none.
 
+use super::field::Fault;
 use crate::model::{ActionNotice, Pool, SeriesPreview};
 use crate::rpc::RpcError;
 use leptos::prelude::*;
@@ -27,7 +28,7 @@ pub async fn preview_series(
     #[server(default)] weekdays: Vec<String>,
     until: String,
     tz: String,
-) -> Result<Result<SeriesPreview, String>, RpcError> {
+) -> Result<Result<SeriesPreview, ActionNotice>, RpcError> {
     use crate::backend::bookings::series_form::{preview, SeriesForm};
     let (principal, ctx) = crate::rpc::ctx()?;
     // A page rendered before the browser's zone was known sent none: the
@@ -136,7 +137,7 @@ pub fn SeriesPage() -> impl IntoView {
         // Once booked, the outcome says what was; the plan it came from is done.
         {move || preview.value().get().filter(|_| !book.value().get().is_some_and(|b| b.is_ok_and(|n| n.ok))).map(|answer| match answer {
             Ok(Ok(plan)) => view! { <Plan plan book/> }.into_any(),
-            Ok(Err(message)) => view! { <div class="outcome refused" role="status" id="series-outcome">{message}</div> }.into_any(),
+            Ok(Err(refused)) => view! { <div class="outcome refused" role="status" id="series-outcome">{refused.message}</div> }.into_any(),
             Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
         })}
     }
@@ -149,6 +150,21 @@ fn SeriesForm(pools: Vec<Pool>, tz: String, preview: ServerAction<PreviewSeries>
         .flat_map(|p| p.kinds.iter().map(move |k| (format!("{}|{}", p.id, k.kind), format!("{} · {}", p.name, k.kind))))
         .collect();
     let days = crate::model::WEEKDAY_NAMES;
+    // The field a preview refused, marked beside its input with its label.
+    let refused = Memo::new(move |_| match preview.value().get() {
+        Some(Ok(Err(notice))) => notice.field,
+        _ => None,
+    });
+    let field = move |label: &'static str, name: &'static str, kind: &'static str| {
+        let fault = move || Fault::labelled("series", name, label, refused.get().as_ref());
+        view! {
+            <label class="field" class:invalid=move || fault().is()>{label}
+                <input type=kind name=name id=format!("series-{name}") required step=(kind == "time").then_some("900")
+                    min=(kind == "number").then_some("1") value=(kind == "number").then_some("1")
+                    aria-invalid=move || fault().invalid() aria-describedby=move || fault().id()/>
+                {move || fault().view()}</label>
+        }
+    };
     view! {
         <ActionForm action=preview attr:class="series-form stack">
             <input type="hidden" name="tz" value=tz.clone()/>
@@ -157,16 +173,16 @@ fn SeriesForm(pools: Vec<Pool>, tz: String, preview: ServerAction<PreviewSeries>
                     {options.into_iter().map(|(value, label)| view! { <option value=value>{label}</option> }).collect_view()}
                 </select>
             </label>
-            <label>"Units " <input type="number" name="quantity" value="1" min="1" required/></label>
+            {field("Units", "quantity", "number")}
             <label>"Mode "
                 <select name="mode">
                     <option value="interactive">"interactive"</option>
                     <option value="inference">"inference"</option>
                 </select>
             </label>
-            <label>"First day " <input type="date" name="date" required/></label>
-            <label>"From " <input type="time" name="from" step="900" required/></label>
-            <label>"To " <input type="time" name="to" step="900" required/></label>
+            {field("First day", "date", "date")}
+            {field("From", "from", "time")}
+            {field("To", "to", "time")}
             <fieldset>
                 <legend>"Repeat"</legend>
                 <label><input type="radio" name="repeat" value="weekly" checked/>" weekly on "</label>
@@ -175,7 +191,7 @@ fn SeriesForm(pools: Vec<Pool>, tz: String, preview: ServerAction<PreviewSeries>
                 }).collect_view()}
                 <label><input type="radio" name="repeat" value="daily"/>" daily"</label>
             </fieldset>
-            <label>"Last day " <input type="date" name="until" required/></label>
+            {field("Last day", "until", "date")}
             <p class="muted">"Times in " {tz} ", also across a clock change. Weekly with no day ticked repeats on the first day's weekday."</p>
             <button class="button" type="submit">"Preview occurrences"</button>
         </ActionForm>

@@ -100,7 +100,7 @@ pub fn AdminWaitlistPage() -> impl IntoView {
 #[component]
 fn AdminWaitlist(lines: Vec<WaitlistLine>, remove: ServerAction<LeaveWaitlist>) -> impl IntoView {
     view! {
-        <div class="table-scroll" tabindex="0" role="region" aria-label="Waitlist entries">
+        <super::table::TableScroll label="Waitlist entries">
             <table class="list" id="admin-waitlist">
                 <thead><tr>
                     <th scope="col">"Pool"</th><th scope="col">"Kind"</th><th scope="col">"Window"</th>
@@ -134,6 +134,6 @@ fn AdminWaitlist(lines: Vec<WaitlistLine>, remove: ServerAction<LeaveWaitlist>) 
                     }).collect_view()}
                 </tbody>
             </table>
-        </div>
+        </super::table::TableScroll>
     }
 }

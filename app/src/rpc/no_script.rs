@@ -28,7 +28,7 @@ pub fn referer() -> Option<String> {
 /// Whatever the outcome, the form comes back with what was typed in it.
 pub fn send_back_outcome(outcome: &BookOutcome, form: &BookingForm) {
     if let Some(back) = referer() {
-        redirect_with(&back, &outcome_query(outcome, form));
+        redirect_with(&back, &outcome_query(outcome, form), None);
     }
 }
 
@@ -117,8 +117,9 @@ pub fn remember_pool(pool: uuid::Uuid) {
     }
 }
 
-/// Redirects to `back` with earlier outcome keys replaced by `query`.
-pub fn redirect_with(back: &str, query: &[(&str, String)]) {
+/// Redirects to `back` with earlier outcome keys replaced by `query`, and
+/// scrolled to the element `at` if one is named.
+pub fn redirect_with(back: &str, query: &[(&str, String)], at: Option<&str>) {
     let (path, old) = back.split_once('?').unwrap_or((back, ""));
     let mut pairs = url::form_urlencoded::Serializer::new(String::new());
     for (key, value) in url::form_urlencoded::parse(old.as_bytes()) {
@@ -129,12 +130,13 @@ pub fn redirect_with(back: &str, query: &[(&str, String)]) {
     for (key, value) in query {
         pairs.append_pair(key, value);
     }
-    leptos_axum::redirect(&format!("{path}?{}", pairs.finish()));
+    let fragment = at.map(|id| format!("#{id}")).unwrap_or_default();
+    leptos_axum::redirect(&format!("{path}?{}{fragment}", pairs.finish()));
 }
 
 /// Query keys that carry a booking outcome back to a page without JavaScript,
 /// and `confirm`: a confirmation, once answered, is not asked again.
-pub const OUTCOME_KEYS: [&str; 22] = [
+pub const OUTCOME_KEYS: [&str; 25] = [
     "booked",
     "waitlisted",
     "waitlisted_position",
@@ -156,6 +158,9 @@ pub const OUTCOME_KEYS: [&str; 22] = [
     "end",
     "notice",
     "notice_ok",
+    "notice_field",
+    "notice_reason",
+    "notice_at",
     "confirm",
 ];
 

@@ -84,21 +84,38 @@ impl From<crate::model::FieldError> for RpcError {
 /// with its HTTP status. A script-less post is sent back to its page with
 /// the notice.
 pub fn act<T>(result: ServiceResult<T>, done: impl FnOnce(T) -> String) -> Result<ActionNotice, RpcError> {
+    act_at(None, result, done)
+}
+
+/// `act`, with the notice shown in the page's section `at` (its id), beside
+/// the form, rather than at the page's top; a script-less post comes back
+/// scrolled to it.
+pub fn act_at<T>(
+    at: Option<&'static str>,
+    result: ServiceResult<T>,
+    done: impl FnOnce(T) -> String,
+) -> Result<ActionNotice, RpcError> {
     let notice = match result {
-        Ok(value) => ActionNotice { ok: true, message: done(value) },
-        Err(err) if err.can_be_acted_on() => ActionNotice { ok: false, message: err.public_message() },
+        Ok(value) => ActionNotice::said(true, done(value)),
+        Err(err) if err.can_be_acted_on() => {
+            ActionNotice { field: err.field_error(), ..ActionNotice::said(false, err.public_message()) }
+        }
         Err(err) => return Err(err.into()),
     };
+    let notice = ActionNotice { at: at.map(str::to_string), ..notice };
     no_script_notice(&notice);
     Ok(notice)
 }
 
 /// A page's answer with the refusals the person can act on kept beside
-/// the form as text (by the same rule as `act`); the rest are errors.
-pub fn beside<T>(result: ServiceResult<T>) -> Result<Result<T, String>, RpcError> {
+/// the form, with the field they are about (by the same rule as `act`);
+/// the rest are errors.
+pub fn beside<T>(result: ServiceResult<T>) -> Result<Result<T, ActionNotice>, RpcError> {
     match result {
         Ok(value) => Ok(Ok(value)),
-        Err(err) if err.can_be_acted_on() => Ok(Err(err.public_message())),
+        Err(err) if err.can_be_acted_on() => {
+            Ok(Err(ActionNotice { field: err.field_error(), ..ActionNotice::said(false, err.public_message()) }))
+        }
         Err(err) => Err(err.into()),
     }
 }
@@ -107,6 +124,13 @@ pub fn beside<T>(result: ServiceResult<T>) -> Result<Result<T, String>, RpcError
 pub fn no_script_notice(notice: &ActionNotice) {
     if let Some(back) = super::no_script::referer() {
         let ok = if notice.ok { "1" } else { "0" };
-        super::no_script::redirect_with(&back, &[("notice", notice.message.clone()), ("notice_ok", ok.to_string())]);
+        let mut query = vec![("notice", notice.message.clone()), ("notice_ok", ok.to_string())];
+        if let Some(field) = &notice.field {
+            query.extend([("notice_field", field.field.clone()), ("notice_reason", field.reason.clone())]);
+        }
+        if let Some(at) = &notice.at {
+            query.push(("notice_at", at.clone()));
+        }
+        super::no_script::redirect_with(&back, &query, notice.at.as_deref());
     }
 }

@@ -23,13 +23,16 @@ pub fn validate_rules(rules: &PoolRules) -> Result<(), FieldError> {
         return Err(FieldError::new("granularity_minutes", "must divide a day (1440 minutes) evenly"));
     }
     if rules.max_booking_minutes < g || rules.max_booking_minutes % g != 0 {
-        return Err(FieldError::new("max_booking_minutes", "must be a positive multiple of granularity_minutes"));
+        return Err(FieldError::new(
+            "max_booking_minutes",
+            format!("must be a positive multiple of the slot granularity ({g} minutes)"),
+        ));
     }
     if !(1..=MAX_HORIZON_DAYS).contains(&rules.horizon_days) {
-        return Err(FieldError::new("horizon_days", format!("must be between 1 and {MAX_HORIZON_DAYS}")));
+        return Err(FieldError::new("horizon_days", format!("must be between 1 and {MAX_HORIZON_DAYS} days")));
     }
     if !(0..=7 * 1440).contains(&rules.min_notice_minutes) {
-        return Err(FieldError::new("min_notice_minutes", "must be between 0 and 10080"));
+        return Err(FieldError::new("min_notice_minutes", "must be between 0 and 10080 minutes (7 days)"));
     }
     Ok(())
 }

@@ -24,7 +24,7 @@ pub async fn disable(
     principal.require_admin(crate::backend::accounts::users::ADMINS_ONLY)?;
     let reason = reason.trim();
     if reason.is_empty() || reason.chars().count() > 500 {
-        return Err(FieldError::new("reason", "say why, in 1 to 500 characters").into());
+        return Err(FieldError::new("reason", "must say why, in 1 to 500 characters").into());
     }
     if user_id == principal.user_id {
         return Err(ServiceError::Conflict {

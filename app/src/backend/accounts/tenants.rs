@@ -84,7 +84,7 @@ pub async fn rename(db: &PgPool, principal: &Principal, slug: &str, patch: Tenan
 /// (`quotas[1].max_units` in the API, `max_units` on the page).
 pub fn check_entry(entry: &QuotaEntry, field: impl Fn(&str) -> String) -> Result<(), FieldError> {
     if entry.max_units.is_some_and(|units| units < 0) {
-        return Err(FieldError::new(field("max_units"), "0 units or more, or empty for no limit"));
+        return Err(FieldError::new(field("max_units"), "must be 0 units or more, or empty for no limit"));
     }
     if entry.gpu_hours_per_week.is_some_and(|h| !h.is_finite() || !(0.0..=MAX_HOURS_PER_WEEK).contains(&h)) {
         return Err(FieldError::new(

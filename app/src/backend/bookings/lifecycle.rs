@@ -105,7 +105,7 @@ pub async fn reject(db: &sqlx::PgPool, principal: &Principal, id: Uuid, comment:
     // Who may reject is answered before what they sent.
     fetch_row(db, id, false).await?.ok_or(ServiceError::NotFound("booking"))?.authorize(principal, Need::Admin)?;
     if comment.trim().is_empty() {
-        return Err(crate::rules::FieldError::new("comment", "say why: the requester reads it").into());
+        return Err(crate::rules::FieldError::new("comment", "must say why: the requester reads it").into());
     }
     if comment.chars().count() > crate::model::NOTE_LIMIT {
         let limit = crate::model::NOTE_LIMIT;

@@ -156,16 +156,20 @@ pub async fn page(
     let tz = crate::rules::local_time::checked_zone("tz", Some(&query.tz))?;
     let group = match query.group.trim() {
         "" => ReportGroup::Pool,
-        text => ReportGroup::parse(text).ok_or_else(|| FieldError::new("group", "pool, cluster, tenant or user"))?,
+        text => {
+            ReportGroup::parse(text).ok_or_else(|| FieldError::new("group", "must be pool, cluster, tenant or user"))?
+        }
     };
     let kind = match query.period.trim() {
         "" => PeriodKind::Week,
-        text => PeriodKind::parse(text).ok_or_else(|| FieldError::new("period", "day, week, month or custom"))?,
+        text => {
+            PeriodKind::parse(text).ok_or_else(|| FieldError::new("period", "must be day, week, month or custom"))?
+        }
     };
     let day = |field: &str, text: &str| -> Result<Option<NaiveDate>, FieldError> {
         match text.trim() {
             "" => Ok(None),
-            text => text.parse().map(Some).map_err(|_| FieldError::new(field, "a date like 2026-11-23")),
+            text => text.parse().map(Some).map_err(|_| FieldError::new(field, "must be a date like 2026-11-23")),
         }
     };
     let date = day("date", &query.date)?.unwrap_or_else(|| Utc::now().with_timezone(&tz).date_naive());

@@ -39,7 +39,8 @@ pub fn dates(
     anchor: NaiveDate,
     until: Option<NaiveDate>,
 ) -> Result<(NaiveDate, NaiveDate), FieldError> {
-    let next = |d: NaiveDate| d.checked_add_days(Days::new(1)).ok_or_else(|| FieldError::new("date", "out of range"));
+    let next =
+        |d: NaiveDate| d.checked_add_days(Days::new(1)).ok_or_else(|| FieldError::new("date", "is out of range"));
     match kind {
         PeriodKind::Day => Ok((anchor, next(anchor)?)),
         PeriodKind::Week => {
@@ -50,7 +51,7 @@ pub fn dates(
             let first = anchor.with_day(1).expect("day 1 exists");
             Ok((
                 first,
-                first.checked_add_months(Months::new(1)).ok_or_else(|| FieldError::new("date", "out of range"))?,
+                first.checked_add_months(Months::new(1)).ok_or_else(|| FieldError::new("date", "is out of range"))?,
             ))
         }
         PeriodKind::Custom => {

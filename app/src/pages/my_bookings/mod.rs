@@ -142,13 +142,7 @@ fn BookingsView(only: Signal<Option<Uuid>>) -> impl IntoView {
             }
         });
     }
-    let notice = move || {
-        last.get().or_else(|| {
-            query.with(|q| {
-                q.get("notice").map(|message| ActionNotice { ok: q.get("notice_ok").as_deref() == Some("1"), message })
-            })
-        })
-    };
+    let notice = move || last.get().or_else(|| query.with(|q| ActionNotice::from_query(|key| q.get(key))));
     let ready = announce_ready(data);
     let actions = Actions { cancel, end, extend, leave, share, cancel_series };
     provide_context(super::QuotaUse::tracking(move || cancel.version().get() + end.version().get()));

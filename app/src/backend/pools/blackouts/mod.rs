@@ -40,7 +40,7 @@ fn validate(new: &NewBlackout, kinds: &[String], now: chrono::DateTime<chrono::U
     }
     let reason = new.reason.trim();
     if reason.is_empty() || reason.chars().count() > 500 {
-        return Err(FieldError::new("reason", "say why, in 1 to 500 characters").into());
+        return Err(FieldError::new("reason", "must say why, in 1 to 500 characters").into());
     }
     if let Some(kind) = &new.kind {
         if !kinds.contains(kind) {
