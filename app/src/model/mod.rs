@@ -138,6 +138,7 @@ pub fn field_words(field: &str) -> String {
                 "mib" => "MiB",
                 "gb" => "GB",
                 "id" => "ID",
+                "ids" => "IDs",
                 "cpu" => "CPU",
                 "vram" => "VRAM",
                 "pue" => "PUE",
@@ -157,10 +158,16 @@ pub fn field_words(field: &str) -> String {
         Some((head, last)) => (Some(head), last),
         None => (None, field),
     };
-    let text = match (head.and_then(item), item(last)) {
-        (Some((list, n)), _) => format!("{} ({list} row {n})", words(last)),
-        (None, Some((list, n))) => format!("{list} {n}"),
-        (None, None) => words(last),
+    // "filter[user]": a map's entry, by its key.
+    let entry = |segment: &str| {
+        let (map, rest) = segment.split_once('[')?;
+        Some((words(rest.strip_suffix(']')?), words(map)))
+    };
+    let text = match (head.and_then(item), item(last), entry(last)) {
+        (Some((list, n)), _, _) => format!("{} ({list} row {n})", words(last)),
+        (None, Some((list, n)), _) => format!("{list} {n}"),
+        (None, None, Some((key, map))) => format!("{key} ({map})"),
+        (None, None, None) => words(last),
     };
     let mut chars = text.chars();
     chars.next().map(|first| first.to_uppercase().chain(chars).collect()).unwrap_or_default()
@@ -238,6 +245,7 @@ mod words {
         assert_eq!(field_words("tenants[2]"), "Tenant 3");
         assert_eq!(field_words("preferences[1].event"), "Event (preference row 2)");
         assert_eq!(field_words("pool_id"), "Pool ID");
+        assert_eq!(field_words("filter[user]"), "User (filter)");
         assert_eq!(FieldError::new("pool", "choose a pool and kind").to_string(), "Pool: choose a pool and kind.");
     }
 }

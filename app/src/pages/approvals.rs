@@ -38,7 +38,7 @@ pub async fn decide(
     // moved since is not approved.
     let shown =
         ids.iter().map(|token| crate::model::parse_shown_token(token)).collect::<Option<Vec<_>>>().ok_or_else(
-            || crate::model::FieldError::new("ids", "each must name a booking and the window shown of it"),
+            || crate::model::FieldError::new("ids", "must each name a booking and the window shown of it"),
         )?;
     let decisions = crate::backend::bookings::approvals::decide(&ctx.db, &principal, &shown, approve, &comment).await?;
     let tz = crate::rpc::no_script::reader_zone(String::new()).await;

@@ -49,7 +49,7 @@ async fn the_queue_lists_oldest_first_with_the_kinds_peak_and_decides_many_at_on
 
     // Rejecting without a comment is refused for each; nothing changes.
     let decided = approvals::decide(&f.db, &admin, &shown[..2], false, "  ").await.unwrap();
-    assert!(decided.iter().all(|d| !d.ok && d.message.contains("comment")), "{decided:?}");
+    assert!(decided.iter().all(|d| !d.ok && d.message.contains("Comment must say why")), "{decided:?}");
     let decided = approvals::decide(&f.db, &admin, &shown[..2], true, "").await.unwrap();
     assert!(decided.iter().all(|d| d.ok), "{decided:?}");
     let decided = approvals::decide(&f.db, &admin, &shown[2..], false, "the lab is closed that day").await.unwrap();

@@ -50,6 +50,16 @@ fn apply(stack: &Stack, overlay: &str) {
 
 async fn ordinary_work_is_admitted(stack: &Stack, overlay: &str) {
     let admin = stack.client(As::Admin).await;
+    // A Pod needs its namespace's default ServiceAccount, which the
+    // controller manager makes a few seconds after a fresh API server starts.
+    let accounts: kube::Api<k8s_openapi::api::core::v1::ServiceAccount> =
+        kube::Api::namespaced(admin.clone(), "default");
+    for _ in 0..60 {
+        if accounts.get_opt("default").await.ok().flatten().is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
     for (what, object) in ordinary() {
         assert_eq!(create(&admin, "default", object).await, Ok(()), "{overlay}: {what} of the cluster's own");
     }

@@ -206,5 +206,5 @@ async fn an_approval_binds_to_the_window_the_admin_was_shown() {
     };
     let (status, err) = form(ada.clone()).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{err}");
-    assert!(err.to_string().contains("ids: each must name a booking and the window shown"), "{err}");
+    assert!(err.to_string().contains("IDs must each name a booking and the window shown"), "{err}");
 }
