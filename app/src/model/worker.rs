@@ -63,7 +63,8 @@ pub struct WorkerStatus {
     pub leader: Option<String>,
     /// Every process seen in the last day, the leader first.
     pub processes: Vec<WorkerProcess>,
-    /// Sessions by their current step's state: (state, count).
+    /// Open sessions by their first step not done, or "live" with every
+    /// step done: (state, count).
     pub sessions: Vec<(String, i64)>,
     pub recent_failures: Vec<WorkerFailure>,
     /// Every cluster, by name.

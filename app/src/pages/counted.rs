@@ -10,6 +10,8 @@ pub fn CountedText(
     id: &'static str,
     /// The most characters the server takes (its check's figure).
     limit: usize,
+    /// What the text is, for the counter at the limit: "a note".
+    what: &'static str,
     rows: u32,
     value: String,
 ) -> impl IntoView {
@@ -18,14 +20,14 @@ pub fn CountedText(
     view! {
         <textarea name=name id=id maxlength=limit.to_string() rows=rows.to_string() aria-describedby=counter.clone()
             on:input=move |ev| count.set(event_target_value(&ev).chars().count())>{value}</textarea>
-        <span class="counter" id=counter class:full={move || count.get() >= limit}>{move || used(count.get(), limit)}</span>
+        <span class="counter" id=counter class:full={move || count.get() >= limit}>{move || used(count.get(), limit, what)}</span>
     }
 }
 
 /// "12 of 1000 characters", and at the limit why typing stops.
-fn used(count: usize, limit: usize) -> String {
+fn used(count: usize, limit: usize, what: &str) -> String {
     match count >= limit {
-        true => format!("{limit} of {limit} characters: the most a note holds; the rest was not taken"),
+        true => format!("{limit} of {limit} characters: the most {what} holds; the rest was not taken"),
         false => format!("{count} of {limit} characters"),
     }
 }
@@ -34,7 +36,10 @@ fn used(count: usize, limit: usize) -> String {
 mod tests {
     #[test]
     fn the_counter_says_when_text_stops() {
-        assert_eq!(super::used(12, 1000), "12 of 1000 characters");
-        assert!(super::used(1000, 1000).contains("the rest was not taken"));
+        assert_eq!(super::used(12, 1000, "a note"), "12 of 1000 characters");
+        assert_eq!(
+            super::used(1000, 1000, "a note"),
+            "1000 of 1000 characters: the most a note holds; the rest was not taken"
+        );
     }
 }

@@ -25,12 +25,11 @@ fn pass(clock: &Clock, at_: Option<DateTime<Utc>>, ms: Option<i32>, error: Optio
     }
 }
 
-/// An open session by its first step not done (`sessions::status`), in
-/// words: every step done is a live session with its workspace up, not
-/// one that is over.
+/// An open session by its first step not done, or "live" with every step
+/// done (`sessions::status`), in words.
 fn session_state(state: &str) -> &str {
     match state {
-        "done" => "Live, workspace ready",
+        "live" => "Live, workspace ready",
         "working" => "Starting, waiting for the cluster",
         "pending" => "Waiting to start",
         "failed" => "Stopped at a failed step",
@@ -134,7 +133,7 @@ fn StatusView(status: WorkerStatus, clock: Clock) -> impl IntoView {
 mod tests {
     #[test]
     fn a_session_with_every_step_done_reads_as_live() {
-        assert_eq!(super::session_state("done"), "Live, workspace ready");
+        assert_eq!(super::session_state("live"), "Live, workspace ready");
         assert_eq!(super::session_state("working"), "Starting, waiting for the cluster");
     }
 }

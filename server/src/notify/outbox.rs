@@ -36,13 +36,14 @@ pub async fn schedule_timed(db: &PgPool) -> sqlx::Result<u64> {
          FROM home h
          CROSS JOIN LATERAL (SELECT {} AS kept) k
          CROSS JOIN LATERAL (SELECT b.id FROM booking b
-                             WHERE b.user_id = h.user_id AND b.state IN ('approved', 'active', 'completed')
+                             WHERE b.user_id = h.user_id AND b.state IN ({})
                              ORDER BY b.ends_at DESC, b.id LIMIT 1) last
          CROSS JOIN (VALUES (7, 1), (1, 0)) d(days, after)
          WHERE h.gone_at IS NULL AND h.delete_requested_at IS NULL AND k.kept <= now() + make_interval(days => d.days)
            AND k.kept > now() + make_interval(days => d.after)
          ON CONFLICT (dedupe) DO NOTHING",
-        app::backend::sessions::homes::kept_until_sql("h.user_id", "$2", "h.purpose", "h.cluster_id")
+        app::backend::sessions::homes::kept_until_sql("h.user_id", "$2", "h.purpose", "h.cluster_id"),
+        app::model::BookingState::sql_list(&app::model::BookingState::BOOKED)
     ))
     .bind(LEAD)
     .bind(app::backend::sessions::homes::SITE_RETENTION_DAYS)

@@ -138,10 +138,11 @@ pub(super) async fn booked_per_hour(
                FROM (SELECT pool_id, kind, quantity, greatest(starts_epoch_h, $3) - $5 AS s,
                             least(ends_epoch_h, $4) - $5 AS e
                      FROM booking
-                     WHERE ends_at > $1 AND starts_at < $2 AND state IN ('approved', 'active', 'completed')
+                     WHERE ends_at > $1 AND starts_at < $2 AND state IN ({})
                        AND {}) b
                GROUP BY GROUPING SETS ((pool_id, kind, floor(s)::int8), (pool_id, kind, floor(e)::int8))) per_kind
          GROUP BY 1",
+        crate::model::BookingState::sql_list(&crate::model::BookingState::BOOKED),
         on_cluster("", "$6")
     ))
     .bind(lo)

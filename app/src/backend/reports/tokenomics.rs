@@ -50,13 +50,14 @@ pub async fn measured_utilization(db: &PgPool, pool_id: Uuid) -> ServiceResult<(
         let source = format!("measured GPU use over the last {LOOKBACK_DAYS} days");
         return Ok((MeasuredUtilization { value: share(busy), source, simulated: simulated.unwrap_or(false) }, gpus));
     }
-    let booked: Option<f64> = sqlx::query_scalar(
+    let booked: Option<f64> = sqlx::query_scalar(&format!(
         "SELECT sum(b.quantity::float8 / k.slices_per_gpu
                     * extract(epoch FROM least(b.ends_at, now()) - greatest(b.starts_at, now() - make_interval(days => $2))) / 3600)::float8
          FROM booking b JOIN pool_kind k ON k.pool_id = b.pool_id AND k.kind = b.kind
-         WHERE b.pool_id = $1 AND b.state IN ('approved', 'active', 'completed')
+         WHERE b.pool_id = $1 AND b.state IN ({})
            AND b.ends_at > now() - make_interval(days => $2) AND b.starts_at < now()",
-    )
+        crate::model::BookingState::sql_list(&crate::model::BookingState::BOOKED)
+    ))
     .bind(pool_id)
     .bind(LOOKBACK_DAYS)
     .fetch_one(db)

@@ -51,10 +51,11 @@ impl Volume {
 /// cluster's worker writes) never moves it.
 pub fn kept_until_sql(owner: &str, site_days: &str, purpose: &str, cluster: &str) -> String {
     // `kept_b`: the caller's own query may call its booking `b`.
+    let booked = crate::model::BookingState::sql_list(&crate::model::BookingState::BOOKED);
     format!(
         "coalesce((SELECT max(kept_b.ends_at) FROM booking kept_b JOIN pool kept_p ON kept_p.id = kept_b.pool_id
                    WHERE kept_b.user_id = {owner} AND kept_p.cluster_id = {cluster}
-                     AND kept_b.state IN ('approved', 'active', 'completed')), now())
+                     AND kept_b.state IN ({booked})), now())
          + make_interval(days => coalesce(
              (SELECT max(CASE WHEN {purpose} = 'cache' THEN t.cache_retention_days ELSE t.home_retention_days END)
                 FROM membership m JOIN tenant t ON t.id = m.tenant_id WHERE m.user_id = {owner}), {site_days}))"

@@ -125,10 +125,11 @@ pub async fn status(db: &PgPool, principal: &Principal) -> ServiceResult<WorkerS
     ))
     .fetch_optional(db)
     .await?;
-    // The state of each session's last reported step that is not done, else "done".
+    // The state of each session's first reported step that is not done;
+    // with every step done the session is "live" (not over: it is open).
     let sessions: Vec<(String, i64)> = sqlx::query_as(
         "SELECT coalesce((SELECT s->>'state' FROM jsonb_array_elements(st.steps) s
-                          WHERE s->>'state' <> 'done' LIMIT 1), 'done') AS state, count(*)
+                          WHERE s->>'state' <> 'done' LIMIT 1), 'live') AS state, count(*)
          FROM session_status st JOIN booking b ON b.id = st.booking_id
          WHERE b.state IN ('approved', 'active')
          GROUP BY 1 ORDER BY 1",

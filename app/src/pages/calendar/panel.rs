@@ -171,7 +171,7 @@ pub fn BookingPanel(
                     </select>
                 </label>
                 <label class="wide">"Note"
-                    <CountedText name="note" id="book-note" limit=crate::model::NOTE_LIMIT rows=2
+                    <CountedText name="note" id="book-note" limit=crate::model::NOTE_LIMIT what="a note" rows=2
                         value=prefill.note.clone().unwrap_or_default()/>
                 </label>
                 <p class="persistence wide muted">{persistence(pool.placement.team_cache_class.is_some())}</p>
