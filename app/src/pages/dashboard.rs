@@ -159,7 +159,7 @@ fn BudgetTable(lines: Vec<BudgetLine>) -> impl IntoView {
         return view! { <p class="empty">"Nothing booked this week, and no weekly budget."</p> }.into_any();
     }
     view! {
-        <table class="bookings" id="week-budget">
+        <super::table::TableScroll label="This week's budget"><table class="bookings" id="week-budget">
             <thead><tr>
                 <th scope="col">"Pool"</th><th scope="col">"Kind"</th><th scope="col">"Booked (GPU-hours, whole-GPU equivalent)"</th>
                 <th scope="col">"Busy (measured)"</th><th scope="col">"Weekly budget"</th>
@@ -192,7 +192,7 @@ fn BudgetTable(lines: Vec<BudgetLine>) -> impl IntoView {
                     }
                 }).collect_view()}
             </tbody>
-        </table>
+        </table></super::table::TableScroll>
     }
     .into_any()
 }

@@ -72,6 +72,7 @@ fn PoolsOverview() -> impl IntoView {
 fn OverviewView(data: Overview, clock: Clock) -> impl IntoView {
     let names: Vec<(uuid::Uuid, String)> = data.pools.iter().map(|p| (p.pool.id, p.pool.name.clone())).collect();
     let pool_name = move |id| names.iter().find(|(pid, _)| *pid == id).map(|(_, n)| n.clone()).unwrap_or_default();
+    let timeline = view! { <super::timeline::WeekTimeline data=data.clone() clock=clock.clone()/> };
     view! {
         <p class="muted">"As of " {clock.when(data.now)} " · times in " {clock.tz.clone()}</p>
         // The cards' pool names are third-level headings under this one.
@@ -81,17 +82,21 @@ fn OverviewView(data: Overview, clock: Clock) -> impl IntoView {
         } else {
             data.pools.into_iter().map(|summary| view! { <PoolCard summary/> }).collect_view().into_any()
         }}
+        <h2>"The week across pools"</h2>
+        {timeline}
         <h2>"Bookings this week"</h2>
         {if data.bookings.is_empty() {
             view! { <p class="empty" id="no-bookings">"Nothing booked in the next seven days."</p> }.into_any()
         } else {
             view! {
+                <super::table::TableScroll label="Bookings this week">
                 <table class="bookings">
                     <thead><tr><th>"Pool"</th><th>"Kind"</th><th>"Units"</th><th>"From"</th><th>"Until"</th><th>"State"</th></tr></thead>
                     <tbody>
                         {data.bookings.into_iter().map(|b| view! { <BookingRow pool=pool_name(b.pool_id) booking=b clock=clock.clone()/> }).collect_view()}
                     </tbody>
                 </table>
+                </super::table::TableScroll>
             }.into_any()
         }}
     }

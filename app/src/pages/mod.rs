@@ -55,6 +55,7 @@ mod table;
 #[cfg_attr(feature = "people-bundle", allow(dead_code))]
 mod tenants;
 mod time_zone;
+mod timeline;
 #[cfg_attr(feature = "people-bundle", allow(dead_code))]
 mod tokenomics;
 mod tokens;

@@ -164,7 +164,7 @@ pub fn TrendChart(trend: Vec<TrendPoint>, bucket: String) -> impl IntoView {
             </figcaption>
             <details class="chart-table">
                 <summary>"The figures as a table"</summary>
-                <table class="bookings" id="trend-table">
+                <super::table::TableScroll label="The trend as a table"><table class="bookings" id="trend-table">
                     <thead><tr>
                         <th scope="col">{bucket}</th>
                         <th scope="col">"Capacity (GPU-h)"</th>
@@ -181,7 +181,7 @@ pub fn TrendChart(trend: Vec<TrendPoint>, bucket: String) -> impl IntoView {
                             </tr>
                         }).collect_view()}
                     </tbody>
-                </table>
+                </table></super::table::TableScroll>
             </details>
         </figure>
     }

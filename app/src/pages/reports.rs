@@ -225,7 +225,7 @@ fn Report(page: ReportPage) -> impl IntoView {
         } else {
             let price = report.storage_price_per_gib_month;
             view! {
-                <table class="bookings storage" id="storage-table">
+                <super::table::TableScroll label="Storage held by homes"><table class="bookings storage" id="storage-table">
                     <caption>{format!(
                         "Each home's size × the days it was kept in the period, by its owner's tenant; showback at \
                          {price:.2} {} per GiB-month (30 days; admins set it on the Homes page).", currency
@@ -238,7 +238,7 @@ fn Report(page: ReportPage) -> impl IntoView {
                                 <td>{format!("{:.2}", line.showback_cost)}</td></tr>
                         }).collect_view()}
                     </tbody>
-                </table>
+                </table></super::table::TableScroll>
             }.into_any()
         }}
         <h2>"Trend"</h2>

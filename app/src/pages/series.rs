@@ -207,7 +207,7 @@ fn Plan(plan: SeriesPreview, book: ServerAction<BookSeries>) -> impl IntoView {
     view! {
         <section class="series-plan" id="series-plan">
             <h2>"Occurrences: " {plan.rule.clone()}</h2>
-            <table class="occurrences">
+            <super::table::TableScroll label="The occurrences"><table class="occurrences">
                 <thead><tr><th scope="col">"When"</th><th scope="col">"Verdict"</th></tr></thead>
                 <tbody>
                     {plan.lines.into_iter().map(|line| {
@@ -219,7 +219,7 @@ fn Plan(plan: SeriesPreview, book: ServerAction<BookSeries>) -> impl IntoView {
                         view! { <tr class=class><td>{line.when}</td><td>{verdict}</td></tr> }
                     }).collect_view()}
                 </tbody>
-            </table>
+            </table></super::table::TableScroll>
             {if count == 0 {
                 let none = if held > 0 { "Every occurrence that fits is already yours." } else { "No occurrence fits; change the window or the days." };
                 view! { <p class="muted">{none}</p> }.into_any()

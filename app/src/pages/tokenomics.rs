@@ -187,7 +187,7 @@ fn Results(result: Memo<Result<TokenomicsResult, String>>) -> impl IntoView {
             {move || match result.get() {
                 Err(message) => view! { <p class="outcome refused" id="tk-error">{message}</p> }.into_any(),
                 Ok(r) => view! {
-                    <table class="bookings">
+                    <super::table::TableScroll label="The results"><table class="bookings">
                         <caption>"Results (update as you type)"</caption>
                         <tbody>
                             {row("Cost per GPU-hour", "tk-cost-hour", format!("{:.2}", r.cost_per_gpu_hour))}
@@ -198,7 +198,7 @@ fn Results(result: Memo<Result<TokenomicsResult, String>>) -> impl IntoView {
                             {row("Within budget", "tk-budget", r.within_budget.map_or("—".into(), |w| if w { "yes".into() } else { "no".into() }))}
                             {row("The pool is", "tk-verdict", r.provisioning.map_or("—".into(), |p| p.label().into()))}
                         </tbody>
-                    </table>
+                    </table></super::table::TableScroll>
                     <ul id="tk-notes">{r.notes.into_iter().map(|n| view! { <li>{n}</li> }).collect_view()}</ul>
                 }.into_any(),
             }}

@@ -67,11 +67,8 @@ fn StatusView(status: WorkerStatus, clock: Clock) -> impl IntoView {
         Some(name) => format!("{name} leads"),
         None => "No worker has led in the last 2 minutes: nothing starts or ends sessions.".into(),
     };
-    view! {
-        <p class=if status.leader.is_some() { "outcome ok" } else { "outcome refused" } id="worker-leader">
-            {leader} " · cluster: " <strong id="cluster-mode">{if simulated { "simulated (in memory)" } else { "real" }}</strong>
-        </p>
-        <p class="muted zone-note">"Times in " {clock.tz.clone()}</p>
+    // Made before the page's view: the table's box takes it whole.
+    let processes = view! {
         <table class="bookings" id="worker-processes">
             <thead><tr><th>"Process"</th><th>"Last start pass"</th><th>"Last repair pass"</th><th>"Next wake-up"</th><th>"Last sweep"</th></tr></thead>
             <tbody>
@@ -92,6 +89,13 @@ fn StatusView(status: WorkerStatus, clock: Clock) -> impl IntoView {
                 }}).collect_view()}
             </tbody>
         </table>
+    };
+    view! {
+        <p class=if status.leader.is_some() { "outcome ok" } else { "outcome refused" } id="worker-leader">
+            {leader} " · cluster: " <strong id="cluster-mode">{if simulated { "simulated (in memory)" } else { "real" }}</strong>
+        </p>
+        <p class="muted zone-note">"Times in " {clock.tz.clone()}</p>
+        <super::table::TableScroll label="Worker processes">{processes}</super::table::TableScroll>
         <h2>"Clusters"</h2>
         <table class="bookings stacked" id="worker-clusters">
             <thead><tr><th>"Cluster"</th><th>"Led by"</th><th>"Last pass"</th><th>"Last success"</th></tr></thead>
