@@ -65,6 +65,16 @@ fn fullness(used: i32, capacity: i32) -> &'static str {
     }
 }
 
+/// A pool's name as its label's column holds it: a long one cut with an
+/// ellipsis (its tooltip and the table below say it whole).
+fn fitted(name: &str) -> String {
+    const MOST: usize = 17;
+    match name.chars().count() > MOST {
+        true => format!("{}…", name.chars().take(MOST - 1).collect::<String>()),
+        false => name.to_string(),
+    }
+}
+
 fn x(hour: f64) -> f64 {
     LABELS + hour * (WIDTH - LABELS - 10.0) / HOURS as f64
 }
@@ -107,7 +117,7 @@ pub fn WeekTimeline(data: Overview, clock: Clock) -> impl IntoView {
                     let top = HEAD + i as f64 * (ROW + GAP);
                     let name = format!("{} · {}", row.pool, short_kind(&row.kind));
                     view! {
-                        <text class="tick row-pool" x=4 y=top + 12.0>{row.pool.clone()}</text>
+                        <text class="tick row-pool" x=4 y=top + 12.0>{fitted(&row.pool)}<title>{row.pool.clone()}</title></text>
                         <text class="tick" x=4 y=top + 27.0>{short_kind(&row.kind)}</text>
                         <rect class="lane" x=x(0.0) y=top width=x(HOURS as f64) - x(0.0) height=ROW/>
                         {row.hours.iter().enumerate().filter(|(_, used)| **used > 0).map(|(h, used)| {
@@ -152,5 +162,7 @@ mod tests {
         assert_eq!(&hours[..3], &[2, 3, 0]);
         assert_eq!(hours.len(), 168);
         assert_eq!((fullness(1, 4), fullness(2, 4), fullness(4, 4)), ("some", "most", "full"));
+        assert_eq!(fitted("lab-h100"), "lab-h100");
+        assert_eq!(fitted("approve-1795964521234"), "approve-17959645…");
     }
 }
