@@ -222,7 +222,14 @@ fn sentence(field: Option<&str>, message: &str) -> String {
         _ => return message.to_string(),
     };
     let field = field.unwrap_or_default();
-    let reason = message.strip_prefix(field).and_then(|rest| rest.strip_prefix(": ")).unwrap_or(message);
+    // The refusal names the field in words ("End must be after the
+    // start.", `FieldError`'s text) or, from an older page, by name
+    // ("end: must be …"): either way the reason follows it.
+    let words = crate::model::field_words(field);
+    let after = |name: &str| {
+        message.strip_prefix(name).and_then(|rest| rest.strip_prefix(": ").or_else(|| rest.strip_prefix(' ')))
+    };
+    let reason = after(field).or_else(|| after(&words)).unwrap_or(message);
     crate::model::FormRefusal::about(field, label, reason).sentence
 }
 
@@ -232,6 +239,8 @@ mod tests {
     fn a_refused_field_reads_as_a_sentence_about_its_label() {
         use super::sentence;
         assert_eq!(sentence(Some("end"), "end: must be after the start"), "Until must be after the start.");
+        let refused = crate::model::FieldError::new("end", "must be after the start").to_string();
+        assert_eq!(sentence(Some("end"), &refused), "Until must be after the start.");
         assert_eq!(
             sentence(Some("end"), "end: is too far after the start: the pool books at most 7 days at a time"),
             "Until is too far after the start: the pool books at most 7 days at a time."
