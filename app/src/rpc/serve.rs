@@ -97,14 +97,18 @@ pub fn act_at<T>(
 ) -> Result<ActionNotice, RpcError> {
     let notice = match result {
         Ok(value) => ActionNotice::said(true, done(value)),
-        Err(err) if err.can_be_acted_on() => {
-            ActionNotice { field: err.field_error(), ..ActionNotice::said(false, err.public_message()) }
-        }
+        Err(err) if err.can_be_acted_on() => refusal(&err),
         Err(err) => return Err(err.into()),
     };
     let notice = ActionNotice { at: at.map(str::to_string), ..notice };
     no_script_notice(&notice);
     Ok(notice)
+}
+
+/// A refusal the person can act on, as its notice: the public message and
+/// the field it is about (for its form to mark).
+fn refusal(err: &ServiceError) -> ActionNotice {
+    ActionNotice { field: err.field_error(), ..ActionNotice::said(false, err.public_message()) }
 }
 
 /// A page's answer with the refusals the person can act on kept beside
@@ -113,9 +117,7 @@ pub fn act_at<T>(
 pub fn beside<T>(result: ServiceResult<T>) -> Result<Result<T, ActionNotice>, RpcError> {
     match result {
         Ok(value) => Ok(Ok(value)),
-        Err(err) if err.can_be_acted_on() => {
-            Ok(Err(ActionNotice { field: err.field_error(), ..ActionNotice::said(false, err.public_message()) }))
-        }
+        Err(err) if err.can_be_acted_on() => Ok(Err(refusal(&err))),
         Err(err) => Err(err.into()),
     }
 }
