@@ -6,10 +6,13 @@
 //! seeding so that those pages say the figures are made up.
 //!
 //! Deterministic: which slots are booked, by whom and how busy comes from
-//! a hash of the slot, so two seedings on the same day look alike.
+//! a hash of the slot, so two seedings ending on the same day look alike.
+//! The browser tests end it on a fixed day (`--history-until`), so their
+//! screenshots of the reports and calendar always see the same month.
 
 use app::backend::{accounts::users, ServiceError};
 use app::model::Role;
+use chrono::NaiveDate;
 use sqlx::PgPool;
 
 /// The note every seeded booking carries.
@@ -28,8 +31,13 @@ const PEOPLE: [(&str, &str, (&str, &str), f64); 4] = [
     ("alan@berth.local", "Alan Demo", ("vision", "Vision team"), 0.15),
 ];
 
-/// Seeds the history once; returns what it did.
-pub async fn history(db: &PgPool) -> Result<String, ServiceError> {
+/// Seeds the history once, for the `DAYS` days before `until` (today when
+/// `None`); returns what it did.
+pub async fn history(db: &PgPool, until: Option<NaiveDate>) -> Result<String, ServiceError> {
+    let until = match until {
+        Some(day) => day,
+        None => sqlx::query_scalar("SELECT current_date").fetch_one(db).await?,
+    };
     let seeded: Option<chrono::DateTime<chrono::Utc>> =
         sqlx::query_scalar("SELECT seeded_at FROM demo_history").fetch_optional(db).await?;
     if let Some(at) = seeded {
@@ -53,9 +61,10 @@ pub async fn history(db: &PgPool) -> Result<String, ServiceError> {
     // The pools were there for the month: the report counts a kind's
     // capacity from when it was added.
     sqlx::query(
-        "UPDATE pool_kind k SET created_at = least(k.created_at, (current_date - $1)::timestamptz)
-         FROM pool p WHERE p.id = k.pool_id AND p.name = ANY($2)",
+        "UPDATE pool_kind k SET created_at = least(k.created_at, ($1::date - $2)::timestamptz)
+         FROM pool p WHERE p.id = k.pool_id AND p.name = ANY($3)",
     )
+    .bind(until)
     .bind(DAYS)
     .bind(pools)
     .execute(&mut *tx)
@@ -66,11 +75,13 @@ pub async fn history(db: &PgPool) -> Result<String, ServiceError> {
         .bind(DAYS)
         .bind(HISTORY_NOTE)
         .bind(pools)
+        .bind(until)
         .execute(&mut *tx)
         .await?
         .rows_affected();
     let hours = sqlx::query(USE).bind(&ids).bind(&busy).bind(HISTORY_NOTE).execute(&mut *tx).await?.rows_affected();
-    sqlx::query("INSERT INTO demo_history (first_day, last_day) VALUES (current_date - $1, current_date - 1)")
+    sqlx::query("INSERT INTO demo_history (first_day, last_day) VALUES ($1::date - $2, $1::date - 1)")
+        .bind(until)
         .bind(DAYS)
         .execute(&mut *tx)
         .await?;
@@ -85,15 +96,15 @@ pub async fn history(db: &PgPool) -> Result<String, ServiceError> {
 /// weekdays in ten and one weekend day in ten, a night one in three; one
 /// in 23 was canceled, one in 13 a no-show (released after 30 minutes)
 /// and one in 11 released half way for idling. $1, $2: the people and their tenants;
-/// $3: days; $4: the note; $5: the pools.
+/// $3: days; $4: the note; $5: the pools; $6: the day after the last.
 const BOOKINGS: &str = "
     WITH slots AS (
         SELECT k.pool_id, k.kind, day, half,
-               abs(hashtext(p.name || k.kind || unit || ':' || day || ':' || half)) AS h,
-               date_trunc('day', now(), 'UTC') - make_interval(days => day) AS midnight
+               abs(hashtext(p.name || k.kind || unit || ':' || ($6::date - day) || ':' || half)) AS h,
+               ($6::date - day)::timestamp AT TIME ZONE 'UTC' AS midnight
         FROM pool_kind k JOIN pool p ON p.id = k.pool_id,
              generate_series(0, k.capacity - 1) unit, generate_series(1, $3) day, generate_series(0, 2) half
-        -- A night ends the next morning: the last day has none, nothing reaches today.
+        -- A night ends the next morning: the last day has none, nothing reaches $6.
         WHERE p.name = ANY($5) AND (half < 2 OR day > 1)),
     chosen AS (
         SELECT *, 1 + h % cardinality($1::uuid[]) AS who,

@@ -35,7 +35,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             serve(db, serving, auth, cluster).await
         }
         Command::Migrate { db } => migrate(db).await,
-        Command::SeedDemo { db, history } => seed_demo(db, history).await,
+        Command::SeedDemo { db, history, history_until } => seed_demo(db, history, history_until).await,
         Command::MemberRole { db, cluster, role } => {
             let granted = crate::member_role::grant(&connect(&db, 1).await?, &cluster, &role).await?;
             println!("{role} is cluster {cluster}'s worker: it inserts its own rows of {}", granted.inserts.join(", "));
@@ -195,13 +195,13 @@ async fn migrate(db: Database) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn seed_demo(db: Database, history: bool) -> anyhow::Result<()> {
+async fn seed_demo(db: Database, history: bool, until: Option<chrono::NaiveDate>) -> anyhow::Result<()> {
     let pool = connect(&db, 2).await?;
     crate::database::migrate(&pool).await?;
     println!("{}", seed::demo(&pool).await?);
     println!("{}", crate::seed_console::console(&pool).await?);
     if history {
-        println!("{}", crate::seed_history::history(&pool).await?);
+        println!("{}", crate::seed_history::history(&pool, until).await?);
     }
     Ok(())
 }

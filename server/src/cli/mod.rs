@@ -117,6 +117,10 @@ pub enum Command {
         /// so the reports have figures: `make run` asks for it.
         #[arg(long)]
         history: bool,
+        /// The history ends the day before this date (YYYY-MM-DD; default
+        /// today): the browser tests fix it, so their screenshots agree.
+        #[arg(long, value_name = "DATE", requires = "history")]
+        history_until: Option<chrono::NaiveDate>,
     },
     /// Print the objects the worker applies for a booking (multi-document YAML).
     Manifests {

@@ -327,6 +327,7 @@ async fn a_live_booking_shows_how_much_of_its_time_was_used_to_its_owner_and_adm
     .execute(&f.db)
     .await
     .unwrap();
+    common::clear_of_the_minute_turn().await;
     sqlx::query(
         "INSERT INTO usage_minute (booking_id, minute, busy, memory_used_mib, devices, active_devices, simulated)
          VALUES ($1, date_trunc('minute', now()) - interval '1 minute', 0.4, 100, 2, 1, false) ON CONFLICT DO NOTHING",

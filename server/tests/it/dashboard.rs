@@ -22,6 +22,7 @@ async fn members_see_live_use_idle_badges_budget_and_upcoming() {
     let quota = json!([{"pool_id": f.lab, "kind": MIG, "gpu_hours_per_week": 40}]);
     let (status, body) = f.call(Method::PUT, "/api/v1/tenants/team-a/quotas", Some(&f.admin), Some(quota)).await;
     assert_eq!(status, StatusCode::OK, "{body}");
+    common::clear_of_the_minute_turn().await;
     // 40 busy minutes, then a 5-minute gap, then the last 15 idle (the
     // latest whole minute is "1 minute ago": the sampler's round in progress is not in yet).
     sqlx::query(

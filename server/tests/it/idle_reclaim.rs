@@ -35,6 +35,7 @@ async fn live(db: &PgPool, kind: &str, mode: &str, opened: bool) -> Uuid {
 
 /// The sampler's minutes for the last `minutes` whole minutes, all at `busy`.
 async fn sampled(db: &PgPool, booking: Uuid, busy: f32, minutes: i32) {
+    common::clear_of_the_minute_turn().await;
     sqlx::query(
         "INSERT INTO usage_minute (booking_id, minute, busy, memory_used_mib, power_w, devices, simulated)
          SELECT $1, date_trunc('minute', now()) - make_interval(mins => k), $2, 1000, 50, 1, false

@@ -64,9 +64,9 @@ async fn the_demo_history_fills_the_report_labelled_and_once() {
     let db = fresh_db().await;
     server::seed::demo(&db).await.unwrap();
     server::seed_console::console(&db).await.unwrap();
-    let done = server::seed_history::history(&db).await.unwrap();
+    let done = server::seed_history::history(&db, None).await.unwrap();
     assert!(done.starts_with("seeded "), "{done}");
-    assert!(server::seed_history::history(&db).await.unwrap().contains("already seeded"));
+    assert!(server::seed_history::history(&db, None).await.unwrap().contains("already seeded"));
     let count = |sql: &'static str| {
         let db = db.clone();
         async move { sqlx::query_scalar::<_, i64>(sql).fetch_one(&db).await.unwrap() }
@@ -125,4 +125,34 @@ async fn the_demo_history_fills_the_report_labelled_and_once() {
     let dashboard =
         app::backend::reports::dashboard::load(&db, &admin, (Some("demo"), range, None), "UTC").await.unwrap();
     assert_eq!(dashboard.demo_history.as_deref(), Some(label.as_str()));
+}
+
+/// The browser tests' history ends on a fixed day, so what they photograph
+/// is the same month whenever they run: every booking lies in the 30 days
+/// before that day, the label names them, and the same day always gives
+/// the same bookings.
+#[tokio::test]
+async fn a_history_ending_on_a_fixed_day_lies_before_it_and_is_the_same_every_time() {
+    let until = chrono::NaiveDate::from_ymd_opt(2025, 11, 3).unwrap();
+    let mut seen = Vec::new();
+    for _ in 0..2 {
+        let db = fresh_db().await;
+        server::seed::demo(&db).await.unwrap();
+        server::seed_console::console(&db).await.unwrap();
+        server::seed_history::history(&db, Some(until)).await.unwrap();
+        let (first, last, count, shape): (chrono::NaiveDate, chrono::NaiveDate, i64, String) = sqlx::query_as(
+            "SELECT min(starts_at AT TIME ZONE 'UTC')::date, max(ends_at AT TIME ZONE 'UTC')::date, count(*),
+                    md5(string_agg(p.name || b.kind || b.starts_at || b.ends_at || b.state, ',' ORDER BY p.name, b.kind, b.starts_at, b.ends_at, b.state))
+             FROM booking b JOIN pool p ON p.id = b.pool_id WHERE b.note = 'Demo history'",
+        )
+        .fetch_one(&db)
+        .await
+        .unwrap();
+        assert!(count > 100, "{count}");
+        assert_eq!((first, last), (until - Duration::days(30), until - Duration::days(1)), "in UTC");
+        let label = app::backend::reports::demo::note(&db).await.unwrap().unwrap_or_default();
+        assert!(label.contains("from Sat 04 Oct 2025 to Sun 02 Nov 2025"), "{label}");
+        seen.push((count, shape));
+    }
+    assert_eq!(seen[0], seen[1], "the same bookings both times");
 }

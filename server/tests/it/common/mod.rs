@@ -222,6 +222,17 @@ pub fn current_slot() -> DateTime<Utc> {
     align_down(Utc::now(), Duration::minutes(15))
 }
 
+/// Waits, if need be, until at least 15 s of the current minute remain.
+/// Tests that write the sampler's minutes relative to the database's
+/// `now()` and then read "the latest whole minute" would otherwise fail
+/// when the minute turns between the write and the read.
+pub async fn clear_of_the_minute_turn() {
+    let into = Utc::now().timestamp_millis().rem_euclid(60_000);
+    if into > 45_000 {
+        tokio::time::sleep(std::time::Duration::from_millis((60_000 - into + 200) as u64)).await;
+    }
+}
+
 pub fn at(value: &Value) -> DateTime<Utc> {
     value.as_str().and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("not a timestamp: {value}"))
 }
