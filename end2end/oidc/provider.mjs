@@ -36,6 +36,8 @@ const accounts = {
   root: { name: 'Root Admin', groups: ['berth-admins'] },
   nobody: { name: 'No Tenant', groups: ['unrelated'] },
   // Claims an address it has not verified (one an admin created an account for).
+  // One of the demo history's people (berth seed-demo --history).
+  demo: { name: 'Grace Demo', groups: ['berth-team-demo'], email: 'grace@berth.local' },
   eve: { name: 'Eve', groups: ['berth-team-a'], email: 'victim@example.test', email_verified: false },
 };
 

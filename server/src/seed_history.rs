@@ -141,10 +141,12 @@ const USE: &str = "
                k.vram_gb_per_unit AS vram, hr,
                extract(epoch FROM least(b.ends_at, hr + interval '1 hour') - greatest(b.starts_at, hr)) / 60 AS m,
                CASE WHEN b.released_as = 'idle' THEN 0.02
-                    ELSE least(1, greatest(0, p.share + (abs(hashtext(b.id::text || hr::text)) % 41 - 20) / 100.0))
+                    -- Hashed by what the booking is, not its random id: the same day gives the same use.
+                    ELSE least(1, greatest(0, p.share + (abs(hashtext(u.email || b.kind || extract(epoch FROM b.starts_at)
+                                                                      || ':' || extract(epoch FROM hr))) % 41 - 20) / 100.0))
                END AS busy
         FROM booking b JOIN pool_kind k ON k.pool_id = b.pool_id AND k.kind = b.kind
-             JOIN people p ON p.user_id = b.user_id,
+             JOIN people p ON p.user_id = b.user_id JOIN app_user u ON u.id = b.user_id,
              generate_series(date_trunc('hour', b.starts_at), b.ends_at - interval '1 second', interval '1 hour') hr
         WHERE b.note = $3 AND b.state = 'completed' AND b.released_as IS DISTINCT FROM 'no_show'),
     weighted AS (

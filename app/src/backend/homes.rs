@@ -24,7 +24,7 @@ pub async fn list(db: &PgPool, principal: &Principal, everyone: bool) -> Service
          FROM home h JOIN app_user u ON u.id = h.user_id
          WHERE h.gone_at IS NULL AND ($2 OR h.user_id = $3)
          ORDER BY deleted_on, u.email, h.purpose DESC, cluster, h.storage_class",
-        kept_until_sql("h.user_id", "$1", "h.purpose", "h.cluster_id")
+        kept_until_sql("h.user_id", "$1", "h.purpose", "h.cluster_id", None)
     );
     Ok(sqlx::query_as::<_, HomeRow>(&query)
         .bind(SITE_RETENTION_DAYS)

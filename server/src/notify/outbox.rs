@@ -42,7 +42,7 @@ pub async fn schedule_timed(db: &PgPool) -> sqlx::Result<u64> {
          WHERE h.gone_at IS NULL AND h.delete_requested_at IS NULL AND k.kept <= now() + make_interval(days => d.days)
            AND k.kept > now() + make_interval(days => d.after)
          ON CONFLICT (dedupe) DO NOTHING",
-        app::backend::sessions::homes::kept_until_sql("h.user_id", "$2", "h.purpose", "h.cluster_id"),
+        app::backend::sessions::homes::kept_until_sql("h.user_id", "$2", "h.purpose", "h.cluster_id", None),
         app::model::BookingState::sql_list(&app::model::BookingState::BOOKED)
     ))
     .bind(LEAD)

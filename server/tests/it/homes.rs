@@ -170,6 +170,21 @@ fn urlencode(text: &str) -> String {
     text.replace('+', "%2B").replace(':', "%3A")
 }
 
+/// A pending booking is not yet among the booked; its card still speaks of
+/// the home after its own session, never of a retention long run out (the
+/// demo's history had Ada's card say "kept until" a day a year ago).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pending_bookings_card_keeps_the_home_from_its_own_end() {
+    let f = Fixture::new().await;
+    let long_ago = Utc::now() - Duration::days(400);
+    f.place(MIG, 1, (long_ago - Duration::hours(1), long_ago), "completed").await;
+    let ends = slot(12);
+    let pending = f.place(MIG, 1, (slot(8), ends), "pending").await;
+    let kept = app::backend::sessions::homes::kept_until_for(&f.db, &[pending]).await.unwrap();
+    let after = kept[&pending].home - ends;
+    assert!(after >= Duration::days(1) && after.num_seconds() % 86_400 == 0, "{:?} after {ends}", kept[&pending]);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_card_says_whether_the_session_continues_into_the_next_booking_and_why_not() {
     let f = Fixture::new().await;

@@ -130,7 +130,7 @@ async fn the_demo_history_fills_the_report_labelled_and_once() {
 /// The browser tests' history ends on a fixed day, so what they photograph
 /// is the same month whenever they run: every booking lies in the 30 days
 /// before that day, the label names them, and the same day always gives
-/// the same bookings.
+/// the same bookings and measured use.
 #[tokio::test]
 async fn a_history_ending_on_a_fixed_day_lies_before_it_and_is_the_same_every_time() {
     let until = chrono::NaiveDate::from_ymd_opt(2025, 11, 3).unwrap();
@@ -149,6 +149,14 @@ async fn a_history_ending_on_a_fixed_day_lies_before_it_and_is_the_same_every_ti
         .await
         .unwrap();
         assert!(count > 100, "{count}");
+        let used: String = sqlx::query_scalar(
+            "SELECT md5(string_agg(round(busy_unit_minutes::numeric, 3)::text, ',' ORDER BY hour, busy_unit_minutes))
+             FROM usage_hour",
+        )
+        .fetch_one(&db)
+        .await
+        .unwrap();
+        let shape = format!("{shape} {used}");
         assert_eq!((first, last), (until - Duration::days(30), until - Duration::days(1)), "in UTC");
         let label = app::backend::reports::demo::note(&db).await.unwrap().unwrap_or_default();
         assert!(label.contains("from Sat 04 Oct 2025 to Sun 02 Nov 2025"), "{label}");

@@ -49,13 +49,31 @@ impl Volume {
 /// included), else now, plus the retention of that purpose. A volume is
 /// one cluster's, so what its owner books elsewhere (or what that
 /// cluster's worker writes) never moves it.
-pub fn kept_until_sql(owner: &str, site_days: &str, purpose: &str, cluster: &str) -> String {
+///
+/// `session_ends`, for a booking's card: that session's end counts too,
+/// and instead of now. A pending booking is not yet among the booked, and
+/// its card would otherwise name the retention of a session months ago (a
+/// day already past).
+pub fn kept_until_sql(
+    owner: &str,
+    site_days: &str,
+    purpose: &str,
+    cluster: &str,
+    session_ends: Option<&str>,
+) -> String {
     // `kept_b`: the caller's own query may call its booking `b`.
     let booked = crate::model::BookingState::sql_list(&crate::model::BookingState::BOOKED);
+    let last = format!(
+        "(SELECT max(kept_b.ends_at) FROM booking kept_b JOIN pool kept_p ON kept_p.id = kept_b.pool_id
+          WHERE kept_b.user_id = {owner} AND kept_p.cluster_id = {cluster} AND kept_b.state IN ({booked}))"
+    );
+    // greatest() passes over a NULL: no other session leaves this one's end.
+    let since = match session_ends {
+        Some(ends) => format!("greatest({last}, {ends})"),
+        None => format!("coalesce({last}, now())"),
+    };
     format!(
-        "coalesce((SELECT max(kept_b.ends_at) FROM booking kept_b JOIN pool kept_p ON kept_p.id = kept_b.pool_id
-                   WHERE kept_b.user_id = {owner} AND kept_p.cluster_id = {cluster}
-                     AND kept_b.state IN ({booked})), now())
+        "{since}
          + make_interval(days => coalesce(
              (SELECT max(CASE WHEN {purpose} = 'cache' THEN t.cache_retention_days ELSE t.home_retention_days END)
                 FROM membership m JOIN tenant t ON t.id = m.tenant_id WHERE m.user_id = {owner}), {site_days}))"
@@ -265,7 +283,7 @@ pub async fn due_to_go(db: &PgPool, cluster: Option<Uuid>, class: &str) -> Servi
          WHERE h.storage_class = $2 AND h.gone_at IS NULL AND {}
            AND (h.delete_requested_at IS NOT NULL OR {} < now())",
         on_cluster("$3"),
-        kept_until_sql("h.user_id", "$1", "h.purpose", "h.cluster_id")
+        kept_until_sql("h.user_id", "$1", "h.purpose", "h.cluster_id", None)
     ))
     .bind(SITE_RETENTION_DAYS)
     .bind(class)
@@ -315,8 +333,8 @@ pub fn kept_until_columns(site_days: &str) -> String {
         "{} AS home_kept_until, {} AS cache_kept_until,
          coalesce((SELECT sh.team_class IS NOT NULL FROM session_home sh WHERE sh.booking_id = b.id AND sh.purpose = 'cache'),
                   (SELECT tp.team_cache_class IS NOT NULL FROM pool tp WHERE tp.id = b.pool_id)) AS team_cache",
-        kept_until_sql("b.user_id", site_days, "'home'", BOOKINGS_CLUSTER),
-        kept_until_sql("b.user_id", site_days, "'cache'", BOOKINGS_CLUSTER)
+        kept_until_sql("b.user_id", site_days, "'home'", BOOKINGS_CLUSTER, Some("b.ends_at")),
+        kept_until_sql("b.user_id", site_days, "'cache'", BOOKINGS_CLUSTER, Some("b.ends_at"))
     )
 }
 

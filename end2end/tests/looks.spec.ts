@@ -1,0 +1,88 @@
+import { test, expect, Browser, Locator, Page } from '@playwright/test';
+import AxeBuilder from '@axe-core/playwright';
+import { collectErrors, signIn, sql } from './login';
+
+// Looks are tested: the key pages photographed at 1440 and 390 px in
+// Berlin time and compared with the pictures checked in beside this file
+// (looks.spec.ts-snapshots/), so a change of look fails until someone has
+// looked at it and run `npx playwright test looks --update-snapshots`.
+//
+// What is photographed is the demo's month of history (global-setup.ts
+// ends it on 1 Nov 2025, a past year), and only the part of each page that
+// this spec alone decides: the other specs add pools, clusters and tenants,
+// which the pickers and lists around it would show.
+
+const WIDTHS = [1440, 390];
+const looks = { animations: 'disabled' as const, caret: 'hide' as const, maxDiffPixelRatio: 0.002 };
+
+async function open(browser: Browser, login: string, width: number) {
+  const context = await browser.newContext({ timezoneId: 'Europe/Berlin', viewport: { width, height: 900 } });
+  const page = await context.newPage();
+  const errors = collectErrors(page);
+  await signIn(page, login);
+  return { page, errors };
+}
+
+async function visit(page: Page, path: string) {
+  await page.goto(path);
+  await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
+  await page.evaluate(() => document.fonts.ready);
+}
+
+/// The page passes axe and its part looks as it did.
+async function photograph(page: Page, part: Locator, name: string) {
+  const axe = await new AxeBuilder({ page }).analyze();
+  expect(axe.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target).join(', ')}`)).toEqual([]);
+  await expect(part).toHaveScreenshot(name, looks);
+}
+
+const lab = () => sql("SELECT id FROM pool WHERE name = 'lab-h100'");
+
+for (const width of WIDTHS) {
+  test(`the calendar's week, day and month of the demo month look as they did at ${width} px`, async ({ browser }) => {
+    const { page, errors } = await open(browser, 'root', width);
+    const pool = lab();
+    // Not the agenda: it lists only what is still to come.
+    for (const view of ['week', 'day', 'month']) {
+      await visit(page, `/calendar?pool=${pool}&view=${view}&date=2025-10-15`);
+      const part = page.locator(view === 'month' ? '#month' : '#calendar-scroll');
+      // The month shades each day by the share booked; the grid names who booked.
+      await expect(part).toContainText(view === 'month' ? 'the share of the pool booked' : 'Grace Demo');
+      await photograph(page, part, `calendar-${view}-${width}.png`);
+    }
+    expect(errors).toEqual([]);
+    await page.context().close();
+  });
+
+  test(`My bookings and the report of the demo month look as they did at ${width} px`, async ({ browser }) => {
+    const { page, errors } = await open(browser, 'demo', width);
+    await visit(page, '/bookings');
+    const mine = page.locator('main');
+    await expect(mine).toContainText('Nothing running right now.');
+    await photograph(page, mine, `my-bookings-${width}.png`);
+    await page.context().close();
+
+    const manager = await open(browser, 'mia', width);
+    await visit(manager.page, '/reports?group=tenant&period=month&date=2025-10-01');
+    await expect(manager.page.locator('#report-demo')).toContainText('Demo data: the bookings from Thu 02 Oct 2025 to Fri 31 Oct 2025');
+    // The table's own scrolling box: at 390 px the table is wider than the screen.
+    await photograph(manager.page, manager.page.locator('.table-scroll:has(#report-table)'), `report-table-${width}.png`);
+    await photograph(manager.page, manager.page.locator('#trend-chart'), `report-trend-${width}.png`);
+    expect([...errors, ...manager.errors]).toEqual([]);
+    await manager.page.context().close();
+  });
+
+  test(`the dashboard and the pool form look as they did at ${width} px`, async ({ browser }) => {
+    const { page, errors } = await open(browser, 'root', width);
+    await visit(page, '/dashboard?tenant=demo');
+    // The demo notice and the week's budget: the pickers list the tenants and
+    // clusters other specs add, and "Upcoming" the demo's booking of tomorrow.
+    await expect(page.locator('#dashboard-demo')).toContainText('from Thu 02 Oct 2025 to Fri 31 Oct 2025');
+    await photograph(page, page.locator('#dashboard-demo'), `dashboard-demo-${width}.png`);
+    await photograph(page, page.locator('.table-scroll:has(#week-budget)'), `dashboard-budget-${width}.png`);
+    await visit(page, '/admin/pools');
+    await photograph(page, page.locator('#new-pool'), `pool-form-${width}.png`);
+    expect(errors).toEqual([]);
+    await page.context().close();
+  });
+}
