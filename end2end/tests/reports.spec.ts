@@ -158,6 +158,8 @@ for (const js of [true, false]) {
     await page.goto(`/reports/tokenomics?pool=${pool.id}`);
     if (js) await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
     await expect(page.locator('#tk-hardware')).toContainText("Presets assume this pool's GPU, L40S 48 GB (NVIDIA L40S): 48 GB at 0.864 TB/s.");
+    // The tests' database holds the demo history (global-setup.ts): the page says its figures are made up.
+    await expect(page.locator('#tk-demo')).toContainText('Demo data: the bookings from Thu 02 Oct 2025 to Fri 31 Oct 2025');
     await expect(page.locator('#tk-hardware')).toContainText('does not fit one L40S 48 GB: its weights alone are 70 GB');
     await expect(page.locator('#tk-preset option[value="llama-3.1-8b"]')).toHaveText('Llama 3.1 8B Instruct BF16 (8B class) — 2068 tokens/s');
     const large = page.locator('#tk-preset option[value="llama-3.3-70b"]');

@@ -171,6 +171,9 @@ pub struct UsedBar {
     /// The measurements came from the simulated cluster.
     #[serde(rename = "s", default, skip_serializing_if = "std::ops::Not::not")]
     pub simulated: bool,
+    /// The booking has ended: its whole window counts, not time "so far".
+    #[serde(rename = "e", default, skip_serializing_if = "std::ops::Not::not")]
+    pub ended: bool,
 }
 
 impl UsedBar {
@@ -183,7 +186,8 @@ impl UsedBar {
             n => format!(" · {n} booked units idle now"),
         };
         let simulated = if self.simulated { " (simulated)" } else { "" };
-        format!("{whose}{} % of the booked time so far was used{idle}{simulated}", self.pct)
+        let so_far = if self.ended { "" } else { " so far" };
+        format!("{whose}{} % of the booked time{so_far} was used{idle}{simulated}", self.pct)
     }
 }
 

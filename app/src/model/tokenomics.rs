@@ -220,6 +220,10 @@ pub struct TokenomicsView {
     /// presets are given on the GPU it names (`gpu_of`).
     #[serde(default)]
     pub gpu_model: String,
+    /// Said when the database holds `make run`'s made-up history: the
+    /// measured utilisation above counts it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub demo_history: Option<String>,
 }
 
 /// The inputs, as the API body names them; optional ones may be absent.

@@ -58,8 +58,18 @@ fn CostModelView(
     save: ServerAction<SaveTokenomics>,
     clock: crate::model::Clock,
 ) -> impl IntoView {
-    let TokenomicsView { pools, pool_id, pool_name, model, gpus_available, measured, updated, currency, gpu_model } =
-        view;
+    let TokenomicsView {
+        pools,
+        pool_id,
+        pool_name,
+        model,
+        gpus_available,
+        measured,
+        updated,
+        currency,
+        gpu_model,
+        demo_history,
+    } = view;
     let gpu = crate::model::gpu_of(&gpu_model);
     let form = RwSignal::new(CostModelForm::from(&model));
     let measured_value = measured.value;
@@ -108,6 +118,7 @@ fn CostModelView(
                 )}
                 {simulated}
             </p>
+            {demo_history.map(|text| view! { <p class="notice demo-data" id="tk-demo">{text}</p> })}
             {updated.map(|(at, by)| view! { <p class="muted">"Last saved " {clock.when(at)} " (" {clock.tz.clone()} ") by " {by}</p> })}
             <ActionForm action=save attr:class="pool-form" attr:id="tk-form">
                 <input type="hidden" name="pool_id" value=pool_id.to_string()/>

@@ -83,6 +83,12 @@ async fn members_see_live_use_idle_badges_budget_and_upcoming() {
     assert!((30..=31).contains(&points.len()), "{}", points.len());
     assert!(points.iter().all(|p| p["busy_pct"] == 50.0 && p["memory_gib"] == 1.0), "{points:?}");
     assert!(devices[1]["points"].as_array().unwrap().iter().all(|p| p["memory_gib"] == 2.0));
+    // A teammate's dashboard draws the same charts of Ada's session, shown
+    // under its occupancy id (it said "No GPU use measured" before).
+    let (status, seen) = f.call(Method::GET, path, Some(&f.carol), None).await;
+    assert_eq!(status, StatusCode::OK, "{seen}");
+    assert_eq!(seen["live"][0]["booking_id"], app::backend::bookings::occupancy_id(live).to_string());
+    assert_eq!(seen["live"][0]["devices"], d["live"][0]["devices"], "the same charts as Ada's own");
     // The booking's own page draws the same charts for its holder, none for a teammate.
     let charts = |token: &str| {
         axum::http::Request::post("/rpc/bookings/charts")

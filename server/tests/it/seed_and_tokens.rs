@@ -125,6 +125,9 @@ async fn the_demo_history_fills_the_report_labelled_and_once() {
     let dashboard =
         app::backend::reports::dashboard::load(&db, &admin, (Some("demo"), range, None), "UTC").await.unwrap();
     assert_eq!(dashboard.demo_history.as_deref(), Some(label.as_str()));
+    // Tokenomics' measured utilisation counts the made-up month too.
+    let tokenomics = app::backend::reports::tokenomics::view(&db, &admin, None, "EUR").await.unwrap();
+    assert_eq!(tokenomics.demo_history.as_deref(), Some(label.as_str()));
 }
 
 /// The browser tests' history ends on a fixed day, so what they photograph

@@ -3,7 +3,7 @@
 //! the viewer's words.
 
 use crate::backend::admission::series;
-use crate::backend::error::ServiceResult;
+use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{BookedSeries, Mode, NewSeries, OccurrenceLine, Principal, Repeat, SeriesPreview, Window};
 use crate::rules::local_time::{local_window, parse_local, zone};
 use crate::rules::FieldError;
@@ -71,7 +71,7 @@ fn request(form: &SeriesForm, occurrences: Option<Vec<DateTime<Utc>>>) -> Result
 
 /// Each occurrence with its verdict, nothing written.
 pub async fn preview(db: &PgPool, principal: &Principal, form: &SeriesForm) -> ServiceResult<SeriesPreview> {
-    let plan = series::preview(db, principal, &request(form, None)?).await?;
+    let plan = series::preview(db, principal, &request(form, None)?).await.map_err(in_form_words)?;
     let lines = plan
         .occurrences
         .into_iter()
@@ -98,5 +98,38 @@ pub async fn book(
         .map(|s| DateTime::parse_from_rfc3339(s).map(|at| at.with_timezone(&Utc)))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|_| FieldError::new("occurrences", "preview the series again"))?;
-    series::book(db, principal, &request(form, Some(starts))?).await
+    series::book(db, principal, &request(form, Some(starts))?).await.map_err(in_form_words)
+}
+
+/// The series rules name the first window's times as the API does, start
+/// and end; this form's inputs are From and To, and a refusal is marked on
+/// the input it concerns (a window too long for a series was not).
+fn in_form_words(error: ServiceError) -> ServiceError {
+    match error {
+        ServiceError::Invalid(mut refused) => {
+            let input = match refused.field.as_str() {
+                "start" => "from",
+                "end" => "to",
+                _ => return ServiceError::Invalid(refused),
+            };
+            refused.field = input.to_string();
+            ServiceError::Invalid(refused)
+        }
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_rules_start_and_end_are_this_forms_from_and_to() {
+        let said = |field: &str| match in_form_words(FieldError::new(field, "must be after start").into()) {
+            ServiceError::Invalid(refused) => refused.field,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!((said("start"), said("end"), said("until")), ("from".into(), "to".into(), "until".into()));
+        assert!(matches!(in_form_words(ServiceError::NotFound("pool")), ServiceError::NotFound("pool")));
+    }
 }

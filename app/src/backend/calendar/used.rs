@@ -60,6 +60,7 @@ fn bar(b: &Booking, now: DateTime<Utc>, active: f64, idle_share: Option<f64>, si
         },
         who: (!b.mine).then(|| b.user_name.clone()).flatten(),
         simulated,
+        ended: now >= b.end,
     }
 }
 
@@ -106,7 +107,7 @@ mod tests {
         let after = b.end + Duration::hours(1);
         let bar = super::bar(&b, after, 240.0, Some(1.0), true);
         assert_eq!((bar.pct, bar.idle_units), (50, 0));
-        assert!(bar.text().ends_with("(simulated)"));
+        assert_eq!(bar.text(), "50 % of the booked time was used (simulated)", "not 'so far' once ended");
     }
 
     #[test]
@@ -114,6 +115,6 @@ mod tests {
         let b = booking(1, 1, false);
         let bar = bar(&b, b.end, 60.0, None, false);
         assert_eq!(bar.pct, 100);
-        assert_eq!(bar.text(), "Ada Lovelace: 100 % of the booked time so far was used");
+        assert_eq!(bar.text(), "Ada Lovelace: 100 % of the booked time was used");
     }
 }

@@ -95,12 +95,19 @@ pub async fn load(
     let axis = super::device_charts::axis(range, crate::backend::db_now(db).await?, tz);
     // Only the pools of one cluster, when asked.
     let (on, clusters) = crate::backend::clusters::pick(db, cluster).await?;
-    let (mut live, simulated) = live_sessions(db, principal, (tenant_id, on), tz).await?;
-    let ids: Vec<Uuid> = live.iter().map(|s| s.booking.booking_id).collect();
+    let (sessions, simulated) = live_sessions(db, principal, (tenant_id, on), tz).await?;
+    // By the bookings' own ids: a teammate's session is shown under its
+    // occupancy id, which no measured minute is stored under (its charts
+    // said "No GPU use measured" while its booking page showed the use).
+    let ids: Vec<Uuid> = sessions.iter().map(|(id, _)| *id).collect();
     let mut charts = super::device_charts::charts(db, &ids, &axis).await?;
-    for session in &mut live {
-        session.devices = charts.remove(&session.booking.booking_id).unwrap_or_default();
-    }
+    let live = sessions
+        .into_iter()
+        .map(|(id, mut session)| {
+            session.devices = charts.remove(&id).unwrap_or_default();
+            session
+        })
+        .collect();
     Ok(Dashboard {
         others: all.iter().map(|(s, _)| s.clone()).filter(|s| *s != slug && may_read(principal, s)).collect(),
         tenant: slug.clone(),
@@ -122,7 +129,7 @@ async fn live_sessions(
     principal: &Principal,
     (tenant_id, cluster): (Uuid, Option<Uuid>),
     tz: &str,
-) -> ServiceResult<(Vec<LiveSession>, bool)> {
+) -> ServiceResult<(Vec<(Uuid, LiveSession)>, bool)> {
     let live: Vec<Live> = sqlx::query_as(&format!(
         "SELECT {LINE_COLUMNS}, coalesce(i.enabled, false) AS enabled, coalesce(i.threshold_pct, 5) AS threshold_pct,
                 coalesce(i.idle_minutes, 30) AS idle_minutes, coalesce(i.grace_minutes, 30) AS grace_minutes
@@ -169,7 +176,8 @@ async fn live_sessions(
                 .count();
             let session_simulated = mine.iter().any(|m| m.simulated);
             simulated |= session_simulated;
-            LiveSession {
+            let id = b.line.id;
+            let session = LiveSession {
                 booking: b.line.shown(tz, principal),
                 busy: series(|m| m.busy),
                 memory_mib: series(|m| m.memory_used_mib),
@@ -177,7 +185,8 @@ async fn live_sessions(
                     .then(|| format!("Idle for {idle_run} min (below {} %)", b.policy.threshold_pct)),
                 simulated: session_simulated,
                 devices: Vec::new(),
-            }
+            };
+            (id, session)
         })
         .collect();
     Ok((sessions, simulated))

@@ -103,7 +103,19 @@ pub async fn view(
     };
     let gpus_available = crate::model::figure(gpus_available);
     let currency = currency.to_string();
-    Ok(TokenomicsView { pools, pool_id, pool_name, model, gpus_available, measured, updated, currency, gpu_model })
+    let demo_history = super::demo::note(db).await?;
+    Ok(TokenomicsView {
+        pools,
+        pool_id,
+        pool_name,
+        model,
+        gpus_available,
+        measured,
+        updated,
+        currency,
+        gpu_model,
+        demo_history,
+    })
 }
 
 /// The GPU model a pool's admin wrote, for its presets (`model::gpu_of`).
