@@ -62,6 +62,12 @@ for (const width of WIDTHS) {
       const part = page.locator(view === 'month' ? '#month' : '#calendar-scroll');
       // The month shades each day by the share booked; the grid names who booked.
       await expect(part).toContainText(view === 'month' ? 'the share of the pool booked' : 'Grace Demo');
+      if (view === 'month') {
+        // Each day of the month's history draws its share, not an empty bar.
+        const drawn = await part.locator('td:not(.other-month) .booked-fill')
+          .evaluateAll((fills) => fills.filter((f) => f.getBoundingClientRect().width > 0).length);
+        expect(drawn).toBeGreaterThan(20);
+      }
       await photograph(page, part, `calendar-${view}-${width}.png`);
     }
     expect(errors).toEqual([]);

@@ -66,6 +66,19 @@ test('a live booking shows its used time to its owner and to admins, at both wid
       const box = await bar.boundingBox();
       expect(box?.height).toBeGreaterThan(2);
       expect(box?.width).toBeGreaterThan(10);
+      // Drawn half full, not only so named: a "width: 0" once outweighed the fill's class.
+      const fill = await bar.locator('.used-fill').boundingBox();
+      expect(Math.abs((fill?.width ?? 0) / box!.width - 0.5)).toBeLessThan(0.05);
+      // The now line sits at the minute within its slot (its "top: 50 %" was dropped the same way).
+      const nowCell = page.locator('td.slot.now[class*="now-at-"]');
+      if (await nowCell.count() > 0) {
+        const [at, top, height] = await nowCell.first().evaluate((cell) => [
+          Number(/now-at-(\d+)/.exec(cell.className)![1]),
+          parseFloat(getComputedStyle(cell, '::after').top),
+          cell.getBoundingClientRect().height,
+        ]);
+        expect(Math.abs((top / height) * 100 - at)).toBeLessThan(3);
+      }
       const axe = await new AxeBuilder({ page }).include('.calendar').analyze();
       expect(axe.violations).toEqual([]);
       expect(errors).toEqual([]);
