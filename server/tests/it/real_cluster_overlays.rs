@@ -88,7 +88,11 @@ async fn each_overlay_as_shipped_admits_berth_and_the_clusters_own_work() {
     set_up(&worker, &mine, &on_member).await;
     settled(&admin, &mine.namespace()).await;
     let host = server::provisioner::manifests::host(&mine, &on_member);
-    let said = create(&admin, "default", ingress("i", Some(&host), json!({}))).await;
+    // The member's policies were applied as its API server started; one
+    // may take a moment more to be enforced (CI once got in first).
+    let taken = || create(&admin, "default", ingress("i", Some(&host), json!({})));
+    in_force("berth-workspace-hosts", taken).await;
+    let said = taken().await;
     refused_with("the session's host taken outside it", said, "belong to Berth sessions");
 
     // The other two overlays, applied over the single cluster in turn.
