@@ -36,7 +36,9 @@ const PEOPLE: [(&str, &str, (&str, &str), f64); 4] = [
 pub async fn history(db: &PgPool, until: Option<NaiveDate>) -> Result<String, ServiceError> {
     let until = match until {
         Some(day) => day,
-        None => sqlx::query_scalar("SELECT current_date").fetch_one(db).await?,
+        // Today in UTC, as the slots' midnights are: a database in a zone
+        // ahead of UTC would otherwise end the month after now.
+        None => sqlx::query_scalar("SELECT (now() AT TIME ZONE 'UTC')::date").fetch_one(db).await?,
     };
     let seeded: Option<chrono::DateTime<chrono::Utc>> =
         sqlx::query_scalar("SELECT seeded_at FROM demo_history").fetch_optional(db).await?;
