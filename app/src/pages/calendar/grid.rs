@@ -12,6 +12,7 @@
 use super::block::block;
 use super::data::MoveBooking;
 use super::keys::{cell_id, first_bookable, move_by_key, on_key, MoveTo, Refocus};
+use super::moves::AskedMoves;
 use super::selection::Selection;
 use crate::model::{BlockOwner, CalendarBlock, CalendarData, Movable};
 use chrono::{DateTime, Duration, Utc};
@@ -56,8 +57,11 @@ pub fn Grid(
     let dragging = RwSignal::new(false);
     let drag = RwSignal::new(None::<Drag>);
     let tz = data.tz.clone();
+    // Blocks are taken as the viewer last placed them (see `moves`).
+    let asked = use_context::<AskedMoves>().unwrap_or_default();
     let send_move = Callback::new(move |(block, (start, end)): MoveTo| {
         if (start, end) != (block.start, block.end) {
+            asked.ask(block, (start, end));
             let (start, end) = (start.to_rfc3339(), end.to_rfc3339());
             moving.dispatch(MoveBooking { id: block.id, start, end, tz: tz.clone() });
         }
@@ -252,7 +256,8 @@ pub fn Grid(
                                 ev.prevent_default();
                                 focus.set((d, k, i));
                                 let resize = on_class(&ev, "resize-handle");
-                                drag.set(Some(Drag { block, grab: at - block.start, resize, to: None }));
+                                // Grabbed where it is drawn; as long as it was last placed.
+                                drag.set(Some(Drag { block: asked.current(block), grab: at - block.start, resize, to: None }));
                                 return;
                             }
                             if !bookable { return; }
@@ -274,7 +279,7 @@ pub fn Grid(
                         }
                         on:keydown=move |ev| {
                             if let Some(block) = own.filter(|_| ev.alt_key()) {
-                                move_by_key(&ev, block, step, send_move, refocus);
+                                move_by_key(&ev, asked.current(block), step, send_move, refocus);
                                 return;
                             }
                             on_key(ev, (d, k, i), focus, selection, (spread, on_choose))

@@ -8,6 +8,7 @@ mod block;
 pub mod data;
 mod grid;
 mod keys;
+mod moves;
 pub mod outcome;
 mod panel;
 mod selection;
@@ -104,6 +105,13 @@ fn GridPage() -> impl IntoView {
     let book = ServerAction::<Book>::new();
     let moving = ServerAction::<MoveBooking>::new();
     provide_context(keys::Refocus(RwSignal::new(None)));
+    let asked = moves::AskedMoves::default();
+    provide_context(asked);
+    Effect::new(move |_| {
+        if let Some(answer) = moving.value().get() {
+            asked.answered(&answer);
+        }
+    });
     let params = move || {
         query.with(|q| {
             (
