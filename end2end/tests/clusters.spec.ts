@@ -30,7 +30,10 @@ for (const width of [1440, 390]) {
     const form = page.locator('#cluster-form-new');
     await form.getByLabel('Name (a DNS label').fill(name);
     await form.getByRole('button', { name: 'Add cluster' }).click();
-    await expect(page.locator('#notice')).toHaveText('Kubeconfig secret is required for kubeconfig access.');
+    // Said beside the field, not at the page's top.
+    await expect(form.locator('.field-error')).toHaveText(
+      'Kubeconfig Secret (in berth-clusters, key kubeconfig) is required for kubeconfig access.');
+    await expect(page.locator('#notice')).toHaveCount(0);
     await expect(row(name)).toHaveCount(0);
 
     await form.getByRole('textbox', { name: /^Kubeconfig Secret/ }).fill(`${name}-kubeconfig`);

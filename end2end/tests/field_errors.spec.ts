@@ -1,6 +1,6 @@
 import { test, expect, Browser, Page } from '@playwright/test';
 import AxeBuilder from '@axe-core/playwright';
-import { collectErrors, signIn } from './login';
+import { collectErrors, signIn, sql } from './login';
 
 // Issue 61, people's words: a refused field is a sentence by its label,
 // beside the input it is about (marked invalid and named by it), on the
@@ -91,5 +91,113 @@ for (const width of [1440, 390]) {
     expect((await new AxeBuilder({ page }).include('#report-period').analyze()).violations).toEqual([]);
     expect(errors).toEqual([]);
     await page.context().close();
+  });
+}
+
+// The admin's and the settings' forms, one field component: a refused
+// value is said inside the field it concerns (under its input, which is
+// marked invalid and described by the sentence), not at the page's top.
+// Each is sent a value the browser lets through and the server refuses.
+
+async function visit(page: Page, path: string) {
+  await page.goto(path);
+  await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
+}
+
+/// The input `name` inside `form` is refused with `sentence`, said in its
+/// own field right under it, and the page passes axe with it shown.
+async function saidBeside(page: Page, form: string, name: string, sentence: string) {
+  const field = page.locator(`${form} .field:has([name="${name}"])`);
+  const error = field.locator('.field-error');
+  await expect(error).toHaveText(sentence);
+  const input = field.locator(`[name="${name}"]`);
+  await expect(input).toHaveAttribute('aria-invalid', 'true');
+  await expect(input).toHaveAttribute('aria-describedby', (await error.getAttribute('id'))!);
+  await expect(field).toHaveClass(/invalid/);
+  const [under, over] = [(await error.boundingBox())!, (await input.boundingBox())!];
+  expect(under.y).toBeGreaterThanOrEqual(over.y + over.height - 1);
+  expect(under.y - (over.y + over.height)).toBeLessThan(60);
+  await expect(page.locator('#notice')).toHaveCount(0);
+  const axe = await new AxeBuilder({ page }).analyze();
+  expect(axe.violations.map((v) => v.id)).toEqual([]);
+}
+
+for (const width of [1440, 390]) {
+  test.describe(`at ${width} px`, () => {
+    test('tenants: a blank name, new or renamed, is said beside it', async ({ browser }) => {
+      const page = await as(browser, 'root', width);
+      const errors = collectErrors(page);
+      await visit(page, '/admin/tenants');
+      const create = page.locator('#new-tenant');
+      await create.locator('[name="slug"]').fill(`words-${width}`);
+      await create.locator('[name="name"]').fill('   ');
+      await create.getByRole('button', { name: 'Create tenant' }).click();
+      await saidBeside(page, '#new-tenant', 'name', 'Name must be 1 to 100 characters.');
+      // The sentence goes once the name is good, and the tenant is made.
+      await create.locator('[name="name"]').fill(`Words ${width}`);
+      await create.getByRole('button', { name: 'Create tenant' }).click();
+      await expect(page.locator('#new-tenant-notice')).toHaveText(`Created tenant Words ${width} (words-${width}).`);
+      await expect(create.locator('.field-error')).toHaveCount(0);
+      // A rename is said in that tenant's own form, not in the others'.
+      const section = page.locator(`#tenant-words-${width}`);
+      await section.locator('[name="name"]').fill(' ');
+      await section.getByRole('button', { name: 'Rename' }).click();
+      await saidBeside(page, `#tenant-words-${width}`, 'name', `New name of words-${width} must be 1 to 100 characters.`);
+      await expect(page.locator('.field-error')).toHaveCount(1);
+      // What was typed stays beside its sentence (the list is not drawn anew).
+      await expect(section.locator('[name="name"]')).toHaveValue(' ');
+      expect(errors).toEqual([]);
+      await page.context().close();
+    });
+
+    test('tokens, webhooks and the homes price: the refused value is said beside its field', async ({ browser }) => {
+      const page = await as(browser, 'root', width);
+      const errors = collectErrors(page);
+      await visit(page, '/tokens');
+      await page.locator('[name="name"]').fill('  ');
+      await page.getByRole('button', { name: 'Create token' }).click();
+      await saidBeside(page, 'form', 'name', 'Name must be 1 to 60 characters.');
+      await expect(page.locator('#new-token')).toHaveCount(0);
+
+      await visit(page, '/settings');
+      await page.locator('#webhook-url').fill('ftp://hooks.example.org/berth');
+      await page.getByRole('button', { name: 'Add', exact: true }).click();
+      await saidBeside(page, 'form', 'url', 'URL must be an http:// or https:// address.');
+
+      await visit(page, '/admin/homes');
+      await page.locator('#home-price [name="per_gib_month"]').fill('cheap');
+      await page.getByRole('button', { name: 'Save price' }).click();
+      await saidBeside(page, '#home-price', 'per_gib_month', 'Per GiB-month must be a number.');
+      await expect(page.locator('#home-price [name="per_gib_month"]')).toHaveValue('cheap');
+      expect(errors).toEqual([]);
+      await page.context().close();
+    });
+
+    test('clusters and maintenance: the refused value is said beside its field', async ({ browser }) => {
+      const page = await as(browser, 'root', width);
+      const errors = collectErrors(page);
+      await visit(page, '/admin/clusters');
+      const cluster = page.locator('#cluster-form-new');
+      await cluster.locator('[name="form[name]"]').fill('Not A Label');
+      await cluster.getByRole('button', { name: 'Add cluster' }).click();
+      await expect(cluster.locator('.field-error')).toContainText(/^Name \(a DNS label; it never changes\) /);
+      await saidBeside(page, '#cluster-form-new', 'form[name]',
+        (await cluster.locator('.field-error').textContent())!);
+
+      const pool = sql("SELECT id FROM pool ORDER BY name LIMIT 1");
+      await visit(page, `/admin/pools/${pool}`);
+      const zone = (await page.locator('#new-blackout [name="start"]').evaluate(
+        (input) => input.closest('.field')!.querySelector('.field-label')!.textContent!)).match(/\((.+)\)/)![1];
+      await page.fill('#blackout-start', '2030-03-05T12:00');
+      await page.fill('#blackout-end', '2030-03-05T09:00');
+      await page.fill('#blackout-reason', 'words');
+      await page.click('#blackout-submit');
+      await expect(page.locator('#new-blackout .field-error')).toHaveCount(1);
+      const said = (await page.locator('#new-blackout .field-error').textContent())!;
+      expect(said).toMatch(new RegExp(`^To \\(${zone.replace('/', '\\/')}\\) must be after`));
+      await saidBeside(page, '#new-blackout', 'end', said);
+      expect(errors).toEqual([]);
+      await page.context().close();
+    });
   });
 }

@@ -1,6 +1,7 @@
 //! The maintenance windows of one pool on its admin page: listed, created
 //! (over bookings: the admin keeps or cancels them), removed.
 
+use super::field::Field;
 use crate::model::{ActionNotice, Blackout, PoolKind};
 use crate::rpc::RpcError;
 use leptos::prelude::*;
@@ -89,6 +90,11 @@ pub fn BlackoutsSection(
             }
         });
     }
+    // The field the last scheduling refused, said beside its input.
+    let refused = Signal::derive(move || {
+        let query = from_query.get().filter(|n| n.at.as_deref() == Some(OUTCOME));
+        super::field::refused_field(create.value().get(), query)
+    });
     let listed = if items.is_empty() {
         view! { <p class="muted" id="blackout-list">"None scheduled."</p> }.into_any()
     } else {
@@ -113,7 +119,7 @@ pub fn BlackoutsSection(
             <h2 id="blackouts-title">"Maintenance windows"</h2>
             <p class="muted zone-note">"Times in " {tz.clone()} ", the pool's zone."</p>
             {listed}
-            <ActionForm action=create attr:class="inline-form" attr:id="new-blackout">
+            <ActionForm action=create attr:class="fields-row" attr:id="new-blackout">
                 <input type="hidden" name="pool_id" value=pool_id.to_string()/>
                 <label>"Kind "
                     <select name="kind" id="blackout-kind">
@@ -121,9 +127,18 @@ pub fn BlackoutsSection(
                         {kinds.into_iter().map(|k| view! { <option value=k.kind.clone()>{k.kind.clone()}</option> }).collect_view()}
                     </select>
                 </label>
-                <label>{format!("From ({tz}) ")} <input type="datetime-local" name="start" id="blackout-start" required/></label>
-                <label>{format!("To ({tz}) ")} <input type="datetime-local" name="end" id="blackout-end" required/></label>
-                <label>"Reason " <input name="reason" id="blackout-reason" required maxlength="500"/></label>
+                <Field form="blackout" name="start" label=format!("From ({tz})") refused let:aria>
+                    <input type="datetime-local" name="start" id="blackout-start" required
+                        aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()/>
+                </Field>
+                <Field form="blackout" name="end" label=format!("To ({tz})") refused let:aria>
+                    <input type="datetime-local" name="end" id="blackout-end" required
+                        aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()/>
+                </Field>
+                <Field form="blackout" name="reason" label="Reason" refused let:aria>
+                    <input name="reason" id="blackout-reason" required maxlength="500"
+                        aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()/>
+                </Field>
                 <fieldset>
                     <legend>"Bookings it overlaps"</legend>
                     <label><input type="radio" name="overlapping" value="" checked/> " list them first"</label>

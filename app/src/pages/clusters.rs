@@ -2,6 +2,7 @@
 //! and the switches that differ between them (empty: the worker's flag).
 //! Every form posts without JavaScript too.
 
+use super::field::{refused_field, Field};
 use super::notice::{notice_view, query_notice};
 use crate::model::{ActionNotice, Cluster, ClusterAccess, ClusterForm};
 use crate::rpc::RpcError;
@@ -50,12 +51,26 @@ pub async fn delete_cluster(id: Uuid) -> Result<ActionNotice, RpcError> {
     crate::rpc::act(crate::backend::clusters::delete(&ctx.db, &principal, id).await, |_| "Cluster removed.".into())
 }
 
+/// Which cluster form was sent last, for its fault to show there only.
+#[derive(Clone, Copy)]
+struct Sent(RwSignal<Option<String>>);
+
 #[component]
 pub fn ClustersPage() -> impl IntoView {
     let save = ServerAction::<SaveCluster>::new();
     let remove = ServerAction::<DeleteCluster>::new();
     let from_query = query_notice();
-    let clusters = Resource::new(move || (save.version().get(), remove.version().get()), |_| list_clusters());
+    let (saved, removed) = (super::notice::deeds(save), super::notice::deeds(remove));
+    let clusters = Resource::new(move || (saved.get(), removed.get()), |_| list_clusters());
+    // The form sent last (its cluster's id, empty for a new one), kept by
+    // the page: the forms are drawn again with the list after each answer.
+    let sent = RwSignal::new(None::<String>);
+    Effect::new(move |_| {
+        if let Some(asked) = save.input().get() {
+            sent.set(Some(asked.form.id));
+        }
+    });
+    provide_context(Sent(sent));
     // The newest answer of either action.
     let newest = RwSignal::new(None::<Result<ActionNotice, RpcError>>);
     for value in [save.value(), remove.value()] {
@@ -68,7 +83,7 @@ pub fn ClustersPage() -> impl IntoView {
     view! {
         <section class="page-head"><h1>"Clusters"</h1></section>
         <p class="muted">"Each pool's sessions run on one cluster. A setting left empty follows the worker's flag of the same name. A cluster goes only when no pool runs on it; a pool moves (on its own page) only while it holds no live or future bookings."</p>
-        {move || notice_view(newest.get(), from_query.get())}
+        {move || notice_view(super::notice::unless_beside(newest.get()), from_query.get())}
         <Transition fallback=|| view! { <p class="loading">"Loading clusters…"</p> }>
             {move || clusters.get().map(|result| match result {
                 Ok(list) => view! {
@@ -153,8 +168,24 @@ fn ClusterRow(
 fn ClusterFormView(form: ClusterForm, save: ServerAction<SaveCluster>) -> impl IntoView {
     let creating = form.id.is_empty();
     let prefix = if creating { "new".to_string() } else { form.name.clone() };
-    let text = |label: &'static str, name: &'static str, value: String, hint: &'static str| {
-        view! { <label>{label} <input name=format!("form[{name}]") value=value placeholder=hint/></label> }
+    // This form's last answer's fault: the page's forms share one action,
+    // so only the form that was sent shows it (a script-less post's, the
+    // new cluster's form).
+    let id = form.id.clone();
+    let Sent(sent) = expect_context::<Sent>();
+    let from_query = query_notice();
+    let refused = Signal::derive(move || match sent.with(|s| s.as_ref() == Some(&id)) {
+        true => refused_field(save.value().get(), None),
+        false => from_query.get().filter(|_| creating && save.value().with(Option::is_none)).and_then(|n| n.field),
+    });
+    let form_name = format!("cluster-{prefix}");
+    let text = move |label: &'static str, name: &'static str, value: String, hint: &'static str| {
+        view! {
+            <Field form=form_name.clone() name label refused let:aria>
+                <input name=format!("form[{name}]") value=value.clone() placeholder=hint
+                    aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()/>
+            </Field>
+        }
     };
     // "" follows the worker's flag, as the table's NULL does.
     let choice =

@@ -60,3 +60,60 @@ pub fn refused_field(
         None => query.and_then(|notice| notice.field),
     }
 }
+
+/// What a field's input carries about its fault: marked invalid, and
+/// described by the sentence shown beside it.
+#[derive(Clone, Copy)]
+pub struct Aria {
+    id: Memo<Option<String>>,
+}
+
+impl Aria {
+    pub fn invalid(self) -> Option<&'static str> {
+        self.id.get().map(|_| "true")
+    }
+
+    pub fn described_by(self) -> Option<String> {
+        self.id.get()
+    }
+}
+
+/// One field of a form, the one way every form draws it: its label, its
+/// input (the children, given the `Aria` it carries), a hint under it and,
+/// when the form's last answer refused this field, the sentence why,
+/// beside it. `name` is the field as refusals name it; `refused` is the
+/// form's last refusal ("refused_field").
+#[component]
+pub fn Field<F, IV>(
+    /// The form's prefix: the sentence's id is "{form}-{name}-error".
+    #[prop(into)]
+    form: String,
+    name: &'static str,
+    #[prop(into)] label: String,
+    #[prop(optional)] hint: Option<&'static str>,
+    #[prop(into)] refused: Signal<Option<FieldError>>,
+    children: F,
+) -> impl IntoView
+where
+    F: Fn(Aria) -> IV + Send + Sync + 'static,
+    IV: IntoView + 'static,
+{
+    let said = label.clone();
+    let sentence = Memo::new(move |_| {
+        refused.with(|r| r.as_ref().filter(|e| e.field == name).map(|e| FormRefusal::about(name, &said, &e.reason)))
+    });
+    let error_id = format!("{form}-{name}-error");
+    let id = Memo::new({
+        let error_id = error_id.clone();
+        move |_| sentence.with(|s| s.as_ref().map(|_| error_id.clone()))
+    });
+    // The sentence sits outside the label: it describes the input, it is
+    // not part of its name.
+    view! {
+        <div class="field" class:invalid=move || sentence.with(Option::is_some)>
+            <label><span class="field-label">{label}</span> {children(Aria { id })}</label>
+            {hint.map(|hint| view! { <span class="hint">{hint}</span> })}
+            {move || sentence.get().map(|s| view! { <span class="field-error" id=error_id.clone() role="alert">{s.sentence}</span> })}
+        </div>
+    }
+}

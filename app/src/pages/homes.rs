@@ -4,6 +4,7 @@
 //! tenant's sizes and retentions, and whether its caches are kept. Every
 //! form posts without JavaScript too.
 
+use super::field::Field;
 use crate::model::{Home, HomesPage};
 use crate::rpc::RpcError;
 use leptos::prelude::*;
@@ -81,13 +82,22 @@ pub async fn set_tenant_homes(
 }
 
 #[server(prefix = "/rpc", endpoint = "admin/homes/price", output = crate::codec::JsonText)]
-pub async fn set_home_price(per_gib_month: String) -> Result<crate::model::HomePrice, RpcError> {
+pub async fn set_home_price(per_gib_month: String) -> Result<crate::model::ActionNotice, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
-    let per_gib_month: f64 = per_gib_month.trim().parse().map_err(|_| {
-        crate::backend::ServiceError::from(crate::rules::FieldError::new("per_gib_month", "must be a number"))
-    })?;
-    Ok(crate::backend::homes::set_price(&ctx.db, &principal, crate::model::HomePrice { per_gib_month }).await?)
+    let saved = match per_gib_month.trim().parse::<f64>() {
+        Ok(per_gib_month) => {
+            crate::backend::homes::set_price(&ctx.db, &principal, crate::model::HomePrice { per_gib_month }).await
+        }
+        Err(_) => Err(crate::rules::FieldError::new("per_gib_month", "must be a number").into()),
+    };
+    // A refused price is said beside its field.
+    crate::rpc::act_at(Some(PRICE), saved, |p| {
+        format!("Saved: a GiB-month costs {}.", crate::model::figure_text(p.per_gib_month))
+    })
 }
+
+/// The price form's section: its answers are shown there.
+const PRICE: &str = "price-notice";
 
 /// A home as one line: size, where it is (a cluster other than the
 /// default), last use, deletion date.
@@ -164,17 +174,17 @@ pub fn AdminHomesPage() -> impl IntoView {
     let delete = ServerAction::<DeleteHome>::new();
     let tenant = ServerAction::<SetTenantHomes>::new();
     let price = ServerAction::<SetHomePrice>::new();
-    let page = Resource::new(
-        move || (delete.version().get(), tenant.version().get(), price.version().get()),
-        |_| load_all_homes(),
-    );
+    let priced = super::notice::deeds(price);
+    let page =
+        Resource::new(move || (delete.version().get(), tenant.version().get(), priced.get()), |_| load_all_homes());
     let outcome = move || {
         let failed = [
             delete.value().get().and_then(|r| r.err()),
             tenant.value().get().and_then(|r| r.err()),
             price.value().get().and_then(|r| r.err()),
         ];
-        let saved = tenant.value().get().is_some_and(|r| r.is_ok()) || price.value().get().is_some_and(|r| r.is_ok());
+        // The price's answer is said in its own section.
+        let saved = tenant.value().get().is_some_and(|r| r.is_ok());
         match failed.into_iter().flatten().next() {
             Some(err) => Some(view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any()),
             None => saved.then(|| view! { <p class="notice" role="status">"Saved."</p> }.into_any()),
@@ -203,6 +213,11 @@ fn HomesTables(
 ) -> impl IntoView {
     let site = page.site_retention_days;
     let per_gib_month = page.price_per_gib_month.to_string();
+    let from_query = super::notice::query_notice();
+    let price_refused = Signal::derive(move || {
+        let query = from_query.get().filter(|n| n.at.as_deref() == Some(PRICE));
+        super::field::refused_field(price.value().get(), query)
+    });
     let homes = page.homes.into_iter().map(|(home, last, gone)| {
         let owner = format!("{} <{}>", home.owner_name, home.owner_email);
         let what = home.purpose.label();
@@ -271,9 +286,13 @@ fn HomesTables(
         <h2>"Price"</h2>
         <p class="muted">"Reports show the storage each tenant's homes and model caches held, in GiB-days, and its showback at this "
             "price per GiB and month (30 days), in the site's currency."</p>
-        <ActionForm action=price attr:class="inline-form">
-            <label>"Per GiB-month " <input name="per_gib_month" inputmode="decimal" size="8" required value=per_gib_month/></label>
+        <ActionForm action=price attr:class="fields-row" attr:id="home-price">
+            <Field form="home-price" name="per_gib_month" label="Per GiB-month" refused=price_refused let:aria>
+                <input name="per_gib_month" inputmode="decimal" size="8" required value=per_gib_month.clone()
+                    aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()/>
+            </Field>
             <button class="button secondary" type="submit">"Save price"</button>
         </ActionForm>
+        {move || super::notice::section_notice(PRICE, price.value().get(), from_query.get())}
     }
 }

@@ -46,6 +46,26 @@ fn notice_in(
     notice.map(|n| view! { <div class=if n.ok { "outcome ok" } else { "outcome refused" } role="status" id=id>{n.message}</div> })
 }
 
+/// An action's answer for the page's top, unless it is a refusal of a
+/// field, which its form says beside that field (`field::Field`).
+pub(crate) fn unless_beside(answer: Option<Result<ActionNotice, RpcError>>) -> Option<Result<ActionNotice, RpcError>> {
+    answer.filter(|a| !a.as_ref().is_ok_and(|n| n.field.is_some()))
+}
+
+/// How many of an action's answers did what was asked: what a page's data
+/// is fetched again for. A refusal changed nothing, and fetching again
+/// would draw the form anew over what the person typed beside its sentence.
+pub(crate) fn deeds<S>(action: leptos::server::ServerAction<S>) -> Memo<usize>
+where
+    S: leptos::server_fn::ServerFn<Output = ActionNotice, Error = RpcError> + Send + Sync + Clone + 'static,
+{
+    Memo::new(move |before: Option<&usize>| {
+        action.version().track();
+        let done = action.value().with_untracked(|answer| matches!(answer, Some(Ok(notice)) if notice.ok));
+        before.map_or(0, |n| n + usize::from(done))
+    })
+}
+
 pub(crate) fn query_notice() -> Memo<Option<ActionNotice>> {
     let query = use_query_map();
     Memo::new(move |_| query.with(|q| ActionNotice::from_query(|key| q.get(key))))

@@ -4,7 +4,7 @@
 //! the field, and lowering a capacity below what is booked names the
 //! bookings in the way.
 
-use super::field::Fault;
+use super::field::Field;
 use super::notice::{notice_view, query_notice};
 use crate::model::{short_kind, ActionNotice, KindForm, Pool, PoolForm};
 use crate::rpc::RpcError;
@@ -238,12 +238,11 @@ fn PoolFormView(id: String, form: PoolForm, currency: String, save: ServerAction
     let refused = Memo::new(move |_| super::field::refused_field(save.value().get(), from_query.get()));
     // A field with its label, and the sentence why when a save refused it.
     let text = move |label: &'static str, name: &'static str, value: String, hint: &'static str| {
-        let fault = move || Fault::labelled("pool", name, label, refused.get().as_ref());
         view! {
-            <label class="field" class:invalid=move || fault().is()>{label}
-                <input name=format!("form[{name}]") value=value placeholder=hint
-                    aria-invalid=move || fault().invalid() aria-describedby=move || fault().id()/>
-                {move || fault().view()}</label>
+            <Field form="pool" name label refused let:aria>
+                <input name=format!("form[{name}]") value=value.clone() placeholder=hint
+                    aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()/>
+            </Field>
         }
     };
     view! {

@@ -3,6 +3,7 @@
 //! regenerate to cut off an old URL), and what they are notified of, by
 //! email and by their webhooks.
 
+use super::field::Field;
 use crate::model::{CalendarFeed, NewWebhook, NotificationSettings, EVENTS};
 use crate::rpc::RpcError;
 use leptos::prelude::*;
@@ -43,9 +44,10 @@ pub async fn save_notifications(#[server(default)] on: Vec<String>) -> Result<No
 }
 
 #[server(prefix = "/rpc", endpoint = "settings/webhooks/add", output = crate::codec::JsonText)]
-pub async fn add_webhook(url: String) -> Result<NewWebhook, RpcError> {
+pub async fn add_webhook(url: String) -> Result<Result<NewWebhook, crate::model::ActionNotice>, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
-    Ok(crate::backend::notifications::add_webhook(&ctx.db, &principal, &url, None).await?)
+    // A refused URL comes back as a notice, said beside the field.
+    crate::rpc::beside(crate::backend::notifications::add_webhook(&ctx.db, &principal, &url, None).await)
 }
 
 #[server(prefix = "/rpc", endpoint = "settings/webhooks/remove", output = crate::codec::JsonText)]
@@ -89,6 +91,7 @@ pub fn SettingsPage() -> impl IntoView {
 fn NotificationsPanel() -> impl IntoView {
     let save = ServerAction::<SaveNotifications>::new();
     let add = ServerAction::<AddWebhook>::new();
+    let hook_refused = Signal::derive(move || add.value().get().and_then(|answer| answer.ok()?.err()?.field));
     let remove = ServerAction::<RemoveWebhook>::new();
     let settings = Resource::new(
         move || (save.version().get(), add.version().get(), remove.version().get()),
@@ -110,14 +113,18 @@ fn NotificationsPanel() -> impl IntoView {
                 Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
             })}
             <h3>"Add a webhook"</h3>
-            <ActionForm action=add attr:class="inline-form">
-                <label for="webhook-url">"URL"</label>
-                <input id="webhook-url" name="url" type="url" required maxlength="2000" size="40"
-                    placeholder="https://hooks.example.org/berth"/>
+            <ActionForm action=add attr:class="fields-row">
+                <Field form="webhook" name="url" label="URL" refused=hook_refused let:aria>
+                    <input id="webhook-url" name="url" type="url" required maxlength="2000" size="40"
+                        placeholder="https://hooks.example.org/berth"
+                        aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()/>
+                </Field>
                 <button class="button" type="submit">"Add"</button>
             </ActionForm>
             {move || add.value().get().map(|result| match result {
-                Ok(hook) => view! {
+                Ok(Err(notice)) if notice.field.is_some() => ().into_any(),
+                Ok(Err(notice)) => view! { <p class="outcome refused" role="alert">{notice.message}</p> }.into_any(),
+                Ok(Ok(hook)) => view! {
                     <div class="notice" role="status">
                         <p>"Webhook added. Its signing secret is shown only now: each body's HMAC-SHA256 "
                             "under it is in the X-Berth-Signature header."</p>

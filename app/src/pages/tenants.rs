@@ -1,7 +1,8 @@
 //! Admins only: tenants, their members, and their quotas per pool+kind with
 //! this week's use. Every form posts without JavaScript too.
 
-use crate::model::{ActionNotice, QuotaTarget, QuotaUsage, Tenant, TenantUsage, TenantsPage};
+use super::field::{refused_field, Field};
+use crate::model::{ActionNotice, FieldError, QuotaTarget, QuotaUsage, Tenant, TenantUsage, TenantsPage};
 use crate::rpc::RpcError;
 use leptos::prelude::*;
 use uuid::Uuid;
@@ -12,19 +13,26 @@ pub async fn load_tenants() -> Result<TenantsPage, RpcError> {
     Ok(crate::backend::accounts::tenants::page(&ctx.db, &principal).await?)
 }
 
+/// Creates a tenant; a refused slug or name is said beside its field.
 #[server(prefix = "/rpc", endpoint = "admin/tenants/create", output = crate::codec::JsonText)]
-pub async fn create_tenant(slug: String, name: String) -> Result<Tenant, RpcError> {
+pub async fn create_tenant(slug: String, name: String) -> Result<ActionNotice, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
     let new = crate::model::NewTenant { slug, name };
-    Ok(crate::backend::accounts::tenants::create(&ctx.db, &principal, new).await?)
+    let created = crate::backend::accounts::tenants::create(&ctx.db, &principal, new).await;
+    crate::rpc::act_at(Some(NEW_TENANT), created, |t| format!("Created tenant {} ({}).", t.name, t.slug))
 }
 
+/// Renames a tenant; a refused name is said beside that tenant's field.
 #[server(prefix = "/rpc", endpoint = "admin/tenants/rename", output = crate::codec::JsonText)]
-pub async fn rename_tenant(slug: String, name: String) -> Result<Tenant, RpcError> {
+pub async fn rename_tenant(slug: String, name: String) -> Result<ActionNotice, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
     let patch = crate::model::TenantPatch { name };
-    Ok(crate::backend::accounts::tenants::rename(&ctx.db, &principal, &slug, patch).await?)
+    let renamed = crate::backend::accounts::tenants::rename(&ctx.db, &principal, &slug, patch).await;
+    crate::rpc::act(renamed, |t| format!("Renamed {} to {}.", t.slug, t.name))
 }
+
+/// The id of the new-tenant form's section: its answers are shown there.
+const NEW_TENANT: &str = "new-tenant-notice";
 
 /// A limit typed into a form: empty is "no limit".
 #[cfg(feature = "ssr")]
@@ -103,15 +111,31 @@ pub fn TenantsPage() -> impl IntoView {
     let create = ServerAction::<CreateTenant>::new();
     let rename = ServerAction::<RenameTenant>::new();
     let quota = ServerAction::<SetQuota>::new();
-    let page = Resource::new(
-        move || (create.version().get(), rename.version().get(), quota.version().get()),
-        |_| load_tenants(),
-    );
-    let failure = move || {
-        let errors = [create.value().get().and_then(|r| r.err()), rename.value().get().and_then(|r| r.err())];
-        errors.into_iter().flatten().next().map(|err| view! { <p class="error" role="alert">{err.to_string()}</p> })
-    };
+    let (created, renamed, set) =
+        (super::notice::deeds(create), super::notice::deeds(rename), super::notice::deeds(quota));
+    let page = Resource::new(move || (created.get(), renamed.get(), set.get()), |_| load_tenants());
     let from_query = super::notice::query_notice();
+    let create_refused = Memo::new(move |_| {
+        let query = from_query.get().filter(|n| n.at.as_deref() == Some(NEW_TENANT));
+        refused_field(create.value().get(), query)
+    });
+    // The tenant whose rename was sent last: its form shows the answer's fault.
+    let renaming = RwSignal::new(None::<String>);
+    Effect::new(move |_| {
+        if let Some(asked) = rename.input().get() {
+            renaming.set(Some(asked.slug));
+        }
+    });
+    Effect::new(move |_| {
+        if rename.version().get() > 0 {
+            quota.value().set(None);
+        }
+    });
+    Effect::new(move |_| {
+        if quota.version().get() > 0 {
+            rename.value().set(None);
+        }
+    });
     view! {
         <section class="page-head"><h1>"Tenants and quotas"</h1></section>
         <p class="muted">
@@ -119,17 +143,32 @@ pub fn TenantsPage() -> impl IntoView {
              equivalent: units × hours ÷ the kind's units per GPU) "
             "it may book in one ISO week — Monday 00:00 to Monday 00:00 in the pool's time zone. Empty is no limit."
         </p>
-        {failure}
-        {move || super::notice::notice_view(quota.value().get(), from_query.get())}
-        <ActionForm action=create attr:class="inline-form" attr:id="new-tenant">
-            <label>"Slug " <input name="slug" required maxlength="40" pattern="[a-z0-9]([a-z0-9\\-]*[a-z0-9])?"/></label>
-            <label>"Name " <input name="name" required maxlength="100"/></label>
+        // The newer answer of the two: a rename clears a quota's, and back.
+        {move || {
+            let answer = super::notice::unless_beside(rename.value().get()).or(quota.value().get());
+            super::notice::notice_view(answer, from_query.get())
+        }}
+        <ActionForm action=create attr:class="fields-row" attr:id="new-tenant">
+            <Field form="new-tenant" name="slug" label="Slug" hint="lowercase letters, digits and dashes" refused=create_refused let:aria>
+                <input name="slug" required maxlength="40" pattern="[a-z0-9]([a-z0-9\\-]*[a-z0-9])?"
+                    aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()/>
+            </Field>
+            <Field form="new-tenant" name="name" label="Name" refused=create_refused let:aria>
+                <input name="name" required maxlength="100"
+                    aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()/>
+            </Field>
             <button class="button" type="submit">"Create tenant"</button>
         </ActionForm>
+        {move || super::notice::section_notice(NEW_TENANT, create.value().get(), from_query.get())}
         <Transition fallback=|| view! { <p class="loading">"Loading tenants…"</p> }>
             {move || page.get().map(|result| match result {
                 Ok(data) => data.tenants.into_iter().map(|(tenant, usage)| {
-                    view! { <TenantSection tenant usage targets=data.targets.clone() rename quota/> }
+                    let refused = Signal::derive({
+                        let slug = tenant.slug.clone();
+                        move || renaming.with(|r| r.as_deref() == Some(slug.as_str()))
+                            .then(|| refused_field(rename.value().get(), None)).flatten()
+                    });
+                    view! { <TenantSection tenant usage targets=data.targets.clone() rename quota refused/> }
                 }).collect_view().into_any(),
                 Err(err) => super::forbidden::or_refusal(super::forbidden::ADMINS, "Could not load tenants: ", err),
             })}
@@ -148,6 +187,8 @@ fn TenantSection(
     targets: Vec<QuotaTarget>,
     rename: ServerAction<RenameTenant>,
     quota: ServerAction<SetQuota>,
+    /// What the last rename of this tenant refused.
+    refused: Signal<Option<FieldError>>,
 ) -> impl IntoView {
     let slug = tenant.slug.clone();
     let members = if tenant.members.is_empty() { "none yet".to_string() } else { tenant.members.join(", ") };
@@ -187,12 +228,17 @@ fn TenantSection(
     }).collect_view();
     let (section_id, rename_label, slug_field) =
         (format!("tenant-{slug}"), format!("New name of {slug}"), slug.clone());
+    let form_name = format!("rename-{slug}");
+    let name = tenant.name.clone();
     view! {
         <section class="tenant" id=section_id>
             <h2>{tenant.name.clone()} " " <code>{slug}</code></h2>
-            <ActionForm action=rename attr:class="inline-form">
+            <ActionForm action=rename attr:class="fields-row">
                 <input type="hidden" name="slug" value=slug_field/>
-                <input name="name" required maxlength="100" value=tenant.name.clone() aria-label=rename_label/>
+                <Field form=form_name name="name" label=rename_label refused let:aria>
+                    <input name="name" required maxlength="100" value=name.clone()
+                        aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()/>
+                </Field>
                 <button class="button secondary" type="submit">"Rename"</button>
             </ActionForm>
             <p class="muted">"Members: " {members} " · add members on the " <a href="/admin/users">"Users"</a> " page."</p>

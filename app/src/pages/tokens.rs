@@ -1,7 +1,8 @@
 //! API tokens for the signed-in user: create (shown once), list with last
 //! use, revoke. The same tokens `berth token create` makes.
 
-use crate::model::CreatedToken;
+use super::field::Field;
+use crate::model::{ActionNotice, CreatedToken, FieldError};
 use crate::model::{Clock, TokenInfo, MAX_TOKEN_DAYS};
 use crate::rpc::RpcError;
 use leptos::prelude::*;
@@ -14,10 +15,11 @@ pub async fn list_tokens() -> Result<Vec<TokenInfo>, RpcError> {
 }
 
 #[server(prefix = "/rpc", endpoint = "tokens/create", output = crate::codec::JsonText)]
-pub async fn create_token(name: String, expires_in_days: i64) -> Result<CreatedToken, RpcError> {
+pub async fn create_token(name: String, expires_in_days: i64) -> Result<Result<CreatedToken, ActionNotice>, RpcError> {
     let (principal, ctx) =
         crate::rpc::browser("API tokens are created from a signed-in browser session, never with another API token")?;
-    Ok(crate::backend::accounts::tokens::create_for(&ctx.db, &principal, &name, expires_in_days).await?)
+    // A refused name or expiry comes back as a notice, said beside its field.
+    crate::rpc::beside(crate::backend::accounts::tokens::create_for(&ctx.db, &principal, &name, expires_in_days).await)
 }
 
 #[server(prefix = "/rpc", endpoint = "tokens/revoke", output = crate::codec::JsonText)]
@@ -31,27 +33,37 @@ pub fn TokensPage() -> impl IntoView {
     let create = ServerAction::<CreateToken>::new();
     let revoke = ServerAction::<RevokeToken>::new();
     let tokens = Resource::new(move || (create.version().get(), revoke.version().get()), |_| list_tokens());
+    let refused = Signal::derive(move || -> Option<FieldError> {
+        create.value().get().and_then(|answer| answer.ok()?.err()?.field)
+    });
     view! {
         <section class="page-head"><h1>"API tokens"</h1></section>
         <p class="muted">"Tokens let scripts and the REST API act as you: send one as "
             <code>"Authorization: Bearer <token>"</code> "."</p>
         <section class="panel">
             <h2>"New token"</h2>
-            <ActionForm action=create attr:class="inline-form">
-                <label>"Name" <input name="name" required maxlength="60" placeholder="e.g. laptop notebook"/></label>
-                <label>"Expires in (days)"
-                    <input name="expires_in_days" type="number" min="1" max=MAX_TOKEN_DAYS.to_string() value="30" required/>
-                </label>
+            <ActionForm action=create attr:class="fields-row">
+                <Field form="new-token" name="name" label="Name" refused let:aria>
+                    <input name="name" required maxlength="60" placeholder="e.g. laptop notebook"
+                        aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()/>
+                </Field>
+                <Field form="new-token" name="expires_in_days" label="Expires in (days)" refused let:aria>
+                    <input name="expires_in_days" type="number" min="1" max=MAX_TOKEN_DAYS.to_string() value="30" required
+                        aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()/>
+                </Field>
                 <button class="button" type="submit">"Create token"</button>
             </ActionForm>
             {move || create.value().get().map(|result| match result {
-                Ok(created) => view! {
+                Ok(Ok(created)) => view! {
                     <div class="token-once" role="status">
                         <p>"Token " <strong>{created.name}</strong> " — copy it now, it is shown only once:"</p>
                         <code id="new-token">{created.token}</code>
                     </div>
                 }.into_any(),
-                Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
+                // Said beside the field it is about.
+                Ok(Err(notice)) if notice.field.is_some() => ().into_any(),
+                Ok(Err(notice)) => view! { <p class="outcome refused" role="alert">{notice.message}</p> }.into_any(),
+                Err(err) => view! { <p class="outcome refused" role="alert">{err.to_string()}</p> }.into_any(),
             })}
         </section>
         <h2>"Your tokens"</h2>
