@@ -3,6 +3,7 @@
 //! many at once (rejecting needs a comment, which the requester reads).
 
 use crate::model::{short_kind, PendingApproval};
+use crate::pages::said::{Alert, Empty};
 use crate::rpc::RpcError;
 use leptos::prelude::*;
 
@@ -89,7 +90,7 @@ pub fn ApprovalsPage() -> impl IntoView {
                 </ul>
             }
             .into_any(),
-            Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
+            Err(err) => view! { <Alert>{err.to_string()}</Alert> }.into_any(),
         })
     };
     view! {
@@ -98,7 +99,7 @@ pub fn ApprovalsPage() -> impl IntoView {
         {outcome}
         <Transition fallback=|| view! { <p class="loading">"Loading the queue…"</p> }>
             {move || queue.get().zip(super::reader_clock()).map(|(result, clock)| match result {
-                Ok(list) if list.is_empty() => view! { <p class="empty" id="no-approvals">"Nothing waits for a decision."</p> }.into_any(),
+                Ok(list) if list.is_empty() => view! { <Empty id="no-approvals">"Nothing waits for a decision."</Empty> }.into_any(),
                 Ok(list) => view! { <Queue list decide clock/> }.into_any(),
                 Err(err) => super::forbidden::or_refusal(super::forbidden::ADMINS, "Could not load the queue: ", err),
             })}

@@ -4,6 +4,7 @@
 //! and the filtered view as CSV.
 
 use crate::model::{AuditFilter, AuditPage};
+use crate::pages::said::{Alert, Empty};
 use crate::rpc::RpcError;
 use leptos::prelude::*;
 use leptos_router::components::Form;
@@ -115,7 +116,7 @@ pub fn AuditPage() -> impl IntoView {
             {move || log.get().zip(super::reader_clock()).map(|(result, clock)| match result {
                 Ok((page, filter)) => view! { <AuditTable page filter kept=kept() clock/> }.into_any(),
                 Err(err) => super::forbidden::refusal(super::forbidden::ADMINS)
-                    .unwrap_or_else(|| view! { <p class="error" role="alert">{err}</p> }.into_any()),
+                    .unwrap_or_else(|| view! { <Alert>{err}</Alert> }.into_any()),
             })}
         </Transition>
     }
@@ -128,7 +129,7 @@ fn AuditTable(page: AuditPage, filter: AuditFilter, kept: String, clock: crate::
     let (prev, next) = (page.page.checked_sub(1).filter(|p| *p >= 1), page.more.then_some(page.page + 1));
     view! {
         <p><a class="button secondary" id="audit-csv" href=csv download="berth-audit.csv">"Download CSV"</a></p>
-        {page.entries.is_empty().then(|| view! { <p class="empty">"No entries match."</p> })}
+        {page.entries.is_empty().then(|| view! { <Empty>"No entries match."</Empty> })}
         <table class="bookings" id="audit-list">
             <thead><tr><th>"When (" {clock.tz.clone()} ")"</th><th>"Who"</th><th>"Action"</th><th>"What"</th><th>"Tenant"</th><th>"Pool"</th><th>"Why"</th></tr></thead>
             <tbody>

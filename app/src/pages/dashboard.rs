@@ -5,6 +5,7 @@
 
 use super::device_chart::{DeviceCharts, RangePicker};
 use crate::model::{BudgetLine, ChartAxis, ChartRange, Dashboard, LiveSession};
+use crate::pages::said::{Alert, Empty};
 use crate::rpc::RpcError;
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
@@ -39,7 +40,7 @@ pub fn DashboardPage() -> impl IntoView {
                 Ok(dashboard) => view! { <DashboardView dashboard/> }.into_any(),
                 Err(err) => view! {
                     <h1>"Dashboard"</h1>
-                    <p class="error" role="alert">{err.to_string()}</p>
+                    <Alert>{err.to_string()}</Alert>
                 }.into_any(),
             })}
         </Transition>
@@ -104,7 +105,7 @@ fn DashboardView(dashboard: Dashboard) -> impl IntoView {
         })}
         <h2>"Live sessions"</h2>
         {if live.is_empty() {
-            view! { <p class="empty">"No session is running now."</p> }.into_any()
+            view! { <Empty>"No session is running now."</Empty> }.into_any()
         } else {
             view! {
                 <RangePicker current href=range_link/>
@@ -117,7 +118,7 @@ fn DashboardView(dashboard: Dashboard) -> impl IntoView {
         <BudgetTable lines=budget/>
         <h2>"Upcoming"</h2>
         {if upcoming.is_empty() {
-            view! { <p class="empty">"Nothing booked ahead."</p> }.into_any()
+            view! { <Empty>"Nothing booked ahead."</Empty> }.into_any()
         } else {
             view! {
                 <ul id="upcoming">
@@ -156,7 +157,7 @@ fn LiveSessionView(session: LiveSession, axis: ChartAxis) -> impl IntoView {
 fn BudgetTable(lines: Vec<BudgetLine>) -> impl IntoView {
     use crate::model::figure_text;
     if lines.is_empty() {
-        return view! { <p class="empty">"Nothing booked this week, and no weekly budget."</p> }.into_any();
+        return view! { <Empty>"Nothing booked this week, and no weekly budget."</Empty> }.into_any();
     }
     view! {
         <super::table::TableScroll label="This week's budget"><table class="bookings" id="week-budget">

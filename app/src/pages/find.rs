@@ -4,6 +4,7 @@
 use super::book::Book;
 use super::calendar::outcome::{Banner, OutcomeBanner};
 use crate::model::{short_kind, FindPage, FoundSlots};
+use crate::pages::said::{Alert, Empty};
 use crate::rpc::RpcError;
 use leptos::prelude::*;
 use leptos_router::components::Form;
@@ -55,7 +56,7 @@ pub fn FindSlotPage() -> impl IntoView {
         <Transition fallback=|| view! { <p class="loading">"Loading…"</p> }>
             {move || page.get().map(|result| match result {
                 Ok(data) => view! { <FindView data book banner=banner()/> }.into_any(),
-                Err(err) => view! { <p class="error" role="alert">"Could not search: " {err.to_string()}</p> }.into_any(),
+                Err(err) => view! { <Alert>"Could not search: " {err.to_string()}</Alert> }.into_any(),
             })}
         </Transition>
     }
@@ -93,9 +94,9 @@ fn FindView(data: FindPage, book: ServerAction<Book>, banner: Option<Banner>) ->
             <p class="muted">"Times in " {data.tz.clone()} "."</p>
         </Form>
         {data.found.map(|found| match found {
-            Err(message) => view! { <p class="error" role="alert" id="find-error">{message}</p> }.into_any(),
+            Err(message) => view! { <Alert id="find-error">{message}</Alert> }.into_any(),
             Ok(slots) if slots.windows.is_empty() => view! {
-                <p class="empty" id="find-none">"No window of that length fits between those times. Try a later latest end or fewer units."</p>
+                <Empty id="find-none">"No window of that length fits between those times. Try a later latest end or fewer units."</Empty>
             }.into_any(),
             Ok(slots) => view! { <FoundList slots book key=key.clone()/> }.into_any(),
         })}

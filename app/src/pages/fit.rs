@@ -9,6 +9,7 @@ use super::book::Book;
 use super::calendar::outcome::{Banner, OutcomeBanner};
 use super::field::Fault;
 use crate::model::{short_kind, FormRefusal};
+use crate::pages::said::{Alert, Empty};
 use crate::rpc::RpcError;
 use crate::rules::fit::{FitAnswer, FitForm, FitPage, CATALOG};
 use leptos::prelude::*;
@@ -51,7 +52,7 @@ pub fn FitHelperPage() -> impl IntoView {
         <Transition fallback=|| view! { <p class="loading">"Loading…"</p> }>
             {move || page.get().map(|result| match result {
                 Ok(data) => view! { <FitView data book banner=banner()/> }.into_any(),
-                Err(err) => view! { <p class="error" role="alert">"Could not answer: " {err.to_string()}</p> }.into_any(),
+                Err(err) => view! { <Alert>"Could not answer: " {err.to_string()}</Alert> }.into_any(),
             })}
         </Transition>
     }
@@ -112,13 +113,13 @@ fn FitView(data: FitPage, book: ServerAction<Book>, banner: Option<Banner>) -> i
         </Form>
         {answer.map(|answer| match answer {
             Err(FormRefusal { field: Some(_), .. }) => ().into_any(),
-            Err(FormRefusal { field: None, sentence }) => view! { <p class="error" role="alert" id="fit-error">{sentence}</p> }.into_any(),
+            Err(FormRefusal { field: None, sentence }) => view! { <Alert id="fit-error">{sentence}</Alert> }.into_any(),
             Ok(answer) => view! { <Answer answer/> }.into_any(),
         })}
         {next.map(|slots| view! {
             <h2>"Next free for 2 hours"</h2>
             {if slots.windows.is_empty() {
-                view! { <p class="empty" id="fit-none">"No two hours are free in the next week; try Find a slot."</p> }.into_any()
+                view! { <Empty id="fit-none">"No two hours are free in the next week; try Find a slot."</Empty> }.into_any()
             } else {
                 view! { <super::find::FoundList slots book key=form_key.clone()/> }.into_any()
             }}

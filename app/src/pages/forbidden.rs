@@ -6,6 +6,7 @@
 //! another order on the server and in the browser, and hydration fails).
 
 use crate::model::Role;
+use crate::pages::said::Alert;
 use crate::rpc::RpcError;
 use leptos::prelude::*;
 
@@ -24,8 +25,7 @@ pub const ADMINS: Audience = Audience { admits: |role| role == Role::Admin, name
 /// A page's load error: the refusal page when the signed-in viewer's role
 /// is not in `audience`, else `failed` followed by the error.
 pub fn or_refusal(audience: Audience, failed: &'static str, err: RpcError) -> AnyView {
-    refusal(audience)
-        .unwrap_or_else(|| view! { <p class="error" role="alert">{failed} {err.to_string()}</p> }.into_any())
+    refusal(audience).unwrap_or_else(|| view! { <Alert>{failed} {err.to_string()}</Alert> }.into_any())
 }
 
 /// The refusal page, when someone is signed in whose role is not in `audience`.

@@ -8,6 +8,7 @@ use super::book::Book;
 use super::calendar::outcome::{Banner, OutcomeBanner};
 use super::field::Fault;
 use crate::model::{short_kind, FormRefusal, FreeRow, FreeThenForm, FreeThenPage};
+use crate::pages::said::{Alert, Empty};
 use crate::rpc::RpcError;
 use leptos::prelude::*;
 use leptos_router::components::Form;
@@ -45,7 +46,7 @@ pub fn WhatIsFreePage() -> impl IntoView {
         <Transition fallback=|| view! { <p class="loading">"Loading…"</p> }>
             {move || page.get().map(|result| match result {
                 Ok(data) => view! { <FreeThenView data book banner=banner()/> }.into_any(),
-                Err(err) => view! { <p class="error" role="alert">"Could not look: " {err.to_string()}</p> }.into_any(),
+                Err(err) => view! { <Alert>"Could not look: " {err.to_string()}</Alert> }.into_any(),
             })}
         </Transition>
     }
@@ -82,12 +83,12 @@ fn FreeThenView(data: FreeThenPage, book: ServerAction<Book>, banner: Option<Ban
         </Form>
         {rows.map(|rows| match rows {
             Err(FormRefusal { field: Some(_), .. }) => ().into_any(),
-            Err(FormRefusal { field: None, sentence }) => view! { <p class="error" role="alert" id="free-error">{sentence}</p> }.into_any(),
+            Err(FormRefusal { field: None, sentence }) => view! { <Alert id="free-error">{sentence}</Alert> }.into_any(),
             Ok(rows) => {
                 let (whole, part): (Vec<FreeRow>, Vec<FreeRow>) = rows.into_iter().partition(|r| r.whole);
                 let list = |id: &'static str, rows: Vec<FreeRow>, none: &'static str| {
                     if rows.is_empty() {
-                        return view! { <p class="empty" id=id>{none}</p> }.into_any();
+                        return view! { <Empty id=id>{none}</Empty> }.into_any();
                     }
                     view! {
                         <ul class="found free-rows" id=id>

@@ -1,5 +1,6 @@
 use super::overview::load_overview;
 use crate::model::{Booking, Clock, Overview, PoolSummary, Principal, Role};
+use crate::pages::said::{Alert, Empty};
 use leptos::prelude::*;
 
 /// Anonymous visitors are asked to sign in; signed-in users without a tenant
@@ -16,7 +17,7 @@ pub fn HomePage() -> impl IntoView {
                 }.into_any(),
                 Ok(Some(_)) => view! { <AskYourAdmin/> }.into_any(),
                 Ok(None) => view! { <Welcome/> }.into_any(),
-                Err(err) => view! { <p class="error" role="alert">"Could not load your account: " {err.to_string()}</p> }.into_any(),
+                Err(err) => view! { <Alert>"Could not load your account: " {err.to_string()}</Alert> }.into_any(),
             })}
         </Suspense>
     }
@@ -61,7 +62,7 @@ fn PoolsOverview() -> impl IntoView {
             {move || overview.get().zip(super::reader_clock()).map(|(result, clock)| match result {
                 Ok(data) => view! { <OverviewView data clock/> }.into_any(),
                 Err(err) => view! {
-                    <p class="error" role="alert">"Could not load pools: " {err.to_string()}</p>
+                    <Alert>"Could not load pools: " {err.to_string()}</Alert>
                 }.into_any(),
             })}
         </Suspense>
@@ -78,7 +79,7 @@ fn OverviewView(data: Overview, clock: Clock) -> impl IntoView {
         // The cards' pool names are third-level headings under this one.
         <h2 class="visually-hidden">"Pools"</h2>
         {if data.pools.is_empty() {
-            view! { <p class="empty">"No pools yet. An admin creates them with the API or " <code>"berth seed-demo"</code> "."</p> }.into_any()
+            view! { <Empty>"No pools yet. An admin creates them with the API or " <code>"berth seed-demo"</code> "."</Empty> }.into_any()
         } else {
             data.pools.into_iter().map(|summary| view! { <PoolCard summary/> }).collect_view().into_any()
         }}
@@ -86,7 +87,7 @@ fn OverviewView(data: Overview, clock: Clock) -> impl IntoView {
         {timeline}
         <h2>"Bookings this week"</h2>
         {if data.bookings.is_empty() {
-            view! { <p class="empty" id="no-bookings">"Nothing booked in the next seven days."</p> }.into_any()
+            view! { <Empty id="no-bookings">"Nothing booked in the next seven days."</Empty> }.into_any()
         } else {
             view! {
                 <super::table::TableScroll label="Bookings this week">

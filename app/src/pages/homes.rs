@@ -6,6 +6,7 @@
 
 use super::field::Field;
 use crate::model::{Home, HomesPage};
+use crate::pages::said::Alert;
 use crate::rpc::RpcError;
 use leptos::prelude::*;
 use uuid::Uuid;
@@ -136,12 +137,12 @@ pub fn MyHome() -> impl IntoView {
                             view! { <KeptLine home last gone tz=tz.clone() delete/> }
                         }).collect_view().into_any()
                     }
-                    Err(err) => view! { <p class="error" role="alert">"Could not load your home: " {err.to_string()}</p> }.into_any(),
+                    Err(err) => view! { <Alert>"Could not load your home: " {err.to_string()}</Alert> }.into_any(),
                 })}
             </Transition>
             {move || delete.value().get().map(|result| match result {
                 Ok(()) => view! { <p class="notice" role="status">"It is deleted as soon as no session of yours holds it."</p> }.into_any(),
-                Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
+                Err(err) => view! { <Alert>{err.to_string()}</Alert> }.into_any(),
             })}
         </section>
     }
@@ -186,7 +187,7 @@ pub fn AdminHomesPage() -> impl IntoView {
         // The price's answer is said in its own section.
         let saved = tenant.value().get().is_some_and(|r| r.is_ok());
         match failed.into_iter().flatten().next() {
-            Some(err) => Some(view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any()),
+            Some(err) => Some(view! { <Alert>{err.to_string()}</Alert> }.into_any()),
             None => saved.then(|| view! { <p class="notice" role="status">"Saved."</p> }.into_any()),
         }
     };

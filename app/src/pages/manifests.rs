@@ -1,6 +1,7 @@
 //! The exact objects the worker applies for a booking, as JSON, so owners and
 //! admins can audit a session's isolation before (and while) it runs.
 
+use crate::pages::said::Alert;
 use crate::rpc::RpcError;
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
@@ -33,7 +34,7 @@ pub fn ManifestsPage() -> impl IntoView {
             // The listing scrolls sideways: focusable, so a keyboard can scroll it.
             {move || listing.get().map(|result| match result {
                 Ok(text) => view! { <pre class="manifests" id="manifests" tabindex="0" role="region" aria-label="Manifests">{text}</pre> }.into_any(),
-                Err(err) => view! { <p class="error" role="alert">"Could not render: " {err.to_string()}</p> }.into_any(),
+                Err(err) => view! { <Alert>"Could not render: " {err.to_string()}</Alert> }.into_any(),
             })}
         </Suspense>
     }

@@ -46,6 +46,7 @@ mod report_charts;
 #[cfg_attr(feature = "people-bundle", allow(dead_code))]
 mod reports;
 mod routes;
+mod said;
 mod series;
 mod settings;
 mod sharing;

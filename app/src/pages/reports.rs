@@ -5,6 +5,7 @@
 use super::field::Fault;
 use super::report_charts::{HeatMap, TrendChart};
 use crate::model::{ActionNotice, FieldError, PeriodKind, ReportGroup, ReportPage, ReportPageQuery, ReportRow};
+use crate::pages::said::Alert;
 use crate::rpc::RpcError;
 use leptos::prelude::*;
 use leptos_router::components::Form;
@@ -52,11 +53,11 @@ pub fn ReportsPage() -> impl IntoView {
                     view! {
                         <PeriodForm group period date=q.date.clone() until=q.until.clone() clusters=(None, Vec::new())
                             refused=refused.field.clone()/>
-                        {refused.field.is_none().then(|| view! { <p class="error" role="alert">{refused.message.clone()}</p> })}
+                        {refused.field.is_none().then(|| view! { <Alert>{refused.message.clone()}</Alert> })}
                     }.into_any()
                 }),
                 Err(err) => super::forbidden::refusal(super::forbidden::READERS).unwrap_or_else(|| view! {
-                    <p class="error" role="alert">{err.to_string()}</p>
+                    <Alert>{err.to_string()}</Alert>
                 }.into_any()),
             })}
         </Transition>

@@ -7,6 +7,7 @@ use super::{
     approvals, audit, calendar, clusters, dashboard, find, fit, free_then, homes, manifests, my_bookings, pool_admin,
     reports, series, settings, signin, tenants, tokenomics, tokens, users, waitlist, worker, HomePage,
 };
+use crate::pages::said::Empty;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::{
@@ -51,7 +52,7 @@ macro_rules! pages {
             };
             #[cfg(not(feature = "people-bundle"))]
             view! {
-                <Routes fallback=|| view! { <h1>"Page not found"</h1> <p class="empty">"No page has this address."</p> }>
+                <Routes fallback=|| view! { <h1>"Page not found"</h1> <Empty>"No page has this address."</Empty> }>
                     $( <Route path=path!($path) view=$view ssr=SsrMode::Async/> )*
                     $( <Route path=path!($cpath) view=$cview ssr=SsrMode::Async/> )*
                 </Routes>

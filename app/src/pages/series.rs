@@ -4,6 +4,7 @@
 
 use super::field::Fault;
 use crate::model::{ActionNotice, Pool, SeriesPreview};
+use crate::pages::said::Alert;
 use crate::rpc::RpcError;
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
@@ -127,18 +128,18 @@ pub fn SeriesPage() -> impl IntoView {
                     let tz = query.with(|q| q.get("tz")).unwrap_or(clock.tz);
                     view! { <SeriesForm pools tz preview/> }.into_any()
                 }
-                Err(err) => view! { <p class="error" role="alert">"Could not load the pools: " {err.to_string()}</p> }.into_any(),
+                Err(err) => view! { <Alert>"Could not load the pools: " {err.to_string()}</Alert> }.into_any(),
             })}
         </Transition>
         {move || book.value().get().map(|answer| match answer {
             Ok(n) => view! { <div class=if n.ok { "outcome ok" } else { "outcome refused" } role="status" id="series-outcome">{n.message}</div> }.into_any(),
-            Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
+            Err(err) => view! { <Alert>{err.to_string()}</Alert> }.into_any(),
         })}
         // Once booked, the outcome says what was; the plan it came from is done.
         {move || preview.value().get().filter(|_| !book.value().get().is_some_and(|b| b.is_ok_and(|n| n.ok))).map(|answer| match answer {
             Ok(Ok(plan)) => view! { <Plan plan book/> }.into_any(),
             Ok(Err(refused)) => view! { <div class="outcome refused" role="status" id="series-outcome">{refused.message}</div> }.into_any(),
-            Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
+            Err(err) => view! { <Alert>{err.to_string()}</Alert> }.into_any(),
         })}
     }
 }

@@ -5,6 +5,7 @@
 
 use super::field::Field;
 use crate::model::{CalendarFeed, NewWebhook, NotificationSettings, EVENTS};
+use crate::pages::said::Alert;
 use crate::rpc::RpcError;
 use leptos::prelude::*;
 use uuid::Uuid;
@@ -71,7 +72,7 @@ pub fn SettingsPage() -> impl IntoView {
             <Transition fallback=|| view! { <p class="loading">"Loading your feed…"</p> }>
                 {move || feed.get().zip(super::reader_clock()).map(|(result, clock)| match result {
                     Ok(feed) => view! { <FeedView feed clock/> }.into_any(),
-                    Err(err) => view! { <p class="error" role="alert">"Could not load your feed: " {err.to_string()}</p> }.into_any(),
+                    Err(err) => view! { <Alert>"Could not load your feed: " {err.to_string()}</Alert> }.into_any(),
                 })}
             </Transition>
             <ActionForm action=regenerate attr:class="inline-form">
@@ -79,7 +80,7 @@ pub fn SettingsPage() -> impl IntoView {
             </ActionForm>
             {move || regenerate.value().get().map(|result| match result {
                 Ok(_) => view! { <p class="notice" role="status">"A new address is ready; the old one no longer works."</p> }.into_any(),
-                Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
+                Err(err) => view! { <Alert>{err.to_string()}</Alert> }.into_any(),
             })}
         </section>
         <super::homes::MyHome/>
@@ -105,12 +106,12 @@ fn NotificationsPanel() -> impl IntoView {
             <Transition fallback=|| view! { <p class="loading">"Loading your choices…"</p> }>
                 {move || settings.get().map(|result| match result {
                     Ok(settings) => view! { <Choices settings save remove/> }.into_any(),
-                    Err(err) => view! { <p class="error" role="alert">"Could not load your choices: " {err.to_string()}</p> }.into_any(),
+                    Err(err) => view! { <Alert>"Could not load your choices: " {err.to_string()}</Alert> }.into_any(),
                 })}
             </Transition>
             {move || save.value().get().map(|result| match result {
                 Ok(_) => view! { <p class="notice" role="status">"Saved."</p> }.into_any(),
-                Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
+                Err(err) => view! { <Alert>{err.to_string()}</Alert> }.into_any(),
             })}
             <h3>"Add a webhook"</h3>
             <ActionForm action=add attr:class="fields-row">
@@ -132,7 +133,7 @@ fn NotificationsPanel() -> impl IntoView {
                         <super::copy::CopyField id="webhook-secret".to_string() value=hook.secret/>
                     </div>
                 }.into_any(),
-                Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
+                Err(err) => view! { <Alert>{err.to_string()}</Alert> }.into_any(),
             })}
         </section>
     }

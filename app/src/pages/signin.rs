@@ -3,6 +3,7 @@
 //! labelled development login that signs in as a seeded user.
 
 use crate::model::SignInPageData;
+use crate::pages::said::{Alert, Empty};
 use crate::rpc::RpcError;
 use leptos::prelude::*;
 
@@ -30,7 +31,7 @@ pub fn SignInPage() -> impl IntoView {
         <Suspense fallback=|| view! { <p class="loading">"Loading sign-in options…"</p> }>
             {move || data.get().map(|result| match result {
                 Ok(data) => view! { <SignInChoices data/> }.into_any(),
-                Err(err) => view! { <p class="error" role="alert">"Could not load sign-in options: " {err.to_string()}</p> }.into_any(),
+                Err(err) => view! { <Alert>"Could not load sign-in options: " {err.to_string()}</Alert> }.into_any(),
             })}
         </Suspense>
     }
@@ -62,7 +63,7 @@ fn SignInChoices(data: SignInPageData) -> impl IntoView {
             </section>
         })}
         {nothing.then(|| view! {
-            <p class="empty">"No sign-in method is configured. Start the portal with an OpenID provider (BERTH_OIDC_ISSUER) or, locally, with --dev-login."</p>
+            <Empty>"No sign-in method is configured. Start the portal with an OpenID provider (BERTH_OIDC_ISSUER) or, locally, with --dev-login."</Empty>
         })}
     }
 }

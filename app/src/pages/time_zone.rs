@@ -3,6 +3,7 @@
 //! zone the browser reported first (see `remember_zone`), shown here.
 
 use crate::model::{ActionNotice, ZoneChoice};
+use crate::pages::said::Alert;
 use crate::rpc::RpcError;
 use leptos::prelude::*;
 
@@ -63,7 +64,7 @@ pub fn TimeZoneSection() -> impl IntoView {
                             </ActionForm>
                         }.into_any()
                     }
-                    Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
+                    Err(err) => view! { <Alert>{err.to_string()}</Alert> }.into_any(),
                 })}
             </Transition>
         </section>

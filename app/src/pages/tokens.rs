@@ -4,6 +4,7 @@
 use super::field::Field;
 use crate::model::{ActionNotice, CreatedToken, FieldError};
 use crate::model::{Clock, TokenInfo, MAX_TOKEN_DAYS};
+use crate::pages::said::{Alert, Empty};
 use crate::rpc::RpcError;
 use leptos::prelude::*;
 use uuid::Uuid;
@@ -69,9 +70,9 @@ pub fn TokensPage() -> impl IntoView {
         <h2>"Your tokens"</h2>
         <Transition fallback=|| view! { <p class="loading">"Loading tokens…"</p> }>
             {move || tokens.get().zip(super::reader_clock()).map(|(result, clock)| match result {
-                Ok(list) if list.is_empty() => view! { <p class="empty">"No tokens yet."</p> }.into_any(),
+                Ok(list) if list.is_empty() => view! { <Empty>"No tokens yet."</Empty> }.into_any(),
                 Ok(list) => view! { <TokenTable list revoke clock/> }.into_any(),
-                Err(err) => view! { <p class="error" role="alert">"Could not load tokens: " {err.to_string()}</p> }.into_any(),
+                Err(err) => view! { <Alert>"Could not load tokens: " {err.to_string()}</Alert> }.into_any(),
             })}
         </Transition>
     }

@@ -3,6 +3,7 @@
 //! the next login while the group stays).
 
 use crate::model::{MembershipSource, UserSummary};
+use crate::pages::said::Alert;
 use crate::rpc::RpcError;
 use leptos::prelude::*;
 use uuid::Uuid;
@@ -54,7 +55,7 @@ pub fn UsersPage() -> impl IntoView {
             disable.value().get().and_then(|r| r.err()),
             enable.value().get().and_then(|r| r.err()),
         ];
-        errors.into_iter().flatten().next().map(|err| view! { <p class="error" role="alert">{err.to_string()}</p> })
+        errors.into_iter().flatten().next().map(|err| view! { <Alert>{err.to_string()}</Alert> })
     };
     view! {
         <section class="page-head"><h1>"Users"</h1></section>

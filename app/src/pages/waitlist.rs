@@ -3,6 +3,7 @@
 //! entry (`/admin/waitlist`), where one may be taken off the list.
 
 use crate::model::{ActionNotice, WaitlistLine, WaitlistState};
+use crate::pages::said::Empty;
 use crate::rpc::RpcError;
 use leptos::prelude::*;
 use uuid::Uuid;
@@ -89,7 +90,7 @@ pub fn AdminWaitlistPage() -> impl IntoView {
         {move || super::notice::notice_view(remove.value().get(), from_query.get())}
         <Transition fallback=|| view! { <p class="loading">"Loading the waitlist…"</p> }>
             {move || data.get().map(|loaded| match loaded {
-                Ok(lines) if lines.is_empty() => view! { <p class="empty" id="waitlist-empty">"Nobody is waiting."</p> }.into_any(),
+                Ok(lines) if lines.is_empty() => view! { <Empty id="waitlist-empty">"Nobody is waiting."</Empty> }.into_any(),
                 Ok(lines) => view! { <AdminWaitlist lines remove/> }.into_any(),
                 Err(err) => super::forbidden::or_refusal(super::forbidden::ADMINS, "Could not load the waitlist: ", err),
             })}

@@ -17,6 +17,7 @@ mod span;
 use super::book::Book;
 use super::url::urlencode;
 use crate::model::{CalendarData, PoolChoice, SpanKind};
+use crate::pages::said::Alert;
 use data::{load_calendar, MoveBooking};
 use grid::Grid;
 use leptos::prelude::*;
@@ -149,7 +150,7 @@ fn GridPage() -> impl IntoView {
         <Transition fallback=|| view! { <p class="loading">"Loading the calendar…"</p> }>
             {move || calendar.get().map(|result| match result {
                 Ok(data) => view! { <CalendarView data=Arc::new(data) book banner=banner() typed moving moved=moved()/> }.into_any(),
-                Err(err) => view! { <p class="error" role="alert">"Could not load the calendar: " {err.to_string()}</p> }.into_any(),
+                Err(err) => view! { <Alert>"Could not load the calendar: " {err.to_string()}</Alert> }.into_any(),
             })}
         </Transition>
     }

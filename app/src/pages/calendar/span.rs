@@ -6,6 +6,7 @@
 use super::data::load_span;
 use super::{PoolPicker, ViewSwitch};
 use crate::model::{CalendarSpan, MonthDay, SpanKind};
+use crate::pages::said::Alert;
 use crate::pages::url::urlencode;
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
@@ -28,7 +29,7 @@ pub fn SpanPage(kind: SpanKind) -> impl IntoView {
         <Transition fallback=|| view! { <p class="loading">"Loading the calendar…"</p> }>
             {move || span.get().map(|result| match result {
                 Ok(data) => view! { <SpanView data/> }.into_any(),
-                Err(err) => view! { <p class="error" role="alert">"Could not load the calendar: " {err.to_string()}</p> }.into_any(),
+                Err(err) => view! { <Alert>"Could not load the calendar: " {err.to_string()}</Alert> }.into_any(),
             })}
         </Transition>
     }

@@ -9,6 +9,7 @@ mod card_actions;
 
 use super::confirm::Asked;
 use crate::model::{ActionNotice, BookingCard, BookingState, MyBookings};
+use crate::pages::said::{Alert, Empty};
 use crate::rpc::RpcError;
 use card::Card;
 use chrono::{DateTime, Utc};
@@ -170,7 +171,7 @@ fn BookingsView(only: Signal<Option<Uuid>>) -> impl IntoView {
                     {only.get_untracked().map(|id| view! { <super::device_chart::SessionChartsPanel id/> })}
                 }.into_any(),
                 Ok(page) => view! { <Sections page actions/> }.into_any(),
-                Err(err) => view! { <p class="error" role="alert">"Could not load: " {err.to_string()}</p> }.into_any(),
+                Err(err) => view! { <Alert>"Could not load: " {err.to_string()}</Alert> }.into_any(),
             })}
         </Transition>
     }
@@ -265,7 +266,7 @@ fn Sections(page: MyBookings, actions: Actions) -> impl IntoView {
             <section class="card-section" id=id>
                 <h2>{title}</h2>
                 {if cards.is_empty() {
-                    view! { <p class="empty">{empty}</p> }.into_any()
+                    view! { <Empty>{empty}</Empty> }.into_any()
                 } else {
                     view! { <div class="cards compact">{cards.into_iter().map(|card| view! { <Card card now actions simulated me=me.clone() asked=None/> }).collect_view()}</div> }.into_any()
                 }}

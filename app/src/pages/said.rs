@@ -1,0 +1,20 @@
+//! How every page says that something went wrong or that there is nothing
+//! to show: one alert and one empty state (`style/_said.scss`), so no page
+//! draws its own.
+
+use leptos::prelude::*;
+
+/// What went wrong, announced as it appears: a failed load, a refused
+/// action that is about no field in particular (a field's refusal is said
+/// beside it: `field::Field`).
+#[component]
+pub fn Alert(#[prop(optional, into)] id: Option<String>, children: Children) -> impl IntoView {
+    view! { <p class="alert" role="alert" id=id>{children()}</p> }
+}
+
+/// Nothing to show here yet, said as a sentence, with what to do about it
+/// where there is something.
+#[component]
+pub fn Empty(#[prop(optional, into)] id: Option<String>, children: Children) -> impl IntoView {
+    view! { <p class="empty" id=id>{children()}</p> }
+}
