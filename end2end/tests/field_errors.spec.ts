@@ -169,6 +169,33 @@ for (const width of [1440, 390]) {
       await page.getByRole('button', { name: 'Save price' }).click();
       await saidBeside(page, '#home-price', 'per_gib_month', 'Per GiB-month must be a number.');
       await expect(page.locator('#home-price [name="per_gib_month"]')).toHaveValue('cheap');
+      // A tenant's sizes: said in that tenant's row, under the size refused.
+      const sizes = 'table.homes-per-tenant tbody tr:first-child';
+      const slug = (await page.locator(`${sizes} code`).textContent())!;
+      await page.locator(`${sizes} [name="cache_gib"]`).fill('a lot');
+      await page.locator(sizes).getByRole('button', { name: /^Save homes, / }).click();
+      await saidBeside(page, sizes, 'cache_gib', `Model cache size in GiB, ${slug} must be a whole number.`);
+      await expect(page.locator(`${sizes} [name="cache_gib"]`)).toHaveValue('a lot');
+      await expect(page.locator('table.homes-per-tenant .field-error')).toHaveCount(1);
+      expect(errors).toEqual([]);
+      await page.context().close();
+    });
+
+    test('users: a refused tenant or reason is said in that user\'s row only', async ({ browser }) => {
+      const page = await as(browser, 'root', width);
+      const errors = collectErrors(page);
+      await visit(page, '/admin/users');
+      const mine = '#user-list tr:has-text("root@example.test")';
+      const row = page.locator(mine);
+      await row.locator('[name="tenant"]').fill('Not A Slug');
+      await row.getByRole('button', { name: 'Add', exact: true }).click();
+      await saidBeside(page, mine, 'tenant',
+        'Tenant for root@example.test must be lowercase letters, digits and dashes, at most 40 characters.');
+      await expect(row.locator('[name="tenant"]')).toHaveValue('Not A Slug');
+      await row.locator('[name="reason"]').fill(' ');
+      await row.getByRole('button', { name: 'Disable root@example.test' }).click();
+      await saidBeside(page, mine, 'reason', 'Reason to disable root@example.test must say why, in 1 to 500 characters.');
+      await expect(page.locator('#user-list .field-error')).toHaveCount(2);
       expect(errors).toEqual([]);
       await page.context().close();
     });

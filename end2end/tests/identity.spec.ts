@@ -115,7 +115,7 @@ test('an admin disables a user: their open page loses the session at once and th
   await page.locator('#admin-menu').click();
   await page.locator('#admin-nav').click();
   const row = page.locator('#user-list tr', { hasText: 'bob@example.test' });
-  await row.getByLabel('Why disable bob@example.test').fill('left the lab');
+  await row.getByLabel('Reason to disable bob@example.test').fill('left the lab');
   await row.getByRole('button', { name: 'Disable bob@example.test' }).click();
   await expect(row).toContainText('disabled');
   await expect(row).toContainText('left the lab');

@@ -91,6 +91,10 @@ pub fn Field<F, IV>(
     name: &'static str,
     #[prop(into)] label: String,
     #[prop(optional)] hint: Option<&'static str>,
+    /// The label is read, not shown: a row of a table, whose column
+    /// heading says what the field is.
+    #[prop(optional)]
+    quiet: bool,
     #[prop(into)] refused: Signal<Option<FieldError>>,
     children: F,
 ) -> impl IntoView
@@ -111,7 +115,7 @@ where
     // not part of its name.
     view! {
         <div class="field" class:invalid=move || sentence.with(Option::is_some)>
-            <label><span class="field-label">{label}</span> {children(Aria { id })}</label>
+            <label><span class="field-label" class:visually-hidden=quiet>{label}</span> {children(Aria { id })}</label>
             {hint.map(|hint| view! { <span class="hint">{hint}</span> })}
             {move || sentence.get().map(|s| view! { <span class="field-error" id=error_id.clone() role="alert">{s.sentence}</span> })}
         </div>

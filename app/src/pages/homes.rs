@@ -46,40 +46,38 @@ pub async fn set_tenant_homes(
     cache_gib: String,
     cache_retention_days: String,
     cache_kept: String,
-) -> Result<crate::model::HomeSettings, RpcError> {
+) -> Result<crate::model::ActionNotice, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
-    let number = |field: &str, text: &str| -> Result<Option<i32>, crate::backend::ServiceError> {
-        match text.trim() {
-            "" => Ok(None),
-            text => text
-                .parse()
-                .map(Some)
-                .map_err(|_| crate::rules::FieldError::new(field, "must be a whole number").into()),
-        }
+    let saved = async {
+        let number = |field: &str, text: &str| -> Result<Option<i32>, crate::backend::ServiceError> {
+            match text.trim() {
+                "" => Ok(None),
+                text => text
+                    .parse()
+                    .map(Some)
+                    .map_err(|_| crate::rules::FieldError::new(field, "must be a whole number").into()),
+            }
+        };
+        let required = |field: &'static str, text: &str| {
+            number(field, text)?
+                .ok_or_else(|| crate::backend::ServiceError::from(crate::rules::FieldError::new(field, "is required")))
+        };
+        let cache_kept = match cache_kept.as_str() {
+            "kept" => true,
+            "per-session" => false,
+            _ => return Err(crate::rules::FieldError::new("cache_kept", "must be kept or per-session").into()),
+        };
+        let settings = crate::model::HomeSettings {
+            home_gib: required("home_gib", &home_gib)?,
+            home_retention_days: number("home_retention_days", &home_retention_days)?,
+            cache_gib: required("cache_gib", &cache_gib)?,
+            cache_retention_days: number("cache_retention_days", &cache_retention_days)?,
+            cache_kept,
+        };
+        crate::backend::homes::set_tenant(&ctx.db, &principal, &tenant, settings).await
     };
-    let required = |field: &'static str, text: &str| {
-        number(field, text)?
-            .ok_or_else(|| crate::backend::ServiceError::from(crate::rules::FieldError::new(field, "is required")))
-    };
-    let cache_kept = match cache_kept.as_str() {
-        "kept" => true,
-        "per-session" => false,
-        _ => {
-            return Err(crate::backend::ServiceError::from(crate::rules::FieldError::new(
-                "cache_kept",
-                "must be kept or per-session",
-            ))
-            .into())
-        }
-    };
-    let settings = crate::model::HomeSettings {
-        home_gib: required("home_gib", &home_gib)?,
-        home_retention_days: number("home_retention_days", &home_retention_days)?,
-        cache_gib: required("cache_gib", &cache_gib)?,
-        cache_retention_days: number("cache_retention_days", &cache_retention_days)?,
-        cache_kept,
-    };
-    Ok(crate::backend::homes::set_tenant(&ctx.db, &principal, &tenant, settings).await?)
+    // A refused size or number of days is said beside it, in that tenant's row.
+    crate::rpc::act(saved.await, |_| format!("Saved the homes of {tenant}."))
 }
 
 #[server(prefix = "/rpc", endpoint = "admin/homes/price", output = crate::codec::JsonText)]
@@ -169,6 +167,10 @@ fn KeptLine(home: Home, last: String, gone: String, tz: String, delete: ServerAc
     }
 }
 
+/// Which tenant's row of sizes was sent last, for its fault to show there.
+#[derive(Clone, Copy)]
+struct SentTenant(RwSignal<Option<String>>);
+
 /// The admin console's homes page.
 #[component]
 pub fn AdminHomesPage() -> impl IntoView {
@@ -176,26 +178,30 @@ pub fn AdminHomesPage() -> impl IntoView {
     let tenant = ServerAction::<SetTenantHomes>::new();
     let price = ServerAction::<SetHomePrice>::new();
     let priced = super::notice::deeds(price);
-    let page =
-        Resource::new(move || (delete.version().get(), tenant.version().get(), priced.get()), |_| load_all_homes());
+    let tenant_saved = super::notice::deeds(tenant);
+    let page = Resource::new(move || (delete.version().get(), tenant_saved.get(), priced.get()), |_| load_all_homes());
+    // The price's answer is said in its own section, a tenant's refused
+    // field in its row.
     let outcome = move || {
-        let failed = [
-            delete.value().get().and_then(|r| r.err()),
-            tenant.value().get().and_then(|r| r.err()),
-            price.value().get().and_then(|r| r.err()),
-        ];
-        // The price's answer is said in its own section.
-        let saved = tenant.value().get().is_some_and(|r| r.is_ok());
-        match failed.into_iter().flatten().next() {
-            Some(err) => Some(view! { <Alert>{err.to_string()}</Alert> }.into_any()),
-            None => saved.then(|| view! { <p class="notice" role="status">"Saved."</p> }.into_any()),
-        }
+        let failed = [delete.value().get().and_then(|r| r.err()), price.value().get().and_then(|r| r.err())];
+        failed.into_iter().flatten().next().map(|err| view! { <Alert>{err.to_string()}</Alert> })
     };
+    let saved = move || super::notice::notice_view(super::notice::unless_beside(tenant.value().get()), None);
+    // Whose row was sent last, kept by the page (the tables are drawn anew
+    // after each change).
+    let sent = RwSignal::new(None::<String>);
+    Effect::new(move |_| {
+        if let Some(asked) = tenant.input().get() {
+            sent.set(Some(asked.tenant));
+        }
+    });
+    provide_context(SentTenant(sent));
     view! {
         <section class="page-head"><h1>"Homes"</h1></section>
         <p class="muted">"Each person's home and model cache outlive their sessions: each is kept a number of days "
             "after their last session ended, then deleted. Deleting one here deletes it as soon as no session holds it."</p>
         {outcome}
+        {saved}
         <Transition fallback=|| view! { <p class="loading">"Loading homes…"</p> }>
             {move || page.get().map(|result| match result {
                 Ok(page) => view! { <HomesTables page delete tenant price/> }.into_any(),
@@ -242,21 +248,35 @@ fn HomesTables(
             </tr>
         }
     }).collect_view();
+    let SentTenant(sent) = expect_context::<SentTenant>();
     let tenants = page.tenants.into_iter().map(|(slug, settings)| {
         let form_id = format!("homes-{slug}");
+        let refused = Signal::derive({
+            let slug = slug.clone();
+            move || {
+                let here = sent.with(|s| s.as_deref() == Some(slug.as_str()));
+                here.then(|| super::field::refused_field(tenant.value().get(), None)).flatten()
+            }
+        });
+        let number = |name: &'static str, label: String, value: String, placeholder: String| {
+            let (form_id, error_form) = (form_id.clone(), format!("{form_id}-{name}"));
+            view! {
+                <td><Field form=error_form name label quiet=true refused let:aria>
+                    <input form=form_id.clone() name=name inputmode="numeric" size="6" value=value.clone()
+                        placeholder=placeholder.clone()
+                        aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()/>
+                </Field></td>
+            }
+        };
+        let days = |d: Option<i32>| d.map(|d| d.to_string()).unwrap_or_default();
         view! {
             <tr>
                 <td><code>{slug.clone()}</code></td>
-                <td><input form=form_id.clone() name="home_gib" inputmode="numeric" size="6" required
-                    value=settings.home_gib.to_string() aria-label=format!("Home size in GiB, {slug}")/></td>
-                <td><input form=form_id.clone() name="home_retention_days" inputmode="numeric" size="5"
-                    value=settings.home_retention_days.map(|d| d.to_string()).unwrap_or_default()
-                    placeholder=site.to_string() aria-label=format!("Days kept, {slug}")/></td>
-                <td><input form=form_id.clone() name="cache_gib" inputmode="numeric" size="6" required
-                    value=settings.cache_gib.to_string() aria-label=format!("Model cache size in GiB, {slug}")/></td>
-                <td><input form=form_id.clone() name="cache_retention_days" inputmode="numeric" size="5"
-                    value=settings.cache_retention_days.map(|d| d.to_string()).unwrap_or_default()
-                    placeholder=site.to_string() aria-label=format!("Days a model cache is kept, {slug}")/></td>
+                {number("home_gib", format!("Home size in GiB, {slug}"), settings.home_gib.to_string(), String::new())}
+                {number("home_retention_days", format!("Days kept, {slug}"), days(settings.home_retention_days), site.to_string())}
+                {number("cache_gib", format!("Model cache size in GiB, {slug}"), settings.cache_gib.to_string(), String::new())}
+                {number("cache_retention_days", format!("Days a model cache is kept, {slug}"),
+                    days(settings.cache_retention_days), site.to_string())}
                 <td><select form=form_id.clone() name="cache_kept" aria-label=format!("Model cache, {slug}")>
                     <option value="kept" selected=settings.cache_kept>"kept"</option>
                     <option value="per-session" selected=!settings.cache_kept>"per session"</option>

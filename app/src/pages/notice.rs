@@ -57,13 +57,33 @@ pub(crate) fn unless_beside(answer: Option<Result<ActionNotice, RpcError>>) -> O
 /// would draw the form anew over what the person typed beside its sentence.
 pub(crate) fn deeds<S>(action: leptos::server::ServerAction<S>) -> Memo<usize>
 where
-    S: leptos::server_fn::ServerFn<Output = ActionNotice, Error = RpcError> + Send + Sync + Clone + 'static,
+    S: leptos::server_fn::ServerFn<Error = RpcError> + Send + Sync + Clone + 'static,
+    S::Output: Deed + Send + Sync + 'static,
 {
     Memo::new(move |before: Option<&usize>| {
         action.version().track();
-        let done = action.value().with_untracked(|answer| matches!(answer, Some(Ok(notice)) if notice.ok));
+        let done =
+            action.value().with_untracked(|answer| answer.as_ref().is_some_and(|a| a.as_ref().is_ok_and(Deed::done)));
         before.map_or(0, |n| n + usize::from(done))
     })
+}
+
+/// An action's answer that says whether it did what was asked.
+pub(crate) trait Deed {
+    fn done(&self) -> bool;
+}
+
+impl Deed for ActionNotice {
+    fn done(&self) -> bool {
+        self.ok
+    }
+}
+
+/// A thing made or changed, or the notice of why not (`rpc::beside`).
+impl<T> Deed for Result<T, ActionNotice> {
+    fn done(&self) -> bool {
+        self.is_ok()
+    }
 }
 
 pub(crate) fn query_notice() -> Memo<Option<ActionNotice>> {

@@ -2,7 +2,8 @@
 //! added or removed by hand (group-granted ones are marked; they return at
 //! the next login while the group stays).
 
-use crate::model::{MembershipSource, UserSummary};
+use super::field::Field;
+use crate::model::{ActionNotice, MembershipSource, UserSummary};
 use crate::pages::said::Alert;
 use crate::rpc::RpcError;
 use leptos::prelude::*;
@@ -15,10 +16,16 @@ pub async fn list_users() -> Result<Vec<UserSummary>, RpcError> {
 }
 
 #[server(prefix = "/rpc", endpoint = "users/assign_tenant", output = crate::codec::JsonText)]
-pub async fn assign_tenant(user_id: Uuid, tenant: String) -> Result<UserSummary, RpcError> {
+pub async fn assign_tenant(user_id: Uuid, tenant: String) -> Result<Answer, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
-    Ok(crate::backend::accounts::users::assign_tenant(&ctx.db, &principal, user_id, tenant.trim()).await?)
+    // A refused slug comes back as a notice, said beside that user's field.
+    crate::rpc::beside(
+        crate::backend::accounts::users::assign_tenant(&ctx.db, &principal, user_id, tenant.trim()).await,
+    )
 }
+
+/// A user as changed, or why not (a refused field, said beside it).
+pub type Answer = Result<UserSummary, ActionNotice>;
 
 #[server(prefix = "/rpc", endpoint = "users/remove_tenant", output = crate::codec::JsonText)]
 pub async fn remove_tenant(user_id: Uuid, tenant: String) -> Result<UserSummary, RpcError> {
@@ -27,9 +34,10 @@ pub async fn remove_tenant(user_id: Uuid, tenant: String) -> Result<UserSummary,
 }
 
 #[server(prefix = "/rpc", endpoint = "users/disable", output = crate::codec::JsonText)]
-pub async fn disable_user(user_id: Uuid, reason: String) -> Result<UserSummary, RpcError> {
+pub async fn disable_user(user_id: Uuid, reason: String) -> Result<Answer, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
-    Ok(crate::backend::accounts::disable::disable(&ctx.db, &ctx.tokens, &principal, user_id, &reason).await?)
+    let disabled = crate::backend::accounts::disable::disable(&ctx.db, &ctx.tokens, &principal, user_id, &reason).await;
+    crate::rpc::beside(disabled)
 }
 
 #[server(prefix = "/rpc", endpoint = "users/enable", output = crate::codec::JsonText)]
@@ -38,16 +46,50 @@ pub async fn enable_user(user_id: Uuid) -> Result<UserSummary, RpcError> {
     Ok(crate::backend::accounts::disable::enable(&ctx.db, &principal, user_id).await?)
 }
 
+/// The users whose assign and disable forms were sent last.
+#[derive(Clone, Copy)]
+struct Sent {
+    assign: RwSignal<Option<Uuid>>,
+    disable: RwSignal<Option<Uuid>>,
+}
+
+/// The field refusal of `action`'s last answer, if it was about `user`.
+fn refused_for<S>(
+    action: ServerAction<S>,
+    sent: RwSignal<Option<Uuid>>,
+    user: Uuid,
+) -> Signal<Option<crate::model::FieldError>>
+where
+    S: leptos::server_fn::ServerFn<Output = Answer, Error = RpcError> + Send + Sync + Clone + 'static,
+{
+    Signal::derive(move || (sent.get() == Some(user)).then(|| action.value().get()?.ok()?.err()?.field).flatten())
+}
+
 #[component]
 pub fn UsersPage() -> impl IntoView {
     let assign = ServerAction::<AssignTenant>::new();
     let remove = ServerAction::<RemoveTenant>::new();
     let disable = ServerAction::<DisableUser>::new();
     let enable = ServerAction::<EnableUser>::new();
+    let (assigned, disabled) = (super::notice::deeds(assign), super::notice::deeds(disable));
     let users = Resource::new(
-        move || (assign.version().get(), remove.version().get(), disable.version().get(), enable.version().get()),
+        move || (assigned.get(), remove.version().get(), disabled.get(), enable.version().get()),
         |_| list_users(),
     );
+    // Whose form was sent last, kept by the page (the table is drawn anew
+    // after each change): that row says its refusal beside the field.
+    let sent = Sent { assign: RwSignal::new(None), disable: RwSignal::new(None) };
+    Effect::new(move |_| {
+        if let Some(asked) = assign.input().get() {
+            sent.assign.set(Some(asked.user_id));
+        }
+    });
+    Effect::new(move |_| {
+        if let Some(asked) = disable.input().get() {
+            sent.disable.set(Some(asked.user_id));
+        }
+    });
+    provide_context(sent);
     let failure = move || {
         let errors = [
             assign.value().get().and_then(|r| r.err()),
@@ -55,7 +97,19 @@ pub fn UsersPage() -> impl IntoView {
             disable.value().get().and_then(|r| r.err()),
             enable.value().get().and_then(|r| r.err()),
         ];
-        errors.into_iter().flatten().next().map(|err| view! { <Alert>{err.to_string()}</Alert> })
+        let refused = [assign.value().get(), disable.value().get()]
+            .into_iter()
+            .flatten()
+            .filter_map(|answer| answer.ok()?.err())
+            .find(|notice| notice.field.is_none())
+            .map(|notice| notice.message);
+        errors
+            .into_iter()
+            .flatten()
+            .map(|err| err.to_string())
+            .next()
+            .or(refused)
+            .map(|text| view! { <Alert>{text}</Alert> })
     };
     view! {
         <section class="page-head"><h1>"Users"</h1></section>
@@ -83,6 +137,7 @@ fn UserTable(
             <thead><tr><th>"User"</th><th>"Role"</th><th>"Tenants"</th><th>"Add tenant"</th><th>"Access"</th></tr></thead>
             <tbody>
                 {list.into_iter().map(|u| {
+                    let sent = expect_context::<Sent>();
                     let id = u.id.to_string();
                     let (access_id, email) = (id.clone(), u.email.clone());
                     let access = match u.disabled.clone() {
@@ -97,8 +152,11 @@ fn UserTable(
                         None => view! {
                             <ActionForm action=disable attr:class="inline-form">
                                 <input type="hidden" name="user_id" value=access_id/>
-                                <input name="reason" required maxlength="500" placeholder="why"
-                                    aria-label=format!("Why disable {email}")/>
+                                <Field form=format!("disable-{}", u.id) name="reason" label=format!("Reason to disable {email}")
+                                    quiet=true refused=refused_for(disable, sent.disable, u.id) let:aria>
+                                    <input name="reason" required maxlength="500" placeholder="why"
+                                        aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()/>
+                                </Field>
                                 <button class="button danger" type="submit" aria-label=format!("Disable {email}")>"Disable"</button>
                             </ActionForm>
                         }.into_any(),
@@ -128,7 +186,11 @@ fn UserTable(
                             <td>
                                 <ActionForm action=assign attr:class="inline-form">
                                     <input type="hidden" name="user_id" value=id/>
-                                    <input name="tenant" required maxlength="40" placeholder="tenant slug" aria-label=format!("Tenant for {}", u.email)/>
+                                    <Field form=format!("assign-{}", u.id) name="tenant" label=format!("Tenant for {}", u.email)
+                                        quiet=true refused=refused_for(assign, sent.assign, u.id) let:aria>
+                                        <input name="tenant" required maxlength="40" placeholder="tenant slug"
+                                            aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()/>
+                                    </Field>
                                     <button class="button secondary" type="submit">"Add"</button>
                                 </ActionForm>
                             </td>
