@@ -181,6 +181,22 @@ for (const width of [1440, 390]) {
       await page.context().close();
     });
 
+    test('without JavaScript, a refused token name or webhook comes back beside its field', async ({ browser }) => {
+      const page = await as(browser, 'root', width, false);
+      await page.goto('/tokens');
+      await page.locator('[name="name"]').fill(' ');
+      await page.getByRole('button', { name: 'Create token' }).click();
+      await expect(page.locator('.field:has([name="name"]) .field-error')).toHaveText('Name must be 1 to 60 characters.');
+      await expect(page.locator('[name="name"]')).toHaveAttribute('aria-invalid', 'true');
+      await expect(page.locator('#new-token')).toHaveCount(0);
+      await page.goto('/settings');
+      await page.locator('#webhook-url').fill('ftp://hooks.example.org/berth');
+      await page.getByRole('button', { name: 'Add', exact: true }).click();
+      await expect(page.locator('.field:has(#webhook-url) .field-error'))
+        .toHaveText('URL must be an http:// or https:// address.');
+      await page.context().close();
+    });
+
     test('users: a refused tenant or reason is said in that user\'s row only', async ({ browser }) => {
       const page = await as(browser, 'root', width);
       const errors = collectErrors(page);
@@ -223,6 +239,7 @@ for (const width of [1440, 390]) {
       const said = (await page.locator('#new-blackout .field-error').textContent())!;
       expect(said).toMatch(new RegExp(`^To \\(${zone.replace('/', '\\/')}\\) must be after`));
       await saidBeside(page, '#new-blackout', 'end', said);
+      await expect(page.locator('#blackout-reason')).toHaveValue('words');
       expect(errors).toEqual([]);
       await page.context().close();
     });

@@ -5,7 +5,7 @@
 //! bookings in the way.
 
 use super::field::Field;
-use super::notice::{notice_view, query_notice};
+use super::notice::{deeds, notice_view, query_notice};
 use crate::model::{short_kind, ActionNotice, KindForm, Pool, PoolForm};
 use crate::rpc::RpcError;
 use leptos::prelude::*;
@@ -112,10 +112,14 @@ pub fn PoolAdminPage() -> impl IntoView {
     let remove_blackout = ServerAction::<super::blackouts::DeleteBlackout>::new();
     let save_idle = ServerAction::<super::idle_policy::SaveIdlePolicy>::new();
     let from_query = query_notice();
+    // Fetched again for what an answer did, not for a refusal, which would
+    // draw the forms anew over what was typed.
+    let (saved, retired, idle_saved) = (deeds(save), deeds(retire), deeds(save_idle));
+    let (scheduled, unscheduled) = (deeds(add_blackout), deeds(remove_blackout));
     let pool = Resource::new(
         move || {
-            let versions = (save.version().get(), retire.version().get(), save_idle.version().get());
-            (params.with(|p| p.get("id")), versions, add_blackout.version().get(), remove_blackout.version().get())
+            let versions = (saved.get(), retired.get(), idle_saved.get());
+            (params.with(|p| p.get("id")), versions, scheduled.get(), unscheduled.get())
         },
         |(id, _, _, _)| async move {
             match id.and_then(|id| id.parse::<Uuid>().ok()) {

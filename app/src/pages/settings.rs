@@ -48,7 +48,7 @@ pub async fn save_notifications(#[server(default)] on: Vec<String>) -> Result<No
 pub async fn add_webhook(url: String) -> Result<Result<NewWebhook, crate::model::ActionNotice>, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
     // A refused URL comes back as a notice, said beside the field.
-    crate::rpc::beside(crate::backend::notifications::add_webhook(&ctx.db, &principal, &url, None).await)
+    crate::rpc::beside_posted(crate::backend::notifications::add_webhook(&ctx.db, &principal, &url, None).await)
 }
 
 #[server(prefix = "/rpc", endpoint = "settings/webhooks/remove", output = crate::codec::JsonText)]
@@ -92,7 +92,12 @@ pub fn SettingsPage() -> impl IntoView {
 fn NotificationsPanel() -> impl IntoView {
     let save = ServerAction::<SaveNotifications>::new();
     let add = ServerAction::<AddWebhook>::new();
-    let hook_refused = Signal::derive(move || add.value().get().and_then(|answer| answer.ok()?.err()?.field));
+    // The refusal of the last answer, or the one a script-less post came back with.
+    let from_query = super::notice::query_notice();
+    let hook_refused = Signal::derive(move || match add.value().get() {
+        Some(answer) => answer.ok()?.err()?.field,
+        None => from_query.get()?.field,
+    });
     let remove = ServerAction::<RemoveWebhook>::new();
     let settings = Resource::new(
         move || (save.version().get(), add.version().get(), remove.version().get()),

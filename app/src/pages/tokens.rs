@@ -20,7 +20,9 @@ pub async fn create_token(name: String, expires_in_days: i64) -> Result<Result<C
     let (principal, ctx) =
         crate::rpc::browser("API tokens are created from a signed-in browser session, never with another API token")?;
     // A refused name or expiry comes back as a notice, said beside its field.
-    crate::rpc::beside(crate::backend::accounts::tokens::create_for(&ctx.db, &principal, &name, expires_in_days).await)
+    crate::rpc::beside_posted(
+        crate::backend::accounts::tokens::create_for(&ctx.db, &principal, &name, expires_in_days).await,
+    )
 }
 
 #[server(prefix = "/rpc", endpoint = "tokens/revoke", output = crate::codec::JsonText)]
@@ -34,8 +36,13 @@ pub fn TokensPage() -> impl IntoView {
     let create = ServerAction::<CreateToken>::new();
     let revoke = ServerAction::<RevokeToken>::new();
     let tokens = Resource::new(move || (create.version().get(), revoke.version().get()), |_| list_tokens());
+    // The refusal of the last answer, or the one a script-less post came back with.
+    let from_query = super::notice::query_notice();
     let refused = Signal::derive(move || -> Option<FieldError> {
-        create.value().get().and_then(|answer| answer.ok()?.err()?.field)
+        match create.value().get() {
+            Some(answer) => answer.ok()?.err()?.field,
+            None => from_query.get()?.field,
+        }
     });
     view! {
         <section class="page-head"><h1>"API tokens"</h1></section>
@@ -66,6 +73,10 @@ pub fn TokensPage() -> impl IntoView {
                 Ok(Err(notice)) => view! { <p class="outcome refused" role="alert">{notice.message}</p> }.into_any(),
                 Err(err) => view! { <p class="outcome refused" role="alert">{err.to_string()}</p> }.into_any(),
             })}
+            {move || create.value().with(Option::is_none).then(|| from_query.get())
+                .flatten()
+                .filter(|notice| !notice.ok && notice.field.is_none())
+                .map(|notice| view! { <p class="outcome refused" role="alert">{notice.message}</p> })}
         </section>
         <h2>"Your tokens"</h2>
         <Transition fallback=|| view! { <p class="loading">"Loading tokens…"</p> }>

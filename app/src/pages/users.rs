@@ -19,7 +19,7 @@ pub async fn list_users() -> Result<Vec<UserSummary>, RpcError> {
 pub async fn assign_tenant(user_id: Uuid, tenant: String) -> Result<Answer, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
     // A refused slug comes back as a notice, said beside that user's field.
-    crate::rpc::beside(
+    crate::rpc::beside_posted(
         crate::backend::accounts::users::assign_tenant(&ctx.db, &principal, user_id, tenant.trim()).await,
     )
 }
@@ -37,7 +37,7 @@ pub async fn remove_tenant(user_id: Uuid, tenant: String) -> Result<UserSummary,
 pub async fn disable_user(user_id: Uuid, reason: String) -> Result<Answer, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
     let disabled = crate::backend::accounts::disable::disable(&ctx.db, &ctx.tokens, &principal, user_id, &reason).await;
-    crate::rpc::beside(disabled)
+    crate::rpc::beside_posted(disabled)
 }
 
 #[server(prefix = "/rpc", endpoint = "users/enable", output = crate::codec::JsonText)]
@@ -90,6 +90,7 @@ pub fn UsersPage() -> impl IntoView {
         }
     });
     provide_context(sent);
+    let from_query = super::notice::query_notice();
     let failure = move || {
         let errors = [
             assign.value().get().and_then(|r| r.err()),
@@ -103,12 +104,16 @@ pub fn UsersPage() -> impl IntoView {
             .filter_map(|answer| answer.ok()?.err())
             .find(|notice| notice.field.is_none())
             .map(|notice| notice.message);
+        // A script-less post's refusal comes back in the URL, without its row.
+        let answered = [assign.value(), disable.value()].iter().any(|v| v.with(Option::is_some));
+        let posted = move || from_query.get().filter(|n| !n.ok && !answered).map(|n| n.message);
         errors
             .into_iter()
             .flatten()
             .map(|err| err.to_string())
             .next()
             .or(refused)
+            .or_else(posted)
             .map(|text| view! { <Alert>{text}</Alert> })
     };
     view! {

@@ -122,6 +122,17 @@ pub fn beside<T>(result: ServiceResult<T>) -> Result<Result<T, ActionNotice>, Rp
     }
 }
 
+/// `beside`, for an action that makes something (a token, a webhook, a
+/// user's change): a script-less post is sent back to its page with the
+/// refusal, as `act` sends back its notice.
+pub fn beside_posted<T>(result: ServiceResult<T>) -> Result<Result<T, ActionNotice>, RpcError> {
+    let answer = beside(result)?;
+    if let Err(notice) = &answer {
+        no_script_notice(notice);
+    }
+    Ok(answer)
+}
+
 /// Sends a script-less form post back to its page with the notice in the query.
 pub fn no_script_notice(notice: &ActionNotice) {
     if let Some(back) = super::no_script::referer() {
