@@ -82,7 +82,7 @@ impl Aria {
 /// input (the children, given the `Aria` it carries), a hint under it and,
 /// when the form's last answer refused this field, the sentence why,
 /// beside it. `name` is the field as refusals name it; `refused` is the
-/// form's last refusal ("refused_field").
+/// form's last refusal (`refused_field`).
 #[component]
 pub fn Field<F, IV>(
     /// The form's prefix: the sentence's id is "{form}-{name}-error".
