@@ -64,13 +64,7 @@ pub fn ClustersPage() -> impl IntoView {
     let clusters = Resource::new(move || (saved.get(), removed.get()), |_| list_clusters());
     // The form sent last (its cluster's id, empty for a new one), kept by
     // the page: the forms are drawn again with the list after each answer.
-    let sent = RwSignal::new(None::<String>);
-    Effect::new(move |_| {
-        if let Some(asked) = save.input().get() {
-            sent.set(Some(asked.form.id));
-        }
-    });
-    provide_context(Sent(sent));
+    provide_context(Sent(super::field::last_sent(save, |asked| asked.form.id)));
     // The newest answer of either action.
     let newest = RwSignal::new(None::<Result<ActionNotice, RpcError>>);
     for value in [save.value(), remove.value()] {

@@ -121,3 +121,22 @@ where
         </div>
     }
 }
+
+/// Which of a page's forms of one action was sent last, by `key` of its
+/// input (a tenant's slug, a user's id), kept by the page: its lists are
+/// drawn anew after each answer, and only that form says the answer's fault.
+pub fn last_sent<S, K>(action: ServerAction<S>, key: fn(S) -> K) -> RwSignal<Option<K>>
+where
+    S: leptos::server_fn::ServerFn + Send + Sync + Clone + 'static,
+    S::Output: Send + Sync + 'static,
+    S::Error: Send + Sync + 'static,
+    K: Send + Sync + 'static,
+{
+    let sent = RwSignal::new(None);
+    Effect::new(move |_| {
+        if let Some(asked) = action.input().get() {
+            sent.set(Some(key(asked)));
+        }
+    });
+    sent
+}

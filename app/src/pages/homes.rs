@@ -189,13 +189,7 @@ pub fn AdminHomesPage() -> impl IntoView {
     let saved = move || super::notice::notice_view(super::notice::unless_beside(tenant.value().get()), None);
     // Whose row was sent last, kept by the page (the tables are drawn anew
     // after each change).
-    let sent = RwSignal::new(None::<String>);
-    Effect::new(move |_| {
-        if let Some(asked) = tenant.input().get() {
-            sent.set(Some(asked.tenant));
-        }
-    });
-    provide_context(SentTenant(sent));
+    provide_context(SentTenant(super::field::last_sent(tenant, |asked| asked.tenant)));
     view! {
         <section class="page-head"><h1>"Homes"</h1></section>
         <p class="muted">"Each person's home and model cache outlive their sessions: each is kept a number of days "

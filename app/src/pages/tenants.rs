@@ -120,12 +120,7 @@ pub fn TenantsPage() -> impl IntoView {
         refused_field(create.value().get(), query)
     });
     // The tenant whose rename was sent last: its form shows the answer's fault.
-    let renaming = RwSignal::new(None::<String>);
-    Effect::new(move |_| {
-        if let Some(asked) = rename.input().get() {
-            renaming.set(Some(asked.slug));
-        }
-    });
+    let renaming = super::field::last_sent(rename, |asked| asked.slug);
     Effect::new(move |_| {
         if rename.version().get() > 0 {
             quota.value().set(None);

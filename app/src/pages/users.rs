@@ -78,17 +78,10 @@ pub fn UsersPage() -> impl IntoView {
     );
     // Whose form was sent last, kept by the page (the table is drawn anew
     // after each change): that row says its refusal beside the field.
-    let sent = Sent { assign: RwSignal::new(None), disable: RwSignal::new(None) };
-    Effect::new(move |_| {
-        if let Some(asked) = assign.input().get() {
-            sent.assign.set(Some(asked.user_id));
-        }
-    });
-    Effect::new(move |_| {
-        if let Some(asked) = disable.input().get() {
-            sent.disable.set(Some(asked.user_id));
-        }
-    });
+    let sent = Sent {
+        assign: super::field::last_sent(assign, |asked| asked.user_id),
+        disable: super::field::last_sent(disable, |asked| asked.user_id),
+    };
     provide_context(sent);
     let from_query = super::notice::query_notice();
     let failure = move || {
