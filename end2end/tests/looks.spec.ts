@@ -13,7 +13,9 @@ import { collectErrors, signIn, sql } from './login';
 // which the pickers and lists around it would show.
 
 const WIDTHS = [1440, 390];
-const looks = { animations: 'disabled' as const, caret: 'hide' as const, maxDiffPixelRatio: 0.002 };
+// A few pixels of slack, not a share: a share of a whole page (0.2 % was
+// 1,160 pixels of My bookings) let a button move across the header unseen.
+const looks = { animations: 'disabled' as const, caret: 'hide' as const, maxDiffPixels: 24 };
 
 async function open(browser: Browser, login: string, width: number) {
   const context = await browser.newContext({ timezoneId: 'Europe/Berlin', viewport: { width, height: 900 } });
@@ -33,7 +35,7 @@ async function visit(page: Page, path: string) {
 /// whatever comes before the part in the page's main is put away: notices
 /// and lists the other specs leave (a down cluster, more pools) would move
 /// the part by a fraction of a pixel, which redraws every glyph in it.
-async function photograph(page: Page, part: Locator, name: string) {
+async function photograph(page: Page, part: Locator, name: string, moving?: Locator) {
   const axe = await new AxeBuilder({ page }).analyze();
   expect(axe.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target).join(', ')}`)).toEqual([]);
   const aside = (element: Element, display: string) => {
@@ -45,6 +47,9 @@ async function photograph(page: Page, part: Locator, name: string) {
     window.scrollTo(0, 0);
   };
   await part.evaluate(aside, 'none');
+  // What moves with the day the test runs is hidden, keeping its place (a
+  // mask would draw a box as wide as today's text).
+  await moving?.evaluate((element) => { (element as HTMLElement).style.visibility = 'hidden'; });
   await expect(part).toHaveScreenshot(name, looks);
   // Back, for the next picture's accessibility check.
   await part.evaluate(aside, '');
@@ -53,14 +58,14 @@ async function photograph(page: Page, part: Locator, name: string) {
 const lab = () => sql("SELECT id FROM pool WHERE name = 'lab-h100'");
 
 for (const width of WIDTHS) {
-  test(`the calendar's week, day and month of the demo month look as they did at ${width} px`, async ({ browser }) => {
+  test(`the calendar's week, day, month and agenda of the demo month look as they did at ${width} px`, async ({ browser }) => {
     const { page, errors } = await open(browser, 'root', width);
     const pool = lab();
-    // Not the agenda: it lists only what is still to come.
-    for (const view of ['week', 'day', 'month']) {
+    // The agenda of two weeks in the past lists what was booked then.
+    for (const view of ['week', 'day', 'month', 'agenda']) {
       await visit(page, `/calendar?pool=${pool}&view=${view}&date=2025-10-15`);
-      const part = page.locator(view === 'month' ? '#month' : '#calendar-scroll');
-      // The month shades each day by the share booked; the grid names who booked.
+      const part = page.locator({ month: '#month', agenda: '#agenda' }[view] ?? '#calendar-scroll');
+      // The month shades each day by the share booked; the grid and the agenda name who booked.
       await expect(part).toContainText(view === 'month' ? 'the share of the pool booked' : 'Grace Demo');
       if (view === 'month') {
         // Each day of the month's history draws its share, not an empty bar.
@@ -80,6 +85,20 @@ for (const width of WIDTHS) {
     const mine = page.locator('main');
     await expect(mine).toContainText('Nothing running right now.');
     await photograph(page, mine, `my-bookings-${width}.png`);
+    // A card, on its booking's page: a booking of Grace's in a fixed future
+    // year (the list holds only the next 400 days, whose dates move with
+    // the day the test runs). Its countdown ("starts in 1190 days") is the
+    // one part that moves, and is hidden; it ends the card's first line.
+    const id = sql(`INSERT INTO booking (pool_id, kind, user_id, tenant_id, quantity, mode, starts_at, ends_at, state, image, note)
+         SELECT p.id, 'nvidia.com/mig-1g.24gb', u.id, t.id, 2, 'interactive', timestamptz '2030-03-04 09:00Z',
+                timestamptz '2030-03-04 11:00Z', 'approved', p.images[1], 'LoRA of the 8B on the support tickets'
+         FROM pool p, app_user u, tenant t
+         WHERE p.name = 'lab-h100' AND u.email = 'grace@berth.local' AND t.slug = 'demo'
+         RETURNING id`);
+    await visit(page, `/bookings/${id}`);
+    const card = page.locator('.booking-card');
+    await expect(card).toContainText('Mon 04 Mar 2030 10:00–12:00');
+    await photograph(page, card, `booking-card-${width}.png`, card.locator('.countdown'));
     await page.context().close();
 
     const manager = await open(browser, 'mia', width);

@@ -151,12 +151,19 @@ const USE: &str = "
              JOIN people p ON p.user_id = b.user_id JOIN app_user u ON u.id = b.user_id,
              generate_series(date_trunc('hour', b.starts_at), b.ends_at - interval '1 second', interval '1 hour') hr
         WHERE b.note = $3 AND b.state = 'completed' AND b.released_as IS DISTINCT FROM 'no_show'),
-    weighted AS (
+    tiered AS (
         SELECT *, CASE WHEN busy >= 0.05 THEN least(1, busy + 0.15) ELSE 0 END AS active FROM measured),
+    -- GPU-minutes in 1/1024ths: sums of such are exact in double precision
+    -- whatever order they are added in, so the same history reads the same
+    -- figures on every seeding (37.5 and 37.51 otherwise, by row order).
+    weighted AS (
+        SELECT *, round(busy * m * q / slices * 1024) / 1024 AS busy_g, round(m * q / slices * 1024) / 1024 AS sampled_g,
+               round(active * m * q / slices * 1024) / 1024 AS active_g
+        FROM tiered),
     pool_hours AS (
         INSERT INTO usage_pool_hour AS u (pool_id, hour, busy_gpu_minutes, sampled_gpu_minutes, active_gpu_minutes,
                                           simulated)
-        SELECT pool_id, hr, sum(busy * m * q / slices), sum(m * q / slices), sum(active * m * q / slices), true
+        SELECT pool_id, hr, sum(busy_g), sum(sampled_g), sum(active_g), true
         FROM weighted GROUP BY pool_id, hr
         ON CONFLICT (pool_id, hour) DO UPDATE SET
             busy_gpu_minutes = u.busy_gpu_minutes + excluded.busy_gpu_minutes,
@@ -165,8 +172,8 @@ const USE: &str = "
     days AS (
         INSERT INTO usage_day AS u (day, pool_id, tenant_id, user_id, busy_gpu_minutes, sampled_gpu_minutes,
                                     active_gpu_minutes, simulated)
-        SELECT (hr AT TIME ZONE 'UTC')::date, pool_id, tenant_id, user_id, sum(busy * m * q / slices),
-               sum(m * q / slices), sum(active * m * q / slices), true
+        SELECT (hr AT TIME ZONE 'UTC')::date, pool_id, tenant_id, user_id, sum(busy_g), sum(sampled_g),
+               sum(active_g), true
         FROM weighted GROUP BY 1, pool_id, tenant_id, user_id
         ON CONFLICT (day, pool_id, tenant_id, user_id) DO UPDATE SET
             busy_gpu_minutes = u.busy_gpu_minutes + excluded.busy_gpu_minutes,
@@ -176,7 +183,7 @@ const USE: &str = "
         INSERT INTO usage_month AS u (month, pool_id, tenant_id, user_id, busy_gpu_minutes, sampled_gpu_minutes,
                                       active_gpu_minutes, simulated)
         SELECT date_trunc('month', hr AT TIME ZONE 'UTC')::date, pool_id, tenant_id, user_id,
-               sum(busy * m * q / slices), sum(m * q / slices), sum(active * m * q / slices), true
+               sum(busy_g), sum(sampled_g), sum(active_g), true
         FROM weighted GROUP BY 1, pool_id, tenant_id, user_id
         ON CONFLICT (month, pool_id, tenant_id, user_id) DO UPDATE SET
             busy_gpu_minutes = u.busy_gpu_minutes + excluded.busy_gpu_minutes,
@@ -184,6 +191,6 @@ const USE: &str = "
             active_gpu_minutes = u.active_gpu_minutes + excluded.active_gpu_minutes, simulated = true)
     INSERT INTO usage_hour (booking_id, hour, pool_id, tenant_id, user_id, samples, busy_unit_minutes,
                             active_unit_minutes, memory_max_mib, energy_wh, simulated)
-    SELECT id, hr, pool_id, tenant_id, user_id, m::int, busy * m * q, active * m * q,
+    SELECT id, hr, pool_id, tenant_id, user_id, m::int, round(busy * m * q * 1024) / 1024, round(active * m * q * 1024) / 1024,
            vram * 1024 * (0.2 + 0.7 * busy), (60 + 290 * busy) * m / 60 * q / slices, true
     FROM weighted";

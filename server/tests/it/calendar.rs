@@ -434,6 +434,17 @@ async fn the_agenda_and_the_month_show_what_is_booked_as_the_viewer_may_see_it()
         .filter(|d| d.date != day.date)
         .all(|d| d.mine.is_empty() || d.date == day.date));
 
+    // The agenda that holds today lists what is still to come; the two
+    // weeks before it (its "previous") list what was booked then.
+    let today = chrono::Utc::now().date_naive();
+    let past = (today - Duration::days(10)).and_hms_opt(10, 0, 0).unwrap().and_utc();
+    f.place(MIG, 1, (past, past + Duration::hours(1)), "completed").await;
+    let listed = |span: &app::model::CalendarSpan| span.agenda.iter().any(|d| d.date == past.date_naive());
+    let now_on = span::load(&f.db, &ada, None, None, SpanKind::Agenda, "UTC").await.unwrap();
+    assert!(!listed(&now_on), "{:?}", now_on.agenda);
+    let before = span::load(&f.db, &ada, None, Some(now_on.prev), SpanKind::Agenda, "UTC").await.unwrap();
+    assert!(listed(&before), "the previous two weeks list their booking: {:?}", before.agenda);
+
     // Bad views and dates are named.
     let form = |body: &str| {
         Request::post("/rpc/calendar_span")

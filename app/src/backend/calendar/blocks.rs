@@ -57,7 +57,12 @@ pub fn blocks(
             out.extend(cut(days, m.start, m.end, step, block));
         }
     }
-    out.sort_by_key(|b| (b.day, b.kind, b.slot, std::cmp::Reverse(b.slots)));
+    // Blocks that start and end together are ordered by who and how many,
+    // not by the order rows came in: the same week draws the same way.
+    out.sort_by(|a, b| {
+        let key = |b: &CalendarBlock| (b.day, b.kind, b.slot, std::cmp::Reverse(b.slots), b.name.clone(), b.units);
+        key(a).cmp(&key(b))
+    });
     side_by_side(&mut out);
     out
 }

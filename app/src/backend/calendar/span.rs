@@ -40,8 +40,10 @@ pub async fn load(
         SpanKind::Month => month_grid(date),
     };
     let range = Window { start: local_midnight(tz, first), end: local_midnight(tz, last + Duration::days(1)) };
-    // The agenda lists what is still to come; the month shows every day.
-    let from = if kind == SpanKind::Agenda { range.start.max(now) } else { range.start };
+    // The agenda that holds now lists what is still to come (what ended
+    // this morning is not on the phone's list of what is next); one paged
+    // back into the past lists what was there, as the month does.
+    let from = if kind == SpanKind::Agenda && now < range.end { range.start.max(now) } else { range.start };
     let filter = BookingFilter { pool_id: Some(pool.id), from: Some(from), to: Some(range.end), mine: false };
     // As the grid does: what holds capacity and what held it (past days).
     let mut shown: Vec<Booking> = bookings::list(db, principal, &filter)
@@ -49,7 +51,12 @@ pub async fn load(
         .into_iter()
         .filter(|b| b.state.holds_capacity() || b.state == crate::model::BookingState::Completed)
         .collect();
-    shown.sort_by_key(|b| (b.start, b.end, !b.mine));
+    // Ties in a stable order (who, what), not the order rows came in: the
+    // same data reads the same way on every load.
+    shown.sort_by(|a, b| {
+        let key = |b: &Booking| (b.start, b.end, !b.mine, b.user_name.clone(), b.kind.clone(), b.quantity, b.id);
+        key(a).cmp(&key(b))
+    });
     let days: Vec<NaiveDate> = first.iter_days().take_while(|d| *d <= last).collect();
     let (title, prev, next, agenda, weeks) = match kind {
         SpanKind::Agenda => (

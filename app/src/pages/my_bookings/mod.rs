@@ -251,7 +251,7 @@ fn OneCard(page: MyBookings, actions: Actions, asked: Option<Asked>, opened: boo
             </section>
         })}
         <p class="muted">"Times in " {page.tz.clone()} "."</p>
-        {card.map(|card| view! { <div class="cards"><Card card now actions simulated me asked/></div> })}
+        {card.map(|card| view! { <div class="cards single"><Card card now actions simulated me asked/></div> })}
     }
 }
 
