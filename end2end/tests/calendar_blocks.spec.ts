@@ -107,7 +107,7 @@ test('bookings are blocks, side by side where they overlap; free capacity is the
   }
 });
 
-test("a refused window reads as a sentence about the field, by its label, at both widths", async ({ browser }) => {
+test("a refused window reads as a sentence about the field, by its label, beside it, at both widths", async ({ browser }) => {
   for (const width of [1440, 390]) {
     const { page, errors } = await open(browser, 'ada', width);
     const later = new Date(Date.now() + 12 * 86_400_000).toISOString().slice(0, 10);
@@ -120,6 +120,13 @@ test("a refused window reads as a sentence about the field, by its label, at bot
     await expect(outcome).toContainText('Not booked: Until must be after the start.');
     await expect(outcome).not.toContainText('(field');
     await expect(outcome).not.toContainText('end:');
+    // And beside the field it concerns, which is marked and described by it,
+    // with what was typed still there.
+    await expect(page.locator('#book-end')).toHaveAttribute('aria-invalid', 'true');
+    await expect(page.locator('#book-end')).toHaveAttribute('aria-describedby', 'book-end-error');
+    await expect(page.locator('.field', { has: page.locator('#book-end') })).toContainText('Until must be after the start.');
+    await expect(page.locator('#book-end')).toHaveValue(`${later}T09:00`);
+    await expect(page.locator('#book-start')).not.toHaveAttribute('aria-invalid', 'true');
     expect(errors).toEqual([]);
     await page.context().close();
   }

@@ -37,7 +37,7 @@ for (const [width, js, ahead] of [[1440, true, 24], [390, true, 25], [390, false
     await expect(to).toHaveText('To must be after From.');
     await expect(page.locator('#free-to')).toHaveAttribute('aria-invalid', 'true');
     await expect(page.locator('#free-to')).toHaveAttribute('aria-describedby', 'free-to-error');
-    await expect(page.locator('label.field', { has: page.locator('#free-to') })).toContainText('To must be after From.');
+    await expect(page.locator('.field', { has: page.locator('#free-to') })).toContainText('To must be after From.');
     await expect(page.locator('#free-from')).not.toHaveAttribute('aria-invalid', 'true');
     await expect(page.locator('main')).not.toContainText('to:');
     // Minutes are said as hours and days.

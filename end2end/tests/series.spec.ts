@@ -142,7 +142,8 @@ for (const width of [1440, 390]) {
     await signIn(page, 'ada');
     await page.goto('/series');
     await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
-    const labels = page.locator('.series-form > label');
+    // Its own labels and those its fields draw (`Field`).
+    const labels = page.locator('.series-form > label, .series-form > .field > label');
     expect(await labels.count()).toBeGreaterThanOrEqual(6);
     for (const label of await labels.all()) {
       const [text, field] = await label.evaluate((el) => {

@@ -14,11 +14,23 @@ pub fn CountedText(
     what: &'static str,
     rows: u32,
     value: String,
+    /// The field it is drawn in (`Field`), when the server may refuse it:
+    /// described by the refusal as well as by its count.
+    #[prop(optional)]
+    invalid: Option<crate::pages::field::Aria>,
 ) -> impl IntoView {
     let count = RwSignal::new(value.chars().count());
     let counter = format!("{id}-count");
+    let described_by = {
+        let counter = counter.clone();
+        move || match invalid.and_then(|aria| aria.described_by()) {
+            Some(refusal) => format!("{counter} {refusal}"),
+            None => counter.clone(),
+        }
+    };
     view! {
-        <textarea name=name id=id maxlength=limit.to_string() rows=rows.to_string() aria-describedby=counter.clone()
+        <textarea name=name id=id maxlength=limit.to_string() rows=rows.to_string() aria-describedby=described_by
+            aria-invalid=move || invalid.and_then(|aria| aria.invalid())
             on:input=move |ev| count.set(event_target_value(&ev).chars().count())>{value}</textarea>
         <span class="counter" id=counter class:full={move || count.get() >= limit}>{move || used(count.get(), limit, what)}</span>
     }

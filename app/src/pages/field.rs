@@ -1,53 +1,9 @@
-//! A form's field the server refused: its input is marked invalid and
-//! described by the sentence shown under it (`style/_field.scss`).
+//! A form's field: its label, its input and, when the server refused it,
+//! the sentence why, under it, the input marked invalid and described by
+//! it (`style/_field.scss`). Every form draws its fields with `Field`.
 
 use crate::model::{ActionNotice, FieldError, FormRefusal};
 use leptos::prelude::*;
-
-/// What is wrong with one field of a form, if anything.
-pub struct Fault {
-    /// The form's prefix and the field's name: its sentence's id is
-    /// "{form}-{field}-error".
-    form: &'static str,
-    field: &'static str,
-    sentence: Option<String>,
-}
-
-impl Fault {
-    /// The fault of `field`, if `refusal` is about it.
-    pub fn of(form: &'static str, field: &'static str, refusal: Option<&FormRefusal>) -> Self {
-        let sentence = refusal.filter(|r| r.field.as_deref() == Some(field)).map(|r| r.sentence.clone());
-        Self { form, field, sentence }
-    }
-
-    /// The fault of `field`, labelled `label` on its form, if `refused` is
-    /// about it: "Horizon (days ahead) must be between 1 and 365."
-    pub fn labelled(form: &'static str, field: &'static str, label: &str, refused: Option<&FieldError>) -> Self {
-        let refusal = refused.map(|e| FormRefusal::about(&e.field, label, &e.reason));
-        Self::of(form, field, refusal.as_ref())
-    }
-
-    /// For its label's class.
-    pub fn is(&self) -> bool {
-        self.sentence.is_some()
-    }
-
-    /// Its input's aria-invalid.
-    pub fn invalid(&self) -> Option<&'static str> {
-        self.is().then_some("true")
-    }
-
-    /// Its input's aria-describedby: the sentence.
-    pub fn id(&self) -> Option<String> {
-        self.is().then(|| format!("{}-{}-error", self.form, self.field))
-    }
-
-    /// The sentence, under the input.
-    pub fn view(&self) -> Option<impl IntoView> {
-        let id = self.id();
-        self.sentence.clone().map(|sentence| view! { <span class="field-error" id=id role="alert">{sentence}</span> })
-    }
-}
 
 /// The field the last answer of a form's action refused, if any: the
 /// hydrated action's, else the one a script-less post came back with.
@@ -81,8 +37,9 @@ impl Aria {
 /// One field of a form, the one way every form draws it: its label, its
 /// input (the children, given the `Aria` it carries), a hint under it and,
 /// when the form's last answer refused this field, the sentence why,
-/// beside it. `name` is the field as refusals name it; `refused` is the
-/// form's last refusal (`refused_field`).
+/// beside it. `name` is the field as refusals name it; the form's last
+/// refusal is `refused` (`refused_field`: worded here with the label) or
+/// `said` (a page's answer that came worded already).
 #[component]
 pub fn Field<F, IV>(
     /// The form's prefix: the sentence's id is "{form}-{name}-error".
@@ -95,16 +52,24 @@ pub fn Field<F, IV>(
     /// heading says what the field is.
     #[prop(optional)]
     quiet: bool,
-    #[prop(into)] refused: Signal<Option<FieldError>>,
+    #[prop(optional, into)] refused: Option<Signal<Option<FieldError>>>,
+    #[prop(optional, into)] said: Option<Signal<Option<FormRefusal>>>,
     children: F,
 ) -> impl IntoView
 where
     F: Fn(Aria) -> IV + Send + Sync + 'static,
     IV: IntoView + 'static,
 {
-    let said = label.clone();
+    let worded_by = label.clone();
     let sentence = Memo::new(move |_| {
-        refused.with(|r| r.as_ref().filter(|e| e.field == name).map(|e| FormRefusal::about(name, &said, &e.reason)))
+        let worded =
+            said.and_then(|said| said.with(|r| r.as_ref().filter(|r| r.field.as_deref() == Some(name)).cloned()));
+        let refused = refused.and_then(|refused| {
+            refused.with(|r| {
+                r.as_ref().filter(|e| e.field == name).map(|e| FormRefusal::about(name, &worded_by, &e.reason))
+            })
+        });
+        worded.or(refused)
     });
     let error_id = format!("{form}-{name}-error");
     let id = Memo::new({

@@ -3,6 +3,7 @@
 
 use super::book::Book;
 use super::calendar::outcome::{Banner, OutcomeBanner};
+use super::field::Field;
 use crate::model::{short_kind, FindPage, FoundSlots};
 use crate::pages::said::{Alert, Empty};
 use crate::rpc::RpcError;
@@ -67,29 +68,43 @@ fn FindView(data: FindPage, book: ServerAction<Book>, banner: Option<Banner>) ->
     let tz = data.tz.clone();
     let pool = data.pool.clone();
     let key = data.form_key.clone();
+    // What the form's fields hold (out of range is a 422 for the whole page;
+    // a refusal the person can fix is said under the form).
+    let (pools, kind, quantity, duration) =
+        (data.pools.clone(), data.kind.clone(), data.quantity, data.duration_minutes);
+    let (earliest, latest) = (data.earliest.clone(), data.latest.clone());
+    let step = pool.rules.granularity_minutes.to_string();
     view! {
         {banner.map(|banner| view! { <OutcomeBanner banner action=book tz=tz.clone() key=key.clone()/> })}
-        <Form method="GET" action="/find" attr:class="panel find-form">
+        <Form method="GET" action="/find" attr:class="panel find-form fields-row">
             <input type="hidden" name="tz" value=data.tz.clone()/>
-            <label>"Pool"
+            <Field form="find" name="pool" label="Pool" let:_aria>
                 <select name="pool">
                     // The attribute for the page as served; the property too, since once
                     // someone has chosen, a re-rendered attribute no longer moves the choice.
-                    {data.pools.iter().map(|p| view! { <option value=p.id.to_string() selected=p.id == pool.id prop:selected=p.id == pool.id>{p.name.clone()}</option> }).collect_view()}
+                    {pools.iter().map(|p| view! { <option value=p.id.to_string() selected=p.id == pool.id prop:selected=p.id == pool.id>{p.name.clone()}</option> }).collect_view()}
                 </select>
-            </label>
-            <label>"Kind"
+            </Field>
+            <Field form="find" name="kind" label="Kind" let:_aria>
                 <select name="kind" id="find-kind">
                     {pool.kinds.iter().map(|k| view! {
-                        <option value=k.kind.clone() selected=k.kind == data.kind prop:selected=k.kind == data.kind>{kind_option(k)}</option>
+                        <option value=k.kind.clone() selected=k.kind == kind prop:selected=k.kind == kind>{kind_option(k)}</option>
                     }).collect_view()}
                 </select>
-            </label>
-            <label>"Units" <input type="number" name="quantity" id="find-quantity" min="1" value=data.quantity.to_string()/></label>
-            <label>"Duration (minutes)" <input type="number" name="duration_minutes" id="find-duration"
-                min=pool.rules.granularity_minutes.to_string() step=pool.rules.granularity_minutes.to_string() value=data.duration_minutes.to_string()/></label>
-            <label>"Earliest start" <input type="datetime-local" name="earliest" id="find-earliest" value=data.earliest.clone()/></label>
-            <label>"Latest end" <input type="datetime-local" name="latest" id="find-latest" value=data.latest.clone()/></label>
+            </Field>
+            <Field form="find" name="quantity" label="Units" let:_aria>
+                <input type="number" name="quantity" id="find-quantity" min="1" value=quantity.to_string()/>
+            </Field>
+            <Field form="find" name="duration_minutes" label="Duration (minutes)" let:_aria>
+                <input type="number" name="duration_minutes" id="find-duration" min=step.clone() step=step.clone()
+                    value=duration.to_string()/>
+            </Field>
+            <Field form="find" name="earliest" label="Earliest start" let:_aria>
+                <input type="datetime-local" name="earliest" id="find-earliest" value=earliest.clone()/>
+            </Field>
+            <Field form="find" name="latest" label="Latest end" let:_aria>
+                <input type="datetime-local" name="latest" id="find-latest" value=latest.clone()/>
+            </Field>
             <button class="button" type="submit" id="find-submit">"Find windows"</button>
             <p class="muted">"Times in " {data.tz.clone()} "."</p>
         </Form>

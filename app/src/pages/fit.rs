@@ -7,7 +7,7 @@
 
 use super::book::Book;
 use super::calendar::outcome::{Banner, OutcomeBanner};
-use super::field::Fault;
+use super::field::Field;
 use crate::model::{short_kind, FormRefusal};
 use crate::pages::said::{Alert, Empty};
 use crate::rpc::RpcError;
@@ -62,50 +62,49 @@ pub fn FitHelperPage() -> impl IntoView {
 fn FitView(data: FitPage, book: ServerAction<Book>, banner: Option<Banner>) -> impl IntoView {
     let FitPage { form, answer, next, form_key, tz } = data;
     // A refused field says why beside it; the page's own reason, if any, under the form.
-    let refusal = answer.as_ref().and_then(|r| r.as_ref().err()).cloned();
-    let [model, precision, workload] =
-        ["model", "precision", "workload"].map(|f| Fault::of("fit", f, refusal.as_ref()));
+    let refusal = Signal::stored(answer.as_ref().and_then(|r| r.as_ref().err()).cloned());
     let option = |value: &'static str, label: &'static str, current: &str, default: bool| {
         let selected = value == current || (current.is_empty() && default);
         view! { <option value=value selected=selected prop:selected=selected>{label}</option> }
     };
     let number = move |name: &'static str, label: &'static str, value: String, hint: &'static str| {
-        let fault = Fault::of("fit", name, refusal.as_ref());
         view! {
-            <label class="field" class:invalid=fault.is()>{label}
-                <input name=name id=format!("fit-{name}") inputmode="numeric" value=value placeholder=hint
-                    aria-invalid=fault.invalid() aria-describedby=fault.id()/>{fault.view()}</label>
+            <Field form="fit" name label said=refusal let:aria>
+                <input name=name id=format!("fit-{name}") inputmode="numeric" value=value.clone() placeholder=hint
+                    aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()/>
+            </Field>
         }
     };
+    let (model, precision, workload) = (form.model.clone(), form.precision.clone(), form.workload.clone());
     view! {
         {banner.map(|banner| view! { <OutcomeBanner banner action=book tz=tz.clone() key=form_key.clone()/> })}
         <Form method="GET" action="/fit" attr:class="panel fit-form fields-row" attr:id="fit-form">
-            <label class="field" class:invalid=model.is()>"Model"
-                <select name="model" id="fit-model" aria-invalid=model.invalid() aria-describedby=model.id()>
-                    <option value="" selected=form.model.is_empty() prop:selected=form.model.is_empty()>"Custom (type its parameters below)"</option>
+            <Field form="fit" name="model" label="Model" said=refusal let:aria>
+                <select name="model" id="fit-model" aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()>
+                    <option value="" selected=model.is_empty() prop:selected=model.is_empty()>"Custom (type its parameters below)"</option>
                     {CATALOG.iter().map(|m| view! {
-                        <option value=m.id selected=form.model == m.id prop:selected=form.model == m.id>{format!("{} ({}B parameters)", m.name, m.shape.params_b)}</option>
+                        <option value=m.id selected=model == m.id prop:selected=model == m.id>{format!("{} ({}B parameters)", m.name, m.shape.params_b)}</option>
                     }).collect_view()}
                 </select>
-            {model.view()}</label>
+            </Field>
             {number("params_b", "Custom: billions of parameters", form.params_b.clone(), "13")}
             {number("layers", "Custom: layers", form.layers.clone(), "40")}
             {number("kv_heads", "Custom: KV heads", form.kv_heads.clone(), "8")}
             {number("head_dim", "Custom: head dimension", form.head_dim.clone(), "128")}
-            <label class="field" class:invalid=precision.is()>"Precision"
-                <select name="precision" id="fit-precision" aria-invalid=precision.invalid() aria-describedby=precision.id()>
-                    {option("bf16", "BF16", &form.precision, true)}
-                    {option("fp8", "FP8 / INT8", &form.precision, false)}
-                    {option("int4", "INT4", &form.precision, false)}
+            <Field form="fit" name="precision" label="Precision" said=refusal let:aria>
+                <select name="precision" id="fit-precision" aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()>
+                    {option("bf16", "BF16", &precision, true)}
+                    {option("fp8", "FP8 / INT8", &precision, false)}
+                    {option("int4", "INT4", &precision, false)}
                 </select>
-            {precision.view()}</label>
-            <label class="field" class:invalid=workload.is()>"What you will do"
-                <select name="workload" id="fit-workload" aria-invalid=workload.invalid() aria-describedby=workload.id()>
-                    {option("inference", "Inference", &form.workload, true)}
-                    {option("lora", "LoRA fine-tuning", &form.workload, false)}
-                    {option("full", "Full fine-tuning", &form.workload, false)}
+            </Field>
+            <Field form="fit" name="workload" label="What you will do" said=refusal let:aria>
+                <select name="workload" id="fit-workload" aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()>
+                    {option("inference", "Inference", &workload, true)}
+                    {option("lora", "LoRA fine-tuning", &workload, false)}
+                    {option("full", "Full fine-tuning", &workload, false)}
                 </select>
-            {workload.view()}</label>
+            </Field>
             {number("context", "Context (tokens)", form.context.clone(), "8192")}
             {number("sequences", "Sequences at once", form.sequences.clone(), "1")}
             <input type="hidden" name="tz" value=tz.clone()/>

@@ -6,7 +6,7 @@
 
 use super::book::Book;
 use super::calendar::outcome::{Banner, OutcomeBanner};
-use super::field::Fault;
+use super::field::Field;
 use crate::model::{short_kind, FormRefusal, FreeRow, FreeThenForm, FreeThenPage};
 use crate::pages::said::{Alert, Empty};
 use crate::rpc::RpcError;
@@ -57,27 +57,30 @@ fn FreeThenView(data: FreeThenPage, book: ServerAction<Book>, banner: Option<Ban
     let FreeThenPage { form, rows, form_key, tz } = data;
     let zone_note = tz.clone();
     // A refused field says why beside it; the page's own reason, if any, under the form.
-    let refusal = rows.as_ref().and_then(|r| r.as_ref().err());
-    let [from, to, at_least, units, memory] =
-        ["from", "to", "at_least", "units", "memory_gb"].map(|f| Fault::of("free", f, refusal));
+    let refusal = Signal::stored(rows.as_ref().and_then(|r| r.as_ref().err()).cloned());
     view! {
         {banner.map(|banner| view! { <OutcomeBanner banner action=book tz=tz.clone() key=form_key.clone()/> })}
         <Form method="GET" action="/free" attr:class="panel free-form fields-row" attr:id="free-form">
-            <label class="field" class:invalid=from.is()>"From"
+            <Field form="free" name="from" label="From" said=refusal let:aria>
                 <input type="datetime-local" name="from" id="free-from" value=form.from.clone() required
-                    aria-invalid=from.invalid() aria-describedby=from.id()/>{from.view()}</label>
-            <label class="field" class:invalid=to.is()>"To"
+                    aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()/>
+            </Field>
+            <Field form="free" name="to" label="To" said=refusal let:aria>
                 <input type="datetime-local" name="to" id="free-to" value=form.to.clone() required
-                    aria-invalid=to.invalid() aria-describedby=to.id()/>{to.view()}</label>
-            <label class="field" class:invalid=at_least.is()>"At least (minutes)"
+                    aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()/>
+            </Field>
+            <Field form="free" name="at_least" label="At least (minutes)" said=refusal let:aria>
                 <input type="number" name="at_least" id="free-at-least" min="15" step="15" value=form.at_least.clone()
-                    placeholder="60" aria-invalid=at_least.invalid() aria-describedby=at_least.id()/>{at_least.view()}</label>
-            <label class="field" class:invalid=units.is()>"Units"
+                    placeholder="60" aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()/>
+            </Field>
+            <Field form="free" name="units" label="Units" said=refusal let:aria>
                 <input type="number" name="units" id="free-units" min="1" value=form.units.clone() placeholder="1"
-                    aria-invalid=units.invalid() aria-describedby=units.id()/>{units.view()}</label>
-            <label class="field" class:invalid=memory.is()>"GPU memory per unit, at least (GB)"
+                    aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()/>
+            </Field>
+            <Field form="free" name="memory_gb" label="GPU memory per unit, at least (GB)" said=refusal let:aria>
                 <input type="number" name="memory_gb" id="free-memory" min="0" value=form.memory_gb.clone() placeholder="any"
-                    aria-invalid=memory.invalid() aria-describedby=memory.id()/>{memory.view()}</label>
+                    aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()/>
+            </Field>
             <button class="button" type="submit" id="free-submit">"Show what is free"</button>
             <p class="muted">"Times in " {zone_note} "."</p>
         </Form>

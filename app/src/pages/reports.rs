@@ -2,7 +2,7 @@
 //! over a day, week, month or custom period, with its trend, its occupancy
 //! heat map and the table as CSV. A plain GET form: works without JavaScript.
 
-use super::field::Fault;
+use super::field::Field;
 use super::report_charts::{HeatMap, TrendChart};
 use crate::model::{ActionNotice, FieldError, PeriodKind, ReportGroup, ReportPage, ReportPageQuery, ReportRow};
 use crate::pages::said::Alert;
@@ -75,51 +75,50 @@ fn PeriodForm(
     /// The field the report could not be made with, and why.
     refused: Option<FieldError>,
 ) -> impl IntoView {
-    let (from_fault, until_fault) = (
-        Fault::labelled("report", "date", "From", refused.as_ref()),
-        Fault::labelled("report", "until", "Until (custom)", refused.as_ref()),
-    );
+    let refused = Signal::stored(refused);
     let option = |value: &'static str, label: &'static str, chosen: bool| {
         view! { <option value=value selected=chosen prop:selected=chosen>{label}</option> }
     };
     let (chosen, clusters) = clusters;
     let cluster_choice = (clusters.len() > 1).then(|| {
         view! {
-            <label class="field">"Cluster"
-                <select name="cluster" id="report-cluster">
+            <Field form="report" name="cluster" label="Cluster" refused let:aria>
+                <select name="cluster" id="report-cluster" aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()>
                     <option value="" selected=chosen.is_none()>"every cluster"</option>
-                    {clusters.into_iter().map(|name| {
+                    {clusters.iter().map(|name| {
                         let selected = chosen.as_deref() == Some(name.as_str());
                         view! { <option value=name.clone() selected=selected>{name.clone()}</option> }
                     }).collect_view()}
                 </select>
-            </label>
+            </Field>
         }
     });
     view! {
         <Form method="GET" action="/reports" attr:class="fields-row" attr:id="report-period">
-            <label class="field">"By"
-                <select name="group" id="report-group">
+            <Field form="report" name="group" label="By" refused let:aria>
+                <select name="group" id="report-group" aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()>
                     {option("pool", "pool", group == ReportGroup::Pool)}
                     {option("cluster", "cluster", group == ReportGroup::Cluster)}
                     {option("tenant", "tenant", group == ReportGroup::Tenant)}
                     {option("user", "user", group == ReportGroup::User)}
                 </select>
-            </label>
-            <label class="field">"Period"
-                <select name="period" id="report-period-kind">
+            </Field>
+            <Field form="report" name="period" label="Period" refused let:aria>
+                <select name="period" id="report-period-kind" aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()>
                     {option("day", "day", period == PeriodKind::Day)}
                     {option("week", "week", period == PeriodKind::Week)}
                     {option("month", "month", period == PeriodKind::Month)}
                     {option("custom", "custom", period == PeriodKind::Custom)}
                 </select>
-            </label>
-            <label class="field" class:invalid=from_fault.is()>"From"
-                <input type="date" name="date" id="report-date" value=date
-                    aria-invalid=from_fault.invalid() aria-describedby=from_fault.id()/>{from_fault.view()}</label>
-            <label class="field" class:invalid=until_fault.is()>"Until (custom)"
-                <input type="date" name="until" id="report-until" value=until
-                    aria-invalid=until_fault.invalid() aria-describedby=until_fault.id()/>{until_fault.view()}</label>
+            </Field>
+            <Field form="report" name="date" label="From" refused let:aria>
+                <input type="date" name="date" id="report-date" value=date.clone()
+                    aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()/>
+            </Field>
+            <Field form="report" name="until" label="Until (custom)" refused let:aria>
+                <input type="date" name="until" id="report-until" value=until.clone()
+                    aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()/>
+            </Field>
             {cluster_choice}
             <button class="button secondary" type="submit" id="report-show">"Show"</button>
         </Form>

@@ -2,7 +2,7 @@
 //! lists each occurrence as fitting or refused (and why), and the user
 //! books the ones that fit — all of them at once — or none.
 
-use super::field::Fault;
+use super::field::Field;
 use crate::model::{ActionNotice, Pool, SeriesPreview};
 use crate::pages::said::Alert;
 use crate::rpc::RpcError;
@@ -157,13 +157,12 @@ fn SeriesForm(pools: Vec<Pool>, tz: String, preview: ServerAction<PreviewSeries>
         _ => None,
     });
     let field = move |label: &'static str, name: &'static str, kind: &'static str| {
-        let fault = move || Fault::labelled("series", name, label, refused.get().as_ref());
         view! {
-            <label class="field" class:invalid=move || fault().is()>{label}
+            <Field form="series" name label refused=refused let:aria>
                 <input type=kind name=name id=format!("series-{name}") required step=(kind == "time").then_some("900")
                     min=(kind == "number").then_some("1") value=(kind == "number").then_some("1")
-                    aria-invalid=move || fault().invalid() aria-describedby=move || fault().id()/>
-                {move || fault().view()}</label>
+                    aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()/>
+            </Field>
         }
     };
     view! {

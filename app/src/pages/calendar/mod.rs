@@ -185,6 +185,7 @@ fn CalendarView(
             mode: Some(form.mode.clone()),
             image: Some(form.image.clone()),
             note: Some(form.note.clone()),
+            refused: banner.as_ref().and_then(Banner::refused_field),
         },
         _ => Prefill::default(),
     };

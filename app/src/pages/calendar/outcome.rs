@@ -57,6 +57,16 @@ impl Banner {
         }
     }
 
+    /// The panel's field a refusal is about, and the sentence said beside it.
+    pub fn refused_field(&self) -> Option<crate::model::FormRefusal> {
+        match self {
+            Banner::Refused { field: Some(field), message, .. } => {
+                Some(crate::model::FormRefusal { field: Some(field.clone()), sentence: sentence(Some(field), message) })
+            }
+            _ => None,
+        }
+    }
+
     /// The outcome a script-less form post left in the page's query.
     pub fn from_query(query: &ParamsMap) -> Option<Banner> {
         let get = |key: &str| query.get(key).unwrap_or_default();

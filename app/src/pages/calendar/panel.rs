@@ -6,6 +6,7 @@ use super::selection::Selection;
 use crate::model::CalendarData;
 use crate::pages::book::Book;
 use crate::pages::counted::CountedText;
+use crate::pages::field::Field;
 use leptos::prelude::*;
 use std::sync::Arc;
 
@@ -20,6 +21,8 @@ pub struct Prefill {
     pub mode: Option<String>,
     pub image: Option<String>,
     pub note: Option<String>,
+    /// The field the last attempt was refused for, and why, said beside it.
+    pub refused: Option<crate::model::FormRefusal>,
 }
 
 impl Prefill {
@@ -36,6 +39,8 @@ impl Prefill {
             mode: text("mode"),
             image: text("image"),
             note: text("note"),
+            // The refusal itself comes with the page's banner.
+            refused: None,
         }
     }
 }
@@ -109,6 +114,9 @@ pub fn BookingPanel(
     };
     let pool = data.pool.clone();
     let images = pool.images.clone();
+    let kinds = data.kinds.clone();
+    let note = prefill.note.clone().unwrap_or_default();
+    let refused = Signal::stored(prefill.refused.clone());
     let chosen_image = prefill.image.clone().unwrap_or_default();
     let chosen_mode = prefill.mode.clone().unwrap_or_else(|| "interactive".into());
     let pending = action.pending();
@@ -124,9 +132,10 @@ pub fn BookingPanel(
                 <input type="hidden" name="pool_id" value=pool.id.to_string()/>
                 <input type="hidden" name="tz" value=data.tz.clone()/>
                 <input type="hidden" name="idempotency_key" value=data.form_key.clone()/>
-                <label>"Kind"
-                    <select name="kind" id="book-kind" prop:value=move || kind.get() on:change=move |ev| kind.set(event_target_value(&ev))>
-                        {data.kinds.iter().map(|k| {
+                <Field form="book" name="kind" label="Kind" said=refused let:aria>
+                    <select name="kind" id="book-kind" prop:value=move || kind.get() on:change=move |ev| kind.set(event_target_value(&ev))
+                        aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()>
+                        {kinds.iter().map(|k| {
                             let value = k.kind.clone();
                             let selected = kind.get_untracked() == value;
                             // What a unit holds, so nobody books a whole GPU "to be safe".
@@ -137,24 +146,27 @@ pub fn BookingPanel(
                             view! { <option value=value.clone() selected=selected>{label}</option> }
                         }).collect_view()}
                     </select>
-                </label>
+                </Field>
                 <a href="/fit" id="panel-fit-link">"Which kind fits my model? ›"</a>
-                <label>"Units"
+                <Field form="book" name="quantity" label="Units" said=refused let:aria>
                     <select name="quantity" id="book-quantity" prop:value=move || quantity.get().to_string()
-                        on:change=move |ev| quantity.set(event_target_value(&ev).parse().unwrap_or(1))>
-                        {move || offered().into_iter().map(|n| view! {
+                        on:change=move |ev| quantity.set(event_target_value(&ev).parse().unwrap_or(1))
+                        aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()>
+                        {let offered = offered.clone(); move || offered().into_iter().map(|n| view! {
                             <option value=n.to_string() selected=move || quantity.get() == n>{n}</option>
                         }).collect_view()}
                     </select>
-                </label>
-                <label>"From"
+                </Field>
+                <Field form="book" name="start" label="From" said=refused let:aria>
                     <input type="datetime-local" name="start" id="book-start" required
-                        value=start.get_untracked() prop:value=move || start.get() on:input=move |ev| start.set(event_target_value(&ev))/>
-                </label>
-                <label>"Until"
+                        value=start.get_untracked() prop:value=move || start.get() on:input=move |ev| start.set(event_target_value(&ev))
+                        aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()/>
+                </Field>
+                <Field form="book" name="end" label="Until" said=refused let:aria>
                     <input type="datetime-local" name="end" id="book-end" required
-                        value=end.get_untracked() prop:value=move || end.get() on:input=move |ev| end.set(event_target_value(&ev))/>
-                </label>
+                        value=end.get_untracked() prop:value=move || end.get() on:input=move |ev| end.set(event_target_value(&ev))
+                        aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()/>
+                </Field>
                 <fieldset class="modes">
                     <legend>"Mode"</legend>
                     <label><input type="radio" name="mode" value="interactive" checked=chosen_mode == "interactive"/>
@@ -162,18 +174,18 @@ pub fn BookingPanel(
                     <label><input type="radio" name="mode" value="inference" checked=chosen_mode == "inference"/>
                         " Inference — serve a model; the workspace itself requests no GPU."</label>
                 </fieldset>
-                <label>"Workspace image"
-                    <select name="image" id="book-image">
+                <Field form="book" name="image" label="Workspace image" said=refused let:aria>
+                    <select name="image" id="book-image" aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()>
                         {images.is_empty().then(|| view! { <option value="">"Pool default"</option> })}
                         {images.iter().map(|image| view! {
                             <option value=image.clone() selected=chosen_image == *image>{image.clone()}</option>
                         }).collect_view()}
                     </select>
-                </label>
-                <label class="wide">"Note"
+                </Field>
+                <Field form="book" name="note" label="Note" said=refused let:aria>
                     <CountedText name="note" id="book-note" limit=crate::model::NOTE_LIMIT what="a note" rows=2
-                        value=prefill.note.clone().unwrap_or_default()/>
-                </label>
+                        value=note.clone() invalid=aria/>
+                </Field>
                 <p class="persistence wide muted">{persistence(pool.placement.team_cache_class.is_some())}</p>
                 <button class="button" type="submit" id="book-submit" disabled=move || pending.get()>
                     {move || if pending.get() { "Booking…" } else { "Book" }}
