@@ -184,12 +184,19 @@ for (const js of [true, false]) {
       await expect(root.getByLabel('Max units at once, b lab-h100 nvidia.com/gpu')).toHaveValue('0');
       await expect(root.locator('#notice')).toContainText('Saved: b may hold 0 units of');
       await expect(root.locator('#notice')).toContainText('on lab-h100 at once and book any GPU-hours a week.');
-      // Past the limit the page says so in plain words, naming the row.
+      // Past the limit the page says so in plain words, in the row, beside
+      // the field (not at the page's top), the field marked.
       const hours = root.getByLabel('GPU-hours per week, b lab-h100 nvidia.com/gpu');
       await hours.fill('2000000');
       await root.getByRole('button', { name: 'Set quota, b lab-h100 nvidia.com/gpu' }).click();
-      await expect(root.locator('#notice')).toContainText('at most 1 000 000 GPU-hours a week');
-      await expect(root.locator('#notice')).not.toContainText('quotas[');
+      const said = root.locator('#tenant-b .field', { has: hours });
+      await expect(said.locator('.field-error')).toHaveText(
+        'GPU-hours per week, b lab-h100 nvidia.com/gpu must be at most 1 000 000 GPU-hours a week (0 or more, or empty for no limit).');
+      await expect(hours).toHaveAttribute('aria-invalid', 'true');
+      await expect(root.getByLabel('Max units at once, b lab-h100 nvidia.com/gpu')).not.toHaveAttribute('aria-invalid', 'true');
+      if (js) await expect(hours).toHaveValue('2000000');
+      await expect(root.locator('#notice', { hasText: 'GPU-hours a week' })).toHaveCount(0);
+      await expect(root.locator('main')).not.toContainText('gpu_hours_per_week');
       await root.goto('/admin/tenants');
       if (js) await hydrated(root);
       await expect(root.getByLabel('GPU-hours per week, b lab-h100 nvidia.com/gpu')).toHaveValue('');

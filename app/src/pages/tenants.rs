@@ -36,7 +36,7 @@ const NEW_TENANT: &str = "new-tenant-notice";
 
 /// A limit typed into a form: empty is "no limit".
 #[cfg(feature = "ssr")]
-fn limit<T: std::str::FromStr>(field: &str, text: &str) -> Result<Option<T>, crate::backend::ServiceError> {
+fn limit<T: std::str::FromStr>(field: &'static str, text: &str) -> Result<Option<T>, crate::backend::ServiceError> {
     let text = text.trim();
     if text.is_empty() {
         return Ok(None);
@@ -60,26 +60,35 @@ pub async fn set_quota(
     let (principal, ctx) = crate::rpc::ctx()?;
     principal.require_admin("only admins set quotas")?;
     let row = crate::model::short_kind(&kind);
-    let label = |field: &str| match field {
-        "max_units" => format!("Max units at once ({row})"),
-        _ => format!("GPU-hours per week ({row})"),
-    };
-    let entry = crate::model::QuotaEntry {
-        pool_id,
-        kind: kind.clone(),
-        max_units: limit(&label("max_units"), &max_units)?,
-        gpu_hours_per_week: limit(&label("gpu_hours_per_week"), &gpu_hours_per_week)?,
-    };
-    let (units, hours) = (entry.max_units, entry.gpu_hours_per_week);
-    let saved = match crate::backend::accounts::tenants::check_entry(&entry, label) {
-        Err(refused) => Err(refused.into()),
-        Ok(()) => crate::backend::accounts::tenants::set_quota(&ctx.db, &principal, &tenant, entry).await,
+    let saved = match (limit("max_units", &max_units), limit("gpu_hours_per_week", &gpu_hours_per_week)) {
+        (Err(refused), _) | (_, Err(refused)) => Err(refused),
+        (Ok(max_units), Ok(gpu_hours_per_week)) => {
+            let entry = crate::model::QuotaEntry { pool_id, kind: kind.clone(), max_units, gpu_hours_per_week };
+            match crate::backend::accounts::tenants::check_entry(&entry, str::to_string) {
+                Err(refused) => Err(refused.into()),
+                Ok(()) => crate::backend::accounts::tenants::set_quota(&ctx.db, &principal, &tenant, entry)
+                    .await
+                    .map(|_| (max_units, gpu_hours_per_week)),
+            }
+        }
     };
     let pools = crate::backend::pools::list(&ctx.db, &principal).await?;
     let pool = pools.iter().find(|p| p.id == pool_id);
     let capacity = pool.and_then(|p| p.kinds.iter().find(|k| k.kind == kind)).map_or(0, |k| k.capacity);
     let pool = pool.map(|p| p.name.clone()).unwrap_or_default();
-    crate::rpc::act(saved, |_| quota_saved(&tenant, &pool, &row, units, hours, capacity))
+    // A refusal of a field is said in its row, beside it (a script-less
+    // post comes back to that row); what was saved, and any other refusal,
+    // at the page's top.
+    let row_form = saved.as_ref().err().and_then(|e| e.field_error()).map(|_| quota_form(&tenant, pool_id, &kind));
+    crate::rpc::act_at(row_form.as_deref(), saved, |(units, hours)| {
+        quota_saved(&tenant, &pool, &row, units, hours, capacity)
+    })
+}
+
+/// The id of a tenant's quota form for one pool and kind: its row's inputs
+/// name it, and a refusal of it is said there.
+fn quota_form(tenant: &str, pool_id: Uuid, kind: &str) -> String {
+    format!("quota-{tenant}-{pool_id}-{}", kind.replace(|c: char| !c.is_ascii_alphanumeric(), "-"))
 }
 
 /// "Saved: acme may hold at most 2 units of 1g.24gb on lab-h100 at once and
@@ -163,7 +172,7 @@ pub fn TenantsPage() -> impl IntoView {
                         move || renaming.with(|r| r.as_deref() == Some(slug.as_str()))
                             .then(|| refused_field(rename.value().get(), None)).flatten()
                     });
-                    view! { <TenantSection tenant usage targets=data.targets.clone() rename quota refused/> }
+                    view! { <TenantSection tenant usage targets=data.targets.clone() rename quota refused from_query/> }
                 }).collect_view().into_any(),
                 Err(err) => super::forbidden::or_refusal(super::forbidden::ADMINS, "Could not load tenants: ", err),
             })}
@@ -184,6 +193,8 @@ fn TenantSection(
     quota: ServerAction<SetQuota>,
     /// What the last rename of this tenant refused.
     refused: Signal<Option<FieldError>>,
+    /// What a script-less post came back with.
+    from_query: Memo<Option<crate::model::ActionNotice>>,
 ) -> impl IntoView {
     let slug = tenant.slug.clone();
     let members = if tenant.members.is_empty() { "none yet".to_string() } else { tenant.members.join(", ") };
@@ -198,18 +209,35 @@ fn TenantSection(
                         let week = current.map(|q| format!("{} GPU-h", q.hours_this_week)).unwrap_or_else(|| "–".into());
                         let slug = slug.clone();
                         let label = format!("{slug} {} {}", target.pool, target.kind);
-                        let form_id = format!("quota-{slug}-{}-{}", target.pool_id, target.kind.replace(|c: char| !c.is_ascii_alphanumeric(), "-"));
+                        let form_id = quota_form(&slug, target.pool_id, &target.kind);
+                        // The row's inputs belong to its form, in the last cell.
+                        let (units_form, hours_form) = (form_id.clone(), form_id.clone());
+                        // The refusal of this row's last post, said beside its field.
+                        let refused = Signal::derive({
+                            let form_id = form_id.clone();
+                            move || {
+                                let notice = match quota.value().get() {
+                                    Some(answer) => answer.ok(),
+                                    None => from_query.get(),
+                                };
+                                notice.filter(|n| n.at.as_deref() == Some(form_id.as_str())).and_then(|n| n.field)
+                            }
+                        });
                         view! {
                             <tr>
                                 <td>{target.pool.clone()}</td>
                                 <td><code>{target.kind.clone()}</code></td>
                                 <td>{now}</td>
                                 <td>{week}</td>
-                                <td><input form=form_id.clone() name="max_units" inputmode="numeric" size="5"
-                                    value=limit_text(units) aria-label=format!("Max units at once, {label}")/>
+                                <td><Field form=form_id.clone() name="max_units" label=format!("Max units at once, {label}") quiet=true refused let:aria>
+                                    <input form=units_form.clone() name="max_units" inputmode="numeric" size="5" value=limit_text(units)
+                                        aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()/>
+                                    </Field>
                                     {unbinding.map(|note| view! { <span class="warning quota-unbinding">{note}</span> })}</td>
-                                <td><input form=form_id.clone() name="gpu_hours_per_week" inputmode="decimal" size="7"
-                                    value=limit_text(hours) aria-label=format!("GPU-hours per week, {label}")/></td>
+                                <td><Field form=form_id.clone() name="gpu_hours_per_week" label=format!("GPU-hours per week, {label}") quiet=true refused let:aria>
+                                    <input form=hours_form.clone() name="gpu_hours_per_week" inputmode="decimal" size="7" value=limit_text(hours)
+                                        aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()/>
+                                    </Field></td>
                                 <td>
                                     <ActionForm action=quota attr:id=form_id>
                                         <input type="hidden" name="tenant" value=slug.clone()/>

@@ -91,7 +91,7 @@ pub fn act<T>(result: ServiceResult<T>, done: impl FnOnce(T) -> String) -> Resul
 /// the form, rather than at the page's top; a script-less post comes back
 /// scrolled to it.
 pub fn act_at<T>(
-    at: Option<&'static str>,
+    at: Option<&str>,
     result: ServiceResult<T>,
     done: impl FnOnce(T) -> String,
 ) -> Result<ActionNotice, RpcError> {

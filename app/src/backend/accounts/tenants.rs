@@ -79,7 +79,7 @@ pub async fn rename(db: &PgPool, principal: &Principal, slug: &str, patch: Tenan
     list(db, principal).await?.into_iter().find(|t| t.slug == slug).ok_or(ServiceError::NotFound("tenant"))
 }
 
-/// An entry's limits, refused in plain words ("at most 1 000 000 GPU-hours
+/// An entry's limits, refused in plain words ("must be at most 1 000 000 GPU-hours
 /// a week"); `field` names a limit where the caller's input holds it
 /// (`quotas[1].max_units` in the API, `max_units` on the page).
 pub fn check_entry(entry: &QuotaEntry, field: impl Fn(&str) -> String) -> Result<(), FieldError> {
@@ -90,7 +90,7 @@ pub fn check_entry(entry: &QuotaEntry, field: impl Fn(&str) -> String) -> Result
         return Err(FieldError::new(
             field("gpu_hours_per_week"),
             format!(
-                "at most {} GPU-hours a week (0 or more, or empty for no limit)",
+                "must be at most {} GPU-hours a week (0 or more, or empty for no limit)",
                 grouped(MAX_HOURS_PER_WEEK as u64)
             ),
         ));
