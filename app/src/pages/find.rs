@@ -76,7 +76,7 @@ fn FindView(data: FindPage, book: ServerAction<Book>, banner: Option<Banner>) ->
     let step = pool.rules.granularity_minutes.to_string();
     view! {
         {banner.map(|banner| view! { <OutcomeBanner banner action=book tz=tz.clone() key=key.clone()/> })}
-        <Form method="GET" action="/find" attr:class="panel find-form fields-row">
+        <Form method="GET" action="/find" attr:class="panel fields-row">
             <input type="hidden" name="tz" value=data.tz.clone()/>
             <Field form="find" name="pool" label="Pool" let:_aria>
                 <select name="pool">

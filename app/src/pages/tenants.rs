@@ -36,7 +36,7 @@ const NEW_TENANT: &str = "new-tenant-notice";
 
 /// A limit typed into a form: empty is "no limit".
 #[cfg(feature = "ssr")]
-fn limit<T: std::str::FromStr>(field: &'static str, text: &str) -> Result<Option<T>, crate::backend::ServiceError> {
+fn limit<T: std::str::FromStr>(field: &str, text: &str) -> Result<Option<T>, crate::backend::ServiceError> {
     let text = text.trim();
     if text.is_empty() {
         return Ok(None);

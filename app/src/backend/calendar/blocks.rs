@@ -59,10 +59,10 @@ pub fn blocks(
     }
     // Blocks that start and end together are ordered by who and how many,
     // not by the order rows came in: the same week draws the same way.
-    out.sort_by(|a, b| {
-        let key = |b: &CalendarBlock| (b.day, b.kind, b.slot, std::cmp::Reverse(b.slots), b.name.clone(), b.units);
-        key(a).cmp(&key(b))
-    });
+    fn key(b: &CalendarBlock) -> (usize, usize, usize, std::cmp::Reverse<usize>, Option<&str>, i32) {
+        (b.day, b.kind, b.slot, std::cmp::Reverse(b.slots), b.name.as_deref(), b.units)
+    }
+    out.sort_by(|a, b| key(a).cmp(&key(b)));
     side_by_side(&mut out);
     out
 }

@@ -53,10 +53,10 @@ pub async fn load(
         .collect();
     // Ties in a stable order (who, what), not the order rows came in: the
     // same data reads the same way on every load.
-    shown.sort_by(|a, b| {
-        let key = |b: &Booking| (b.start, b.end, !b.mine, b.user_name.clone(), b.kind.clone(), b.quantity, b.id);
-        key(a).cmp(&key(b))
-    });
+    fn key(b: &Booking) -> (DateTime<Utc>, DateTime<Utc>, bool, Option<&str>, &str, i32, Uuid) {
+        (b.start, b.end, !b.mine, b.user_name.as_deref(), b.kind.as_str(), b.quantity, b.id)
+    }
+    shown.sort_by(|a, b| key(a).cmp(&key(b)));
     let days: Vec<NaiveDate> = first.iter_days().take_while(|d| *d <= last).collect();
     let (title, prev, next, agenda, weeks) = match kind {
         SpanKind::Agenda => (
