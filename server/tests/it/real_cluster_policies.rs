@@ -502,6 +502,24 @@ async fn a_session_holds_bounded_objects_berths_labels_are_the_workers_and_the_w
             .await
             .unwrap_or_else(|e| panic!("deployment {i} of 9 beside the workspace: {e}"));
     }
+    // The quota controller recounts from its cache, which can lag the
+    // creates above and write a count short by one for a moment (CI saw an
+    // eleventh admitted so). A person's next create meets the settled count;
+    // the test waits for it, seen twice.
+    let used = || {
+        let out = stack.kubectl(&["get", "resourcequota", "berth-session", "-n", &ns, "-o", "jsonpath={.status.used}"]);
+        serde_json::from_slice::<Value>(&out.stdout)
+            .ok()
+            .and_then(|u| u["count/deployments.apps"].as_str().map(String::from))
+    };
+    let settled = Instant::now() + Duration::from_secs(30);
+    while !(used().as_deref() == Some("10") && {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        used().as_deref() == Some("10")
+    }) {
+        assert!(Instant::now() < settled, "the quota never counted the ten Deployments: {:?}", used());
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
     let eleventh: DynamicObject = serde_json::from_value(deployment("d10", json!({}))).unwrap();
     let refused = outcome(deployments.create(&PostParams::default(), &eleventh).await).unwrap_err();
     assert!(
