@@ -165,6 +165,22 @@ for (const js of [true, false]) {
       const block = ada.locator('#cell-0-0-36 .block.maintenance');
       await expect(block).toContainText('Maintenance');
       await expect(block).toContainText('driver upgrade');
+      // Idle reclaim: a threshold out of range is said beside its field,
+      // what was typed kept, the other numbers unmarked; a good one saves.
+      await root.fill('#idle-threshold', '0');
+      await root.click('#idle-save');
+      const threshold = root.locator('#idle-policy-threshold_pct-error');
+      await expect(threshold).toHaveText('Idle below (%) must be between 1 and 100.');
+      await expect(root.locator('#idle-threshold')).toHaveAttribute('aria-invalid', 'true');
+      // (A script-less post comes back with the saved numbers.)
+      if (js) await expect(root.locator('#idle-threshold')).toHaveValue('0');
+      await expect(root.locator('#idle-minutes')).not.toHaveAttribute('aria-invalid', 'true');
+      await expect(root.locator('#idle-policy-outcome')).toHaveCount(0);
+      await root.fill('#idle-threshold', '20');
+      await root.check('#idle-enabled');
+      await root.click('#idle-save');
+      await expect(root.locator('#idle-policy-outcome')).toContainText('Idle reclaim on: below 20 %');
+      await expect(threshold).toHaveCount(0);
       await ada.goto('/bookings?tz=UTC');
       await expect(ada.locator('.booking-card', { hasText: 'zz-a100' }).first()).toContainText('canceled');
       expect(errors).toEqual([]);

@@ -59,7 +59,7 @@ test('a live booking shows its used time to its owner and to admins, at both wid
       const words = '50 % of the booked time so far was used · 1 booked unit idle now (simulated)';
       await expect(bar).toHaveAttribute('title', words);
       // The cell says it too: the bar is drawn, the grid cell is read.
-      await expect(page.getByRole('gridcell', { name: new RegExp(`yours: 2\\s*;\\s*used time e2e — You · GPU ×2 · \\w+\\s*;\\s*${words.replace(/[()]/g, '\\$&')}`) }))
+      await expect(page.getByRole('gridcell', { name: new RegExp(`yours: 2(, now)?\\s*;\\s*used time e2e — You · GPU ×2 · \\w+\\s*;\\s*${words.replace(/[()]/g, '\\$&')}`) }))
         .toHaveCount(1);
       await expect(bar).toHaveClass(/idle/);
       await expect(bar.locator('.used-fill')).toHaveClass(/fill-50/);

@@ -1,6 +1,7 @@
 //! The pool page's idle-reclaim form (admins): off by default; when on,
 //! idle bookings are warned then ended and no-shows released.
 
+use super::field::Field;
 use crate::model::{ActionNotice, IdlePolicy};
 use crate::rpc::RpcError;
 use leptos::prelude::*;
@@ -38,14 +39,32 @@ pub async fn save_idle_policy(
         Ok(policy) => crate::backend::sessions::idle_reclaim::set_policy(&ctx.db, &principal, pool_id, policy).await,
         Err(field) => Err(field.into()),
     };
-    crate::rpc::act(saved, |policy| format!("Idle reclaim {}.", policy.describe()))
+    crate::rpc::act_at(Some(OUTCOME), saved, |policy| format!("Idle reclaim {}.", policy.describe()))
 }
+
+/// The section's notice, under its form (a refused number is also said
+/// beside its field).
+const OUTCOME: &str = "idle-policy-outcome";
 
 /// The form, filled from the pool page's own load (like its blackouts), so
 /// it hydrates with the page; saving refetches the page's data.
 #[component]
 pub fn IdlePolicySection(pool_id: Uuid, policy: IdlePolicy, save: ServerAction<SaveIdlePolicy>) -> impl IntoView {
     let p = policy;
+    let from_query = super::notice::query_notice();
+    let refused = Signal::derive(move || {
+        let query = from_query.get().filter(|n| n.at.as_deref() == Some(OUTCOME));
+        super::field::refused_field(save.value().get(), query)
+    });
+    // One numeric field of the form: what it was, refused beside it.
+    let number = move |name: &'static str, label: &'static str, id: &'static str, value: i32| {
+        view! {
+            <Field form="idle-policy" name label refused let:aria>
+                <input name=name id=id inputmode="numeric" size="5" value=value.to_string()
+                    aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()/>
+            </Field>
+        }
+    };
     view! {
         <section class="idle-policy" aria-labelledby="idle-policy-title">
             <h2 id="idle-policy-title">"Idle reclaim"</h2>
@@ -53,14 +72,20 @@ pub fn IdlePolicySection(pool_id: Uuid, policy: IdlePolicy, save: ServerAction<S
                 minutes is warned on its card; still idle after the grace minutes, it is ended and its GPUs return \
                 to the pool. An interactive booking never opened and idle for the idle minutes after its start is \
                 released as a no-show."</p>
-            <ActionForm action=save attr:class="inline-form" attr:id="idle-policy-form">
+            <ActionForm action=save attr:class="fields-row" attr:id="idle-policy-form">
                 <input type="hidden" name="pool_id" value=pool_id.to_string()/>
-                <label><input type="checkbox" name="enabled" id="idle-enabled" checked=p.enabled/> " On"</label>
-                <label>"Idle below (%) " <input name="threshold_pct" id="idle-threshold" inputmode="numeric" size="4" value=p.threshold_pct.to_string()/></label>
-                <label>"for (min) " <input name="idle_minutes" id="idle-minutes" inputmode="numeric" size="5" value=p.idle_minutes.to_string()/></label>
-                <label>"grace (min) " <input name="grace_minutes" id="idle-grace" inputmode="numeric" size="5" value=p.grace_minutes.to_string()/></label>
+                <label class="check"><input type="checkbox" name="enabled" id="idle-enabled" checked=p.enabled/> " On"</label>
+                {number("threshold_pct", "Idle below (%)", "idle-threshold", p.threshold_pct)}
+                {number("idle_minutes", "Idle for (minutes)", "idle-minutes", p.idle_minutes)}
+                {number("grace_minutes", "Grace (minutes)", "idle-grace", p.grace_minutes)}
                 <button class="button secondary" type="submit" id="idle-save">"Save idle reclaim"</button>
             </ActionForm>
+            // What was saved; a refused number is said beside its field alone.
+            {move || super::notice::section_notice(
+                OUTCOME,
+                super::notice::unless_beside(save.value().get()),
+                from_query.get().filter(|n| n.field.is_none()),
+            )}
         </section>
     }
 }

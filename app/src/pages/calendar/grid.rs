@@ -9,15 +9,14 @@
 //! server checks each change as it checks a booking. A red line marks now;
 //! the label of one's own booking opens its page.
 
-use super::block::block;
+use super::cells;
 use super::data::MoveBooking;
-use super::keys::{cell_id, first_bookable, move_by_key, on_key, MoveTo, Refocus};
+use super::keys::{first_bookable, move_by_key, on_key, Focus, MoveTo, Refocus};
 use super::moves::AskedMoves;
 use super::selection::Selection;
-use crate::model::{BlockOwner, CalendarBlock, CalendarData, Movable};
+use crate::model::{CalendarData, Movable};
 use chrono::{DateTime, Duration, Utc};
 use leptos::prelude::*;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// A drag of one's own booking: where it was grabbed, and where it would go.
@@ -95,7 +94,7 @@ pub fn Grid(
     Effect::new(move |_| {
         let document = leptos::tachys::dom::document();
         let (Some(cell), Some(scroll)) = (
-            document.get_element_by_id(&cell_id(start.0, start.1, start.2)),
+            document.get_element_by_id(&super::keys::cell_id(start.0, start.1, start.2)),
             document.get_element_by_id("calendar-scroll"),
         ) else {
             return;
@@ -142,12 +141,6 @@ pub fn Grid(
         on_cleanup(move || handle.remove());
     }
     let step = Duration::minutes(i64::from(data.pool.rules.granularity_minutes.max(1)));
-    // Each cell's blocks, found once rather than by a scan per cell (a week
-    // has 96 rows of cells and may have hundreds of blocks).
-    let mut starting = HashMap::<(usize, usize, usize), Vec<CalendarBlock>>::new();
-    for b in &data.blocks {
-        starting.entry((b.day, b.kind, b.slot)).or_default().push(b.clone());
-    }
     let head_days = data
         .days
         .iter()
@@ -173,155 +166,161 @@ pub fn Grid(
                 .collect_view()
         })
         .collect_view();
-    let body = (0..rows)
-        .map(|i| {
-            let label = data.days.iter().find_map(|d| d.slots.get(i)).map(|s| s.label.clone()).unwrap_or_default();
-            let hour_start = label.ends_with(":00");
-            let tds =
-                data.days
-                    .iter()
-                    .enumerate()
-                    .map(|(d, day)| {
-                        (0..kinds)
-                            .map(|k| {
-                                let Some(cell) = data.cells[d][k].get(i).cloned() else {
-                                    return view! { <td class="slot gap"></td> }.into_any();
-                                };
-                                let slot = day.slots[i].clone();
-                                let capacity = data.kinds[k].capacity;
-                                let short = data.kinds[k].short.clone();
-                                let now_at = now_line(slot.start, step, data.now);
-                                // The blocks whose top is this cell: drawn from here down.
-                                let here = starting.get(&(d, k, i)).map(Vec::as_slice).unwrap_or_default();
-                                // The cell in words: its name, and its tooltip on hover and
-                                // focus (`style/calendar.scss`).
-                                let words = format!(
-                                    "{} {}, {}: {} of {} free{}{}",
-                                    day.label,
-                                    slot.label,
-                                    data.kinds[k].short,
-                                    cell.free,
-                                    capacity,
-                                    match (&cell.blackout, cell.mine > 0) {
-                                        (Some(reason), _) => format!(", closed for maintenance: {reason}"),
-                                        (None, true) => format!(", yours: {}", cell.mine),
-                                        (None, false) => String::new(),
-                                    },
-                                    if now_at.is_some() { ", now" } else { "" },
-                                );
-                                let named = here.iter().any(|b| b.owner != BlockOwner::Maintenance);
-                                // A cell where bookings start is named by its content: its
-                                // words, then each block's (an aria-label would hide the
-                                // blocks' visible text from the name); the others by an
-                                // aria-label.
-                                let aria = (!named).then(|| words.clone());
-                                let base = format!(
-                                    "slot free-{}{}{}{}{}",
-                                    level(cell.free, capacity),
-                                    if cell.blackout.is_some() { " blackout" } else { "" },
-                                    if slot.bookable { "" } else { " past" },
-                                    if cell.mine > 0 { " mine" } else { "" },
-                                    // Where in the slot the line runs, as a class (the
-                                    // site's CSP refuses inline styles): 5 % steps.
-                                    now_at.map(|at| format!(" now now-at-{}", at / 5 * 5)).unwrap_or_default(),
-                                );
-                                let bookable = slot.bookable && cell.free > 0;
-                                // One's own booking under this slot that may still move, and
-                                // whether its lower edge (the resize handle) is here.
-                                let at = slot.start;
-                                let own = data.movable.iter().find(|m| m.kind == k && m.start <= at && at < m.end).copied();
-                                let edge = own.is_some_and(|m| m.end <= at + step);
-                                let class = move || {
-                                    let selected = selection.get().is_some_and(|s| s.contains(d, k, i));
-                                    let target = drag.get().and_then(|g| g.to.filter(|_| g.block.kind == k))
-                                        .is_some_and(|(from, to)| from <= at && at < to);
-                                    format!(
-                                        "{base}{}{}{}",
-                                        if own.is_some() { " movable" } else { "" },
-                                        if selected { " selected" } else { "" },
-                                        if target { " move-target" } else { "" }
-                                    )
-                                };
-                                view! {
-                    <td
-                        id=cell_id(d, k, i)
-                        class=class
-                        aria-label=aria
-                        aria-selected=move || selection.get().is_some_and(|s| s.contains(d, k, i)).to_string()
-                        tabindex=move || if focus.get() == (d, k, i) { "0" } else { "-1" }
-                        on:pointerdown=move |ev| {
-                            // A press on a booking's link opens it; it starts no selection.
-                            if on_link(&ev) { return; }
-                            if let Some(block) = own {
-                                ev.prevent_default();
-                                focus.set((d, k, i));
-                                let resize = on_class(&ev, "resize-handle");
-                                // Grabbed where it is drawn; as long as it was last placed.
-                                drag.set(Some(Drag { block: asked.current(block), grab: at - block.start, resize, to: None }));
-                                return;
-                            }
-                            if !bookable { return; }
-                            ev.prevent_default();
-                            focus.set((d, k, i));
-                            selection.set(Some(Selection::at(d, k, i)));
-                            dragging.set(true);
-                        }
-                        on:pointerover=move |_| {
-                            if let Some(moving) = drag.get_untracked().filter(|g| g.block.kind == k) {
-                                drag.set(Some(moving.over(at, step)));
-                                return;
-                            }
-                            if dragging.get_untracked() {
-                                selection.update(|s| if let Some(s) = s.as_mut() {
-                                    if s.day == d && s.kind == k { *s = s.extend_to(i); }
-                                });
-                            }
-                        }
-                        on:keydown=move |ev| {
-                            if let Some(block) = own.filter(|_| ev.alt_key()) {
-                                move_by_key(&ev, asked.current(block), step, send_move, refocus);
-                                return;
-                            }
-                            on_key(ev, (d, k, i), focus, selection, (spread, on_choose))
-                        }
-                    >
-                        {named.then(|| view! { <span class="cell-words">{words}</span> })}
-                        {here.iter().map(|b| block(b, &short)).collect_view()}
-                        {edge.then(|| view! { <span class="resize-handle" title="Drag to change the end" aria-hidden="true"></span> })}
-                    </td>
-                }.into_any()
-                            })
-                            .collect_view()
-                    })
-                    .collect_view();
-            view! {
-                <tr class:hour=hour_start>
-                    // Every row is named for screen readers; only the hours show.
-                    <th scope="row" class="time">
-                        {if hour_start || i == 0 {
-                            view! { <span>{label}</span> }.into_any()
-                        } else {
-                            view! { <span class="visually-hidden">{label}</span> }.into_any()
-                        }}
-                    </th>
-                    {tds}
-                </tr>
-            }
-        })
-        .collect_view();
+    // The cells are HTML written at once (`cells`); the table hears what
+    // happens in them, and `marks` draws what the signals say on them.
+    let body = cells::body(&data, step, start);
+    #[cfg(feature = "hydrate")]
+    marks(&data, selection, drag, focus);
+    let hit = {
+        let data = data.clone();
+        move |ev: &leptos::ev::Event| target_cell(ev).and_then(|at| Some((at, cells::facts(&data, at, step)?)))
+    };
+    let (hit_over, hit_key) = (hit.clone(), hit.clone());
     view! {
         <div class="calendar-scroll" id="calendar-scroll">
             // Its cells are grid cells by the table's role (no role on each).
             <table class=format!("calendar {} days-{}", row_height(rows), data.days.len()) role="grid"
-                aria-label="Bookings and free units per slot; select a window to book">
+                aria-label="Bookings and free units per slot; select a window to book"
+                on:pointerdown=move |ev| {
+                    let Some(((d, k, i), cell)) = hit(&ev) else { return };
+                    // A press on a booking's link opens it; it starts no selection.
+                    if on_link(&ev) { return; }
+                    if let Some(block) = cell.own {
+                        ev.prevent_default();
+                        focus.set((d, k, i));
+                        let resize = on_class(&ev, "resize-handle");
+                        // Grabbed where it is drawn; as long as it was last placed.
+                        drag.set(Some(Drag { block: asked.current(block), grab: cell.at - block.start, resize, to: None }));
+                        return;
+                    }
+                    if !cell.bookable { return; }
+                    ev.prevent_default();
+                    focus.set((d, k, i));
+                    selection.set(Some(Selection::at(d, k, i)));
+                    dragging.set(true);
+                }
+                on:pointerover=move |ev| {
+                    let Some(((d, k, i), cell)) = hit_over(&ev) else { return };
+                    if let Some(moving) = drag.get_untracked().filter(|g| g.block.kind == k) {
+                        drag.set(Some(moving.over(cell.at, step)));
+                        return;
+                    }
+                    if dragging.get_untracked() {
+                        selection.update(|s| if let Some(s) = s.as_mut() {
+                            if s.day == d && s.kind == k { *s = s.extend_to(i); }
+                        });
+                    }
+                }
+                on:keydown=move |ev| {
+                    let Some((at, cell)) = hit_key(&ev) else { return };
+                    if let Some(block) = cell.own.filter(|_| ev.alt_key()) {
+                        move_by_key(&ev, asked.current(block), step, send_move, refocus);
+                        return;
+                    }
+                    on_key(ev, at, focus, selection, (spread, on_choose))
+                }
+            >
                 <thead>
                     <tr><th rowspan="2" scope="col" class="time">"Time"</th>{head_days}</tr>
                     <tr>{head_kinds}</tr>
                 </thead>
-                <tbody>{body}</tbody>
+                <tbody inner_html=body></tbody>
             </table>
         </div>
     }
+}
+
+/// The cell an event happened in (on it or on what it holds), by its id.
+fn target_cell(ev: &leptos::ev::Event) -> Option<Focus> {
+    use leptos::wasm_bindgen::JsCast;
+    let element = ev.target()?.dyn_into::<leptos::web_sys::Element>().ok()?;
+    let cell = element.closest("td.slot").ok()??;
+    let mut at = cell.id().strip_prefix("cell-")?.split('-').map(|n| n.parse::<usize>().ok()).collect::<Vec<_>>();
+    match at.as_mut_slice() {
+        [Some(d), Some(k), Some(i)] => Some((*d, *k, *i)),
+        _ => None,
+    }
+}
+
+/// What the signals say, drawn on the cells: the selection ("selected",
+/// `aria-selected`), where a dragged booking would go ("move-target") and
+/// which cell the keyboard reaches (`tabindex`). Each effect undoes what
+/// it drew before.
+#[cfg(feature = "hydrate")]
+fn marks(
+    data: &CalendarData,
+    selection: RwSignal<Option<Selection>>,
+    drag: RwSignal<Option<Drag>>,
+    focus: RwSignal<Focus>,
+) {
+    use super::keys::cell_id;
+    use leptos::tachys::dom::document;
+    let each = |ids: &[String], f: &dyn Fn(&leptos::web_sys::Element)| {
+        for id in ids {
+            if let Some(cell) = document().get_element_by_id(id) {
+                f(&cell);
+            }
+        }
+    };
+    let column_length: Vec<Vec<usize>> = data.cells.iter().map(|day| day.iter().map(Vec::len).collect()).collect();
+    Effect::new(move |drawn: Option<Vec<String>>| {
+        each(&drawn.unwrap_or_default(), &|cell| {
+            let _ = cell.class_list().remove_1("selected");
+            let _ = cell.set_attribute("aria-selected", "false");
+        });
+        let ids: Vec<String> = selection
+            .get()
+            .map(|s| {
+                let (first, last) = s.range();
+                let length = column_length.get(s.day).and_then(|d| d.get(s.kind)).copied().unwrap_or(0);
+                (first..=last.min(length.saturating_sub(1))).map(|i| cell_id(s.day, s.kind, i)).collect()
+            })
+            .unwrap_or_default();
+        each(&ids, &|cell| {
+            let _ = cell.class_list().add_1("selected");
+            let _ = cell.set_attribute("aria-selected", "true");
+        });
+        ids
+    });
+    let starts: Vec<Vec<DateTime<Utc>>> =
+        data.days.iter().map(|day| day.slots.iter().map(|s| s.start).collect()).collect();
+    Effect::new(move |drawn: Option<Vec<String>>| {
+        each(&drawn.unwrap_or_default(), &|cell| {
+            let _ = cell.class_list().remove_1("move-target");
+        });
+        let ids: Vec<String> = drag
+            .get()
+            .and_then(|g| g.to.map(|to| (g.block.kind, to)))
+            .map(|(k, (from, to))| {
+                starts
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(d, day)| {
+                        day.iter()
+                            .enumerate()
+                            .filter(move |(_, at)| from <= **at && **at < to)
+                            .map(move |(i, _)| cell_id(d, k, i))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        each(&ids, &|cell| {
+            let _ = cell.class_list().add_1("move-target");
+        });
+        ids
+    });
+    Effect::new(move |before: Option<Focus>| {
+        let now = focus.get();
+        if let Some((d, k, i)) = before.filter(|b| *b != now) {
+            each(&[cell_id(d, k, i)], &|cell| {
+                let _ = cell.set_attribute("tabindex", "-1");
+            });
+        }
+        each(&[cell_id(now.0, now.1, now.2)], &|cell| {
+            let _ = cell.set_attribute("tabindex", "0");
+        });
+        now
+    });
 }
 
 fn on_link(ev: &leptos::ev::PointerEvent) -> bool {
@@ -336,13 +335,6 @@ fn on_class(ev: &leptos::ev::PointerEvent, class: &str) -> bool {
         .is_some_and(|e| e.class_list().contains(class))
 }
 
-/// Where "now" falls inside a slot starting at `start`, in percent of its
-/// height; `None` when it falls outside (the week view's red line).
-fn now_line(start: DateTime<Utc>, step: Duration, now: DateTime<Utc>) -> Option<i64> {
-    let into = now - start;
-    (into >= Duration::zero() && into < step).then(|| into.num_seconds() * 100 / step.num_seconds().max(1))
-}
-
 /// How tall a slot's row is drawn: a day stays about a screen and a half
 /// tall whatever the pool's granularity (a class: `style/calendar.scss`).
 fn row_height(slots_a_day: usize) -> &'static str {
@@ -351,19 +343,5 @@ fn row_height(slots_a_day: usize) -> &'static str {
         25..=48 => "rows-halves",
         49..=96 => "rows-quarters",
         _ => "rows-fine",
-    }
-}
-
-/// How full a cell's lane is drawn: "all" free, "ok" (some booked),
-/// "low" (a quarter or less free), or "none".
-fn level(free: i32, capacity: i32) -> &'static str {
-    if free <= 0 {
-        "none"
-    } else if free >= capacity {
-        "all"
-    } else if free * 4 <= capacity {
-        "low"
-    } else {
-        "ok"
     }
 }

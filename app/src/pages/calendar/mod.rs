@@ -4,7 +4,7 @@
 //! JavaScript; hydrated, drag-select and the keyboard fill the panel and a
 //! booking updates the grid without a reload.
 
-mod block;
+mod cells;
 pub mod data;
 mod grid;
 mod keys;
