@@ -1,9 +1,10 @@
 //! The grid's body as HTML: every row, cell and block of the week (or
 //! day), written as one string on the server and taken as it is by the
-//! browser. A week with 500 bookings has 1 344 cells and as many blocks;
-//! drawn as views, each cell a tree of type-erased attributes and handlers
-//! resolved one by one, its render took ~65 ms of CPU, ten times what the
-//! words themselves cost. The grid listens on its table for what happens
+//! browser. A week with 500 bookings has 1 344 cells and 500 blocks; drawn
+//! as views, each cell a tree of type-erased attributes and handlers that
+//! the server resolved one by one, the week took ~65 ms of CPU, and its
+//! p99 was 106 ms; written so, the whole page's p99 is 45 ms
+//! (docs/benchmarks.md). The grid listens on its table for what happens
 //! in a cell (`grid`) and marks the selection, a move's target and the
 //! focus on the cells themselves.
 

@@ -235,8 +235,8 @@ fn target_cell(ev: &leptos::ev::Event) -> Option<Focus> {
     use leptos::wasm_bindgen::JsCast;
     let element = ev.target()?.dyn_into::<leptos::web_sys::Element>().ok()?;
     let cell = element.closest("td.slot").ok()??;
-    let mut at = cell.id().strip_prefix("cell-")?.split('-').map(|n| n.parse::<usize>().ok()).collect::<Vec<_>>();
-    match at.as_mut_slice() {
+    let at = cell.id().strip_prefix("cell-")?.split('-').map(|n| n.parse::<usize>().ok()).collect::<Vec<_>>();
+    match at.as_slice() {
         [Some(d), Some(k), Some(i)] => Some((*d, *k, *i)),
         _ => None,
     }
