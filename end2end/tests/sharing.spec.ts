@@ -27,12 +27,16 @@ test('a co-owner opens a shared live session; a member of another tenant cannot 
     const card = page.locator(`#booking-${id}`);
     await expect(card).toBeVisible();
     const share = async (email: string) => {
-      await card.getByLabel('Share with').fill(email);
+      await card.getByLabel("Teammate's email").fill(email);
       await card.getByRole('button', { name: 'Share', exact: true }).click();
     };
 
+    // Said beside the card's field, as a sentence, not at the page's top.
     await share('bob@example.test');
-    await expect(page.locator('#notice')).toHaveText('Email: no active member of tenant a has this address.');
+    await expect(card.locator('.field-error')).toHaveText("Teammate's email names no active member of tenant a.");
+    await expect(card.getByLabel("Teammate's email")).toHaveAttribute('aria-invalid', 'true');
+    await expect(card.getByLabel("Teammate's email")).toHaveValue('bob@example.test');
+    await expect(page.locator('#notice')).toHaveCount(0);
     await expect(card.locator('li.co-owner')).toHaveCount(0);
 
     await share('mia@example.test');
@@ -59,5 +63,30 @@ test('a co-owner opens a shared live session; a member of another tenant cannot 
     expect(errors).toEqual([]);
   } finally {
     sql(`UPDATE booking SET state = 'completed', ends_at = now() WHERE id = '${id}'`);
+  }
+});
+
+test('without JavaScript, a refused address comes back beside its card field, the top of the page quiet', async ({ browser }) => {
+  const context = await browser.newContext({ javaScriptEnabled: false });
+  const page = await context.newPage();
+  await signIn(page, 'ada', false);
+  const id = sql(`
+    INSERT INTO booking (pool_id, kind, user_id, tenant_id, quantity, mode, starts_at, ends_at, state, note)
+    SELECT k.pool_id, k.kind, u.id, m.tenant_id, 1, 'interactive', now() + interval '30 days', now() + interval '30 days 1 hour',
+           'approved', 'sharing without script'
+    FROM pool_kind k, app_user u JOIN membership m ON m.user_id = u.id
+    WHERE k.kind LIKE 'nvidia.com/mig-%' AND u.name = 'Ada Lovelace' LIMIT 1
+    RETURNING id`).split('\n')[0];
+  try {
+    await page.goto(`/bookings/${id}`);
+    const card = page.locator(`#booking-${id}`);
+    await card.getByLabel("Teammate's email").fill('nobody@example.test');
+    await card.getByRole('button', { name: 'Share', exact: true }).click();
+    await expect(card.locator('.field-error')).toHaveText("Teammate's email names no active member of tenant a.");
+    await expect(card.getByLabel("Teammate's email")).toHaveAttribute('aria-invalid', 'true');
+    await expect(page.locator('#notice')).toHaveCount(0);
+  } finally {
+    sql(`UPDATE booking SET state = 'canceled' WHERE id = '${id}'`);
+    await context.close();
   }
 });

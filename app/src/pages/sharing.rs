@@ -2,6 +2,7 @@
 //! the owner to add a teammate by address, and a button to remove one (for
 //! a co-owner: to leave).
 
+use super::field::Field;
 use crate::model::{ActionNotice, Booking};
 use crate::rpc::RpcError;
 use leptos::prelude::*;
@@ -11,7 +12,12 @@ use uuid::Uuid;
 pub async fn add_co_owner(id: Uuid, email: String) -> Result<ActionNotice, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
     let added = crate::backend::bookings::co_owners::add(&ctx.db, &principal, id, &email).await;
-    crate::rpc::act(added, |_| format!("Shared with {}: they can open, extend and end it.", email.trim()))
+    // A refused address is said beside the card's field; a script-less post
+    // comes back to that card's form.
+    let at = added.as_ref().err().and_then(|err| err.field_error()).map(|_| share_form(id));
+    crate::rpc::act_at(at.as_deref(), added, |_| {
+        format!("Shared with {}: they can open, extend and end it.", email.trim())
+    })
 }
 
 #[server(prefix = "/rpc", endpoint = "bookings/co-owners/remove", output = crate::codec::JsonText)]
@@ -21,15 +27,24 @@ pub async fn remove_co_owner(id: Uuid, email: String) -> Result<ActionNotice, Rp
     crate::rpc::act(removed, |_| format!("No longer shared with {}.", email.trim()))
 }
 
+/// The id of a booking's share form, where its refusal is said.
+fn share_form(id: Uuid) -> String {
+    format!("share-{id}")
+}
+
 #[derive(Clone, Copy)]
 pub struct SharingActions {
     pub add: ServerAction<AddCoOwner>,
     pub remove: ServerAction<RemoveCoOwner>,
+    /// The booking whose share form was sent last: only its card says
+    /// the answer's refusal.
+    sent: RwSignal<Option<Uuid>>,
 }
 
 impl SharingActions {
     pub fn new() -> Self {
-        Self { add: ServerAction::new(), remove: ServerAction::new() }
+        let add = ServerAction::new();
+        Self { add, remove: ServerAction::new(), sent: super::field::last_sent(add, |asked: AddCoOwner| asked.id) }
     }
 }
 
@@ -45,6 +60,16 @@ pub fn Sharing(booking: Booking, me: String, actions: SharingActions) -> impl In
     }
     let by = booking.user_name.clone().unwrap_or_default();
     let people = booking.co_owners.clone();
+    let form = share_form(id);
+    let from_query = super::notice::query_notice();
+    let refused = Signal::derive({
+        let form = form.clone();
+        move || {
+            let answer = actions.add.value().get().filter(|_| actions.sent.get() == Some(id));
+            let query = from_query.get().filter(|n| n.at.as_deref() == Some(form.as_str()));
+            super::field::refused_field(answer, query)
+        }
+    });
     view! {
         <div class="sharing">
             {(!owner).then(|| view! { <p class="shared-by">"Shared with you by " {by}"."</p> })}
@@ -73,11 +98,12 @@ pub fn Sharing(booking: Booking, me: String, actions: SharingActions) -> impl In
                 </ul>
             })}
             {(owner && open).then(|| view! {
-                <ActionForm action=actions.add attr:class="inline share-form">
+                <ActionForm action=actions.add attr:class="fields-row share-form" attr:id=share_form(id)>
                     <input type="hidden" name="id" value=id.to_string()/>
-                    <label>"Share with "
-                        <input type="email" name="email" required placeholder="teammate@example.org" autocomplete="off"/>
-                    </label>
+                    <Field form=form name="email" label="Teammate's email" refused let:aria>
+                        <input type="email" name="email" required placeholder="teammate@example.org" autocomplete="off"
+                            aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()/>
+                    </Field>
                     <button class="button secondary" type="submit">"Share"</button>
                 </ActionForm>
             })}

@@ -44,9 +44,9 @@ async fn co_owners_see_a_shared_booking_and_only_the_owner_changes_it() {
     // Refusals name the field and the reason; another tenant's member is
     // refused exactly as an unknown address is (no one learns who exists).
     for (email, reason) in [
-        ("bob@b.test", "no active member of tenant team-a has this address"),
-        ("nobody@a.test", "no active member of tenant team-a has this address"),
-        ("ada@a.test", "this is the booking's owner"),
+        ("bob@b.test", "names no active member of tenant team-a"),
+        ("nobody@a.test", "names no active member of tenant team-a"),
+        ("ada@a.test", "is the booking owner's own"),
         ("  ", "must not be empty"),
     ] {
         let (status, err) = share(&f, &f.ada, &live, email).await;

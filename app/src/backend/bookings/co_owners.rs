@@ -102,11 +102,11 @@ pub async fn add(db: &PgPool, principal: &Principal, id: Uuid, email: &str) -> S
     .fetch_optional(&mut *tx)
     .await?;
     let Some(user) = user else {
-        let reason = format!("no active member of tenant {} has this address", row.tenant_slug);
+        let reason = format!("names no active member of tenant {}", row.tenant_slug);
         return Err(FieldError::new("email", reason).into());
     };
     if user == row.user_id {
-        return Err(FieldError::new("email", "this is the booking's owner").into());
+        return Err(FieldError::new("email", "is the booking owner's own").into());
     }
     if row.is_co_owner(user) {
         return Ok(row.view_for(principal));

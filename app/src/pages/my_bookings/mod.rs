@@ -123,8 +123,11 @@ fn BookingsView(only: Signal<Option<Uuid>>) -> impl IntoView {
     let leave = ServerAction::<super::waitlist::LeaveWaitlist>::new();
     let share = super::sharing::SharingActions::new();
     let cancel_series = ServerAction::<crate::pages::series::CancelRestOfSeries>::new();
+    // A refused address changes nothing: the cards are not drawn anew over
+    // what was typed beside its sentence.
+    let shared = crate::pages::notice::deeds(share.add);
     let versions = move || {
-        let sharing = (share.add.version().get(), share.remove.version().get(), cancel_series.version().get());
+        let sharing = (shared.get(), share.remove.version().get(), cancel_series.version().get());
         (cancel.version().get(), end.version().get(), extend.version().get(), leave.version().get(), sharing)
     };
     let tz = move || super::viewer_zone(&query);
@@ -139,11 +142,12 @@ fn BookingsView(only: Signal<Option<Uuid>>) -> impl IntoView {
     for value in answers.into_iter().chain([cancel_series.value()]) {
         Effect::new(move |_| {
             if let Some(Ok(notice)) = value.get() {
-                last.set(Some(notice));
+                last.set(Some(notice).filter(at_top));
             }
         });
     }
-    let notice = move || last.get().or_else(|| query.with(|q| ActionNotice::from_query(|key| q.get(key))));
+    let notice =
+        move || last.get().or_else(|| query.with(|q| ActionNotice::from_query(|key| q.get(key)))).filter(at_top);
     let ready = announce_ready(data);
     let actions = Actions { cancel, end, extend, leave, share, cancel_series };
     provide_context(super::QuotaUse::tracking(move || cancel.version().get() + end.version().get()));
@@ -280,6 +284,12 @@ fn Sections(page: MyBookings, actions: Actions) -> impl IntoView {
         <crate::pages::waitlist::WaitlistSection lines=page.waitlist leave=actions.leave/>
         {section("Ended, canceled or rejected (30 days)", "past", page.past, "No bookings ended, canceled or rejected in the last 30 days.")}
     }
+}
+
+/// Whether a notice is said at the page's top: all but a refused field
+/// said beside it in its card (a share form's address).
+fn at_top(notice: &ActionNotice) -> bool {
+    notice.at.is_none() || notice.field.is_none()
 }
 
 #[cfg(test)]
