@@ -5,6 +5,17 @@ import { collectErrors, signIn, signOut, sql } from './login';
 // with bob (another tenant); mia finds it under her own bookings and opens
 // its workspace. The portal's worker runs on the simulated cluster.
 
+// An approved MIG booking of Ada's from `from` to `to` after now; its id.
+function adasBooking(from: string, to: string, note: string): string {
+  return sql(`
+    INSERT INTO booking (pool_id, kind, user_id, tenant_id, quantity, mode, starts_at, ends_at, state, note)
+    SELECT k.pool_id, k.kind, u.id, m.tenant_id, 1, 'interactive', now() + interval '${from}', now() + interval '${to}',
+           'approved', '${note}'
+    FROM pool_kind k, app_user u JOIN membership m ON m.user_id = u.id
+    WHERE k.kind LIKE 'nvidia.com/mig-%' AND u.name = 'Ada Lovelace' LIMIT 1
+    RETURNING id`).split('\n')[0];
+}
+
 test('a co-owner opens a shared live session; a member of another tenant cannot be added', async ({ page }) => {
   const errors = collectErrors(page);
   // Their first logins create mia (tenant a) and bob (tenant b).
@@ -15,13 +26,7 @@ test('a co-owner opens a shared live session; a member of another tenant cannot 
   await signIn(page, 'ada');
   // Shared before its session starts (a session already working in Ada's
   // kept home is not shared: a co-owner could write there); then its window opens.
-  const id = sql(`
-    INSERT INTO booking (pool_id, kind, user_id, tenant_id, quantity, mode, starts_at, ends_at, state, note)
-    SELECT k.pool_id, k.kind, u.id, m.tenant_id, 1, 'interactive', now() + interval '2 hours', now() + interval '3 hours',
-           'approved', 'sharing e2e'
-    FROM pool_kind k, app_user u JOIN membership m ON m.user_id = u.id
-    WHERE k.kind LIKE 'nvidia.com/mig-%' AND u.name = 'Ada Lovelace' LIMIT 1
-    RETURNING id`).split('\n')[0];
+  const id = adasBooking('2 hours', '3 hours', 'sharing e2e');
   try {
     await page.locator('nav.account').getByRole('link', { name: 'My bookings' }).click();
     const card = page.locator(`#booking-${id}`);
@@ -70,13 +75,7 @@ test('without JavaScript, a refused address comes back beside its card field, th
   const context = await browser.newContext({ javaScriptEnabled: false });
   const page = await context.newPage();
   await signIn(page, 'ada', false);
-  const id = sql(`
-    INSERT INTO booking (pool_id, kind, user_id, tenant_id, quantity, mode, starts_at, ends_at, state, note)
-    SELECT k.pool_id, k.kind, u.id, m.tenant_id, 1, 'interactive', now() + interval '30 days', now() + interval '30 days 1 hour',
-           'approved', 'sharing without script'
-    FROM pool_kind k, app_user u JOIN membership m ON m.user_id = u.id
-    WHERE k.kind LIKE 'nvidia.com/mig-%' AND u.name = 'Ada Lovelace' LIMIT 1
-    RETURNING id`).split('\n')[0];
+  const id = adasBooking('30 days', '30 days 1 hour', 'sharing without script');
   try {
     await page.goto(`/bookings/${id}`);
     const card = page.locator(`#booking-${id}`);
