@@ -57,6 +57,10 @@ for (const js of [true, false]) {
       if (js) await hydrated(root);
       const first = root.locator('#approval-list tr').filter({ hasText: 'ada@example.test' }).filter({ hasText: `${time(day(d), '07:00')}` });
       await expect(first).toContainText('0 of 2 booked; 1 with this request');
+      // Nothing chosen: said in the form, once.
+      await root.click('#decide');
+      await expect(root.locator('#approval-ids-error')).toHaveText('Chosen requests: choose 1 to 200 bookings.');
+      await expect(root.locator('#decisions')).toHaveCount(0);
       await first.getByRole('checkbox').check();
       await root.click('#decide');
       await expect(root.locator('#decisions')).toContainText('approved');
@@ -67,7 +71,11 @@ for (const js of [true, false]) {
       await second.getByRole('checkbox').check();
       await root.getByRole('radio', { name: 'Reject' }).check();
       await root.click('#decide');
-      await expect(root.locator('#decisions')).toContainText('Comment must say why: the requester reads it.');
+      // A rejection without a comment: said beside the comment, not once per booking.
+      await expect(root.locator('#approval-comment-error')).toHaveText('Comment must say why: the requester reads it.');
+      await expect(root.locator('#approval-comment')).toHaveAttribute('aria-describedby', 'approval-comment-error');
+      await expect(root.locator('#approval-ids-error')).toHaveCount(0);
+      await expect(root.locator('#decisions')).toHaveCount(0);
       await second.getByRole('checkbox').check();
       await root.getByRole('radio', { name: 'Reject' }).check();
       await root.fill('#approval-comment', `the cards are serviced on ${day(d)}`);

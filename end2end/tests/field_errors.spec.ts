@@ -243,5 +243,39 @@ for (const width of [1440, 390]) {
       expect(errors).toEqual([]);
       await page.context().close();
     });
+
+    test('the pool form\'s lists and the audit filter: the refused entry is said beside its field', async ({ browser }) => {
+      const page = await as(browser, 'root', width);
+      const errors = collectErrors(page);
+      await visit(page, '/admin/pools');
+      const form = page.locator('#new-pool');
+      await form.getByLabel('Name', { exact: true }).fill(`zz-lists-${width}`);
+      await form.getByLabel('Kind, kind row 1').fill('nvidia.com/gpu');
+      await form.getByLabel('Physical units, kind row 1').fill('1');
+      // A line of a list is named by what it says, beside the list's area.
+      await form.getByLabel('Node selector').fill('gpu-nodes');
+      await form.getByRole('button', { name: 'Create pool' }).click();
+      await refusedBeside(page, 'textarea[name="form[node_selector]"]', '#pool-node_selector-error',
+        'Node selector: gpu-nodes must be written key=value.');
+      await form.getByLabel('Node selector').fill(`berth.test/lists=${width}`);
+      await form.getByLabel('Workspace images').fill('jupyter/base\nnot an image');
+      await form.getByRole('button', { name: 'Create pool' }).click();
+      await refusedBeside(page, 'textarea[name="form[images]"]', '#pool-images-error',
+        'Workspace images: image 2 must be an image reference without spaces.');
+      await expect(form.locator('[aria-invalid="true"]')).toHaveCount(1);
+      await expect(form.getByLabel('Workspace images')).toHaveValue('jupyter/base\nnot an image');
+
+      // The log's days: one the page cannot read, and a last before the first.
+      await visit(page, '/admin/audit?from=2026-11-20&to=2026-11-10');
+      await saidBeside(page, '#audit-filter', 'to', 'To must not be before From.');
+      await expect(page.locator('#audit-list')).toHaveCount(0);
+      await visit(page, '/admin/audit?from=yesterday');
+      await saidBeside(page, '#audit-filter', 'from', 'From must be a date like 2026-11-23.');
+      await visit(page, '/admin/audit?from=2026-11-10&to=2026-11-20');
+      await expect(page.locator('#audit-filter .field-error')).toHaveCount(0);
+      await expect(page.locator('#audit-list')).toBeVisible();
+      expect(errors).toEqual([]);
+      await page.context().close();
+    });
   });
 }

@@ -34,9 +34,18 @@ test('a manager edits the cost model and the results follow as they type', async
   // Half the utilisation doubles the cost per token, before anything is saved.
   await page.locator('#tk-utilization_pct').fill('50');
   await expect(page.locator('#tk-cost-mtok')).toHaveText('0.087');
+  // A figure it cannot use is said beside its field as it is typed; the
+  // results say where they went.
   await page.locator('#tk-pue').fill('oops');
-  await expect(page.locator('#tk-error')).toContainText('PUE must be a number');
+  await expect(page.locator('#tk-pue-error')).toHaveText('PUE must be a number.');
+  await expect(page.locator('#tk-pue')).toHaveAttribute('aria-describedby', 'tk-pue-error');
+  await expect(page.locator('#tk-waiting')).toBeVisible();
+  await expect(page.locator('#tk-form [aria-invalid="true"]')).toHaveCount(1);
   await page.locator('#tk-pue').fill('1.2');
+  await expect(page.locator('#tk-pue-error')).toHaveCount(0);
+  await page.locator('#tk-utilization_pct').fill('150');
+  await expect(page.locator('#tk-utilization_pct-error')).toHaveText('Utilisation % must be between 0 and 100 %.');
+  await page.locator('#tk-utilization_pct').fill('50');
   await page.locator('#tk-tokens_per_day').fill('1000000000');
   await expect(page.locator('#tk-gpus')).toHaveText('3');
   await page.locator('#tk-save').click();
@@ -49,6 +58,12 @@ test('a manager edits the cost model and the results follow as they type', async
 test('without JavaScript the form posts and the page shows the saved figures', async ({ browser }) => {
   const page = await as(browser, 'mia', false);
   await page.goto('/reports/tokenomics');
+  // A refused figure comes back beside its field, not at the page's top.
+  await page.locator('#tk-power_kw').fill('a lot');
+  await page.locator('#tk-save').click();
+  await expect(page.locator('#tk-power_kw-error')).toHaveText('Power per GPU (kW) must be a number.');
+  await expect(page.locator('#tk-power_kw')).toHaveAttribute('aria-invalid', 'true');
+  await expect(page.locator('#notice')).toHaveCount(0);
   await fillWorkedCheck(page);
   await page.locator('#tk-save').click();
   await expect(page.locator('#notice')).toContainText('Saved: 1.27 per GPU-hour');

@@ -64,7 +64,7 @@ pub use pool::{
     default_booking_minutes, default_slices_per_gpu, mig_profile, KindSpec, NewPool, Placement, Pool, PoolKind,
     PoolPatch, PoolRules, Scheduling, Toleration, MAX_END_GRACE_SECONDS,
 };
-pub use pool_form::{KindForm, PoolForm};
+pub use pool_form::{refusal_on_form, KindForm, PoolForm};
 pub use principal::{Principal, Role, TenantRef};
 pub use report::{
     HeatCell, PeriodKind, ReportGroup, ReportPage, ReportPageQuery, ReportQuery, ReportRow, StorageLine, TrendPoint,

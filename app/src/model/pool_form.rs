@@ -78,6 +78,28 @@ fn optional<T: std::str::FromStr>(field: &str, text: &str) -> Result<Option<T>, 
     }
 }
 
+/// A refusal of one entry of the form's lists ("images[1]",
+/// "node_selector.gpu", "tolerations[0].key": the request's names) as one
+/// of the text area the entry was typed in, naming the entry: the form
+/// says it beside that area.
+pub fn refusal_on_form(refused: FieldError) -> FieldError {
+    let entry = |list: &str| -> Option<(usize, String)> {
+        let rest = refused.field.strip_prefix(list)?.strip_prefix('[')?;
+        let (index, after) = rest.split_once(']')?;
+        Some((index.parse::<usize>().ok()? + 1, after.trim_start_matches('.').to_string()))
+    };
+    let reason = &refused.reason;
+    if let Some((n, _)) = entry("images") {
+        FieldError::new("images", format!("image {n} {reason}"))
+    } else if let Some((n, part)) = entry("tolerations") {
+        FieldError::new("tolerations", format!("toleration {n}'s {part} {reason}"))
+    } else if let Some(key) = refused.field.strip_prefix("node_selector.") {
+        FieldError::new("node_selector", format!("{key} {reason}"))
+    } else {
+        refused
+    }
+}
+
 fn lines(text: &str) -> impl Iterator<Item = &str> {
     text.lines().map(str::trim).filter(|l| !l.is_empty())
 }
@@ -157,7 +179,7 @@ impl PoolForm {
             .map(|line| {
                 line.split_once('=')
                     .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-                    .ok_or_else(|| FieldError::new("node_selector", format!("{line}: write key=value, one per line")))
+                    .ok_or_else(|| FieldError::new("node_selector", format!("{line} must be written key=value")))
             })
             .collect()
     }
@@ -292,6 +314,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_list_entrys_refusal_names_its_text_area_and_entry() {
+        let on_form = |field: &str, reason: &str| {
+            let e = refusal_on_form(FieldError::new(field, reason));
+            (e.field, e.reason)
+        };
+        assert_eq!(on_form("images[1]", "must be x"), ("images".into(), "image 2 must be x".into()));
+        assert_eq!(
+            on_form("tolerations[0].key", "must be y"),
+            ("tolerations".into(), "toleration 1's key must be y".into())
+        );
+        assert_eq!(on_form("node_selector.gpu", "must be z"), ("node_selector".into(), "gpu must be z".into()));
+        assert_eq!(on_form("horizon_days", "must be w"), ("horizon_days".into(), "must be w".into()));
+    }
+
+    #[test]
     fn tolerations_read_and_print_in_taint_syntax() {
         for line in ["nvidia.com/gpu:NoSchedule", "dedicated=ml:NoExecute", "gpu", "zone=a"] {
             assert_eq!(toleration_line(&toleration(line)), line);
@@ -323,7 +360,11 @@ mod tests {
             KindForm { kind: "nvidia.com/mig-1g.24gb".into(), capacity: "four".into(), ..KindForm::default() };
         assert_eq!(form.to_new().unwrap_err().field, "kinds[1].capacity");
         form.kinds.truncate(1);
-        form.node_selector = "no equals sign".into();
-        assert_eq!(form.to_new().unwrap_err().field, "node_selector");
+        form.node_selector = "no-equals-sign".into();
+        let refused = form.to_new().unwrap_err();
+        assert_eq!(
+            (refused.field.as_str(), refused.reason.as_str()),
+            ("node_selector", "no-equals-sign must be written key=value")
+        );
     }
 }

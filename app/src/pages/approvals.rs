@@ -2,7 +2,8 @@
 //! oldest first, with how busy their kind is then; approve or reject one or
 //! many at once (rejecting needs a comment, which the requester reads).
 
-use crate::model::{short_kind, PendingApproval};
+use crate::model::{short_kind, ActionNotice, FieldError, FormRefusal, PendingApproval};
+use crate::pages::field::Field;
 use crate::pages::said::{Alert, Empty};
 use crate::rpc::RpcError;
 use leptos::prelude::*;
@@ -28,20 +29,27 @@ pub async fn decide(
     #[server(default)] ids: Vec<String>,
     decision: String,
     #[server(default)] comment: String,
-) -> Result<Vec<(bool, String)>, RpcError> {
+) -> Result<Result<Vec<(bool, String)>, ActionNotice>, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
     let approve = match decision.as_str() {
         "approve" => true,
         "reject" => false,
-        _ => return Err(crate::model::FieldError::new("decision", "must be approve or reject").into()),
+        _ => return Err(FieldError::new("decision", "must be approve or reject").into()),
     };
     // Each choice names the window it was shown (`shown_token`): a booking
     // moved since is not approved.
-    let shown =
-        ids.iter().map(|token| crate::model::parse_shown_token(token)).collect::<Option<Vec<_>>>().ok_or_else(
-            || crate::model::FieldError::new("ids", "must each name a booking and the window shown of it"),
-        )?;
-    let decisions = crate::backend::bookings::approvals::decide(&ctx.db, &principal, &shown, approve, &comment).await?;
+    let shown = ids
+        .iter()
+        .map(|token| crate::model::parse_shown_token(token))
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| FieldError::new("ids", "must each name a booking and the window shown of it"))?;
+    // A refusal of the whole form (no comment to reject, none chosen) is
+    // said beside its field, once.
+    let decided = crate::backend::bookings::approvals::decide(&ctx.db, &principal, &shown, approve, &comment).await;
+    let decisions = match crate::rpc::beside_posted(decided)? {
+        Ok(decisions) => decisions,
+        Err(refused) => return Ok(Err(refused)),
+    };
     let tz = crate::rpc::no_script::reader_zone(String::new()).await;
     let pools = crate::backend::pools::list(&ctx.db, &principal).await?;
     let mut lines = Vec::with_capacity(decisions.len());
@@ -62,26 +70,38 @@ pub async fn decide(
         lines.iter().all(|(ok, _)| *ok),
         lines.iter().map(|(_, line)| line.clone()).collect::<Vec<_>>().join("; "),
     ));
-    Ok(lines)
+    Ok(Ok(lines))
 }
 
 #[component]
 pub fn ApprovalsPage() -> impl IntoView {
     let decide = ServerAction::<Decide>::new();
     let live = super::shared().live;
-    let queue = Resource::new(move || (decide.version().get(), live.get()), |_| load_approvals());
-    let query = leptos_router::hooks::use_query_map();
-    // Without JavaScript the outcome comes back in the query (see `decide`).
+    // A refusal decided nothing: fetching the queue again would draw the
+    // form anew over the choices and the comment.
+    let decided = super::notice::deeds(decide);
+    let queue = Resource::new(move || (decided.get(), live.get()), |_| load_approvals());
+    let from_query = super::notice::query_notice();
+    // Without JavaScript the outcome comes back in the query (see `decide`):
+    // the decisions' lines, or the field a refusal is about.
     let posted = move || {
-        query.with(|q| {
-            q.get("notice").map(|message| {
-                let ok = q.get("notice_ok").as_deref() == Some("1");
-                message.split("; ").map(|line| (ok, line.to_string())).collect::<Vec<_>>()
-            })
-        })
+        from_query
+            .get()
+            .filter(|n| n.field.is_none())
+            .map(|n| n.message.split("; ").map(|line| (n.ok, line.to_string())).collect::<Vec<_>>())
     };
+    let refused = Memo::new(move |_| match decide.value().get() {
+        Some(answer) => answer.ok().and_then(Result::err).and_then(|notice| notice.field),
+        None => from_query.get().and_then(|notice| notice.field),
+    });
     let outcome = move || {
-        decide.value().get().or_else(|| posted().map(Ok)).map(|result| match result {
+        let answer = match decide.value().get() {
+            Some(Ok(Err(_))) => None,
+            Some(Ok(Ok(lines))) => Some(Ok(lines)),
+            Some(Err(err)) => Some(Err(err)),
+            None => posted().map(Ok),
+        };
+        answer.map(|result| match result {
             Ok(decisions) => view! {
                 <ul class="outcome" role="status" id="decisions">
                     {decisions.into_iter().map(|(ok, line)| view! {
@@ -100,7 +120,7 @@ pub fn ApprovalsPage() -> impl IntoView {
         <Transition fallback=|| view! { <p class="loading">"Loading the queue…"</p> }>
             {move || queue.get().zip(super::reader_clock()).map(|(result, clock)| match result {
                 Ok(list) if list.is_empty() => view! { <Empty id="no-approvals">"Nothing waits for a decision."</Empty> }.into_any(),
-                Ok(list) => view! { <Queue list decide clock/> }.into_any(),
+                Ok(list) => view! { <Queue list decide refused clock/> }.into_any(),
                 Err(err) => super::forbidden::or_refusal(super::forbidden::ADMINS, "Could not load the queue: ", err),
             })}
         </Transition>
@@ -108,8 +128,20 @@ pub fn ApprovalsPage() -> impl IntoView {
 }
 
 #[component]
-fn Queue(list: Vec<PendingApproval>, decide: ServerAction<Decide>, clock: crate::model::Clock) -> impl IntoView {
+fn Queue(
+    list: Vec<PendingApproval>,
+    decide: ServerAction<Decide>,
+    refused: Memo<Option<FieldError>>,
+    clock: crate::model::Clock,
+) -> impl IntoView {
     let tz = clock.tz.clone();
+    // None chosen (or a choice the page no longer knows): said in the form.
+    let unchosen = move || {
+        refused.get().filter(|e| e.field == "ids").map(|e| {
+            let said = FormRefusal::about("ids", "Chosen requests", &e.reason).sentence;
+            view! { <p class="field-error" role="alert" id="approval-ids-error">{said}</p> }
+        })
+    };
     view! {
         <ActionForm action=decide attr:id="approval-form">
             <table class="bookings stacked" id="approval-list">
@@ -145,10 +177,14 @@ fn Queue(list: Vec<PendingApproval>, decide: ServerAction<Decide>, clock: crate:
             </table>
             <fieldset class="inline-form">
                 <legend>"Decide on the chosen requests"</legend>
+                {unchosen}
                 <label><input type="radio" name="decision" value="approve" checked/> " Approve"</label>
                 <label><input type="radio" name="decision" value="reject"/> " Reject"</label>
-                <label>"Comment (required to reject) "
-                    <input name="comment" id="approval-comment" maxlength="1000" size="40"/></label>
+                <Field form="approval" name="comment" label="Comment" hint="required to reject: the requester reads it"
+                    refused let:aria>
+                    <input name="comment" id="approval-comment" maxlength="1000" size="40"
+                        aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()/>
+                </Field>
                 <button class="button" type="submit" id="decide">"Apply"</button>
             </fieldset>
         </ActionForm>

@@ -3,9 +3,11 @@
 //! bookings named by whose they are, where and when (in the reader's zone),
 //! and the filtered view as CSV.
 
-use crate::model::{AuditFilter, AuditPage};
+use crate::model::{AuditFilter, AuditPage, FieldError};
+use crate::pages::field::Field;
 use crate::pages::said::{Alert, Empty};
 use crate::rpc::RpcError;
+use chrono::NaiveDate;
 use leptos::prelude::*;
 use leptos_router::components::Form;
 use leptos_router::hooks::use_query_map;
@@ -14,12 +16,13 @@ use leptos_router::params::ParamsMap;
 const FILTER_KEYS: [&str; 6] = ["user", "tenant", "pool", "action", "from", "to"];
 
 /// The page's filters as the URL carries them, and its days (`YYYY-MM-DD`,
-/// in the reader's zone: the server turns them into instants).
-fn filter_from(query: &ParamsMap) -> Result<(AuditFilter, Days), String> {
+/// in the reader's zone: the server turns them into instants), or the
+/// filter at fault.
+fn filter_from(query: &ParamsMap) -> Result<(AuditFilter, Days), FieldError> {
     let text = |key: &str| query.get(key).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
     let page = match text("page") {
         None => None,
-        Some(p) => Some(p.parse::<u32>().map_err(|_| "Page must be a whole number.".to_string())?),
+        Some(p) => Some(p.parse::<u32>().map_err(|_| FieldError::new("page", "must be a whole number"))?),
     };
     let filter = AuditFilter {
         user: text("user"),
@@ -30,11 +33,29 @@ fn filter_from(query: &ParamsMap) -> Result<(AuditFilter, Days), String> {
         to: None,
         page,
     };
-    Ok((filter, (text("from").unwrap_or_default(), text("to").unwrap_or_default())))
+    let days = (text("from").unwrap_or_default(), text("to").unwrap_or_default());
+    first_and_last(&days)?;
+    Ok((filter, days))
 }
 
 /// The first and the last day the log shows ("" for open), both included.
 type Days = (String, String);
+
+/// The days as dates, refused by the field at fault: the page says it
+/// beside the field before asking, and the server checks the same.
+fn first_and_last((from, to): &Days) -> Result<(Option<NaiveDate>, Option<NaiveDate>), FieldError> {
+    let day = |field: &str, text: &str| match text {
+        "" => Ok(None),
+        text => NaiveDate::parse_from_str(text, "%Y-%m-%d")
+            .map(Some)
+            .map_err(|_| FieldError::new(field, "must be a date like 2026-11-23")),
+    };
+    let (from, to) = (day("from", from)?, day("to", to)?);
+    if from.zip(to).is_some_and(|(from, to)| to < from) {
+        return Err(FieldError::new("to", "must not be before From"));
+    }
+    Ok((from, to))
+}
 
 /// One page of the log, and the filter with its days as the instants they
 /// begin and end in the reader's zone (for the CSV link).
@@ -43,19 +64,13 @@ pub async fn load_audit(
     filter: AuditFilter,
     #[server(default)] days: Days,
 ) -> Result<(AuditPage, AuditFilter), RpcError> {
-    use chrono::{DateTime, Duration, NaiveDate, Utc};
+    use chrono::Duration;
     let (principal, ctx) = crate::rpc::ctx()?;
     let tz = crate::rules::local_time::zone(&crate::rpc::no_script::reader_zone(String::new()).await);
-    let day = |field: &str, text: &str, shift: i64| -> Result<Option<DateTime<Utc>>, crate::model::FieldError> {
-        match text {
-            "" => Ok(None),
-            text => NaiveDate::parse_from_str(text, "%Y-%m-%d")
-                .map(|d| Some(crate::rules::local_time::local_midnight(tz, d + Duration::days(shift))))
-                .map_err(|_| crate::model::FieldError::new(field, "must be a date like 2026-11-23")),
-        }
-    };
+    let (from, to) = first_and_last(&days)?;
+    let midnight = |day: NaiveDate| crate::rules::local_time::local_midnight(tz, day);
     // The "to" day is included.
-    let filter = AuditFilter { from: day("from", &days.0, 0)?, to: day("to", &days.1, 1)?, ..filter };
+    let filter = AuditFilter { from: from.map(midnight), to: to.map(|to| midnight(to + Duration::days(1))), ..filter };
     Ok((crate::backend::audit::page(&ctx.db, &principal, &filter).await?, filter))
 }
 
@@ -86,7 +101,7 @@ pub fn AuditPage() -> impl IntoView {
         |filter| async move {
             match filter {
                 Ok((filter, days)) => load_audit(filter, days).await.map_err(|e| e.to_string()),
-                Err(reason) => Err(reason),
+                Err(refused) => Err(refused.to_string()),
             }
         },
     );
@@ -101,20 +116,32 @@ pub fn AuditPage() -> impl IntoView {
                 .join("&")
         })
     };
+    // A filter the page cannot use is said beside it (the log waits).
+    let refused = Signal::derive(move || filter.with(|f| f.as_ref().err().filter(|e| e.field != "page").cloned()));
+    let filter_field = move |label: &'static str, name: &'static str, kind: &'static str, placeholder: &'static str| {
+        view! {
+            <Field form="audit" name label refused let:aria>
+                <input name=name type=kind value=value(name) id=format!("audit-{name}")
+                    placeholder=(!placeholder.is_empty()).then_some(placeholder)
+                    aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()/>
+            </Field>
+        }
+    };
     view! {
         <section class="page-head"><h1>"Audit log"</h1></section>
-        <Form method="GET" action="/admin/audit" attr:class="inline-form" attr:id="audit-filter">
-            <label>"User email " <input name="user" type="email" value=value("user") size="22"/></label>
-            <label>"Tenant " <input name="tenant" value=value("tenant") size="10"/></label>
-            <label>"Pool " <input name="pool" value=value("pool") size="10"/></label>
-            <label>"Action " <input name="action" value=value("action") size="14" placeholder="booking, quota.set…"/></label>
-            <label>"From " <input name="from" type="date" value=value("from")/></label>
-            <label>"To " <input name="to" type="date" value=value("to")/></label>
+        <Form method="GET" action="/admin/audit" attr:class="fields-row" attr:id="audit-filter">
+            {filter_field("User email", "user", "email", "")}
+            {filter_field("Tenant", "tenant", "text", "")}
+            {filter_field("Pool", "pool", "text", "")}
+            {filter_field("Action", "action", "text", "booking, quota.set…")}
+            {filter_field("From", "from", "date", "")}
+            {filter_field("To", "to", "date", "")}
             <button class="button secondary" type="submit">"Filter"</button>
         </Form>
         <Transition fallback=|| view! { <p class="loading">"Loading the log…"</p> }>
             {move || log.get().zip(super::reader_clock()).map(|(result, clock)| match result {
                 Ok((page, filter)) => view! { <AuditTable page filter kept=kept() clock/> }.into_any(),
+                Err(_) if refused.with(Option::is_some) => ().into_any(),
                 Err(err) => super::forbidden::refusal(super::forbidden::ADMINS)
                     .unwrap_or_else(|| view! { <Alert>{err}</Alert> }.into_any()),
             })}

@@ -121,12 +121,13 @@ pub fn BlackoutsSection(
             {listed}
             <ActionForm action=create attr:class="fields-row" attr:id="new-blackout">
                 <input type="hidden" name="pool_id" value=pool_id.to_string()/>
-                <label>"Kind "
-                    <select name="kind" id="blackout-kind">
+                <Field form="blackout" name="kind" label="Kind" refused let:aria>
+                    <select name="kind" id="blackout-kind" aria-invalid=move || aria.invalid()
+                        aria-describedby=move || aria.described_by()>
                         <option value="">"every kind"</option>
-                        {kinds.into_iter().map(|k| view! { <option value=k.kind.clone()>{k.kind.clone()}</option> }).collect_view()}
+                        {kinds.iter().map(|k| view! { <option value=k.kind.clone()>{k.kind.clone()}</option> }).collect_view()}
                     </select>
-                </label>
+                </Field>
                 <Field form="blackout" name="start" label=format!("From ({tz})") refused let:aria>
                     <input type="datetime-local" name="start" id="blackout-start" required
                         aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()/>

@@ -173,6 +173,7 @@ fn ClusterFormView(form: ClusterForm, save: ServerAction<SaveCluster>) -> impl I
         false => from_query.get().filter(|_| creating && save.value().with(Option::is_none)).and_then(|n| n.field),
     });
     let form_name = format!("cluster-{prefix}");
+    let choice_form = form_name.clone();
     let text = move |label: &'static str, name: &'static str, value: String, hint: &'static str| {
         view! {
             <Field form=form_name.clone() name label refused let:aria>
@@ -182,18 +183,21 @@ fn ClusterFormView(form: ClusterForm, save: ServerAction<SaveCluster>) -> impl I
         }
     };
     // "" follows the worker's flag, as the table's NULL does.
-    let choice =
-        |label: &'static str, name: &'static str, value: String, options: &'static [(&'static str, &'static str)]| {
-            view! {
-                <label>{label}
-                    <select name=format!("form[{name}]")>
-                        {options.iter().map(|(option, text)| view! {
-                            <option value=*option selected=value == *option>{*text}</option>
-                        }).collect_view()}
-                    </select>
-                </label>
-            }
-        };
+    let choice = move |label: &'static str,
+                       name: &'static str,
+                       value: String,
+                       options: &'static [(&'static str, &'static str)]| {
+        view! {
+            <Field form=choice_form.clone() name label refused let:aria>
+                <select name=format!("form[{name}]") aria-invalid=move || aria.invalid()
+                    aria-describedby=move || aria.described_by()>
+                    {options.iter().map(|(option, text)| view! {
+                        <option value=*option selected=value == *option>{*text}</option>
+                    }).collect_view()}
+                </select>
+            </Field>
+        }
+    };
     const ACCESS: &[(&str, &str)] = &[
         ("in-cluster", "the worker's own credentials"),
         ("kubeconfig", "a kubeconfig Secret"),

@@ -239,13 +239,24 @@ fn PoolFormView(id: String, form: PoolForm, currency: String, save: ServerAction
     kinds.extend(std::iter::repeat_with(KindForm::default).take(if creating { 2 } else { 1 }));
     let rows: Vec<RwSignal<KindForm>> = kinds.into_iter().map(RwSignal::new).collect();
     let from_query = query_notice();
-    let refused = Memo::new(move |_| super::field::refused_field(save.value().get(), from_query.get()));
+    let refused = Memo::new(move |_| {
+        super::field::refused_field(save.value().get(), from_query.get()).map(crate::model::refusal_on_form)
+    });
     // A field with its label, and the sentence why when a save refused it.
     let text = move |label: &'static str, name: &'static str, value: String, hint: &'static str| {
         view! {
             <Field form="pool" name label refused let:aria>
                 <input name=format!("form[{name}]") value=value.clone() placeholder=hint
                     aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()/>
+            </Field>
+        }
+    };
+    // A field of one entry per line.
+    let lines = move |label: &'static str, name: &'static str, value: String, hint: &'static str, rows: u8| {
+        view! {
+            <Field form="pool" name label hint refused let:aria>
+                <textarea name=format!("form[{name}]") rows=rows
+                    aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()>{value.clone()}</textarea>
             </Field>
         }
     };
@@ -268,16 +279,17 @@ fn PoolFormView(id: String, form: PoolForm, currency: String, save: ServerAction
                 {text("Horizon (days ahead)", "horizon_days", form.horizon_days.clone(), "28")}
                 {text("Minimum notice (minutes)", "min_notice_minutes", form.min_notice_minutes.clone(), "0")}
                 {text("A click on the calendar books (minutes)", "default_booking_minutes", form.default_booking_minutes.clone(), "60")}
-                <label>{format!("Price per GPU-hour ({currency}, showback; a kind without its own price pays its share)")}
-                    <input name="form[price_per_gpu_hour]" value=form.price_per_gpu_hour.clone() placeholder="0"/></label>
+                <Field form="pool" name="price_per_gpu_hour" label=format!("Price per GPU-hour ({currency})")
+                    hint="showback; a kind without its own price pays its share" refused let:aria>
+                    <input name="form[price_per_gpu_hour]" value=form.price_per_gpu_hour.clone() placeholder="0"
+                        aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()/>
+                </Field>
             </fieldset>
             <fieldset><legend>"Workspace and placement"</legend>
-                <label>"Workspace images (one per line; the first is the default)"
-                    <textarea name="form[images]" rows="3">{form.images.clone()}</textarea></label>
-                <label>"Node selector (key=value per line)"
-                    <textarea name="form[node_selector]" rows="2">{form.node_selector.clone()}</textarea></label>
-                <label>"Tolerations (taint syntax per line: key=value:NoSchedule, key:NoSchedule or key)"
-                    <textarea name="form[tolerations]" rows="2">{form.tolerations.clone()}</textarea></label>
+                {lines("Workspace images", "images", form.images.clone(), "one per line; the first is the default", 3)}
+                {lines("Node selector", "node_selector", form.node_selector.clone(), "key=value, one per line", 2)}
+                {lines("Tolerations", "tolerations", form.tolerations.clone(),
+                    "taint syntax, one per line: key=value:NoSchedule, key:NoSchedule or key", 2)}
                 {text("Priority class (the only one session pods may name; empty: none)",
                     "priority_class", form.priority_class.clone(), "")}
                 {text("Runtime class (the only one session pods may name, e.g. nvidia; empty: none)",

@@ -168,18 +168,19 @@ fn SeriesForm(pools: Vec<Pool>, tz: String, preview: ServerAction<PreviewSeries>
     view! {
         <ActionForm action=preview attr:class="series-form stack">
             <input type="hidden" name="tz" value=tz.clone()/>
-            <label>"Pool and kind "
-                <select name="pool" required>
-                    {options.into_iter().map(|(value, label)| view! { <option value=value>{label}</option> }).collect_view()}
+            <Field form="series" name="pool" label="Pool and kind" refused=refused let:aria>
+                <select name="pool" id="series-pool" required aria-invalid=move || aria.invalid()
+                    aria-describedby=move || aria.described_by()>
+                    {options.iter().map(|(value, label)| view! { <option value=value.clone()>{label.clone()}</option> }).collect_view()}
                 </select>
-            </label>
+            </Field>
             {field("Units", "quantity", "number")}
-            <label>"Mode "
-                <select name="mode">
+            <Field form="series" name="mode" label="Mode" refused=refused let:aria>
+                <select name="mode" id="series-mode" aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()>
                     <option value="interactive">"interactive"</option>
                     <option value="inference">"inference"</option>
                 </select>
-            </label>
+            </Field>
             {field("First day", "date", "date")}
             {field("From", "from", "time")}
             {field("To", "to", "time")}

@@ -3,8 +3,9 @@
 //! a token demand needs. Results follow the inputs as you type (hydrated);
 //! without JavaScript, "Save and calculate" posts and the page shows them.
 
-use super::notice::{notice_view, query_notice};
-use crate::model::{ActionNotice, CostModelForm, TokenomicsView};
+use super::field::{refused_field, Field};
+use super::notice::{notice_view, query_notice, unless_beside};
+use crate::model::{ActionNotice, CostModelForm, FieldError, TokenomicsView};
 use crate::rpc::RpcError;
 use crate::rules::tokenomics::{evaluate, TokenomicsResult, PRESETS};
 use leptos::prelude::*;
@@ -42,10 +43,11 @@ pub fn TokenomicsPage() -> impl IntoView {
         <h1>"Tokenomics"</h1>
         <p class="muted">"What a pool's GPUs cost per hour and per million tokens, the utilisation that beats a price, \
             and the GPUs a token demand needs."</p>
-        {move || notice_view(save.value().get(), from_query.get())}
+        // What was saved; a refused figure is said beside its field alone.
+        {move || notice_view(unless_beside(save.value().get()), from_query.get().filter(|n| n.field.is_none()))}
         <Transition fallback=|| view! { <p>"Loading…"</p> }>
             {move || data.get().zip(super::reader_clock()).map(|(loaded, clock)| match loaded {
-                Ok(view) => view! { <CostModelView view save clock/> }.into_any(),
+                Ok(view) => view! { <CostModelView view save from_query clock/> }.into_any(),
                 Err(err) => super::forbidden::or_refusal(super::forbidden::READERS, "Could not load the cost model: ", err),
             })}
         </Transition>
@@ -56,6 +58,7 @@ pub fn TokenomicsPage() -> impl IntoView {
 fn CostModelView(
     view: TokenomicsView,
     save: ServerAction<SaveTokenomics>,
+    from_query: Memo<Option<ActionNotice>>,
     clock: crate::model::Clock,
 ) -> impl IntoView {
     let TokenomicsView {
@@ -75,36 +78,43 @@ fn CostModelView(
     let measured_value = measured.value;
     let result = Memo::new(move |_| {
         form.with(|f| f.parse(gpu)).and_then(|m| evaluate(&m.inputs(measured_value, gpus_available))).map_err(|e| {
+            // The rules check utilisation as a fraction; the form types a percentage.
             if e.field == "utilization" {
-                "utilization_pct: must be between 0 and 100 %".to_string()
+                FieldError::new("utilization_pct", "must be between 0 and 100 %")
             } else {
-                e.to_string()
+                e
             }
         })
+    });
+    // The field at fault: hydrated, the figures as typed (the same check
+    // the save makes); without JavaScript, the one a save came back with.
+    let refused = Memo::new(move |_| {
+        result.with(|r| r.as_ref().err().cloned()).or_else(|| refused_field(save.value().get(), from_query.get()))
     });
     let field = move |label: &'static str,
                       name: &'static str,
                       get: fn(&CostModelForm) -> String,
                       set: fn(&mut CostModelForm, String),
-                      hint: &'static str| {
+                      placeholder: &'static str| {
         let value = form.with_untracked(get);
         view! {
-            <label>{label}
-                <input name=format!("form[{name}]") id=format!("tk-{name}") value=value placeholder=hint inputmode="decimal"
-                    on:input=move |ev| form.update(|f| set(f, event_target_value(&ev)))/>
-            </label>
+            <Field form="tk" name label refused let:aria>
+                <input name=format!("form[{name}]") id=format!("tk-{name}") value=value.clone() placeholder=placeholder
+                    inputmode="decimal" on:input=move |ev| form.update(|f| set(f, event_target_value(&ev)))
+                    aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()/>
+            </Field>
         }
     };
     let simulated = measured.simulated.then_some(" (simulated)");
     view! {
-        <form method="get" action="/reports/tokenomics" class="inline-form" id="tk-pool-choice">
-            <label>"Pool "
+        <form method="get" action="/reports/tokenomics" class="fields-row" id="tk-pool-choice">
+            <Field form="tk-choice" name="pool" label="Pool" let:_aria>
                 <select name="pool" id="tk-pool">
-                    {pools.into_iter().map(|(id, name)| view! {
-                        <option value=id.to_string() selected=id == pool_id>{name}</option>
+                    {pools.iter().map(|(id, name)| view! {
+                        <option value=id.to_string() selected=*id == pool_id>{name.clone()}</option>
                     }).collect_view()}
                 </select>
-            </label>
+            </Field>
             <button class="button secondary" type="submit">"Show"</button>
         </form>
         <section aria-labelledby="tk-title">
@@ -132,8 +142,9 @@ fn CostModelView(
                     {field("Rent per GPU-hour (optional)", "rent_per_gpu_hour", |f| f.rent_per_gpu_hour.clone(), |f, v| f.rent_per_gpu_hour = v, "")}
                 </fieldset>
                 <fieldset><legend>"Tokens"</legend>
-                    <label>"Model class "
-                        <select name="form[preset]" id="tk-preset" on:change=move |ev| {
+                    <Field form="tk" name="preset" label="Model class" refused let:aria>
+                        <select name="form[preset]" id="tk-preset" aria-invalid=move || aria.invalid()
+                            aria-describedby=move || aria.described_by() on:change=move |ev| {
                             let id = event_target_value(&ev);
                             form.update(|f| {
                                 if let Some(tokens) = crate::rules::tokenomics::preset(&id).and_then(|p| p.on(gpu).tokens_per_second) {
@@ -153,7 +164,7 @@ fn CostModelView(
                                 view! { <option value=p.id selected=model.preset == p.id disabled=on.tokens_per_second.is_none()>{text}</option> }
                             }).collect_view()}
                         </select>
-                    </label>
+                    </Field>
                     <div class="muted" id="tk-hardware">
                         <p>{match gpu {
                             Some(g) => format!("Presets assume this pool's GPU, {} ({gpu_model}): {:.0} GB at {} TB/s.", g.name, g.memory_gb, g.bandwidth_tb_s),
@@ -163,12 +174,18 @@ fn CostModelView(
                         <ul>{PRESETS.iter().map(|p| view! { <li>{p.label} ": " {p.on(gpu).note}</li> }).collect_view()}</ul>
                     </div>
                     // Hydrated, the preset fills the field; without JavaScript an empty field takes the preset's figure.
-                    <label>"Output tokens/s per GPU"
+                    <Field form="tk" name="tokens_per_second" label="Output tokens/s per GPU" refused let:aria>
                         <input name="form[tokens_per_second]" id="tk-tokens_per_second" inputmode="decimal"
                             prop:value=move || form.with(|f| f.tokens_per_second.clone())
-                            on:input=move |ev| form.update(|f| f.tokens_per_second = event_target_value(&ev))/>
-                    </label>
-                    {field("Utilisation % (empty: the default above)", "utilization_pct", |f| f.utilization_pct.clone(), |f, v| f.utilization_pct = v, "")}
+                            on:input=move |ev| form.update(|f| f.tokens_per_second = event_target_value(&ev))
+                            aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()/>
+                    </Field>
+                    <Field form="tk" name="utilization_pct" label="Utilisation %" hint="empty: the default above" refused let:aria>
+                        <input name="form[utilization_pct]" id="tk-utilization_pct" inputmode="decimal"
+                            value=form.with_untracked(|f| f.utilization_pct.clone())
+                            on:input=move |ev| form.update(|f| f.utilization_pct = event_target_value(&ev))
+                            aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()/>
+                    </Field>
                     {field("Price to beat per million tokens (optional)", "price_per_million_tokens", |f| f.price_per_million_tokens.clone(), |f, v| f.price_per_million_tokens = v, "0.10")}
                     {field("Token demand per day (optional)", "tokens_per_day", |f| f.tokens_per_day.clone(), |f, v| f.tokens_per_day = v, "1000000000")}
                     {field("Budget per day (optional)", "budget_per_day", |f| f.budget_per_day.clone(), |f, v| f.budget_per_day = v, "")}
@@ -189,14 +206,15 @@ fn CostModelView(
 
 /// The figures (or why one is missing), updated on every keystroke once hydrated.
 #[component]
-fn Results(result: Memo<Result<TokenomicsResult, String>>) -> impl IntoView {
+fn Results(result: Memo<Result<TokenomicsResult, FieldError>>) -> impl IntoView {
     let row = |label: &'static str, id: &'static str, value: String| {
         view! { <tr><th scope="row">{label}</th><td id=id>{value}</td></tr> }
     };
     view! {
         <div aria-live="polite" id="tk-results">
             {move || match result.get() {
-                Err(message) => view! { <p class="outcome refused" id="tk-error">{message}</p> }.into_any(),
+                // The sentence why is beside the field; this says where the figures went.
+                Err(_) => view! { <p class="muted" id="tk-waiting">"The results follow once the marked field holds a figure it can use."</p> }.into_any(),
                 Ok(r) => view! {
                     <super::table::TableScroll label="The results"><table class="bookings">
                         <caption>"Results (update as you type)"</caption>

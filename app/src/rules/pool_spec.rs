@@ -296,7 +296,7 @@ pub fn validate_placement(
         if !is_label_value(value) {
             return Err(FieldError::new(
                 format!("node_selector.{key}"),
-                "the value must be a label value: up to 63 letters, digits, '-', '_' or '.'",
+                "must have a label value: up to 63 letters, digits, '-', '_' or '.'",
             ));
         }
     }

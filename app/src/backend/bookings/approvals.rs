@@ -111,6 +111,9 @@ pub async fn decide(
     if shown.is_empty() || shown.len() > MAX_BATCH {
         return Err(FieldError::new("ids", format!("choose 1 to {MAX_BATCH} bookings")).into());
     }
+    if !approve {
+        super::lifecycle::rejection_comment(comment)?;
+    }
     let mut decisions = Vec::with_capacity(shown.len());
     for &(id, window) in shown {
         let result = if approve {

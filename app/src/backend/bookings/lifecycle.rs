@@ -104,14 +104,22 @@ fn still_shown(row: &BookingRow, shown: Option<Window>) -> ServiceResult<()> {
 pub async fn reject(db: &sqlx::PgPool, principal: &Principal, id: Uuid, comment: &str) -> ServiceResult<Booking> {
     // Who may reject is answered before what they sent.
     fetch_row(db, id, false).await?.ok_or(ServiceError::NotFound("booking"))?.authorize(principal, Need::Admin)?;
+    rejection_comment(comment)?;
+    change_as(db, principal, id, Need::Admin, Action::Reject, comment).await
+}
+
+/// A rejection's comment, which the requester reads: required, and at
+/// most a note's length. Checked once for a batch (`approvals::decide`),
+/// so the admin reads it once, beside the comment.
+pub(crate) fn rejection_comment(comment: &str) -> Result<(), crate::rules::FieldError> {
     if comment.trim().is_empty() {
-        return Err(crate::rules::FieldError::new("comment", "must say why: the requester reads it").into());
+        return Err(crate::rules::FieldError::new("comment", "must say why: the requester reads it"));
     }
     if comment.chars().count() > crate::model::NOTE_LIMIT {
         let limit = crate::model::NOTE_LIMIT;
-        return Err(crate::rules::FieldError::new("comment", format!("at most {limit} characters")).into());
+        return Err(crate::rules::FieldError::new("comment", format!("must be at most {limit} characters")));
     }
-    change_as(db, principal, id, Need::Admin, Action::Reject, comment).await
+    Ok(())
 }
 
 /// Ends a running booking now: its window is cut at the database's "now" and
