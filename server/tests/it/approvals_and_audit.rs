@@ -47,9 +47,11 @@ async fn the_queue_lists_oldest_first_with_the_kinds_peak_and_decides_many_at_on
     assert_eq!(queue[0].tenant, "team-a");
     assert_eq!(approvals::count(&f.db, &admin).await.unwrap(), 3);
 
-    // Rejecting without a comment is refused for each; nothing changes.
-    let decided = approvals::decide(&f.db, &admin, &shown[..2], false, "  ").await.unwrap();
-    assert!(decided.iter().all(|d| !d.ok && d.message.contains("Comment must say why")), "{decided:?}");
+    // Rejecting without a comment is refused once, for the batch, naming
+    // the comment; nothing changes.
+    let refused = approvals::decide(&f.db, &admin, &shown[..2], false, "  ").await.unwrap_err();
+    assert_eq!(refused.field_error().map(|e| e.field), Some("comment".to_string()), "{refused:?}");
+    assert_eq!(approvals::count(&f.db, &admin).await.unwrap(), 3);
     let decided = approvals::decide(&f.db, &admin, &shown[..2], true, "").await.unwrap();
     assert!(decided.iter().all(|d| d.ok), "{decided:?}");
     let decided = approvals::decide(&f.db, &admin, &shown[2..], false, "the lab is closed that day").await.unwrap();
