@@ -66,7 +66,7 @@ test.describe('hydrated', () => {
     // By its start, not its time of day: other tests book ada's 10:00–11:00 on other days.
     const booked = page.locator(`#upcoming .booking-card[data-start="${day(2)}T10:00:00+00:00"]`);
     await expect(booked).toContainText('10:00–11:00');
-    await expect(booked).toContainText('nvidia.com/mig-1g.24gb');
+    await expect(booked).toContainText('MIG 1g.24gb × 1');
     expect(errors).toEqual([]);
   });
 

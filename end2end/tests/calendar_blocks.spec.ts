@@ -127,6 +127,10 @@ test("a refused window reads as a sentence about the field, by its label, beside
     await expect(page.locator('.field', { has: page.locator('#book-end') })).toContainText('Until must be after the start.');
     await expect(page.locator('#book-end')).toHaveValue(`${later}T09:00`);
     await expect(page.locator('#book-start')).not.toHaveAttribute('aria-invalid', 'true');
+    // A screen reader hears it once: the sentence beside the field is the
+    // alert, the banner above is not a second one.
+    await expect(page.getByRole('alert')).toHaveCount(1);
+    await expect(page.getByRole('alert')).toHaveText('Until must be after the start.');
     expect(errors).toEqual([]);
     await page.context().close();
   }

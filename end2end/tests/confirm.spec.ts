@@ -22,7 +22,7 @@ for (const js of [true, false]) {
       await card.getByRole('button', { name: 'Cancel booking', exact: true }).click();
       const dialog = page.getByRole('dialog');
       await expect(dialog).toBeVisible();
-      await expect(dialog).toContainText('Cancel your booking of 1 × nvidia.com/mig-1g.24gb on lab-h100');
+      await expect(dialog).toContainText('Cancel your booking of 1 × MIG 1g.24gb on lab-h100');
       // Without JavaScript the question is the booking's own page.
       if (!js) await expect(page).toHaveURL(new RegExp(`/bookings/${booking.id}\\?confirm=cancel$`));
       expect(await state(page, booking.id)).toBe('approved');
@@ -50,7 +50,7 @@ for (const js of [true, false]) {
       const card = page.locator(`#booking-${booking.id}`);
       await card.getByRole('button', { name: 'End now', exact: true }).click();
       const dialog = page.getByRole('dialog');
-      await expect(dialog).toContainText('End your session of 1 × nvidia.com/mig-1g.24gb on lab-h100 now?');
+      await expect(dialog).toContainText('End your session of 1 × MIG 1g.24gb on lab-h100 now?');
       expect(['approved', 'active']).toContain(await state(page, booking.id));
       await dialog.getByRole('button', { name: 'Yes, end now' }).click();
       await expect(page.locator('#notice')).toContainText('Ended');
@@ -111,7 +111,7 @@ test("the audit log links a booking to its page, where an admin acts on someone 
   await expect(card.locator('.held-by')).toContainText('You see it as an admin');
   await card.getByRole('button', { name: 'Cancel booking', exact: true }).click();
   const dialog = root.getByRole('dialog');
-  await expect(dialog).toContainText("'s booking of 1 × nvidia.com/mig-1g.24gb on lab-h100");
+  await expect(dialog).toContainText("'s booking of 1 × MIG 1g.24gb on lab-h100");
   await expect(dialog).not.toContainText('your booking');
   await dialog.getByRole('button', { name: 'Yes, cancel booking' }).click();
   await expect(root.locator('#notice')).toContainText('Canceled');

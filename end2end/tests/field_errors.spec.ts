@@ -203,11 +203,14 @@ for (const width of [1440, 390]) {
       await visit(page, '/admin/users');
       const mine = '#user-list tr:has-text("root@example.test")';
       const row = page.locator(mine);
-      await row.locator('[name="tenant"]').fill('Not A Slug');
+      // A mistyped slug is refused, not made into a tenant nobody asked for.
+      const typo = `no-such-team-${width}`;
+      await row.locator('[name="tenant"]').fill(typo);
       await row.getByRole('button', { name: 'Add', exact: true }).click();
       await saidBeside(page, mine, 'tenant',
-        'Tenant for root@example.test must be lowercase letters, digits and dashes, at most 40 characters.');
-      await expect(row.locator('[name="tenant"]')).toHaveValue('Not A Slug');
+        'Tenant for root@example.test names no tenant: make it on the Tenants page first.');
+      await expect(row.locator('[name="tenant"]')).toHaveValue(typo);
+      expect(sql(`SELECT count(*) FROM tenant WHERE slug = '${typo}'`)).toBe('0');
       await row.locator('[name="reason"]').fill(' ');
       await row.getByRole('button', { name: 'Disable root@example.test' }).click();
       await saidBeside(page, mine, 'reason', 'Reason to disable root@example.test must say why, in 1 to 500 characters.');

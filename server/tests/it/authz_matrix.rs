@@ -165,7 +165,7 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     (Send::Form("name=x&expires_in_days=3"), "/rpc/tokens/create", [401, 403, 403, 403, 403]),
     (Send::Form("id={token}"), "/rpc/tokens/revoke", [401, 200, 404, 404, 404]),
     (Send::Form(""), "/rpc/users/list", [401, 403, 403, 403, 200]),
-    (Send::Form("user_id={victim}&tenant=extra"), "/rpc/users/assign_tenant", [401, 403, 403, 403, 200]),
+    (Send::Form("user_id={victim}&tenant=team-b"), "/rpc/users/assign_tenant", [401, 403, 403, 403, 200]),
     (Send::Form("user_id={victim}&tenant=team-a"), "/rpc/users/remove_tenant", [401, 403, 403, 403, 200]),
     (Send::Form("user_id={victim}&reason=left"), "/rpc/users/disable", [401, 403, 403, 403, 200]),
     (Send::Form("user_id={victim}"), "/rpc/users/enable", [401, 403, 403, 403, 200]),

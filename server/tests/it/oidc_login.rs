@@ -54,6 +54,11 @@ async fn users_are_known_by_issuer_and_subject_and_keep_hand_assigned_tenants() 
     .await
     .unwrap()
     .unwrap();
+    // Only to an existing tenant: a slug that names none is refused, and
+    // no tenant is made of it.
+    let refused = app::backend::accounts::users::assign_tenant(&portal.db, &admin, ada, "shared").await.unwrap_err();
+    assert_eq!(refused.field_error().map(|e| e.field), Some("tenant".to_string()), "{refused:?}");
+    app::backend::accounts::users::ensure_tenant(&portal.db, "shared", "Shared").await.unwrap();
     app::backend::accounts::users::assign_tenant(&portal.db, &admin, ada, "shared").await.unwrap();
 
     let again = portal.browser();

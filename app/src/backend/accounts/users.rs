@@ -234,7 +234,7 @@ pub(super) async fn summary(db: &PgPool, id: Uuid) -> ServiceResult<UserSummary>
     row.map(UserSummary::from).ok_or(ServiceError::NotFound("user"))
 }
 
-/// An admin adds a user to a tenant by hand (the tenant is created if new);
+/// An admin adds a user to an existing tenant by hand;
 /// logins keep it. Adding an existing membership makes it a manual one.
 pub async fn assign_tenant(
     db: &PgPool,
@@ -243,7 +243,13 @@ pub async fn assign_tenant(
     slug: &str,
 ) -> ServiceResult<UserSummary> {
     principal.require_admin(ADMINS_ONLY)?;
-    let tenant_id = ensure_tenant(db, slug, slug).await?;
+    // An existing tenant only: a mistyped slug would otherwise make a
+    // tenant nobody asked for (tenants are made on their own page).
+    let tenant_id: Uuid = sqlx::query_scalar("SELECT id FROM tenant WHERE slug = $1")
+        .bind(slug)
+        .fetch_optional(db)
+        .await?
+        .ok_or_else(|| FieldError::new("tenant", "names no tenant: make it on the Tenants page first"))?;
     let mut tx = db.begin().await?;
     let email: Option<String> = sqlx::query_scalar(
         "WITH added AS (

@@ -132,8 +132,11 @@ pub fn OutcomeBanner(banner: Banner, action: ServerAction<Book>, tz: String, key
             </div>
         }
         .into_any(),
+        // A refusal of a field is announced by the sentence beside it
+        // (`role=alert` there); the banner, which adds what to do instead,
+        // is not a second alert.
         Banner::Refused { message, field, suggestion, form, can_wait } => view! {
-            <div class="outcome refused" role="alert" id="outcome">
+            <div class="outcome refused" role=field.is_none().then_some("alert") id="outcome">
                 <strong>"Not booked: "</strong> {sentence(field.as_deref(), &message)}
                 {can_wait.then(|| view! { <JoinWaitlist action form=(*form).clone() tz=tz.clone() key=format!("{key}-waitlist")/> })}
                 {suggestion.map(|s| {

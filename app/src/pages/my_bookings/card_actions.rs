@@ -11,7 +11,7 @@ use leptos::prelude::*;
 pub(super) fn CardActions(card: BookingCard, live: bool, actions: Actions, asked: Option<Asked>) -> impl IntoView {
     let b = card.booking.clone();
     let id = b.id;
-    let what = format!("{} × {} on {}", b.quantity, b.kind, card.pool_name);
+    let what = format!("{} × {} on {}", b.quantity, crate::model::short_kind(&b.kind), card.pool_name);
     let owner = b.user_name.clone().unwrap_or_default();
     let whose = if b.mine { "your booking".to_string() } else { format!("{owner}'s booking") };
     // Only the owner (or an admin) changes the booking; co-owners share its session.
