@@ -294,15 +294,17 @@ test('a window that starts now goes live on the simulated cluster and says so', 
     await page.goto('/bookings?tz=UTC');
     return page.locator('#live').innerText();
   }, { timeout: 15_000 }).toContain('Simulated cluster — no workspace is running');
-  await expect(page.locator('#live .badge').first()).toHaveText('active');
+  // This booking's card, by its start: other specs may leave ada a live one.
+  const card = page.locator(`#live .booking-card[data-start="${start.toISOString().slice(0, 19)}+00:00"]`);
+  await expect(card.locator('.badge')).toHaveText('active');
   // Each step the worker took, all done, and where the workspace would be.
-  const steps = page.locator('#live .booking-card').first().locator('ol.steps li');
+  const steps = card.locator('ol.steps li');
   await expect(steps).toHaveCount(7);
   await expect(steps.first()).toContainText('Namespace');
   await expect(steps.last()).toContainText('Ready');
-  await expect(page.locator('#live ol.steps li.step-done')).toHaveCount(7);
-  await expect(page.locator('#live').first()).toContainText(/It would be at https:\/\/berth-[a-z0-9-]+\.berth\.local\//);
-  await page.locator('#live').getByRole('link', { name: 'What the worker applies' }).first().click();
+  await expect(card.locator('ol.steps li.step-done')).toHaveCount(7);
+  await expect(card).toContainText(/It would be at https:\/\/berth-[a-z0-9-]+\.berth\.local\//);
+  await card.getByRole('link', { name: 'What the worker applies' }).click();
   await expect(page.locator('#manifests')).toContainText('"kind": "ResourceQuota"');
 });
 

@@ -53,7 +53,7 @@ pub(super) fn Card(
             </header>
             // The kind as the calendar names it ("MIG 1g.24gb"); the
             // resource name (nvidia.com/mig-1g.24gb) on hover.
-            <p>{card.pool_name.clone()} " · " <span class="kind" title=b.kind.clone()>{crate::model::short_kind(&b.kind)}</span>
+            <p>{card.pool_name.clone()} " · " <span class="card-kind" title=b.kind.clone()>{crate::model::short_kind(&b.kind)}</span>
                 " × " {b.quantity} " · " {b.mode.as_str()}</p>
             {b.image.clone().map(|image| view! { <p class="muted booking-image">"Workspace image " <code>{image}</code></p> })}
             {b.note.clone().filter(|n| !n.trim().is_empty()).map(|note| view! { <p class="booking-note user-text">"Note: " {note}</p> })}
