@@ -5,7 +5,7 @@
 
 use super::outbox::Due;
 use crate::web::plain_page::escape;
-use app::backend::sessions::homes::{persistence_sentence, KeptUntil};
+use app::backend::sessions::kept_until::{persistence_sentence, KeptUntil};
 use app::model::{short_kind, Kept};
 use chrono::DateTime;
 use serde_json::{json, Value};

@@ -183,7 +183,7 @@ pub async fn claim(db: &PgPool, limit: i64) -> sqlx::Result<Vec<Due>> {
          LEFT JOIN app_user u ON u.id = c.user_id
          LEFT JOIN webhook h ON h.id = c.webhook_id
          {}",
-        app::backend::sessions::homes::kept_until_columns("$3"),
+        app::backend::sessions::kept_until::kept_until_columns("$3"),
         app::backend::sessions::continuation::following(true),
     ))
     .bind(limit)

@@ -184,7 +184,7 @@ impl Reconciler {
         }
         let starting = facts::facts_in_order(&self.db, &ids).await?;
         let mut stored = session_status::load(&self.db, &ids).await?;
-        let mut homes = decided_by_booking(app::backend::sessions::homes::decided(&self.db, &ids).await?);
+        let mut homes = app::backend::sessions::homes::decided(&self.db, &ids).await?;
         let managed = &managed;
         let starts = starting.into_iter().map(|facts| {
             let before = stored.remove(&facts.booking_id).unwrap_or_default();
@@ -231,7 +231,7 @@ impl Reconciler {
             }
             let ids: Vec<Uuid> = active.iter().map(|facts| facts.booking_id).collect();
             let mut stored = session_status::load(&self.db, &ids).await?;
-            let mut homes = decided_by_booking(app::backend::sessions::homes::decided(&self.db, &ids).await?);
+            let mut homes = app::backend::sessions::homes::decided(&self.db, &ids).await?;
             let mut sessions = Vec::new();
             for facts in active {
                 let decided = homes.remove(&facts.booking_id).unwrap_or_default();
@@ -392,13 +392,4 @@ impl Reconciler {
         }
         Ok(Some(session))
     }
-}
-
-/// The volumes decided for each booking, by purpose.
-fn decided_by_booking(decided: HashMap<(Uuid, Kept), Volume>) -> HashMap<Uuid, HashMap<Kept, Volume>> {
-    let mut by_booking: HashMap<Uuid, HashMap<Kept, Volume>> = HashMap::new();
-    for ((booking, purpose), volume) in decided {
-        by_booking.entry(booking).or_default().insert(purpose, volume);
-    }
-    by_booking
 }

@@ -180,7 +180,7 @@ async fn a_pending_bookings_card_keeps_the_home_from_its_own_end() {
     f.place(MIG, 1, (long_ago - Duration::hours(1), long_ago), "completed").await;
     let ends = slot(12);
     let pending = f.place(MIG, 1, (slot(8), ends), "pending").await;
-    let kept = app::backend::sessions::homes::kept_until_for(&f.db, &[pending]).await.unwrap();
+    let kept = app::backend::sessions::kept_until::kept_until_for(&f.db, &[pending]).await.unwrap();
     let after = kept[&pending].home - ends;
     assert!(after >= Duration::days(1) && after.num_seconds() % 86_400 == 0, "{:?} after {ends}", kept[&pending]);
 }
@@ -372,7 +372,7 @@ async fn a_home_is_kept_on_its_cluster_and_in_its_tenant_and_never_offered_or_le
 /// further than its own cluster).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sessions_kept_until_counts_only_its_owners_bookings_on_its_cluster() {
-    use app::backend::sessions::homes::{kept_until_for, SITE_RETENTION_DAYS};
+    use app::backend::sessions::{homes::SITE_RETENTION_DAYS, kept_until::kept_until_for};
     let f = Fixture::new().await;
     let east = f
         .pool_on_new_cluster("east", "simulated", json!({"name": "east-mig", "kinds": [{"kind": MIG, "capacity": 4}]}))

@@ -3,7 +3,7 @@
 //! (`request`) and hands it to the batching queue (`queue`), which decides a
 //! batch in one transaction holding the kinds' locks (`locks`): the kinds'
 //! terms (`terms`), the decision (`admit`, pure rules over what it read,
-//! with `quota`'s usage), and, for those that asked to wait, a place on the
+//! with `quota`'s usage; `accepted` writes what it admitted), and, for those that asked to wait, a place on the
 //! waitlist in the same transaction. A refusal for capacity names the next
 //! free window (`suggest`); a repeated submit gets the first answer
 //! (`idempotency`). A recurring series is decided occurrence by occurrence
@@ -11,6 +11,7 @@
 //! through the same decision; admission itself knows the waitlist only
 //! through the queue, which puts requests on it.
 
+pub mod accepted;
 pub mod admit;
 pub mod create;
 pub mod idempotency;

@@ -2,10 +2,10 @@
 //! last 30 days, each with the ends it can be extended to and, when pending,
 //! who may approve it.
 
-use crate::backend::admission::admit::WAITLIST_REASON;
+use crate::backend::admission::accepted::WAITLIST_REASON;
 use crate::backend::error::ServiceResult;
 use crate::backend::{
-    bookings, calendar::planning, db_now, pools, sessions::homes, sessions::session_status, waitlist,
+    bookings, calendar::planning, db_now, pools, sessions::kept_until, sessions::session_status, waitlist,
 };
 use crate::model::{BookingCard, BookingFilter, BookingState, EndOption, MyBookings, Principal, WaitlistLine, Window};
 use crate::rules::local_time::local_window;
@@ -59,7 +59,7 @@ async fn cards(
     let mut failures = session_status::failure_reasons(db, &ids).await?;
     let mut idle = crate::backend::sessions::idle_reclaim::card_notes(db, &ids, &zone).await?;
     let mut access = session_status::access_notes(db, &ids).await?;
-    let kept = homes::kept_until_for(db, &ids).await?;
+    let kept = kept_until::kept_until_for(db, &ids).await?;
     let mut maintenance = crate::backend::pools::blackouts::windows::notes(db, &ids, tz).await?;
     let mut cluster_down = crate::backend::sessions::cluster_status::card_notes(db, &ids, &zone).await?;
     let next = crate::backend::sessions::continuation::successors(db, &ids).await?;
@@ -128,8 +128,9 @@ async fn cards(
         let kept_until = (booking.state.holds_capacity() && booking.end > now).then(|| kept.get(&booking.id)).flatten();
         let ends = next.get(&booking.id).map(|(_, _, end)| *end).unwrap_or(booking.end);
         let owner = booking.user_name.as_deref().filter(|_| !booking.mine);
-        let persistence = kept_until.map(|kept| homes::persistence_sentence(owner, kept, (booking.end, ends), &zone));
-        let home_note = kept_until.map(|kept| homes::ending_now_sentence(owner, kept, &zone));
+        let persistence =
+            kept_until.map(|kept| kept_until::persistence_sentence(owner, kept, (booking.end, ends), &zone));
+        let home_note = kept_until.map(|kept| kept_until::ending_now_sentence(owner, kept, &zone));
         let step = pool.map(|p| chrono::Duration::minutes(i64::from(p.rules.granularity_minutes)));
         let extend_by = extend_to
             .first()

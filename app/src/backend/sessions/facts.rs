@@ -45,7 +45,7 @@ pub struct WindowFacts {
     pub cache_gib: i32,
     pub cache_kept: bool,
     /// Until when the owner's home and model cache are kept, as things stand.
-    pub kept_until: crate::backend::sessions::homes::KeptUntil,
+    pub kept_until: crate::backend::sessions::kept_until::KeptUntil,
     /// The session this booking took over from the one before it (see
     /// `continuation`): the chain's first booking, and the booking it follows.
     pub continues: Option<(Uuid, Uuid)>,
@@ -107,7 +107,7 @@ impl From<FactsRow> for BookingFacts {
                 home_gib: row.home_gib,
                 cache_gib: row.cache_gib,
                 cache_kept: row.cache_kept,
-                kept_until: crate::backend::sessions::homes::KeptUntil::of(
+                kept_until: crate::backend::sessions::kept_until::KeptUntil::of(
                     (row.home_kept_until, row.cache_kept_until, row.team_cache),
                     row.cache_kept,
                 ),
@@ -147,7 +147,7 @@ pub(super) async fn facts_of(db: &PgPool, ids: &[Uuid]) -> ServiceResult<Vec<Boo
          LEFT JOIN session_continuation c ON c.booking_id = b.id
          {}
          WHERE b.id = ANY($1)",
-        crate::backend::sessions::homes::kept_until_columns("$2"),
+        crate::backend::sessions::kept_until::kept_until_columns("$2"),
         crate::backend::sessions::continuation::following(true),
     ))
     .bind(ids)

@@ -3,7 +3,7 @@
 //! cluster (`due`) and what the worker reads of each (`facts`), the moves it
 //! makes as the system (`transitions`), the lease that makes one worker
 //! drive a cluster (`lease`), the steps a session shows (`session_status`),
-//! how long homes are kept (`homes`), sessions that continue into the next
+//! how long homes are kept (`homes`, and as people read it: `kept_until`), sessions that continue into the next
 //! booking (`continuation`), the worker's own state (`status`,
 //! `cluster_status`), idle reclaim, what the backfill borrowed (`lending`),
 //! the periodic maintenance, and the manifests an owner may preview
@@ -15,6 +15,7 @@ pub mod due;
 pub mod facts;
 pub mod homes;
 pub mod idle_reclaim;
+pub mod kept_until;
 pub mod lease;
 pub mod lending;
 pub mod maintenance;

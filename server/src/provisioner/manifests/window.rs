@@ -4,7 +4,8 @@
 //! rewrites when the window is extended and as the end nears.
 
 use super::{meta, typed, Session};
-pub use app::backend::sessions::homes::{KeptUntil, Volume};
+pub use app::backend::sessions::homes::Volume;
+pub use app::backend::sessions::kept_until::KeptUntil;
 use app::model::Kept;
 use chrono::{DateTime, SecondsFormat, Utc};
 use k8s_openapi::api::core::v1::ConfigMap;
