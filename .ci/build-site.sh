@@ -23,18 +23,21 @@ fi
 # page's (berth.*) and the people's pages' only (berth-people.*), which those
 # pages load. Each is compiled, kept aside, and bound by wasm-bindgen at the
 # end, when the CLI's background install is surely done.
-mkdir -p target/site/pkg target/site-wasm
+# Kept aside per profile: a dev build run while a release build compiles
+# its server must not hand the release its dev WASM to bind.
+aside="target/site-wasm/$PROFILE"
+mkdir -p target/site/pkg "$aside"
 rm -f target/site/pkg/berth-people.*
 for bundle in "${bundles[@]}"; do
   phase "building the WASM frontend: $bundle ($PROFILE)"
   features=(); [ "$bundle" = berth-people ] && features=(--features app/people-bundle)
   cargo build -p frontend --lib --target wasm32-unknown-unknown "${cargo_profile[@]}" "${features[@]}" 2>&1 |
-    tee "target/site-wasm/$bundle.log"
+    tee "$aside/$bundle.log"
   # No bundle builds with warnings (cargo replays them when nothing changed).
-  if grep -q '^warning' "target/site-wasm/$bundle.log"; then
+  if grep -q '^warning' "$aside/$bundle.log"; then
     say "the $bundle bundle builds with warnings (above)"; exit 1
   fi
-  cp "target/wasm32-unknown-unknown/$wasm_dir/frontend.wasm" "target/site-wasm/$bundle.wasm"
+  cp "target/wasm32-unknown-unknown/$wasm_dir/frontend.wasm" "$aside/$bundle.wasm"
 done
 
 phase "building the server ($PROFILE)"
@@ -47,7 +50,7 @@ phase "waiting for wasm-bindgen-cli"
 wait_wasm_bindgen
 phase "binding, compressing and the stylesheet"
 for bundle in "${bundles[@]}"; do
-  wasm-bindgen --target web --no-typescript --out-dir target/site/pkg --out-name "$bundle" "target/site-wasm/$bundle.wasm"
+  wasm-bindgen --target web --no-typescript --out-dir target/site/pkg --out-name "$bundle" "$aside/$bundle.wasm"
   # The hydration script loads pkg/<bundle>.wasm (cargo-leptos' naming).
   mv "target/site/pkg/${bundle}_bg.wasm" "target/site/pkg/$bundle.wasm"
   if [ "$PROFILE" = release ]; then
