@@ -141,9 +141,12 @@ pub fn AuditPage() -> impl IntoView {
         <Transition fallback=|| view! { <p class="loading">"Loading the log…"</p> }>
             {move || log.get().zip(super::reader_clock()).map(|(result, clock)| match result {
                 Ok((page, filter)) => view! { <AuditTable page filter kept=kept() clock/> }.into_any(),
-                Err(_) if refused.with(Option::is_some) => ().into_any(),
-                Err(err) => super::forbidden::refusal(super::forbidden::ADMINS)
-                    .unwrap_or_else(|| view! { <Alert>{err}</Alert> }.into_any()),
+                // Someone not an admin gets the refusal page whatever the
+                // filter; an admin's unusable filter is said beside it.
+                Err(err) => super::forbidden::refusal(super::forbidden::ADMINS).unwrap_or_else(|| match refused.with(Option::is_some) {
+                    true => ().into_any(),
+                    false => view! { <Alert>{err}</Alert> }.into_any(),
+                }),
             })}
         </Transition>
     }
