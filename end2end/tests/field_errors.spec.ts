@@ -32,16 +32,23 @@ async function refusedBeside(page: Page, input: string, error: string, sentence:
   await expect(page.locator('main')).not.toContainText(/\b[a-z]+_[a-z_]+:/);
 }
 
+/// The new-pool form, filled with a name and one kind of one GPU: what
+/// a pool needs before the field a test spoils.
+async function newPool(page: Page, name: string) {
+  const form = page.locator('#new-pool');
+  await form.getByLabel('Name', { exact: true }).fill(name);
+  await form.getByLabel('Kind, kind row 1').fill('nvidia.com/gpu');
+  await form.getByLabel('Physical units, kind row 1').fill('1');
+  return form;
+}
+
 for (const width of [1440, 390]) {
   for (const js of [true, false]) {
     test(`the pool form says which field is wrong beside it, ${js ? 'hydrated' : 'without JavaScript'}, at ${width} px`, async ({ browser }) => {
       const page = await as(browser, 'root', width, js);
       const errors = collectErrors(page);
       await page.goto('/admin/pools');
-      const form = page.locator('#new-pool');
-      await form.getByLabel('Name', { exact: true }).fill(`zz-words-${width}-${js}`);
-      await form.getByLabel('Kind, kind row 1').fill('nvidia.com/gpu');
-      await form.getByLabel('Physical units, kind row 1').fill('1');
+      const form = await newPool(page, `zz-words-${width}-${js}`);
       await form.getByLabel('Horizon (days ahead)').fill('0');
       await form.getByRole('button', { name: 'Create pool' }).click();
       await refusedBeside(page, 'input[name="form[horizon_days]"]', '#pool-horizon_days-error',
@@ -251,10 +258,7 @@ for (const width of [1440, 390]) {
       const page = await as(browser, 'root', width);
       const errors = collectErrors(page);
       await visit(page, '/admin/pools');
-      const form = page.locator('#new-pool');
-      await form.getByLabel('Name', { exact: true }).fill(`zz-lists-${width}`);
-      await form.getByLabel('Kind, kind row 1').fill('nvidia.com/gpu');
-      await form.getByLabel('Physical units, kind row 1').fill('1');
+      const form = await newPool(page, `zz-lists-${width}`);
       // A line of a list is named by what it says, beside the list's area.
       await form.getByLabel('Node selector').fill('gpu-nodes');
       await form.getByRole('button', { name: 'Create pool' }).click();

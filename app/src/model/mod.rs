@@ -149,11 +149,7 @@ pub fn field_words(field: &str) -> String {
             .join(" ")
     };
     // "kinds[0]" → ("kind", 1): a list's item by its singular and its place.
-    let item = |segment: &str| {
-        let (list, rest) = segment.split_once('[')?;
-        let index: usize = rest.strip_suffix(']')?.parse().ok()?;
-        Some((words(list.strip_suffix('s').unwrap_or(list)), index + 1))
-    };
+    let item = |segment: &str| list_entry(segment).map(|(list, n)| (words(list.strip_suffix('s').unwrap_or(list)), n));
     let (head, last) = match field.rsplit_once('.') {
         Some((head, last)) => (Some(head), last),
         None => (None, field),
@@ -171,6 +167,14 @@ pub fn field_words(field: &str) -> String {
     };
     let mut chars = text.chars();
     chars.next().map(|first| first.to_uppercase().chain(chars).collect()).unwrap_or_default()
+}
+
+/// A list's entry as a request names it ("kinds[0]"): the list, and the
+/// entry's place counted from 1, as people count.
+pub fn list_entry(segment: &str) -> Option<(&str, usize)> {
+    let (list, rest) = segment.split_once('[')?;
+    let index: usize = rest.strip_suffix(']')?.parse().ok()?;
+    Some((list, index + 1))
 }
 
 /// A form the server could not answer: the field at fault (its input's

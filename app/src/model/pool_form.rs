@@ -83,20 +83,13 @@ fn optional<T: std::str::FromStr>(field: &str, text: &str) -> Result<Option<T>, 
 /// of the text area the entry was typed in, naming the entry: the form
 /// says it beside that area.
 pub fn refusal_on_form(refused: FieldError) -> FieldError {
-    let entry = |list: &str| -> Option<(usize, String)> {
-        let rest = refused.field.strip_prefix(list)?.strip_prefix('[')?;
-        let (index, after) = rest.split_once(']')?;
-        Some((index.parse::<usize>().ok()? + 1, after.trim_start_matches('.').to_string()))
-    };
+    let (head, part) = refused.field.split_once('.').unwrap_or((&refused.field, ""));
     let reason = &refused.reason;
-    if let Some((n, _)) = entry("images") {
-        FieldError::new("images", format!("image {n} {reason}"))
-    } else if let Some((n, part)) = entry("tolerations") {
-        FieldError::new("tolerations", format!("toleration {n}'s {part} {reason}"))
-    } else if let Some(key) = refused.field.strip_prefix("node_selector.") {
-        FieldError::new("node_selector", format!("{key} {reason}"))
-    } else {
-        refused
+    match (super::list_entry(head), head) {
+        (Some(("images", n)), _) => FieldError::new("images", format!("image {n} {reason}")),
+        (Some(("tolerations", n)), _) => FieldError::new("tolerations", format!("toleration {n}'s {part} {reason}")),
+        (None, "node_selector") if !part.is_empty() => FieldError::new("node_selector", format!("{part} {reason}")),
+        _ => refused,
     }
 }
 
@@ -325,6 +318,8 @@ mod tests {
             ("tolerations".into(), "toleration 1's key must be y".into())
         );
         assert_eq!(on_form("node_selector.gpu", "must be z"), ("node_selector".into(), "gpu must be z".into()));
+        let dotted = on_form("node_selector.nvidia.com/gpu.present", "must be v");
+        assert_eq!(dotted, ("node_selector".into(), "nvidia.com/gpu.present must be v".into()));
         assert_eq!(on_form("horizon_days", "must be w"), ("horizon_days".into(), "must be w".into()));
     }
 

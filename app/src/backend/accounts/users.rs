@@ -245,11 +245,12 @@ pub async fn assign_tenant(
     principal.require_admin(ADMINS_ONLY)?;
     // An existing tenant only: a mistyped slug would otherwise make a
     // tenant nobody asked for (tenants are made on their own page).
-    let tenant_id: Uuid = sqlx::query_scalar("SELECT id FROM tenant WHERE slug = $1")
-        .bind(slug)
-        .fetch_optional(db)
-        .await?
-        .ok_or_else(|| FieldError::new("tenant", "names no tenant: make it on the Tenants page first"))?;
+    let tenant_id = match super::tenants::tenant_id(db, slug).await {
+        Err(ServiceError::NotFound(_)) => {
+            Err(FieldError::new("tenant", "names no tenant: make it on the Tenants page first").into())
+        }
+        found => found,
+    }?;
     let mut tx = db.begin().await?;
     let email: Option<String> = sqlx::query_scalar(
         "WITH added AS (
