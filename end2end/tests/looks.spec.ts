@@ -83,9 +83,40 @@ for (const width of WIDTHS) {
 
   test(`My bookings and the report of the demo month look as they did at ${width} px`, async ({ browser }) => {
     const { page, errors } = await open(browser, 'demo', width);
+    // Grace's list: one booking ahead and two of the last days (one ended,
+    // one canceled), at fixed hours of Berlin's day. Their days move with
+    // the day the test runs, so every day a card names (its window, its
+    // countdown, until when its home is kept, the ends it can be extended
+    // to) is written over with a fixed day of the same form before the
+    // picture.
+    const grace = `FROM pool p, app_user u, tenant t WHERE p.name = 'lab-h100' AND u.email = 'grace@berth.local' AND t.slug = 'demo'`;
+    const berlin = (days: number, hours: number) =>
+      `(date_trunc('day', now() AT TIME ZONE 'Europe/Berlin') + interval '${days} days ${hours} hours') AT TIME ZONE 'Europe/Berlin'`;
+    for (const [days, from, to, state, kind, note] of [
+      [10, 10, 12, 'approved', 'nvidia.com/gpu', 'Evaluation of the 8B against last week'],
+      [-3, 14, 17, 'completed', 'nvidia.com/mig-1g.24gb', 'Tokenizer sweep'],
+      [-5, 9, 11, 'canceled', 'nvidia.com/mig-1g.24gb', ''],
+    ] as const) {
+      sql(`INSERT INTO booking (pool_id, kind, user_id, tenant_id, quantity, mode, starts_at, ends_at, state, image, note)
+           SELECT p.id, '${kind}', u.id, t.id, 1, 'interactive', ${berlin(days, from)}, ${berlin(days, to)}, '${state}',
+                  p.images[1], '${note}' ${grace}
+           AND NOT EXISTS (SELECT 1 FROM booking b WHERE b.user_id = u.id AND b.starts_at = ${berlin(days, from)})`);
+    }
     await visit(page, '/bookings');
     const mine = page.locator('main');
     await expect(mine).toContainText('Nothing running right now.');
+    await expect(mine.locator('.booking-card')).toHaveCount(3);
+    await mine.locator('.booking-card').evaluateAll((cards) => {
+      const fixed = [['Thu 10 Dec 10:00–12:00', 'starts in 9 days'], ['Fri 27 Nov 14:00–17:00', ''], ['Wed 25 Nov 09:00–11:00', '']];
+      const day = /(Mon|Tue|Wed|Thu|Fri|Sat|Sun) \d\d (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)( \d{4})?/g;
+      cards.forEach((card, i) => {
+        card.querySelector('.when')!.textContent = fixed[i][0];
+        card.querySelector('.countdown')!.textContent = fixed[i][1];
+        for (const words of card.querySelectorAll('.persistence, option')) {
+          words.textContent = words.textContent!.replace(day, 'Sat 09 Jan 2027');
+        }
+      });
+    });
     await photograph(page, mine, `my-bookings-${width}.png`);
     // A card, on its booking's page: a booking of Grace's in a fixed future
     // year (the list holds only the next 400 days, whose dates move with
