@@ -8,6 +8,7 @@ pub mod client;
 pub mod database;
 pub mod gate;
 pub mod kube_metrics;
+pub mod mcp;
 pub mod member_role;
 pub mod metrics;
 pub mod notify;
@@ -51,7 +52,10 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/bookings/{id}/open", axum::routing::get(web::open_workspace::open))
         .nest("/api/v1", api::router())
+        .merge(mcp::router(&state))
         .layer(middleware::from_fn_with_state(signing_in.clone(), auth::rate_limit::limit_expensive))
+        .layer(middleware::from_fn(auth::scope::enforce))
+        .layer(middleware::from_fn_with_state(signing_in.clone(), auth::rate_limit::limit_tokens))
         .layer(middleware::from_fn_with_state(signing_in.clone(), auth::identity::resolve))
         .layer(middleware::from_fn(metrics::track_http))
         .layer(logins)

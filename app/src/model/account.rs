@@ -16,6 +16,7 @@ pub struct TokenInfo {
     /// Recorded at minute precision.
     pub last_used_at: Option<DateTime<Utc>>,
     pub revoked_at: Option<DateTime<Utc>>,
+    pub scope: TokenScope,
 }
 
 /// The answer to creating a token: the only time its secret is sent.
@@ -25,7 +26,50 @@ pub struct CreatedToken {
     pub name: String,
     pub token: String,
     pub expires_at: DateTime<Utc>,
+    pub scope: TokenScope,
 }
+
+/// What a token may do, so that an assistant or a script holds the least it
+/// needs: `Read` reads what its person may read; `Book` also books and
+/// extends; `Full` does all its person may do (every token made before
+/// scopes is `Full`). `rules::scope` says which requests each lets through.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TokenScope {
+    Read,
+    Book,
+    #[default]
+    Full,
+}
+
+impl TokenScope {
+    pub const ALL: [Self; 3] = [Self::Read, Self::Book, Self::Full];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Read => "read",
+            Self::Book => "book",
+            Self::Full => "full",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|scope| scope.as_str() == text)
+    }
+
+    /// What it allows, in words (the Tokens page, the CLI, refusals).
+    pub fn says(self) -> &'static str {
+        match self {
+            Self::Read => "read only: pools, free time and your bookings",
+            Self::Book => "read, book and extend; not cancel or end",
+            Self::Full => "everything you may do in the portal",
+        }
+    }
+}
+
+// A scope Berth does not know is a decode error, never read as `full`.
+#[cfg(feature = "ssr")]
+crate::model::checked_text_decode!(TokenScope, "token scope");
 
 /// Longest lifetime a token created in the portal can have.
 pub const MAX_TOKEN_DAYS: i64 = 366;

@@ -34,7 +34,7 @@ mod worker;
 
 pub use account::{
     CreatedToken, DevUser, Membership, MembershipSource, SignInOptions, SignInPageData, TokenInfo, UserSummary,
-    ZoneChoice, MAX_TOKEN_DAYS,
+    TokenScope, ZoneChoice, MAX_TOKEN_DAYS,
 };
 pub use approval::{parse_shown_token, shown_token, Decision, PendingApproval};
 pub use audit::{AuditBooking, AuditEntry, AuditFilter, AuditPage};

@@ -3,7 +3,7 @@
 
 use super::field::Field;
 use crate::model::{ActionNotice, CreatedToken, FieldError};
-use crate::model::{Clock, TokenInfo, MAX_TOKEN_DAYS};
+use crate::model::{Clock, TokenInfo, TokenScope, MAX_TOKEN_DAYS};
 use crate::pages::said::{Alert, Empty};
 use crate::rpc::RpcError;
 use leptos::prelude::*;
@@ -16,12 +16,16 @@ pub async fn list_tokens() -> Result<Vec<TokenInfo>, RpcError> {
 }
 
 #[server(prefix = "/rpc", endpoint = "tokens/create", output = crate::codec::JsonText)]
-pub async fn create_token(name: String, expires_in_days: i64) -> Result<Result<CreatedToken, ActionNotice>, RpcError> {
+pub async fn create_token(
+    name: String,
+    expires_in_days: i64,
+    scope: String,
+) -> Result<Result<CreatedToken, ActionNotice>, RpcError> {
     let (principal, ctx) =
         crate::rpc::browser("API tokens are created from a signed-in browser session, never with another API token")?;
     // A refused name or expiry comes back as a notice, said beside its field.
     crate::rpc::beside_posted(
-        crate::backend::accounts::tokens::create_for(&ctx.db, &principal, &name, expires_in_days).await,
+        crate::backend::accounts::tokens::create_for(&ctx.db, &principal, &name, expires_in_days, &scope).await,
     )
 }
 
@@ -46,8 +50,9 @@ pub fn TokensPage() -> impl IntoView {
     });
     view! {
         <section class="page-head"><h1>"API tokens"</h1></section>
-        <p class="muted">"Tokens let scripts and the REST API act as you: send one as "
-            <code>"Authorization: Bearer <token>"</code> "."</p>
+        <p class="muted">"Tokens let scripts, the REST API and AI assistants (MCP) act as you: send one as "
+            <code>"Authorization: Bearer <token>"</code> ". Give each the least it needs: an assistant that only \
+            looks and books does not need to cancel."</p>
         <section class="panel">
             <h2>"New token"</h2>
             <ActionForm action=create attr:class="fields-row">
@@ -58,6 +63,13 @@ pub fn TokensPage() -> impl IntoView {
                 <Field form="new-token" name="expires_in_days" label="Expires in (days)" refused let:aria>
                     <input name="expires_in_days" type="number" min="1" max=MAX_TOKEN_DAYS.to_string() value="30" required
                         aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()/>
+                </Field>
+                <Field form="new-token" name="scope" label="May" refused let:aria>
+                    <select name="scope" aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()>
+                        {TokenScope::ALL.into_iter().map(|scope| view! {
+                            <option value=scope.as_str() selected=scope == TokenScope::Read>{scope.says()}</option>
+                        }).collect_view()}
+                    </select>
                 </Field>
                 <button class="button" type="submit">"Create token"</button>
             </ActionForm>
@@ -95,7 +107,7 @@ fn TokenTable(list: Vec<TokenInfo>, revoke: ServerAction<RevokeToken>, clock: Cl
     view! {
         <p class="muted zone-note">"Times in " {tz}</p>
         <table class="bookings" id="token-list">
-            <thead><tr><th>"Name"</th><th>"Created"</th><th>"Expires"</th><th>"Last used"</th><th>"Status"</th><th><span class="visually-hidden">"Actions"</span></th></tr></thead>
+            <thead><tr><th>"Name"</th><th>"Created"</th><th>"May"</th><th>"Expires"</th><th>"Last used"</th><th>"Status"</th><th><span class="visually-hidden">"Actions"</span></th></tr></thead>
             <tbody>
                 {list.into_iter().map(|t| {
                     let live = t.revoked_at.is_none();
@@ -103,6 +115,7 @@ fn TokenTable(list: Vec<TokenInfo>, revoke: ServerAction<RevokeToken>, clock: Cl
                         <tr>
                             <td>{t.name.clone()}</td>
                             <td>{clock.when(t.created_at)}</td>
+                            <td class="token-scope">{t.scope.says()}</td>
                             <td>{clock.when(t.expires_at)}</td>
                             <td>{t.last_used_at.map(|at| clock.when(at)).unwrap_or_else(|| "never".into())}</td>
                             <td>{if live { "active" } else { "revoked" }}</td>

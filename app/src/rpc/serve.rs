@@ -55,7 +55,7 @@ pub fn visitor() -> Result<(Option<Principal>, Ctx), RpcError> {
 /// as minting more tokens that outlive its revocation).
 pub fn browser(refusal: &'static str) -> Result<(Principal, Ctx), RpcError> {
     match identity() {
-        Some(Identity { principal: Some(principal), via: Via::Login }) => Ok((principal, server()?)),
+        Some(Identity { principal: Some(principal), via: Via::Login, .. }) => Ok((principal, server()?)),
         Some(Identity { principal: Some(_), .. }) => Err(ServiceError::Forbidden(refusal).into()),
         _ => Err(ServiceError::Unauthenticated.into()),
     }

@@ -14,6 +14,7 @@ pub mod quota;
 // Zones come with chrono-tz, which the browser build leaves out.
 #[cfg(any(feature = "ssr", test))]
 pub mod recurrence;
+pub mod scope;
 pub mod state_machine;
 pub mod tokenomics;
 pub mod window;

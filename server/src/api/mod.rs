@@ -10,11 +10,12 @@ mod clusters;
 mod csv_body;
 pub(crate) mod error;
 mod fit;
+mod free;
 mod homes;
 mod idle_policy;
 pub(crate) mod input;
 mod notifications;
-mod openapi;
+pub(crate) mod openapi;
 mod pools;
 mod reports;
 mod series;
@@ -54,6 +55,7 @@ pub fn router() -> Router<AppState> {
         .merge(series::router())
         .merge(time_zone::router())
         .merge(fit::router())
+        .merge(free::router())
         .fallback(|| async { ApiError::not_found("route") })
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
 }

@@ -62,12 +62,13 @@ enum Failure {
 
 async fn identify(state: &AuthState, token: Option<String>, session: Option<Session>) -> Result<Identity, Failure> {
     if let Some(token) = token {
-        let principal = state.tokens.authenticate(&state.db, &token).await?;
-        return Ok(Identity { principal, via: Via::Token });
+        let bearer = state.tokens.authenticate(&state.db, &token).await?;
+        let token = bearer.as_ref().map(|bearer| bearer.token);
+        return Ok(Identity { principal: bearer.map(|bearer| bearer.principal), via: Via::Token, token });
     }
     let Some(session) = session else { return Ok(Identity::anonymous()) };
     let user_id = login::signed_in_user(&session, state.auth.config.absolute_lifetime).await?;
     let Some(user_id) = user_id else { return Ok(Identity::anonymous()) };
     let principal = principals::by_user_id(&state.db, user_id).await?;
-    Ok(Identity { via: if principal.is_some() { Via::Login } else { Via::Anonymous }, principal })
+    Ok(Identity { via: if principal.is_some() { Via::Login } else { Via::Anonymous }, principal, token: None })
 }

@@ -10,6 +10,7 @@ pub mod login;
 pub mod oidc;
 pub mod rate_limit;
 pub mod routes;
+pub mod scope;
 
 pub use config::{AuthConfig, GroupMapping, OidcSettings, SecretKey};
 

@@ -34,6 +34,9 @@ pub struct RateLimits {
     pub token_failures_per_minute: u32,
     /// Expensive requests (`EXPENSIVE`) one signed-in person may make.
     pub expensive_per_minute: u32,
+    /// Requests one API token may make, of any kind (REST and MCP alike):
+    /// a runaway script or assistant is slowed, not its person's browser.
+    pub token_requests_per_minute: u32,
     /// Behind a proxy every peer is the proxy: the client address is then
     /// the last entry of this header (the one the proxy appended).
     pub client_address_header: Option<HeaderName>,
@@ -45,6 +48,7 @@ impl Default for RateLimits {
             auth_per_minute: 60,
             token_failures_per_minute: 20,
             expensive_per_minute: 60,
+            token_requests_per_minute: 600,
             client_address_header: None,
         }
     }
@@ -94,6 +98,8 @@ pub struct Limits {
     pub auth: Limiter,
     pub token_failures: Limiter,
     pub expensive: Limiter<uuid::Uuid>,
+    /// Keyed by the token's id.
+    pub token_requests: Limiter<uuid::Uuid>,
 }
 
 impl Limits {
@@ -102,6 +108,7 @@ impl Limits {
             auth: Limiter::new(settings.auth_per_minute),
             token_failures: Limiter::new(settings.token_failures_per_minute),
             expensive: Limiter::new(settings.expensive_per_minute),
+            token_requests: Limiter::new(settings.token_requests_per_minute),
             settings,
         }
     }
@@ -155,7 +162,8 @@ pub async fn limit_auth(State(state): State<super::AuthState>, request: Request,
 /// What is expensive to answer: the pages and server fns of the free view,
 /// the sizing helper and finding a slot, the REST sizing helper, and
 /// "Open workspace" (`/bookings/{id}/open`).
-const EXPENSIVE: [&str; 7] = ["/free", "/fit", "/find", "/rpc/free_then", "/rpc/fit", "/rpc/find", "/api/v1/fit"];
+const EXPENSIVE: [&str; 8] =
+    ["/free", "/fit", "/find", "/rpc/free_then", "/rpc/fit", "/rpc/find", "/api/v1/fit", "/api/v1/free"];
 
 fn expensive(path: &str) -> bool {
     EXPENSIVE.contains(&path.trim_end_matches('/'))
@@ -175,6 +183,19 @@ pub async fn limit_expensive(State(state): State<super::AuthState>, request: Req
             if let Some(wait) = state.auth.limits.expensive.hit(principal.user_id, Instant::now()) {
                 return refuse(wait, "free-view, sizing and open-workspace", "from you");
             }
+        }
+    }
+    next.run(request).await
+}
+
+/// Inside the identity layer: every request a live token makes counts
+/// against that token's budget.
+pub async fn limit_tokens(State(state): State<super::AuthState>, request: Request, next: Next) -> Response {
+    let token = request.extensions().get::<app::backend::accounts::identity::Identity>().and_then(|i| i.token);
+    let limited = state.auth.limits.settings.token_requests_per_minute > 0;
+    if let Some(token) = token.filter(|_| limited) {
+        if let Some(wait) = state.auth.limits.token_requests.hit(token.id, Instant::now()) {
+            return refuse(wait, "API", "with this token");
         }
     }
     next.run(request).await

@@ -76,6 +76,11 @@ pub struct AuthArgs {
     /// past it they get 429 until the minute ends.
     #[arg(long, env = "BERTH_EXPENSIVE_RATE_LIMIT", default_value_t = 60)]
     pub expensive_rate_limit: u32,
+    /// Requests one API token may make per minute, REST and MCP alike (0:
+    /// no limit); past it, 429 until the minute ends. The default lets a
+    /// script book at 100 a second and stops a runaway assistant.
+    #[arg(long, env = "BERTH_TOKEN_RATE_LIMIT", default_value_t = 6000)]
+    pub token_rate_limit: u32,
     /// Behind a reverse proxy: the header whose last entry is the client's
     /// address (e.g. X-Forwarded-For, appended by the proxy); without it
     /// the peer address counts.
@@ -144,6 +149,7 @@ impl AuthArgs {
                 auth_per_minute: self.auth_rate_limit,
                 token_failures_per_minute: self.token_failure_limit,
                 expensive_per_minute: self.expensive_rate_limit,
+                token_requests_per_minute: self.token_rate_limit,
                 client_address_header: self.client_address_header,
             },
             public_url,

@@ -52,8 +52,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             println!("user {email} ({id}) is in tenant {tenant}");
             Ok(())
         }
-        Command::Token { command: TokenCommand::Create { db, email, expires_in, name } } => {
-            create_token(db, &email, expires_in, &name).await
+        Command::Token { command: TokenCommand::Create { db, email, expires_in, name, scope } } => {
+            create_token(db, &email, (expires_in, scope), &name).await
         }
         Command::Client(command) => crate::client::run(command).await,
     }
@@ -206,11 +206,20 @@ async fn seed_demo(db: Database, history: bool, until: Option<chrono::NaiveDate>
     Ok(())
 }
 
-async fn create_token(db: Database, email: &str, expires_in: chrono::Duration, name: &str) -> anyhow::Result<()> {
+async fn create_token(
+    db: Database,
+    email: &str,
+    (expires_in, scope): (chrono::Duration, app::model::TokenScope),
+    name: &str,
+) -> anyhow::Result<()> {
     let pool = connect(&db, 2).await?;
     let user = users::find_by_email(&pool, email).await?;
-    let issued = tokens::issue(&pool, user, name, expires_in).await?;
-    eprintln!("token for {email}, expires {}; it is shown only now:", issued.expires_at.to_rfc3339());
+    let issued = tokens::issue(&pool, user, name, expires_in, scope).await?;
+    eprintln!(
+        "token for {email} ({}), expires {}; it is shown only now:",
+        scope.says(),
+        issued.expires_at.to_rfc3339()
+    );
     println!("{}", issued.token);
     Ok(())
 }

@@ -17,7 +17,7 @@ pub use auth_args::AuthArgs;
 pub use cluster_args::ClusterArgs;
 pub use commands::{connect, render_manifests, run};
 
-use app::model::Role;
+use app::model::{Role, TokenScope};
 use chrono::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::net::SocketAddr;
@@ -205,7 +205,14 @@ pub enum TokenCommand {
         expires_in: Duration,
         #[arg(long, default_value = "cli")]
         name: String,
+        /// What it may do: read; book (read, book, extend); full (all its person may).
+        #[arg(long, default_value = "full", value_parser = parse_scope)]
+        scope: TokenScope,
     },
+}
+
+fn parse_scope(text: &str) -> Result<TokenScope, String> {
+    TokenScope::parse(text).ok_or_else(|| format!("`{text}` is not read, book or full"))
 }
 
 /// Parses `<number><d|h|m>` into a positive duration.

@@ -3,7 +3,8 @@
 //! extensions. Server fns read it through `rpc::ctx`; the REST API reads the
 //! same value through its extractor, so there is one answer for every transport.
 
-use crate::model::Principal;
+use crate::model::{Principal, TokenScope};
+use uuid::Uuid;
 
 /// How the request proved who it is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,10 +19,19 @@ pub enum Via {
 pub struct Identity {
     pub principal: Option<Principal>,
     pub via: Via,
+    /// The live token the request came with: what it may do, and which one
+    /// it is (the audit log names it).
+    pub token: Option<TokenFacts>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TokenFacts {
+    pub id: Uuid,
+    pub scope: TokenScope,
 }
 
 impl Identity {
     pub fn anonymous() -> Self {
-        Self { principal: None, via: Via::Anonymous }
+        Self { principal: None, via: Via::Anonymous, token: None }
     }
 }

@@ -3,7 +3,8 @@
 
 use crate::backend::accounts::principals::{PrincipalRow, PRINCIPAL_COLUMNS};
 use crate::backend::error::{ServiceError, ServiceResult};
-use crate::model::{CreatedToken, Principal, TokenInfo, MAX_TOKEN_DAYS};
+use crate::backend::accounts::identity::TokenFacts;
+use crate::model::{CreatedToken, Principal, TokenInfo, TokenScope, MAX_TOKEN_DAYS};
 use crate::rules::FieldError;
 use chrono::{DateTime, Duration, Utc};
 use rand::RngCore;
@@ -26,7 +27,7 @@ fn hash(token: &str) -> Vec<u8> {
 /// a revoked token, or a changed role or tenant, takes effect within `ttl`.
 pub struct TokenCache {
     ttl: StdDuration,
-    entries: Mutex<HashMap<Vec<u8>, (Principal, Instant)>>,
+    entries: Mutex<HashMap<Vec<u8>, (Bearer, Instant)>>,
 }
 
 /// Entries kept before the cache starts over; bounds memory against token sprays.
@@ -37,29 +38,29 @@ impl TokenCache {
         Self { ttl, entries: Mutex::new(HashMap::new()) }
     }
 
-    pub async fn authenticate(&self, db: &PgPool, token: &str) -> ServiceResult<Option<Principal>> {
+    pub async fn authenticate(&self, db: &PgPool, token: &str) -> ServiceResult<Option<Bearer>> {
         if !token.starts_with(PREFIX) {
             return Ok(None);
         }
         let key = hash(token);
         let now = Instant::now();
         if let Ok(entries) = self.entries.lock() {
-            if let Some((principal, until)) = entries.get(&key) {
+            if let Some((bearer, until)) = entries.get(&key) {
                 if *until > now {
-                    return Ok(Some(principal.clone()));
+                    return Ok(Some(bearer.clone()));
                 }
             }
         }
-        let Some((principal, valid_for)) = lookup(db, &key).await? else {
+        let Some((bearer, valid_for)) = lookup(db, &key).await? else {
             return Ok(None);
         };
         if let Ok(mut entries) = self.entries.lock() {
             if entries.len() >= CACHE_LIMIT {
                 entries.clear();
             }
-            entries.insert(key, (principal.clone(), now + self.ttl.min(valid_for)));
+            entries.insert(key, (bearer.clone(), now + self.ttl.min(valid_for)));
         }
-        Ok(Some(principal))
+        Ok(Some(bearer))
     }
 
     /// Drops a token at once (after a revoke), instead of after `ttl`.
@@ -70,6 +71,13 @@ impl TokenCache {
     }
 }
 
+/// A live token: who it stands for, and which token it is.
+#[derive(Clone, Debug)]
+pub struct Bearer {
+    pub principal: Principal,
+    pub token: TokenFacts,
+}
+
 pub struct IssuedToken {
     pub id: Uuid,
     /// The only time the plain token exists outside the client.
@@ -77,19 +85,26 @@ pub struct IssuedToken {
     pub expires_at: DateTime<Utc>,
 }
 
-pub async fn issue(db: &PgPool, user_id: Uuid, name: &str, lifetime: Duration) -> ServiceResult<IssuedToken> {
+pub async fn issue(
+    db: &PgPool,
+    user_id: Uuid,
+    name: &str,
+    lifetime: Duration,
+    scope: TokenScope,
+) -> ServiceResult<IssuedToken> {
     let mut bytes = [0u8; 32];
     rand::rng().fill_bytes(&mut bytes);
     let token = format!("{PREFIX}{}", hex::encode(bytes));
     let (id, expires_at): (Uuid, DateTime<Utc>) = sqlx::query_as(
-        "INSERT INTO api_token (user_id, name, token_hash, expires_at)
-         VALUES ($1, $2, $3, now() + $4 * interval '1 second')
+        "INSERT INTO api_token (user_id, name, token_hash, expires_at, scope)
+         VALUES ($1, $2, $3, now() + $4 * interval '1 second', $5)
          RETURNING id, expires_at",
     )
     .bind(user_id)
     .bind(name)
     .bind(hash(&token))
     .bind(lifetime.num_seconds() as f64)
+    .bind(scope.as_str())
     .fetch_one(db)
     .await?;
     Ok(IssuedToken { id, token, expires_at })
@@ -98,6 +113,7 @@ pub async fn issue(db: &PgPool, user_id: Uuid, name: &str, lifetime: Duration) -
 #[derive(sqlx::FromRow)]
 struct TokenRow {
     token_id: Uuid,
+    scope: TokenScope,
     #[sqlx(flatten)]
     principal: PrincipalRow,
     stale: bool,
@@ -109,13 +125,13 @@ pub async fn authenticate(db: &PgPool, token: &str) -> ServiceResult<Option<Prin
     if !token.starts_with(PREFIX) {
         return Ok(None);
     }
-    Ok(lookup(db, &hash(token)).await?.map(|(principal, _)| principal))
+    Ok(lookup(db, &hash(token)).await?.map(|(bearer, _)| bearer.principal))
 }
 
 /// The principal behind a token hash, and how long the token stays valid.
-async fn lookup(db: &PgPool, token_hash: &[u8]) -> ServiceResult<Option<(Principal, StdDuration)>> {
+async fn lookup(db: &PgPool, token_hash: &[u8]) -> ServiceResult<Option<(Bearer, StdDuration)>> {
     let row: Option<TokenRow> = sqlx::query_as(&format!(
-        "SELECT t.id AS token_id, {PRINCIPAL_COLUMNS},
+        "SELECT t.id AS token_id, t.scope, {PRINCIPAL_COLUMNS},
                 coalesce(t.last_used_at < now() - interval '1 minute', true) AS stale,
                 extract(epoch FROM t.expires_at - now())::float8 AS seconds_left
          FROM api_token t JOIN app_user u ON u.id = t.user_id
@@ -131,14 +147,14 @@ async fn lookup(db: &PgPool, token_hash: &[u8]) -> ServiceResult<Option<(Princip
         sqlx::query("UPDATE api_token SET last_used_at = now() WHERE id = $1").bind(row.token_id).execute(db).await?;
     }
     let valid_for = StdDuration::from_secs_f64(row.seconds_left.max(0.0));
-    let principal = Principal::from(row.principal);
-    Ok(Some((principal, valid_for)))
+    let token = TokenFacts { id: row.token_id, scope: row.scope };
+    Ok(Some((Bearer { principal: Principal::from(row.principal), token }, valid_for)))
 }
 
 /// The principal's own tokens, newest first, revoked ones included.
 pub async fn list_for(db: &PgPool, principal: &Principal) -> ServiceResult<Vec<TokenInfo>> {
     Ok(sqlx::query_as(
-        "SELECT id, name, created_at, expires_at, last_used_at, revoked_at FROM api_token
+        "SELECT id, name, created_at, expires_at, last_used_at, revoked_at, scope FROM api_token
          WHERE user_id = $1 ORDER BY created_at DESC, id LIMIT 500",
     )
     .bind(principal.user_id)
@@ -147,7 +163,14 @@ pub async fn list_for(db: &PgPool, principal: &Principal) -> ServiceResult<Vec<T
 }
 
 /// Creates a token for the principal themself, as the Tokens page does.
-pub async fn create_for(db: &PgPool, principal: &Principal, name: &str, days: i64) -> ServiceResult<CreatedToken> {
+pub async fn create_for(
+    db: &PgPool,
+    principal: &Principal,
+    name: &str,
+    days: i64,
+    scope: &str,
+) -> ServiceResult<CreatedToken> {
+    let scope = TokenScope::parse(scope).ok_or_else(|| FieldError::new("scope", "must be read, book or full"))?;
     let name = name.trim();
     if name.is_empty() || name.chars().count() > 60 {
         return Err(FieldError::new("name", "must be 1 to 60 characters").into());
@@ -155,8 +178,8 @@ pub async fn create_for(db: &PgPool, principal: &Principal, name: &str, days: i6
     if !(1..=MAX_TOKEN_DAYS).contains(&days) {
         return Err(FieldError::new("expires_in_days", format!("must be between 1 and {MAX_TOKEN_DAYS}")).into());
     }
-    let issued = issue(db, principal.user_id, name, Duration::days(days)).await?;
-    Ok(CreatedToken { id: issued.id, name: name.to_string(), token: issued.token, expires_at: issued.expires_at })
+    let issued = issue(db, principal.user_id, name, Duration::days(days), scope).await?;
+    Ok(CreatedToken { id: issued.id, name: name.to_string(), token: issued.token, expires_at: issued.expires_at, scope })
 }
 
 /// Revokes one of the principal's own tokens; anyone else's is "not found".
@@ -171,7 +194,7 @@ pub async fn revoke(db: &PgPool, cache: &TokenCache, principal: &Principal, id: 
     let revoked: Option<Revoked> = sqlx::query_as(
         "UPDATE api_token SET revoked_at = coalesce(revoked_at, now())
          WHERE id = $1 AND user_id = $2
-         RETURNING token_hash, id, name, created_at, expires_at, last_used_at, revoked_at",
+         RETURNING token_hash, id, name, created_at, expires_at, last_used_at, revoked_at, scope",
     )
     .bind(id)
     .bind(principal.user_id)

@@ -62,7 +62,8 @@ pub async fn page(db: &PgPool, principal: &Principal, form: FreeThenForm, tz: &s
     Ok(page)
 }
 
-async fn rows(db: &PgPool, principal: &Principal, form: &FreeThenForm, tz: &str) -> ServiceResult<Vec<FreeRow>> {
+/// What is free in the form's window (the page and `GET /api/v1/free`), or the field at fault.
+pub async fn rows(db: &PgPool, principal: &Principal, form: &FreeThenForm, tz: &str) -> ServiceResult<Vec<FreeRow>> {
     let start = parse_local("from", &form.from, tz)?;
     let end = parse_local("to", &form.to, tz)?;
     if end <= start {
