@@ -19,8 +19,10 @@ pub async fn list_tokens() -> Result<Vec<TokenInfo>, RpcError> {
 pub async fn create_token(
     name: String,
     expires_in_days: i64,
-    scope: String,
+    // Left out (a form from before scopes): the least, read only.
+    scope: Option<String>,
 ) -> Result<Result<CreatedToken, ActionNotice>, RpcError> {
+    let scope = scope.unwrap_or_else(|| TokenScope::Read.as_str().to_string());
     let (principal, ctx) =
         crate::rpc::browser("API tokens are created from a signed-in browser session, never with another API token")?;
     // A refused name or expiry comes back as a notice, said beside its field.

@@ -12,7 +12,9 @@ use serde_json::{json, Value};
 pub fn result(tool: &Tool, status: StatusCode, body: Value, portal: &url::Url) -> CallToolResult {
     if !status.is_success() {
         let sentence = refusal(status, &body);
-        let mut result = CallToolResult::structured_error(with(body, "sentence", sentence.clone().into()));
+        // The REST status too: what the same request answers on `/api/v1`.
+        let refused = with(with(body, "sentence", sentence.clone().into()), "status", status.as_u16().into());
+        let mut result = CallToolResult::structured_error(refused);
         result.content.insert(0, ContentBlock::text(sentence));
         return result;
     }

@@ -21,6 +21,9 @@ enum Send {
     Put(&'static str),
     Delete,
     Form(&'static str),
+    /// An MCP tool's call (`/mcp`, JSON-RPC): its arguments. Its status is
+    /// the HTTP one, or the REST status a refused call names (200 when done).
+    Tool(&'static str, &'static str),
 }
 
 /// A daily series of two days in the big pool.
@@ -47,6 +50,24 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
     (Send::Get, "/fit?model=llama-3.1-8b", [401, 200, 200, 200, 200]),
     (Send::Form("form%5Bfrom%5D=2030-01-07T13%3A00&form%5Bto%5D=2030-01-07T18%3A00&form%5Bat_least%5D=120&form%5Bunits%5D=1&form%5Bmemory_gb%5D=&tz=UTC"), "/rpc/free_then", [401, 200, 200, 200, 200]),
     (Send::Get, "/free?from=2030-01-07T13%3A00&to=2030-01-07T18%3A00", [401, 200, 200, 200, 200]),
+    (Send::Get, "/api/v1/free?from={far}&to={farther}&units=1", [401, 200, 200, 200, 200]),
+    // The MCP tools: each as the REST request it stands for.
+    (Send::Tool("list_pools", "{}"), "/mcp", [401, 200, 200, 200, 200]),
+    (Send::Tool("fit", r#"{"model":"llama-3.1-8b"}"#), "/mcp", [401, 200, 200, 200, 200]),
+    (Send::Tool("find_free", r#"{"from":"{far}","to":"{farther}"}"#), "/mcp", [401, 200, 200, 200, 200]),
+    (
+        Send::Tool(
+            "book",
+            r#"{"pool_id":"{pool}","kind":"nvidia.com/mig-1g.24gb","quantity":1,"start":"{start}","end":"{end}","mode":"inference"}"#,
+        ),
+        "/mcp",
+        [401, 200, 200, 200, 200],
+    ),
+    (Send::Tool("my_bookings", "{}"), "/mcp", [401, 200, 200, 200, 200]),
+    (Send::Tool("booking", r#"{"id":"{booking}"}"#), "/mcp", [401, 200, 404, 200, 200]),
+    (Send::Tool("extend", r#"{"id":"{booking}","end":"{later}"}"#), "/mcp", [401, 200, 404, 403, 200]),
+    (Send::Tool("end_now", r#"{"id":"{live}"}"#), "/mcp", [401, 200, 404, 403, 200]),
+    (Send::Tool("cancel", r#"{"id":"{booking}"}"#), "/mcp", [401, 200, 404, 403, 200]),
     (Send::Get, "/api/v1/pools", [401, 200, 200, 200, 200]),
     (
         Send::Json(r#"{"name":"p-{uniq}","kinds":[{"kind":"nvidia.com/gpu","capacity":1}]}"#),
@@ -462,7 +483,7 @@ impl World {
                     let spec = app::model::ClusterSpec::reached(&name, app::model::ClusterAccess::Simulated);
                     app::backend::clusters::create(&self.f.db, &self.admin, spec).await.unwrap().id.to_string()
                 }
-                ("{token}", None) => tokens::issue(&self.f.db, self.ada.user_id, "victim", Duration::days(1))
+                ("{token}", None) => tokens::issue(&self.f.db, self.ada.user_id, "victim", Duration::days(1), app::model::TokenScope::Full)
                     .await
                     .unwrap()
                     .id
@@ -515,23 +536,7 @@ async fn every_endpoint_server_fn_and_page_answers_each_role_as_the_table_says()
     let mut wrong = Vec::new();
     for (send, path, expected) in TABLE {
         for (caller, token) in tokens.iter().enumerate() {
-            let path = world.fill(path).await;
-            let (method, content_type, body) = match send {
-                Send::Get => (Method::GET, None, String::new()),
-                Send::Json(body) => (Method::POST, Some("application/json"), world.fill(body).await),
-                Send::Patch(body) => (Method::PATCH, Some("application/json"), world.fill(body).await),
-                Send::Delete => (Method::DELETE, None, String::new()),
-                Send::Put(body) => (Method::PUT, Some("application/json"), world.fill(body).await),
-                Send::Form(body) => (Method::POST, Some("application/x-www-form-urlencoded"), world.fill(body).await),
-            };
-            let mut request = Request::builder().method(method.clone()).uri(&path);
-            if let Some(token) = token {
-                request = request.header(header::AUTHORIZATION, format!("Bearer {token}"));
-            }
-            if let Some(content_type) = content_type {
-                request = request.header(header::CONTENT_TYPE, content_type);
-            }
-            let (status, answer) = raw(&f.app, request.body(Body::from(body)).unwrap()).await;
+            let (method, path, status, answer) = ask(&world, send, path, *token).await;
             if status.as_u16() != expected[caller] {
                 let snippet: String = answer.to_string().chars().take(160).collect();
                 wrong.push(format!(
@@ -544,4 +549,125 @@ async fn every_endpoint_server_fn_and_page_answers_each_role_as_the_table_says()
         }
     }
     assert!(wrong.is_empty(), "{} cells differ from the table:\n{}", wrong.len(), wrong.join("\n"));
+}
+
+/// What ada's token of each scope (read, book, full) may do, on REST, the
+/// pages and server fns, and MCP alike: reading everywhere; booking and
+/// extending from `book` up; anything else with `full` only.
+const SCOPES: &[(Send, &str, [u16; 3])] = &[
+    (Send::Get, "/api/v1/bookings/{booking}", [200, 200, 200]),
+    (Send::Get, "/api/v1/free?from={far}&to={farther}", [200, 200, 200]),
+    (Send::Get, "/fit?model=llama-3.1-8b", [200, 200, 200]),
+    (
+        Send::Json(r#"{"pool_id":"{pool}","kind":"nvidia.com/mig-1g.24gb","quantity":1,"start":"{start}","end":"{end}","mode":"inference"}"#),
+        "/api/v1/bookings",
+        [403, 201, 201],
+    ),
+    (Send::Json(r#"{"end":"{later}"}"#), "/api/v1/bookings/{booking}/extend", [403, 200, 200]),
+    (Send::Json(SERIES), "/api/v1/series", [403, 201, 201]),
+    (Send::Json("{}"), "/api/v1/bookings/{booking}/cancel", [403, 403, 200]),
+    (Send::Json(r#"{"start":"{start}","end":"{later}"}"#), "/api/v1/bookings/{booking}/move", [403, 403, 200]),
+    (Send::Json("{}"), "/api/v1/bookings/{live}/end", [403, 403, 200]),
+    (Send::Json(r#"{"email":"carol@a.test"}"#), "/api/v1/bookings/{booking}/co-owners", [403, 403, 200]),
+    (Send::Put(r#"{"time_zone":"Europe/Berlin"}"#), "/api/v1/me/time-zone", [403, 403, 200]),
+    (Send::Delete, "/api/v1/homes/{ada_home}", [403, 403, 204]),
+    (Send::Form(""), "/rpc/live", [403, 403, 200]),
+    (Send::Form(SERIES_FORM), "/rpc/series/book", [403, 403, 200]),
+    (Send::Form("id={token}"), "/rpc/tokens/revoke", [403, 403, 200]),
+    (Send::Tool("list_pools", "{}"), "/mcp", [200, 200, 200]),
+    (Send::Tool("my_bookings", "{}"), "/mcp", [200, 200, 200]),
+    (Send::Tool("booking", r#"{"id":"{booking}"}"#), "/mcp", [200, 200, 200]),
+    (
+        Send::Tool(
+            "book",
+            r#"{"pool_id":"{pool}","kind":"nvidia.com/mig-1g.24gb","quantity":1,"start":"{start}","end":"{end}","mode":"inference"}"#,
+        ),
+        "/mcp",
+        [403, 200, 200],
+    ),
+    (Send::Tool("extend", r#"{"id":"{booking}","end":"{later}"}"#), "/mcp", [403, 200, 200]),
+    (Send::Tool("end_now", r#"{"id":"{live}"}"#), "/mcp", [403, 403, 200]),
+    (Send::Tool("cancel", r#"{"id":"{booking}"}"#), "/mcp", [403, 403, 200]),
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_token_scope_answers_as_the_scope_table_says_on_rest_pages_and_mcp() {
+    let world = World::new().await;
+    let f = &world.f;
+    let mut scoped = Vec::new();
+    for scope in app::model::TokenScope::ALL {
+        let issued = tokens::issue(&f.db, world.ada.user_id, "scoped", Duration::days(1), scope).await.unwrap();
+        scoped.push(issued.token);
+    }
+    let mut wrong = Vec::new();
+    for (send, path, expected) in SCOPES {
+        for (at, token) in scoped.iter().enumerate() {
+            let (method, path, status, answer) = ask(&world, send, path, Some(token)).await;
+            if status.as_u16() != expected[at] {
+                let snippet: String = answer.to_string().chars().take(160).collect();
+                let scope = app::model::TokenScope::ALL[at].as_str();
+                wrong.push(format!("{method} {path} with scope {scope}: {} (expected {}) {snippet}", status.as_u16(), expected[at]));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{} cells differ from the table:\n{}", wrong.len(), wrong.join("\n"));
+}
+
+/// One cell: the request the table describes, with fresh objects, as `token`.
+async fn ask(
+    world: &World,
+    send: &Send,
+    path: &str,
+    token: Option<&str>,
+) -> (Method, String, axum::http::StatusCode, serde_json::Value) {
+    let path = world.fill(path).await;
+    let (method, content_type, body) = match send {
+        Send::Get => (Method::GET, None, String::new()),
+        Send::Json(body) => (Method::POST, Some("application/json"), world.fill(body).await),
+        Send::Patch(body) => (Method::PATCH, Some("application/json"), world.fill(body).await),
+        Send::Delete => (Method::DELETE, None, String::new()),
+        Send::Put(body) => (Method::PUT, Some("application/json"), world.fill(body).await),
+        Send::Form(body) => (Method::POST, Some("application/x-www-form-urlencoded"), world.fill(body).await),
+        Send::Tool(name, arguments) => (Method::POST, Some("application/json"), tool_call(name, &world.fill(arguments).await)),
+    };
+    let mut request = Request::builder().method(method.clone()).uri(&path);
+    if let Some(token) = token {
+        request = request.header(header::AUTHORIZATION, format!("Bearer {token}"));
+    }
+    if let Some(content_type) = content_type {
+        request = request.header(header::CONTENT_TYPE, content_type);
+    }
+    if matches!(send, Send::Tool(..)) {
+        // As a client sends it: MCP refuses a request for another host (DNS rebinding).
+        request = request.header(header::ACCEPT, "application/json, text/event-stream").header(header::HOST, "127.0.0.1:3000");
+    }
+    let (status, answer) = raw(&world.f.app, request.body(Body::from(body)).unwrap()).await;
+    let status = match send {
+        Send::Tool(..) => tool_status(status, &answer),
+        _ => status,
+    };
+    (method, path, status, answer)
+}
+
+/// A `tools/call` as a client sends it, stateless (no session, no handshake).
+pub fn tool_call(name: &str, arguments: &str) -> String {
+    let arguments: serde_json::Value = serde_json::from_str(arguments).expect("the table's arguments are JSON");
+    serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}})
+        .to_string()
+}
+
+/// A tool's answer as a status: the HTTP one unless the call was answered;
+/// then 200 when done, else the REST status its refusal names.
+pub fn tool_status(status: axum::http::StatusCode, answer: &serde_json::Value) -> axum::http::StatusCode {
+    if status != 200 {
+        return status;
+    }
+    let result = &answer["result"];
+    match result["isError"].as_bool() {
+        Some(false) => status,
+        _ => result["structuredContent"]["status"]
+            .as_u64()
+            .and_then(|code| axum::http::StatusCode::from_u16(code as u16).ok())
+            .unwrap_or(axum::http::StatusCode::INTERNAL_SERVER_ERROR),
+    }
 }

@@ -25,7 +25,7 @@ async fn seeding_twice_leaves_one_demo_pool_like_the_reference_lab() {
 async fn tokens_are_stored_hashed_and_stop_at_expiry() {
     let db = fresh_db().await;
     let user = users::upsert_user(&db, "t@x.test", "T", Role::User, "x").await.unwrap();
-    let issued = tokens::issue(&db, user, "cli", Duration::days(30)).await.unwrap();
+    let issued = tokens::issue(&db, user, "cli", Duration::days(30), app::model::TokenScope::Full).await.unwrap();
     assert!(issued.token.starts_with("berth_") && issued.token.len() == 70);
     let stored: Vec<u8> = sqlx::query_scalar("SELECT token_hash FROM api_token").fetch_one(&db).await.unwrap();
     assert_eq!(stored.len(), 32);
@@ -43,7 +43,7 @@ async fn tokens_are_stored_hashed_and_stop_at_expiry() {
 async fn the_token_cache_remembers_a_principal_for_its_ttl_only() {
     let db = fresh_db().await;
     let user = users::upsert_user(&db, "c@x.test", "C", Role::User, "x").await.unwrap();
-    let issued = tokens::issue(&db, user, "cli", Duration::days(1)).await.unwrap();
+    let issued = tokens::issue(&db, user, "cli", Duration::days(1), app::model::TokenScope::Full).await.unwrap();
     let cache = tokens::TokenCache::new(std::time::Duration::from_millis(300));
     assert!(cache.authenticate(&db, &issued.token).await.unwrap().is_some());
     sqlx::query("UPDATE api_token SET revoked_at = now()").execute(&db).await.unwrap();

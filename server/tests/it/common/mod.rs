@@ -75,7 +75,7 @@ pub struct Fixture {
 
 pub async fn token_for(db: &PgPool, email: &str, role: Role, tenant: &str) -> String {
     let user = users::upsert_user(db, email, email.split('@').next().unwrap_or(email), role, tenant).await.unwrap();
-    tokens::issue(db, user, "test", Duration::days(1)).await.unwrap().token
+    tokens::issue(db, user, "test", Duration::days(1), app::model::TokenScope::Full).await.unwrap().token
 }
 
 impl Fixture {
