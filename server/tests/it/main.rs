@@ -43,6 +43,7 @@ mod logins_and_dev_login;
 mod make_run_services;
 mod manifests;
 mod manifests_preview;
+mod mcp;
 mod member_rows;
 mod notifications;
 mod oidc_login;
