@@ -196,6 +196,16 @@ ensure_jupyter_server() {
   fi
 }
 
+# mcp (PyPI): the reference MCP client the assistant tests drive Berth with
+# (server/tests/mcp/client.py), over Streamable HTTP and stdio.
+MCP_VERSION=2.3.0
+ensure_mcp() {
+  if [ "$(python3 -c 'import importlib.metadata as m; print(m.version("mcp"))' 2>/dev/null)" != "$MCP_VERSION" ]; then
+    say "installing mcp $MCP_VERSION (PyPI)"
+    python3 -m pip install --quiet --root-user-action=ignore "mcp==$MCP_VERSION"
+  fi
+}
+
 # schemathesis (PyPI): fuzzes the API against its OpenAPI document (.ci/contract.sh).
 SCHEMATHESIS_VERSION=4.32.5
 ensure_schemathesis() {

@@ -9,6 +9,7 @@ ensure_kubernetes_validate
 ensure_icalendar
 ensure_aiosmtpd
 ensure_jupyter_server
+ensure_mcp
 ensure_prometheus
 # A clean checkout gains nothing from incremental state, which doubles
 # target/ (7.5 of 16 GB): CI once ran out of disk in its Prometheus test.

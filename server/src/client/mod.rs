@@ -6,6 +6,7 @@
 mod commands;
 mod config;
 mod http;
+mod mcp;
 mod print;
 mod when;
 
@@ -15,6 +16,9 @@ use uuid::Uuid;
 
 #[derive(Subcommand)]
 pub enum Command {
+    /// Serve the portal's MCP tools over stdio, for a desktop AI assistant,
+    /// with the saved login's token (docs/assistants.md).
+    Mcp,
     /// Save the portal's URL and an API token (asked on stdin; make one on the
     /// portal's Tokens page) in ~/.config/berth/config.toml, mode 0600.
     Login {
@@ -178,10 +182,13 @@ async fn dispatch(command: Command) -> anyhow::Result<i32> {
     if let Command::Login { url } = &command {
         return commands::login(url).await;
     }
+    if let Command::Mcp = command {
+        return mcp::run().await.map(|()| 0);
+    }
     let (base, token) = config::load()?;
     let api = Api::new(base, token)?;
     match command {
-        Command::Login { .. } => unreachable!("handled above"),
+        Command::Login { .. } | Command::Mcp => unreachable!("handled above"),
         Command::Pools { json } => commands::pools(&api, json).await,
         Command::Free(args) => commands::free(&api, args).await,
         Command::Book(args) => commands::book(&api, args).await,

@@ -254,3 +254,37 @@ async fn a_pool_that_needs_approval_answers_pending_and_no_token_gets_in() {
         .unwrap();
     assert_eq!(with_cookie.status(), 401, "a session cookie plays no part");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn berth_mcp_offers_the_same_tools_over_stdio_with_the_saved_login() {
+    let f = Fixture::new().await;
+    let url = serve(&f).await;
+    let portal = url.trim_end_matches("/mcp").to_string();
+    // The saved login, as `berth login` writes it (the environment is empty of BERTH_*).
+    let home = std::env::temp_dir().join(format!("berth-mcp-{}", uuid::Uuid::new_v4()));
+    let config = home.join("berth");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("config.toml"), format!("url = \"{portal}\"\ntoken = \"{}\"\n", f.ada)).unwrap();
+    let (start, end) = (slot(8), slot(12));
+    let seen = client(json!({
+        "command": [env!("CARGO_BIN_EXE_berth"), "mcp"],
+        "env": {"XDG_CONFIG_HOME": home, "HOME": home, "PATH": std::env::var("PATH").unwrap()},
+        "calls": [
+            {"tool": "book", "arguments": {"pool_id": f.lab, "kind": GPU, "quantity": 1, "start": start, "end": end,
+                                           "mode": "interactive"}},
+            {"tool": "cancel", "arguments": {"id": uuid::Uuid::new_v4()}},
+            {"tool": "no_such_tool"},
+        ],
+    }))
+    .await;
+    std::fs::remove_dir_all(&home).unwrap();
+    let names: Vec<&str> = seen["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names.len(), 9, "{names:?}");
+    let calls = seen["calls"].as_array().unwrap();
+    assert!(text(&calls[0]).ends_with(": approved."), "{}", calls[0]);
+    let id = calls[0]["structured"]["id"].as_str().unwrap();
+    let (_, booking) = f.call(Method::GET, &format!("/api/v1/bookings/{id}"), Some(&f.ada), None).await;
+    assert_eq!(booking["state"], "approved", "booked as ada, in the portal");
+    assert_eq!(text(&calls[1]), "Booking not found.");
+    assert_eq!(calls[2]["protocol_error"], "Berth has no tool named no_such_tool");
+}

@@ -1,0 +1,75 @@
+//! `berth mcp`: the portal's MCP tools over stdio, for desktop assistants
+//! that start a command rather than open a URL. A relay: an MCP server on
+//! stdin and stdout that asks each request of the portal's `/mcp` as an MCP
+//! client, with the saved login's token (`berth login`, or `BERTH_URL` and
+//! `BERTH_TOKEN`). The portal does the work, so stdio and HTTP offer the
+//! same tools, with the same rights and the same refusals.
+
+use super::config;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ClientConfig, Implementation, ListToolsResult, PaginatedRequestParams,
+    ServerConfig,
+};
+use rmcp::service::{Peer, RequestContext};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::{ErrorData, RoleClient, RoleServer, ServerHandler, ServiceExt};
+
+struct Relay {
+    portal: Peer<RoleClient>,
+    info: ServerConfig,
+}
+
+/// The portal could not be asked: said to the assistant as a server error.
+fn unreachable(err: rmcp::ServiceError) -> ErrorData {
+    ErrorData::internal_error(format!("the portal did not answer: {err}"), None)
+}
+
+impl ServerHandler for Relay {
+    fn get_info(&self) -> ServerConfig {
+        self.info.clone()
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        self.portal.list_tools(request).await.map_err(unreachable)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        match self.portal.call_tool(request).await {
+            Ok(result) => Ok(result.into()),
+            // The portal's own protocol errors (an unknown tool) pass as they are.
+            Err(rmcp::ServiceError::McpError(error)) => Err(error),
+            Err(err) => Err(unreachable(err)),
+        }
+    }
+}
+
+pub async fn run() -> anyhow::Result<()> {
+    let (base, token) = config::load()?;
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(format!("{base}/mcp")).auth_header(token),
+    );
+    let mut me = ClientConfig::default();
+    me.client_info = Implementation::new("berth-mcp", env!("CARGO_PKG_VERSION"));
+    let portal = me.serve(transport).await?;
+    // What the portal said of itself is what the assistant is told.
+    let said = portal.peer_info().ok_or_else(|| anyhow::anyhow!("the portal did not introduce itself"))?;
+    let mut info = ServerConfig::new(said.capabilities.clone());
+    info.instructions = said.instructions.clone();
+    if let Some(server) = said.server_info.clone() {
+        info.server_info = server;
+    }
+    let relay = Relay { portal: portal.peer().clone(), info };
+    let served = relay.serve(rmcp::transport::stdio()).await?;
+    served.waiting().await?;
+    portal.cancel().await?;
+    Ok(())
+}
