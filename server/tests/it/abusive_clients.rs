@@ -224,3 +224,61 @@ async fn a_person_repeating_expensive_requests_gets_429_and_everyone_else_is_ser
     let (status, _, _) = get(&app, from("192.0.2.9", "/api/v1/pools", Some(&f.ada))).await;
     assert_eq!(status, StatusCode::OK);
 }
+
+/// A `tools/call` to `/mcp` as `token`.
+fn tool(token: &str, name: &str, arguments: &str) -> Request<Body> {
+    Request::post("/mcp")
+        .header(header::AUTHORIZATION, format!("Bearer {token}"))
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::ACCEPT, "application/json, text/event-stream")
+        .header(header::HOST, "127.0.0.1:3000")
+        .body(Body::from(crate::authz_matrix::tool_call(name, arguments)))
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_past_its_budget_gets_429_on_rest_and_mcp_while_its_person_and_others_are_served() {
+    let f = Fixture::new().await;
+    let app = limited_router(&f, RateLimits { token_requests_per_minute: 3, ..RateLimits::default() });
+    for _ in 0..2 {
+        let (status, _, _) = get(&app, from("192.0.2.30", "/api/v1/pools", Some(&f.ada))).await;
+        assert_eq!(status, StatusCode::OK);
+    }
+    let (status, _, answer) = get(&app, tool(&f.ada, "list_pools", "{}")).await;
+    assert_eq!(status, StatusCode::OK, "the third, over MCP: {answer}");
+    let (status, retry, body) = get(&app, from("192.0.2.30", "/api/v1/pools", Some(&f.ada))).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+    assert!(retry.is_some_and(|s| (1..=60).contains(&s)), "Retry-After: {retry:?}");
+    assert!(body["message"].as_str().unwrap().contains("with this token"), "{body}");
+    let (status, _, _) = get(&app, tool(&f.ada, "list_pools", "{}")).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "MCP and REST share the token's budget");
+    // Another token of hers, and bob's, are served.
+    let second = common::token_for(&f.db, "ada@a.test", app::model::Role::User, "team-a").await;
+    for token in [&second, &f.bob] {
+        let (status, _, _) = get(&app, from("192.0.2.30", "/api/v1/pools", Some(token))).await;
+        assert_eq!(status, StatusCode::OK);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_assistant_finding_free_time_spends_its_persons_budget_of_expensive_requests() {
+    let f = Fixture::new().await;
+    let app = limited_router(&f, RateLimits { expensive_per_minute: 2, ..RateLimits::default() });
+    let window = format!(
+        r#"{{"from":"{}","to":"{}"}}"#,
+        common::slot(8).to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        common::slot(16).to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    );
+    for name in ["find_free", "fit"] {
+        let arguments = if name == "fit" { r#"{"model":"llama-3.1-8b"}"# } else { &window };
+        let (status, _, answer) = get(&app, tool(&f.ada, name, arguments)).await;
+        assert_eq!(crate::authz_matrix::tool_status(status, &answer), StatusCode::OK, "{answer}");
+    }
+    let (status, _, answer) = get(&app, tool(&f.ada, "find_free", &window)).await;
+    assert_eq!(crate::authz_matrix::tool_status(status, &answer), StatusCode::TOO_MANY_REQUESTS, "{answer}");
+    let said = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(said.starts_with("Too many free-view, sizing and open-workspace requests from you; try again in "), "{said}");
+    // The same budget as the portal's pages: the free view's page is refused too.
+    let (status, _, _) = get(&app, from("192.0.2.31", "/api/v1/free?from=2030-01-07T13:00:00Z&to=2030-01-07T18:00:00Z", Some(&f.ada))).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+}
