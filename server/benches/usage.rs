@@ -134,7 +134,11 @@ async fn reports(db: &PgPool) {
         app::backend::accounts::users::upsert_user(db, "mgr@bench.test", "Manager", app::model::Role::Manager, "bt-1")
             .await
             .unwrap();
-    let token = app::backend::accounts::tokens::issue(db, manager, "bench", Duration::days(1)).await.unwrap().token;
+    let token =
+        app::backend::accounts::tokens::issue(db, manager, "bench", Duration::days(1), app::model::TokenScope::Full)
+            .await
+            .unwrap()
+            .token;
     let config = server::auth::AuthConfig::local("http://127.0.0.1:3000".parse().unwrap());
     let app =
         server::router(server::AppState::new(db.clone(), "target/site", server::auth::Auth::new(config).unwrap()));

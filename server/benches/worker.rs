@@ -49,7 +49,10 @@ impl Bench {
         let db = sqlx::postgres::PgPoolOptions::new().max_connections(8).connect(&url).await.expect("PostgreSQL");
         app::backend::MIGRATOR.run(&db).await.expect("migrations");
         let admin = users::upsert_user(&db, "admin@bench.test", "Admin", Role::Admin, "bench").await.unwrap();
-        let token = tokens::issue(&db, admin, "bench", chrono::Duration::days(1)).await.unwrap().token;
+        let token = tokens::issue(&db, admin, "bench", chrono::Duration::days(1), app::model::TokenScope::Full)
+            .await
+            .unwrap()
+            .token;
         let principal = tokens::authenticate(&db, &token).await.unwrap().unwrap();
         let new = NewPool {
             name: format!("bench-{}", Uuid::new_v4().simple()),

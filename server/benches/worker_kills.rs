@@ -86,7 +86,8 @@ async fn setup(db: &PgPool) -> (Uuid, app::model::Principal) {
     app::backend::MIGRATOR.run(db).await.expect("migrations");
     server::seed::demo(db).await.expect("the demo pool");
     let admin = users::upsert_user(db, "admin@kills.test", "Admin", Role::Admin, "kills").await.unwrap();
-    let token = tokens::issue(db, admin, "kills", chrono::Duration::days(1)).await.unwrap().token;
+    let token =
+        tokens::issue(db, admin, "kills", chrono::Duration::days(1), app::model::TokenScope::Full).await.unwrap().token;
     let principal = tokens::authenticate(db, &token).await.unwrap().unwrap();
     let pool = sqlx::query_scalar("SELECT id FROM pool WHERE name = $1")
         .bind(server::seed::DEMO_POOL)

@@ -33,8 +33,8 @@ mod waitlist;
 mod worker;
 
 pub use account::{
-    CreatedToken, DevUser, Membership, MembershipSource, SignInOptions, SignInPageData, TokenInfo, UserSummary,
-    TokenScope, ZoneChoice, MAX_TOKEN_DAYS,
+    CreatedToken, DevUser, Membership, MembershipSource, SignInOptions, SignInPageData, TokenInfo, TokenScope,
+    UserSummary, ZoneChoice, MAX_TOKEN_DAYS,
 };
 pub use approval::{parse_shown_token, shown_token, Decision, PendingApproval};
 pub use audit::{AuditBooking, AuditEntry, AuditFilter, AuditPage};

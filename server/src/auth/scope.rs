@@ -18,7 +18,8 @@ pub async fn enforce(request: Request, next: Next) -> Response {
     if let Some(scope) = scope {
         let path = request.uri().path();
         if path != MCP_PATH && !app::rules::scope::allows(scope, request.method().as_str(), path) {
-            let message = format!("this token may {} (scope {}); use a token that may do more", scope.says(), scope.as_str());
+            let message =
+                format!("this token may {} (scope {}); use a token that may do more", scope.says(), scope.as_str());
             return (
                 StatusCode::FORBIDDEN,
                 axum::Json(json!({"error": "beyond_token_scope", "message": message, "field": null})),

@@ -11,7 +11,12 @@ use axum::http::{header, Request};
 use serde_json::{Map, Value};
 
 /// The request, or a sentence saying which argument cannot be used.
-pub fn request(doc: &Value, tool: &Tool, arguments: Map<String, Value>, who: Identity) -> Result<Request<Body>, String> {
+pub fn request(
+    doc: &Value,
+    tool: &Tool,
+    arguments: Map<String, Value>,
+    who: Identity,
+) -> Result<Request<Body>, String> {
     let method = tool.method.as_str().to_ascii_lowercase();
     let fixed: Vec<&str> = tool.fixed.iter().map(|(name, _)| *name).collect();
     let mut rest = arguments;

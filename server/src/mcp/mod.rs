@@ -59,7 +59,8 @@ pub fn router(state: &AppState) -> Router<AppState> {
     if let Some(host) = public.host_str() {
         config.allowed_hosts.push(host.to_string());
     }
-    let service = StreamableHttpService::new(move || Ok(tools.clone()), Arc::new(LocalSessionManager::default()), config);
+    let service =
+        StreamableHttpService::new(move || Ok(tools.clone()), Arc::new(LocalSessionManager::default()), config);
     Router::new()
         .route_service(MCP_PATH, service)
         .route_layer(middleware::from_fn_with_state(state.clone(), token_only))
@@ -76,7 +77,8 @@ async fn token_only(State(state): State<AppState>, request: Request, next: Next)
     }
     let metadata = state.auth.config.public_url.join(&METADATA_PATH[1..]).map(|u| format!("{u}{MCP_PATH}"));
     let mut response = crate::api::ApiError::unauthorized().into_response();
-    if let Ok(value) = HeaderValue::from_str(&format!("Bearer resource_metadata=\"{}\"", metadata.unwrap_or_default())) {
+    if let Ok(value) = HeaderValue::from_str(&format!("Bearer resource_metadata=\"{}\"", metadata.unwrap_or_default()))
+    {
         response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
     }
     response
@@ -108,7 +110,8 @@ struct Berth {
 
 impl Berth {
     fn new(state: &AppState) -> Self {
-        let auth = crate::auth::AuthState { db: state.db.clone(), tokens: state.tokens.clone(), auth: state.auth.clone() };
+        let auth =
+            crate::auth::AuthState { db: state.db.clone(), tokens: state.tokens.clone(), auth: state.auth.clone() };
         let api = Router::new()
             .nest("/api/v1", crate::api::router())
             .layer(middleware::from_fn_with_state(auth, crate::auth::rate_limit::limit_expensive))
@@ -161,7 +164,8 @@ impl ServerHandler for Berth {
         let Some(tool) = tools::find(&request.name) else {
             return Err(ErrorData::invalid_params(format!("Berth has no tool named {}", request.name), None));
         };
-        let who = context.extensions.get::<axum::http::request::Parts>().and_then(|parts| parts.extensions.get::<Identity>());
+        let who =
+            context.extensions.get::<axum::http::request::Parts>().and_then(|parts| parts.extensions.get::<Identity>());
         let Some(who) = who.cloned() else {
             return Err(ErrorData::internal_error("the call came without its sign-in", None));
         };

@@ -101,7 +101,9 @@ pub fn input(doc: &Value, method: &str, path: &str, fixed: &[&str]) -> Map<Strin
 fn relink(doc: &Value, value: &mut Value, defs: &mut Map<String, Value>) {
     match value {
         Value::Object(object) => {
-            if let Some(name) = object.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix("#/components/schemas/")) {
+            if let Some(name) =
+                object.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix("#/components/schemas/"))
+            {
                 let name = name.to_string();
                 object.insert("$ref".into(), format!("#/$defs/{name}").into());
                 if !defs.contains_key(&name) {

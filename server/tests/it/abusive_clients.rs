@@ -277,8 +277,13 @@ async fn an_assistant_finding_free_time_spends_its_persons_budget_of_expensive_r
     let (status, _, answer) = get(&app, tool(&f.ada, "find_free", &window)).await;
     assert_eq!(crate::authz_matrix::tool_status(status, &answer), StatusCode::TOO_MANY_REQUESTS, "{answer}");
     let said = answer["result"]["content"][0]["text"].as_str().unwrap();
-    assert!(said.starts_with("Too many free-view, sizing and open-workspace requests from you; try again in "), "{said}");
+    assert!(
+        said.starts_with("Too many free-view, sizing and open-workspace requests from you; try again in "),
+        "{said}"
+    );
     // The same budget as the portal's pages: the free view's page is refused too.
-    let (status, _, _) = get(&app, from("192.0.2.31", "/api/v1/free?from=2030-01-07T13:00:00Z&to=2030-01-07T18:00:00Z", Some(&f.ada))).await;
+    let (status, _, _) =
+        get(&app, from("192.0.2.31", "/api/v1/free?from=2030-01-07T13:00:00Z&to=2030-01-07T18:00:00Z", Some(&f.ada)))
+            .await;
     assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
 }

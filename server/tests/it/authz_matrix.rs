@@ -559,7 +559,9 @@ const SCOPES: &[(Send, &str, [u16; 3])] = &[
     (Send::Get, "/api/v1/free?from={far}&to={farther}", [200, 200, 200]),
     (Send::Get, "/fit?model=llama-3.1-8b", [200, 200, 200]),
     (
-        Send::Json(r#"{"pool_id":"{pool}","kind":"nvidia.com/mig-1g.24gb","quantity":1,"start":"{start}","end":"{end}","mode":"inference"}"#),
+        Send::Json(
+            r#"{"pool_id":"{pool}","kind":"nvidia.com/mig-1g.24gb","quantity":1,"start":"{start}","end":"{end}","mode":"inference"}"#,
+        ),
         "/api/v1/bookings",
         [403, 201, 201],
     ),
@@ -606,7 +608,11 @@ async fn each_token_scope_answers_as_the_scope_table_says_on_rest_pages_and_mcp(
             if status.as_u16() != expected[at] {
                 let snippet: String = answer.to_string().chars().take(160).collect();
                 let scope = app::model::TokenScope::ALL[at].as_str();
-                wrong.push(format!("{method} {path} with scope {scope}: {} (expected {}) {snippet}", status.as_u16(), expected[at]));
+                wrong.push(format!(
+                    "{method} {path} with scope {scope}: {} (expected {}) {snippet}",
+                    status.as_u16(),
+                    expected[at]
+                ));
             }
         }
     }
@@ -628,7 +634,9 @@ async fn ask(
         Send::Delete => (Method::DELETE, None, String::new()),
         Send::Put(body) => (Method::PUT, Some("application/json"), world.fill(body).await),
         Send::Form(body) => (Method::POST, Some("application/x-www-form-urlencoded"), world.fill(body).await),
-        Send::Tool(name, arguments) => (Method::POST, Some("application/json"), tool_call(name, &world.fill(arguments).await)),
+        Send::Tool(name, arguments) => {
+            (Method::POST, Some("application/json"), tool_call(name, &world.fill(arguments).await))
+        }
     };
     let mut request = Request::builder().method(method.clone()).uri(&path);
     if let Some(token) = token {
@@ -639,7 +647,9 @@ async fn ask(
     }
     if matches!(send, Send::Tool(..)) {
         // As a client sends it: MCP refuses a request for another host (DNS rebinding).
-        request = request.header(header::ACCEPT, "application/json, text/event-stream").header(header::HOST, "127.0.0.1:3000");
+        request = request
+            .header(header::ACCEPT, "application/json, text/event-stream")
+            .header(header::HOST, "127.0.0.1:3000");
     }
     let (status, answer) = raw(&world.f.app, request.body(Body::from(body)).unwrap()).await;
     let status = match send {

@@ -82,14 +82,25 @@ async fn an_assistant_lists_every_tool_and_books_extends_and_cancels_as_the_port
     .await;
 
     let names: Vec<&str> = seen["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["list_pools", "fit", "find_free", "book", "my_bookings", "booking", "extend", "end_now", "cancel"]);
+    assert_eq!(
+        names,
+        ["list_pools", "fit", "find_free", "book", "my_bookings", "booking", "extend", "end_now", "cancel"]
+    );
     let tool = |name: &str| seen["tools"].as_array().unwrap().iter().find(|t| t["name"] == name).unwrap().clone();
     // Honest hints: clients ask their person before ending or cancelling.
-    for (name, read_only, destructive) in
-        [("list_pools", true, false), ("find_free", true, false), ("book", false, false), ("end_now", false, true), ("cancel", false, true)]
-    {
+    for (name, read_only, destructive) in [
+        ("list_pools", true, false),
+        ("find_free", true, false),
+        ("book", false, false),
+        ("end_now", false, true),
+        ("cancel", false, true),
+    ] {
         let hints = &tool(name)["annotations"];
-        assert_eq!((hints["readOnlyHint"].as_bool(), hints["destructiveHint"].as_bool()), (Some(read_only), Some(destructive)), "{name}");
+        assert_eq!(
+            (hints["readOnlyHint"].as_bool(), hints["destructiveHint"].as_bool()),
+            (Some(read_only), Some(destructive)),
+            "{name}"
+        );
     }
     // Schemas come from the REST API's OpenAPI document: the same fields and bounds.
     let schema = &tool("book")["input_schema"];
@@ -106,12 +117,20 @@ async fn an_assistant_lists_every_tool_and_books_extends_and_cancels_as_the_port
     assert!(calls[1]["structured"]["estimate"]["arithmetic"].as_array().is_some_and(|a| !a.is_empty()), "{}", calls[1]);
     assert!(calls[2]["structured"]["free"].as_array().unwrap().iter().any(|r| r["kind"] == GPU && r["whole"] == true));
     assert_eq!(calls[3]["is_error"], false, "{}", calls[3]);
-    assert!(text(&calls[3]).starts_with("Booked GPU × 1 from ") && text(&calls[3]).ends_with(": approved."), "{}", text(&calls[3]));
+    assert!(
+        text(&calls[3]).starts_with("Booked GPU × 1 from ") && text(&calls[3]).ends_with(": approved."),
+        "{}",
+        text(&calls[3])
+    );
     let id = calls[3]["structured"]["id"].as_str().unwrap().to_string();
     assert_eq!(calls[4]["structured"]["id"], id.as_str(), "a retried book is the same booking");
     assert_eq!(calls[5]["is_error"], true);
     assert!(text(&calls[5]).starts_with("Not enough free capacity"), "{}", text(&calls[5]));
-    assert!(text(&calls[5]).contains(&format!("The earliest window of the same length that fits is {end} to ")), "{}", text(&calls[5]));
+    assert!(
+        text(&calls[5]).contains(&format!("The earliest window of the same length that fits is {end} to ")),
+        "{}",
+        text(&calls[5])
+    );
     assert_eq!(calls[5]["structured"]["next_free"]["start"], end.as_str(), "{}", calls[5]);
     assert!(calls[6]["structured"]["bookings"].as_array().unwrap().iter().any(|b| b["id"] == id.as_str()));
 
@@ -169,9 +188,7 @@ async fn a_read_only_token_cannot_book_and_no_one_reaches_another_tenants_pool_o
     assert_eq!(status, StatusCode::CREATED, "{team_pool}");
     let (status, adas) = f.book(&f.ada, GPU, 1, slot(8), slot(12)).await;
     assert_eq!(status, StatusCode::CREATED, "{adas}");
-    let window = |pool: &Value| {
-        json!({"pool_id": pool, "kind": GPU, "quantity": 1, "start": slot(20), "end": slot(24), "mode": "interactive"})
-    };
+    let window = |pool: &Value| json!({"pool_id": pool, "kind": GPU, "quantity": 1, "start": slot(20), "end": slot(24), "mode": "interactive"});
 
     let read_only = token(&f, "ada@a.test", TokenScope::Read).await;
     let seen = client(json!({"url": url, "token": read_only, "calls": [
@@ -196,7 +213,8 @@ async fn a_read_only_token_cannot_book_and_no_one_reaches_another_tenants_pool_o
     ]}))
     .await;
     let calls = seen["calls"].as_array().unwrap();
-    let pools: Vec<&str> = calls[0]["structured"]["pools"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+    let pools: Vec<&str> =
+        calls[0]["structured"]["pools"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
     assert!(!pools.contains(&"team-a-only"), "{pools:?}");
     for (call, answer) in calls[1..].iter().zip([
         (422, "Pool ID: no pool with this id that your tenant may book."),
@@ -206,7 +224,8 @@ async fn a_read_only_token_cannot_book_and_no_one_reaches_another_tenants_pool_o
     ]) {
         assert_eq!((call["structured"]["status"].as_u64(), text(call).as_str()), (Some(answer.0), answer.1), "{call}");
     }
-    let (_, still) = f.call(Method::GET, &format!("/api/v1/bookings/{}", adas["id"].as_str().unwrap()), Some(&f.ada), None).await;
+    let (_, still) =
+        f.call(Method::GET, &format!("/api/v1/bookings/{}", adas["id"].as_str().unwrap()), Some(&f.ada), None).await;
     assert_eq!(still["state"], "approved");
 }
 
@@ -235,11 +254,15 @@ async fn a_pool_that_needs_approval_answers_pending_and_no_token_gets_in() {
 
     // Without a token (a cookie, nothing, or a revoked one): 401, naming where to learn more.
     let http = reqwest::Client::new();
-    let answer = http.post(&url).json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})).send().await.unwrap();
+    let answer =
+        http.post(&url).json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})).send().await.unwrap();
     assert_eq!(answer.status(), 401);
     let challenge = answer.headers()["www-authenticate"].to_str().unwrap().to_string();
     let metadata = url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp");
-    assert!(challenge.contains("resource_metadata=\"http://127.0.0.1:3000/.well-known/oauth-protected-resource/mcp\""), "{challenge}");
+    assert!(
+        challenge.contains("resource_metadata=\"http://127.0.0.1:3000/.well-known/oauth-protected-resource/mcp\""),
+        "{challenge}"
+    );
     let described: Value = http.get(&metadata).send().await.unwrap().json().await.unwrap();
     assert_eq!(described["resource"], "http://127.0.0.1:3000/mcp");
     assert_eq!(described["scopes_supported"], json!(["read", "book", "full"]));

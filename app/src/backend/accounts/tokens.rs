@@ -1,9 +1,9 @@
 //! API tokens: random, shown once, stored as a SHA-256 hash, expiring,
 //! revocable. Also turns a presented token into a `Principal`.
 
+use crate::backend::accounts::identity::TokenFacts;
 use crate::backend::accounts::principals::{PrincipalRow, PRINCIPAL_COLUMNS};
 use crate::backend::error::{ServiceError, ServiceResult};
-use crate::backend::accounts::identity::TokenFacts;
 use crate::model::{CreatedToken, Principal, TokenInfo, TokenScope, MAX_TOKEN_DAYS};
 use crate::rules::FieldError;
 use chrono::{DateTime, Duration, Utc};
@@ -179,7 +179,13 @@ pub async fn create_for(
         return Err(FieldError::new("expires_in_days", format!("must be between 1 and {MAX_TOKEN_DAYS}")).into());
     }
     let issued = issue(db, principal.user_id, name, Duration::days(days), scope).await?;
-    Ok(CreatedToken { id: issued.id, name: name.to_string(), token: issued.token, expires_at: issued.expires_at, scope })
+    Ok(CreatedToken {
+        id: issued.id,
+        name: name.to_string(),
+        token: issued.token,
+        expires_at: issued.expires_at,
+        scope,
+    })
 }
 
 /// Revokes one of the principal's own tokens; anyone else's is "not found".
