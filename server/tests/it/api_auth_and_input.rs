@@ -189,6 +189,7 @@ const OPERATIONS: &[(&str, &str)] = &[
     ("put", "/tenants/{slug}/homes"),
     ("put", "/homes/price"),
     ("get", "/fit"),
+    ("get", "/free"),
     ("get", "/clusters"),
     ("post", "/clusters"),
     ("get", "/clusters/{id}"),
