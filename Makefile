@@ -21,7 +21,7 @@ release:    ## Build the server and the site (release)
 package:    ## Stage the container image's files (release build) in target/package; see Containerfile
 	bash .ci/package.sh release
 
-bench:      ## Booking load benchmark against pgbench on the same PostgreSQL
+bench:      ## Booking load benchmark against pgbench on the same PostgreSQL; booking and finding free time through MCP beside REST
 	bash .ci/bench.sh $(SECONDS)
 
 bench-calendar: ## WASM size, week-view render time with 500 bookings, bytes on the wire, time to interactive

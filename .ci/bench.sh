@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Booking throughput and latency at 64 clients against the release server with
 # a real PostgreSQL, next to `pgbench -N` on the same PostgreSQL instance, then
-# the capacity invariant check. Results are printed, not asserted.
+# the capacity invariant check; then, in the same run, booking and finding
+# free time through MCP beside the same REST calls (MCP's overhead as a
+# ratio). Results are printed, not asserted.
 # Usage: .ci/bench.sh [seconds]   (default 30)
 source "$(dirname "$0")/lib.sh"
 SECONDS_PER_RUN="${1:-30}"
@@ -37,7 +39,10 @@ for i in $(seq 1 $CLIENTS); do
 done
 
 PORT=$((PG_PORT + 1))
-$berth serve --listen "127.0.0.1:$PORT" --db-connections "${BENCH_DB_CONNECTIONS:-16}" 2>"$WORK/server.log" &
+# The per-person budget of expensive requests would refuse the free-time
+# runs after 60 a minute: lifted, as throughput is what is measured.
+$berth serve --listen "127.0.0.1:$PORT" --db-connections "${BENCH_DB_CONNECTIONS:-16}" \
+  --expensive-rate-limit 100000000 2>"$WORK/server.log" &
 SERVER_PID=$!
 for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.1; done
 load_pools "http://127.0.0.1:$PORT" "$admin" bench > "$WORK/pools"
@@ -61,6 +66,11 @@ psql "$DATABASE_URL" -P pager=off -c "SELECT calls, round(total_exec_time::numer
   round(total_exec_time::numeric) AS total_ms, left(regexp_replace(query, '\s+', ' ', 'g'), 90) AS query
   FROM pg_stat_statements WHERE calls > 100 ORDER BY total_exec_time DESC LIMIT 8"
 echo "WORKER_STATEMENTS $(psql "$DATABASE_URL" -tAF' ' -f .ci/bench/worker-statements.sql)" >> "$WORK/wrk.txt"
+for run in mcp:book rest:find_free mcp:find_free; do
+  say "${run%%:*} ${run#*:}: $CLIENTS connections for ${SECONDS_PER_RUN}s"
+  BENCH_VIA="${run%%:*}" BENCH_TOOL="${run#*:}" BENCH_TOKENS="$WORK/tokens" BENCH_POOLS="$WORK/pools" \
+    wrk -t2 -c$CLIENTS -d"${SECONDS_PER_RUN}s" -s .ci/bench/booking.lua "http://127.0.0.1:$PORT" > "$WORK/$run.txt"
+done
 kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true; SERVER_PID=
 
 say "pgbench -N: $CLIENTS clients for ${SECONDS_PER_RUN}s on the same instance"
@@ -69,7 +79,7 @@ pgbench -h 127.0.0.1 -p "$PG_PORT" -U postgres -N -c $CLIENTS -j 2 -T "$SECONDS_
 
 violations="$(psql "$DATABASE_URL" -tAc "SELECT count(*) FROM ($(cat server/tests/sql/capacity-sweep.sql)) v")"
 rows="$(psql "$DATABASE_URL" -tAc "SELECT count(*) FROM booking")"
-python3 - "$WORK/wrk.txt" "$WORK/pgbench.txt" "$violations" "$rows" "$SECONDS_PER_RUN" <<'PY'
+python3 - "$WORK/wrk.txt" "$WORK/pgbench.txt" "$violations" "$rows" "$SECONDS_PER_RUN" "$WORK" <<'PY'
 import re, sys
 wrk, pgb, violations, rows, secs = open(sys.argv[1]).read(), open(sys.argv[2]).read(), int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
 status = {int(s): int(n) for s, n in re.findall(r"STATUS (\d+) (\d+)", wrk)}
@@ -93,4 +103,15 @@ cpu = dict(re.findall(r"CPU_(SERVER|POSTGRES)_S ([\d.-]+)", wrk))
 total = status.get(201, 0) + status.get(409, 0)
 if total:
     print(f"CPU per attempt    : server {float(cpu.get('SERVER', 0)) / total * 1e6:.0f} us, PostgreSQL {float(cpu.get('POSTGRES', 0)) / total * 1e6:.0f} us (backends that ended during the run are not counted)")
+def figures(name):
+    text = open(f"{sys.argv[6]}/{name}.txt").read()
+    counted = {int(s): int(n) for s, n in re.findall(r"STATUS (\d+) (\d+)", text)}
+    p99 = float(re.search(r"LATENCY_P99_MS ([\d.]+)", text).group(1))
+    return float(re.search(r"REQUESTS_PER_S ([\d.]+)", text).group(1)), p99, counted
+print("\n== The same through MCP (same server, same run) ==")
+book_rps, book_p99, book_counts = figures("mcp:book")
+print(f"MCP book attempts/s: {book_rps:.0f}, p99 {book_p99:.1f} ms  {dict(sorted(book_counts.items()))}; REST {rps:.0f}, p99 {lat[99]:.1f} ms: MCP/REST {book_rps / rps:.2f}")
+rest_free, rest_free_p99, rest_counts = figures("rest:find_free")
+mcp_free, mcp_free_p99, mcp_counts = figures("mcp:find_free")
+print(f"find_free/s        : MCP {mcp_free:.0f}, p99 {mcp_free_p99:.1f} ms {dict(mcp_counts)}; REST {rest_free:.0f}, p99 {rest_free_p99:.1f} ms {dict(rest_counts)}: MCP/REST {mcp_free / rest_free:.2f}")
 PY
