@@ -19,8 +19,9 @@ pub enum Via {
 pub struct Identity {
     pub principal: Option<Principal>,
     pub via: Via,
-    /// The live token the request came with: what it may do, and which one
-    /// it is (the audit log names it).
+    /// The live token the request came with: what it may do
+    /// (`rules::scope`), and which one it is (each has its own budget of
+    /// requests).
     pub token: Option<TokenFacts>,
 }
 
