@@ -83,6 +83,12 @@ impl Oidc {
                 // Following redirects would let a provider point us anywhere (SSRF).
                 .redirect(reqwest::redirect::Policy::none())
                 .timeout(std::time::Duration::from_secs(10))
+                // A fresh connection for each request: a pooled one left idle
+                // between two logins can be closed by the provider (Node's
+                // keep-alive ends at 5 s) just as it is reused, and that
+                // login failed with "Request failed". Logins are rare; the
+                // handshake costs nothing a person notices.
+                .pool_max_idle_per_host(0)
                 .build()?,
         );
         Ok(Self { settings, redirect: RedirectUrl::from_url(redirect), http, discovered: RwLock::new(None) })
