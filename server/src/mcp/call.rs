@@ -6,6 +6,7 @@
 use super::schema::{self, Place};
 use super::tools::Tool;
 use app::backend::accounts::identity::Identity;
+use app::model::field_words as words;
 use axum::body::Body;
 use axum::http::{header, Request};
 use serde_json::{Map, Value};
@@ -17,8 +18,7 @@ pub fn request(
     arguments: Map<String, Value>,
     who: Identity,
 ) -> Result<Request<Body>, String> {
-    let method = tool.method.as_str().to_ascii_lowercase();
-    let fixed: Vec<&str> = tool.fixed.iter().map(|(name, _)| *name).collect();
+    let (method, fixed) = tool.operation();
     let mut rest = arguments;
     let mut path = tool.path.to_string();
     let mut query = url::form_urlencoded::Serializer::new(String::new());
@@ -67,8 +67,4 @@ pub fn request(
     let mut request = builder.uri(uri).body(body).map_err(|_| "An argument cannot be sent as given.".to_string())?;
     request.extensions_mut().insert(who);
     Ok(request)
-}
-
-fn words(argument: &str) -> String {
-    app::model::field_words(argument)
 }

@@ -20,7 +20,7 @@ pub use tools::TOOLS;
 use crate::auth::scope::MCP_PATH;
 use crate::state::AppState;
 use app::backend::accounts::identity::Identity;
-use axum::extract::{Request, State};
+use axum::extract::{FromRef, Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -110,8 +110,7 @@ struct Berth {
 
 impl Berth {
     fn new(state: &AppState) -> Self {
-        let auth =
-            crate::auth::AuthState { db: state.db.clone(), tokens: state.tokens.clone(), auth: state.auth.clone() };
+        let auth = crate::auth::AuthState::from_ref(state);
         let api = Router::new()
             .nest("/api/v1", crate::api::router())
             .layer(middleware::from_fn_with_state(auth, crate::auth::rate_limit::limit_expensive))
@@ -121,10 +120,14 @@ impl Berth {
     }
 }
 
-/// The MCP description of a tool.
-pub fn describe(tool: &tools::Tool) -> Tool {
-    let method = tool.method.as_str().to_ascii_lowercase();
-    let fixed: Vec<&str> = tool.fixed.iter().map(|(name, _)| *name).collect();
+/// Every tool as MCP describes it, read from the OpenAPI document once.
+fn described() -> &'static [Tool] {
+    static DESCRIBED: std::sync::OnceLock<Vec<Tool>> = std::sync::OnceLock::new();
+    DESCRIBED.get_or_init(|| TOOLS.iter().map(describe).collect())
+}
+
+fn describe(tool: &tools::Tool) -> Tool {
+    let (method, fixed) = tool.operation();
     let input = schema::input(crate::api::openapi::document(), &method, tool.path, &fixed);
     let hints = ToolAnnotations::with_title(tool.title).open_world(false);
     let hints = match tool.effect {
@@ -153,7 +156,7 @@ impl ServerHandler for Berth {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(TOOLS.iter().map(describe).collect()))
+        Ok(ListToolsResult::with_all_items(described().to_vec()))
     }
 
     async fn call_tool(

@@ -140,6 +140,14 @@ pub const TOOLS: [Tool; 9] = [
     },
 ];
 
+impl Tool {
+    /// Its operation's method as the OpenAPI document names it, and the
+    /// arguments the tool sets itself.
+    pub fn operation(&self) -> (String, Vec<&'static str>) {
+        (self.method.as_str().to_ascii_lowercase(), self.fixed.iter().map(|(name, _)| *name).collect())
+    }
+}
+
 pub fn find(name: &str) -> Option<&'static Tool> {
     TOOLS.iter().find(|tool| tool.name == name)
 }

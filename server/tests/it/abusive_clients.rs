@@ -232,7 +232,7 @@ fn tool(token: &str, name: &str, arguments: &str) -> Request<Body> {
         .header(header::CONTENT_TYPE, "application/json")
         .header(header::ACCEPT, "application/json, text/event-stream")
         .header(header::HOST, "127.0.0.1:3000")
-        .body(Body::from(crate::authz_matrix::tool_call(name, arguments)))
+        .body(Body::from(common::tool_call(name, arguments)))
         .unwrap()
 }
 
@@ -272,10 +272,10 @@ async fn an_assistant_finding_free_time_spends_its_persons_budget_of_expensive_r
     for name in ["find_free", "fit"] {
         let arguments = if name == "fit" { r#"{"model":"llama-3.1-8b"}"# } else { &window };
         let (status, _, answer) = get(&app, tool(&f.ada, name, arguments)).await;
-        assert_eq!(crate::authz_matrix::tool_status(status, &answer), StatusCode::OK, "{answer}");
+        assert_eq!(common::tool_status(status, &answer), StatusCode::OK, "{answer}");
     }
     let (status, _, answer) = get(&app, tool(&f.ada, "find_free", &window)).await;
-    assert_eq!(crate::authz_matrix::tool_status(status, &answer), StatusCode::TOO_MANY_REQUESTS, "{answer}");
+    assert_eq!(common::tool_status(status, &answer), StatusCode::TOO_MANY_REQUESTS, "{answer}");
     let said = answer["result"]["content"][0]["text"].as_str().unwrap();
     assert!(
         said.starts_with("Too many free-view, sizing and open-workspace requests from you; try again in "),

@@ -9,7 +9,7 @@ use app::model::{KindSpec, NewPool, Principal};
 use axum::body::Body;
 use axum::http::{header, Method, Request};
 use chrono::{Duration, SecondsFormat};
-use common::{raw, slot, Fixture, MIG};
+use common::{raw, slot, tool_call, tool_status, Fixture, MIG};
 use uuid::Uuid;
 
 const CALLERS: [&str; 5] = ["anonymous", "ada (tenant A)", "bob (tenant B)", "mia (manager, A)", "admin"];
@@ -657,27 +657,4 @@ async fn ask(
         _ => status,
     };
     (method, path, status, answer)
-}
-
-/// A `tools/call` as a client sends it, stateless (no session, no handshake).
-pub fn tool_call(name: &str, arguments: &str) -> String {
-    let arguments: serde_json::Value = serde_json::from_str(arguments).expect("the table's arguments are JSON");
-    serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}})
-        .to_string()
-}
-
-/// A tool's answer as a status: the HTTP one unless the call was answered;
-/// then 200 when done, else the REST status its refusal names.
-pub fn tool_status(status: axum::http::StatusCode, answer: &serde_json::Value) -> axum::http::StatusCode {
-    if status != 200 {
-        return status;
-    }
-    let result = &answer["result"];
-    match result["isError"].as_bool() {
-        Some(false) => status,
-        _ => result["structuredContent"]["status"]
-            .as_u64()
-            .and_then(|code| axum::http::StatusCode::from_u16(code as u16).ok())
-            .unwrap_or(axum::http::StatusCode::INTERNAL_SERVER_ERROR),
-    }
 }

@@ -7,7 +7,6 @@ use crate::common;
 use axum::http::{Method, StatusCode};
 use common::{at, slot, Fixture, MIG};
 use serde_json::{json, Value};
-use std::process::{Command, Stdio};
 
 /// The feed's path (the URL's host is the public URL's), fetched anonymously.
 async fn fetch(f: &Fixture, url: &str) -> (StatusCode, String) {
@@ -18,18 +17,7 @@ async fn fetch(f: &Fixture, url: &str) -> (StatusCode, String) {
 
 /// What PyPI icalendar reads from the feed (see tests/ics/parse_feed.py).
 fn parsed(ics: &str) -> Value {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/ics/parse_feed.py");
-    let mut child = Command::new("python3")
-        .arg(script)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("python3 runs");
-    std::io::Write::write_all(child.stdin.as_mut().unwrap(), ics.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "icalendar refused the feed: {}\n{ics}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
+    common::python_json("ics/parse_feed.py", ics.as_bytes(), &format!("icalendar refused the feed\n{ics}"))
 }
 
 fn event<'a>(feed: &'a Value, booking: &str) -> &'a Value {

@@ -6,7 +6,6 @@ use crate::common::{self, slot, Fixture, GPU};
 use app::model::TokenScope;
 use axum::http::{Method, StatusCode};
 use serde_json::{json, Value};
-use std::process::{Command, Stdio};
 
 /// The portal on a free port; `/mcp`'s address.
 async fn serve(f: &Fixture) -> String {
@@ -25,21 +24,17 @@ async fn serve(f: &Fixture) -> String {
 /// Runs the client with `plan` (its own thread: the server answers on this runtime).
 async fn client(plan: Value) -> Value {
     tokio::task::spawn_blocking(move || {
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp/client.py");
-        let mut child = Command::new("python3")
-            .arg(script)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("python3 runs");
-        std::io::Write::write_all(child.stdin.as_mut().unwrap(), plan.to_string().as_bytes()).unwrap();
-        let out = child.wait_with_output().unwrap();
-        assert!(out.status.success(), "the MCP client failed: {}", String::from_utf8_lossy(&out.stderr));
-        serde_json::from_slice(&out.stdout).unwrap()
+        common::python_json("mcp/client.py", plan.to_string().as_bytes(), "the MCP client failed")
     })
     .await
     .unwrap()
+}
+
+/// A pool made by the admin through the REST API.
+async fn pool(f: &Fixture, spec: Value) -> Value {
+    let (status, pool) = f.call(Method::POST, "/api/v1/pools", Some(&f.admin), Some(spec)).await;
+    assert_eq!(status, StatusCode::CREATED, "{pool}");
+    pool
 }
 
 fn text(call: &Value) -> String {
@@ -177,15 +172,8 @@ async fn a_read_only_token_cannot_book_and_no_one_reaches_another_tenants_pool_o
     let f = Fixture::new().await;
     let url = serve(&f).await;
     // A pool for team-a alone, and ada's booking in the demo pool.
-    let (status, team_pool) = f
-        .call(
-            Method::POST,
-            "/api/v1/pools",
-            Some(&f.admin),
-            Some(json!({"name": "team-a-only", "tenants": ["team-a"], "kinds": [{"kind": GPU, "capacity": 2}]})),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{team_pool}");
+    let team_pool =
+        pool(&f, json!({"name": "team-a-only", "tenants": ["team-a"], "kinds": [{"kind": GPU, "capacity": 2}]})).await;
     let (status, adas) = f.book(&f.ada, GPU, 1, slot(8), slot(12)).await;
     assert_eq!(status, StatusCode::CREATED, "{adas}");
     let window = |pool: &Value| json!({"pool_id": pool, "kind": GPU, "quantity": 1, "start": slot(20), "end": slot(24), "mode": "interactive"});
@@ -233,15 +221,9 @@ async fn a_read_only_token_cannot_book_and_no_one_reaches_another_tenants_pool_o
 async fn a_pool_that_needs_approval_answers_pending_and_no_token_gets_in() {
     let f = Fixture::new().await;
     let url = serve(&f).await;
-    let (status, pool) = f
-        .call(
-            Method::POST,
-            "/api/v1/pools",
-            Some(&f.admin),
-            Some(json!({"name": "approved-only", "requires_approval": true, "kinds": [{"kind": GPU, "capacity": 1}]})),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{pool}");
+    let pool =
+        pool(&f, json!({"name": "approved-only", "requires_approval": true, "kinds": [{"kind": GPU, "capacity": 1}]}))
+            .await;
     let book_only = token(&f, "ada@a.test", TokenScope::Book).await;
     let seen = client(json!({"url": url, "token": book_only, "calls": [
         {"tool": "book", "arguments": {"pool_id": pool["id"], "kind": GPU, "quantity": 1,

@@ -291,3 +291,44 @@ pub async fn portal_on_memory_cluster(
     assert_eq!(status, 201, "{body}");
     (cluster, app, body["id"].as_str().unwrap().to_string())
 }
+
+/// Runs one of the tests' Python scripts (`tests/<script>`, with its PyPI
+/// library) on `input`; its standard output read as JSON. A failing script
+/// fails the test with `what` and its standard error.
+pub fn python_json(script: &str, input: &[u8], what: &str) -> Value {
+    use std::process::{Command, Stdio};
+    let mut child = Command::new("python3")
+        .arg(format!("{}/tests/{script}", env!("CARGO_MANIFEST_DIR")))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{what}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// An MCP `tools/call` as a client sends it, stateless (no session, no handshake).
+pub fn tool_call(name: &str, arguments: &str) -> String {
+    let arguments: Value = serde_json::from_str(arguments).expect("the arguments are JSON");
+    json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}})
+        .to_string()
+}
+
+/// A tool's answer as a status: the HTTP one unless the call was answered;
+/// then 200 when done, else the REST status its refusal names.
+pub fn tool_status(status: StatusCode, answer: &Value) -> StatusCode {
+    if status != 200 {
+        return status;
+    }
+    let result = &answer["result"];
+    match result["isError"].as_bool() {
+        Some(false) => status,
+        _ => result["structuredContent"]["status"]
+            .as_u64()
+            .and_then(|code| StatusCode::from_u16(code as u16).ok())
+            .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+    }
+}
