@@ -2,6 +2,7 @@
 //! `booking_event`), and reading both as one log.
 
 use crate::backend::error::{ServiceError, ServiceResult};
+use crate::backend::provenance::Provenance;
 use crate::model::{AuditBooking, AuditEntry, AuditFilter, AuditPage, Principal};
 use crate::rules::window::check_in_range;
 use crate::rules::FieldError;
@@ -17,7 +18,8 @@ pub struct Subject<'a> {
 }
 
 /// Records an admin action in the caller's transaction, so it is written
-/// exactly when the change is.
+/// exactly when the change is, with the token and client the request came
+/// through.
 pub async fn record(
     conn: &mut PgConnection,
     actor: &Principal,
@@ -25,8 +27,10 @@ pub async fn record(
     subject: Subject<'_>,
     detail: &str,
 ) -> ServiceResult<()> {
+    let via = Provenance::current();
     sqlx::query(
-        "INSERT INTO audit_event (actor_id, action, target, tenant_id, pool_id, detail) VALUES ($1, $2, $3, $4, $5, $6)",
+        "INSERT INTO audit_event (actor_id, action, target, tenant_id, pool_id, detail, token_id, client)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
     )
     .bind(actor.user_id)
     .bind(action)
@@ -34,6 +38,8 @@ pub async fn record(
     .bind(subject.tenant)
     .bind(subject.pool)
     .bind(detail)
+    .bind(via.token)
+    .bind(&via.client)
     .execute(conn)
     .await?;
     Ok(())
@@ -51,10 +57,11 @@ const LOG: &str = "
            CASE WHEN e.from_state IS NULL THEN 'booking.create'
                 WHEN e.from_state = e.to_state THEN 'booking.change'
                 ELSE 'booking.' || e.to_state END AS action,
-           b.id::text AS target, b.tenant_id, b.pool_id, e.reason AS detail
+           b.id::text AS target, b.tenant_id, b.pool_id, e.reason AS detail, e.token_id, e.client
     FROM booking_event e JOIN booking b ON b.id = e.booking_id
     UNION ALL
-    SELECT a.at, a.actor_id, a.action, a.target, a.tenant_id, a.pool_id, a.detail FROM audit_event a";
+    SELECT a.at, a.actor_id, a.action, a.target, a.tenant_id, a.pool_id, a.detail, a.token_id, a.client
+    FROM audit_event a";
 
 /// The portal page of what an entry names, if it still exists: a booking's
 /// own page, a pool's admin page (its blackouts and idle policy are on it),
@@ -89,6 +96,8 @@ struct Row {
     starts_at: Option<chrono::DateTime<chrono::Utc>>,
     ends_at: Option<chrono::DateTime<chrono::Utc>>,
     extension: Option<bool>,
+    token: Option<String>,
+    client: String,
 }
 
 impl From<Row> for AuditEntry {
@@ -109,6 +118,8 @@ impl From<Row> for AuditEntry {
             detail: r.detail,
             link: r.link,
             booking,
+            token: r.token,
+            client: Some(r.client).filter(|c| !c.is_empty()),
         }
     }
 }
@@ -117,9 +128,11 @@ impl From<Row> for AuditEntry {
 async fn query(db: &PgPool, filter: &AuditFilter, limit: i64, offset: i64) -> ServiceResult<Vec<AuditEntry>> {
     let sql = format!(
         "SELECT l.at, u.email AS actor, l.action, l.target, t.slug AS tenant, p.name AS pool, l.detail, {LINK} AS link,
-                ou.name AS owner, ob.starts_at, ob.ends_at, ob.extends_id IS NOT NULL AS extension
+                ou.name AS owner, ob.starts_at, ob.ends_at, ob.extends_id IS NOT NULL AS extension,
+                CASE WHEN l.token_id IS NOT NULL THEN coalesce(tk.name, '') END AS token, l.client
          FROM ({LOG}) l
          {NAMED_BOOKING}
+         LEFT JOIN api_token tk ON tk.id = l.token_id
          LEFT JOIN app_user u ON u.id = l.actor_id
          LEFT JOIN tenant t ON t.id = l.tenant_id
          LEFT JOIN pool p ON p.id = l.pool_id

@@ -19,6 +19,7 @@ pub mod fit;
 pub mod homes;
 pub mod notifications;
 pub mod pools;
+pub mod provenance;
 pub mod reports;
 pub mod sessions;
 pub mod waitlist;

@@ -25,6 +25,29 @@ pub struct AuditEntry {
     /// Lovelace's booking on lab-h100, Fri 27 Nov 09:00–12:00").
     #[serde(default)]
     pub booking: Option<AuditBooking>,
+    /// The API token the change was made with, by its name ("" when it has
+    /// none or was since removed); `None`: no token (the portal, Berth).
+    #[serde(default)]
+    pub token: Option<String>,
+    /// The client that made it, as it named itself (an assistant's MCP
+    /// `clientInfo`: "claude-code 1.2.0"); `None` when it did not.
+    #[serde(default)]
+    pub client: Option<String>,
+}
+
+/// How a change was made, as people read it: "via claude-code 1.2.0 with
+/// the API token “laptop”"; `None` for a change made in the portal itself.
+pub fn via_phrase(token: Option<&str>, client: Option<&str>) -> Option<String> {
+    let token = token.map(|name| match name.is_empty() {
+        true => "an API token".to_string(),
+        false => format!("the API token “{name}”"),
+    });
+    match (client.filter(|c| !c.is_empty()), token) {
+        (Some(client), Some(token)) => Some(format!("via {client} with {token}")),
+        (Some(client), None) => Some(format!("via {client}")),
+        (None, Some(token)) => Some(format!("with {token}")),
+        (None, None) => None,
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -37,7 +37,7 @@ pub use account::{
     UserSummary, ZoneChoice, MAX_TOKEN_DAYS,
 };
 pub use approval::{parse_shown_token, shown_token, Decision, PendingApproval};
-pub use audit::{AuditBooking, AuditEntry, AuditFilter, AuditPage};
+pub use audit::{via_phrase, AuditBooking, AuditEntry, AuditFilter, AuditPage};
 pub use blackout::{Blackout, BlackoutCreated, NewBlackout, OnOverlap};
 pub use booking::{Booking, BookingFilter, BookingState, CoOwner, Mode, NewBooking, NewCoOwner, Window};
 pub use calendar::{

@@ -73,6 +73,10 @@ pub struct BookingCard {
     /// "Cluster east unreachable since …".
     #[serde(default)]
     pub cluster_down: Option<String>,
+    /// How it was booked, when not in the portal: "via claude-code 1.2.0
+    /// with the API token “laptop”".
+    #[serde(default)]
+    pub booked_via: Option<String>,
 }
 
 /// The LocalQueue of every session when Kueue is on (`berth serve --kueue`):

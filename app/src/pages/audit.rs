@@ -166,7 +166,11 @@ fn AuditTable(page: AuditPage, filter: AuditFilter, kept: String, clock: crate::
                 {page.entries.into_iter().map(|e| view! {
                     <tr>
                         <td>{clock.when(e.at)}</td>
-                        <td>{e.actor.unwrap_or_else(|| "Berth".into())}</td>
+                        <td>
+                            {e.actor.clone().unwrap_or_else(|| "Berth".into())}
+                            {crate::model::via_phrase(e.token.as_deref(), e.client.as_deref())
+                                .map(|via| view! { <br/><small class="audit-via">{via}</small> })}
+                        </td>
                         <td><code>{e.action}</code></td>
                         <td>{
                             let what = match &e.booking {

@@ -38,7 +38,11 @@ async fn csv_export(
 ) -> ApiResult<Response> {
     let entries = audit::export(&state.db, &principal, &filter).await?;
     let records = entries.into_iter().map(record).collect();
-    csv_body::respond("berth-audit.csv", &["at", "actor", "action", "target", "tenant", "pool", "detail"], records)
+    csv_body::respond(
+        "berth-audit.csv",
+        &["at", "actor", "action", "target", "tenant", "pool", "detail", "token", "client"],
+        records,
+    )
 }
 
 fn record(e: AuditEntry) -> Vec<String> {
@@ -50,5 +54,7 @@ fn record(e: AuditEntry) -> Vec<String> {
         e.tenant.unwrap_or_default(),
         e.pool.unwrap_or_default(),
         e.detail,
+        e.token.unwrap_or_default(),
+        e.client.unwrap_or_default(),
     ]
 }

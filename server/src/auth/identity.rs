@@ -6,6 +6,7 @@
 use super::login;
 use super::AuthState;
 use app::backend::accounts::identity::{Identity, Via};
+use app::backend::provenance::{self, Provenance};
 use app::backend::{accounts::principals, ServiceError};
 use axum::extract::{Request, State};
 use axum::http::{header, StatusCode};
@@ -48,8 +49,10 @@ pub async fn resolve(State(state): State<AuthState>, mut request: Request, next:
             limits.token_failures.hit(address, std::time::Instant::now());
         }
     }
+    // What the request changes is recorded as made with its token.
+    let provenance = Provenance { token: identity.token.map(|token| token.id), client: String::new() };
     request.extensions_mut().insert(identity);
-    next.run(request).await
+    provenance::scoped(provenance, next.run(request)).await
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -7,10 +7,10 @@
 
 use super::config;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ClientConfig, Implementation, ListToolsResult, PaginatedRequestParams,
-    ServerConfig,
+    CallToolRequest, CallToolRequestParams, CallToolResponse, ClientConfig, ClientRequest, Implementation,
+    ListToolsResult, PaginatedRequestParams, RequestMetaObject, ServerConfig, ServerResult,
 };
-use rmcp::service::{Peer, RequestContext};
+use rmcp::service::{Peer, PeerRequestOptions, RequestContext};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ErrorData, RoleClient, RoleServer, ServerHandler, ServiceExt};
@@ -41,10 +41,26 @@ impl ServerHandler for Relay {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        match self.portal.call_tool(request).await {
-            Ok(result) => Ok(result.into()),
+        // The portal records the assistant behind the relay as the client.
+        let meta = context.peer.peer_info().map(|assistant| {
+            let mut client = assistant.client_info.clone();
+            client.version = format!("{}, via berth mcp", client.version);
+            let mut meta = RequestMetaObject::new();
+            meta.set_client_info(client);
+            meta
+        });
+        let mut options = PeerRequestOptions::no_options();
+        options.meta = meta;
+        let asked = ClientRequest::CallToolRequest(CallToolRequest::new(request));
+        let answer = match self.portal.send_request_with_option(asked, options).await {
+            Ok(handle) => handle.await_response().await,
+            Err(err) => Err(err),
+        };
+        match answer {
+            Ok(ServerResult::CallToolResult(result)) => Ok(result.into()),
+            Ok(_) => Err(ErrorData::internal_error("the portal answered another question", None)),
             // The portal's own protocol errors (an unknown tool) pass as they are.
             Err(rmcp::ServiceError::McpError(error)) => Err(error),
             Err(err) => Err(unreachable(err)),

@@ -12,6 +12,7 @@
 
 mod answer;
 mod call;
+mod clients;
 mod schema;
 mod tools;
 
@@ -20,6 +21,7 @@ pub use tools::TOOLS;
 use crate::auth::scope::MCP_PATH;
 use crate::state::AppState;
 use app::backend::accounts::identity::Identity;
+use app::backend::provenance::{self, Provenance};
 use axum::extract::{FromRef, Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
@@ -28,8 +30,8 @@ use axum::routing::get;
 use axum::{Json, Router};
 use http_body_util::BodyExt;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, InitializeRequestParams,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::{
@@ -106,6 +108,12 @@ async fn metadata(State(state): State<AppState>) -> Json<Value> {
 struct Berth {
     api: Router,
     portal: url::Url,
+    introduced: clients::Introduced,
+}
+
+/// The signed-in caller of a request (`token_only` lets no other through).
+fn caller(context: &RequestContext<RoleServer>) -> Option<&Identity> {
+    context.extensions.get::<axum::http::request::Parts>().and_then(|parts| parts.extensions.get::<Identity>())
 }
 
 impl Berth {
@@ -116,7 +124,7 @@ impl Berth {
             .layer(middleware::from_fn_with_state(auth, crate::auth::rate_limit::limit_expensive))
             .layer(middleware::from_fn(crate::auth::scope::enforce))
             .with_state(state.clone());
-        Self { api, portal: state.auth.config.public_url.clone() }
+        Self { api, portal: state.auth.config.public_url.clone(), introduced: Default::default() }
     }
 }
 
@@ -151,6 +159,18 @@ impl ServerHandler for Berth {
         info
     }
 
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        if let Some(token) = caller(&context).and_then(|who| who.token) {
+            self.introduced.remember(token.id, &request.client_info);
+        }
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
@@ -167,17 +187,18 @@ impl ServerHandler for Berth {
         let Some(tool) = tools::find(&request.name) else {
             return Err(ErrorData::invalid_params(format!("Berth has no tool named {}", request.name), None));
         };
-        let who =
-            context.extensions.get::<axum::http::request::Parts>().and_then(|parts| parts.extensions.get::<Identity>());
-        let Some(who) = who.cloned() else {
+        let Some((who, token)) = caller(&context).and_then(|who| Some((who.clone(), who.token?))) else {
             return Err(ErrorData::internal_error("the call came without its sign-in", None));
         };
+        // What it changes is recorded as made with this token, by this client.
+        let client = self.introduced.of_call(token.id, context.meta.client_info());
+        let provenance = Provenance { token: Some(token.id), client };
         let doc = crate::api::openapi::document();
         let rest = match call::request(doc, tool, request.arguments.unwrap_or_default(), who) {
             Ok(rest) => rest,
             Err(sentence) => return Ok(CallToolResult::error(vec![ContentBlock::text(sentence)]).into()),
         };
-        let Ok(response) = self.api.clone().oneshot(rest).await;
+        let Ok(response) = provenance::scoped(provenance, self.api.clone().oneshot(rest)).await;
         let status = response.status();
         let bytes = http_body_util::Limited::new(response.into_body(), ANSWER_LIMIT).collect().await;
         let body = bytes.ok().and_then(|b| serde_json::from_slice(&b.to_bytes()).ok()).unwrap_or(Value::Null);

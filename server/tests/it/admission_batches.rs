@@ -61,6 +61,7 @@ fn request(principal: &Principal, pool_id: Uuid, kind: &str, quantity: i32, from
         window: Window { start: slot(from), end: slot(to) },
         join_waitlist: false,
         entry: None,
+        provenance: Default::default(),
     }
 }
 

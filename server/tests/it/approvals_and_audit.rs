@@ -160,9 +160,10 @@ async fn the_audit_log_filters_pages_and_exports_csv() {
     assert_eq!(status, StatusCode::OK);
     let csv = csv.as_str().unwrap();
     let lines: Vec<&str> = csv.lines().collect();
-    assert_eq!(lines[0], "at,actor,action,target,tenant,pool,detail");
+    assert_eq!(lines[0], "at,actor,action,target,tenant,pool,detail,token,client");
     assert_eq!(lines.len(), 2, "{csv}");
-    assert!(lines[1].ends_with(",root@ops.test,tenant.create,lab,lab,,'=HYPERLINK(1)"), "{csv}");
+    // Made with the admin's API token "test", by a client that named none.
+    assert!(lines[1].ends_with(",root@ops.test,tenant.create,lab,lab,,'=HYPERLINK(1),test,"), "{csv}");
     let (_, linked) = f.call(Method::GET, "/api/v1/audit.csv?action=tenant", Some(&f.admin), None).await;
     assert_eq!(linked.as_str(), Some(csv));
 }

@@ -139,6 +139,12 @@ async fn an_assistant_lists_every_tool_and_books_extends_and_cancels_as_the_port
         .await
         .unwrap();
     assert_eq!(made, 1);
+    // Audited with the token and the client that made it, and said on the card.
+    assert_eq!(made_by(&f, &id, "booking.create").await, json!(["test", "claude-desktop 1.0"]));
+    assert_eq!(
+        booked_via(&f, "ada@a.test", &id).await.as_deref(),
+        Some("Booked via claude-desktop 1.0 with the API token “test”.")
+    );
 
     let later = z(slot(16));
     let seen = client(json!({
@@ -165,6 +171,36 @@ async fn an_assistant_lists_every_tool_and_books_extends_and_cancels_as_the_port
     assert_eq!(calls[5]["protocol_error"], "Berth has no tool named no_such_tool");
     let (_, booking) = f.call(Method::GET, &format!("/api/v1/bookings/{id}"), Some(&f.ada), None).await;
     assert_eq!(booking["state"], "canceled");
+    assert_eq!(made_by(&f, &id, "booking.canceled").await, json!(["test", "berth-tests 1.0"]));
+
+    // Through the REST API with the same token: no client named, the token is.
+    let rest = json!({"pool_id": f.lab, "kind": GPU, "quantity": 1, "start": z(slot(20)), "end": z(slot(24)),
+                      "mode": "interactive"});
+    let (status, booked) = f.call(Method::POST, "/api/v1/bookings", Some(&f.ada), Some(rest)).await;
+    assert_eq!(status, StatusCode::CREATED, "{booked}");
+    let rest_id = booked["id"].as_str().unwrap();
+    assert_eq!(made_by(&f, rest_id, "booking.create").await, json!(["test", null]));
+    assert_eq!(booked_via(&f, "ada@a.test", rest_id).await.as_deref(), Some("Booked with the API token “test”."));
+}
+
+/// The token and client of the audit log's `action` on booking `id`, as an
+/// admin reads the log through the REST API.
+async fn made_by(f: &Fixture, id: &str, action: &str) -> Value {
+    let (status, log) = f.call(Method::GET, &format!("/api/v1/audit?action={action}"), Some(&f.admin), None).await;
+    assert_eq!(status, StatusCode::OK, "{log}");
+    let entry = log["entries"].as_array().unwrap().iter().find(|e| e["target"] == id).cloned();
+    let entry = entry.unwrap_or_else(|| panic!("no {action} of {id} in {log}"));
+    json!([entry["token"], entry["client"]])
+}
+
+/// What `email`'s My bookings says of how booking `id` was made.
+async fn booked_via(f: &Fixture, email: &str, id: &str) -> Option<String> {
+    let user: uuid::Uuid =
+        sqlx::query_scalar("SELECT id FROM app_user WHERE email = $1").bind(email).fetch_one(&f.db).await.unwrap();
+    let me = app::backend::accounts::principals::by_user_id(&f.db, user).await.unwrap().unwrap();
+    let page = app::backend::bookings::mine::load(&f.db, &me, "UTC").await.unwrap();
+    let card = page.live.into_iter().chain(page.upcoming).chain(page.past).find(|c| c.booking.id.to_string() == id);
+    card.unwrap_or_else(|| panic!("{id} is not on {email}'s My bookings")).booked_via
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -290,6 +326,8 @@ async fn berth_mcp_offers_the_same_tools_over_stdio_with_the_saved_login() {
     let id = calls[0]["structured"]["id"].as_str().unwrap();
     let (_, booking) = f.call(Method::GET, &format!("/api/v1/bookings/{id}"), Some(&f.ada), None).await;
     assert_eq!(booking["state"], "approved", "booked as ada, in the portal");
+    // The assistant behind the relay is the client the log names.
+    assert_eq!(made_by(&f, id, "booking.create").await, json!(["test", "berth-tests 1.0, via berth mcp"]));
     assert_eq!(text(&calls[1]), "Booking not found.");
     assert_eq!(calls[2]["protocol_error"], "Berth has no tool named no_such_tool");
 }

@@ -27,13 +27,15 @@ pub(super) async fn insert(tx: &mut PgConnection, requests: &[&Request], accepte
     let (mut ids, mut users, mut tenants, mut quantities) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut modes, mut images, mut notes, mut starts, mut ends) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let mut reasons = Vec::new();
+    let (mut reasons, mut tokens, mut clients) = (Vec::new(), Vec::new(), Vec::new());
     for a in accepted {
         let r = requests[a.index];
         reasons.push(match r.entry {
             Some(entry) => format!("{WAITLIST_REASON} (entry {entry})"),
             None => "booked".to_string(),
         });
+        tokens.push(r.provenance.token);
+        clients.push(r.provenance.client.as_str());
         pools.push(r.pool_id);
         kinds.push(r.kind.as_str());
         states.push(a.state.as_str());
@@ -57,9 +59,10 @@ pub(super) async fn insert(tx: &mut PgConnection, requests: &[&Request], accepte
                   AS r(id, user_id, tenant_id, quantity, mode, image, note, starts_at, ends_at, pool_id, kind, state)
              RETURNING id, user_id, state
          )
-         INSERT INTO booking_event (booking_id, actor_id, from_state, to_state, reason)
-         SELECT b.id, b.user_id, NULL, b.state, r.reason
-         FROM b JOIN unnest($4::uuid[], $13::text[]) AS r(id, reason) ON r.id = b.id",
+         INSERT INTO booking_event (booking_id, actor_id, from_state, to_state, reason, token_id, client)
+         SELECT b.id, b.user_id, NULL, b.state, r.reason, r.token_id, r.client
+         FROM b JOIN unnest($4::uuid[], $13::text[], $14::uuid[], $15::text[]) AS r(id, reason, token_id, client)
+              ON r.id = b.id",
     )
     .bind(&pools)
     .bind(&kinds)
@@ -74,6 +77,8 @@ pub(super) async fn insert(tx: &mut PgConnection, requests: &[&Request], accepte
     .bind(&starts)
     .bind(&ends)
     .bind(&reasons)
+    .bind(&tokens)
+    .bind(&clients)
     .execute(tx)
     .await?;
     Ok(())

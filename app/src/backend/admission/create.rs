@@ -44,6 +44,7 @@ pub async fn create(admissions: &AdmissionQueue, principal: &Principal, new: New
             window,
             join_waitlist: new.waitlist,
             entry: None,
+            provenance: crate::backend::provenance::Provenance::current(),
         })
         .await
 }

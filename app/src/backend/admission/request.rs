@@ -1,5 +1,6 @@
 //! A booking request as admission, its terms and its suggestions read it.
 
+use crate::backend::provenance::Provenance;
 use crate::model::{Mode, Principal, TenantRef, Window};
 use uuid::Uuid;
 
@@ -18,4 +19,7 @@ pub struct Request {
     pub join_waitlist: bool,
     /// The waitlist entry this request promotes, if it is one.
     pub entry: Option<Uuid>,
+    /// The token and client it was asked through: a batch is written by
+    /// whichever request leads it, so each carries its own.
+    pub provenance: Provenance,
 }

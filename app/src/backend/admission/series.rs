@@ -90,6 +90,7 @@ fn requests(principal: &Principal, new: &NewSeries, tenant: &TenantRef, windows:
             window,
             join_waitlist: false,
             entry: None,
+            provenance: crate::backend::provenance::Provenance::current(),
         })
         .collect()
 }

@@ -66,6 +66,7 @@ async fn cards(
     let mut apart = crate::backend::sessions::continuation::cannot_continue(db, &ids).await?;
     let mut rejected = bookings::events::last_decisions(db, &ids, BookingState::Rejected).await?;
     let mut approved = bookings::events::last_decisions(db, &ids, BookingState::Approved).await?;
+    let mut made_via = bookings::events::made_via(db, &ids).await?;
     // The series' rules, read only when a card belongs to one.
     let series: Vec<uuid::Uuid> = own.iter().filter_map(|b| b.series).collect();
     let rules: std::collections::HashMap<uuid::Uuid, String> = match series.is_empty() {
@@ -166,6 +167,7 @@ async fn cards(
             access_note: access.remove(&booking.id).filter(|_| booking.state == BookingState::Active),
             series_rule: booking.series.and_then(|id| rules.get(&id).cloned()),
             batch_queue: None,
+            booked_via: made_via.remove(&booking.id).map(|via| format!("Booked {via}.")),
             booking,
         };
         let b = &card.booking;

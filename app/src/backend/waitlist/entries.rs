@@ -82,6 +82,7 @@ pub async fn join(
     let images: Vec<Option<String>> = waiting.iter().map(|(_, r)| r.image.clone()).collect();
     let starts: Vec<DateTime<Utc>> = waiting.iter().map(|(_, r)| r.window.start).collect();
     let ends: Vec<DateTime<Utc>> = waiting.iter().map(|(_, r)| r.window.end).collect();
+    let tokens: Vec<Option<Uuid>> = waiting.iter().map(|(_, r)| r.provenance.token).collect();
     let (pool_id, kind) = (waiting[0].1.pool_id, waiting[0].1.kind.as_str());
     // The entries and their audit lines in one statement; unnest keeps the
     // arrival order, which `seq` records.
@@ -95,10 +96,11 @@ pub async fn join(
              ORDER BY r.n
              RETURNING id, user_id, tenant_id, pool_id, kind, quantity, starts_at, ends_at
          )
-         INSERT INTO audit_event (actor_id, action, target, tenant_id, pool_id, detail)
+         INSERT INTO audit_event (actor_id, action, target, tenant_id, pool_id, detail, token_id, client)
          SELECT e.user_id, 'waitlist.join', p.name, e.tenant_id, e.pool_id,
-                e.kind || ' × ' || e.quantity || ', ' || e.starts_at || ' – ' || e.ends_at
-         FROM e JOIN pool p ON p.id = e.pool_id",
+                e.kind || ' × ' || e.quantity || ', ' || e.starts_at || ' – ' || e.ends_at, v.token_id, v.client
+         FROM e JOIN pool p ON p.id = e.pool_id
+              JOIN unnest($3::uuid[], $12::uuid[], $13::text[]) AS v(id, token_id, client) ON v.id = e.id",
     )
     .bind(pool_id)
     .bind(kind)
@@ -111,6 +113,8 @@ pub async fn join(
     .bind(column(|r| r.note.clone()))
     .bind(&starts)
     .bind(&ends)
+    .bind(&tokens)
+    .bind(column(|r| r.provenance.client.clone()))
     .execute(&mut *tx)
     .await?;
     let rows: Vec<EntryRow> =

@@ -61,6 +61,8 @@ impl WaitingEntry {
             window: Window { start: self.starts_at, end: self.ends_at },
             join_waitlist: false,
             entry: Some(self.id),
+            // Admitted by Berth when room freed, not by a request.
+            provenance: Default::default(),
         }
     }
 }

@@ -64,6 +64,7 @@ pub(super) fn Card(
             {card.failure.clone().map(|reason| view! { <p class="failure">{reason}</p> })}
             {card.extension.clone().map(|text| view! { <p class="extension-request">{text}</p> })}
             {card.decision.clone().map(|text| view! { <p class="decision">{text}</p> })}
+            {card.booked_via.clone().map(|text| view! { <p class="booked-via muted">{text}</p> })}
             {card.idle.clone().map(|text| view! { <p class="idle-warning warning" role="status">{text}</p> })}
             {card.access_note.clone().map(|text| view! { <p class="access-note warning">{text}</p> })}
             {card.maintenance.clone().map(|text| view! { <p class="maintenance-note warning" role="note">{text}</p> })}
