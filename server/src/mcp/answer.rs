@@ -48,6 +48,9 @@ fn with(body: Value, key: &str, value: Value) -> Value {
 
 /// What a booking tool did, in a sentence.
 fn said(tool: &Tool, status: StatusCode, answer: &Value) -> Option<String> {
+    if let (Some(rule), Some(booked)) = (answer["rule"].as_str(), answer["bookings"].as_array()) {
+        return Some(series_said(rule, booked, answer["left_out"].as_array().map(Vec::as_slice).unwrap_or_default()));
+    }
     if answer.get("position").is_some() {
         return Some(format!(
             "Waitlisted, not booked: no room for that window now; place {} in line. It is booked \
@@ -72,6 +75,38 @@ fn said(tool: &Tool, status: StatusCode, answer: &Value) -> Option<String> {
         ("end_now", _, _) => format!("Ended: {window}; its workspace is being torn down."),
         (_, state, _) => format!("{window}: {state}."),
     })
+}
+
+/// A booked series: how many, in which states, and what was left out and why.
+fn series_said(rule: &str, booked: &[Value], left_out: &[Value]) -> String {
+    let count = |state: &str| booked.iter().filter(|b| b["state"] == state).count();
+    let (approved, pending) = (count("approved"), count("pending"));
+    let mut sentence = format!("Booked a series, {rule}: {} bookings", booked.len());
+    if let (Some(first), Some(last)) = (booked.first(), booked.last()) {
+        sentence.push_str(&format!(
+            ", the first from {} to {}, the last from {} to {}",
+            first["start"].as_str().unwrap_or_default(),
+            first["end"].as_str().unwrap_or_default(),
+            last["start"].as_str().unwrap_or_default(),
+            last["end"].as_str().unwrap_or_default()
+        ));
+    }
+    sentence.push_str(&format!("; {approved} approved"));
+    if pending > 0 {
+        sentence.push_str(&format!(", {pending} pending an admin's approval (this pool needs it)"));
+    }
+    sentence.push('.');
+    if !left_out.is_empty() {
+        let each: Vec<String> = left_out
+            .iter()
+            .map(|o| {
+                let why = o["refusal"].as_str().unwrap_or("it does not fit");
+                format!("{} ({why})", o["start"].as_str().unwrap_or_default())
+            })
+            .collect();
+        sentence.push_str(&format!(" Not booked, for they do not fit: {}.", each.join("; ")));
+    }
+    sentence
 }
 
 /// A refusal as people read it: the field by its name ("End must be after

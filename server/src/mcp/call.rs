@@ -19,14 +19,15 @@ pub fn request(
     who: Identity,
 ) -> Result<Request<Body>, String> {
     let (method, fixed) = tool.operation();
+    let operation = tool.path_for(&arguments);
     let mut rest = arguments;
-    let mut path = tool.path.to_string();
+    let mut path = operation.to_string();
     let mut query = url::form_urlencoded::Serializer::new(String::new());
     for (name, value) in tool.fixed {
         query.append_pair(name, value);
     }
     let mut builder = Request::builder().method(tool.method.clone());
-    for (parameter, _, required) in schema::parameters(doc, &method, tool.path, &fixed) {
+    for (parameter, _, required) in schema::parameters(doc, &method, operation, &fixed) {
         let Some(value) = rest.remove(&parameter.argument) else {
             if required {
                 return Err(format!("{} is needed.", words(&parameter.argument)));
@@ -54,7 +55,7 @@ pub fn request(
         true => format!("/api/v1{path}"),
         false => format!("/api/v1{path}?{query}"),
     };
-    let body = match schema::body(doc, &method, tool.path) {
+    let body = match schema::body(doc, &method, operation) {
         Some(_) => {
             builder = builder.header(header::CONTENT_TYPE, "application/json");
             Body::from(Value::Object(rest).to_string())

@@ -136,7 +136,11 @@ fn described() -> &'static [Tool] {
 
 fn describe(tool: &tools::Tool) -> Tool {
     let (method, fixed) = tool.operation();
-    let input = schema::input(crate::api::openapi::document(), &method, tool.path, &fixed);
+    let doc = crate::api::openapi::document();
+    let mut input = schema::input(doc, &method, tool.path, &fixed);
+    if let Some(series) = tool.series {
+        input = schema::either(input, schema::input(doc, &method, series, &fixed));
+    }
     let hints = ToolAnnotations::with_title(tool.title).open_world(false);
     let hints = match tool.effect {
         tools::Effect::Reads => hints.read_only(true).destructive(false).idempotent(true),

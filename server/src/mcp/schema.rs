@@ -96,6 +96,23 @@ pub fn input(doc: &Value, method: &str, path: &str, fixed: &[&str]) -> Map<Strin
     }
 }
 
+/// One input for two operations (a tool that stands for either): every
+/// argument of both, required where both require it.
+pub fn either(mut one: Map<String, Value>, other: Map<String, Value>) -> Map<String, Value> {
+    let required_by = |schema: &Map<String, Value>| schema["required"].as_array().cloned().unwrap_or_default();
+    let (theirs, mut required) = (required_by(&other), required_by(&one));
+    required.retain(|name| theirs.contains(name));
+    one.insert("required".into(), Value::Array(required));
+    for key in ["properties", "$defs"] {
+        let Some(Value::Object(more)) = other.get(key).cloned() else { continue };
+        let Value::Object(mine) = one.entry(key).or_insert_with(|| Value::Object(Map::new())) else { continue };
+        for (name, schema) in more {
+            mine.entry(name).or_insert(schema);
+        }
+    }
+    one
+}
+
 /// Points `#/components/schemas/X` at `#/$defs/X`, copying each component
 /// (and those it names) into `defs` once.
 fn relink(doc: &Value, value: &mut Value, defs: &mut Map<String, Value>) {

@@ -27,6 +27,9 @@ pub struct Tool {
     pub fixed: &'static [(&'static str, &'static str)],
     /// A list answer is given under this name (a tool's structured result is an object).
     pub list: Option<&'static str>,
+    /// The operation a call with a `repeat` argument stands for instead:
+    /// `book` books one window or a series.
+    pub series: Option<&'static str>,
 }
 
 pub const TOOLS: [Tool; 9] = [
@@ -41,6 +44,7 @@ pub const TOOLS: [Tool; 9] = [
         path: "/pools",
         effect: Effect::Reads,
         fixed: &[],
+        series: None,
         list: Some("pools"),
     },
     Tool {
@@ -54,6 +58,7 @@ pub const TOOLS: [Tool; 9] = [
         effect: Effect::Reads,
         fixed: &[],
         list: None,
+        series: None,
     },
     Tool {
         name: "find_free",
@@ -66,6 +71,7 @@ pub const TOOLS: [Tool; 9] = [
         path: "/free",
         effect: Effect::Reads,
         fixed: &[],
+        series: None,
         list: Some("free"),
     },
     Tool {
@@ -74,13 +80,17 @@ pub const TOOLS: [Tool; 9] = [
         description: "Books units of one kind of a pool for a window (RFC 3339, on the pool's step). The answer \
                       says whether it is approved, pending an admin's approval, or waitlisted (with \
                       `waitlist: true` when there is no room), and why; a refused window comes with the \
-                      earliest one of the same length that fits. Send an `idempotency_key` (any new string) so \
-                      that a retry after a timeout books nothing more.",
+                      earliest one of the same length that fits. With `repeat` (daily or weekly, on `weekdays`) \
+                      and `until` (a date), it books a series: `start` and `end` are the first window, \
+                      every occurrence that fits is booked, each under the normal rules, and those that do \
+                      not are named (or, with `occurrences`, exactly those starts, all or none). Send an \
+                      `idempotency_key` (any new string) so that a retry after a timeout books nothing more.",
         method: Method::POST,
         path: "/bookings",
         effect: Effect::Adds { idempotent: false },
         fixed: &[],
         list: None,
+        series: Some("/series"),
     },
     Tool {
         name: "my_bookings",
@@ -91,6 +101,7 @@ pub const TOOLS: [Tool; 9] = [
         path: "/bookings",
         effect: Effect::Reads,
         fixed: &[("mine", "true")],
+        series: None,
         list: Some("bookings"),
     },
     Tool {
@@ -103,6 +114,7 @@ pub const TOOLS: [Tool; 9] = [
         effect: Effect::Reads,
         fixed: &[],
         list: None,
+        series: None,
     },
     Tool {
         name: "extend",
@@ -115,6 +127,7 @@ pub const TOOLS: [Tool; 9] = [
         effect: Effect::Adds { idempotent: true },
         fixed: &[],
         list: None,
+        series: None,
     },
     Tool {
         name: "end_now",
@@ -126,6 +139,7 @@ pub const TOOLS: [Tool; 9] = [
         effect: Effect::Destroys,
         fixed: &[],
         list: None,
+        series: None,
     },
     Tool {
         name: "cancel",
@@ -137,10 +151,20 @@ pub const TOOLS: [Tool; 9] = [
         effect: Effect::Destroys,
         fixed: &[],
         list: None,
+        series: None,
     },
 ];
 
 impl Tool {
+    /// The operation's path in the OpenAPI document for a call with
+    /// these arguments.
+    pub fn path_for(&self, arguments: &serde_json::Map<String, serde_json::Value>) -> &'static str {
+        match self.series {
+            Some(series) if arguments.contains_key("repeat") => series,
+            _ => self.path,
+        }
+    }
+
     /// Its operation's method as the OpenAPI document names it, and the
     /// arguments the tool sets itself.
     pub fn operation(&self) -> (String, Vec<&'static str>) {

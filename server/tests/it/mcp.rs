@@ -331,3 +331,54 @@ async fn berth_mcp_offers_the_same_tools_over_stdio_with_the_saved_login() {
     assert_eq!(text(&calls[1]), "Booking not found.");
     assert_eq!(calls[2]["protocol_error"], "Berth has no tool named no_such_tool");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn book_with_repeat_books_a_series_and_names_what_it_left_out() {
+    let f = Fixture::new().await;
+    let url = serve(&f).await;
+    let z = |at: chrono::DateTime<chrono::Utc>| at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let day = chrono::Duration::days(1);
+    // The second day's window is taken already.
+    let taken = json!({"pool_id": f.lab, "kind": GPU, "quantity": 1, "start": z(slot(8) + day),
+                       "end": z(slot(12) + day), "mode": "interactive"});
+    assert_eq!(f.call(Method::POST, "/api/v1/bookings", Some(&f.bob), Some(taken)).await.0, StatusCode::CREATED);
+    let series = json!({"pool_id": f.lab, "kind": GPU, "quantity": 1, "start": z(slot(8)), "end": z(slot(12)),
+                        "mode": "interactive", "repeat": "daily", "time_zone": "UTC",
+                        "until": (slot(8) + day * 2).date_naive(), "idempotency_key": "series-1"});
+    let mut all_or_none = series.clone();
+    all_or_none["occurrences"] = json!([z(slot(8)), z(slot(8) + day)]);
+    all_or_none["idempotency_key"] = "series-2".into();
+    let seen = client(json!({
+        "url": url, "token": f.ada,
+        "calls": [
+            {"tool": "book", "arguments": series},
+            {"tool": "book", "arguments": series},
+            {"tool": "book", "arguments": all_or_none},
+        ],
+    }))
+    .await;
+    let book = seen["tools"].as_array().unwrap().iter().find(|t| t["name"] == "book").unwrap().clone();
+    let schema = &book["input_schema"];
+    assert_eq!(schema["properties"]["repeat"]["enum"], json!(["daily", "weekly"]), "{schema}");
+    assert!(schema["properties"]["waitlist"].is_object() && schema["properties"]["until"].is_object());
+    assert!(!schema["required"].as_array().unwrap().contains(&json!("repeat")), "one window needs no repeat");
+
+    let calls = seen["calls"].as_array().unwrap();
+    assert_eq!(calls[0]["is_error"], false, "{}", calls[0]);
+    let said = text(&calls[0]);
+    assert!(said.starts_with("Booked a series, daily until "), "{said}");
+    assert!(said.contains(": 2 bookings, the first from ") && said.contains("; 2 approved."), "{said}");
+    assert!(said.contains(&format!("Not booked, for they do not fit: {} (not enough free capacity", z(slot(8) + day))));
+    let id = calls[0]["structured"]["id"].as_str().unwrap();
+    assert_eq!(calls[1]["structured"]["id"], id, "a retried series is the same series");
+    // Chosen occurrences are all or none: one is taken, nothing is booked.
+    assert_eq!(calls[2]["is_error"], true, "{}", calls[2]);
+    assert_eq!(calls[2]["structured"]["status"], 409, "{}", calls[2]);
+    let ada: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM booking b JOIN app_user u ON u.id = b.user_id WHERE u.email = 'ada@a.test'",
+    )
+    .fetch_one(&f.db)
+    .await
+    .unwrap();
+    assert_eq!(ada, 2);
+}
