@@ -8,7 +8,8 @@
 use super::config;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResponse, ClientConfig, ClientRequest, Implementation,
-    ListToolsResult, PaginatedRequestParams, RequestMetaObject, ServerConfig, ServerResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    RequestMetaObject, ServerConfig, ServerResult,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RequestContext};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -20,9 +21,13 @@ struct Relay {
     info: ServerConfig,
 }
 
-/// The portal could not be asked: said to the assistant as a server error.
-fn unreachable(err: rmcp::ServiceError) -> ErrorData {
-    ErrorData::internal_error(format!("the portal did not answer: {err}"), None)
+/// The portal's own protocol errors (an unknown tool) pass as they are;
+/// a portal that could not be asked is a server error.
+fn relayed(err: rmcp::ServiceError) -> ErrorData {
+    match err {
+        rmcp::ServiceError::McpError(error) => error,
+        err => ErrorData::internal_error(format!("the portal did not answer: {err}"), None),
+    }
 }
 
 impl ServerHandler for Relay {
@@ -35,7 +40,23 @@ impl ServerHandler for Relay {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        self.portal.list_tools(request).await.map_err(unreachable)
+        self.portal.list_tools(request).await.map_err(relayed)
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        self.portal.list_resources(request).await.map_err(relayed)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        self.portal.read_resource(request).await.map(Into::into).map_err(relayed)
     }
 
     async fn call_tool(
@@ -61,9 +82,7 @@ impl ServerHandler for Relay {
         match answer {
             Ok(ServerResult::CallToolResult(result)) => Ok(result.into()),
             Ok(_) => Err(ErrorData::internal_error("the portal answered another question", None)),
-            // The portal's own protocol errors (an unknown tool) pass as they are.
-            Err(rmcp::ServiceError::McpError(error)) => Err(error),
-            Err(err) => Err(unreachable(err)),
+            Err(err) => Err(relayed(err)),
         }
     }
 }

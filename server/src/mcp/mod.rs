@@ -13,6 +13,7 @@
 mod answer;
 mod call;
 mod clients;
+mod resources;
 mod schema;
 mod tools;
 
@@ -31,7 +32,9 @@ use axum::{Json, Router};
 use http_body_util::BodyExt;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, InitializeRequestParams,
-    InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    InitializeResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, ResourceContents, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::{
@@ -126,6 +129,31 @@ impl Berth {
             .with_state(state.clone());
         Self { api, portal: state.auth.config.public_url.clone(), introduced: Default::default() }
     }
+
+    /// Asks the REST API as `provenance` says; its status and JSON answer.
+    async fn ask(&self, rest: Request, provenance: Provenance) -> Result<(StatusCode, Value), ErrorData> {
+        let Ok(response) = provenance::scoped(provenance, self.api.clone().oneshot(rest)).await;
+        let status = response.status();
+        let bytes = http_body_util::Limited::new(response.into_body(), ANSWER_LIMIT).collect().await;
+        let body = bytes.ok().and_then(|b| serde_json::from_slice(&b.to_bytes()).ok()).unwrap_or(Value::Null);
+        if status == StatusCode::INTERNAL_SERVER_ERROR || body.is_null() {
+            return Err(ErrorData::internal_error("internal error; it has been logged", None));
+        }
+        Ok((status, body))
+    }
+}
+
+/// The caller and how they act: their token, and the client the call is
+/// recorded as made by.
+fn acting(context: &RequestContext<RoleServer>, introduced: &clients::Introduced) -> Option<(Identity, Provenance)> {
+    let who = caller(context)?;
+    let token = who.token?;
+    let client = introduced.of_call(token.id, context.meta.client_info());
+    Some((who.clone(), Provenance { token: Some(token.id), client }))
+}
+
+fn unsigned() -> ErrorData {
+    ErrorData::internal_error("the call came without its sign-in", None)
 }
 
 /// Every tool as MCP describes it, read from the OpenAPI document once.
@@ -154,11 +182,13 @@ fn describe(tool: &tools::Tool) -> Tool {
 
 impl ServerHandler for Berth {
     fn get_info(&self) -> ServerConfig {
-        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_instructions(
-            "Berth books GPU time on Kubernetes for this person, within their rights. list_pools first; \
+        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().build())
+            .with_instructions(
+                "Berth books GPU time on Kubernetes for this person, within their rights. list_pools first; \
              fit sizes a model; find_free finds time; book, then extend, end_now or cancel. Times are RFC \
-             3339; windows are half-open and on the pool's step.",
-        );
+             3339; windows are half-open and on the pool's step. The resources berth://pools and \
+             berth://bookings/upcoming keep the pools and this person's bookings in view.",
+            );
         info.server_info = Implementation::new("berth", env!("CARGO_PKG_VERSION"));
         info
     }
@@ -191,24 +221,44 @@ impl ServerHandler for Berth {
         let Some(tool) = tools::find(&request.name) else {
             return Err(ErrorData::invalid_params(format!("Berth has no tool named {}", request.name), None));
         };
-        let Some((who, token)) = caller(&context).and_then(|who| Some((who.clone(), who.token?))) else {
-            return Err(ErrorData::internal_error("the call came without its sign-in", None));
-        };
-        // What it changes is recorded as made with this token, by this client.
-        let client = self.introduced.of_call(token.id, context.meta.client_info());
-        let provenance = Provenance { token: Some(token.id), client };
+        let (who, provenance) = acting(&context, &self.introduced).ok_or_else(unsigned)?;
         let doc = crate::api::openapi::document();
         let rest = match call::request(doc, tool, request.arguments.unwrap_or_default(), who) {
             Ok(rest) => rest,
             Err(sentence) => return Ok(CallToolResult::error(vec![ContentBlock::text(sentence)]).into()),
         };
-        let Ok(response) = provenance::scoped(provenance, self.api.clone().oneshot(rest)).await;
-        let status = response.status();
-        let bytes = http_body_util::Limited::new(response.into_body(), ANSWER_LIMIT).collect().await;
-        let body = bytes.ok().and_then(|b| serde_json::from_slice(&b.to_bytes()).ok()).unwrap_or(Value::Null);
-        if status == StatusCode::INTERNAL_SERVER_ERROR || body.is_null() {
-            return Err(ErrorData::internal_error("internal error; it has been logged", None));
-        }
+        let (status, body) = self.ask(rest, provenance).await?;
         Ok(answer::result(tool, status, body, &self.portal).into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(resources::listed()))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let Some(source) = resources::find(&request.uri) else {
+            return Err(ErrorData::resource_not_found(format!("Berth has no resource {}", request.uri), None));
+        };
+        let (who, provenance) = acting(&context, &self.introduced).ok_or_else(unsigned)?;
+        let mut rest = Request::get(format!("/api/v1{}", source.path))
+            .body(axum::body::Body::empty())
+            .map_err(|_| ErrorData::internal_error("the resource's request could not be made", None))?;
+        rest.extensions_mut().insert(who);
+        let (status, body) = self.ask(rest, provenance).await?;
+        if !status.is_success() {
+            let message = body["message"].as_str().unwrap_or("the portal refused the read").to_string();
+            return Err(ErrorData::invalid_request(message, None));
+        }
+        let text = serde_json::to_string_pretty(&body).unwrap_or_default();
+        let contents = ResourceContents::text(text, source.uri).with_mime_type("application/json");
+        Ok(ReadResourceResult::new(vec![contents]).into())
     }
 }

@@ -10,6 +10,7 @@ use axum::body::Body;
 use axum::http::{header, Method, Request};
 use chrono::{Duration, SecondsFormat};
 use common::{raw, slot, tool_call, tool_status, Fixture, MIG};
+use serde_json::json;
 use uuid::Uuid;
 
 const CALLERS: [&str; 5] = ["anonymous", "ada (tenant A)", "bob (tenant B)", "mia (manager, A)", "admin"];
@@ -24,7 +25,16 @@ enum Send {
     /// An MCP tool's call (`/mcp`, JSON-RPC): its arguments. Its status is
     /// the HTTP one, or the REST status a refused call names (200 when done).
     Tool(&'static str, &'static str),
+    /// An MCP resource's read: its URI. 200 when read, 404 when Berth has
+    /// no such resource.
+    Resource(&'static str),
 }
+
+/// `book` with `repeat`: the series above, through MCP.
+const SERIES_TOOL: Send = Send::Tool(
+    "book",
+    r#"{"pool_id":"{pool}","kind":"nvidia.com/mig-1g.24gb","quantity":1,"start":"{start}","end":"{end}","mode":"inference","repeat":"daily","until":"{until}","time_zone":"UTC"}"#,
+);
 
 /// A daily series of two days in the big pool.
 const SERIES: &str = r#"{"pool_id":"{pool}","kind":"nvidia.com/mig-1g.24gb","quantity":1,"start":"{start}","end":"{end}","mode":"inference","repeat":"daily","until":"{until}","time_zone":"UTC"}"#;
@@ -63,6 +73,10 @@ const TABLE: &[(Send, &str, [u16; 5])] = &[
         "/mcp",
         [401, 200, 200, 200, 200],
     ),
+    (SERIES_TOOL, "/mcp", [401, 200, 200, 200, 200]),
+    (Send::Resource("berth://bookings/upcoming"), "/mcp", [401, 200, 200, 200, 200]),
+    (Send::Resource("berth://pools"), "/mcp", [401, 200, 200, 200, 200]),
+    (Send::Resource("berth://bookings/{booking}"), "/mcp", [401, 404, 404, 404, 404]),
     (Send::Tool("my_bookings", "{}"), "/mcp", [401, 200, 200, 200, 200]),
     (Send::Tool("booking", r#"{"id":"{booking}"}"#), "/mcp", [401, 200, 404, 200, 200]),
     (Send::Tool("extend", r#"{"id":"{booking}","end":"{later}"}"#), "/mcp", [401, 200, 404, 403, 200]),
@@ -587,6 +601,9 @@ const SCOPES: &[(Send, &str, [u16; 3])] = &[
         "/mcp",
         [403, 200, 200],
     ),
+    (SERIES_TOOL, "/mcp", [403, 200, 200]),
+    (Send::Resource("berth://bookings/upcoming"), "/mcp", [200, 200, 200]),
+    (Send::Resource("berth://pools"), "/mcp", [200, 200, 200]),
     (Send::Tool("extend", r#"{"id":"{booking}","end":"{later}"}"#), "/mcp", [403, 200, 200]),
     (Send::Tool("end_now", r#"{"id":"{live}"}"#), "/mcp", [403, 403, 200]),
     (Send::Tool("cancel", r#"{"id":"{booking}"}"#), "/mcp", [403, 403, 200]),
@@ -637,6 +654,11 @@ async fn ask(
         Send::Tool(name, arguments) => {
             (Method::POST, Some("application/json"), tool_call(name, &world.fill(arguments).await))
         }
+        Send::Resource(uri) => {
+            let read = json!({"jsonrpc": "2.0", "id": 1, "method": "resources/read",
+                              "params": {"uri": world.fill(uri).await}});
+            (Method::POST, Some("application/json"), read.to_string())
+        }
     };
     let mut request = Request::builder().method(method.clone()).uri(&path);
     if let Some(token) = token {
@@ -645,7 +667,7 @@ async fn ask(
     if let Some(content_type) = content_type {
         request = request.header(header::CONTENT_TYPE, content_type);
     }
-    if matches!(send, Send::Tool(..)) {
+    if matches!(send, Send::Tool(..) | Send::Resource(..)) {
         // As a client sends it: MCP refuses a request for another host (DNS rebinding).
         request = request
             .header(header::ACCEPT, "application/json, text/event-stream")
@@ -654,6 +676,11 @@ async fn ask(
     let (status, answer) = raw(&world.f.app, request.body(Body::from(body)).unwrap()).await;
     let status = match send {
         Send::Tool(..) => tool_status(status, &answer),
+        // -32002: the MCP code for a resource that does not exist.
+        Send::Resource(..) if status == 200 && answer["error"]["code"] == -32002 => axum::http::StatusCode::NOT_FOUND,
+        Send::Resource(..) if status == 200 && answer["result"]["contents"].is_null() => {
+            axum::http::StatusCode::INTERNAL_SERVER_ERROR
+        }
         _ => status,
     };
     (method, path, status, answer)

@@ -215,7 +215,8 @@ async fn a_read_only_token_cannot_book_and_no_one_reaches_another_tenants_pool_o
     let window = |pool: &Value| json!({"pool_id": pool, "kind": GPU, "quantity": 1, "start": slot(20), "end": slot(24), "mode": "interactive"});
 
     let read_only = token(&f, "ada@a.test", TokenScope::Read).await;
-    let seen = client(json!({"url": url, "token": read_only, "calls": [
+    let resources = ["berth://bookings/upcoming", "berth://pools", "berth://secrets"];
+    let seen = client(json!({"url": url, "token": read_only, "read": resources, "calls": [
         {"tool": "list_pools"},
         {"tool": "book", "arguments": window(&team_pool["id"])},
         {"tool": "cancel", "arguments": {"id": adas["id"]}},
@@ -223,12 +224,23 @@ async fn a_read_only_token_cannot_book_and_no_one_reaches_another_tenants_pool_o
     .await;
     let calls = seen["calls"].as_array().unwrap();
     assert_eq!(calls[0]["is_error"], false, "reading is what it may do");
+    // Resources are reads too: ada's booking and her tenant's pool.
+    let listed: Vec<&str> = seen["resources"].as_array().unwrap().iter().map(|r| r["uri"].as_str().unwrap()).collect();
+    assert_eq!(listed, resources[..2]);
+    let read = |seen: &Value, k: usize| -> Value {
+        let read = &seen["read"][k];
+        assert_eq!(read["mime_type"], "application/json", "{read}");
+        serde_json::from_str(read["text"][0].as_str().unwrap()).unwrap()
+    };
+    assert!(read(&seen, 0).as_array().unwrap().iter().any(|b| b["id"] == adas["id"]), "{}", seen["read"][0]);
+    assert!(read(&seen, 1).as_array().unwrap().iter().any(|p| p["name"] == "team-a-only"), "{}", seen["read"][1]);
+    assert_eq!(seen["read"][2]["protocol_error"], "Berth has no resource berth://secrets");
     for refused in &calls[1..] {
         assert_eq!(refused["structured"]["status"], 403, "{refused}");
         assert!(text(refused).starts_with("This token may read only"), "{}", text(refused));
     }
 
-    let seen = client(json!({"url": url, "token": f.bob, "calls": [
+    let seen = client(json!({"url": url, "token": f.bob, "read": resources[..2], "calls": [
         {"tool": "list_pools"},
         {"tool": "book", "arguments": window(&team_pool["id"])},
         {"tool": "booking", "arguments": {"id": adas["id"]}},
@@ -240,6 +252,8 @@ async fn a_read_only_token_cannot_book_and_no_one_reaches_another_tenants_pool_o
     let pools: Vec<&str> =
         calls[0]["structured"]["pools"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
     assert!(!pools.contains(&"team-a-only"), "{pools:?}");
+    assert_eq!(read(&seen, 0), json!([]), "bob has no bookings, and sees none of ada's");
+    assert!(read(&seen, 1).as_array().unwrap().iter().all(|p| p["name"] != "team-a-only"), "{}", seen["read"][1]);
     for (call, answer) in calls[1..].iter().zip([
         (422, "Pool ID: no pool with this id that your tenant may book."),
         (404, "Booking not found."),
@@ -316,9 +330,12 @@ async fn berth_mcp_offers_the_same_tools_over_stdio_with_the_saved_login() {
             {"tool": "cancel", "arguments": {"id": uuid::Uuid::new_v4()}},
             {"tool": "no_such_tool"},
         ],
+        "read": ["berth://bookings/upcoming"],
     }))
     .await;
     std::fs::remove_dir_all(&home).unwrap();
+    assert_eq!(seen["resources"].as_array().unwrap().len(), 2, "{}", seen["resources"]);
+    assert!(seen["read"][0]["text"][0].as_str().unwrap().contains("\"state\": \"approved\""), "{}", seen["read"][0]);
     let names: Vec<&str> = seen["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert_eq!(names.len(), 9, "{names:?}");
     let calls = seen["calls"].as_array().unwrap();

@@ -1,7 +1,7 @@
 """A real MCP client (PyPI `mcp`, the reference SDK) for Berth's tests.
 
 Reads a plan as JSON on stdin: {"url" or "command", "token", "client",
-"calls": [{"tool", "arguments"}]}; connects over Streamable HTTP (with the
+"calls": [{"tool", "arguments"}], "read": [uri]}; connects over Streamable HTTP (with the
 token as a bearer) or over stdio (`command`, e.g. `berth mcp`), lists the
 tools, makes each call in order, and prints what it saw as JSON: the tools
 with their annotations and input schemas, and each call's error flag, text
@@ -50,7 +50,18 @@ async def session_run(read, write, plan):
                     "structured": result.structured_content,
                 }
             )
-        return {"tools": tools, "calls": calls}
+        resources = [
+            {"uri": str(r.uri), "name": r.name, "title": r.title, "mime_type": r.mime_type}
+            for r in (await session.list_resources()).resources
+        ]
+        read = []
+        for uri in plan.get("read", []):
+            try:
+                contents = (await session.read_resource(uri)).contents
+                read.append({"uri": uri, "text": [c.text for c in contents], "mime_type": contents[0].mime_type})
+            except MCPError as error:
+                read.append({"uri": uri, "protocol_error": error.message})
+        return {"tools": tools, "calls": calls, "resources": resources, "read": read}
 
 
 async def main():
