@@ -41,6 +41,9 @@ const accounts = {
   eve: { name: 'Eve', groups: ['berth-team-a'], email: 'victim@example.test', email_verified: false },
 };
 
+// What a Berth token may do (app/src/rules/scope.rs), as OAuth scopes of /mcp.
+const BERTH_SCOPES = ['read', 'book', 'full'];
+
 const forge = process.env.FORGE;
 const privateJwk = async () => {
   const { privateKey } = await jose.generateKeyPair('RS256', { extractable: true });
@@ -59,6 +62,15 @@ const provider = new Provider(issuer, {
     grant_types: ['authorization_code'],
     response_types: ['code'],
     token_endpoint_auth_method: 'client_secret_basic',
+  }, {
+    // An AI assistant signing its person in for Berth's /mcp (a public
+    // client: PKCE, no secret). It asks for an access token for the
+    // resource http://<portal>/mcp with the scopes read, book or full.
+    client_id: 'assistant',
+    redirect_uris: ['http://127.0.0.1:1/auth/callback'],
+    grant_types: ['authorization_code'],
+    response_types: ['code'],
+    token_endpoint_auth_method: 'none',
   }],
   jwks: { keys: [signingJwk, ...moreJwks] },
   cookies: { keys: [randomUUID()] },
@@ -66,13 +78,36 @@ const provider = new Provider(issuer, {
   conformIdTokenClaims: false,
   claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'], groups: ['groups'] },
   scopes: ['openid', 'email', 'profile', 'groups'],
-  features: { devInteractions: { enabled: true }, rpInitiatedLogout: { enabled: true } },
+  features: {
+    devInteractions: { enabled: true },
+    rpInitiatedLogout: { enabled: true },
+    // RFC 8707: an access token names the resource it is for. For any
+    // resource, a JWT access token (RFC 9068) whose audience is that
+    // resource, with Berth's token scopes.
+    resourceIndicators: {
+      enabled: true,
+      defaultResource: async () => undefined,
+      useGrantedResource: async () => true,
+      getResourceServerInfo: async (ctx, resource) => ({
+        scope: BERTH_SCOPES.join(' '),
+        audience: resource,
+        accessTokenFormat: 'jwt',
+        accessTokenTTL: 600,
+        jwt: { sign: { alg: 'RS256' } },
+      }),
+    },
+  },
   pkce: { required: () => true },
   // Berth is a first-party client: no consent screen.
   async loadExistingGrant(ctx) {
     const grant = new ctx.oidc.provider.Grant({ clientId: ctx.oidc.client.clientId, accountId: ctx.oidc.session.accountId });
     grant.addOIDCScope('openid email profile groups');
     grant.addOIDCClaims(['email', 'email_verified', 'name', 'groups']);
+    const resource = ctx.oidc.params.resource;
+    if (resource) {
+      const asked = String(ctx.oidc.params.scope || '').split(' ').filter((s) => BERTH_SCOPES.includes(s));
+      grant.addResourceScope(resource, asked.join(' '));
+    }
     await grant.save();
     return grant;
   },

@@ -4,6 +4,7 @@
 //! `Identity`; everything downstream reads that.
 
 use super::login;
+use super::oauth;
 use super::AuthState;
 use app::backend::accounts::identity::{Identity, Via};
 use app::backend::provenance::{self, Provenance};
@@ -33,7 +34,8 @@ pub async fn resolve(State(state): State<AuthState>, mut request: Request, next:
         return super::rate_limit::too_many(wait, "failed token");
     }
     let session = request.extensions().get::<Session>().cloned();
-    let identity = match identify(&state, token, session).await {
+    let for_mcp = request.uri().path() == super::scope::MCP_PATH;
+    let identity = match identify(&state, token, session, for_mcp).await {
         Ok(identity) => identity,
         // The database is down: the outage layer answers for it.
         Err(Failure::Service(ServiceError::Unavailable)) => {
@@ -50,7 +52,7 @@ pub async fn resolve(State(state): State<AuthState>, mut request: Request, next:
         }
     }
     // What the request changes is recorded as made with its token.
-    let provenance = Provenance { token: identity.token.map(|token| token.id), client: String::new() };
+    let provenance = Provenance { token: identity.token.and_then(|token| token.api_token()), client: String::new() };
     request.extensions_mut().insert(identity);
     provenance::scoped(provenance, next.run(request)).await
 }
@@ -63,11 +65,24 @@ enum Failure {
     Session(#[from] tower_sessions::session::Error),
 }
 
-async fn identify(state: &AuthState, token: Option<String>, session: Option<Session>) -> Result<Identity, Failure> {
+async fn identify(
+    state: &AuthState,
+    token: Option<String>,
+    session: Option<Session>,
+    for_mcp: bool,
+) -> Result<Identity, Failure> {
     if let Some(token) = token {
         let bearer = state.tokens.authenticate(&state.db, &token).await?;
-        let token = bearer.as_ref().map(|bearer| bearer.token);
-        return Ok(Identity { principal: bearer.map(|bearer| bearer.principal), via: Via::Token, token });
+        let mut signed_in = bearer.map(|bearer| (bearer.principal, bearer.token));
+        // `/mcp` also takes the provider's access tokens for it (`oauth`).
+        if let (None, true, Some(oidc)) = (&signed_in, for_mcp && oauth::looks_like_jwt(&token), &state.auth.oidc) {
+            let audience = state.auth.config.public_url.join(&super::scope::MCP_PATH[1..]).map(String::from);
+            if let Ok(audience) = audience {
+                signed_in = oauth::identify(&state.db, oidc, &token, &audience).await?;
+            }
+        }
+        let (principal, token) = signed_in.unzip();
+        return Ok(Identity { principal, via: Via::Token, token });
     }
     let Some(session) = session else { return Ok(Identity::anonymous()) };
     let user_id = login::signed_in_user(&session, state.auth.config.absolute_lifetime).await?;

@@ -7,6 +7,7 @@ pub mod csrf;
 pub mod headers;
 pub mod identity;
 pub mod login;
+pub mod oauth;
 pub mod oidc;
 pub mod rate_limit;
 pub mod routes;

@@ -6,7 +6,8 @@
 
 use super::config::OidcSettings;
 use openidconnect::core::{
-    CoreAuthenticationFlow, CoreClient, CoreGenderClaim, CoreJweContentEncryptionAlgorithm, CoreJwsSigningAlgorithm,
+    CoreAuthenticationFlow, CoreClient, CoreGenderClaim, CoreJsonWebKeySet, CoreJweContentEncryptionAlgorithm,
+    CoreJwsSigningAlgorithm,
 };
 use openidconnect::{AsyncHttpClient, HttpClientError, HttpRequest, HttpResponse};
 use openidconnect::{
@@ -30,6 +31,10 @@ type CoreIdToken =
 struct Discovered {
     client: Client,
     end_session: Option<Url>,
+    /// The issuer as discovery confirmed it, and its signing keys, for
+    /// access tokens (`oauth`) as for ID tokens.
+    issuer: IssuerUrl,
+    keys: CoreJsonWebKeySet,
 }
 
 pub struct Oidc {
@@ -104,13 +109,14 @@ impl Oidc {
             .await
             .map_err(|e| LoginError::Provider(format!("discovery: {e}")))?;
         let end_session = metadata.additional_metadata().end_session_endpoint.as_ref().map(|u| u.url().clone());
+        let (issuer, keys) = (metadata.issuer().clone(), metadata.jwks().clone());
         let client = CoreClient::from_provider_metadata(
             metadata,
             ClientId::new(self.settings.client_id.clone()),
             Some(ClientSecret::new(self.settings.client_secret.clone())),
         )
         .set_redirect_uri(self.redirect.clone());
-        Ok(Discovered { client, end_session })
+        Ok(Discovered { client, end_session, issuer, keys })
     }
 
     /// The discovered client (a cheap clone), discovering first if needed.
@@ -123,6 +129,16 @@ impl Oidc {
             *slot = Some(self.discover().await?);
         }
         Ok(slot.clone().expect("just filled"))
+    }
+
+    /// The provider's issuer and signing keys; with `fresh`, fetched again
+    /// (a token named a key we do not know: the provider rotated).
+    pub(super) async fn keys(&self, fresh: bool) -> Result<(IssuerUrl, CoreJsonWebKeySet), LoginError> {
+        if fresh {
+            self.rediscover().await?;
+        }
+        let discovered = self.client().await?;
+        Ok((discovered.issuer, discovered.keys))
     }
 
     async fn rediscover(&self) -> Result<(), LoginError> {

@@ -73,8 +73,9 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route(&format!("{METADATA_PATH}{MCP_PATH}"), get(metadata))
 }
 
-/// `/mcp` answers a live API token only; anything else gets 401 with the
-/// metadata's address, as the MCP authorization spec asks.
+/// `/mcp` answers a live API token, or the provider's access token for it
+/// (`auth::oauth`), only; anything else gets 401 with the metadata's
+/// address, as the MCP authorization spec asks.
 async fn token_only(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let signed_in = request.extensions().get::<Identity>().is_some_and(|i| i.token.is_some() && i.principal.is_some());
     if signed_in {
@@ -89,15 +90,21 @@ async fn token_only(State(state): State<AppState>, request: Request, next: Next)
     response
 }
 
-/// RFC 9728: what `/mcp` is and who issues its tokens (the portal's own
-/// API tokens, made on the Tokens page or with `berth token create`).
+/// RFC 9728: what `/mcp` is and who issues its tokens: the OpenID
+/// provider where single sign-on is configured (an access token for this
+/// resource, `auth::oauth`), else the portal itself (API tokens, made on
+/// the Tokens page or with `berth token create`, which `/mcp` takes too).
 async fn metadata(State(state): State<AppState>) -> Json<Value> {
     let public = &state.auth.config.public_url;
     let resource = public.join(&MCP_PATH[1..]).map(|u| u.to_string()).unwrap_or_default();
     let tokens_page = public.join("tokens").map(|u| u.to_string()).unwrap_or_default();
+    let issuer = match &state.auth.oidc {
+        Some(oidc) => oidc.issuer().to_string(),
+        None => public.as_str().trim_end_matches('/').to_string(),
+    };
     Json(json!({
         "resource": resource,
-        "authorization_servers": [public.as_str().trim_end_matches('/')],
+        "authorization_servers": [issuer],
         "bearer_methods_supported": ["header"],
         "scopes_supported": app::model::TokenScope::ALL.map(|s| s.as_str()),
         "resource_name": "Berth GPU booking",
@@ -149,7 +156,7 @@ fn acting(context: &RequestContext<RoleServer>, introduced: &clients::Introduced
     let who = caller(context)?;
     let token = who.token?;
     let client = introduced.of_call(token.id, context.meta.client_info());
-    Some((who.clone(), Provenance { token: Some(token.id), client }))
+    Some((who.clone(), Provenance { token: token.api_token(), client }))
 }
 
 fn unsigned() -> ErrorData {

@@ -44,6 +44,7 @@ mod make_run_services;
 mod manifests;
 mod manifests_preview;
 mod mcp;
+mod mcp_oauth;
 mod member_rows;
 mod notifications;
 mod oidc_login;

@@ -2,7 +2,7 @@
 //! SDK (tests/mcp/client.py), over Streamable HTTP with an API token as
 //! the bearer, against the portal served on a real port.
 
-use crate::common::{self, slot, Fixture, GPU};
+use crate::common::{self, mcp_client as client, slot, Fixture, GPU};
 use app::model::TokenScope;
 use axum::http::{Method, StatusCode};
 use serde_json::{json, Value};
@@ -19,15 +19,6 @@ async fn serve(f: &Fixture) -> String {
         std::future::pending(),
     ));
     format!("http://127.0.0.1:{port}/mcp")
-}
-
-/// Runs the client with `plan` (its own thread: the server answers on this runtime).
-async fn client(plan: Value) -> Value {
-    tokio::task::spawn_blocking(move || {
-        common::python_json("mcp/client.py", plan.to_string().as_bytes(), "the MCP client failed")
-    })
-    .await
-    .unwrap()
 }
 
 /// A pool made by the admin through the REST API.

@@ -27,8 +27,27 @@ pub struct Identity {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TokenFacts {
+    /// An API token's id; for a provider's access token, one id per
+    /// person and OAuth client (its budget of requests is theirs).
     pub id: Uuid,
     pub scope: TokenScope,
+    pub issuer: TokenIssuer,
+}
+
+impl TokenFacts {
+    /// The id of the API token this is, for the audit log; `None` for a
+    /// provider's access token (the MCP client it came through is named).
+    pub fn api_token(&self) -> Option<Uuid> {
+        (self.issuer == TokenIssuer::Berth).then_some(self.id)
+    }
+}
+
+/// Who issued the token: the portal (an API token, made on the Tokens
+/// page), or the OpenID provider (an OAuth access token for `/mcp`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TokenIssuer {
+    Berth,
+    Provider,
 }
 
 impl Identity {

@@ -52,3 +52,17 @@ pub async fn by_user_id(db: &PgPool, user_id: Uuid) -> ServiceResult<Option<Prin
     .await?;
     Ok(row.map(Principal::from))
 }
+
+/// The principal of the person an OpenID provider knows as `subject`, if
+/// they have signed in to the portal before and are not disabled.
+pub async fn by_provider_subject(db: &PgPool, issuer: &str, subject: &str) -> ServiceResult<Option<Principal>> {
+    let row: Option<PrincipalRow> = sqlx::query_as(&format!(
+        "SELECT {PRINCIPAL_COLUMNS} FROM app_user u
+         WHERE u.oidc_issuer = $1 AND u.oidc_subject = $2 AND u.disabled_at IS NULL"
+    ))
+    .bind(issuer)
+    .bind(subject)
+    .fetch_optional(db)
+    .await?;
+    Ok(row.map(Principal::from))
+}

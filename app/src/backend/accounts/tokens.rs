@@ -1,7 +1,7 @@
 //! API tokens: random, shown once, stored as a SHA-256 hash, expiring,
 //! revocable. Also turns a presented token into a `Principal`.
 
-use crate::backend::accounts::identity::TokenFacts;
+use crate::backend::accounts::identity::{TokenFacts, TokenIssuer};
 use crate::backend::accounts::principals::{PrincipalRow, PRINCIPAL_COLUMNS};
 use crate::backend::error::{ServiceError, ServiceResult};
 use crate::model::{CreatedToken, Principal, TokenInfo, TokenScope, MAX_TOKEN_DAYS};
@@ -147,7 +147,7 @@ async fn lookup(db: &PgPool, token_hash: &[u8]) -> ServiceResult<Option<(Bearer,
         sqlx::query("UPDATE api_token SET last_used_at = now() WHERE id = $1").bind(row.token_id).execute(db).await?;
     }
     let valid_for = StdDuration::from_secs_f64(row.seconds_left.max(0.0));
-    let token = TokenFacts { id: row.token_id, scope: row.scope };
+    let token = TokenFacts { id: row.token_id, scope: row.scope, issuer: TokenIssuer::Berth };
     Ok(Some((Bearer { principal: Principal::from(row.principal), token }, valid_for)))
 }
 

@@ -295,6 +295,16 @@ pub async fn portal_on_memory_cluster(
 /// Runs one of the tests' Python scripts (`tests/<script>`, with its PyPI
 /// library) on `input`; its standard output read as JSON. A failing script
 /// fails the test with `what` and its standard error.
+/// Runs the MCP client (PyPI `mcp`, tests/mcp/client.py) with `plan`, on
+/// its own thread: the server answers on this runtime.
+pub async fn mcp_client(plan: Value) -> Value {
+    tokio::task::spawn_blocking(move || {
+        python_json("mcp/client.py", plan.to_string().as_bytes(), "the MCP client failed")
+    })
+    .await
+    .unwrap()
+}
+
 pub fn python_json(script: &str, input: &[u8], what: &str) -> Value {
     use std::process::{Command, Stdio};
     let mut child = Command::new("python3")
