@@ -323,7 +323,7 @@ for (const js of [true, false]) {
       await root.click('#audit-csv');
       const csv = readFileSync(await (await download).path(), 'utf8');
       const lines = csv.trim().split('\n');
-      expect(lines[0]).toBe('at,actor,action,target,tenant,pool,detail');
+      expect(lines[0]).toBe('at,actor,action,target,tenant,pool,detail,token,client');
       expect(lines.length).toBe(actions.length + 1);
       expect(lines.slice(1).every((l) => l.includes(',quota.set,'))).toBe(true);
       expect(errors).toEqual([]);

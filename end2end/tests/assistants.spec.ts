@@ -55,6 +55,9 @@ for (const width of [1440, 390]) {
     await page.goto(`/bookings/${id}`);
     await expect(page.locator('.booking-card')).toContainText('approved');
     await expect(page.locator('.booking-card')).toContainText('MIG 1g.24gb × 1');
+    // Made through the assistant, with its token: the card says so (this
+    // SDK names itself only at initialize; Berth remembers it for the token).
+    await expect(page.locator('.booking-card .booked-via')).toHaveText(`Booked via e2e-assistant 1.0 with the API token “${name}”.`);
     expect(errors).toEqual([]);
     await context.close();
   });
