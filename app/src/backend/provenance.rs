@@ -22,11 +22,13 @@ pub struct Provenance {
 const CLIENT_LIMIT: usize = 80;
 
 impl Provenance {
-    /// A client's self-description as the log keeps it: its name (or
-    /// title) and version, without control characters, at most 80 chars.
+    /// A client's self-description as the log keeps it: its name and
+    /// version, at most 80 chars, without control characters or the
+    /// direction overrides that would make it read as something else.
     pub fn client_named(name: &str, version: &str) -> String {
         let said = format!("{} {}", name.trim(), version.trim());
-        said.trim().chars().filter(|c| !c.is_control()).take(CLIENT_LIMIT).collect()
+        let shown = |c: &char| !c.is_control() && !matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}');
+        said.trim().chars().filter(shown).take(CLIENT_LIMIT).collect()
     }
 
     /// The provenance of the request being served (empty outside one).
@@ -52,6 +54,7 @@ mod tests {
     fn a_client_name_is_kept_short_and_plain() {
         assert_eq!(Provenance::client_named(" claude-code ", "1.2.3"), "claude-code 1.2.3");
         assert_eq!(Provenance::client_named("x\u{7}y\n", ""), "xy");
+        assert_eq!(Provenance::client_named("evil\u{202E}edoc-edualc", "1"), "eviledoc-edualc 1");
         assert_eq!(Provenance::client_named(&"a".repeat(200), "1").chars().count(), 80);
     }
 
