@@ -172,6 +172,19 @@ async fn an_assistant_lists_every_tool_and_books_extends_and_cancels_as_the_port
     let rest_id = booked["id"].as_str().unwrap();
     assert_eq!(made_by(&f, rest_id, "booking.create").await, json!(["test", null]));
     assert_eq!(booked_via(&f, "ada@a.test", rest_id).await.as_deref(), Some("Booked with the API token “test”."));
+
+    // A window running now, ended by the assistant.
+    let (status, live) = f.book(&f.ada, GPU, 1, slot(-1), slot(2)).await;
+    assert_eq!(status, StatusCode::CREATED, "{live}");
+    let seen =
+        client(json!({"url": url, "token": f.ada, "calls": [{"tool": "end_now", "arguments": {"id": live["id"]}}]}));
+    let ended = &seen.await["calls"][0];
+    assert!(
+        text(ended).starts_with("Ended: GPU × 1 from ") && text(ended).ends_with("its workspace is being torn down.")
+    );
+    let (_, after) =
+        f.call(Method::GET, &format!("/api/v1/bookings/{}", live["id"].as_str().unwrap()), Some(&f.ada), None).await;
+    assert_eq!(after["end"].as_str().map(|end| end < z(slot(2)).as_str()), Some(true), "ended early: {after}");
 }
 
 /// The token and client of the audit log's `action` on booking `id`, as an
