@@ -7,7 +7,7 @@
 //! a worker of the other shape is never a double start.
 
 use super::cluster_clients::ClusterClients;
-use super::reconcile::{ClusterRef, Reconciler};
+use super::context::{ClusterRef, Reconciler};
 use app::model::{Cluster as ClusterRecord, ClusterAccess};
 use sqlx::PgPool;
 use std::collections::HashMap;

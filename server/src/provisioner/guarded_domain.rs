@@ -8,8 +8,8 @@
 //! the cluster it drives and refuses, saying why on the worker and
 //! Clusters pages, when the two differ or the ConfigMap is missing.
 
+use super::context::Reconciler;
 use super::error::{WorkerError, WorkerResult};
-use super::reconcile::Reconciler;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
 
@@ -18,30 +18,28 @@ pub const CONFIG: &str = "berth-config";
 /// Its key the hosts policies read.
 pub const DOMAIN_KEY: &str = "BERTH_WORKSPACE_DOMAIN";
 
-impl Reconciler {
-    /// `Ok` when the cluster's policies guard the domain this worker
-    /// publishes under; skipped where nothing is published for real
-    /// (`verify_domain` off: the simulated cluster, which runs no policies).
-    pub(super) async fn domain_is_guarded(&self) -> WorkerResult<()> {
-        if !self.verify_domain {
-            return Ok(());
-        }
-        let namespace = &self.cluster.berth_namespace;
-        let maps: Api<ConfigMap> = Api::namespaced(self.client.clone(), namespace);
-        let config = self.retrying(|| maps.get_opt(CONFIG)).await?;
-        let guarded = config.and_then(|c| c.data).and_then(|mut d| d.remove(DOMAIN_KEY));
-        let publishes = &self.cluster.domain;
-        match guarded.as_deref().map(str::trim) {
-            Some(guarded) if guarded.eq_ignore_ascii_case(publishes) => Ok(()),
-            Some(guarded) => Err(WorkerError::UnguardedDomain(format!(
-                "workspaces would be published under {publishes}, but this cluster's policies guard {guarded} \
-                 ({namespace}/{CONFIG}, {DOMAIN_KEY}); no workspace starts until the cluster's workspace domain \
-                 and its {CONFIG} agree"
-            ))),
-            None => Err(WorkerError::UnguardedDomain(format!(
-                "this cluster has no {namespace}/{CONFIG} with {DOMAIN_KEY}, so its policies guard no workspace \
-                 host; no workspace starts until deploy/'s {CONFIG} is applied there"
-            ))),
-        }
+/// `Ok` when the cluster's policies guard the domain this worker
+/// publishes under; skipped where nothing is published for real
+/// (`verify_domain` off: the simulated cluster, which runs no policies).
+pub(super) async fn check(w: &Reconciler) -> WorkerResult<()> {
+    if !w.verify_domain {
+        return Ok(());
+    }
+    let namespace = &w.cluster.berth_namespace;
+    let maps: Api<ConfigMap> = Api::namespaced(w.client.clone(), namespace);
+    let config = w.retrying(|| maps.get_opt(CONFIG)).await?;
+    let guarded = config.and_then(|c| c.data).and_then(|mut d| d.remove(DOMAIN_KEY));
+    let publishes = &w.cluster.domain;
+    match guarded.as_deref().map(str::trim) {
+        Some(guarded) if guarded.eq_ignore_ascii_case(publishes) => Ok(()),
+        Some(guarded) => Err(WorkerError::UnguardedDomain(format!(
+            "workspaces would be published under {publishes}, but this cluster's policies guard {guarded} \
+             ({namespace}/{CONFIG}, {DOMAIN_KEY}); no workspace starts until the cluster's workspace domain \
+             and its {CONFIG} agree"
+        ))),
+        None => Err(WorkerError::UnguardedDomain(format!(
+            "this cluster has no {namespace}/{CONFIG} with {DOMAIN_KEY}, so its policies guard no workspace \
+             host; no workspace starts until deploy/'s {CONFIG} is applied there"
+        ))),
     }
 }

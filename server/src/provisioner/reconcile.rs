@@ -1,132 +1,57 @@
-//! One pass of the worker: stop what must stop, collect namespaces whose
-//! booking no longer runs, start or repair what must run, keep the image
-//! cache and the pools' backfill queues. Desired state comes from
-//! PostgreSQL; the cluster is only read and written through `kube::Client`.
-//! Idempotent: a pass over a converged
-//! cluster reads but writes nothing (neither to the cluster nor to the
-//! database), and a pass interrupted after any step is finished by the next.
+//! One pass of the worker, as the list of its steps. Desired state comes
+//! from PostgreSQL; the cluster is only read and written through
+//! `kube::Client`. Modelled on kube-rs controller-rs: the passes here only
+//! say what happens in which order; each step is a free function in a file
+//! of its own taking the worker (`context::Reconciler`: database, client,
+//! cluster, policy) and what the pass read.
+//!
+//! The pass reads the windows due on its cluster (`due::due`) once and
+//! hands them to its steps:
+//!
+//! - the *start pass* (`start`): expire unapproved bookings, collect the
+//!   Kueue queues of sessions that no longer run (`queues`), complete the
+//!   windows that have closed (`stop`), collect the namespaces whose booking
+//!   no longer runs (`collect`), start the sessions whose window has opened
+//!   (`start`, each through `session` → `homes`, `converge`), the waitlist,
+//!   and the room held ahead (`ahead`);
+//! - the *repair pass* (`repair`): read one snapshot of Berth's objects, repair
+//!   every active session against it, keep and grow their homes (`homes`),
+//!   the pools' backfill queues (`backfill`) and the image cache
+//!   (`image_cache`).
+//!
+//! `run` calls the two halves on their own triggers; `pass` runs both. The
+//! sweep (`sweep`) runs every few minutes besides. Idempotent: a pass over
+//! a converged cluster reads but writes nothing (neither to the cluster
+//! nor to the database), and a pass interrupted after any step is finished
+//! by the next.
 
+pub use super::context::{ClusterRef, Reconciler};
 pub use super::policy::Policy;
 pub use super::report::PassReport;
 
-use super::manifests::{self, owned_by, Cluster, Session, Volume};
-use super::progress::Progress;
-use super::retry::retrying;
-use super::snapshot::Snapshot;
-use app::backend::sessions::continuation;
-use app::backend::sessions::facts::{self, BookingFacts};
-use app::backend::sessions::session_status::{self, Stored};
-use app::backend::sessions::{due, transitions};
-use app::model::{BookingState, Kept, SessionStatus};
-use app::rules::state_machine::Action;
-use futures::StreamExt;
-use k8s_openapi::api::core::v1::{Namespace, Pod};
-use kube::api::{Api, DeleteParams, ListParams};
-use sqlx::PgPool;
-use std::collections::{HashMap, HashSet};
+use super::error::WorkerResult;
+use super::sweep::SweepReport;
+use super::{ahead, backfill, collect, homes, image_cache, queues, repair, start, stop, sweep};
+use app::backend::sessions::due::{self, Due};
+use app::backend::sessions::{continuation, facts, transitions};
+use app::model::BookingState;
+use k8s_openapi::api::core::v1::Namespace;
 use uuid::Uuid;
 
-/// Sessions a start pass converges at once.
-const STARTS_AT_ONCE: usize = 8;
-
-pub struct Reconciler {
-    pub db: PgPool,
-    pub client: kube::Client,
-    /// The cluster this worker drives: the pools on it are its to converge,
-    /// and its lease is this cluster's. `None`: every pool, on the one
-    /// cluster `client` reaches (a worker as it was before clusters were data).
-    pub drives: Option<ClusterRef>,
-    pub cluster: Cluster,
-    pub policy: Policy,
-    /// Talks to the in-memory simulated cluster (shown on the worker page).
-    pub simulated: bool,
-    /// Measures GPU use from Prometheus while this worker leads.
-    pub usage: Option<crate::usage::UsageSource>,
-    /// Sends the outbox's notifications while this worker leads.
-    pub notifier: Option<crate::notify::Notifier>,
-    /// Publishes no workspace unless the cluster's policies guard its domain
-    /// (`guarded_domain`): on for every real cluster `berth worker` drives.
-    pub verify_domain: bool,
-    /// Runs what is the site's rather than a cluster's: retention, the
-    /// waitlist's expiry, reading the priority and runtime classes. One
-    /// worker does (its own cluster's); never a member signed in as its
-    /// own database role, which may not write those rows.
-    pub site_duties: bool,
-}
-
-/// A cluster by id (for the database) and name (for logs and metrics).
-#[derive(Clone, Debug, PartialEq)]
-pub struct ClusterRef {
-    pub id: Uuid,
-    pub name: String,
-}
-
 impl Reconciler {
-    /// The cluster whose pools this worker converges (`None`: every pool).
-    pub fn cluster_id(&self) -> Option<Uuid> {
-        self.drives.as_ref().map(|c| c.id)
-    }
-
-    /// The cluster's name as metrics and logs label it.
-    pub fn cluster_name(&self) -> &str {
-        self.drives.as_ref().map_or(app::model::DEFAULT_CLUSTER, |c| c.name.as_str())
-    }
-}
-
-/// The bookings whose namespaces stay: open windows, and closed ones the
-/// pass is about to complete (it deletes their namespaces itself).
-fn live_bookings(due: &due::Due) -> HashSet<Uuid> {
-    let running = due.running.iter().map(|(id, _)| *id);
-    running.chain(due.ended.iter().copied()).collect()
-}
-
-impl Reconciler {
-    /// The bookings whose namespaces no pass or sweep may collect: the live
-    /// ones, and those whose session a booking that has not ended took over
-    /// (their namespace names them until that booking's session converges).
-    pub(super) async fn keep(&self, due: &due::Due) -> crate::provisioner::error::WorkerResult<HashSet<Uuid>> {
-        let mut keep = live_bookings(due);
-        keep.extend(continuation::continued(&self.db).await?);
-        Ok(keep)
-    }
-}
-
-impl Reconciler {
-    /// Runs one API request with this worker's retries (see `retry`).
-    pub(super) async fn retrying<T, F, Fut>(&self, call: F) -> Result<T, kube::Error>
-    where
-        F: FnMut() -> Fut,
-        Fut: std::future::Future<Output = Result<T, kube::Error>>,
-    {
-        retrying(self.policy.retries, self.policy.retry_delay, call).await
-    }
-
-    /// A worker with the default policy.
-    pub fn new(db: PgPool, client: kube::Client, cluster: Cluster) -> Self {
-        Reconciler {
-            db,
-            client,
-            drives: None,
-            cluster,
-            policy: Policy::default(),
-            simulated: false,
-            usage: None,
-            notifier: None,
-            verify_domain: false,
-            site_duties: true,
-        }
-    }
-
-    pub(super) async fn managed_namespaces(&self) -> Result<Vec<Namespace>, kube::Error> {
-        let namespaces: Api<Namespace> = Api::all(self.client.clone());
-        let params = ListParams::default().labels(&manifests::managed_selector());
-        Ok(self.retrying(|| namespaces.list(&params)).await?.items)
-    }
-
-    /// A whole pass: the start pass, then the repair pass.
-    pub async fn pass(&self) -> crate::provisioner::error::WorkerResult<PassReport> {
-        let mut report = self.start_pass().await?;
-        report.absorb(self.repair_pass().await?);
+    /// A whole pass: the start pass, then the repair pass, over one reading
+    /// of the windows due.
+    pub async fn pass(&self) -> WorkerResult<PassReport> {
+        let mut report = PassReport { expired: expire(self).await?, ..PassReport::default() };
+        let mut due = due::due(&self.db, self.cluster_id()).await?;
+        start_steps(self, &due, &mut report).await?;
+        // The repair half sees what the start half did, as a fresh read
+        // would: the sessions it started are active, the ones it failed
+        // are gone (windows it completed were never the repair's).
+        after_start(&mut due, &report);
+        let mut repaired = PassReport::default();
+        repair_steps(self, &due, &mut repaired).await?;
+        report.absorb(repaired);
         Ok(report)
     }
 
@@ -134,262 +59,120 @@ impl Reconciler {
     /// namespaces whose booking no longer runs, start sessions not yet
     /// active (each object read by name). Its cost does not grow with the
     /// number of running sessions, so a new window never waits for them.
-    pub async fn start_pass(&self) -> crate::provisioner::error::WorkerResult<PassReport> {
-        let mut report = PassReport {
-            expired: transitions::reject_unapproved(&self.db, self.cluster_id()).await?,
-            ..PassReport::default()
-        };
+    pub async fn start_pass(&self) -> WorkerResult<PassReport> {
+        let mut report = PassReport { expired: expire(self).await?, ..PassReport::default() };
         let due = due::due(&self.db, self.cluster_id()).await?;
-        let managed = self.managed_namespaces().await?;
-        // Windows that have closed whose owner's next booking takes the
-        // session over (see `continuation`), and sessions already taken over.
-        let successors = continuation::successors(&self.db, &due.ended).await?;
-        let keep = self.keep(&due).await?;
-        // Kueue's queues of sessions that no longer run go before their
-        // namespaces (a session another booking continues runs on).
-        let mut running: HashSet<Uuid> = due.running.iter().map(|(id, _)| *id).collect();
-        running.extend(keep.iter().copied().filter(|id| !due.ended.contains(id)));
-        running.extend(successors.keys());
-        report.collected.extend(self.collect_queues(&running).await?);
-
-        // Stop: windows that have closed, unless the session continues.
-        for id in &due.ended {
-            let reason = match successors.get(id) {
-                Some((next, _, _)) => {
-                    continuation::continue_into(&self.db, *id, *next).await?;
-                    format!("the window ended; the session continues into booking {next}")
-                }
-                None => {
-                    for ns in managed.iter().filter(|ns| owned_by(ns, Some(*id)).is_some()) {
-                        self.delete_namespace(ns).await?;
-                    }
-                    "the window ended".to_string()
-                }
-            };
-            transitions::system_transition(&self.db, *id, Action::Complete, &reason).await?;
-            report.completed.push(*id);
-        }
-        // Collect: managed namespaces whose booking no longer runs (canceled,
-        // ended early, failed, or already completed) and whose session no
-        // booking has taken over.
-        let keep = self.keep(&due).await?;
-        report.collected.extend(self.collect(&managed, &keep).await?);
-
-        // Start, a few sessions at a time: each start mostly waits on the
-        // API server, so fifty windows opening together wait for the slowest
-        // of a few, not for the sum of all.
-        let ids = due.in_state(BookingState::Approved);
-        if !ids.is_empty() {
-            self.domain_is_guarded().await?;
-        }
-        let starting = facts::facts_in_order(&self.db, &ids).await?;
-        let mut stored = session_status::load(&self.db, &ids).await?;
-        let mut homes = app::backend::sessions::homes::decided(&self.db, &ids).await?;
-        let managed = &managed;
-        let starts = starting.into_iter().map(|facts| {
-            let before = stored.remove(&facts.booking_id).unwrap_or_default();
-            let home = homes.remove(&facts.booking_id).unwrap_or_default();
-            async move {
-                let mut one = PassReport::default();
-                let outcome =
-                    self.run_session(facts, BookingState::Approved, (before, home), (managed, None), &mut one).await;
-                (one, outcome)
-            }
-        });
-        let started: Vec<_> = futures::stream::iter(starts).buffered(STARTS_AT_ONCE).collect().await;
-        for (one, outcome) in started {
-            report.absorb(one);
-            outcome?;
-        }
-        if self.site_duties {
-            (report.waitlist_expired, report.waitlist_admitted) = app::backend::waitlist::sweep(&self.db).await?;
-        }
-        // After the starts: a session that runs now no longer needs its room.
-        let (written, removed) = self.hold_room_ahead().await?;
-        report.applied += written;
-        report.collected.extend(removed);
+        start_steps(self, &due, &mut report).await?;
         Ok(report)
     }
 
     /// Drift repair: every active session against one snapshot of Berth's
     /// objects (13 requests however many sessions run), and the image cache.
-    pub async fn repair_pass(&self) -> crate::provisioner::error::WorkerResult<PassReport> {
+    pub async fn repair_pass(&self) -> WorkerResult<PassReport> {
         let mut report = PassReport::default();
         let due = due::due(&self.db, self.cluster_id()).await?;
-        let active = facts::facts_in_order(&self.db, &due.in_state(BookingState::Active)).await?;
-        let (retries, delay) = (self.policy.retries, self.policy.retry_delay);
-        let mut snapshot = Snapshot::default();
-        if !active.is_empty() {
-            // Repair rewrites each session's host too (under a domain an
-            // admin may just have changed).
-            self.domain_is_guarded().await?;
-            let managed = self.managed_namespaces().await?;
-            let namespaces = active.iter().map(|facts| manifests::namespace_name(&facts.tenant, facts.session_id()));
-            snapshot = Snapshot::read(&self.client, &namespaces.collect(), retries, delay).await?;
-            if self.cluster.kueue {
-                snapshot.read_kueue(&self.client, retries, delay).await?;
-            }
-            let ids: Vec<Uuid> = active.iter().map(|facts| facts.booking_id).collect();
-            let mut stored = session_status::load(&self.db, &ids).await?;
-            let mut homes = app::backend::sessions::homes::decided(&self.db, &ids).await?;
-            let mut sessions = Vec::new();
-            for facts in active {
-                let decided = homes.remove(&facts.booking_id).unwrap_or_default();
-                let before = (stored.remove(&facts.booking_id).unwrap_or_default(), decided);
-                let session = self
-                    .run_session(facts, BookingState::Active, before, (&managed, Some(&snapshot)), &mut report)
-                    .await?;
-                sessions.extend(session);
-            }
-            // A first session's home, once its claim is bound, stays for the next.
-            if let Err(err) = self.keep_new_homes(&sessions, &snapshot).await {
-                report.errors.push((Uuid::nil(), format!("keeping homes: {err}")));
-            }
-            // A kept one the tenant now sizes larger grows, where its class allows.
-            if let Err(err) = self.grow_kept(&sessions, &snapshot).await {
-                report.errors.push((Uuid::nil(), format!("growing homes: {err}")));
-            }
-        } else if self.cluster.kueue {
-            // The backfill queues stay while their pools lend, sessions or not.
-            snapshot.read_kueue(&self.client, retries, delay).await?;
-        }
-        if self.cluster.kueue {
-            self.keep_backfill(&snapshot, &mut report).await?;
-        }
-        if let Some(cache) = &self.cluster.image_cache {
-            let mut images = due::pool_images(&self.db, self.cluster_id()).await?;
-            images.extend(cache.images.iter().cloned());
-            images.sort();
-            images.dedup();
-            let daemon_set = manifests::image_cache_daemon_set(&self.cluster.berth_namespace, cache, &images);
-            match self.ensure(&serde_json::to_value(daemon_set)?).await {
-                Ok(wrote) => report.applied += usize::from(wrote),
-                Err(err) => report.errors.push((Uuid::nil(), format!("image cache: {}", super::retry::describe(&err)))),
-            }
-        }
+        repair_steps(self, &due, &mut report).await?;
         Ok(report)
     }
+}
 
-    /// With the image cache switched off (settings change only with a
-    /// restart, so the worker calls this once when it starts): deletes the
-    /// DaemonSet an earlier configuration left, if it is Berth's.
+/// Pending bookings whose window opened unapproved are rejected before the
+/// pass reads what is due.
+async fn expire(w: &Reconciler) -> WorkerResult<u64> {
+    Ok(transitions::reject_unapproved(&w.db, w.cluster_id()).await?)
+}
+
+/// The start pass's steps, in order.
+async fn start_steps(w: &Reconciler, due: &Due, report: &mut PassReport) -> WorkerResult<()> {
+    let managed: Vec<Namespace> = w.managed_namespaces().await?;
+    // Windows that have closed whose owner's next booking takes the
+    // session over (see `continuation`), and sessions already taken over.
+    let successors = continuation::successors(&w.db, &due.ended).await?;
+    // Read once, for the queues and the namespaces alike. The stops below
+    // change nothing it holds: a session they continue is of a window in
+    // `due.ended`, which it holds already, and a booking they complete had
+    // ended, so no session continued into it; reading it again would only
+    // see what others wrote meanwhile, which the next pass sees.
+    let keep = collect::keep(w, due).await?;
+    // Kueue's queues of sessions that no longer run go before their namespaces.
+    let running = queues::running(due, &keep, successors.keys());
+    report.collected.extend(queues::collect(w, &running).await?);
+    // Stop: windows that have closed, unless the session continues.
+    stop::ended(w, &due.ended, &successors, &managed, report).await?;
+    // Collect: managed namespaces whose booking no longer runs (canceled,
+    // ended early, failed, or already completed) and whose session no
+    // booking has taken over.
+    report.collected.extend(collect::namespaces(w, &managed, &keep).await?);
+    start::sessions(w, &due.in_state(BookingState::Approved), &managed, report).await?;
+    if w.site_duties {
+        (report.waitlist_expired, report.waitlist_admitted) = app::backend::waitlist::sweep(&w.db).await?;
+    }
+    // After the starts: a session that runs now no longer needs its room.
+    let (written, removed) = ahead::hold_room(w).await?;
+    report.applied += written;
+    report.collected.extend(removed);
+    Ok(())
+}
+
+/// The repair pass's steps, in order.
+async fn repair_steps(w: &Reconciler, due: &Due, report: &mut PassReport) -> WorkerResult<()> {
+    let active = facts::facts_in_order(&w.db, &due.in_state(BookingState::Active)).await?;
+    let (managed, snapshot) = repair::read(w, &active).await?;
+    let sessions = repair::sessions(w, active, (&managed, &snapshot), report).await?;
+    repair::homes(w, &sessions, &snapshot, report).await;
+    if w.cluster.kueue {
+        backfill::keep(w, &snapshot, report).await?;
+    }
+    image_cache::keep(w, report).await
+}
+
+/// The windows due as the start half left them: what it started is active,
+/// what it failed no longer runs.
+fn after_start(due: &mut Due, report: &PassReport) {
+    due.running.retain(|(id, _)| !report.failed.contains(id));
+    for (id, state) in &mut due.running {
+        if report.started.contains(id) {
+            *state = BookingState::Active;
+        }
+    }
+    due.ended.clear();
+}
+
+/// The rest of the worker's public face: what `run` and the tests call
+/// besides the passes, each a step of its own file.
+impl Reconciler {
+    /// The sweep (see `sweep`).
+    pub async fn sweep(&self) -> WorkerResult<SweepReport> {
+        sweep::run(self).await
+    }
+
+    /// Managed namespaces stuck terminating, with their booking (see `sweep::stuck`).
+    pub fn stuck(&self, managed: &[Namespace]) -> Vec<(String, Uuid)> {
+        sweep::stuck(self, managed)
+    }
+
+    /// Tells admins of stuck namespaces; returns the names (see `sweep::report_stuck`).
+    pub async fn report_stuck(&self) -> WorkerResult<Vec<String>> {
+        sweep::report_stuck(self).await
+    }
+
+    /// Records the cluster's priority and runtime classes (see `sweep::read_classes`).
+    pub async fn read_classes(&self) -> WorkerResult<()> {
+        sweep::read_classes(self).await
+    }
+
+    /// Lets homes past their retention go (see `homes::let_go`).
+    pub async fn let_homes_go(&self) -> WorkerResult<Vec<String>> {
+        homes::let_go(self).await
+    }
+
+    /// The storage class homes and caches are kept in ('' for the cluster's default).
+    pub fn home_class(&self) -> String {
+        homes::home_class(self)
+    }
+
+    /// Deletes the image cache an earlier configuration left (see `image_cache::remove_disabled`).
     pub async fn remove_disabled_image_cache(&self) -> Result<bool, kube::Error> {
-        if self.cluster.image_cache.is_some() {
-            return Ok(false);
-        }
-        let daemon_sets: Api<k8s_openapi::api::apps::v1::DaemonSet> =
-            Api::namespaced(self.client.clone(), &self.cluster.berth_namespace);
-        let Some(found) = self.retrying(|| daemon_sets.get_opt(manifests::IMAGE_CACHE)).await? else {
-            return Ok(false);
-        };
-        let ours = manifests::is_managed(&found.metadata);
-        if ours {
-            let params = DeleteParams::default();
-            self.retrying(|| daemon_sets.delete(manifests::IMAGE_CACHE, &params)).await?;
-        }
-        Ok(ours)
-    }
-
-    /// Deletes the managed namespaces whose booking is not in `keep`; ones
-    /// already terminating are left to finish. Returns the deleted names.
-    pub(super) async fn collect(
-        &self,
-        managed: &[Namespace],
-        keep: &HashSet<Uuid>,
-    ) -> crate::provisioner::error::WorkerResult<Vec<String>> {
-        let mut collected = Vec::new();
-        for ns in managed {
-            let Some(id) = owned_by(ns, None) else { continue };
-            if !keep.contains(&id) && ns.metadata.deletion_timestamp.is_none() {
-                self.delete_namespace(ns).await?;
-                collected.push(ns.metadata.name.clone().unwrap_or_default());
-            }
-        }
-        Ok(collected)
-    }
-
-    async fn delete_namespace(&self, ns: &Namespace) -> crate::provisioner::error::WorkerResult<()> {
-        if ns.metadata.deletion_timestamp.is_some() {
-            return Ok(()); // already on its way out; asking again would be a write per pass
-        }
-        let namespaces: Api<Namespace> = Api::all(self.client.clone());
-        let name = ns.metadata.name.clone().unwrap_or_default();
-        // The window is over: its pods get SIGTERM and their own grace
-        // period (at most 30 s: policy berth-session-devices; the workspace
-        // asks for all of it) to checkpoint into the home, which stays
-        // mounted until they exit (the claim's protection finalizer) and
-        // outlives the namespace. `/etc/berth/ending-soon` warned them.
-        let pods: Api<Pod> = Api::namespaced(self.client.clone(), &name);
-        let (graceful, every) = (DeleteParams::default(), ListParams::default());
-        super::retry::gone(self.retrying(|| pods.delete_collection(&graceful, &every)).await)?;
-        let params = DeleteParams::default();
-        Ok(super::retry::gone(self.retrying(|| namespaces.delete(&name, &params)).await)?)
-    }
-
-    /// Converges one session and records what happened: the steps for the
-    /// booking page, `active` once ready, `failed` after repeated refusals.
-    /// `home` holds the volumes decided for its home and model cache, by
-    /// purpose, if decided. Returns the session as converged.
-    async fn run_session(
-        &self,
-        facts: BookingFacts,
-        state: BookingState,
-        (before, home): (Stored, HashMap<Kept, Volume>),
-        (managed, snapshot): (&[Namespace], Option<&Snapshot>),
-        report: &mut PassReport,
-    ) -> crate::provisioner::error::WorkerResult<Option<Session>> {
-        let id = facts.booking_id;
-        let mut session = Session::of(facts);
-        let converged = match self.volumes_for(&session, state == BookingState::Approved, home, managed).await? {
-            Ok((home, cache)) => {
-                (session.window.home, session.window.cache) = (home, cache);
-                self.converge_session(&session, managed, snapshot).await?
-            }
-            Err(super::error::HomeBusy(detail)) => {
-                let mut states = super::progress::Steps::all(app::model::StepState::Pending);
-                states.set(super::progress::Step::Storage, app::model::StepState::Working);
-                let (at, progress) = (super::progress::Step::Storage, Progress::PreviousTerminating);
-                super::progress::Converged::stopped(states, at, detail, progress, 0)
-            }
-        };
-        report.applied += converged.applied;
-        let mut after = Stored {
-            status: SessionStatus { namespace: session.namespace(), workspace_url: None, steps: converged.steps },
-            failures: 0,
-        };
-        match converged.progress {
-            // The booking stopped while this pass ran: the start pass collects it.
-            Progress::Stopped => return Ok(None),
-            Progress::Applied { ready } => {
-                if ready {
-                    after.status.workspace_url = Some(self.cluster.workspace_url(&session));
-                }
-                if ready && state == BookingState::Approved {
-                    transitions::system_transition(&self.db, id, Action::Activate, "the workspace is ready").await?;
-                    report.started.push(id);
-                }
-            }
-            Progress::PreviousTerminating => {}
-            Progress::Collision(reason) => {
-                transitions::system_transition(&self.db, id, Action::Fail, &reason).await?;
-                report.failed.push(id);
-            }
-            Progress::Refused(detail) => {
-                after.failures = before.failures + 1;
-                report.errors.push((id, detail.clone()));
-                if after.failures >= self.policy.failures_before_failed {
-                    let reason = format!(
-                        "Berth could not set up the workspace ({} attempts): {detail}. Ask your Berth admin.",
-                        after.failures
-                    );
-                    transitions::system_transition(&self.db, id, Action::Fail, &reason).await?;
-                    report.failed.push(id);
-                }
-            }
-        }
-        if after != before {
-            session_status::save(&self.db, id, &after).await?;
-        }
-        Ok(Some(session))
+        image_cache::remove_disabled(self).await
     }
 }

@@ -17,7 +17,7 @@ const GATE_MEMORY_MIB: i64 = 64;
 
 /// Who may use the workspace when it was last applied (its owner and
 /// co-owners as the cluster names them, comma-separated): when anyone drops
-/// out, the worker rotates the access token (`rotate::rotate_if_holders_left`).
+/// out, the worker rotates the access token (`rotate::if_holders_left`).
 pub const HOLDERS_ANNOTATION: &str = "berth.io/holders";
 
 /// The worker's volume claims with their sizes in GiB: the home and the
