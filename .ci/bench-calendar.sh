@@ -30,10 +30,7 @@ for bundle in berth berth-people; do
   printf '%s bundle: %d KB brotli\n' "$bundle" $((total / 1024))
 done
 
-PG_DIR="$(mktemp -d /tmp/berth-calbench-pg.XXXXXX)"
-PG_PORT=$((20000 + RANDOM % 20000))
-cleanup() { [ -n "${SERVER_PID:-}" ] && kill "$SERVER_PID" 2>/dev/null; pg_down "$PG_DIR"; rm -rf "$PG_DIR"; }
-trap cleanup EXIT
+scratch calbench
 pg_up "$PG_DIR" "$PG_PORT"
 psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -qc "CREATE DATABASE berth_calbench"
 export DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/berth_calbench"
@@ -44,34 +41,29 @@ say "500 bookings in the week from yesterday of one pool (two kinds), a fifth of
 psql "$DATABASE_URL" -qv ON_ERROR_STOP=1 <<'SQL'
 -- Room for every booking: the calendar's cost, not admission, is measured.
 UPDATE pool_kind SET capacity = 1000 WHERE pool_id = (SELECT id FROM pool WHERE name = 'lab-h100');
--- Yesterday's 100, completed, each with an hour of measured use: the week
--- view draws a used-time bar under ada's (and, for admins, everyone's).
+-- Whose the bookings are: a fifth ada's, the rest the admin's, all the demo tenant's.
+CREATE TEMP TABLE who AS
+SELECT (SELECT id FROM pool WHERE name = 'lab-h100') AS pool,
+       (SELECT id FROM app_user WHERE email = 'ada@berth.local') AS ada,
+       (SELECT id FROM app_user WHERE email = 'admin@berth.local') AS admin,
+       (SELECT id FROM tenant WHERE slug = 'demo') AS tenant;
+-- Yesterday's 100 (i ≤ 100), completed, each with an hour of measured use:
+-- the week view draws a used-time bar under ada's (and, for admins,
+-- everyone's); then 400 approved over the next five days (j = i - 100).
 INSERT INTO booking (pool_id, kind, user_id, tenant_id, quantity, mode, starts_at, ends_at, state)
-SELECT p.id, CASE WHEN i % 3 = 0 THEN 'nvidia.com/gpu' ELSE 'nvidia.com/mig-1g.24gb' END,
-       CASE WHEN i % 5 = 0 THEN ada.id ELSE adm.id END, t.id, 1 + i % 3, 'interactive',
-       date_trunc('day', now()) - interval '1 day' + (i % 22) * interval '1 hour',
-       date_trunc('day', now()) - interval '1 day' + (i % 22) * interval '1 hour' + interval '90 minutes',
-       'completed'
-FROM generate_series(1, 100) AS i,
-     (SELECT id FROM pool WHERE name = 'lab-h100') AS p,
-     (SELECT id FROM app_user WHERE email = 'ada@berth.local') AS ada,
-     (SELECT id FROM app_user WHERE email = 'admin@berth.local') AS adm,
-     (SELECT id FROM tenant WHERE slug = 'demo') AS t;
+SELECT pool, CASE WHEN i % 3 = 0 THEN 'nvidia.com/gpu' ELSE 'nvidia.com/mig-1g.24gb' END,
+       CASE WHEN i % 5 = 0 THEN ada ELSE admin END, tenant, 1 + i % 3, 'interactive',
+       CASE WHEN i <= 100 THEN date_trunc('day', now()) - interval '1 day' + (i % 22) * interval '1 hour'
+            ELSE date_trunc('hour', now()) + (j % 120) * interval '1 hour' + (j % 4) * interval '15 minutes' END,
+       CASE WHEN i <= 100 THEN date_trunc('day', now()) - interval '1 day' + (i % 22) * interval '1 hour' + interval '90 minutes'
+            ELSE date_trunc('hour', now()) + (j % 120) * interval '1 hour' + (1 + j % 8) * interval '45 minutes' END,
+       CASE WHEN i <= 100 THEN 'completed' ELSE 'approved' END
+FROM generate_series(1, 500) AS i, LATERAL (SELECT i - 100 AS j) AS later, who;
 INSERT INTO usage_hour (booking_id, hour, pool_id, tenant_id, user_id, samples, busy_unit_minutes,
                         active_unit_minutes, memory_max_mib, energy_wh, simulated)
 SELECT id, date_trunc('hour', starts_at), pool_id, tenant_id, user_id, 60, 30 * quantity, 40 * quantity, 1000, 0, true
-FROM booking;
-INSERT INTO booking (pool_id, kind, user_id, tenant_id, quantity, mode, starts_at, ends_at, state)
-SELECT p.id, CASE WHEN i % 3 = 0 THEN 'nvidia.com/gpu' ELSE 'nvidia.com/mig-1g.24gb' END,
-       CASE WHEN i % 5 = 0 THEN ada.id ELSE adm.id END, t.id, 1 + i % 3, 'interactive',
-       date_trunc('hour', now()) + (i % 120) * interval '1 hour' + (i % 4) * interval '15 minutes',
-       date_trunc('hour', now()) + (i % 120) * interval '1 hour' + (1 + i % 8) * interval '45 minutes',
-       'approved'
-FROM generate_series(1, 400) AS i,
-     (SELECT id FROM pool WHERE name = 'lab-h100') AS p,
-     (SELECT id FROM app_user WHERE email = 'ada@berth.local') AS ada,
-     (SELECT id FROM app_user WHERE email = 'admin@berth.local') AS adm,
-     (SELECT id FROM tenant WHERE slug = 'demo') AS t;
+-- Every booking but the 400 upcoming: yesterday's and the demo's own.
+FROM booking WHERE state <> 'approved';
 SQL
 pool=$(psql "$DATABASE_URL" -tAc "SELECT id FROM pool WHERE name = 'lab-h100'")
 

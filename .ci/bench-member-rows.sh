@@ -11,11 +11,7 @@
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 SECONDS_PER_RUN="${1:-15}"
-PG_DIR="$(mktemp -d /tmp/berth-memberbench-pg.XXXXXX)"
-PG_PORT=$((20000 + RANDOM % 20000))
-WORK="$(mktemp -d /tmp/berth-memberbench.XXXXXX)"
-cleanup() { pg_down "$PG_DIR"; rm -rf "$PG_DIR" "$WORK"; }
-trap cleanup EXIT
+scratch memberbench
 # Default durability: both roles commit the same way.
 pg_up "$PG_DIR" "$PG_PORT"
 psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -qc "CREATE DATABASE berth_memberbench"

@@ -7,10 +7,7 @@
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 ensure_prometheus
-PG_DIR="$(mktemp -d /tmp/berth-usagebench-pg.XXXXXX)"
-PG_PORT=$((20000 + RANDOM % 20000))
-cleanup() { pg_down "$PG_DIR"; rm -rf "$PG_DIR"; }
-trap cleanup EXIT
+scratch usagebench
 pg_up "$PG_DIR" "$PG_PORT" -c fsync=off
 psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -qc "CREATE DATABASE berth_usagebench"
 say "building and running the usage benchmark (release)"

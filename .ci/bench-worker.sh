@@ -11,10 +11,7 @@
 # Usage: .ci/bench-worker.sh [latency samples]   (default 200)
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
-PG_DIR="$(mktemp -d /tmp/berth-workerbench-pg.XXXXXX)"
-PG_PORT=$((20000 + RANDOM % 20000))
-cleanup() { pg_down "$PG_DIR"; rm -rf "$PG_DIR"; }
-trap cleanup EXIT
+scratch workerbench
 pg_up "$PG_DIR" "$PG_PORT"
 psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -qc "CREATE DATABASE berth_workerbench"
 say "building and running the worker benchmark (release)"

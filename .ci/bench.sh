@@ -16,11 +16,7 @@ say "building the release server"
 cargo build --release -p server --bin berth
 berth="$ROOT/target/release/berth"
 
-PG_DIR="$(mktemp -d /tmp/berth-bench-pg.XXXXXX)"
-PG_PORT=$((20000 + RANDOM % 20000))
-WORK="$(mktemp -d /tmp/berth-bench.XXXXXX)"
-cleanup() { [ -n "${SERVER_PID:-}" ] && kill "$SERVER_PID" 2>/dev/null; pg_down "$PG_DIR"; rm -rf "$PG_DIR" "$WORK"; }
-trap cleanup EXIT
+scratch bench
 # Default durability settings: both workloads commit the same way.
 # pg_stat_statements shows afterwards which statements the time went to.
 pg_up "$PG_DIR" "$PG_PORT" -c shared_preload_libraries=pg_stat_statements ${BENCH_PG_OPTS:-}

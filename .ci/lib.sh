@@ -44,6 +44,20 @@ apt_install() {
 
 pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1; }
 
+# A script's throwaway PostgreSQL (folder, port) and work folder, gone when
+# it exits, with the server it started (`SERVER_PID`) if any.
+scratch() {
+  PG_DIR="$(mktemp -d "/tmp/berth-$1-pg.XXXXXX")"
+  PG_PORT=$((20000 + RANDOM % 20000))
+  WORK="$(mktemp -d "/tmp/berth-$1.XXXXXX")"
+  trap scratch_cleanup EXIT
+}
+scratch_cleanup() {
+  [ -n "${SERVER_PID:-}" ] && kill "$SERVER_PID" 2>/dev/null
+  pg_down "$PG_DIR"
+  rm -rf "$PG_DIR" "$WORK"
+}
+
 ensure_postgres() {
   [ -n "$(pg_bin)" ] && [ -x "$(pg_bin)/initdb" ] || apt_install postgresql
   command -v pgbench >/dev/null || apt_install postgresql-contrib
@@ -159,61 +173,28 @@ wait_wasm_bindgen() {
 
 ensure_chromium() { [ -x /usr/bin/chromium ] || apt_install chromium; }
 
+# The PyPI tools the tests drive, each pinned: installed once, and again
+# only when the version on the machine is not the pinned one.
+ensure_pypi() {
+  local package="$1" version="$2"
+  if [ "$(python3 -c "import importlib.metadata as m; print(m.version('$package'))" 2>/dev/null)" != "$version" ]; then
+    say "installing $package $version (PyPI)"
+    python3 -m pip install --quiet --root-user-action=ignore "$package==$version"
+  fi
+}
 # Offline Kubernetes schemas (1.30 among them) for the manifest tests.
-KUBERNETES_VALIDATE_VERSION=1.37.0
-ensure_kubernetes_validate() {
-  if [ "$(kubernetes-validate --version 2>/dev/null)" != "$KUBERNETES_VALIDATE_VERSION" ]; then
-    say "installing kubernetes-validate $KUBERNETES_VALIDATE_VERSION (PyPI)"
-    python3 -m pip install --quiet --root-user-action=ignore "kubernetes-validate==$KUBERNETES_VALIDATE_VERSION"
-  fi
-}
-
-# PyPI icalendar: the calendar-feed tests parse Berth's ICS with it.
-ICALENDAR_VERSION=7.3.0
-ensure_icalendar() {
-  if [ "$(python3 -c 'import icalendar; print(icalendar.__version__)' 2>/dev/null)" != "$ICALENDAR_VERSION" ]; then
-    say "installing icalendar $ICALENDAR_VERSION (PyPI)"
-    python3 -m pip install --quiet --root-user-action=ignore "icalendar==$ICALENDAR_VERSION"
-  fi
-}
-
-# aiosmtpd (PyPI): the real SMTP server the notification tests send to.
-AIOSMTPD_VERSION=1.4.6
-ensure_aiosmtpd() {
-  if [ "$(python3 -c 'import aiosmtpd; print(aiosmtpd.__version__)' 2>/dev/null)" != "$AIOSMTPD_VERSION" ]; then
-    say "installing aiosmtpd $AIOSMTPD_VERSION (PyPI)"
-    python3 -m pip install --quiet --root-user-action=ignore "aiosmtpd==$AIOSMTPD_VERSION"
-  fi
-}
-
-# jupyter-server (PyPI): the real workspace behind `berth gate` in the gate's
-# tests (server/tests/it/gate_jupyter.rs), terminals included (terminado).
-JUPYTER_SERVER_VERSION=2.21.1
-ensure_jupyter_server() {
-  if [ "$(python3 -c 'import jupyter_server; print(jupyter_server.__version__)' 2>/dev/null)" != "$JUPYTER_SERVER_VERSION" ]; then
-    say "installing jupyter-server $JUPYTER_SERVER_VERSION (PyPI)"
-    python3 -m pip install --quiet --root-user-action=ignore "jupyter-server==$JUPYTER_SERVER_VERSION"
-  fi
-}
-
-# mcp (PyPI): the reference MCP client the assistant tests drive Berth with
+ensure_kubernetes_validate() { ensure_pypi kubernetes-validate 1.37.0; }
+# icalendar: the calendar-feed tests parse Berth's ICS with it.
+ensure_icalendar() { ensure_pypi icalendar 7.3.0; }
+# aiosmtpd: the real SMTP server the notification tests send to.
+ensure_aiosmtpd() { ensure_pypi aiosmtpd 1.4.6; }
+# jupyter-server: the real workspace behind `berth gate` in the gate's tests
+# (server/tests/it/gate_jupyter.rs), terminals included (terminado).
+ensure_jupyter_server() { ensure_pypi jupyter-server 2.21.1; }
+# mcp: the reference MCP client the assistant tests drive Berth with
 # (server/tests/mcp/client.py), over Streamable HTTP and stdio.
-MCP_VERSION=2.3.0
-ensure_mcp() {
-  if [ "$(python3 -c 'import importlib.metadata as m; print(m.version("mcp"))' 2>/dev/null)" != "$MCP_VERSION" ]; then
-    say "installing mcp $MCP_VERSION (PyPI)"
-    python3 -m pip install --quiet --root-user-action=ignore "mcp==$MCP_VERSION"
-  fi
-}
+ensure_mcp() { ensure_pypi mcp 2.3.0; }
+# schemathesis: fuzzes the API against its OpenAPI document (.ci/contract.sh).
+ensure_schemathesis() { ensure_pypi schemathesis 4.32.5; }
 
-# schemathesis (PyPI): fuzzes the API against its OpenAPI document (.ci/contract.sh).
-SCHEMATHESIS_VERSION=4.32.5
-ensure_schemathesis() {
-  if [ "$(python3 -c 'import importlib.metadata as m; print(m.version("schemathesis"))' 2>/dev/null)" != "$SCHEMATHESIS_VERSION" ]; then
-    say "installing schemathesis $SCHEMATHESIS_VERSION (PyPI)"
-    python3 -m pip install --quiet --root-user-action=ignore "schemathesis==$SCHEMATHESIS_VERSION"
-  fi
-}
-
-# Prometheus and promtool (Debian package) for the metrics and alert tests.
 ensure_prometheus() { command -v prometheus >/dev/null && command -v promtool >/dev/null || apt_install prometheus; }

@@ -28,11 +28,7 @@ client="$ROOT/$(grep -o 'target/release/deps/reliability-[0-9a-f]*' <<<"$built" 
 kills="$ROOT/$(grep -o 'target/release/deps/worker_kills-[0-9a-f]*' <<<"$built" | tail -1)"
 berth="$ROOT/target/release/berth"
 
-PG_DIR="$(mktemp -d /tmp/berth-reliability-pg.XXXXXX)"
-PG_PORT=$((20000 + RANDOM % 20000))
-WORK="$(mktemp -d /tmp/berth-reliability.XXXXXX)"
-cleanup() { [ -n "${SERVER_PID:-}" ] && kill "$SERVER_PID" 2>/dev/null; pg_down "$PG_DIR"; rm -rf "$PG_DIR" "$WORK"; }
-trap cleanup EXIT
+scratch reliability
 # Default durability: an acknowledged booking must survive the restart.
 pg_up "$PG_DIR" "$PG_PORT"
 PORT=$((PG_PORT + 1))

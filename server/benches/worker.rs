@@ -13,6 +13,8 @@
 //!    pass per cluster, and 25 + 25 sessions opening at once.
 //! 5. The same worker on a real API server (`real.rs`).
 
+#[path = "worker/clusters.rs"]
+mod clusters;
 #[path = "../tests/it/common/kube_stack.rs"]
 #[allow(dead_code)]
 mod kube_stack;
@@ -21,6 +23,10 @@ mod kube_stack;
 mod processes;
 #[path = "worker/real.rs"]
 mod real;
+#[path = "worker/real_homes.rs"]
+mod real_homes;
+#[path = "worker/real_parts.rs"]
+mod real_parts;
 
 use app::backend::{accounts::tokens, accounts::users, pools};
 use app::model::{KindSpec, NewPool, Role};
@@ -56,27 +62,7 @@ impl Bench {
         let principal = tokens::authenticate(&db, &token).await.unwrap().unwrap();
         let new = NewPool {
             name: format!("bench-{}", Uuid::new_v4().simple()),
-            description: String::new(),
-            gpu_model: String::new(),
-            requires_approval: false,
-            granularity_minutes: None,
-            max_booking_minutes: None,
-            horizon_days: None,
-            min_notice_minutes: None,
-            default_booking_minutes: None,
-            price_per_gpu_hour: 0.0,
             images: vec!["quay.io/jupyter/pytorch-notebook:cuda12-latest".into()],
-            tenants: vec![],
-            node_selector: Default::default(),
-            tolerations: vec![],
-            time_zone: "UTC".into(),
-            priority_class: None,
-            runtime_class: None,
-            end_grace_seconds: None,
-            team_cache_class: None,
-            backfill_namespace: None,
-            scale_ahead_minutes: None,
-            cluster: None,
             kinds: vec![KindSpec {
                 kind: KIND.into(),
                 capacity: 5000,
@@ -89,6 +75,7 @@ impl Bench {
                 price_per_unit_hour: None,
                 lend_idle: false,
             }],
+            ..NewPool::default()
         };
         let pool = pools::create(&db, &principal, new).await.unwrap().id;
         let tenant = sqlx::query_scalar("SELECT id FROM tenant WHERE slug = 'bench'").fetch_one(&db).await.unwrap();
@@ -217,6 +204,24 @@ fn applied_at(cluster: &SimulatedCluster, path: &str) -> Option<Instant> {
     cluster.write_log.lock().unwrap().as_ref()?.iter().find(|(_, p)| p == path).map(|(at, _)| *at)
 }
 
+/// How many of these bookings are active.
+async fn active_count(db: &PgPool, ids: &[Uuid]) -> usize {
+    let active: i64 = sqlx::query_scalar("SELECT count(*) FROM booking WHERE id = ANY($1) AND state = 'active'")
+        .bind(ids)
+        .fetch_one(db)
+        .await
+        .unwrap();
+    active as usize
+}
+
+/// When the last of these bookings became active (polled every 5 ms).
+async fn all_active(db: &PgPool, ids: &[Uuid]) -> Instant {
+    while active_count(db, ids).await < ids.len() {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    Instant::now()
+}
+
 async fn wait_for(what: &str, mut check: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(120);
     while !check() {
@@ -278,18 +283,7 @@ async fn same_minute(bench: &Bench, n: i32) {
     let paths: Vec<String> = ids.iter().map(|id| quota_path(*id)).collect();
     wait_for("all applied", || paths.iter().all(|p| applied_at(&cluster, p).is_some())).await;
     let applied = paths.iter().filter_map(|p| applied_at(&cluster, p)).max().unwrap();
-    loop {
-        let active: i64 = sqlx::query_scalar("SELECT count(*) FROM booking WHERE id = ANY($1) AND state = 'active'")
-            .bind(&ids)
-            .fetch_one(&bench.db)
-            .await
-            .unwrap();
-        if active == i64::from(n) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    let active = Instant::now();
+    let active = all_active(&bench.db, &ids).await;
     stop.send(true).unwrap();
     task.await.unwrap();
     println!("\n## {n} sessions whose windows open at the same moment\n");
@@ -303,130 +297,6 @@ async fn same_minute(bench: &Bench, n: i32) {
     bench.end_all().await;
 }
 
-/// A second cluster, `bench-east`, with a pool like the bench's; the
-/// workers of both clusters as their leads would be.
-async fn two_cluster_workers(bench: &Bench) -> (Uuid, [(Reconciler, Arc<SimulatedCluster>); 2]) {
-    let east = app::backend::clusters::create(
-        &bench.db,
-        &bench.admin,
-        app::model::ClusterSpec::reached("bench-east", app::model::ClusterAccess::Simulated),
-    )
-    .await
-    .unwrap();
-    let pool: Uuid = sqlx::query_scalar(
-        "INSERT INTO pool (name, images, cluster_id) VALUES ('bench-east', ARRAY['quay.io/jupyter/pytorch-notebook:cuda12-latest'], $1)
-         RETURNING id",
-    )
-    .bind(east.id)
-    .fetch_one(&bench.db)
-    .await
-    .unwrap();
-    sqlx::query(
-        "INSERT INTO pool_kind (pool_id, kind, capacity, replicas_per_unit, vram_gb_per_unit, cpu_millis_per_unit,
-                                memory_mib_per_unit, storage_gib_per_unit, slices_per_gpu)
-         SELECT $1, kind, capacity, replicas_per_unit, vram_gb_per_unit, cpu_millis_per_unit, memory_mib_per_unit,
-                storage_gib_per_unit, slices_per_gpu FROM pool_kind WHERE pool_id = $2",
-    )
-    .bind(pool)
-    .bind(bench.pool)
-    .execute(&bench.db)
-    .await
-    .unwrap();
-    let west: Uuid =
-        sqlx::query_scalar("SELECT id FROM cluster WHERE name = 'default'").fetch_one(&bench.db).await.unwrap();
-    let worker = |id: Uuid, name: &str, api: Arc<SimulatedCluster>| {
-        let mut worker = Reconciler::new(bench.db.clone(), api.client(), Cluster::default());
-        worker.drives = Some(server::provisioner::reconcile::ClusterRef { id, name: name.into() });
-        (worker, api)
-    };
-    let (west_api, east_api) = (SimulatedCluster::start(true).await, SimulatedCluster::start(true).await);
-    (pool, [worker(west, "default", west_api), worker(east.id, "bench-east", east_api)])
-}
-
-/// Two clusters with 100 sessions each: each cluster's converged pass costs
-/// what one cluster's does; then 25 + 25 windows opening at once, each
-/// cluster's lead running.
-async fn two_clusters(bench: &Bench) {
-    bench.end_all().await;
-    let (east_pool, workers) = two_cluster_workers(bench).await;
-    bench.book(100, chrono::Duration::minutes(-1)).await;
-    bench.book_in(east_pool, bench.user, 100, chrono::Duration::minutes(-1)).await;
-    let mut per_cluster = Vec::new();
-    for (worker, api) in &workers {
-        while {
-            let report = worker.pass().await.unwrap();
-            report.applied > 0 || !report.started.is_empty()
-        } {}
-        let requests = api.requests();
-        for _ in 0..5 {
-            worker.pass().await.unwrap();
-        }
-        per_cluster.push((api.requests() - requests) as f64 / 5.0);
-    }
-    println!(
-        "
-## Two clusters, each driven by its own lead
-"
-    );
-    println!("| measure | default | bench-east |");
-    println!("| --- | ---: | ---: |");
-    println!("| requests / converged pass, 100 sessions on each | {} | {} |", per_cluster[0], per_cluster[1]);
-    bench.end_all().await;
-
-    // 25 + 25 windows opening together, both leads running.
-    let mut leads = Vec::new();
-    let (stop, stopped) = tokio::sync::watch::channel(false);
-    let mut apis = Vec::new();
-    for (worker, api) in workers {
-        *api.write_log.lock().unwrap() = Some(Vec::new());
-        apis.push(api);
-        let stopped = stopped.clone();
-        leads.push(tokio::spawn(async move { server::provisioner::run::run(worker, stopped).await.unwrap() }));
-    }
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let opens_in = chrono::Duration::seconds(3);
-    let ids = [bench.book(25, opens_in).await, bench.book_in(east_pool, bench.user, 25, opens_in).await];
-    let opens: chrono::DateTime<chrono::Utc> =
-        sqlx::query_scalar("SELECT min(starts_at) FROM booking WHERE id = ANY($1) OR id = ANY($2)")
-            .bind(&ids[0])
-            .bind(&ids[1])
-            .fetch_one(&bench.db)
-            .await
-            .unwrap();
-    let opens_at = Instant::now() + (opens - chrono::Utc::now()).to_std().unwrap_or_default();
-    let mut applied = Vec::new();
-    for (api, ids) in apis.iter().zip(&ids) {
-        let paths: Vec<String> = ids.iter().map(|id| quota_path(*id)).collect();
-        wait_for("all applied", || paths.iter().all(|p| applied_at(api, p).is_some())).await;
-        applied.push(paths.iter().filter_map(|p| applied_at(api, p)).max().unwrap());
-    }
-    let all: Vec<Uuid> = ids.concat();
-    loop {
-        let active: i64 = sqlx::query_scalar("SELECT count(*) FROM booking WHERE id = ANY($1) AND state = 'active'")
-            .bind(&all)
-            .fetch_one(&bench.db)
-            .await
-            .unwrap();
-        if active == all.len() as i64 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    let active = Instant::now();
-    stop.send(true).unwrap();
-    for lead in leads {
-        lead.await.unwrap();
-    }
-    let since = |at: Instant| ms(at.saturating_duration_since(opens_at));
-    println!(
-        "| 25 + 25 windows opening at once: every namespace + quota applied | {} | {} |",
-        since(applied[0]),
-        since(applied[1])
-    );
-    println!("| the same: all 50 sessions `active` | {} (both) | |", since(active));
-    bench.end_all().await;
-}
-
 #[tokio::main]
 async fn main() {
     let bench = Bench::setup().await;
@@ -437,7 +307,7 @@ async fn main() {
         start_latency(&bench, samples, 10).await;
         start_latency(&bench, samples / 4, 1000).await;
         same_minute(&bench, 200).await;
-        two_clusters(&bench).await;
+        clusters::two_clusters(&bench).await;
     }
     real::rows(&bench).await;
 }

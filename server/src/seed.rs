@@ -14,15 +14,8 @@ fn demo_pool() -> NewPool {
         name: DEMO_POOL.into(),
         description: "Reference lab: one whole GPU and four MIG slices".into(),
         gpu_model: "NVIDIA H100 NVL 96GB".into(),
-        requires_approval: false,
-        granularity_minutes: None,
-        max_booking_minutes: None,
-        horizon_days: None,
-        min_notice_minutes: None,
-        default_booking_minutes: None,
         price_per_gpu_hour: 2.5,
         images: vec!["quay.io/jupyter/pytorch-notebook:cuda12-latest".into(), "codercom/code-server:latest".into()],
-        tenants: vec![],
         // The GPU Operator's product label, and the taint GPU nodes commonly carry.
         node_selector: [("nvidia.com/gpu.product".to_string(), "NVIDIA-H100-NVL".to_string())].into(),
         tolerations: vec![Toleration {
@@ -32,13 +25,6 @@ fn demo_pool() -> NewPool {
             ..Toleration::default()
         }],
         time_zone: "Europe/Berlin".into(),
-        priority_class: None,
-        runtime_class: None,
-        end_grace_seconds: None,
-        team_cache_class: None,
-        backfill_namespace: None,
-        scale_ahead_minutes: None,
-        cluster: None,
         kinds: vec![
             KindSpec {
                 kind: "nvidia.com/gpu".into(),
@@ -65,6 +51,7 @@ fn demo_pool() -> NewPool {
                 lend_idle: false,
             },
         ],
+        ..NewPool::default()
     }
 }
 

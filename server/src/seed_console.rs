@@ -20,15 +20,8 @@ fn approval_pool() -> NewPool {
         gpu_model: "NVIDIA L40S 48GB".into(),
         requires_approval: true,
         granularity_minutes: Some(30),
-        max_booking_minutes: None,
-        horizon_days: None,
-        min_notice_minutes: None,
-        default_booking_minutes: None,
         price_per_gpu_hour: 1.2,
         images: vec!["quay.io/jupyter/pytorch-notebook:cuda12-latest".into()],
-        tenants: vec![],
-        node_selector: Default::default(),
-        tolerations: vec![],
         kinds: vec![KindSpec {
             kind: "nvidia.com/gpu".into(),
             capacity: 2,
@@ -42,14 +35,9 @@ fn approval_pool() -> NewPool {
             lend_idle: false,
         }],
         time_zone: "Europe/Berlin".into(),
-        priority_class: None,
-        runtime_class: None,
-        end_grace_seconds: None,
         // The simulated cluster has each tenant's team cache volumes of this class.
         team_cache_class: Some(crate::provisioner::simulated::storage::SIMULATED_TEAM_CACHE_CLASS.into()),
-        backfill_namespace: None,
-        scale_ahead_minutes: None,
-        cluster: None,
+        ..NewPool::default()
     }
 }
 

@@ -71,7 +71,7 @@ pub use report::{
     UtilizationReport, REPORT_CSV_COLUMNS,
 };
 pub use series::{
-    BookedSeries, NewSeries, Occurrence, OccurrenceLine, Repeat, SeriesPlan, SeriesPreview, WEEKDAY_NAMES,
+    BookedSeries, NewSeries, Occurrence, OccurrenceLine, Repeat, SeriesForm, SeriesPlan, SeriesPreview, WEEKDAY_NAMES,
 };
 pub use session::{SessionStatus, SessionStep, StepState};
 pub use site::{AssetUrls, Bundle};

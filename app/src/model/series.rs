@@ -32,6 +32,32 @@ super::booking::booking_request! {
     }
 }
 
+/// The portal's recurring-booking form as posted: wall-clock text in the
+/// viewer's zone, read into a `NewSeries` by the backend. One type for the
+/// preview and the booking, and what an idempotency key stands for. Every
+/// field is text: the form's values are flattened into the server fn's
+/// arguments, and a flattened query string knows no numbers (serde_qs), so
+/// the units are read, with a field's refusal, where the rest are.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SeriesForm {
+    /// "<pool id>|<kind>": one select for both.
+    pub pool: String,
+    pub quantity: String,
+    pub mode: String,
+    /// The first day, "2026-11-30".
+    pub date: String,
+    /// Wall-clock start and end, "09:00"; the end must be after the start.
+    pub from: String,
+    pub to: String,
+    pub repeat: String,
+    #[serde(default)]
+    pub weekdays: Vec<String>,
+    pub until: String,
+    /// The viewer's zone; empty when the page was drawn before it was known.
+    #[serde(default)]
+    pub tz: String,
+}
+
 /// One occurrence and whether the normal rules admit it now.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Occurrence {

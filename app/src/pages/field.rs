@@ -105,3 +105,25 @@ where
     });
     sent
 }
+
+/// A `Field`'s `<select>` of fixed options, (value, label) each: `chosen`
+/// is selected, the first option when `chosen` names none of them. Its
+/// `id` is "{form}-{name}" unless the page has named it otherwise.
+pub fn choice(
+    id: &'static str,
+    name: &'static str,
+    aria: Aria,
+    options: &'static [(&'static str, &'static str)],
+    chosen: &str,
+) -> impl IntoView {
+    let known = options.iter().any(|(value, _)| *value == chosen);
+    let chosen = if known { chosen } else { options.first().map_or("", |(value, _)| *value) }.to_string();
+    view! {
+        <select name=name id=id aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()>
+            {options.iter().map(|&(value, label)| {
+                let selected = value == chosen;
+                view! { <option value=value selected=selected prop:selected=selected>{label}</option> }
+            }).collect_view()}
+        </select>
+    }
+}

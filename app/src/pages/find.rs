@@ -1,7 +1,7 @@
 //! "Find a slot": kind, quantity, duration, earliest start and latest end →
 //! every window that fits on the pool's granularity, each one click from being booked.
 
-use super::book::Book;
+use super::book::{one_click, Book, HiddenBooking};
 use super::calendar::outcome::{Banner, OutcomeBanner};
 use super::field::Field;
 use crate::model::{short_kind, FindPage, FoundSlots};
@@ -54,12 +54,7 @@ pub fn FindSlotPage() -> impl IntoView {
             <a class="button secondary" href="/fit" id="fit-link">"Which kind fits my model?"</a>
             <a class="button secondary" href="/free" id="free-link">"What is free then?"</a>
             <a class="button secondary" href="/calendar">"Calendar"</a></section>
-        <Transition fallback=|| view! { <p class="loading">"Loading…"</p> }>
-            {move || page.get().map(|result| match result {
-                Ok(data) => view! { <FindView data book banner=banner()/> }.into_any(),
-                Err(err) => view! { <Alert>"Could not search: " {err.to_string()}</Alert> }.into_any(),
-            })}
-        </Transition>
+        {super::said::loaded(page, "Could not search: ", move |data| view! { <FindView data book banner=banner()/> })}
     }
 }
 
@@ -131,14 +126,7 @@ pub(super) fn FoundList(slots: FoundSlots, book: ServerAction<Book>, key: String
                 <li>
                     <strong>{s.when.clone()}</strong>
                     <ActionForm action=book attr:class="inline">
-                        <input type="hidden" name="pool_id" value=pool_id.to_string()/>
-                        <input type="hidden" name="kind" value=kind/>
-                        <input type="hidden" name="quantity" value=quantity.to_string()/>
-                        <input type="hidden" name="start" value=s.window.start.to_rfc3339()/>
-                        <input type="hidden" name="end" value=s.window.end.to_rfc3339()/>
-                        <input type="hidden" name="tz" value=tz/>
-                        <input type="hidden" name="mode" value="interactive"/>
-                        <input type="hidden" name="idempotency_key" value=key/>
+                        <HiddenBooking form=one_click(pool_id, kind, quantity, s.window, tz) key/>
                         <button class="button" type="submit">{label}</button>
                     </ActionForm>
                 </li>

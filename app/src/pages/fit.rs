@@ -7,7 +7,7 @@
 
 use super::book::Book;
 use super::calendar::outcome::{Banner, OutcomeBanner};
-use super::field::Field;
+use super::field::{choice, Field};
 use crate::model::{short_kind, FormRefusal};
 use crate::pages::said::{Alert, Empty};
 use crate::rpc::RpcError;
@@ -49,12 +49,7 @@ pub fn FitHelperPage() -> impl IntoView {
     view! {
         <section class="page-head"><h1>"Which kind fits my model?"</h1>
             <a class="button secondary" href="/find">"Find a slot"</a></section>
-        <Transition fallback=|| view! { <p class="loading">"Loading…"</p> }>
-            {move || page.get().map(|result| match result {
-                Ok(data) => view! { <FitView data book banner=banner()/> }.into_any(),
-                Err(err) => view! { <Alert>"Could not answer: " {err.to_string()}</Alert> }.into_any(),
-            })}
-        </Transition>
+        {super::said::loaded(page, "Could not answer: ", move |data| view! { <FitView data book banner=banner()/> })}
     }
 }
 
@@ -63,10 +58,6 @@ fn FitView(data: FitPage, book: ServerAction<Book>, banner: Option<Banner>) -> i
     let FitPage { form, answer, next, form_key, tz } = data;
     // A refused field says why beside it; the page's own reason, if any, under the form.
     let refusal = Signal::stored(answer.as_ref().and_then(|r| r.as_ref().err()).cloned());
-    let option = |value: &'static str, label: &'static str, current: &str, default: bool| {
-        let selected = value == current || (current.is_empty() && default);
-        view! { <option value=value selected=selected prop:selected=selected>{label}</option> }
-    };
     let number = move |name: &'static str, label: &'static str, value: String, hint: &'static str| {
         view! {
             <Field form="fit" name label said=refusal let:aria>
@@ -92,18 +83,10 @@ fn FitView(data: FitPage, book: ServerAction<Book>, banner: Option<Banner>) -> i
             {number("kv_heads", "Custom: KV heads", form.kv_heads.clone(), "8")}
             {number("head_dim", "Custom: head dimension", form.head_dim.clone(), "128")}
             <Field form="fit" name="precision" label="Precision" said=refusal let:aria>
-                <select name="precision" id="fit-precision" aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()>
-                    {option("bf16", "BF16", &precision, true)}
-                    {option("fp8", "FP8 / INT8", &precision, false)}
-                    {option("int4", "INT4", &precision, false)}
-                </select>
+                {choice("fit-precision", "precision", aria, &[("bf16", "BF16"), ("fp8", "FP8 / INT8"), ("int4", "INT4")], &precision)}
             </Field>
             <Field form="fit" name="workload" label="What you will do" said=refusal let:aria>
-                <select name="workload" id="fit-workload" aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()>
-                    {option("inference", "Inference", &workload, true)}
-                    {option("lora", "LoRA fine-tuning", &workload, false)}
-                    {option("full", "Full fine-tuning", &workload, false)}
-                </select>
+                {choice("fit-workload", "workload", aria, &[("inference", "Inference"), ("lora", "LoRA fine-tuning"), ("full", "Full fine-tuning")], &workload)}
             </Field>
             {number("context", "Context (tokens)", form.context.clone(), "8192")}
             {number("sequences", "Sequences at once", form.sequences.clone(), "1")}

@@ -4,7 +4,7 @@
 //! and those free for part of it and from when, each one click from booked.
 //! A plain GET form and plain posts: it works without JavaScript.
 
-use super::book::Book;
+use super::book::{one_click, Book, HiddenBooking};
 use super::calendar::outcome::{Banner, OutcomeBanner};
 use super::field::Field;
 use crate::model::{short_kind, FormRefusal, FreeRow, FreeThenForm, FreeThenPage};
@@ -43,12 +43,7 @@ pub fn WhatIsFreePage() -> impl IntoView {
     view! {
         <section class="page-head"><h1>"What is free then"</h1>
             <a class="button secondary" href="/find">"Find a slot"</a></section>
-        <Transition fallback=|| view! { <p class="loading">"Loading…"</p> }>
-            {move || page.get().map(|result| match result {
-                Ok(data) => view! { <FreeThenView data book banner=banner()/> }.into_any(),
-                Err(err) => view! { <Alert>"Could not look: " {err.to_string()}</Alert> }.into_any(),
-            })}
-        </Transition>
+        {super::said::loaded(page, "Could not look: ", move |data| view! { <FreeThenView data book banner=banner()/> })}
     }
 }
 
@@ -120,14 +115,7 @@ fn FreeLine(row: FreeRow, book: ServerAction<Book>, tz: String, key: String) -> 
             <strong>{row.pool.clone()} " · " {short_kind(&row.kind)}</strong> " · " <span class="when">{row.when.clone()}</span>
             {(!row.fits.is_empty()).then(|| view! { <span class="muted">" · " {row.fits.clone()}</span> })}
             <ActionForm action=book attr:class="inline">
-                <input type="hidden" name="pool_id" value=row.pool_id.to_string()/>
-                <input type="hidden" name="kind" value=row.kind.clone()/>
-                <input type="hidden" name="quantity" value=row.quantity.to_string()/>
-                <input type="hidden" name="start" value=row.window.start.to_rfc3339()/>
-                <input type="hidden" name="end" value=row.window.end.to_rfc3339()/>
-                <input type="hidden" name="tz" value=tz/>
-                <input type="hidden" name="mode" value="interactive"/>
-                <input type="hidden" name="idempotency_key" value=key/>
+                <HiddenBooking form=one_click(row.pool_id, row.kind.clone(), row.quantity, row.window, tz) key/>
                 <button class="button" type="submit">{label}</button>
             </ActionForm>
         </li>

@@ -2,7 +2,7 @@
 //! over a day, week, month or custom period, with its trend, its occupancy
 //! heat map and the table as CSV. A plain GET form: works without JavaScript.
 
-use super::field::Field;
+use super::field::{choice, Field};
 use super::report_charts::{HeatMap, TrendChart};
 use crate::model::{ActionNotice, FieldError, PeriodKind, ReportGroup, ReportPage, ReportPageQuery, ReportRow};
 use crate::pages::said::Alert;
@@ -76,9 +76,6 @@ fn PeriodForm(
     refused: Option<FieldError>,
 ) -> impl IntoView {
     let refused = Signal::stored(refused);
-    let option = |value: &'static str, label: &'static str, chosen: bool| {
-        view! { <option value=value selected=chosen prop:selected=chosen>{label}</option> }
-    };
     let (chosen, clusters) = clusters;
     let cluster_choice = (clusters.len() > 1).then(|| {
         view! {
@@ -96,20 +93,10 @@ fn PeriodForm(
     view! {
         <Form method="GET" action="/reports" attr:class="fields-row" attr:id="report-period">
             <Field form="report" name="group" label="By" refused let:aria>
-                <select name="group" id="report-group" aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()>
-                    {option("pool", "pool", group == ReportGroup::Pool)}
-                    {option("cluster", "cluster", group == ReportGroup::Cluster)}
-                    {option("tenant", "tenant", group == ReportGroup::Tenant)}
-                    {option("user", "user", group == ReportGroup::User)}
-                </select>
+                {choice("report-group", "group", aria, &[("pool", "pool"), ("cluster", "cluster"), ("tenant", "tenant"), ("user", "user")], group.as_str())}
             </Field>
             <Field form="report" name="period" label="Period" refused let:aria>
-                <select name="period" id="report-period-kind" aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()>
-                    {option("day", "day", period == PeriodKind::Day)}
-                    {option("week", "week", period == PeriodKind::Week)}
-                    {option("month", "month", period == PeriodKind::Month)}
-                    {option("custom", "custom", period == PeriodKind::Custom)}
-                </select>
+                {choice("report-period-kind", "period", aria, &[("day", "day"), ("week", "week"), ("month", "month"), ("custom", "custom")], period.as_str())}
             </Field>
             <Field form="report" name="date" label="From" refused let:aria>
                 <input type="date" name="date" id="report-date" value=date.clone()

@@ -18,3 +18,25 @@ pub fn Alert(#[prop(optional, into)] id: Option<String>, children: Children) -> 
 pub fn Empty(#[prop(optional, into)] id: Option<String>, children: Children) -> impl IntoView {
     view! { <p class="empty" id=id>{children()}</p> }
 }
+
+/// A page's body from the one resource it loads: "Loading…" until that
+/// answers, then the body, or the failure as an alert that starts with
+/// `failed` ("Could not search: ").
+pub fn loaded<T, V>(
+    page: Resource<Result<T, crate::rpc::RpcError>>,
+    failed: &'static str,
+    body: impl Fn(T) -> V + Send + Sync + 'static,
+) -> impl IntoView
+where
+    T: Clone + Send + Sync + serde::Serialize + serde::de::DeserializeOwned + 'static,
+    V: IntoView + 'static,
+{
+    view! {
+        <Transition fallback=|| view! { <p class="loading">"Loading…"</p> }>
+            {move || page.get().map(|result| match result {
+                Ok(data) => body(data).into_any(),
+                Err(err) => view! { <Alert>{failed} {err.to_string()}</Alert> }.into_any(),
+            })}
+        </Transition>
+    }
+}

@@ -3,7 +3,7 @@
 //! books the ones that fit — all of them at once — or none.
 
 use super::field::Field;
-use crate::model::{ActionNotice, Pool, SeriesPreview};
+use crate::model::{ActionNotice, Pool, SeriesForm, SeriesPreview};
 use crate::pages::said::Alert;
 use crate::rpc::RpcError;
 use leptos::prelude::*;
@@ -16,70 +16,51 @@ pub async fn series_pools() -> Result<Vec<Pool>, RpcError> {
     Ok(pools.into_iter().filter(|p| !p.retired).collect())
 }
 
-#[allow(clippy::too_many_arguments)] // one argument per form field
+/// The form's fields arrive as they were posted (`pool`, `quantity`, …,
+/// `weekdays[]`), one struct rather than ten positions.
 #[server(prefix = "/rpc", endpoint = "series/preview", output = crate::codec::JsonText)]
 pub async fn preview_series(
-    pool: String,
-    quantity: i32,
-    mode: String,
-    date: String,
-    from: String,
-    to: String,
-    repeat: String,
-    #[server(default)] weekdays: Vec<String>,
-    until: String,
-    tz: String,
+    #[server(flatten)] form: SeriesForm,
 ) -> Result<Result<SeriesPreview, ActionNotice>, RpcError> {
-    use crate::backend::bookings::series_form::{preview, SeriesForm};
+    use crate::backend::bookings::series_form::preview;
     let (principal, ctx) = crate::rpc::ctx()?;
     // A page rendered before the browser's zone was known sent none: the
     // zone it has reported since, not UTC (a series an hour off).
-    let tz = crate::rpc::no_script::reader_zone(tz).await;
+    let form = SeriesForm { tz: crate::rpc::no_script::reader_zone(form.tz).await, ..form };
     // The book form under the preview posts exactly what was previewed.
     let mut echo: Vec<(String, String)> = [
-        ("pool", &pool),
-        ("quantity", &quantity.to_string()),
-        ("mode", &mode),
-        ("date", &date),
-        ("from", &from),
-        ("to", &to),
-        ("repeat", &repeat),
-        ("until", &until),
-        ("tz", &tz),
+        ("pool", &form.pool),
+        ("quantity", &form.quantity),
+        ("mode", &form.mode),
+        ("date", &form.date),
+        ("from", &form.from),
+        ("to", &form.to),
+        ("repeat", &form.repeat),
+        ("until", &form.until),
+        ("tz", &form.tz),
     ]
     .into_iter()
-    .map(|(name, value)| (name.to_string(), value.to_string()))
+    .map(|(name, value)| (name.to_string(), value.clone()))
     .collect();
-    echo.extend(weekdays.iter().map(|day| ("weekdays[]".to_string(), day.clone())));
+    echo.extend(form.weekdays.iter().map(|day| ("weekdays[]".to_string(), day.clone())));
     // Booking what was previewed twice (a second click) books it once.
     echo.push(("idempotency_key".to_string(), uuid::Uuid::new_v4().to_string()));
-    let form = SeriesForm { pool, quantity, mode, date, from, to, repeat, weekdays, until, tz };
     // A refusal the user can correct is shown beside the form.
     let preview = crate::rpc::beside(preview(&ctx.db, &principal, &form).await)?;
     Ok(preview.map(|preview| SeriesPreview { form: echo, ..preview }))
 }
 
-#[allow(clippy::too_many_arguments)] // one argument per form field
+/// The previewed form again, and the occurrences it offered.
 #[server(prefix = "/rpc", endpoint = "series/book", output = crate::codec::JsonText)]
 pub async fn book_series(
-    pool: String,
-    quantity: i32,
-    mode: String,
-    date: String,
-    from: String,
-    to: String,
-    repeat: String,
-    #[server(default)] weekdays: Vec<String>,
-    until: String,
-    tz: String,
+    #[server(flatten)] form: SeriesForm,
     #[server(default)] occurrences: Vec<String>,
     #[server(default)] idempotency_key: String,
 ) -> Result<ActionNotice, RpcError> {
     use crate::backend::admission::idempotency::once;
-    use crate::backend::bookings::series_form::{book, SeriesForm};
+    use crate::backend::bookings::series_form::book;
     let (principal, ctx) = crate::rpc::ctx()?;
-    let tz = crate::rpc::no_script::reader_zone(tz).await;
-    let form = SeriesForm { pool, quantity, mode, date, from, to, repeat, weekdays, until, tz };
+    let form = SeriesForm { tz: crate::rpc::no_script::reader_zone(form.tz).await, ..form };
     let key = Some(idempotency_key.as_str());
     let asked = (&form, &occurrences);
     let booked = once(&ctx.db, (principal.user_id, key), &asked, book(&ctx.db, &principal, &form, &occurrences)).await;
@@ -126,7 +107,7 @@ pub fn SeriesPage() -> impl IntoView {
                 // Wall-clock times in the reader's zone (`?tz=` names another).
                 Ok(pools) => {
                     let tz = query.with(|q| q.get("tz")).unwrap_or(clock.tz);
-                    view! { <SeriesForm pools tz preview/> }.into_any()
+                    view! { <SeriesInputs pools tz preview/> }.into_any()
                 }
                 Err(err) => view! { <Alert>"Could not load the pools: " {err.to_string()}</Alert> }.into_any(),
             })}
@@ -145,7 +126,7 @@ pub fn SeriesPage() -> impl IntoView {
 }
 
 #[component]
-fn SeriesForm(pools: Vec<Pool>, tz: String, preview: ServerAction<PreviewSeries>) -> impl IntoView {
+fn SeriesInputs(pools: Vec<Pool>, tz: String, preview: ServerAction<PreviewSeries>) -> impl IntoView {
     let options: Vec<(String, String)> = pools
         .iter()
         .flat_map(|p| p.kinds.iter().map(move |k| (format!("{}|{}", p.id, k.kind), format!("{} · {}", p.name, k.kind))))

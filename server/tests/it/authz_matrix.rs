@@ -345,27 +345,7 @@ struct World {
 fn big_pool(name: &str, requires_approval: bool) -> NewPool {
     NewPool {
         name: name.into(),
-        description: String::new(),
-        gpu_model: String::new(),
         requires_approval,
-        granularity_minutes: None,
-        max_booking_minutes: None,
-        horizon_days: None,
-        min_notice_minutes: None,
-        default_booking_minutes: None,
-        price_per_gpu_hour: 0.0,
-        images: vec![],
-        tenants: vec![],
-        node_selector: Default::default(),
-        tolerations: vec![],
-        time_zone: "UTC".into(),
-        priority_class: None,
-        runtime_class: None,
-        end_grace_seconds: None,
-        team_cache_class: None,
-        backfill_namespace: None,
-        scale_ahead_minutes: None,
-        cluster: None,
         kinds: vec![KindSpec {
             kind: MIG.into(),
             capacity: 1000,
@@ -378,6 +358,7 @@ fn big_pool(name: &str, requires_approval: bool) -> NewPool {
             price_per_unit_hour: None,
             lend_idle: false,
         }],
+        ..NewPool::default()
     }
 }
 

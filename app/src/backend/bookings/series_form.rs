@@ -4,30 +4,14 @@
 
 use crate::backend::admission::series;
 use crate::backend::error::{ServiceError, ServiceResult};
-use crate::model::{BookedSeries, Mode, NewSeries, OccurrenceLine, Principal, Repeat, SeriesPreview, Window};
+use crate::model::{
+    BookedSeries, Mode, NewSeries, OccurrenceLine, Principal, Repeat, SeriesForm, SeriesPreview, Window,
+};
 use crate::rules::local_time::{local_window, parse_local, zone};
 use crate::rules::FieldError;
 use chrono::{DateTime, NaiveDate, Utc};
 use sqlx::PgPool;
 use uuid::Uuid;
-
-/// The form's fields as posted (serialized: what an idempotency key stands for).
-#[derive(serde::Serialize)]
-pub struct SeriesForm {
-    /// "<pool id>|<kind>": one select for both.
-    pub pool: String,
-    pub quantity: i32,
-    pub mode: String,
-    /// The first day, "2026-11-30".
-    pub date: String,
-    /// Wall-clock start and end, "09:00"; an end at or before the start is the next day.
-    pub from: String,
-    pub to: String,
-    pub repeat: String,
-    pub weekdays: Vec<String>,
-    pub until: String,
-    pub tz: String,
-}
 
 fn day(field: &'static str, text: &str) -> Result<NaiveDate, FieldError> {
     NaiveDate::parse_from_str(text.trim(), "%Y-%m-%d")
@@ -54,7 +38,7 @@ fn request(form: &SeriesForm, occurrences: Option<Vec<DateTime<Utc>>>) -> Result
     Ok(NewSeries {
         pool_id,
         kind: kind.to_string(),
-        quantity: form.quantity,
+        quantity: form.quantity.trim().parse().map_err(|_| FieldError::new("quantity", "must be a whole number"))?,
         start,
         end,
         mode,

@@ -4,7 +4,7 @@
 
 use super::data::MoveBooking;
 use crate::model::{BookOutcome, BookingForm, BookingState, MoveOutcome, Suggestion, Window};
-use crate::pages::book::Book;
+use crate::pages::book::{Book, HiddenBooking};
 use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 use leptos_router::params::ParamsMap;
@@ -145,16 +145,13 @@ pub fn OutcomeBanner(banner: Banner, action: ServerAction<Book>, tz: String, key
                         <div class="suggestion">
                             "The earliest window of the same length that fits is " <strong>{s.when.clone()}</strong> "."
                             <ActionForm action attr:class="inline">
-                                <input type="hidden" name="pool_id" value=form.pool_id.to_string()/>
-                                <input type="hidden" name="kind" value=form.kind.clone()/>
-                                <input type="hidden" name="quantity" value=form.quantity.to_string()/>
-                                <input type="hidden" name="start" value=s.window.start.to_rfc3339()/>
-                                <input type="hidden" name="end" value=s.window.end.to_rfc3339()/>
-                                <input type="hidden" name="tz" value=tz.clone()/>
-                                <input type="hidden" name="mode" value=form.mode.clone()/>
-                                <input type="hidden" name="image" value=form.image.clone()/>
-                                <input type="hidden" name="note" value=form.note.clone()/>
-                                <input type="hidden" name="idempotency_key" value=format!("{key}-suggestion")/>
+                                <HiddenBooking key=format!("{key}-suggestion") form=BookingForm {
+                                    start: s.window.start.to_rfc3339(),
+                                    end: s.window.end.to_rfc3339(),
+                                    tz: tz.clone(),
+                                    waitlist: false,
+                                    ..(*form).clone()
+                                }/>
                                 <button class="button" type="submit" id="book-suggestion">{format!("Book {when} instead")}</button>
                             </ActionForm>
                         </div>
@@ -173,17 +170,7 @@ fn JoinWaitlist(action: ServerAction<Book>, form: BookingForm, tz: String, key: 
         <div class="suggestion">
             "Or wait for exactly this window: you are booked automatically if room frees before it starts."
             <ActionForm action attr:class="inline">
-                <input type="hidden" name="pool_id" value=form.pool_id.to_string()/>
-                <input type="hidden" name="kind" value=form.kind.clone()/>
-                <input type="hidden" name="quantity" value=form.quantity.to_string()/>
-                <input type="hidden" name="start" value=form.start.clone()/>
-                <input type="hidden" name="end" value=form.end.clone()/>
-                <input type="hidden" name="tz" value=tz/>
-                <input type="hidden" name="mode" value=form.mode.clone()/>
-                <input type="hidden" name="image" value=form.image.clone()/>
-                <input type="hidden" name="note" value=form.note.clone()/>
-                <input type="hidden" name="waitlist" value="true"/>
-                <input type="hidden" name="idempotency_key" value=key/>
+                <HiddenBooking form=BookingForm { tz, waitlist: true, ..form } key/>
                 <button class="button secondary" type="submit" id="join-waitlist">"Join the waitlist"</button>
             </ActionForm>
         </div>
