@@ -108,6 +108,26 @@ mod tests {
     use super::*;
 
     #[test]
+    fn units_that_are_no_whole_number_are_refused_as_units() {
+        let form = SeriesForm {
+            pool: format!("{}|nvidia.com/gpu", Uuid::nil()),
+            quantity: "two".into(),
+            mode: "interactive".into(),
+            date: "2026-12-01".into(),
+            from: "09:00".into(),
+            to: "10:00".into(),
+            repeat: "daily".into(),
+            until: "2026-12-03".into(),
+            tz: "Europe/Berlin".into(),
+            ..SeriesForm::default()
+        };
+        let refused = request(&form, None).unwrap_err();
+        assert_eq!((refused.field.as_str(), refused.reason.as_str()), ("quantity", "must be a whole number"));
+        let fine = request(&SeriesForm { quantity: " 2 ".into(), ..form }, None).unwrap();
+        assert_eq!((fine.quantity, fine.repeat), (2, Repeat::Daily));
+    }
+
+    #[test]
     fn the_rules_start_and_end_are_this_forms_from_and_to() {
         let said = |field: &str| match in_form_words(FieldError::new(field, "must be after start").into()) {
             ServiceError::Invalid(refused) => refused.field,
