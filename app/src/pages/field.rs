@@ -107,8 +107,8 @@ where
 }
 
 /// A `Field`'s `<select>` of fixed options, (value, label) each: `chosen`
-/// is selected, the first option when `chosen` names none of them. Its
-/// `id` is "{form}-{name}" unless the page has named it otherwise.
+/// is selected, the first option when `chosen` names none of them (a
+/// hand-edited query). `id` is the page's own for it.
 pub fn choice(
     id: &'static str,
     name: &'static str,
