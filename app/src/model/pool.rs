@@ -327,35 +327,12 @@ pub struct NewPool {
     pub cluster: Option<String>,
 }
 
-/// A pool of this name and these kinds, every other field as `POST /pools`
-/// takes it when left out: what seeds, fixtures and benchmarks start from.
+/// A pool with every field as `POST /pools` takes it when left out (a
+/// name and kinds to be filled in): what seeds, fixtures and benchmarks
+/// start from. Read from the API's own defaults, so there is no second list.
 impl Default for NewPool {
     fn default() -> Self {
-        NewPool {
-            name: String::new(),
-            description: String::new(),
-            gpu_model: String::new(),
-            requires_approval: false,
-            granularity_minutes: None,
-            max_booking_minutes: None,
-            horizon_days: None,
-            min_notice_minutes: None,
-            default_booking_minutes: None,
-            price_per_gpu_hour: 0.0,
-            images: Vec::new(),
-            tenants: Vec::new(),
-            kinds: Vec::new(),
-            node_selector: BTreeMap::new(),
-            tolerations: Vec::new(),
-            priority_class: None,
-            runtime_class: None,
-            end_grace_seconds: None,
-            team_cache_class: None,
-            time_zone: utc(),
-            backfill_namespace: None,
-            scale_ahead_minutes: None,
-            cluster: None,
-        }
+        serde_json::from_value(serde_json::json!({ "name": "", "kinds": [] })).expect("a name and kinds make a NewPool")
     }
 }
 

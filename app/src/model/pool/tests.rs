@@ -24,3 +24,10 @@ fn a_kind_defaults_to_the_units_its_mig_profile_fits_on_one_gpu() {
     assert_eq!((kind.gpu_share(), kind.unit_price(8.0)), (0.25, 2.0));
     assert_eq!(PoolKind { price_per_unit_hour: Some(3.0), ..kind }.unit_price(8.0), 3.0);
 }
+
+#[test]
+fn a_default_new_pool_is_what_the_api_makes_of_a_name_and_kinds_alone() {
+    let pool = NewPool::default();
+    assert_eq!((pool.time_zone.as_str(), pool.requires_approval, pool.price_per_gpu_hour), ("UTC", false, 0.0));
+    assert!(pool.kinds.is_empty() && pool.images.is_empty() && pool.cluster.is_none());
+}
