@@ -20,6 +20,11 @@ async function api(page: Page, path: string, data: object) {
 const quarter = 15 * 60 * 1000;
 const slot = (n: number) => new Date((Math.floor(Date.now() / quarter) + n) * quarter).toISOString();
 
+// Open pages poll every 4 s (app/src/pages/live.rs) and then fetch what
+// moved: a change shows within two polls, not within the default 5 s (one
+// poll plus a refetch on a loaded machine once took longer than that).
+const polled = { timeout: 10_000 };
+
 async function badge(page: Page): Promise<number> {
   const count = page.locator('#approvals-count');
   return (await count.count()) ? Number(await count.textContent()) : 0;
@@ -43,14 +48,14 @@ test('my bookings and the approvals badge change without a reload, and a workspa
     pool_id: pool.id, kind: 'nvidia.com/gpu', quantity: 1, mode: 'interactive', start: slot(96), end: slot(100),
   });
   const card = ada.locator(`#upcoming #booking-${booked.id}`);
-  await expect(card.locator('.badge')).toHaveText('pending');
-  await expect(root.locator('#approvals-count')).toHaveText(String(waiting + 1));
+  await expect(card.locator('.badge')).toHaveText('pending', polled);
+  await expect(root.locator('#approvals-count')).toHaveText(String(waiting + 1), polled);
 
   // The admin approves: the card says so, and the badge drops back.
   await api(root, `/api/v1/bookings/${booked.id}/approve`, { comment: 'ok' });
-  await expect(card.locator('.badge')).toHaveText('approved');
-  if (waiting === 0) await expect(root.locator('#approvals-count')).toHaveCount(0);
-  else await expect(root.locator('#approvals-count')).toHaveText(String(waiting));
+  await expect(card.locator('.badge')).toHaveText('approved', polled);
+  if (waiting === 0) await expect(root.locator('#approvals-count')).toHaveCount(0, polled);
+  else await expect(root.locator('#approvals-count')).toHaveText(String(waiting), polled);
 
   // A window opening now: the worker provisions it and the page says it is ready.
   const lab = (await (await ada.request.get('/api/v1/pools')).json()).find((p: { name: string }) => p.name === 'lab-h100');
