@@ -12,8 +12,10 @@ use super::keys::{cell_id, Focus};
 use crate::model::{BlockOwner, CalendarBlock, CalendarData, Movable, UsedBar};
 use chrono::{DateTime, Duration, Utc};
 use html_escape::{encode_double_quoted_attribute as attr, encode_text as text};
+use leptos::prelude::{SetValue, StoredValue, WithValue};
 use std::collections::HashMap;
 use std::fmt::Write;
+use std::sync::Arc;
 
 /// What a cell's handlers need to know of it.
 #[derive(Clone, Copy)]
@@ -33,6 +35,33 @@ pub(super) fn facts(data: &CalendarData, (d, k, i): Focus, step: Duration) -> Op
     let at = slot.start;
     let own = data.movable.iter().find(|m| m.kind == k && m.start <= at && at < m.end).copied();
     Some(CellFacts { at, bookable: slot.bookable && cell.free > 0, own, edge: own.is_some_and(|m| m.end <= at + step) })
+}
+
+/// The body last written and what it was written from, kept by the page:
+/// the server builds the calendar's view twice a request (`data::Shared`),
+/// and the same data with the same focus writes the same body.
+#[derive(Clone, Copy)]
+pub(super) struct Written(StoredValue<Option<Drawn>>);
+
+/// A body, and the data and focus it was written from.
+type Drawn = (Arc<CalendarData>, Focus, Arc<str>);
+
+impl Written {
+    pub fn new() -> Self {
+        Self(StoredValue::new(None))
+    }
+
+    /// `body`, written once for each data and focus.
+    pub fn body(self, data: &Arc<CalendarData>, step: Duration, focus: Focus) -> Arc<str> {
+        let kept = self.0.with_value(|written| {
+            written.as_ref().filter(|(d, f, _)| Arc::ptr_eq(d, data) && *f == focus).map(|(_, _, body)| body.clone())
+        });
+        kept.unwrap_or_else(|| {
+            let body: Arc<str> = body(data, step, focus).into();
+            self.0.set_value(Some((data.clone(), focus, body.clone())));
+            body
+        })
+    }
 }
 
 /// The `<tbody>`'s rows; `focus` is the cell the keyboard starts on.

@@ -5,6 +5,7 @@ use crate::model::{CalendarData, CalendarSpan, MoveOutcome};
 use crate::rpc::RpcError;
 use chrono::NaiveDate;
 use leptos::prelude::*;
+use std::sync::Arc;
 use uuid::Uuid;
 
 /// `pool`: its id, or its name as a person types it in `?pool=` (an
@@ -28,6 +29,28 @@ pub async fn load_calendar(
     .await?;
     crate::rpc::no_script::remember_pool(data.pool.id);
     Ok(data)
+}
+
+/// The calendar's data as the page holds it: one copy, shared by every
+/// read of the page's resource. leptos reads a resource by cloning its
+/// value, and on the server builds a Suspense's children twice a request
+/// (once to find the resources they read, then for real): a week of 500
+/// bookings was copied twice and its grid written twice (`cells::Written`).
+/// On the wire it is the data itself; serde's own `Arc` support is a
+/// feature the workspace does not turn on.
+#[derive(Clone, Debug)]
+pub struct Shared(pub Arc<CalendarData>);
+
+impl serde::Serialize for Shared {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Shared {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        CalendarData::deserialize(deserializer).map(|data| Self(Arc::new(data)))
+    }
 }
 
 /// Loads a view of the `asked` pool; without one, of the pool shown last

@@ -168,7 +168,10 @@ pub fn Grid(
         .collect_view();
     // The cells are HTML written at once (`cells`); the table hears what
     // happens in them, and `marks` draws what the signals say on them.
-    let body = cells::body(&data, step, start);
+    let body = match use_context::<cells::Written>() {
+        Some(written) => written.body(&data, step, start),
+        None => cells::body(&data, step, start).into(),
+    };
     #[cfg(feature = "hydrate")]
     marks(&data, selection, drag, focus);
     let hit = {

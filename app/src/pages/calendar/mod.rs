@@ -18,7 +18,7 @@ use super::book::Book;
 use super::url::urlencode;
 use crate::model::{CalendarData, PoolChoice, SpanKind};
 use crate::pages::said::Alert;
-use data::{load_calendar, MoveBooking};
+use data::{load_calendar, MoveBooking, Shared};
 use grid::Grid;
 use leptos::prelude::*;
 use leptos_router::components::Form;
@@ -127,8 +127,11 @@ fn GridPage() -> impl IntoView {
     let typed = Typed::new(&query.with_untracked(Prefill::from_query));
     let calendar = Resource::new(
         move || (params(), super::viewer_zone(&query), book.version().get() + moving.version().get()),
-        |((pool, date, days), tz, _)| load_calendar(pool, date, days, tz),
+        |((pool, date, days), tz, _)| async move {
+            load_calendar(pool, date, days, tz).await.map(|data| Shared(Arc::new(data)))
+        },
     );
+    provide_context(cells::Written::new());
     let banner = move || book.value().get().map(Banner::answered).or_else(|| query.with(Banner::from_query));
     // The newer of the two answers is shown: a booking clears a move's, and
     // a move a booking's.
@@ -149,7 +152,7 @@ fn GridPage() -> impl IntoView {
     view! {
         <Transition fallback=|| view! { <p class="loading">"Loading the calendar…"</p> }>
             {move || calendar.get().map(|result| match result {
-                Ok(data) => view! { <CalendarView data=Arc::new(data) book banner=banner() typed moving moved=moved()/> }.into_any(),
+                Ok(Shared(data)) => view! { <CalendarView data book banner=banner() typed moving moved=moved()/> }.into_any(),
                 Err(err) => view! { <Alert>"Could not load the calendar: " {err.to_string()}</Alert> }.into_any(),
             })}
         </Transition>
