@@ -50,10 +50,11 @@ fn min_free(steps: &[Step], cursor: &mut usize, window: Window) -> i32 {
 
 pub async fn load(db: &PgPool, principal: &Principal, query: &CalendarQuery) -> ServiceResult<CalendarData> {
     let tz = zone(&query.tz);
-    // Reads that do not wait on each other run at once, each on a
-    // connection of its own: the week's render waits on their slowest,
-    // not on their sum (docs/benchmarks.md, `make bench-calendar`).
-    let (now, visible) = tokio::try_join!(db_now(db), pools::list(db, principal))?;
+    // The reads run one after another, each on one connection: run at once,
+    // a render held three, and 32 renders at once waited past the pool's
+    // deadline (503s; docs/benchmarks.md, `make bench-calendar`).
+    let now = db_now(db).await?;
+    let visible = pools::list(db, principal).await?;
     let pool = match query.pool {
         Some(id) => visible.iter().find(|p| p.id == id).cloned().ok_or(ServiceError::NotFound("pool"))?,
         None => visible.first().cloned().ok_or(ServiceError::NotFound("pool"))?,
@@ -70,12 +71,8 @@ pub async fn load(db: &PgPool, principal: &Principal, query: &CalendarQuery) -> 
     let filter = BookingFilter { pool_id: Some(pool.id), from: Some(range.start), to: Some(range.end), mine: false };
     // What holds capacity, and what held it: a past booking stays on the
     // calendar as it was used, under its used-time bar.
-    let (listed, blackouts, cluster_down) = tokio::try_join!(
-        bookings::list(db, principal, &filter),
-        crate::backend::pools::blackouts::list(db, principal, pool.id),
-        crate::backend::sessions::cluster_status::pool_note(db, pool.id, &tz),
-    )?;
-    let bookings: Vec<Booking> = listed
+    let bookings: Vec<Booking> = bookings::list(db, principal, &filter)
+        .await?
         .into_iter()
         .filter(|b| b.state.holds_capacity() || b.state == crate::model::BookingState::Completed)
         .collect();
@@ -131,8 +128,10 @@ pub async fn load(db: &PgPool, principal: &Principal, query: &CalendarQuery) -> 
         })
         .collect();
     let mut cells = cells(&day_list, &free, &pool.kinds, &bookings, step);
+    let blackouts = crate::backend::pools::blackouts::list(db, principal, pool.id).await?;
     mark_blackouts(&mut cells, &day_list, &pool.kinds, &blackouts, step);
     let blocks = blocks::blocks(&day_list, &pool.kinds, &bookings, &blackouts, &used, step);
+    let cluster_down = crate::backend::sessions::cluster_status::pool_note(db, pool.id, &tz).await?;
     Ok(CalendarData {
         cluster_down,
         pools: visible.iter().map(|p| PoolChoice { id: p.id, name: p.name.clone() }).collect(),
