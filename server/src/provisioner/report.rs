@@ -23,11 +23,66 @@ pub struct PassReport {
 }
 
 impl PassReport {
-    /// Adds what converging sessions did elsewhere (another pass, one start).
+    /// Adds what was done elsewhere (the repair half of a pass, one
+    /// session's start): every field, named, so a field added later cannot
+    /// be left out (the repair half's deleted queues once were).
     pub(super) fn absorb(&mut self, other: PassReport) {
-        self.applied += other.applied;
-        self.started.extend(other.started);
-        self.failed.extend(other.failed);
-        self.errors.extend(other.errors);
+        let PassReport {
+            applied,
+            started,
+            completed,
+            collected,
+            failed,
+            errors,
+            expired,
+            waitlist_expired,
+            waitlist_admitted,
+        } = other;
+        self.applied += applied;
+        self.started.extend(started);
+        self.completed.extend(completed);
+        self.collected.extend(collected);
+        self.failed.extend(failed);
+        self.errors.extend(errors);
+        self.expired += expired;
+        self.waitlist_expired += waitlist_expired;
+        self.waitlist_admitted += waitlist_admitted;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PassReport;
+    use uuid::Uuid;
+
+    #[test]
+    fn absorbing_a_report_keeps_everything_it_says() {
+        let (a, b) = (Uuid::new_v4(), Uuid::new_v4());
+        let mut pass = PassReport { applied: 2, started: vec![a], expired: 1, ..PassReport::default() };
+        pass.absorb(PassReport {
+            applied: 3,
+            started: vec![b],
+            completed: vec![a],
+            collected: vec!["LocalQueue team-a/gpu".into()],
+            failed: vec![b],
+            errors: vec![(b, "unreachable".into())],
+            expired: 1,
+            waitlist_expired: 2,
+            waitlist_admitted: 1,
+        });
+        assert_eq!(
+            pass,
+            PassReport {
+                applied: 5,
+                started: vec![a, b],
+                completed: vec![a],
+                collected: vec!["LocalQueue team-a/gpu".into()],
+                failed: vec![b],
+                errors: vec![(b, "unreachable".into())],
+                expired: 2,
+                waitlist_expired: 2,
+                waitlist_admitted: 1,
+            }
+        );
     }
 }

@@ -168,10 +168,8 @@ pub fn Grid(
         .collect_view();
     // The cells are HTML written at once (`cells`); the table hears what
     // happens in them, and `marks` draws what the signals say on them.
-    let body = match use_context::<cells::Written>() {
-        Some(written) => written.body(&data, step, start),
-        None => cells::body(&data, step, start).into(),
-    };
+    // The page keeps the body written last (`cells::Written`).
+    let body = expect_context::<cells::Written>().body(&data, step, start);
     #[cfg(feature = "hydrate")]
     marks(&data, selection, drag, focus);
     let hit = {

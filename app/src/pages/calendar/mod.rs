@@ -5,6 +5,8 @@
 //! booking updates the grid without a reload.
 
 mod cells;
+#[cfg(test)]
+mod cells_tests;
 pub mod data;
 mod grid;
 mod keys;
