@@ -1,5 +1,6 @@
 import { test, expect, Page } from '@playwright/test';
-import { signIn } from './login';
+import AxeBuilder from '@axe-core/playwright';
+import { collectErrors, signIn } from './login';
 
 // The booking form keeps what was typed after a booking and after a
 // refusal, with and without JavaScript (it used to snap back to the first
@@ -70,6 +71,48 @@ for (const js of [true, false]) {
     if (js) expect(await page.locator('#book-start').inputValue()).toBe(`${date}T10:00`);
     const mine = await (await page.request.get('/api/v1/bookings')).json();
     expect(JSON.stringify(mine)).not.toContain(`${date}T10:00:00Z`);
+    await page.context().close();
+  });
+}
+
+// A pool of many units (time-sliced shares, say) offers its units as a
+// number field to type, not a list of a hundred choices (up to 64 it stays
+// a list: calendar.spec). In Berlin, at both widths, with and without JavaScript.
+for (const [width, js] of [[1440, true], [390, true], [1440, false]] as const) {
+  test(`a pool of many units takes the units typed at ${width} px ${js ? 'hydrated' : 'without JavaScript'}`, async ({ browser }) => {
+    const context = async () => browser.newContext({ javaScriptEnabled: js, timezoneId: 'Europe/Berlin',
+      viewport: { width, height: 900 } });
+    const root = await (await context()).newPage();
+    await signIn(root, 'root', js);
+    const created = await root.request.post('/api/v1/pools', { headers: { Origin: new URL(root.url()).origin },
+      data: { name: `many-${width}-${js}-${Date.now()}`, kinds: [{ kind: 'nvidia.com/gpu', capacity: 100 }] } });
+    expect(created.status(), await created.text()).toBe(201);
+    const pool = (await created.json()).id;
+    await root.context().close();
+
+    const page = await (await context()).newPage();
+    const errors = collectErrors(page);
+    await signIn(page, 'ada', js);
+    const date = day(16);
+    await page.goto(`/calendar?pool=${pool}&date=${date}&view=day`);
+    if (js) await expect(page.locator('main[data-hydrated="true"]')).toBeAttached();
+    const units = page.locator('#book-quantity');
+    await expect(units).toHaveAttribute('type', 'number');
+    await expect(units).toHaveAttribute('max', '100');
+    await expect(page.getByRole('spinbutton', { name: 'Units' })).toBeVisible();
+    await units.fill('70');
+    await page.fill('#book-start', `${date}T10:00`);
+    await page.fill('#book-end', `${date}T11:00`);
+    await page.click('#book-submit');
+    const said = js ? page.locator('#outcome') : page.locator('body');
+    await expect(said).toContainText('Booked');
+    const mine = await (await page.request.get(`/api/v1/bookings?pool_id=${pool}&mine=true`)).json();
+    expect(mine.map((b: { quantity: number }) => b.quantity)).toEqual([70]);
+    if (js) { // axe runs as a script in the page
+      const axe = await new AxeBuilder({ page }).include('#booking-panel').analyze();
+      expect(axe.violations.map((v) => v.id)).toEqual([]);
+    }
+    expect(errors).toEqual([]);
     await page.context().close();
   });
 }

@@ -10,15 +10,20 @@ use crate::rpc::RpcError;
 use leptos::prelude::*;
 use uuid::Uuid;
 
+/// Why a narrower token is not shown the feed's link.
+#[cfg(feature = "ssr")]
+const FEED_NEEDS_FULL: &str =
+    "The calendar feed's link outlives any token: it is shown to a signed-in browser or a token that may do everything";
+
 #[server(prefix = "/rpc", endpoint = "settings/calendar_feed", output = crate::codec::JsonText)]
 pub async fn load_calendar_feed() -> Result<CalendarFeed, RpcError> {
-    let (principal, ctx) = crate::rpc::ctx()?;
+    let (principal, ctx) = crate::rpc::full(FEED_NEEDS_FULL)?;
     Ok(crate::backend::calendar::feed::show(&ctx.db, &ctx.feed_key, &principal).await?)
 }
 
 #[server(prefix = "/rpc", endpoint = "settings/calendar_feed/regenerate", output = crate::codec::JsonText)]
 pub async fn regenerate_calendar_feed() -> Result<CalendarFeed, RpcError> {
-    let (principal, ctx) = crate::rpc::ctx()?;
+    let (principal, ctx) = crate::rpc::full(FEED_NEEDS_FULL)?;
     Ok(crate::backend::calendar::feed::regenerate(&ctx.db, &ctx.feed_key, &principal).await?)
 }
 

@@ -61,6 +61,20 @@ pub fn browser(refusal: &'static str) -> Result<(Principal, Ctx), RpcError> {
     }
 }
 
+/// As `ctx`, for a signed-in browser or a token that may do all its
+/// person may (`full`): what hands out a standing way in, which a narrower
+/// token must not learn (`rules::scope`), is refused to the others with
+/// `refusal`. Server fns a page calls while it is drawn meet no scope
+/// layer of their own: this is their check.
+pub fn full(refusal: &'static str) -> Result<(Principal, Ctx), RpcError> {
+    let identity = identity().ok_or(ServiceError::Unauthenticated)?;
+    let principal = identity.principal.ok_or(ServiceError::Unauthenticated)?;
+    match identity.token {
+        Some(token) if token.scope != crate::model::TokenScope::Full => Err(ServiceError::Forbidden(refusal).into()),
+        _ => Ok((principal, server()?)),
+    }
+}
+
 impl From<ServiceError> for RpcError {
     /// The same HTTP status as the REST API, and only text that is safe to show.
     fn from(err: ServiceError) -> Self {

@@ -15,10 +15,14 @@ pub fn allows(scope: TokenScope, method: &str, path: &str) -> bool {
     }
 }
 
-/// A request that changes nothing: every GET but opening a workspace,
-/// which hands out a way into it.
+/// A request that changes nothing: every GET but those that hand out a
+/// standing way in, which a token that learned it would keep after its
+/// revocation: opening a workspace (its gate's session), and the calendar
+/// feed's secret link (made on first asking, and an admin's names every
+/// pool's).
 fn reads(method: &str, path: &str) -> bool {
-    matches!(method, "GET" | "HEAD") && !matches!(segments(path).as_slice(), ["bookings", _, "open"])
+    matches!(method, "GET" | "HEAD")
+        && !matches!(segments(path).as_slice(), ["bookings", _, "open"] | ["api", "v1", "me", "calendar-feed"])
 }
 
 /// A request that books or extends: what a `book` token adds to reading.
@@ -58,8 +62,13 @@ mod tests {
             ("PATCH", "/api/v1/pools/x", false, false),
             ("POST", "/api/v1/pools", false, false),
             ("POST", "/rpc/cancel_booking", false, false),
-            // Opening a workspace hands out a way in: not a read.
+            // Opening a workspace and the calendar feed's link hand out a way in: not reads.
             ("GET", "/bookings/6f1c/open", false, false),
+            ("GET", "/api/v1/me/calendar-feed", false, false),
+            ("HEAD", "/api/v1/me/calendar-feed/", false, false),
+            ("POST", "/api/v1/me/calendar-feed", false, false),
+            ("POST", "/api/v1/me/webhooks", false, false),
+            ("GET", "/api/v1/me/notifications", true, true),
         ] {
             assert_eq!(allows(Read, method, path), read, "read {method} {path}");
             assert_eq!(allows(Book, method, path), book, "book {method} {path}");

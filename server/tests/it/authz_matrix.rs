@@ -571,6 +571,11 @@ const SCOPES: &[(Send, &str, [u16; 3])] = &[
     (Send::Form(""), "/rpc/live", [403, 403, 200]),
     (Send::Form(SERIES_FORM), "/rpc/series/book", [403, 403, 200]),
     (Send::Form("id={token}"), "/rpc/tokens/revoke", [403, 403, 200]),
+    // The calendar feed's link outlives the token that would learn it.
+    (Send::Get, "/api/v1/me/calendar-feed", [403, 403, 200]),
+    (Send::Json("{}"), "/api/v1/me/calendar-feed", [403, 403, 200]),
+    (Send::Form(""), "/rpc/settings/calendar_feed", [403, 403, 200]),
+    (Send::Form(""), "/rpc/settings/calendar_feed/regenerate", [403, 403, 200]),
     (Send::Tool("list_pools", "{}"), "/mcp", [200, 200, 200]),
     (Send::Tool("my_bookings", "{}"), "/mcp", [200, 200, 200]),
     (Send::Tool("booking", r#"{"id":"{booking}"}"#), "/mcp", [200, 200, 200]),
@@ -615,6 +620,36 @@ async fn each_token_scope_answers_as_the_scope_table_says_on_rest_pages_and_mcp(
         }
     }
     assert!(wrong.is_empty(), "{} cells differ from the table:\n{}", wrong.len(), wrong.join("\n"));
+}
+
+/// The Settings page, drawn for a token, asks for the feed's link as it is
+/// drawn (no scope layer sees that): a `read` or `book` token gets the page
+/// without the link, told why, and no link is made for it; a `full` token
+/// gets it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_narrower_token_never_learns_the_calendar_feeds_link_from_the_settings_page() {
+    let world = World::new().await;
+    let f = &world.f;
+    let feeds = || async {
+        let n: i64 = sqlx::query_scalar("SELECT count(*) FROM calendar_feed WHERE user_id = $1")
+            .bind(world.ada.user_id)
+            .fetch_one(&f.db)
+            .await
+            .unwrap();
+        n
+    };
+    for scope in app::model::TokenScope::ALL {
+        let token = tokens::issue(&f.db, world.ada.user_id, "scoped", Duration::days(1), scope).await.unwrap().token;
+        let (status, page) = f.call(Method::GET, "/settings", Some(&token), None).await;
+        let page = page.as_str().unwrap_or_default().to_string();
+        let full = scope == app::model::TokenScope::Full;
+        // The rest of the page is drawn; its status says a part was refused.
+        assert_eq!(status, if full { 200 } else { 403 }, "{scope:?}: {page}");
+        assert_eq!(page.contains("/api/v1/calendar-feeds/bcal_"), full, "{scope:?} and the link: {page}");
+        let why = "Could not load your feed: <!>The calendar feed's link outlives any token";
+        assert_eq!(page.contains(why), !full, "{scope:?} is told why: {page}");
+        assert_eq!(feeds().await, i64::from(full), "{scope:?} made a link");
+    }
 }
 
 /// One cell: the request the table describes, with fresh objects, as `token`.

@@ -10,6 +10,10 @@ use crate::pages::field::Field;
 use leptos::prelude::*;
 use std::sync::Arc;
 
+/// Up to this many units free, the units are a list to choose from; past
+/// it (a pool of many time-sliced shares), a number field.
+const MOST_LISTED: i32 = 64;
+
 /// What the panel starts with when no selection fills it: the values a
 /// script-less post came back with (every outcome echoes the form).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -110,7 +114,7 @@ pub fn BookingPanel(
             }
             _ => capacity,
         };
-        (1..=most.max(0)).collect::<Vec<i32>>()
+        most.max(0)
     };
     let pool = data.pool.clone();
     let images = pool.images.clone();
@@ -149,13 +153,26 @@ pub fn BookingPanel(
                 </Field>
                 <a href="/fit" id="panel-fit-link">"Which kind fits my model? ›"</a>
                 <Field form="book" name="quantity" label="Units" said=refused let:aria>
-                    <select name="quantity" id="book-quantity" prop:value=move || quantity.get().to_string()
-                        on:change=move |ev| quantity.set(event_target_value(&ev).parse().unwrap_or(1))
-                        aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()>
-                        {let offered = offered.clone(); move || offered().into_iter().map(|n| view! {
-                            <option value=n.to_string() selected=move || quantity.get() == n>{n}</option>
-                        }).collect_view()}
-                    </select>
+                    {let offered = offered.clone(); move || match offered() {
+                        // A pool of many shares is typed, not scrolled through:
+                        // a list of a thousand choices helps no one (and was
+                        // 30 KB of the page).
+                        most if most > MOST_LISTED => view! {
+                            <input type="number" name="quantity" id="book-quantity" min="1" max=most.to_string()
+                                step="1" required prop:value=move || quantity.get().to_string()
+                                on:change=move |ev| quantity.set(event_target_value(&ev).parse().unwrap_or(1))
+                                aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()/>
+                        }.into_any(),
+                        most => view! {
+                            <select name="quantity" id="book-quantity" prop:value=move || quantity.get().to_string()
+                                on:change=move |ev| quantity.set(event_target_value(&ev).parse().unwrap_or(1))
+                                aria-invalid=move || aria.invalid() aria-describedby=move || aria.described_by()>
+                                {(1..=most).map(|n| view! {
+                                    <option value=n.to_string() selected=move || quantity.get() == n>{n}</option>
+                                }).collect_view()}
+                            </select>
+                        }.into_any(),
+                    }}
                 </Field>
                 <Field form="book" name="start" label="From" said=refused let:aria>
                     <input type="datetime-local" name="start" id="book-start" required
