@@ -75,6 +75,9 @@ pub async fn identify(
 }
 
 async fn verify(oidc: &Oidc, bearer: &str, audience: &str) -> Result<Grant, LoginError> {
+    if !typed_as_access_token(bearer) {
+        return Err(LoginError::Token("not a JWT access token: its typ is not at+jwt".into()));
+    }
     let token: AccessToken = bearer.parse().map_err(|e| LoginError::Token(format!("not a JWT: {e}")))?;
     let claims = match check(oidc, &token, audience, false).await? {
         // A key we have not seen: the provider may have rotated keys.
@@ -108,4 +111,37 @@ async fn check(oidc: &Oidc, token: &AccessToken, audience: &str, fresh: bool) ->
         .set_allowed_jose_types([at_jwt]);
     // An access token carries no nonce: there is none to match.
     Ok(token.claims(&verifier, |_: Option<&Nonce>| Ok(())).cloned())
+}
+
+/// RFC 9068 §4: an access token's JOSE header says `typ: at+jwt` (or its
+/// media type). The verifier refuses any other `typ`, but takes a token
+/// with none, as an ID token may well be: this refuses that too, so only
+/// the audience does not stand between an ID token and `/mcp`.
+fn typed_as_access_token(bearer: &str) -> bool {
+    use base64::Engine as _;
+    let header = bearer.split('.').next().and_then(|h| base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(h).ok());
+    let header: Option<serde_json::Value> = header.and_then(|bytes| serde_json::from_slice(&bytes).ok());
+    let typ = header.as_ref().and_then(|h| h.get("typ")).and_then(serde_json::Value::as_str).unwrap_or_default();
+    ["at+jwt", "application/at+jwt"].iter().any(|t| typ.eq_ignore_ascii_case(t))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::typed_as_access_token;
+    use base64::Engine as _;
+
+    fn with_header(header: &str) -> String {
+        let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        format!("{}.{}.sig", b64.encode(header), b64.encode(r#"{"sub":"ada"}"#))
+    }
+
+    #[test]
+    fn only_a_header_typed_at_jwt_is_an_access_token() {
+        assert!(typed_as_access_token(&with_header(r#"{"alg":"RS256","typ":"at+jwt"}"#)));
+        assert!(typed_as_access_token(&with_header(r#"{"alg":"RS256","typ":"application/AT+JWT"}"#)));
+        assert!(!typed_as_access_token(&with_header(r#"{"alg":"RS256"}"#)), "no typ: an ID token may look so");
+        assert!(!typed_as_access_token(&with_header(r#"{"alg":"RS256","typ":"JWT"}"#)));
+        assert!(!typed_as_access_token(&with_header(r#"{"alg":"RS256","typ":7}"#)));
+        assert!(!typed_as_access_token("garbage"));
+    }
 }

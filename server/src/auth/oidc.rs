@@ -18,6 +18,7 @@ use openidconnect::{
 use serde::{Deserialize, Serialize};
 use std::future::Future;
 use std::pin::Pin;
+use std::time::{Duration, Instant};
 use tokio::sync::RwLock;
 use url::Url;
 
@@ -42,7 +43,16 @@ pub struct Oidc {
     redirect: RedirectUrl,
     http: Http,
     discovered: RwLock<Option<Discovered>>,
+    /// When the keys were last fetched again for a key we did not know.
+    refetched: std::sync::Mutex<Option<Instant>>,
 }
+
+/// How often a token naming a key we do not know sends us to the provider
+/// for its keys again. Such a token costs nothing to make (issuer and
+/// audience are public), and each would otherwise be two requests to the
+/// provider; a key the provider really rotated in is among the keys the
+/// last fetch brought, or is fetched at most this long after.
+const REFETCH_EVERY: Duration = Duration::from_secs(30);
 
 /// Kept in the browser's server-side session between `/auth/login` and
 /// `/auth/callback`; taken out (and so usable once) by the callback.
@@ -87,7 +97,7 @@ impl Oidc {
             reqwest::Client::builder()
                 // Following redirects would let a provider point us anywhere (SSRF).
                 .redirect(reqwest::redirect::Policy::none())
-                .timeout(std::time::Duration::from_secs(10))
+                .timeout(Duration::from_secs(10))
                 // A fresh connection for each request: a pooled one left idle
                 // between two logins can be closed by the provider (Node's
                 // keep-alive ends at 5 s) just as it is reused, and that
@@ -96,7 +106,13 @@ impl Oidc {
                 .pool_max_idle_per_host(0)
                 .build()?,
         );
-        Ok(Self { settings, redirect: RedirectUrl::from_url(redirect), http, discovered: RwLock::new(None) })
+        Ok(Self {
+            settings,
+            redirect: RedirectUrl::from_url(redirect),
+            http,
+            discovered: RwLock::new(None),
+            refetched: Default::default(),
+        })
     }
 
     pub fn issuer(&self) -> &str {
@@ -142,6 +158,9 @@ impl Oidc {
     }
 
     async fn rediscover(&self) -> Result<(), LoginError> {
+        if !due(&self.refetched, Instant::now(), REFETCH_EVERY) {
+            return Ok(());
+        }
         let fresh = self.discover().await?;
         *self.discovered.write().await = Some(fresh);
         Ok(())
@@ -286,14 +305,35 @@ impl<'c> AsyncHttpClient<'c> for Http {
     }
 }
 
+/// Whether `every` has passed since `last` (or it never was); if so, now
+/// is the last time.
+fn due(last: &std::sync::Mutex<Option<Instant>>, now: Instant, every: Duration) -> bool {
+    let mut last = last.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if last.is_some_and(|at| now.saturating_duration_since(at) < every) {
+        return false;
+    }
+    *last = Some(now);
+    true
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{groups_claim, payload};
+    use super::{due, groups_claim, payload, Duration, Instant};
     use base64::Engine as _;
 
     fn token(payload: &str) -> String {
         let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
         format!("{}.{}.sig", b64.encode("{}"), b64.encode(payload))
+    }
+
+    #[test]
+    fn unknown_keys_send_us_to_the_provider_at_most_once_every_while() {
+        let (last, every, t0) = (std::sync::Mutex::new(None), Duration::from_secs(30), Instant::now());
+        assert!(due(&last, t0, every), "the first time");
+        assert!(!due(&last, t0 + Duration::from_secs(1), every), "a second forged kid a second later");
+        assert!(!due(&last, t0 + Duration::from_secs(29), every));
+        assert!(due(&last, t0 + every, every), "after the while");
+        assert!(!due(&last, t0 + every + Duration::from_secs(5), every), "counted from the last fetch");
     }
 
     #[test]
