@@ -30,7 +30,10 @@ pub type Answer = Result<UserSummary, ActionNotice>;
 #[server(prefix = "/rpc", endpoint = "users/remove_tenant", output = crate::codec::JsonText)]
 pub async fn remove_tenant(user_id: Uuid, tenant: String) -> Result<UserSummary, RpcError> {
     let (principal, ctx) = crate::rpc::ctx()?;
-    Ok(crate::backend::accounts::users::remove_tenant(&ctx.db, &principal, user_id, &tenant).await?)
+    let removed = crate::backend::accounts::users::remove_tenant(&ctx.db, &principal, user_id, &tenant).await?;
+    // Their tokens on this server lose the tenant now, not within the cache's TTL.
+    ctx.tokens.forget_user(user_id);
+    Ok(removed)
 }
 
 #[server(prefix = "/rpc", endpoint = "users/disable", output = crate::codec::JsonText)]

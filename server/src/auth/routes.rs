@@ -140,7 +140,12 @@ async fn callback(State(state): State<AuthState>, session: Session, Query(query)
         tenant_slugs,
     };
     let user_id = match users::record_login(&state.db, &login).await {
-        Ok(id) => id,
+        // The provider's groups may have taken a role or a tenant away:
+        // their tokens on this server carry what they had until now.
+        Ok(id) => {
+            state.tokens.forget_user(id);
+            id
+        }
         Err(err) => {
             return error_page(
                 StatusCode::from_u16(err.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),

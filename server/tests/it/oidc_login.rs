@@ -37,6 +37,48 @@ async fn login_maps_groups_to_role_and_tenants_under_a_new_session_id() {
     assert_eq!(me["tenants"].as_array().unwrap().iter().map(|t| t["slug"].clone()).collect::<Vec<_>>(), [json!("a")]);
 }
 
+/// A login whose groups take a role away takes it from the person's API
+/// tokens too, at once: their cached rights are forgotten.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_login_that_takes_a_role_away_takes_it_from_the_persons_tokens_at_once() {
+    let portal = portal().await;
+    assert_eq!(portal.browser().login("mia").await.status(), 200);
+    // As if an earlier login (or an operator) had made her an admin.
+    let mia: uuid::Uuid =
+        sqlx::query_scalar("UPDATE app_user SET role = 'admin' WHERE email = 'mia@example.test' RETURNING id")
+            .fetch_one(&portal.db)
+            .await
+            .unwrap();
+    let token = app::backend::accounts::tokens::issue(
+        &portal.db,
+        mia,
+        "script",
+        chrono::Duration::days(1),
+        app::model::TokenScope::Full,
+    )
+    .await
+    .unwrap()
+    .token;
+    let role = || async {
+        let me: serde_json::Value = http_client()
+            .build()
+            .unwrap()
+            .get(format!("{}/api/v1/me", portal.url))
+            .bearer_auth(&token)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        me["role"].clone()
+    };
+    assert_eq!(role().await, "admin", "read once, and remembered for a few seconds");
+    // Her groups at the provider make her a manager.
+    assert_eq!(portal.browser().login("mia").await.status(), 200);
+    assert_eq!(role().await, "manager", "her token lost the role with her login");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn users_are_known_by_issuer_and_subject_and_keep_hand_assigned_tenants() {
     let portal = portal().await;

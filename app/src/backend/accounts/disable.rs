@@ -68,11 +68,14 @@ pub async fn disable(
     let subject = Subject { target: &email, ..Subject::default() };
     crate::backend::audit::record(&mut tx, principal, "user.disable", subject, reason).await?;
     tx.commit().await?;
-    settle(db, changes).await;
-    // This server forgets the tokens at once; other replicas within the cache's TTL.
+    // This server forgets the person's tokens at once, before the waitlist
+    // is served (which can take a while); other replicas within the cache's
+    // TTL.
     for hash in revoked {
         cache.forget(&hash);
     }
+    cache.forget_user(user_id);
+    settle(db, changes).await;
     crate::backend::accounts::users::summary(db, user_id).await
 }
 

@@ -24,10 +24,19 @@ fn hash(token: &str) -> Vec<u8> {
 /// Remembers who a token stands for, for a few seconds, so a busy API client
 /// costs one database round trip per booking instead of two. Keyed by the
 /// token's hash; an entry never outlives the token's own expiry. The price:
-/// a revoked token, or a changed role or tenant, takes effect within `ttl`.
+/// a revoked token, or a changed role or tenant, takes effect within `ttl`
+/// on other replicas; this one forgets at once (`forget`, `forget_user`).
 pub struct TokenCache {
     ttl: StdDuration,
-    entries: Mutex<HashMap<Vec<u8>, (Bearer, Instant)>>,
+    entries: Mutex<Entries>,
+}
+
+#[derive(Default)]
+struct Entries {
+    by_hash: HashMap<Vec<u8>, (Bearer, Instant)>,
+    /// Counts forgettings: a lookup that began before one (and so may have
+    /// read the token or its person as they were) does not keep its answer.
+    forgotten: u64,
 }
 
 /// Entries kept before the cache starts over; bounds memory against token sprays.
@@ -35,7 +44,7 @@ const CACHE_LIMIT: usize = 10_000;
 
 impl TokenCache {
     pub fn new(ttl: StdDuration) -> Self {
-        Self { ttl, entries: Mutex::new(HashMap::new()) }
+        Self { ttl, entries: Mutex::default() }
     }
 
     pub async fn authenticate(&self, db: &PgPool, token: &str) -> ServiceResult<Option<Bearer>> {
@@ -44,29 +53,44 @@ impl TokenCache {
         }
         let key = hash(token);
         let now = Instant::now();
+        let mut began = None;
         if let Ok(entries) = self.entries.lock() {
-            if let Some((bearer, until)) = entries.get(&key) {
+            if let Some((bearer, until)) = entries.by_hash.get(&key) {
                 if *until > now {
                     return Ok(Some(bearer.clone()));
                 }
             }
+            began = Some(entries.forgotten);
         }
         let Some((bearer, valid_for)) = lookup(db, &key).await? else {
             return Ok(None);
         };
         if let Ok(mut entries) = self.entries.lock() {
-            if entries.len() >= CACHE_LIMIT {
-                entries.clear();
+            if entries.by_hash.len() >= CACHE_LIMIT {
+                entries.by_hash.clear();
             }
-            entries.insert(key, (bearer.clone(), now + self.ttl.min(valid_for)));
+            if began == Some(entries.forgotten) {
+                entries.by_hash.insert(key, (bearer.clone(), now + self.ttl.min(valid_for)));
+            }
         }
         Ok(Some(bearer))
     }
 
     /// Drops a token at once (after a revoke), instead of after `ttl`.
     pub fn forget(&self, token_hash: &[u8]) {
+        self.forget_where(|hash, _| hash == token_hash);
+    }
+
+    /// Drops a person's tokens at once: they were disabled, or lost a
+    /// tenant or a role, which their cached tokens would still carry.
+    pub fn forget_user(&self, user_id: Uuid) {
+        self.forget_where(|_, bearer| bearer.principal.user_id == user_id);
+    }
+
+    fn forget_where(&self, gone: impl Fn(&[u8], &Bearer) -> bool) {
         if let Ok(mut entries) = self.entries.lock() {
-            entries.remove(token_hash);
+            entries.by_hash.retain(|hash, (bearer, _)| !gone(hash, bearer));
+            entries.forgotten += 1;
         }
     }
 }
