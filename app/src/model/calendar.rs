@@ -275,6 +275,7 @@ pub enum MoveOutcome {
 pub struct BookingForm {
     pub pool_id: Uuid,
     pub kind: String,
+    #[serde(deserialize_with = "super::form_value::whole_number")]
     pub quantity: i32,
     /// `2026-11-23T09:15` (a `datetime-local` input, in `tz`) or RFC 3339.
     pub start: String,
@@ -286,7 +287,7 @@ pub struct BookingForm {
     #[serde(default)]
     pub note: String,
     /// Wait for this window if it is full (or over the tenant's quota).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::form_value::flag")]
     pub waitlist: bool,
 }
 

@@ -12,6 +12,7 @@ mod clock;
 mod cluster;
 mod dashboard;
 mod device_chart;
+mod form_value;
 mod free_then;
 mod gpu_presets;
 mod home;

@@ -6,26 +6,16 @@ use crate::rpc::RpcError;
 use leptos::prelude::*;
 use uuid::Uuid;
 
-#[allow(clippy::too_many_arguments)] // one argument per form field
+/// The booking form, posted by the calendar's panel and every one-click
+/// form (`HiddenBooking`); the key makes a second submit answer as the first.
 #[server(prefix = "/rpc", endpoint = "book", output = crate::codec::JsonText)]
 pub async fn book(
-    pool_id: Uuid,
-    kind: String,
-    quantity: i32,
-    start: String,
-    end: String,
-    tz: String,
-    mode: String,
-    #[server(default)] image: String,
-    #[server(default)] note: String,
-    #[server(default)] waitlist: bool,
+    #[server(flatten)] form: crate::model::BookingForm,
     #[server(default)] idempotency_key: String,
 ) -> Result<BookOutcome, RpcError> {
     use crate::backend::admission::idempotency::once;
     use crate::backend::bookings::form::book;
-    use crate::model::BookingForm;
     let (principal, ctx) = crate::rpc::ctx()?;
-    let form = BookingForm { pool_id, kind, quantity, start, end, tz, mode, image, note, waitlist };
     // A second submit of the same form answers with the first outcome.
     let key = Some(idempotency_key.as_str());
     let outcome = once(&ctx.db, (principal.user_id, key), &form, book(&ctx.admissions, &principal, &form)).await?;
