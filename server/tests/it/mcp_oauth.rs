@@ -4,7 +4,7 @@
 //! the rights of its scope; every other token the provider could hand out
 //! is refused.
 
-use crate::common::provider::{http_client, Browser, Portal};
+use crate::common::provider::{get_json, http_client, Browser, Portal};
 use crate::common::{fresh_db, mcp_client, slot, GPU};
 use openidconnect::PkceCodeChallenge;
 use serde_json::{json, Value};
@@ -91,16 +91,7 @@ async fn an_assistant_books_with_the_providers_access_token_for_mcp_and_no_other
     let pool = app::backend::pools::create(&portal.db, &root, spec.unwrap()).await.unwrap();
 
     // The metadata names the provider as the issuer of tokens for /mcp.
-    let metadata: Value = http_client()
-        .build()
-        .unwrap()
-        .get(format!("{}/.well-known/oauth-protected-resource/mcp", portal.url))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let metadata = get_json(&format!("{}/.well-known/oauth-protected-resource/mcp", portal.url), None).await;
     assert_eq!(metadata["resource"], mcp);
     assert_eq!(metadata["authorization_servers"], json!([portal.provider.as_ref().unwrap().issuer()]));
 

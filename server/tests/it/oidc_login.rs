@@ -5,7 +5,7 @@
 use crate::common;
 
 use common::fresh_db;
-use common::provider::{http_client, me_with_cookie, Browser, Portal};
+use common::provider::{get_json, http_client, me_with_cookie, Browser, Portal};
 use serde_json::json;
 
 async fn portal() -> Portal {
@@ -59,20 +59,7 @@ async fn a_login_that_takes_a_role_away_takes_it_from_the_persons_tokens_at_once
     .await
     .unwrap()
     .token;
-    let role = || async {
-        let me: serde_json::Value = http_client()
-            .build()
-            .unwrap()
-            .get(format!("{}/api/v1/me", portal.url))
-            .bearer_auth(&token)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        me["role"].clone()
-    };
+    let role = || async { get_json(&format!("{}/api/v1/me", portal.url), Some(&token)).await["role"].clone() };
     assert_eq!(role().await, "admin", "read once, and remembered for a few seconds");
     // Her groups at the provider make her a manager.
     assert_eq!(portal.browser().login("mia").await.status(), 200);

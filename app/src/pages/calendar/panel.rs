@@ -104,9 +104,9 @@ pub fn BookingPanel(
         let most = s.max_quantity(&fill_data.cells[s.day][s.kind], &day.slots);
         quantity.update(|q| *q = (*q).clamp(1, most.max(1)));
     });
-    // Only what is free across the selected window is offered.
+    // Only what is free across the selected window is offered: up to how many.
     let offer_data = data.clone();
-    let offered = move || {
+    let most_offered = move || {
         let capacity = offer_data.kinds.iter().find(|k| k.kind == kind.get()).map(|k| k.capacity).unwrap_or(1);
         let most = match selection.get() {
             Some(s) if offer_data.kinds.get(s.kind).is_some_and(|k| k.kind == kind.get()) => {
@@ -153,7 +153,7 @@ pub fn BookingPanel(
                 </Field>
                 <a href="/fit" id="panel-fit-link">"Which kind fits my model? ›"</a>
                 <Field form="book" name="quantity" label="Units" said=refused let:aria>
-                    {let offered = offered.clone(); move || match offered() {
+                    {let most_offered = most_offered.clone(); move || match most_offered() {
                         // A pool of many shares is typed, not scrolled through:
                         // a list of a thousand choices helps no one (and was
                         // 30 KB of the page).

@@ -227,6 +227,16 @@ pub fn http_client() -> reqwest::ClientBuilder {
 }
 
 /// `/api/v1/me` with exactly this session cookie and nothing else.
+/// The JSON at `url`, asked with `bearer` (or as a stranger).
+pub async fn get_json(url: &str, bearer: Option<&str>) -> serde_json::Value {
+    let request = http_client().build().unwrap().get(url);
+    let request = match bearer {
+        Some(token) => request.bearer_auth(token),
+        None => request,
+    };
+    request.send().await.unwrap().json().await.unwrap()
+}
+
 pub async fn me_with_cookie(portal: &str, cookie: &str) -> u16 {
     http_client()
         .build()
